@@ -1,0 +1,92 @@
+import type { Command } from 'commander';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { resolveSettings } from '../config/settings.js';
+import { startEmbeddedPostgres } from '../demo/embeddedPostgres.js';
+import { sampleSettlement } from '../demo/sampleSettlement.js';
+import { migrateAll } from './migrateCommand.js';
+import { ingestOnce } from './runCommand.js';
+import { summaryLine } from './summaryOutput.js';
+
+const say = (text = '') => process.stdout.write(`${text}\n`);
+
+/**
+ * Replays the incident night on a throwaway PostgreSQL through the real `run` code path:
+ * a01 loaded, its renamed resend a02 skipped, the operator's re-run harmless, a bad file rejected.
+ */
+export function registerDemo(program: Command, setExit: (status: number) => void): void {
+  program
+    .command('demo')
+    .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')
+    .action(async () => {
+      setExit(await runDemo());
+    });
+}
+
+/** Leaves the workspace (folders, ledger, log) for inspection; the database always stops. */
+async function runDemo(): Promise<number> {
+  const ws = await mkdtemp(join(tmpdir(), 'settle-demo-'));
+  await chmod(ws, 0o755); // the database server may run as another user and must enter it
+  const intake = join(ws, 'intake');
+  await mkdir(intake);
+  say(`settle-ingest demo — workspace ${ws}`);
+  say('starting an embedded PostgreSQL on 127.0.0.1 …');
+  const server = await startEmbeddedPostgres(join(ws, 'postgres'));
+  try {
+    await server.createDatabase('finance');
+    const settings = resolveSettings(
+      { intake, ledger: join(ws, 'settle-ledger.sqlite'), databaseUrl: server.url('finance'), stableFor: 0, logFile: join(ws, 'settle-ingest.log') },
+      {},
+    );
+    say(await migrateAll(settings));
+
+    const a01 = sampleSettlement({ date: '2026-03-14', rows: 1240, idPrefix: 'T20260314' });
+    let worst = 0;
+    const night = async (caption: string) => {
+      say();
+      say(caption);
+      const r = await ingestOnce(settings, { mode: 'manual' });
+      worst = Math.max(worst, r.exitStatus);
+      say(`  ${summaryLine(r)}`);
+      for (const f of r.files.filter((x) => x.outcome !== 'loaded')) {
+        const why = f.duplicateOf ? `same bytes as ${f.duplicateOf.name}, loaded by run ${f.duplicateOf.run}` : (f.error ?? '');
+        say(`    ${f.outcome}: ${f.name}${why ? ` — ${why}` : ''}`);
+      }
+    };
+
+    await writeFile(join(intake, 'settle_20260314_a01.csv'), a01.text);
+    await night('02:00 the partner uploads settle_20260314_a01.csv (1,240 rows); the scheduled run:');
+    await writeFile(join(intake, 'settle_20260314_a02.csv'), a01.text);
+    await night('02:20 the partner\'s uploader retries: the same bytes as settle_20260314_a02.csv; the next run:');
+    await night('08:30 an operator re-runs the job "to be safe":');
+    const bad = sampleSettlement({ date: '2026-03-15', rows: 20, idPrefix: 'T20260315' }).text.split('\n');
+    bad[16] = bad[16]!.replace(/,(-?\d+\.\d\d),/, ',12.5O,'); // a letter O where a zero belongs, on line 17
+    await writeFile(join(intake, 'settle_20260315_a01.csv'), bad.join('\n'));
+    await night('the next night a file arrives with a typo in an amount:');
+
+    const db = new pg.Client({ connectionString: server.url('finance') });
+    await db.connect();
+    const totals = await db.query<{ files: string; rows: string; net: string }>(
+      'SELECT (SELECT count(*) FROM settle.file_loads) AS files, count(*) AS rows, sum(net_amount)::text AS net FROM settle.settlement_rows',
+    );
+    await db.end();
+    const t = totals.rows[0]!;
+    say();
+    say(`finance database: ${t.files} file loaded, ${t.rows} rows, net total ${t.net} (file's own total ${a01.netTotal})`);
+    say();
+    say('where to look:');
+    for (const folder of ['intake', 'archive', 'duplicates', 'rejected']) {
+      const names = await readdir(join(ws, folder)).catch(() => []);
+      say(`  ${join(ws, folder).padEnd(ws.length + 12)} ${names.join(', ') || '(empty)'}`);
+    }
+    say(`  ledger:  ${settings.ledger}   (sqlite3 it, or settle-ingest report runs --ledger …)`);
+    say(`  logs:    ${settings.logFile}   (one JSON line per decision)`);
+    return worst === 1 ? 0 : worst; // the rejected file is part of the story, not a demo failure
+  } finally {
+    await server.stop();
+    await rm(join(ws, 'postgres'), { recursive: true, force: true });
+    say('embedded PostgreSQL stopped.');
+  }
+}

@@ -1,0 +1,39 @@
+import { Command, CommanderError } from 'commander';
+import { EXIT_PROBLEM, EXIT_USAGE, SettleError, errorMessage } from '../errors.js';
+import { registerDemo } from './demoCommand.js';
+import { registerMigrate } from './migrateCommand.js';
+import { registerRun } from './runCommand.js';
+
+/** Parses argv, runs one command, and turns its outcome into an exit status. */
+export async function main(argv: string[]): Promise<number> {
+  let exitStatus = 0;
+  const program = new Command('settle-ingest')
+    .description('Loads payment-partner settlement files into the finance PostgreSQL database, exactly once.')
+    .version(process.env.npm_package_version ?? '0.1.0')
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ outputError: (text, write) => write(text) });
+  const setExit = (status: number) => {
+    exitStatus = status;
+  };
+  registerMigrate(program);
+  registerRun(program, setExit);
+  registerDemo(program, setExit);
+  for (const cmd of program.commands) cmd.exitOverride();
+
+  try {
+    await program.parseAsync(argv);
+    return exitStatus;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here with exit code 0; everything else is bad usage
+      return err.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    if (err instanceof SettleError) {
+      process.stderr.write(`settle-ingest: ${err.message}\n`);
+      return err.exitStatus;
+    }
+    process.stderr.write(`settle-ingest: unexpected error: ${errorMessage(err)}\n${(err as Error)?.stack ?? ''}\n`);
+    return EXIT_PROBLEM;
+  }
+}

@@ -1,0 +1,33 @@
+import { Option, type Command } from 'commander';
+import { DEFAULTS } from '../config/settings.js';
+
+/** Options that every command reading the configuration accepts. */
+export function withConfigOptions(cmd: Command): Command {
+  return cmd
+    .option('--config <path>', 'JSON config file (env SETTLE_CONFIG); flags and environment override it')
+    .option('--ledger <path>', `ledger SQLite file (env SETTLE_LEDGER; default ${DEFAULTS.ledger})`)
+    .option('--database-url <url>', 'finance PostgreSQL URL (env DATABASE_URL)')
+    .option('--schema <name>', `finance schema (env SETTLE_SCHEMA; default ${DEFAULTS.schema})`)
+    .option('--log-file <path>', 'append JSON logs here instead of stderr (env SETTLE_LOG_FILE)')
+    .addOption(
+      new Option('--log-level <level>', `log level (env SETTLE_LOG_LEVEL; default ${DEFAULTS.logLevel})`).choices([
+        'fatal',
+        'error',
+        'warn',
+        'info',
+        'debug',
+        'trace',
+        'silent',
+      ]),
+    );
+}
+
+/** The folder options: `run`, and later `audit`, `adopt` and reprocessing. */
+export function withFolderOptions(cmd: Command): Command {
+  return cmd
+    .option('--intake <dir>', 'intake folder (env SETTLE_INTAKE)')
+    .option('--archive <dir>', 'where loaded files go (default: "archive" beside the intake)')
+    .option('--duplicates <dir>', 'where skipped duplicates go (default: "duplicates" beside the intake)')
+    .option('--rejected <dir>', 'where rejected files go (default: "rejected" beside the intake)')
+    .option('--pattern <glob>', `file names to take (env SETTLE_PATTERN; default ${DEFAULTS.pattern})`);
+}

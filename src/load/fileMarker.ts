@@ -1,0 +1,19 @@
+import pg from 'pg';
+
+const { escapeIdentifier } = pg;
+
+export interface FileMarker {
+  fileName: string;
+  runId: string;
+  rowCount: number;
+}
+
+/** The finance database's own record that a content was loaded, if it has one. */
+export async function findFileMarker(client: pg.ClientBase, schema: string, sha256: string): Promise<FileMarker | null> {
+  const r = await client.query<FileMarker>(
+    `SELECT file_name AS "fileName", run_id AS "runId", row_count AS "rowCount"
+       FROM ${escapeIdentifier(schema)}.file_loads WHERE sha256 = $1`,
+    [sha256],
+  );
+  return r.rows[0] ?? null;
+}

@@ -1,0 +1,21 @@
+/** PostgreSQL SQLSTATE codes this tool reacts to (see the PostgreSQL manual, appendix A). */
+export const PG_UNIQUE_VIOLATION = '23505';
+export const PG_FOREIGN_KEY_VIOLATION = '23503';
+export const PG_NOT_NULL_VIOLATION = '23502';
+export const PG_CHECK_VIOLATION = '23514';
+export const PG_UNDEFINED_TABLE = '42P01';
+export const PG_INVALID_CATALOG_NAME = '3D000';
+export const PG_INVALID_PASSWORD = '28P01';
+export const PG_INVALID_AUTHORIZATION = '28000';
+
+/** Class 22 (data exception) and 23 (integrity constraint) errors are the file's fault. */
+export function isContentError(code: string | undefined): boolean {
+  return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
+}
+
+export function pgCode(err: unknown): string | undefined {
+  if (err && typeof err === 'object' && 'code' in err && typeof (err as { code: unknown }).code === 'string') {
+    return (err as { code: string }).code;
+  }
+  return undefined;
+}

@@ -1,0 +1,48 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Intake, IntakeEntry } from '../intake/intake.js';
+
+export interface GateResult {
+  ready: IntakeEntry[];
+  notReady: { entry: IntakeEntry; reason: string }[];
+}
+
+const sameShape = (a: IntakeEntry, b: IntakeEntry) => a.size === b.size && a.mtimeMs === b.mtimeMs;
+
+/**
+ * A file is ready when neither its size nor its mtime has changed for `stableForMs`: at
+ * once when its mtime is already that old, otherwise by polling. Files still changing at
+ * `deadline` are left for the next run. Files that vanish are dropped (another run took them).
+ */
+export async function completenessGate(
+  intake: Intake,
+  entries: IntakeEntry[],
+  opts: { stableForMs: number; deadline: number },
+): Promise<GateResult> {
+  if (opts.stableForMs <= 0) return { ready: entries, notReady: [] };
+  const pollMs = Math.min(1000, Math.max(100, opts.stableForMs / 3));
+  const ready: IntakeEntry[] = [];
+  const watching = new Map(entries.map((e) => [e.name, { last: e, unchangedSince: Date.now() }]));
+
+  for (;;) {
+    const now = Date.now();
+    for (const [name, w] of watching) {
+      const quietFor = Math.max(now - w.unchangedSince, now >= w.last.mtimeMs ? now - w.last.mtimeMs : 0);
+      if (quietFor >= opts.stableForMs) {
+        ready.push(w.last);
+        watching.delete(name);
+      }
+    }
+    if (watching.size === 0 || now >= opts.deadline) break;
+    await sleep(Math.min(pollMs, Math.max(0, opts.deadline - now)));
+    for (const [name, w] of watching) {
+      const current = await intake.stat(name);
+      if (!current) watching.delete(name);
+      else if (!sameShape(current, w.last)) watching.set(name, { last: current, unchangedSince: Date.now() });
+    }
+  }
+  const notReady = [...watching.values()].map((w) => ({
+    entry: w.last,
+    reason: `still changing: size or mtime changed within the last ${opts.stableForMs / 1000}s`,
+  }));
+  return { ready, notReady };
+}

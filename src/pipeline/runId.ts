@@ -1,0 +1,9 @@
+import { randomBytes } from 'node:crypto';
+
+/** `r-20260314-0200-7f3a`: the UTC minute the run started plus a random tag. */
+export function newRunId(at = new Date()): string {
+  const iso = at.toISOString(); // 2026-03-14T02:00:00.000Z
+  const day = iso.slice(0, 10).replaceAll('-', '');
+  const minute = iso.slice(11, 16).replace(':', '');
+  return `r-${day}-${minute}-${randomBytes(2).toString('hex')}`;
+}

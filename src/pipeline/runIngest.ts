@@ -1,0 +1,268 @@
+import { mkdtemp, rm, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { RejectError, errorMessage } from '../errors.js';
+import { faultPoint } from '../faults.js';
+import { FileGoneError, type Destination, type Intake } from '../intake/intake.js';
+import { isInProgressName, isUnsafeName } from '../intake/names.js';
+import { currentOwner } from '../ledger/owner.js';
+import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
+import type { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { FileRow, RunMode } from '../ledger/types.js';
+import { copyRows } from '../load/copyRows.js';
+import type { Layout } from '../load/layout.js';
+import { completenessGate } from './completenessGate.js';
+import { isConnectionLost } from './connectionLost.js';
+import { newRunId } from './runId.js';
+import { settleIfStale } from './staleClaims.js';
+import { stageAndHash } from './stageAndHash.js';
+
+export interface IngestOptions {
+  intake: Intake;
+  ledger: SqliteLedger;
+  db: pg.ClientBase;
+  schema: string;
+  layout: Layout;
+  pattern: RegExp;
+  stableForSeconds: number;
+  maxWaitSeconds: number;
+  claimLeaseSeconds: number;
+  mode: RunMode;
+  stagingRoot: string;
+  logger: Logger;
+  /** called as rows stream into the database, for a progress line on a terminal */
+  onProgress?: (file: string, rows: number) => void;
+}
+
+export interface IngestResult extends RunOutcomes {
+  exitStatus: 0 | 1;
+  /** set when the run stopped early because the finance database went away */
+  abortedBy?: string;
+}
+
+/** A run looks at the intake again after its batch, a bounded number of times. */
+const MAX_LISTINGS = 10;
+const CLAIM_ATTEMPTS = 3;
+
+const DESTINATION: Record<'loaded' | 'duplicate' | 'rejected', Destination> = {
+  loaded: 'archive',
+  duplicate: 'duplicates',
+  rejected: 'rejected',
+};
+
+/**
+ * One ingest run, in DESIGN.md's order:
+ * list intake → completeness gate → stage + SHA-256 → CLAIM → LOAD → finalize → move,
+ * then list again for files that arrived meanwhile.
+ */
+export async function runIngest(o: IngestOptions): Promise<IngestResult> {
+  const runId = newRunId();
+  const log = o.logger.child({ run: runId });
+  const st: RunState = { owner: currentOwner(), staleFound: false, moveFailures: 0 };
+  o.ledger.startRun({ runId, mode: o.mode, host: hostname(), pid: process.pid });
+  log.info({ event: 'run-started', mode: o.mode, intake: o.intake.description }, 'run started');
+
+  const stagingDir = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
+  const lookedAt = new Set<string>();
+  const deadline = Date.now() + o.maxWaitSeconds * 1000;
+  let seq = 0;
+
+  try {
+    listing: for (let pass = 0; pass < MAX_LISTINGS; pass++) {
+      // 1. list the intake: the pattern, minus in-progress and already-seen names
+      const candidates = (await o.intake.list())
+        .filter((e) => !lookedAt.has(e.name) && o.pattern.test(e.name) && !isInProgressName(e.name))
+        .sort((a, b) => a.name.localeCompare(b.name));
+      for (const bad of candidates.filter((e) => isUnsafeName(e.name))) {
+        lookedAt.add(bad.name);
+        log.error({ event: 'unsafe-name', file: bad.name }, 'file name could escape its folder: left untouched');
+      }
+      const safe = candidates.filter((e) => !isUnsafeName(e.name));
+      if (safe.length === 0) break;
+
+      // 2. the completeness gate
+      const gate = await completenessGate(o.intake, safe, { stableForMs: o.stableForSeconds * 1000, deadline });
+      for (const { entry, reason } of gate.notReady) {
+        lookedAt.add(entry.name);
+        o.ledger.record({ runId, event: 'not_ready', name: entry.name, sha256: null, details: { reason, size: entry.size } });
+        log.warn({ event: 'not-ready', file: entry.name, size: entry.size, reason }, 'not ready: left for the next run');
+      }
+      if (gate.ready.length === 0) break;
+
+      for (const entry of gate.ready) {
+        lookedAt.add(entry.name);
+        const flog = log.child({ file: entry.name });
+        // 3. stage + SHA-256
+        const staged = await stageAndHash(o.intake, entry, stagingDir, seq++).catch((err) => {
+          if (err instanceof FileGoneError) return { kind: 'gone' as const };
+          throw err;
+        });
+        if (staged.kind === 'gone') {
+          flog.info({ event: 'gone' }, 'left the intake before it was read: another run has it');
+          continue;
+        }
+        if (staged.kind === 'changed') {
+          o.ledger.record({ runId, event: 'not_ready', name: entry.name, sha256: null, details: { reason: staged.reason, size: entry.size } });
+          flog.warn({ event: 'not-ready', reason: staged.reason }, 'not ready: left for the next run');
+          continue;
+        }
+        const file = { name: entry.name, sha256: staged.sha256, size: staged.size, runId };
+        const slog = flog.child({ sha256: staged.sha256 });
+        try {
+          await decide(o, file, staged.path, slog, st);
+          if (st.abortedBy) break listing; // the database is gone: the rest waits for the next run
+        } finally {
+          await unlink(staged.path).catch(() => undefined);
+        }
+      }
+    }
+  } finally {
+    await rm(stagingDir, { recursive: true, force: true });
+  }
+
+  const outcomes = runOutcomes(o.ledger, runId);
+  const c = outcomes.counts;
+  const problem = c.rejected > 0 || c.failed > 0 || st.staleFound || st.moveFailures > 0 || st.abortedBy !== undefined;
+  const exitStatus = problem ? 1 : 0;
+  o.ledger.finishRun(runId, c, exitStatus);
+  log.info({ event: 'run-finished', ...c, exitStatus }, 'run finished');
+  return { ...outcomes, exitStatus, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
+}
+
+interface FileInRun {
+  name: string;
+  sha256: string;
+  size: number;
+  runId: string;
+}
+
+/** What the per-file steps report back to the run beyond the ledger's outcomes. */
+interface RunState {
+  owner: ReturnType<typeof currentOwner>;
+  staleFound: boolean;
+  moveFailures: number;
+  abortedBy?: string;
+}
+
+/** Claim, load, finalize and move one staged file; or skip, hold, or finish an earlier move. */
+async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: Logger, st: RunState): Promise<void> {
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    // An outcome already decided for this very file whose move never happened: finish the move.
+    const own = o.ledger.file(f.name, f.sha256);
+    if (own && own.location === null && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
+      log.warn({ event: 'resume-move', state: own.state, decidedBy: own.runId }, `finishing the move of a ${own.state} file`);
+      await move(o, f, DESTINATION[own.state], log, st);
+      return;
+    }
+
+    // 4. CLAIM: the conditional create decides; there is no check before it
+    const leaseUntil = new Date(Date.now() + o.claimLeaseSeconds * 1000);
+    if (o.ledger.claim({ ...f, owner: st.owner, leaseUntil })) {
+      log.info({ event: 'claimed', leaseUntil }, 'claimed');
+      faultPoint('after-claim');
+      await loadClaimed(o, f, stagedPath, log, st);
+      return;
+    }
+    const holder = o.ledger.liveHolder(f.sha256);
+    if (!holder) continue; // released between our claim and this read: decide again
+    if (holder.state === 'claimed' && (await settleIfStale(o.ledger, o.db, o.schema, holder, f.runId, log)) !== 'live') {
+      st.staleFound = true;
+      continue; // the stale claim is settled: decide again
+    }
+    if (holder.state === 'loaded') {
+      await skipDuplicate(o, f, holder, log, st);
+      return;
+    }
+    if (holder.name === f.name) {
+      log.info({ event: 'busy', claimRun: holder.runId }, 'claimed by another live run: left to it');
+      return;
+    }
+    o.ledger.noteUnclaimed(f, 'held', 'held', { heldFor: { name: holder.name, run: holder.runId } });
+    log.warn({ event: 'held', twin: holder.name, twinRun: holder.runId }, `held: its twin ${holder.name} is being loaded by run ${holder.runId}`);
+    return;
+  }
+  log.warn({ event: 'busy' }, 'claim contended repeatedly: left for the next run');
+}
+
+/** 5. LOAD in one transaction, 6. finalize in the ledger, 7. move out of the intake. */
+async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, log: Logger, st: RunState): Promise<void> {
+  let copied = 0;
+  try {
+    const result = await copyRows(o.db, {
+      schema: o.schema,
+      layout: o.layout,
+      stagedPath,
+      sha256: f.sha256,
+      name: f.name,
+      runId: f.runId,
+      onProgress: (rows) => {
+        if (copied === 0 && rows > 0) faultPoint('mid-copy');
+        copied = rows;
+        o.onProgress?.(f.name, rows);
+      },
+    });
+    faultPoint('after-commit');
+    if (result.outcome === 'loaded') {
+      faultPoint('before-finalize');
+      if (!o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, { rows: result.rows })) {
+        log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
+        return;
+      }
+      faultPoint('after-finalize');
+      log.info({ event: 'loaded', rows: result.rows }, `loaded ${result.rows} rows`);
+      await move(o, f, 'archive', log, st);
+      return;
+    }
+    const duplicateOf = { name: result.fileName, run: result.runId, source: 'finance-database' };
+    const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
+    if (o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason })) {
+      log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (the ledger did not know it)`);
+      await move(o, f, 'duplicates', log, st);
+    }
+    return;
+  } catch (err) {
+    if (err instanceof RejectError) {
+      const details = { reason: err.message, line: err.line, field: err.field };
+      if (o.ledger.finalizeClaim(f, { state: 'rejected', event: 'rejected', reason: err.message }, details)) {
+        log.error({ event: 'rejected', ...details }, `rejected ${f.name}: ${err.message}`);
+        await move(o, f, 'rejected', log, st);
+      }
+      return;
+    }
+    const reason = errorMessage(err);
+    o.ledger.finalizeClaim(f, { state: 'failed', event: 'failed', reason }, { reason }, ['released']);
+    log.error({ event: 'failed', reason }, `failed, claim released, file left in intake: ${reason}`);
+    if (isConnectionLost(err)) st.abortedBy = `finance database connection lost: ${reason}`;
+  }
+}
+
+async function skipDuplicate(o: IngestOptions, f: FileInRun, original: FileRow, log: Logger, st: RunState): Promise<void> {
+  const duplicateOf = { name: original.name, run: original.runId, source: 'ledger' };
+  const sameName = original.name === f.name;
+  // A same-name resend shares the archived file's ledger row: only the event records it.
+  o.ledger.noteUnclaimed(f, sameName ? null : 'duplicate', 'skipped', { duplicateOf });
+  log.warn(
+    { event: 'skipped', duplicateOf },
+    `skipped: same content as ${original.name}, loaded by run ${original.runId}${sameName ? ' (same-name resend)' : ''}`,
+  );
+  await move(o, f, 'duplicates', log, st, { ownRow: !sameName });
+}
+
+/** 7. The watermark: the file leaves the intake only now that its outcome is final. */
+async function move(o: IngestOptions, f: FileInRun, to: Destination, log: Logger, st: RunState, opts = { ownRow: true }): Promise<void> {
+  try {
+    const location = await o.intake.route(f.name, to);
+    o.ledger.markMoved(f, location, opts);
+    log.info({ event: 'moved', to: location }, `moved to ${location}`);
+  } catch (err) {
+    if (err instanceof FileGoneError) {
+      log.warn({ event: 'gone' }, 'left the intake before it could be moved: another run moved it');
+      return;
+    }
+    // The outcome stands in the ledger; the next run finishes the move.
+    st.moveFailures++;
+    log.error({ event: 'move-failed', to, reason: errorMessage(err) }, `could not move to ${to}: ${errorMessage(err)}`);
+  }
+}

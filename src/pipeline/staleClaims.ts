@@ -1,0 +1,44 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { ownerIsGone } from '../ledger/owner.js';
+import type { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { FileRow } from '../ledger/types.js';
+import { findFileMarker } from '../load/fileMarker.js';
+
+/**
+ * A claim is stale when its owner on this host is provably gone, or its lease has run out.
+ * A stale claim is settled against the finance database's file marker: there → the load
+ * happened (finalize as loaded); absent → the claim expired and the content may be claimed.
+ */
+export async function settleIfStale(
+  ledger: SqliteLedger,
+  db: pg.ClientBase,
+  schema: string,
+  claim: FileRow,
+  runId: string,
+  log: Logger,
+): Promise<'live' | 'recovered' | 'expired'> {
+  const gone = ownerIsGone({ host: claim.ownerHost, pid: claim.ownerPid, startedAt: claim.ownerStartedAt });
+  const leaseOver = claim.leaseUntil !== null && Date.parse(claim.leaseUntil) < Date.now();
+  if (!gone && !leaseOver) return 'live';
+  const why = gone
+    ? `its owner (pid ${claim.ownerPid} on ${claim.ownerHost}) is gone`
+    : `its lease ran out at ${claim.leaseUntil}`;
+  const marker = await findFileMarker(db, schema, claim.sha256);
+  if (marker) {
+    if (ledger.settleStaleClaim(claim, runId, { state: 'loaded', rows: marker.rowCount, reason: why })) {
+      log.warn(
+        { event: 'recovered', claimRun: claim.runId, staleFile: claim.name, rows: marker.rowCount },
+        `stale claim of run ${claim.runId} on ${claim.name}: ${why}; the finance database has its load, finalized as loaded`,
+      );
+    }
+    return 'recovered';
+  }
+  if (ledger.settleStaleClaim(claim, runId, { state: 'failed', reason: `claim expired: ${why}` })) {
+    log.warn(
+      { event: 'expired', claimRun: claim.runId, staleFile: claim.name },
+      `stale claim of run ${claim.runId} on ${claim.name}: ${why}; nothing was loaded, claim expired`,
+    );
+  }
+  return 'expired';
+}
