@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Runs the whole suite with vitest and ends with the plain line `N passed, N failed` that CI
+// reads; exits non-zero when anything failed or when no test ran.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+
+const out = '.test-output/vitest.json';
+mkdirSync('.test-output', { recursive: true });
+rmSync(out, { force: true });
+const vitest = spawnSync(
+  process.execPath,
+  ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile=${out}`, ...process.argv.slice(2)],
+  { stdio: 'inherit' },
+);
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+try {
+  const r = JSON.parse(readFileSync(out, 'utf8'));
+  passed = r.numPassedTests;
+  failed = r.numFailedTests + (r.numFailedTestSuites ?? 0);
+  skipped = r.numPendingTests + r.numTodoTests;
+} catch {
+  failed = Math.max(failed, 1); // vitest died before writing its report
+}
+if ((vitest.status !== 0 || passed === 0) && failed === 0) failed = 1; // a crash or an empty run is a failure
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -1,0 +1,38 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/settle-ingest.js', import.meta.url));
+
+export interface CliResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI as a subprocess, the way cron does: no terminal, a clean environment. */
+export function runCli(args: string[], env: Record<string, string> = {}, opts: { cwd?: string } = {}): Promise<CliResult> {
+  const child = startCli(args, env, opts);
+  return finished(child);
+}
+
+export function startCli(args: string[], env: Record<string, string> = {}, opts: { cwd?: string } = {}): ChildProcess {
+  const base: Record<string, string> = {};
+  for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
+  return spawn(process.execPath, [BIN, ...args], {
+    env: { ...base, ...env },
+    cwd: opts.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+export function finished(child: ChildProcess): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => (stdout += d));
+  child.stderr?.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
+  });
+}

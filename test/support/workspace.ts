@@ -1,0 +1,149 @@
+import Database from 'better-sqlite3';
+import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { runCli, startCli, type CliResult } from './cli.js';
+
+/** A fresh finance database for one test file, cloned from the migrated template. */
+export async function financeDatabase(): Promise<{ url: string; client: pg.Client; close(): Promise<void> }> {
+  const adminUrl = inject('pgAdminUrl');
+  const name = `settle_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
+  await admin.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return { url, client, close: () => client.end() };
+}
+
+export interface FileRowView {
+  name: string;
+  sha256: string;
+  state: string;
+  run_id: string;
+  row_count: number | null;
+  reason: string | null;
+  location: string | null;
+}
+
+/** An intake with its sibling folders and a migrated ledger, in a temporary folder. */
+export class Workspace {
+  readonly intake: string;
+  readonly archive: string;
+  readonly duplicates: string;
+  readonly rejected: string;
+  readonly ledger: string;
+
+  private constructor(
+    readonly root: string,
+    readonly databaseUrl: string,
+  ) {
+    this.intake = join(root, 'intake');
+    this.archive = join(root, 'archive');
+    this.duplicates = join(root, 'duplicates');
+    this.rejected = join(root, 'rejected');
+    this.ledger = join(root, 'ledger.sqlite');
+  }
+
+  static async create(databaseUrl: string, opts: { migrate?: boolean } = {}): Promise<Workspace> {
+    const ws = new Workspace(await mkdtemp(join(tmpdir(), 'settle-ws-')), databaseUrl);
+    await mkdir(ws.intake);
+    if (opts.migrate ?? true) {
+      const r = await ws.cli(['migrate', '--ledger', ws.ledger]);
+      if (r.status !== 0) throw new Error(`migrate failed: ${r.stderr}`);
+    }
+    return ws;
+  }
+
+  cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+    return runCli(args, { DATABASE_URL: this.databaseUrl, ...env }, { cwd: this.root });
+  }
+
+  runArgs(extra: string[] = []): string[] {
+    return ['run', '--intake', this.intake, '--ledger', this.ledger, '--stable-for', '0', ...extra];
+  }
+
+  /** One ingest run with the completeness wait off, unless `extra` sets it. */
+  run(extra: string[] = [], env: Record<string, string> = {}): Promise<CliResult> {
+    return this.cli(this.runArgs(extra), env);
+  }
+
+  startRun(extra: string[] = [], env: Record<string, string> = {}) {
+    return startCli(this.runArgs(extra), { DATABASE_URL: this.databaseUrl, ...env }, { cwd: this.root });
+  }
+
+  /** Writes a file into the intake, its mtime an hour old unless told otherwise (an upload long finished). */
+  async put(name: string, content: string | Buffer, opts: { fresh?: boolean } = {}): Promise<string> {
+    const path = join(this.intake, name);
+    await writeFile(path, content);
+    if (!opts.fresh) {
+      const old = new Date(Date.now() - 3600_000);
+      await utimes(path, old, old);
+    }
+    return path;
+  }
+
+  async files(folder: 'intake' | 'archive' | 'duplicates' | 'rejected'): Promise<string[]> {
+    return (await readdir(join(this.root, folder)).catch(() => [])).sort();
+  }
+
+  read(folder: 'intake' | 'archive' | 'duplicates' | 'rejected', name: string): Promise<Buffer> {
+    return readFile(join(this.root, folder, name));
+  }
+
+  private query<T>(sql: string, ...params: unknown[]): T[] {
+    const db = new Database(this.ledger, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  }
+
+  ledgerFiles(): FileRowView[] {
+    return this.query<FileRowView>('SELECT name, sha256, state, run_id, row_count, reason, location FROM processed_files ORDER BY id');
+  }
+
+  ledgerFile(name: string): FileRowView | undefined {
+    return this.ledgerFiles().find((f) => f.name === name);
+  }
+
+  events(): { run_id: string | null; event: string; name: string; details: Record<string, unknown> }[] {
+    return this.query<{ run_id: string | null; event: string; name: string; details: string }>(
+      'SELECT run_id, event, name, details FROM ledger_events ORDER BY id',
+    ).map((e) => ({ ...e, details: JSON.parse(e.details) as Record<string, unknown> }));
+  }
+
+  runs(): { run_id: string; loaded: number; skipped: number; held: number; rejected: number; failed: number; exit_status: number }[] {
+    return this.query('SELECT * FROM runs ORDER BY started_at, rowid');
+  }
+
+  /** Raw write access, for staging another run's state (a live claim, a stale one). */
+  withLedger<T>(fn: (db: Database.Database) => T): T {
+    const db = new Database(this.ledger);
+    try {
+      return fn(db);
+    } finally {
+      db.close();
+    }
+  }
+}
+
+/** Parses the `run … done: loaded=1 skipped=0 …` line into numbers. */
+export function parseSummary(stdout: string): Record<string, number> & { run: string } {
+  const line = stdout.trim().split('\n').at(-1) ?? '';
+  const m = /^run (\S+) (?:done|stopped): (.*)$/.exec(line);
+  if (!m) throw new Error(`no summary line in: ${stdout}`);
+  const counts: Record<string, number> = {};
+  for (const kv of m[2]!.split(' ')) {
+    const [k, v] = kv.split('=');
+    if (k && v !== undefined && /^\d+$/.test(v)) counts[k] = Number(v);
+  }
+  return Object.assign(counts, { run: m[1]! });
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { suffixedName } from '../../src/intake/intake.js';
+import { globToRegExp, isInProgressName, isUnsafeName } from '../../src/intake/names.js';
+
+describe('intake names', () => {
+  it('matches the default pattern on whole names only', () => {
+    const re = globToRegExp('settle_*.csv');
+    expect(re.test('settle_20260314_a01.csv')).toBe(true);
+    expect(re.test('settle_20260314_a01.csv.part')).toBe(false);
+    expect(re.test('xsettle_1.csv')).toBe(false);
+    expect(re.test('settle_1.csvx')).toBe(false);
+    expect(globToRegExp('settle_2026031?_a0[12].csv').test('settle_20260314_a02.csv')).toBe(true);
+  });
+
+  it('treats upload-in-progress names and dot-files as not ours', () => {
+    for (const n of ['settle_1.csv.part', 'settle_1.csv.filepart', 'settle_1.csv.tmp', 'settle_1.csv.partial', '.settle_1.csv']) {
+      expect(isInProgressName(n)).toBe(true);
+    }
+    expect(isInProgressName('settle_1.csv')).toBe(false);
+  });
+
+  it('refuses names that could leave their folder', () => {
+    for (const n of ['..', '../settle_1.csv', 'a/settle_1.csv', 'a\\b.csv', '']) expect(isUnsafeName(n)).toBe(true);
+    expect(isUnsafeName('settle_..csv')).toBe(false);
+  });
+
+  it('suffixes a clashing name before its extension', () => {
+    expect(suffixedName('settle_a02.csv', 0)).toBe('settle_a02.csv');
+    expect(suffixedName('settle_a02.csv', 1)).toBe('settle_a02.1.csv');
+    expect(suffixedName('noext', 2)).toBe('noext.2');
+  });
+});

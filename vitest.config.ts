@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/support/globalSetup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // each file has its own database; two workers match the two cores
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
