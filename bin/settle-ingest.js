@@ -1,4 +1,6 @@
 #!/usr/bin/env node
 import { main } from '../dist/cli/index.js';
 
-process.exitCode = await main(process.argv);
+// Explicit exit: a library's exit hook must not be able to turn a failure into status 0.
+// Everything main() opened is closed by now, and stdout to a pipe or file is synchronous here.
+process.exit(await main(process.argv));

@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,18 +14,9 @@ const say = (text = '') => process.stdout.write(`${text}\n`);
 /**
  * Replays the incident night on a throwaway PostgreSQL through the real `run` code path:
  * a01 loaded, its renamed resend a02 skipped, the operator's re-run harmless, a bad file rejected.
+ * Leaves the workspace (folders, ledger, log) for inspection; the database always stops.
  */
-export function registerDemo(program: Command, setExit: (status: number) => void): void {
-  program
-    .command('demo')
-    .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')
-    .action(async () => {
-      setExit(await runDemo());
-    });
-}
-
-/** Leaves the workspace (folders, ledger, log) for inspection; the database always stops. */
-async function runDemo(): Promise<number> {
+export async function runDemo(): Promise<number> {
   const ws = await mkdtemp(join(tmpdir(), 'settle-demo-'));
   await chmod(ws, 0o755); // the database server may run as another user and must enter it
   const intake = join(ws, 'intake');

