@@ -3,6 +3,7 @@ import { copyFile, link, mkdir, open, readdir, stat, unlink } from 'node:fs/prom
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { UsageError } from '../errors.js';
+import { faultPoint } from '../faults.js';
 import { FileGoneError, suffixedName, type Destination, type Intake, type IntakeEntry } from './intake.js';
 
 const isGone = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
@@ -58,6 +59,7 @@ async function moveNoOverwrite(src: string, dir: string, name: string): Promise<
 
   async function finish(dest: string): Promise<string> {
     await fsyncPath(dir);
+    faultPoint('mid-move'); // the file now has two names: the next run must not count it twice
     await unlink(src).catch((err) => {
       if (!isGone(err)) throw err;
     });

@@ -7,12 +7,13 @@ import { inject } from 'vitest';
 import { runCli, startCli, type CliResult } from './cli.js';
 
 /** A fresh finance database for one test file, cloned from the migrated template. */
-export async function financeDatabase(): Promise<{ url: string; client: pg.Client; close(): Promise<void> }> {
+export async function financeDatabase(opts: { migrated?: boolean } = {}): Promise<{ url: string; client: pg.Client; close(): Promise<void> }> {
   const adminUrl = inject('pgAdminUrl');
   const name = `settle_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
+  const template = (opts.migrated ?? true) ? ` TEMPLATE ${inject('templateDatabase')}` : '';
+  await admin.query(`CREATE DATABASE ${name}${template}`);
   await admin.end();
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;

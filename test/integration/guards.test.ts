@@ -1,0 +1,186 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { currentOwner } from '../../src/ledger/owner.js';
+import { finished, runCli, startCli } from '../support/cli.js';
+import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+
+let db: Awaited<ReturnType<typeof financeDatabase>>;
+beforeAll(async () => {
+  db = await financeDatabase();
+});
+afterAll(async () => db?.close());
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+async function rowsFrom(name: string): Promise<number> {
+  const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);
+  return Number(r.rows[0]!.n);
+}
+
+/** Stages another run's claim on `name`, as if that run were loading it right now. */
+function stageClaim(ws: Workspace, name: string, text: string, owner: { host: string; pid: number; startedAt: string }) {
+  ws.withLedger((l) => {
+    const at = new Date().toISOString();
+    l.prepare(`INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES ('r-other', 'scheduled', ?, ?, ?)`).run(owner.host, owner.pid, at);
+    l.prepare(
+      `INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at, lease_until, first_seen_at, updated_at)
+       VALUES (?, ?, 'claimed', 'r-other', ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(name, sha256(text), Buffer.byteLength(text), owner.host, owner.pid, owner.startedAt, new Date(Date.now() + 3600_000).toISOString(), at, at);
+  });
+}
+
+describe('guards', () => {
+  it('holds a renamed twin while another live run has the content claimed, then loads it once that claim is released', async () => {
+    const ws = await Workspace.create(db.url);
+    const f = sampleSettlement({ date: '2026-05-01', rows: 20, idPrefix: 'HELD' }).text;
+    stageClaim(ws, 'settle_20260501_a01.csv', f, currentOwner()); // this test process is alive: the claim is live
+    await ws.put('settle_20260501_a02.csv', f);
+
+    const held = await ws.run(['--json']);
+    expect(held.status).toBe(0);
+    const j = JSON.parse(held.stdout);
+    expect(j).toMatchObject({ loaded: 0, skipped: 0, held: 1 });
+    expect(j.files[0]).toMatchObject({ name: 'settle_20260501_a02.csv', outcome: 'held', held_for: { name: 'settle_20260501_a01.csv', run: 'r-other' } });
+    expect(await ws.files('intake')).toEqual(['settle_20260501_a02.csv']);
+    expect(await ws.files('duplicates')).toEqual([]);
+    expect(ws.ledgerFile('settle_20260501_a02.csv')?.state).toBe('held');
+
+    // the other run fails and releases its claim
+    ws.withLedger((l) => l.prepare(`UPDATE processed_files SET state = 'failed' WHERE run_id = 'r-other'`).run());
+    const next = await ws.run();
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, held: 0, rows: 20 });
+    expect(await rowsFrom('settle_20260501_a02.csv')).toBe(20);
+    expect(await ws.files('archive')).toEqual(['settle_20260501_a02.csv']);
+  });
+
+  it('expires the claim of a process that is gone and loads the file once, flagging the run', async () => {
+    const ws = await Workspace.create(db.url);
+    const f = sampleSettlement({ date: '2026-05-02', rows: 15, idPrefix: 'STALE' }).text;
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    stageClaim(ws, 'settle_20260502_a01.csv', f, { host: hostname(), pid: dead, startedAt: '1' });
+    await ws.put('settle_20260502_a01.csv', f);
+    const r = await ws.run();
+    expect(r.status).toBe(1); // a stale claim is worth a look even when it was settled
+    expect(parseSummary(r.stdout)).toMatchObject({ loaded: 1, rows: 15 });
+    expect(await rowsFrom('settle_20260502_a01.csv')).toBe(15);
+    expect(ws.events().map((e) => e.event)).toContain('expired');
+    expect(ws.ledgerFile('settle_20260502_a01.csv')).toMatchObject({ state: 'loaded' });
+  });
+
+  it('never loads half of a file that is still growing: not ready now, loaded whole later', async () => {
+    const ws = await Workspace.create(db.url);
+    const full = sampleSettlement({ date: '2026-05-03', rows: 400, idPrefix: 'GROW' }).text;
+    const path = join(ws.intake, 'settle_20260503_a01.csv');
+    await writeFile(path, '');
+    // an uploader appending a line every 50 ms for as long as the run may wait
+    const uploader = spawn(process.execPath, [
+      '-e',
+      `const fs=require('fs');const lines=process.argv[2].split('\\n');let i=0;
+       const t=setInterval(()=>{ if(i<lines.length){fs.appendFileSync(process.argv[1], lines[i++]+'\\n');} },50);`,
+      path,
+      full.trimEnd(),
+    ]);
+    try {
+      const r = await ws.run(['--stable-for', '1', '--max-wait', '2']);
+      expect(r.status).toBe(0);
+      expect(parseSummary(r.stdout)).toMatchObject({ loaded: 0, not_ready: 1, rows: 0 });
+      expect(await rowsFrom('settle_20260503_a01.csv')).toBe(0);
+      expect(await ws.files('intake')).toEqual(['settle_20260503_a01.csv']);
+    } finally {
+      uploader.kill();
+    }
+    await writeFile(path, full);
+    const later = await ws.run();
+    expect(parseSummary(later.stdout)).toMatchObject({ loaded: 1, rows: 400 });
+  });
+
+  it('rejects a file whose transaction ids were loaded from another file, naming keys and that file', async () => {
+    const ws = await Workspace.create(db.url);
+    const first = sampleSettlement({ date: '2026-05-04', rows: 30, idPrefix: 'OVL' });
+    await ws.put('settle_20260504_a01.csv', first.text);
+    const r1 = parseSummary((await ws.run()).stdout);
+    const overlapping = first.text.split('\n').map((l) => l.replace(/,(-?\d+)\.(\d)(\d),/, (_m, a, b) => `,${a}.${b}0,`)); // other bytes, same ids
+    await ws.put('settle_20260504_b01.csv', overlapping.slice(0, 20).join('\n') + '\n');
+    const r = await ws.run(['--json']);
+    expect(r.status).toBe(1);
+    const err: string = JSON.parse(r.stdout).files[0].error;
+    expect(err).toMatch(/^field transaction_id: 19 value\(s\) already used: line 2: "OVL-0000001" already loaded from settle_20260504_a01.csv/);
+    expect(err).toContain(`(run ${r1.run})`);
+    expect(err.match(/already loaded from/g)).toHaveLength(10);
+    expect(err).toMatch(/and 9 more$/);
+    expect(await rowsFrom('settle_20260504_b01.csv')).toBe(0);
+    expect(await ws.files('rejected')).toEqual(['settle_20260504_b01.csv']);
+  });
+
+  it('with a lost ledger, records content the finance database already has as a duplicate of that load', async () => {
+    const ws = await Workspace.create(db.url);
+    const f = sampleSettlement({ date: '2026-05-05', rows: 12, idPrefix: 'LOST' }).text;
+    await ws.put('settle_20260505_a01.csv', f);
+    const r1 = parseSummary((await ws.run()).stdout);
+    const fresh = await Workspace.create(db.url); // a new, empty ledger against the same finance database
+    await fresh.put('settle_20260505_a01.csv', f);
+    const r = await fresh.run(['--json']);
+    expect(r.status).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ loaded: 0, skipped: 1 });
+    expect(j.files[0].duplicate_of).toEqual({ name: 'settle_20260505_a01.csv', run: r1.run, source: 'finance-database' });
+    expect(await rowsFrom('settle_20260505_a01.csv')).toBe(12);
+    expect(await fresh.files('duplicates')).toEqual(['settle_20260505_a01.csv']);
+  });
+
+  it('refuses to run before migrate, with one line and nothing touched', async () => {
+    const ws = await Workspace.create(db.url, { migrate: false });
+    await ws.put('settle_20260506_a01.csv', 'anything');
+    const r = await ws.run();
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/ledger .* does not exist: run `settle-ingest migrate` first/)]);
+    expect(await ws.files('intake')).toEqual(['settle_20260506_a01.csv']);
+
+    const empty = await financeDatabase({ migrated: false });
+    try {
+      const ws2 = await Workspace.create(db.url);
+      await ws2.put('settle_20260506_a01.csv', 'anything');
+      const r2 = await runCli(ws2.runArgs(), { DATABASE_URL: empty.url });
+      expect(r2.status).toBe(2);
+      expect(r2.stderr).toMatch(/finance schema "settle" is at version 0, this release needs 1: run `settle-ingest migrate` first/);
+      expect(await ws2.files('intake')).toEqual(['settle_20260506_a01.csv']);
+      expect(ws2.runs()).toEqual([]);
+    } finally {
+      await empty.close();
+    }
+  });
+
+  it('migrates once when two migrations start at the same moment', async () => {
+    const empty = await financeDatabase({ migrated: false });
+    try {
+      const ws = await Workspace.create(db.url, { migrate: false });
+      const both = await Promise.all(
+        [1, 2].map((i) => finished(startCli(['migrate', '--ledger', `${ws.ledger}`], { DATABASE_URL: empty.url }))),
+      );
+      expect(both.map((r) => r.status)).toEqual([0, 0]);
+      const v = await empty.client.query('SELECT version FROM settle.schema_migrations');
+      expect(v.rows).toEqual([{ version: 1 }]);
+    } finally {
+      await empty.close();
+    }
+  });
+
+  it.each([
+    [['run', '--no-such-flag']],
+    [['run']],
+    [['run', '--intake', '/nonexistent/intake']],
+    [['run', '--intake', '.', '--stable-for', 'soon']],
+    [['frobnicate']],
+  ])('answers bad usage %j with exit 2 and no stack trace', async (args) => {
+    const ws = await Workspace.create(db.url);
+    const r = await ws.cli([...args, '--ledger', ws.ledger]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(ws.runs()).toEqual([]);
+  });
+});
