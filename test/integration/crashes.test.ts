@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { finished } from '../support/cli.js';
+import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+
+let db: Awaited<ReturnType<typeof financeDatabase>>;
+beforeAll(async () => {
+  db = await financeDatabase();
+});
+afterAll(async () => db?.close());
+
+async function loadedRows(prefix: string): Promise<{ rows: number; distinct: number; files: number }> {
+  const r = await db.client.query<{ rows: string; distinct: string; files: string }>(
+    `SELECT count(*) AS rows, count(DISTINCT transaction_id) AS distinct, count(DISTINCT source_sha256) AS files
+       FROM settle.settlement_rows WHERE transaction_id LIKE $1`,
+    [`${prefix}-%`],
+  );
+  const x = r.rows[0]!;
+  return { rows: Number(x.rows), distinct: Number(x.distinct), files: Number(x.files) };
+}
+
+describe('a run killed at any step and run again ends as if never interrupted', () => {
+  it.each(['after-claim', 'mid-copy', 'after-commit', 'before-finalize', 'after-finalize', 'mid-move'])(
+    'SIGKILL %s',
+    async (step) => {
+      const ws = await Workspace.create(db.url);
+      const prefix = `K${step.replace('-', '')}`;
+      const f = sampleSettlement({ date: '2026-06-01', rows: 2000, idPrefix: prefix }); // > one 64 KiB COPY batch
+      await ws.put('settle_20260601_a01.csv', f.text);
+
+      const killed = await ws.run([], { SETTLE_TEST_FAULT: step });
+      expect(killed.signal).toBe('SIGKILL');
+
+      const again = await ws.run();
+      expect(again.stderr).not.toMatch(/"level":50.*"event":"(failed|move-failed)"/);
+      expect(await loadedRows(prefix)).toEqual({ rows: 2000, distinct: 2000, files: 1 });
+      expect(await ws.files('intake')).toEqual([]);
+      expect(await ws.files('archive')).toEqual(['settle_20260601_a01.csv']);
+      expect(await ws.files('duplicates')).toEqual([]);
+      expect((await ws.read('archive', 'settle_20260601_a01.csv')).toString()).toBe(f.text);
+      expect(ws.ledgerFiles().map((x) => [x.name, x.state, x.location])).toEqual([
+        ['settle_20260601_a01.csv', 'loaded', `${ws.archive}/settle_20260601_a01.csv`],
+      ]);
+      // no false duplicate: nothing was ever counted as skipped
+      expect(ws.events().filter((e) => e.event === 'skipped')).toEqual([]);
+      // a third run has nothing left to do
+      const third = await ws.run();
+      expect(third.status).toBe(0);
+      expect(parseSummary(third.stdout)).toMatchObject({ loaded: 0, skipped: 0, held: 0, failed: 0 });
+    },
+  );
+});
+
+describe('two runs started at the same moment', () => {
+  it('load 10 files and skip 2 renamed resends exactly once between them, every file in one folder', async () => {
+    const ws = await Workspace.create(db.url);
+    const texts: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const f = sampleSettlement({ date: '2026-06-02', rows: 2000, idPrefix: `PAR${i}` });
+      texts.push(f.text);
+      await ws.put(`settle_20260602_f${String(i).padStart(2, '0')}.csv`, f.text);
+    }
+    await ws.put('settle_20260602_f03_retry.csv', texts[3]!);
+    await ws.put('settle_20260602_f07_retry.csv', texts[7]!);
+
+    const [a, b] = await Promise.all([finished(ws.startRun(['--json'])), finished(ws.startRun(['--json']))]);
+    expect([a.status, b.status]).toEqual([0, 0]);
+    const ja = JSON.parse(a.stdout);
+    const jb = JSON.parse(b.stdout);
+    expect(ja.loaded + jb.loaded).toBe(10);
+    expect(ja.skipped + jb.skipped).toBe(2);
+    expect(ja.rows + jb.rows).toBe(20_000);
+    const outcomesByName = [...ja.files, ...jb.files].filter((f: { outcome: string }) => f.outcome !== 'held');
+    expect(new Set(outcomesByName.map((f: { name: string }) => f.name)).size).toBe(outcomesByName.length);
+
+    const total = await db.client.query<{ n: string; d: string }>(
+      `SELECT count(*) AS n, count(DISTINCT transaction_id) AS d FROM settle.settlement_rows WHERE transaction_id LIKE 'PAR%'`,
+    );
+    expect(total.rows[0]).toEqual({ n: '20000', d: '20000' });
+
+    // a held twin (its original still mid-load in the other run) is finished by the next run
+    await ws.run();
+    const archive = await ws.files('archive');
+    const duplicates = await ws.files('duplicates');
+    expect(archive).toHaveLength(10);
+    expect(duplicates).toHaveLength(2);
+    expect(await ws.files('intake')).toEqual([]);
+    expect(new Set([...archive, ...duplicates]).size).toBe(12);
+    expect(ws.ledgerFiles().filter((f) => f.state === 'loaded')).toHaveLength(10);
+  });
+});
