@@ -11,7 +11,18 @@ export async function main(argv: string[]): Promise<number> {
     .version(process.env.npm_package_version ?? '0.1.0')
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ outputError: (text, write) => write(text) });
+    .configureOutput({ outputError: (text, write) => write(text) })
+    .addHelpText(
+      'after',
+      `
+Exit status:
+  0  every ready file ended loaded, skipped or held (or the command succeeded)
+  1  a file was rejected or failed, a stale claim was found, or the database was unreachable
+  2  bad usage or configuration (including pending migrations): nothing was touched
+
+Options also come from a JSON file (--config) and the environment (DATABASE_URL, SETTLE_*);
+flags win. Run 'settle-ingest demo' for a walk-through.`,
+    );
   const setExit = (status: number) => {
     exitStatus = status;
   };

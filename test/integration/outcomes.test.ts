@@ -142,3 +142,17 @@ describe('what a run does with each file', () => {
     expect(await rowsFrom('settle_20260407_a01.csv')).toBe(8);
   });
 });
+
+describe('the sample files in fixtures/', () => {
+  it('load (12 rows) and reject (line 5, gross_amount) as their names say', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const ws = await Workspace.create(db.url);
+    for (const name of ['settle_20260314_a01.csv', 'settle_20260315_bad_amount.csv']) {
+      await ws.put(name, await readFile(new URL(`../../fixtures/${name}`, import.meta.url)));
+    }
+    const r = await ws.run(['--json']);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ loaded: 1, rejected: 1, rows: 12 });
+    expect(j.files.find((f: { outcome: string }) => f.outcome === 'rejected').error).toMatch(/^line 5, field gross_amount: "12.5O"/);
+  });
+});

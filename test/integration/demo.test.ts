@@ -1,0 +1,31 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+
+/** Command lines of all processes that mention `text`. */
+async function processesMentioning(text: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmd.includes(text)) found.push(cmd.replaceAll('\0', ' '));
+  }
+  return found;
+}
+
+describe('settle-ingest demo', () => {
+  it('replays the incident night on its own PostgreSQL and leaves nothing running', async () => {
+    const r = await runCli(['demo']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/done: loaded=1 skipped=0 .* rows=1240/);
+    expect(r.stdout).toMatch(/done: loaded=0 skipped=1 /);
+    expect(r.stdout).toMatch(/done: loaded=0 skipped=0 held=0 rejected=0 failed=0 rows=0/);
+    expect(r.stdout).toMatch(/rejected: settle_20260315_a01.csv — line 17, field gross_amount/);
+    expect(r.stdout).toMatch(/finance database: 1 file loaded, 1240 rows/);
+    expect(r.stdout).toContain('embedded PostgreSQL stopped.');
+    const workspace = /workspace (\S+)/.exec(r.stdout)![1]!;
+    const left = await readdir(workspace);
+    expect(left).toEqual(expect.arrayContaining(['archive', 'duplicates', 'rejected', 'settle-ingest.log', 'settle-ledger.sqlite']));
+    expect(left).not.toContain('postgres');
+    expect(await processesMentioning(workspace)).toEqual([]);
+  });
+});

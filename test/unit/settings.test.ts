@@ -1,0 +1,45 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { resolveSettings, siblingFolder } from '../../src/config/settings.js';
+import { DEFAULT_LAYOUT } from '../../src/load/layout.js';
+import { UsageError } from '../../src/errors.js';
+
+const example = fileURLToPath(new URL('../../fixtures/settle-ingest.config.json', import.meta.url));
+
+describe('settings', () => {
+  it('reads the example config file, whose layout is the default one', () => {
+    const s = resolveSettings({ config: example }, {});
+    expect(s.intake).toBe('/srv/settle/intake');
+    expect(s.layout).toEqual(DEFAULT_LAYOUT);
+    expect(s.stableForSeconds).toBe(30);
+  });
+
+  it('lets flags beat the environment, and the environment beat the file', () => {
+    const env = { SETTLE_CONFIG: example, SETTLE_STABLE_FOR: '5', SETTLE_PATTERN: 'env_*.csv', DATABASE_URL: 'postgres://env/db' };
+    const s = resolveSettings({ stableFor: '0' }, env);
+    expect(s.stableForSeconds).toBe(0);
+    expect(s.pattern).toBe('env_*.csv');
+    expect(s.databaseUrl).toBe('postgres://env/db');
+    expect(s.ledger).toBe('/srv/settle/settle-ledger.sqlite');
+  });
+
+  it('has the documented defaults', () => {
+    const s = resolveSettings({}, {});
+    expect(s).toMatchObject({ pattern: 'settle_*.csv', ledger: './settle-ledger.sqlite', schema: 'settle', stableForSeconds: 30, claimLeaseSeconds: 7200 });
+  });
+
+  it.each([
+    [{ stableFor: 'soon' }, 'expected a number of seconds'],
+    [{ schema: 'Finance; DROP' }, 'lower-case SQL identifier'],
+    [{ claimLease: '5' }, 'too short'],
+    [{ config: '/nonexistent.json' }, 'cannot be read'],
+  ])('refuses %j as bad configuration', (flags, words) => {
+    expect(() => resolveSettings(flags, {})).toThrow(UsageError);
+    expect(() => resolveSettings(flags, {})).toThrow(words);
+  });
+
+  it('puts archive, duplicates and rejected beside the intake', () => {
+    expect(siblingFolder('/srv/settle/intake', 'archive')).toBe('/srv/settle/archive');
+    expect(siblingFolder('/srv/settle/intake/', 'rejected')).toBe('/srv/settle/rejected');
+  });
+});
