@@ -16,8 +16,6 @@ export default defineConfig({
           globalSetup: ['test/support/globalSetup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          // each file has its own database; two workers match the two cores
-          maxWorkers: 2,
         },
       },
     ],
