@@ -22,7 +22,7 @@ export async function migrateAll(s: Settings): Promise<string> {
   } finally {
     await db.end();
   }
-  const ledger = SqliteLedger.open(s.ledger, { create: true });
+  const ledger = SqliteLedger.open(s.ledger, { create: true, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
   ledger.close();
   const applied = finance.applied.length ? `applied ${finance.applied.join(', ')}` : 'up to date';
   return `migrate done: finance schema ${s.schema} at version ${finance.current} (${applied}); ledger ${s.ledger} current`;

@@ -6,6 +6,7 @@ export function withConfigOptions(cmd: Command): Command {
   return cmd
     .option('--config <path>', 'JSON config file (env SETTLE_CONFIG); flags and environment override it')
     .option('--ledger <path>', `ledger SQLite file (env SETTLE_LEDGER; default ${DEFAULTS.ledger})`)
+    .option('--ledger-timeout <seconds>', `how long to wait for another process's ledger write (env SETTLE_LEDGER_TIMEOUT; default ${DEFAULTS.ledgerTimeout})`)
     .option('--database-url <url>', 'finance PostgreSQL URL (env DATABASE_URL)')
     .option('--schema <name>', `finance schema (env SETTLE_SCHEMA; default ${DEFAULTS.schema})`)
     .option('--log-file <path>', 'append JSON logs here instead of stderr (env SETTLE_LOG_FILE)')

@@ -53,7 +53,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
     duplicates: resolve(s.duplicates ?? siblingFolder(intakeDir, 'duplicates')),
     rejected: resolve(s.rejected ?? siblingFolder(intakeDir, 'rejected')),
   });
-  const ledger = SqliteLedger.open(s.ledger, { create: false });
+  const ledger = SqliteLedger.open(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
   try {
     const db = await connectFinance(s.databaseUrl, (err) => logger.error({ event: 'db-connection-error', reason: err.message }, 'finance database connection error'));
     try {

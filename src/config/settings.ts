@@ -20,6 +20,7 @@ const OPTIONS = {
   stableFor: { env: 'SETTLE_STABLE_FOR', kind: 'seconds' },
   maxWait: { env: 'SETTLE_MAX_WAIT', kind: 'seconds' },
   claimLease: { env: 'SETTLE_CLAIM_LEASE', kind: 'seconds' },
+  ledgerTimeout: { env: 'SETTLE_LEDGER_TIMEOUT', kind: 'seconds' },
   staging: { env: 'SETTLE_STAGING', kind: 'string' },
   logFile: { env: 'SETTLE_LOG_FILE', kind: 'string' },
   logLevel: { env: 'SETTLE_LOG_LEVEL', kind: 'string' },
@@ -41,6 +42,7 @@ export interface Settings {
   stableForSeconds: number;
   maxWaitSeconds: number;
   claimLeaseSeconds: number;
+  ledgerTimeoutSeconds: number;
   staging: string;
   logFile: string | undefined;
   logLevel: string;
@@ -54,6 +56,7 @@ export const DEFAULTS = {
   stableFor: 30,
   maxWait: 300,
   claimLease: 7200,
+  ledgerTimeout: 15,
   logLevel: 'info',
 } as const;
 
@@ -117,7 +120,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     if (typeof p.value !== 'string' || p.value === '') throw new UsageError(`${p.from}: expected a non-empty string`);
     return p.value;
   };
-  const secs = (key: 'stableFor' | 'maxWait' | 'claimLease'): number => {
+  const secs = (key: 'stableFor' | 'maxWait' | 'claimLease' | 'ledgerTimeout'): number => {
     const p = pick(key);
     return p === undefined ? DEFAULTS[key] : seconds(p.value, p.from);
   };
@@ -142,6 +145,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     stableForSeconds: secs('stableFor'),
     maxWaitSeconds: secs('maxWait'),
     claimLeaseSeconds,
+    ledgerTimeoutSeconds: secs('ledgerTimeout'),
     staging: str('staging') ?? tmpdir(),
     logFile: str('logFile'),
     logLevel,

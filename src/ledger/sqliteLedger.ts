@@ -4,7 +4,8 @@ import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
 import type { ClaimOwner, EventKind, FileRow, FileState, LedgerEvent, RunMode, RunRow } from './types.js';
 
-const BUSY_TIMEOUT_MS = 15_000;
+/** How long a write waits for another process's write before giving up. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 15_000;
 
 const now = () => new Date().toISOString();
 
@@ -55,11 +56,11 @@ export interface EventInput {
   details?: Record<string, unknown>;
 }
 
-function translateOpenError(err: unknown, path: string): SettleError {
+function translateOpenError(err: unknown, path: string, busyTimeoutMs: number): SettleError {
   const code = (err as { code?: string }).code ?? '';
   const msg = (err as Error).message;
   if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY') || code === 'SQLITE_LOCKED') {
-    return new TransientError(`ledger ${path} is locked by another process (waited ${BUSY_TIMEOUT_MS / 1000}s)`, { cause: err });
+    return new TransientError(`ledger ${path} is locked by another process (waited ${busyTimeoutMs / 1000}s)`, { cause: err });
   }
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
     return new UsageError(`ledger ${path} is not a SQLite ledger (${msg})`, { cause: err });
@@ -74,30 +75,35 @@ export class SqliteLedger {
   readonly path: string;
   private readonly db: Database.Database;
 
-  private constructor(path: string, db: Database.Database) {
+  private constructor(
+    path: string,
+    db: Database.Database,
+    private readonly busyTimeoutMs: number,
+  ) {
     this.path = path;
     this.db = db;
   }
 
   /** Opens the ledger. `run` and the reports need it to exist and be current; `migrate` creates it. */
-  static open(path: string, opts: { create: boolean }): SqliteLedger {
+  static open(path: string, opts: { create: boolean; busyTimeoutMs?: number }): SqliteLedger {
+    const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     if (!opts.create && !existsSync(path)) {
       throw new UsageError(`ledger ${path} does not exist: run \`settle-ingest migrate\` first`);
     }
     let db: Database.Database | undefined;
     try {
-      db = new Database(path, { fileMustExist: !opts.create, timeout: BUSY_TIMEOUT_MS });
+      db = new Database(path, { fileMustExist: !opts.create, timeout: busyTimeoutMs });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
-      const ledger = new SqliteLedger(path, db);
+      const ledger = new SqliteLedger(path, db, busyTimeoutMs);
       if (opts.create) migrateLedger(db);
       else assertLedgerCurrent(db, path);
       return ledger;
     } catch (err) {
       db?.close();
       if (err instanceof SettleError) throw err;
-      throw translateOpenError(err, path);
+      throw translateOpenError(err, path, busyTimeoutMs);
     }
   }
 
@@ -107,7 +113,7 @@ export class SqliteLedger {
       return this.db.transaction(fn).immediate();
     } catch (err) {
       if (err instanceof SettleError) throw err;
-      if ((err as { code?: string }).code?.startsWith('SQLITE_')) throw translateOpenError(err, this.path);
+      if ((err as { code?: string }).code?.startsWith('SQLITE_')) throw translateOpenError(err, this.path, this.busyTimeoutMs);
       throw err;
     }
   }

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { RejectError, errorMessage } from '../errors.js';
+import { RejectError, TransientError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, type Destination, type Intake } from '../intake/intake.js';
 import { isInProgressName, isUnsafeName } from '../intake/names.js';
@@ -72,7 +72,10 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   try {
     listing: for (let pass = 0; pass < MAX_LISTINGS; pass++) {
       // 1. list the intake: the pattern, minus in-progress and already-seen names
-      const candidates = (await o.intake.list())
+      const listed = await o.intake.list().catch((err) => {
+        throw new TransientError(`cannot list the intake ${o.intake.description}: ${errorMessage(err)}`, { cause: err });
+      });
+      const candidates = listed
         .filter((e) => !lookedAt.has(e.name) && o.pattern.test(e.name) && !isInProgressName(e.name))
         .sort((a, b) => a.name.localeCompare(b.name));
       for (const bad of candidates.filter((e) => isUnsafeName(e.name))) {
@@ -97,8 +100,14 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         // 3. stage + SHA-256
         const staged = await stageAndHash(o.intake, entry, stagingDir, seq++).catch((err) => {
           if (err instanceof FileGoneError) return { kind: 'gone' as const };
-          throw err;
+          // disk full, an I/O error on the intake: nothing was claimed; the file waits for the next run
+          return { kind: 'unreadable' as const, reason: errorMessage(err) };
         });
+        if (staged.kind === 'unreadable') {
+          o.ledger.record({ runId, event: 'failed', name: entry.name, sha256: null, details: { reason: `staging failed: ${staged.reason}` } });
+          flog.error({ event: 'failed', reason: staged.reason }, `could not stage the file, left in intake: ${staged.reason}`);
+          continue;
+        }
         if (staged.kind === 'gone') {
           flog.info({ event: 'gone' }, 'left the intake before it was read: another run has it');
           continue;
