@@ -27,7 +27,13 @@ export async function runDemo(): Promise<number> {
   try {
     await server.createDatabase('finance');
     const settings = resolveSettings(
-      { intake, ledger: join(ws, 'settle-ledger.sqlite'), databaseUrl: server.url('finance'), stableFor: 0, logFile: join(ws, 'settle-ingest.log') },
+      {
+        intake,
+        ledger: join(ws, 'settle-ledger.sqlite'),
+        databaseUrl: server.url('finance'),
+        stableFor: 0,
+        logFile: join(ws, 'settle-ingest.log'),
+      },
       {},
     );
     say(await migrateAll(settings));
@@ -49,7 +55,7 @@ export async function runDemo(): Promise<number> {
     await writeFile(join(intake, 'settle_20260314_a01.csv'), a01.text);
     await night('02:00 the partner uploads settle_20260314_a01.csv (1,240 rows); the scheduled run:');
     await writeFile(join(intake, 'settle_20260314_a02.csv'), a01.text);
-    await night('02:20 the partner\'s uploader retries: the same bytes as settle_20260314_a02.csv; the next run:');
+    await night("02:20 the partner's uploader retries: the same bytes as settle_20260314_a02.csv; the next run:");
     await night('08:30 an operator re-runs the job "to be safe":');
     const bad = sampleSettlement({ date: '2026-03-15', rows: 20, idPrefix: 'T20260315' }).text.split('\n');
     bad[16] = bad[16]!.replace(/,(-?\d+\.\d\d),/, ',12.5O,'); // a letter O where a zero belongs, on line 17

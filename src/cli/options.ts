@@ -6,7 +6,10 @@ export function withConfigOptions(cmd: Command): Command {
   return cmd
     .option('--config <path>', 'JSON config file (env SETTLE_CONFIG); flags and environment override it')
     .option('--ledger <path>', `ledger SQLite file (env SETTLE_LEDGER; default ${DEFAULTS.ledger})`)
-    .option('--ledger-timeout <seconds>', `how long to wait for another process's ledger write (env SETTLE_LEDGER_TIMEOUT; default ${DEFAULTS.ledgerTimeout})`)
+    .option(
+      '--ledger-timeout <seconds>',
+      `how long to wait for another process's ledger write (env SETTLE_LEDGER_TIMEOUT; default ${DEFAULTS.ledgerTimeout})`,
+    )
     .option('--database-url <url>', 'finance PostgreSQL URL (env DATABASE_URL)')
     .option('--schema <name>', `finance schema (env SETTLE_SCHEMA; default ${DEFAULTS.schema})`)
     .option('--log-file <path>', 'append JSON logs here instead of stderr (env SETTLE_LOG_FILE)')
@@ -26,7 +29,7 @@ export function withConfigOptions(cmd: Command): Command {
 /** The folder options: `run`, and later `audit`, `adopt` and reprocessing. */
 export function withFolderOptions(cmd: Command): Command {
   return cmd
-    .option('--intake <dir>', 'intake folder (env SETTLE_INTAKE)')
+    .option('--intake <dir|url>', 'intake folder, or sftp://user@host[:port]/path (env SETTLE_INTAKE)')
     .option('--archive <dir>', 'where loaded files go (default: "archive" beside the intake)')
     .option('--duplicates <dir>', 'where skipped duplicates go (default: "duplicates" beside the intake)')
     .option('--rejected <dir>', 'where rejected files go (default: "rejected" beside the intake)')

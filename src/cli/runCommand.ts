@@ -1,8 +1,9 @@
 import { Option, type Command } from 'commander';
-import { resolve } from 'node:path';
-import { DEFAULTS, resolveSettings, siblingFolder, type RawFlags, type Settings } from '../config/settings.js';
+import { DEFAULTS, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
-import { LocalIntake } from '../intake/localIntake.js';
+import type pg from 'pg';
+import type { Intake } from '../intake/intake.js';
+import { checkIntakeSetting, openIntake } from '../intake/openIntake.js';
 import { globToRegExp } from '../intake/names.js';
 import { SqliteLedger } from '../ledger/sqliteLedger.js';
 import type { RunMode } from '../ledger/types.js';
@@ -22,12 +23,24 @@ export interface RunFlags extends RawFlags {
 export function registerRun(program: Command, setExit: (status: number) => void): void {
   withConfigOptions(withFolderOptions(program.command('run')))
     .description('one ingest run: every ready file in the intake loaded, skipped, held or rejected')
-    .option('--stable-for <seconds>', `a file is complete when unchanged this long; 0 turns the wait off (env SETTLE_STABLE_FOR; default ${DEFAULTS.stableFor})`)
+    .option(
+      '--stable-for <seconds>',
+      `a file is complete when unchanged this long; 0 turns the wait off (env SETTLE_STABLE_FOR; default ${DEFAULTS.stableFor})`,
+    )
     .option('--max-wait <seconds>', `how long a run waits for growing files (env SETTLE_MAX_WAIT; default ${DEFAULTS.maxWait})`)
-    .option('--claim-lease <seconds>', `how long a claim holds before another host may take it over (env SETTLE_CLAIM_LEASE; default ${DEFAULTS.claimLease})`)
+    .option(
+      '--claim-lease <seconds>',
+      `how long a claim holds before another host may take it over (env SETTLE_CLAIM_LEASE; default ${DEFAULTS.claimLease})`,
+    )
+    .option('--sftp-key <path>', 'private key for an sftp:// intake (env SETTLE_SFTP_KEY; passphrase from SETTLE_SFTP_KEY_PASSPHRASE)')
+    .option('--known-hosts <path>', 'OpenSSH known_hosts for the SFTP server (env SETTLE_KNOWN_HOSTS; default ~/.ssh/known_hosts)')
+    .option('--host-key-fingerprint <SHA256:...>', 'pin the SFTP server key instead of known_hosts (env SETTLE_HOST_KEY_FINGERPRINT)')
     .option('--staging <dir>', 'private folder for staging copies (env SETTLE_STAGING; default the system temp folder)')
     .addOption(
-      new Option('--mode <mode>', 'recorded in the ledger (default: manual on a terminal, else scheduled)').choices(['scheduled', 'manual']),
+      new Option('--mode <mode>', 'recorded in the ledger (default: manual on a terminal, else scheduled)').choices([
+        'scheduled',
+        'manual',
+      ]),
     )
     .option('--json', 'print the summary as one JSON object with one entry per file')
     .action(async (flags: RunFlags) => {
@@ -39,47 +52,46 @@ export function registerRun(program: Command, setExit: (status: number) => void)
 
 /** The whole `run` command short of printing: also what `demo` runs. */
 export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
-  if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
-  if (s.intake.startsWith('sftp://')) throw new UsageError('an sftp:// intake is not supported by this release yet');
   if (s.ledger.startsWith('postgres://') || s.ledger.startsWith('postgresql://')) {
     throw new UsageError('a PostgreSQL ledger is not supported by this release yet: use a SQLite file');
   }
+  checkIntakeSetting(s);
   const status = new TerminalStatus();
   const logger = createLogger({ level: s.logLevel, file: s.logFile, status });
-  const intakeDir = resolve(s.intake);
-  const intake = await LocalIntake.open({
-    intake: intakeDir,
-    archive: resolve(s.archive ?? siblingFolder(intakeDir, 'archive')),
-    duplicates: resolve(s.duplicates ?? siblingFolder(intakeDir, 'duplicates')),
-    rejected: resolve(s.rejected ?? siblingFolder(intakeDir, 'rejected')),
-  });
   const ledger = SqliteLedger.open(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
+  let db: pg.Client | undefined;
+  let intake: Intake | undefined;
   try {
-    const db = await connectFinance(s.databaseUrl, (err) => logger.error({ event: 'db-connection-error', reason: err.message }, 'finance database connection error'));
-    try {
-      await assertFinanceCurrent(db, s.schema);
-      await assertLayoutFitsTable(db, s.schema, s.layout.columns.map((c) => c.name));
-      return await runIngest({
-        intake,
-        ledger,
-        db,
-        schema: s.schema,
-        layout: s.layout,
-        pattern: globToRegExp(s.pattern),
-        stableForSeconds: s.stableForSeconds,
-        maxWaitSeconds: s.maxWaitSeconds,
-        claimLeaseSeconds: s.claimLeaseSeconds,
-        mode: flags.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled'),
-        stagingRoot: s.staging,
-        logger,
-        onProgress: (file, rows) => status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
-      });
-    } finally {
-      status.clear();
-      await db.end().catch(() => undefined);
-    }
+    // cheapest and most likely refusals first: the database being down stops the run before any download
+    db = await connectFinance(s.databaseUrl, (err) =>
+      logger.error({ event: 'db-connection-error', reason: err.message }, 'finance database connection error'),
+    );
+    await assertFinanceCurrent(db, s.schema);
+    await assertLayoutFitsTable(
+      db,
+      s.schema,
+      s.layout.columns.map((c) => c.name),
+    );
+    intake = await openIntake(s, logger);
+    return await runIngest({
+      intake,
+      ledger,
+      db,
+      schema: s.schema,
+      layout: s.layout,
+      pattern: globToRegExp(s.pattern),
+      stableForSeconds: s.stableForSeconds,
+      maxWaitSeconds: s.maxWaitSeconds,
+      claimLeaseSeconds: s.claimLeaseSeconds,
+      mode: flags.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled'),
+      stagingRoot: s.staging,
+      logger,
+      onProgress: (file, rows) => status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
+    });
   } finally {
+    status.clear();
+    await intake?.close();
+    await db?.end().catch(() => undefined);
     ledger.close();
-    await intake.close();
   }
 }

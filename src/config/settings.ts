@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { UsageError } from '../errors.js';
 import { DEFAULT_LAYOUT, parseLayout, type Layout } from '../load/layout.js';
 
@@ -24,6 +24,11 @@ const OPTIONS = {
   staging: { env: 'SETTLE_STAGING', kind: 'string' },
   logFile: { env: 'SETTLE_LOG_FILE', kind: 'string' },
   logLevel: { env: 'SETTLE_LOG_LEVEL', kind: 'string' },
+  sftpKey: { env: 'SETTLE_SFTP_KEY', kind: 'string' },
+  knownHosts: { env: 'SETTLE_KNOWN_HOSTS', kind: 'string' },
+  hostKeyFingerprint: { env: 'SETTLE_HOST_KEY_FINGERPRINT', kind: 'string' },
+  /** never a flag: only the environment or the config file */
+  sftpPassword: { env: 'SETTLE_SFTP_PASSWORD', kind: 'string' },
   layout: { env: null, kind: 'layout' },
 } as const;
 
@@ -47,6 +52,14 @@ export interface Settings {
   logFile: string | undefined;
   logLevel: string;
   layout: Layout;
+  sftp: {
+    keyPath: string | undefined;
+    keyPassphrase: string | undefined;
+    password: string | undefined;
+    agentSocket: string | undefined;
+    knownHosts: string;
+    hostKeyFingerprint: string | undefined;
+  };
 }
 
 export const DEFAULTS = {
@@ -109,7 +122,9 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     if (flags[key] !== undefined) return { value: flags[key], from: `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` };
     if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '') return { value: env[spec.env], from: spec.env };
     if (file[key] !== undefined) {
-      const pathLike = ['intake', 'archive', 'duplicates', 'rejected', 'ledger', 'staging', 'logFile'].includes(key);
+      const pathLike = ['intake', 'archive', 'duplicates', 'rejected', 'ledger', 'staging', 'logFile', 'sftpKey', 'knownHosts'].includes(
+        key,
+      );
       return { value: pathLike ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"` };
     }
     return undefined;
@@ -150,6 +165,14 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     logFile: str('logFile'),
     logLevel,
     layout: layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT,
+    sftp: {
+      keyPath: str('sftpKey'),
+      keyPassphrase: env.SETTLE_SFTP_KEY_PASSPHRASE || undefined,
+      password: str('sftpPassword'),
+      agentSocket: env.SSH_AUTH_SOCK || undefined,
+      knownHosts: str('knownHosts') ?? join(env.HOME ?? homedir(), '.ssh', 'known_hosts'),
+      hostKeyFingerprint: str('hostKeyFingerprint'),
+    },
   };
 }
 

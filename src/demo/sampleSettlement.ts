@@ -44,7 +44,7 @@ export function sampleSettlement(o: SampleOptions): SampleFile {
       [
         o.date,
         `${o.idPrefix}-${String(i).padStart(7, '0')}`,
-        `M${String(next() % 9000 + 1000)}`,
+        `M${String((next() % 9000) + 1000)}`,
         BRANDS[next() % BRANDS.length],
         type,
         cents(gross),

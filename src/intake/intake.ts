@@ -24,6 +24,8 @@ export interface Intake {
    * unique suffix. Returns where it now is. Rejects with FileGoneError when it is gone.
    */
   route(name: string, to: Destination): Promise<string>;
+  /** Throws a TransientError when the source cannot be reached (after its own bounded retries). */
+  ensureReachable(): Promise<void>;
   close(): Promise<void>;
 }
 

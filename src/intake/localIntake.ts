@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { UsageError } from '../errors.js';
+import { TransientError, UsageError } from '../errors.js';
 import { FileGoneError, type Destination, type Intake, type IntakeEntry } from './intake.js';
 import { moveNoOverwrite } from './moveNoOverwrite.js';
 
@@ -59,6 +59,13 @@ export class LocalIntake implements Intake {
 
   route(name: string, to: Destination): Promise<string> {
     return moveNoOverwrite(join(this.folders.intake, name), this.folders[to], name);
+  }
+
+  async ensureReachable(): Promise<void> {
+    const s = await stat(this.folders.intake).catch((err) => {
+      throw new TransientError(`intake folder ${this.folders.intake} cannot be read: ${(err as Error).message}`, { cause: err });
+    });
+    if (!s.isDirectory()) throw new TransientError(`intake ${this.folders.intake} is no longer a folder`);
   }
 
   async close(): Promise<void> {}

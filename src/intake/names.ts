@@ -21,7 +21,10 @@ export function globToRegExp(pattern: string): RegExp {
       const end = pattern.indexOf(']', i + 1);
       if (end === -1) re += '\\[';
       else {
-        const body = pattern.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        const body = pattern
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\');
         re += `[${body}]`;
         i = end;
       }

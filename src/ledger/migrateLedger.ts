@@ -35,9 +35,7 @@ export function assertLedgerCurrent(db: Database.Database, path: string): void {
   const latest = Math.max(...readMigrations('ledger').map((m) => m.version));
   const current = currentVersion(db);
   if (current < latest) {
-    throw new UsageError(
-      `ledger ${path} is at version ${current}, this release needs ${latest}: run \`settle-ingest migrate\` first`,
-    );
+    throw new UsageError(`ledger ${path} is at version ${current}, this release needs ${latest}: run \`settle-ingest migrate\` first`);
   }
   if (current > latest) {
     throw new UsageError(`ledger ${path} is at version ${current}, newer than this release knows (${latest}): upgrade settle-ingest`);

@@ -143,7 +143,18 @@ export class SqliteLedger {
           `UPDATE runs SET ended_at = ?, loaded = ?, skipped = ?, held = ?, rejected = ?, failed = ?,
              not_ready = ?, row_count = ?, exit_status = ? WHERE run_id = ?`,
         )
-        .run(now(), counts.loaded, counts.skipped, counts.held, counts.rejected, counts.failed, counts.notReady, counts.rows, exitStatus, runId),
+        .run(
+          now(),
+          counts.loaded,
+          counts.skipped,
+          counts.held,
+          counts.rejected,
+          counts.failed,
+          counts.notReady,
+          counts.rows,
+          exitStatus,
+          runId,
+        ),
     );
   }
 
@@ -179,17 +190,16 @@ export class SqliteLedger {
   }
 
   private parseEvents(rows: unknown[]): LedgerEvent[] {
-    return (rows as { id: number; run_id: string | null; at: string; event: EventKind; name: string; sha256: string | null; details: string }[]).map(
-      (r) => ({ id: r.id, runId: r.run_id, at: r.at, event: r.event, name: r.name, sha256: r.sha256, details: JSON.parse(r.details) }),
-    );
+    return (
+      rows as { id: number; run_id: string | null; at: string; event: EventKind; name: string; sha256: string | null; details: string }[]
+    ).map((r) => ({ id: r.id, runId: r.run_id, at: r.at, event: r.event, name: r.name, sha256: r.sha256, details: JSON.parse(r.details) }));
   }
 
   // ---- files
 
   file(name: string, sha256: string): FileRow | undefined {
     return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE name = ? AND sha256 = ?`).get(name, sha256) as
-      | FileRow
-      | undefined;
+      FileRow | undefined;
   }
 
   /** The row that currently owns this content (claimed or loaded), if any. */

@@ -18,10 +18,7 @@ interface Overlap {
  * and names up to ten keys that repeat inside it or were loaded before from another file.
  * Runs only on the failure path, so it may keep the file's keys in memory.
  */
-export async function describeKeyOverlap(
-  client: pg.ClientBase,
-  req: LoadRequest,
-): Promise<{ message: string; line?: number }> {
+export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest): Promise<{ message: string; line?: number }> {
   const keyIndex = req.layout.columns.findIndex((c) => c.name === req.layout.naturalKey);
   const keyCol = escapeIdentifier(req.layout.naturalKey);
   const table = `${escapeIdentifier(req.schema)}.settlement_rows`;

@@ -29,10 +29,10 @@ export async function migrateFinance(client: pg.ClientBase, schema: string): Pro
         `CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
            version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
-      const inserted = await client.query(
-        `INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-        [m.version, m.name],
-      );
+      const inserted = await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+        m.version,
+        m.name,
+      ]);
       if (inserted.rowCount === 1) {
         await client.query(`SET LOCAL search_path TO ${s}`);
         await client.query(m.sql);
@@ -50,9 +50,7 @@ export async function migrateFinance(client: pg.ClientBase, schema: string): Pro
 /** The highest applied finance migration, 0 when the schema is not there yet. */
 export async function financeSchemaVersion(client: pg.ClientBase, schema: string): Promise<number> {
   try {
-    const r = await client.query<{ v: number | null }>(
-      `SELECT max(version) AS v FROM ${escapeIdentifier(schema)}.schema_migrations`,
-    );
+    const r = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${escapeIdentifier(schema)}.schema_migrations`);
     return r.rows[0]?.v ?? 0;
   } catch (err) {
     if (pgCode(err) === PG_UNDEFINED_TABLE) return 0;

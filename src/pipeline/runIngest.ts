@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { RejectError, TransientError, errorMessage } from '../errors.js';
+import { RejectError, SettleError, TransientError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, type Destination, type Intake } from '../intake/intake.js';
 import { isInProgressName, isUnsafeName } from '../intake/names.js';
@@ -73,6 +73,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
     listing: for (let pass = 0; pass < MAX_LISTINGS; pass++) {
       // 1. list the intake: the pattern, minus in-progress and already-seen names
       const listed = await o.intake.list().catch((err) => {
+        if (err instanceof SettleError) throw err;
         throw new TransientError(`cannot list the intake ${o.intake.description}: ${errorMessage(err)}`, { cause: err });
       });
       const candidates = listed
@@ -104,8 +105,15 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
           return { kind: 'unreadable' as const, reason: errorMessage(err) };
         });
         if (staged.kind === 'unreadable') {
-          o.ledger.record({ runId, event: 'failed', name: entry.name, sha256: null, details: { reason: `staging failed: ${staged.reason}` } });
+          o.ledger.record({
+            runId,
+            event: 'failed',
+            name: entry.name,
+            sha256: null,
+            details: { reason: `staging failed: ${staged.reason}` },
+          });
           flog.error({ event: 'failed', reason: staged.reason }, `could not stage the file, left in intake: ${staged.reason}`);
+          await o.intake.ensureReachable(); // a source that stays away ends the run here, with one line
           continue;
         }
         if (staged.kind === 'gone') {
@@ -113,7 +121,13 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
           continue;
         }
         if (staged.kind === 'changed') {
-          o.ledger.record({ runId, event: 'not_ready', name: entry.name, sha256: null, details: { reason: staged.reason, size: entry.size } });
+          o.ledger.record({
+            runId,
+            event: 'not_ready',
+            name: entry.name,
+            sha256: null,
+            details: { reason: staged.reason, size: entry.size },
+          });
           flog.warn({ event: 'not-ready', reason: staged.reason }, 'not ready: left for the next run');
           continue;
         }
@@ -127,6 +141,14 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         }
       }
     }
+  } catch (err) {
+    // the run cannot go on (intake unlistable, ledger locked): still close its record if possible
+    try {
+      o.ledger.finishRun(runId, runOutcomes(o.ledger, runId).counts, 1);
+    } catch {
+      // the original error says more than this one would
+    }
+    throw err;
   } finally {
     await rm(stagingDir, { recursive: true, force: true });
   }
@@ -189,7 +211,10 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
       return;
     }
     o.ledger.noteUnclaimed(f, 'held', 'held', { heldFor: { name: holder.name, run: holder.runId } });
-    log.warn({ event: 'held', twin: holder.name, twinRun: holder.runId }, `held: its twin ${holder.name} is being loaded by run ${holder.runId}`);
+    log.warn(
+      { event: 'held', twin: holder.name, twinRun: holder.runId },
+      `held: its twin ${holder.name} is being loaded by run ${holder.runId}`,
+    );
     return;
   }
   log.warn({ event: 'busy' }, 'claim contended repeatedly: left for the next run');

@@ -21,9 +21,7 @@ export async function settleIfStale(
   const gone = ownerIsGone({ host: claim.ownerHost, pid: claim.ownerPid, startedAt: claim.ownerStartedAt });
   const leaseOver = claim.leaseUntil !== null && Date.parse(claim.leaseUntil) < Date.now();
   if (!gone && !leaseOver) return 'live';
-  const why = gone
-    ? `its owner (pid ${claim.ownerPid} on ${claim.ownerHost}) is gone`
-    : `its lease ran out at ${claim.leaseUntil}`;
+  const why = gone ? `its owner (pid ${claim.ownerPid} on ${claim.ownerHost}) is gone` : `its lease ran out at ${claim.leaseUntil}`;
   const marker = await findFileMarker(db, schema, claim.sha256);
   if (marker) {
     if (ledger.settleStaleClaim(claim, runId, { state: 'loaded', rows: marker.rowCount, reason: why })) {

@@ -20,35 +20,32 @@ async function loadedRows(prefix: string): Promise<{ rows: number; distinct: num
 }
 
 describe('a run killed at any step and run again ends as if never interrupted', () => {
-  it.each(['after-claim', 'mid-copy', 'after-commit', 'before-finalize', 'after-finalize', 'mid-move'])(
-    'SIGKILL %s',
-    async (step) => {
-      const ws = await Workspace.create(db.url);
-      const prefix = `K${step.replace('-', '')}`;
-      const f = sampleSettlement({ date: '2026-06-01', rows: 2000, idPrefix: prefix }); // > one 64 KiB COPY batch
-      await ws.put('settle_20260601_a01.csv', f.text);
+  it.each(['after-claim', 'mid-copy', 'after-commit', 'before-finalize', 'after-finalize', 'mid-move'])('SIGKILL %s', async (step) => {
+    const ws = await Workspace.create(db.url);
+    const prefix = `K${step.replace('-', '')}`;
+    const f = sampleSettlement({ date: '2026-06-01', rows: 2000, idPrefix: prefix }); // > one 64 KiB COPY batch
+    await ws.put('settle_20260601_a01.csv', f.text);
 
-      const killed = await ws.run([], { SETTLE_TEST_FAULT: step });
-      expect(killed.signal).toBe('SIGKILL');
+    const killed = await ws.run([], { SETTLE_TEST_FAULT: step });
+    expect(killed.signal).toBe('SIGKILL');
 
-      const again = await ws.run();
-      expect(again.stderr).not.toMatch(/"level":50.*"event":"(failed|move-failed)"/);
-      expect(await loadedRows(prefix)).toEqual({ rows: 2000, distinct: 2000, files: 1 });
-      expect(await ws.files('intake')).toEqual([]);
-      expect(await ws.files('archive')).toEqual(['settle_20260601_a01.csv']);
-      expect(await ws.files('duplicates')).toEqual([]);
-      expect((await ws.read('archive', 'settle_20260601_a01.csv')).toString()).toBe(f.text);
-      expect(ws.ledgerFiles().map((x) => [x.name, x.state, x.location])).toEqual([
-        ['settle_20260601_a01.csv', 'loaded', `${ws.archive}/settle_20260601_a01.csv`],
-      ]);
-      // no false duplicate: nothing was ever counted as skipped
-      expect(ws.events().filter((e) => e.event === 'skipped')).toEqual([]);
-      // a third run has nothing left to do
-      const third = await ws.run();
-      expect(third.status).toBe(0);
-      expect(parseSummary(third.stdout)).toMatchObject({ loaded: 0, skipped: 0, held: 0, failed: 0 });
-    },
-  );
+    const again = await ws.run();
+    expect(again.stderr).not.toMatch(/"level":50.*"event":"(failed|move-failed)"/);
+    expect(await loadedRows(prefix)).toEqual({ rows: 2000, distinct: 2000, files: 1 });
+    expect(await ws.files('intake')).toEqual([]);
+    expect(await ws.files('archive')).toEqual(['settle_20260601_a01.csv']);
+    expect(await ws.files('duplicates')).toEqual([]);
+    expect((await ws.read('archive', 'settle_20260601_a01.csv')).toString()).toBe(f.text);
+    expect(ws.ledgerFiles().map((x) => [x.name, x.state, x.location])).toEqual([
+      ['settle_20260601_a01.csv', 'loaded', `${ws.archive}/settle_20260601_a01.csv`],
+    ]);
+    // no false duplicate: nothing was ever counted as skipped
+    expect(ws.events().filter((e) => e.event === 'skipped')).toEqual([]);
+    // a third run has nothing left to do
+    const third = await ws.run();
+    expect(third.status).toBe(0);
+    expect(parseSummary(third.stdout)).toMatchObject({ loaded: 0, skipped: 0, held: 0, failed: 0 });
+  });
 });
 
 describe('two runs started at the same moment', () => {

@@ -26,11 +26,25 @@ async function rowsFrom(name: string): Promise<number> {
 function stageClaim(ws: Workspace, name: string, text: string, owner: { host: string; pid: number; startedAt: string }) {
   ws.withLedger((l) => {
     const at = new Date().toISOString();
-    l.prepare(`INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES ('r-other', 'scheduled', ?, ?, ?)`).run(owner.host, owner.pid, at);
+    l.prepare(`INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES ('r-other', 'scheduled', ?, ?, ?)`).run(
+      owner.host,
+      owner.pid,
+      at,
+    );
     l.prepare(
       `INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at, lease_until, first_seen_at, updated_at)
        VALUES (?, ?, 'claimed', 'r-other', ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(name, sha256(text), Buffer.byteLength(text), owner.host, owner.pid, owner.startedAt, new Date(Date.now() + 3600_000).toISOString(), at, at);
+    ).run(
+      name,
+      sha256(text),
+      Buffer.byteLength(text),
+      owner.host,
+      owner.pid,
+      owner.startedAt,
+      new Date(Date.now() + 3600_000).toISOString(),
+      at,
+      at,
+    );
   });
 }
 
@@ -45,7 +59,11 @@ describe('guards', () => {
     expect(held.status).toBe(0);
     const j = JSON.parse(held.stdout);
     expect(j).toMatchObject({ loaded: 0, skipped: 0, held: 1 });
-    expect(j.files[0]).toMatchObject({ name: 'settle_20260501_a02.csv', outcome: 'held', held_for: { name: 'settle_20260501_a01.csv', run: 'r-other' } });
+    expect(j.files[0]).toMatchObject({
+      name: 'settle_20260501_a02.csv',
+      outcome: 'held',
+      held_for: { name: 'settle_20260501_a01.csv', run: 'r-other' },
+    });
     expect(await ws.files('intake')).toEqual(['settle_20260501_a02.csv']);
     expect(await ws.files('duplicates')).toEqual([]);
     expect(ws.ledgerFile('settle_20260501_a02.csv')?.state).toBe('held');
@@ -109,7 +127,9 @@ describe('guards', () => {
     const r = await ws.run(['--json']);
     expect(r.status).toBe(1);
     const err: string = JSON.parse(r.stdout).files[0].error;
-    expect(err).toMatch(/^field transaction_id: 19 value\(s\) already used: line 2: "OVL-0000001" already loaded from settle_20260504_a01.csv/);
+    expect(err).toMatch(
+      /^field transaction_id: 19 value\(s\) already used: line 2: "OVL-0000001" already loaded from settle_20260504_a01.csv/,
+    );
     expect(err).toContain(`(run ${r1.run})`);
     expect(err.match(/already loaded from/g)).toHaveLength(10);
     expect(err).toMatch(/and 9 more$/);

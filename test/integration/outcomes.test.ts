@@ -61,7 +61,11 @@ describe('what a run does with each file', () => {
     ['a bad date', (l: string[]) => (l[4] = l[4]!.replace('2026-04-03', '2026-04-31')), /^line 5, field settlement_date/],
     ['a missing merchant', (l: string[]) => (l[6] = l[6]!.replace(/,M\d+,/, ',,')), /^line 7, field merchant_id: required/],
     ['a ragged row', (l: string[]) => (l[8] = l[8]! + ',extra'), /^line 9: expected 9 fields, found 10/],
-    ['a repeated transaction id', (l: string[]) => (l[10] = l[10]!.replace(/RAG-\d+/, 'RAG-0000001')), /line 11: "RAG-0000001" repeats line 2/],
+    [
+      'a repeated transaction id',
+      (l: string[]) => (l[10] = l[10]!.replace(/RAG-\d+/, 'RAG-0000001')),
+      /line 11: "RAG-0000001" repeats line 2/,
+    ],
   ])('rejects %s with nothing loaded', async (_what, spoil, message) => {
     const ws = await Workspace.create(db.url);
     const lines = sampleSettlement({ date: '2026-04-03', rows: 12, idPrefix: 'RAG' }).text.split('\n');
@@ -105,16 +109,23 @@ describe('what a run does with each file', () => {
     );
     const fileNet = cents([121604937n, -10n, 9n].reduce((a, b) => a + b));
     expect(sums.rows[0]).toEqual({ gross: '1234567.89', net: fileNet, merchant: 'M, "North" branch', brand: 'MASTER,CARD' });
-    const lines = await db.client.query('SELECT transaction_id, source_line FROM settle.settlement_rows WHERE source_name = $1 ORDER BY 2', [
-      'settle_20260405_a01.csv',
-    ]);
+    const lines = await db.client.query(
+      'SELECT transaction_id, source_line FROM settle.settlement_rows WHERE source_name = $1 ORDER BY 2',
+      ['settle_20260405_a01.csv'],
+    );
     expect(lines.rows.map((x) => x.source_line)).toEqual([2, 3, 4]);
   });
 
   it('ignores upload-in-progress names and dot-files, and reports an idle run as idle', async () => {
     const ws = await Workspace.create(db.url);
     const f = sampleSettlement({ date: '2026-04-06', rows: 5, idPrefix: 'PART' }).text;
-    for (const n of ['settle_20260406_a01.csv.part', 'settle_20260406_a01.csv.filepart', '.settle_20260406_a02.csv', 'settle_20260406_a03.csv.tmp', 'notes.txt']) {
+    for (const n of [
+      'settle_20260406_a01.csv.part',
+      'settle_20260406_a01.csv.filepart',
+      '.settle_20260406_a02.csv',
+      'settle_20260406_a03.csv.tmp',
+      'notes.txt',
+    ]) {
       await ws.put(n, f);
     }
     const r = await ws.run();

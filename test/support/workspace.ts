@@ -7,7 +7,9 @@ import { inject } from 'vitest';
 import { runCli, startCli, type CliResult } from './cli.js';
 
 /** A fresh finance database for one test file, cloned from the migrated template. */
-export async function financeDatabase(opts: { migrated?: boolean } = {}): Promise<{ url: string; client: pg.Client; close(): Promise<void> }> {
+export async function financeDatabase(
+  opts: { migrated?: boolean } = {},
+): Promise<{ url: string; client: pg.Client; close(): Promise<void> }> {
   const adminUrl = inject('pgAdminUrl');
   const name = `settle_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: adminUrl });

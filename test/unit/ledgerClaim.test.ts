@@ -32,7 +32,9 @@ describe('the claim', () => {
     const l = freshLedger();
     expect(claim(l, 'settle_a01.csv', SHA_A)).toBe(true);
     expect(claim(l, 'settle_a02.csv', SHA_A, 'r2')).toBe(false);
-    expect(l.finalizeClaim({ name: 'settle_a01.csv', sha256: SHA_A, runId: 'r1' }, { state: 'loaded', event: 'loaded', rows: 3 }, {})).toBe(true);
+    expect(l.finalizeClaim({ name: 'settle_a01.csv', sha256: SHA_A, runId: 'r1' }, { state: 'loaded', event: 'loaded', rows: 3 }, {})).toBe(
+      true,
+    );
     expect(claim(l, 'settle_a02.csv', SHA_A, 'r2')).toBe(false);
     expect(l.liveHolder(SHA_A)).toMatchObject({ name: 'settle_a01.csv', state: 'loaded' });
   });
@@ -92,15 +94,17 @@ describe('the claim', () => {
         owner: { host: 'h', pid: process.pid, startedAt: 'x' }, leaseUntil: new Date(Date.now() + 60000) });
       process.stdout.write(won ? 'won' : 'lost');`;
     const outcomes = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        new Promise<string>((resolve, reject) => {
-          const child = spawn(process.execPath, ['--input-type=module', '-e', script, path, String(i)]);
-          let out = '';
-          let err = '';
-          child.stdout.on('data', (d) => (out += d));
-          child.stderr.on('data', (d) => (err += d));
-          child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(err))));
-        }),
+      Array.from(
+        { length: 8 },
+        (_, i) =>
+          new Promise<string>((resolve, reject) => {
+            const child = spawn(process.execPath, ['--input-type=module', '-e', script, path, String(i)]);
+            let out = '';
+            let err = '';
+            child.stdout.on('data', (d) => (out += d));
+            child.stderr.on('data', (d) => (err += d));
+            child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(err))));
+          }),
       ),
     );
     expect(outcomes.filter((o) => o === 'won')).toHaveLength(1);

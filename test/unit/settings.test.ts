@@ -25,7 +25,13 @@ describe('settings', () => {
 
   it('has the documented defaults', () => {
     const s = resolveSettings({}, {});
-    expect(s).toMatchObject({ pattern: 'settle_*.csv', ledger: './settle-ledger.sqlite', schema: 'settle', stableForSeconds: 30, claimLeaseSeconds: 7200 });
+    expect(s).toMatchObject({
+      pattern: 'settle_*.csv',
+      ledger: './settle-ledger.sqlite',
+      schema: 'settle',
+      stableForSeconds: 30,
+      claimLeaseSeconds: 7200,
+    });
   });
 
   it.each([

@@ -76,7 +76,13 @@ describe('a settlement row against the default layout', () => {
 describe('a layout from configuration', () => {
   it('accepts optional columns and turns their empty values into NULL', () => {
     const layout = parseLayout(
-      { columns: [{ name: 'id', type: 'text' }, { name: 'note', type: 'text', required: false }], naturalKey: 'id' },
+      {
+        columns: [
+          { name: 'id', type: 'text' },
+          { name: 'note', type: 'text', required: false },
+        ],
+        naturalKey: 'id',
+      },
       'test',
     );
     expect(validateRow(layout, fields('a', ''), 2)).toEqual(['a', null]);

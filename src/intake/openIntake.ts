@@ -1,0 +1,57 @@
+import { posix, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { siblingFolder, type Settings } from '../config/settings.js';
+import { UsageError } from '../errors.js';
+import { HostKeyPolicy } from './hostKeys.js';
+import type { Intake } from './intake.js';
+import { LocalIntake } from './localIntake.js';
+import { SftpIntake } from './sftpIntake.js';
+import { isSftpUrl, parseSftpUrl } from './sftpUrl.js';
+
+/** Refuses a missing or malformed intake setting before anything is connected. */
+export function checkIntakeSetting(s: Settings): void {
+  if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
+  if (isSftpUrl(s.intake)) parseSftpUrl(s.intake);
+}
+
+/** The intake named by the settings: a local folder or an sftp:// URL, behind one interface. */
+export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
+  checkIntakeSetting(s);
+  if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
+  if (!isSftpUrl(s.intake)) {
+    const intake = resolve(s.intake);
+    return LocalIntake.open({
+      intake,
+      archive: resolve(s.archive ?? siblingFolder(intake, 'archive')),
+      duplicates: resolve(s.duplicates ?? siblingFolder(intake, 'duplicates')),
+      rejected: resolve(s.rejected ?? siblingFolder(intake, 'rejected')),
+    });
+  }
+  const loc = parseSftpUrl(s.intake);
+  // on the server, the final folders default to siblings of the intake path there
+  const remote = (value: string | undefined, name: 'archive' | 'duplicates' | 'rejected') => {
+    if (value === undefined) return posix.join(posix.dirname(loc.path), name);
+    if (!value.startsWith('/')) throw new UsageError(`--${name} must be an absolute path on the SFTP server, got ${value}`);
+    return value;
+  };
+  const hostKeys = s.sftp.hostKeyFingerprint
+    ? HostKeyPolicy.pinned(s.sftp.hostKeyFingerprint, loc.host, loc.port)
+    : HostKeyPolicy.fromKnownHosts(s.sftp.knownHosts, loc.host, loc.port);
+  return SftpIntake.open(
+    loc,
+    {
+      intake: loc.path,
+      archive: remote(s.archive, 'archive'),
+      duplicates: remote(s.duplicates, 'duplicates'),
+      rejected: remote(s.rejected, 'rejected'),
+    },
+    {
+      keyPath: s.sftp.keyPath,
+      keyPassphrase: s.sftp.keyPassphrase,
+      password: s.sftp.password,
+      agentSocket: s.sftp.agentSocket,
+    },
+    hostKeys,
+    log,
+  );
+}

@@ -1,0 +1,192 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { finished, startCli } from '../support/cli.js';
+import { TestSshd } from '../support/sshd.js';
+import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+
+let db: Awaited<ReturnType<typeof financeDatabase>>;
+let sshd: TestSshd;
+beforeAll(async () => {
+  db = await financeDatabase();
+  sshd = await TestSshd.start();
+});
+afterAll(async () => {
+  await sshd?.destroy();
+  await db?.close();
+});
+
+/** A folder tree on the SFTP server (this machine) plus a local workspace for the ledger. */
+async function remoteSetup() {
+  const ws = await Workspace.create(db.url);
+  const root = await mkdtemp(join(tmpdir(), 'settle-remote-'));
+  const intake = join(root, 'intake');
+  await mkdir(intake);
+  const put = async (name: string, content: string) => {
+    await writeFile(join(intake, name), content);
+    const old = new Date(Date.now() - 3600_000);
+    await utimes(join(intake, name), old, old);
+  };
+  const files = async (folder: string) => (await readdir(join(root, folder)).catch(() => [])).sort();
+  const args = (extra: string[] = []) => [
+    'run',
+    '--intake',
+    sshd.url(intake),
+    '--ledger',
+    ws.ledger,
+    '--stable-for',
+    '0',
+    '--sftp-key',
+    sshd.clientKey,
+    '--known-hosts',
+    sshd.knownHosts,
+    ...extra,
+  ];
+  const run = (extra: string[] = []) => ws.cli(args(extra));
+  return { ws, root, intake, put, files, args, run };
+}
+
+async function rowsFrom(name: string): Promise<number> {
+  const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);
+  return Number(r.rows[0]!.n);
+}
+
+describe('an sftp:// intake on a real OpenSSH server', () => {
+  it('replays the incident night: a01 loaded, a02 with the same bytes skipped, both moved on the server', async () => {
+    const r = await remoteSetup();
+    const a01 = sampleSettlement({ date: '2026-08-01', rows: 1240, idPrefix: 'SFTP1' }).text;
+    await r.put('settle_20260801_a01.csv', a01);
+    const first = await r.run();
+    expect(first.status).toBe(0);
+    const s1 = parseSummary(first.stdout);
+    expect(s1).toMatchObject({ loaded: 1, rows: 1240 });
+
+    await r.put('settle_20260801_a02.csv', a01);
+    const second = await r.run(['--json']);
+    expect(second.status).toBe(0);
+    const j = JSON.parse(second.stdout);
+    expect(j).toMatchObject({ loaded: 0, skipped: 1 });
+    expect(j.files[0].duplicate_of).toMatchObject({ name: 'settle_20260801_a01.csv', run: s1.run });
+
+    expect(await r.files('intake')).toEqual([]);
+    expect(await r.files('archive')).toEqual(['settle_20260801_a01.csv']);
+    expect(await r.files('duplicates')).toEqual(['settle_20260801_a02.csv']);
+    expect(await rowsFrom('settle_20260801_a01.csv')).toBe(1240);
+    expect(r.ws.ledgerFile('settle_20260801_a01.csv')?.location).toBe(
+      `sftp://127.0.0.1:${sshd.port}${r.root}/archive/settle_20260801_a01.csv`,
+    );
+  });
+
+  it('accepts a pinned host key fingerprint instead of known_hosts', async () => {
+    const r = await remoteSetup();
+    await r.put('settle_20260802_a01.csv', sampleSettlement({ date: '2026-08-02', rows: 5, idPrefix: 'SFTP2' }).text);
+    const fp = execFileSync('ssh-keygen', ['-lf', join(sshd.dir, 'host_ed25519.pub')], { encoding: 'utf8' }).split(' ')[1]!;
+    const args = r.args(['--host-key-fingerprint', fp]).filter((a, i, all) => a !== '--known-hosts' && all[i - 1] !== '--known-hosts');
+    const res = await r.ws.cli(args);
+    expect(res.status).toBe(0);
+    expect(parseSummary(res.stdout)).toMatchObject({ loaded: 1 });
+  });
+
+  it.each([
+    ['a changed key', 'other', /has CHANGED: .* the server offered ssh-ed25519 key SHA256:/],
+    ['an unknown host', 'none', /is not in .*known_hosts.*: the server offered ssh-ed25519 key SHA256:/],
+  ])('refuses %s, showing the offered fingerprint, with nothing downloaded or loaded', async (_what, kind, message) => {
+    const r = await remoteSetup();
+    await r.put('settle_20260803_a01.csv', sampleSettlement({ date: '2026-08-03', rows: 5, idPrefix: 'MITM' }).text);
+    const known = join(r.ws.root, 'known_hosts');
+    if (kind === 'other') {
+      const other = join(r.ws.root, 'other_key');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]);
+      const pub = (await readFile(`${other}.pub`, 'utf8')).split(' ').slice(0, 2).join(' ');
+      await writeFile(known, `[127.0.0.1]:${sshd.port} ${pub}\n`);
+    } else {
+      await writeFile(known, `[127.0.0.1]:1 ${sshd.hostKeyPub}\n`);
+    }
+    const staging = await mkdtemp(join(tmpdir(), 'settle-staging-'));
+    const res = await r.ws.cli([...r.args(['--known-hosts', known, '--staging', staging])]);
+    expect(res.status).toBe(2);
+    const realFp = execFileSync('ssh-keygen', ['-lf', join(sshd.dir, 'host_ed25519.pub')], { encoding: 'utf8' }).split(' ')[1]!;
+    expect(res.stderr).toMatch(message);
+    expect(res.stderr).toContain(realFp);
+    expect(await readdir(staging)).toEqual([]);
+    expect(await r.files('intake')).toEqual(['settle_20260803_a01.csv']);
+    expect(r.ws.runs()).toEqual([]);
+    expect(await rowsFrom('settle_20260803_a01.csv')).toBe(0);
+  });
+
+  it('does not load half of a remote file that is still growing', async () => {
+    const r = await remoteSetup();
+    const full = sampleSettlement({ date: '2026-08-04', rows: 300, idPrefix: 'SGROW' }).text.split('\n');
+    const path = join(r.intake, 'settle_20260804_a01.csv');
+    await writeFile(path, '');
+    let growing = true;
+    const grower = (async () => {
+      // a slow upload: a line every 200 ms, so the whole-second remote mtime keeps moving
+      for (let i = 0; growing && i < full.length; i++) {
+        await writeFile(path, `${full[i]}\n`, { flag: 'a' });
+        await sleep(200);
+      }
+    })();
+    try {
+      const res = await r.run(['--stable-for', '2', '--max-wait', '4']);
+      expect(res.status).toBe(0);
+      expect(parseSummary(res.stdout)).toMatchObject({ loaded: 0, not_ready: 1 });
+    } finally {
+      growing = false;
+      await grower;
+    }
+    expect(await rowsFrom('settle_20260804_a01.csv')).toBe(0);
+    expect(await r.files('intake')).toEqual(['settle_20260804_a01.csv']);
+  });
+
+  it('survives the server going away mid-download: one line, exit 1, nothing claimed; the next run completes', async () => {
+    const r = await remoteSetup();
+    const big = sampleSettlement({ date: '2026-08-05', rows: 300_000, idPrefix: 'SCUT' }).text;
+    await r.put('settle_20260805_a01.csv', big);
+    const staging = await mkdtemp(join(tmpdir(), 'settle-staging-'));
+    const child = startCli(r.args(['--staging', staging, '--log-file', join(r.ws.root, 'run.log')]), { DATABASE_URL: db.url });
+    const done = finished(child);
+    // cut the connection once the download has started
+    let downloading = false;
+    for (let i = 0; i < 2000 && !downloading && child.exitCode === null; i++) {
+      for (const d of await readdir(staging).catch(() => [])) {
+        for (const f of await readdir(join(staging, d)).catch(() => [])) {
+          if ((await stat(join(staging, d, f)).catch(() => null))?.size) downloading = true;
+        }
+      }
+      if (!downloading) await sleep(5);
+    }
+    expect(downloading).toBe(true);
+    await sshd.stop();
+    const res = await done;
+    await sshd.resume();
+    expect(res.status).toBe(1);
+    expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(/SFTP server .* is unreachable after \d attempts/)]);
+    expect(r.ws.ledgerFiles()).toEqual([]); // nothing claimed for an incomplete download
+    expect(await r.files('intake')).toEqual(['settle_20260805_a01.csv']);
+    expect((await stat(join(r.intake, 'settle_20260805_a01.csv'))).size).toBe(Buffer.byteLength(big));
+    expect(await rowsFrom('settle_20260805_a01.csv')).toBe(0);
+
+    const next = await r.run();
+    expect(next.status).toBe(0);
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 300_000 });
+    expect(await r.files('archive')).toEqual(['settle_20260805_a01.csv']);
+  });
+
+  it('keeps both files when the remote archive already has the name', async () => {
+    const r = await remoteSetup();
+    await mkdir(join(r.root, 'archive'));
+    await writeFile(join(r.root, 'archive', 'settle_20260806_a01.csv'), 'an older file with this name\n');
+    const f = sampleSettlement({ date: '2026-08-06', rows: 7, idPrefix: 'SCLASH' }).text;
+    await r.put('settle_20260806_a01.csv', f);
+    const res = await r.run();
+    expect(res.status).toBe(0);
+    expect(await r.files('archive')).toEqual(['settle_20260806_a01.1.csv', 'settle_20260806_a01.csv']);
+    expect(await readFile(join(r.root, 'archive', 'settle_20260806_a01.csv'), 'utf8')).toBe('an older file with this name\n');
+    expect(await readFile(join(r.root, 'archive', 'settle_20260806_a01.1.csv'), 'utf8')).toBe(f);
+  });
+});
