@@ -19,7 +19,9 @@ let skipped = 0;
 try {
   const r = JSON.parse(readFileSync(out, 'utf8'));
   passed = r.numPassedTests;
-  failed = r.numFailedTests + (r.numFailedTestSuites ?? 0);
+  // a file that failed without a failed test (an import error, a crashed hook) counts once
+  const brokenFiles = r.testResults.filter((f) => f.status === 'failed' && !f.assertionResults.some((t) => t.status === 'failed')).length;
+  failed = r.numFailedTests + brokenFiles;
   skipped = r.numPendingTests + r.numTodoTests;
 } catch {
   failed = Math.max(failed, 1); // vitest died before writing its report

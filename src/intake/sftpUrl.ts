@@ -14,6 +14,8 @@ export function isSftpUrl(value: string): boolean {
 
 /** `sftp://user@host[:port]/path`; a password in the URL is refused (it would sit in cron and ps). */
 export function parseSftpUrl(value: string): SftpLocation {
+  // URL parsing would quietly resolve `..`; an intake path that uses it is refused instead
+  if (/\/\.\.(\/|$)/.test(value)) throw new UsageError(`intake ${value} must not contain ".."`);
   let u: URL;
   try {
     u = new URL(value);
@@ -25,7 +27,6 @@ export function parseSftpUrl(value: string): SftpLocation {
   if (!u.username) throw new UsageError(`intake ${value} must name the user: sftp://user@host/path`);
   const path = decodeURIComponent(u.pathname);
   if (!path || path === '/') throw new UsageError(`intake ${value} must name the folder on the server`);
-  if (path.split('/').includes('..')) throw new UsageError(`intake ${value} must not contain ".."`);
   return {
     user: decodeURIComponent(u.username),
     host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
