@@ -1,8 +1,9 @@
 import { createReadStream } from 'node:fs';
-import { Transform, type TransformCallback } from 'node:stream';
+import { isUtf8 } from 'node:buffer';
 import { parse, CsvError } from 'csv-parse';
 import { RejectError } from '../errors.js';
 import type { Layout } from './layout.js';
+import { InvalidUtf8Error, Utf8Gate } from './utf8Gate.js';
 import { validateHeader, validateRow } from './validateRow.js';
 
 export interface SettlementRow {
@@ -11,32 +12,57 @@ export interface SettlementRow {
   values: (string | null)[];
 }
 
-const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+function csvReject(err: CsvError, line: number): RejectError {
+  const text = err.message.replace(/ at line \d+/, '').replace(/^Invalid/, 'invalid');
+  return new RejectError(`line ${line}: ${text}`, { line }, { cause: err });
+}
 
-/** Drops a leading UTF-8 byte-order mark; csv-parse's own BOM handling would turn fields into strings. */
-class StripBom extends Transform {
-  private pending: Buffer | null = Buffer.alloc(0);
+const newlines = (s: string) => {
+  let n = 0;
+  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
+  return n;
+};
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    if (this.pending === null) return done(null, chunk);
-    const head = Buffer.concat([this.pending, chunk]);
-    if (head.length < UTF8_BOM.length && UTF8_BOM.subarray(0, head.length).equals(head)) {
-      this.pending = head;
-      return done();
+/**
+ * Records with the line each starts on. Line numbers are counted here rather than taken
+ * from csv-parse's per-record info, which is slow and drifts after quoted line breaks.
+ */
+async function* records<T extends string | Buffer>(path: string, encoding: 'utf8' | null): AsyncGenerator<{ fields: T[]; line: number }> {
+  // in byte mode the gate only strips the byte-order mark: UTF-8 is then checked per field
+  const gate = new Utf8Gate(encoding !== null);
+  const parser = parse({ encoding, relax_column_count: true, skip_empty_lines: false });
+  const source = createReadStream(path, { highWaterMark: 256 * 1024 });
+  const fail = (err: Error) => parser.destroy(err);
+  source.on('error', fail);
+  gate.on('error', fail);
+  source.pipe(gate).pipe(parser);
+  let line = 1;
+  try {
+    for await (const fields of parser as AsyncIterable<T[]>) {
+      const start = line;
+      const only = fields[0];
+      line += 1 + fields.reduce((n, f) => n + newlines(typeof f === 'string' ? f : f.toString('latin1')), 0);
+      if (fields.length === 1 && only !== undefined && only.length === 0) continue; // an empty line
+      yield { fields, line: start };
     }
-    this.pending = null;
-    done(null, head.subarray(0, 3).equals(UTF8_BOM) ? head.subarray(3) : head);
-  }
-
-  override _flush(done: TransformCallback): void {
-    done(null, this.pending && this.pending.length > 0 ? this.pending : undefined);
+  } catch (err) {
+    if (err instanceof CsvError) throw csvReject(err, line);
+    throw err;
+  } finally {
+    source.destroy();
   }
 }
 
-function csvReject(err: CsvError): RejectError {
-  const line = (err as CsvError & { lines?: number }).lines;
-  const text = err.message.replace(/ at line \d+/, '').replace(/^Invalid/, 'invalid');
-  return new RejectError(line ? `line ${line}: ${text}` : text, line ? { line } : {}, { cause: err });
+/** Finds the line and field of the first byte that is not UTF-8: only on the failure path. */
+async function locateInvalidUtf8(path: string, layout: Layout): Promise<RejectError> {
+  for await (const { fields, line } of records<Buffer>(path, null)) {
+    const i = fields.findIndex((f) => !isUtf8(f));
+    if (i !== -1) {
+      const field = layout.columns[i]?.name ?? `column ${i + 1}`;
+      return new RejectError(`line ${line}, field ${field}: not valid UTF-8`, { line, field });
+    }
+  }
+  return new RejectError('the file is not valid UTF-8 (a character is cut off at its end)');
 }
 
 /**
@@ -44,31 +70,19 @@ function csvReject(err: CsvError): RejectError {
  * the layout and throws a RejectError naming the line and field at the first bad one.
  */
 export async function* readSettlement(path: string, layout: Layout): AsyncGenerator<SettlementRow> {
-  const parser = parse({
-    encoding: null, // fields stay bytes so that invalid UTF-8 is caught per field, not replaced
-    info: true,
-    relax_column_count: true, // ragged rows are reported by validateRow with the line number
-    skip_empty_lines: true,
-  });
-  const source = createReadStream(path).pipe(new StripBom());
-  source.on('error', (err) => parser.destroy(err));
-  source.pipe(parser);
-
   let sawHeader = false;
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: Buffer[]; info: { lines: number } }>) {
+    for await (const { fields, line } of records<string>(path, 'utf8')) {
       if (!sawHeader) {
-        validateHeader(layout, record, info.lines);
+        validateHeader(layout, fields, line);
         sawHeader = true;
         continue;
       }
-      yield { line: info.lines, values: validateRow(layout, record, info.lines) };
+      yield { line, values: validateRow(layout, fields, line) };
     }
   } catch (err) {
-    if (err instanceof CsvError) throw csvReject(err);
+    if (err instanceof InvalidUtf8Error) throw await locateInvalidUtf8(path, layout);
     throw err;
-  } finally {
-    source.destroy();
   }
   if (!sawHeader) throw new RejectError('line 1: the file is empty (no header)', { line: 1, field: 'header' });
 }

@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import { RejectError } from '../errors.js';
 import type { ColumnSpec, Layout } from './layout.js';
 
@@ -47,10 +46,10 @@ function show(value: string): string {
 }
 
 /**
- * Checks one data row (raw field bytes) and returns its values as strings, or throws a
- * RejectError naming the line and the field. Empty optional values come back as null.
+ * Checks one data row and returns its values, or throws a RejectError naming the line and
+ * the field. Empty optional values come back as null. (UTF-8 is checked on the raw bytes.)
  */
-export function validateRow(layout: Layout, fields: Buffer[], line: number): (string | null)[] {
+export function validateRow(layout: Layout, fields: string[], line: number): (string | null)[] {
   const { columns } = layout;
   if (fields.length !== columns.length) {
     throw new RejectError(`line ${line}: expected ${columns.length} fields, found ${fields.length}`, { line });
@@ -58,11 +57,7 @@ export function validateRow(layout: Layout, fields: Buffer[], line: number): (st
   const values: (string | null)[] = new Array(columns.length);
   for (let i = 0; i < columns.length; i++) {
     const spec = columns[i]!;
-    const raw = fields[i]!;
-    if (!isUtf8(raw)) {
-      throw new RejectError(`line ${line}, field ${spec.name}: not valid UTF-8`, { line, field: spec.name });
-    }
-    const value = raw.toString('utf8');
+    const value = fields[i]!;
     if (value === '') {
       if (spec.required) {
         throw new RejectError(`line ${line}, field ${spec.name}: required value is missing`, { line, field: spec.name });
@@ -80,8 +75,8 @@ export function validateRow(layout: Layout, fields: Buffer[], line: number): (st
 }
 
 /** The header must name the layout's columns, in order. */
-export function validateHeader(layout: Layout, fields: Buffer[], line: number): void {
-  const got = fields.map((f) => f.toString('utf8').trim());
+export function validateHeader(layout: Layout, fields: string[], line: number): void {
+  const got = fields.map((f) => f.trim());
   const want = layout.columns.map((c) => c.name);
   if (got.length !== want.length || got.some((g, i) => g !== want[i])) {
     throw new RejectError(
