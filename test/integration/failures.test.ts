@@ -1,4 +1,6 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
@@ -100,7 +102,52 @@ describe('SIGKILL at random moments during a 300,000-row load', () => {
   });
 });
 
+/** Root may mount; elsewhere these cases cannot be staged and are reported as skipped. */
+const canMount = process.getuid?.() === 0 && spawnSync('mount', ['--version']).status === 0;
+
+describe('a full staging disk', () => {
+  it.runIf(canMount)('fails the file without claiming it, leaves it in intake, and the next run loads it', async () => {
+    const ws = await Workspace.create(db.url);
+    const tiny = await mkdtemp(join(tmpdir(), 'settle-tiny-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', tiny]);
+    try {
+      await ws.put('settle_20260706_a01.csv', sampleSettlement({ date: '2026-07-06', rows: 3000, idPrefix: 'FULL' }).text);
+      const r = await ws.run(['--staging', tiny, '--json']);
+      expect(r.status).toBe(1);
+      const j = JSON.parse(r.stdout);
+      expect(j).toMatchObject({ loaded: 0, failed: 1 });
+      expect(j.files[0].error).toMatch(/staging failed: .*ENOSPC/);
+      expect(ws.ledgerFiles()).toEqual([]); // never claimed
+      expect(await ws.files('intake')).toEqual(['settle_20260706_a01.csv']);
+    } finally {
+      execFileSync('umount', [tiny]);
+    }
+    const next = await ws.run();
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 3000 });
+  });
+});
+
 describe('the SQLite ledger', () => {
+  it.runIf(canMount)('says in one line that the ledger cannot be written (exit 2), touching nothing', async () => {
+    const ws = await Workspace.create(db.url);
+    await ws.put('settle_20260707_a01.csv', sampleSettlement({ date: '2026-07-07', rows: 5, idPrefix: 'RO' }).text);
+    const ledgerDir = await mkdtemp(join(tmpdir(), 'settle-ro-'));
+    const ledger = join(ledgerDir, 'ledger.sqlite');
+    const migrated = await ws.cli(['migrate', '--ledger', ledger]);
+    expect(migrated.status).toBe(0);
+    execFileSync('mount', ['--bind', ledgerDir, ledgerDir]);
+    execFileSync('mount', ['-o', 'remount,ro,bind', ledgerDir]);
+    try {
+      const r = await ws.run(['--ledger', ledger]);
+      expect(r.status).toBe(2);
+      expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/ledger .* cannot be opened for writing/)]);
+      expect(await ws.files('intake')).toEqual(['settle_20260707_a01.csv']);
+    } finally {
+      execFileSync('umount', [ledgerDir]);
+    }
+    expect(await counts('RO')).toEqual({ rows: 0, distinct: 0, loads: 0 });
+  });
+
   it('says in one line that a file is not a ledger (exit 2), touching nothing', async () => {
     const ws = await Workspace.create(db.url, { migrate: false });
     await writeFile(ws.ledger, 'this is a spreadsheet, not a ledger\n'.repeat(200));

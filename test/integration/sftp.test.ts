@@ -177,6 +177,21 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
     expect(await r.files('archive')).toEqual(['settle_20260805_a01.csv']);
   });
 
+  it('finishes the move on the server when a run was killed between load and move', async () => {
+    const r = await remoteSetup();
+    const f = sampleSettlement({ date: '2026-08-07', rows: 9, idPrefix: 'SMOVE' }).text;
+    await r.put('settle_20260807_a01.csv', f);
+    const killed = await r.ws.cli(r.args(), { SETTLE_TEST_FAULT: 'after-finalize' });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(await r.files('intake')).toEqual(['settle_20260807_a01.csv']);
+    const again = await r.run();
+    expect(again.status).toBe(0);
+    expect(await r.files('intake')).toEqual([]);
+    expect(await r.files('archive')).toEqual(['settle_20260807_a01.csv']);
+    expect(await r.files('duplicates')).toEqual([]);
+    expect(await rowsFrom('settle_20260807_a01.csv')).toBe(9);
+  });
+
   it('keeps both files when the remote archive already has the name', async () => {
     const r = await remoteSetup();
     await mkdir(join(r.root, 'archive'));
