@@ -77,7 +77,9 @@ export async function runDemo(): Promise<number> {
       const names = await readdir(join(ws, folder)).catch(() => []);
       say(`  ${join(ws, folder).padEnd(ws.length + 12)} ${names.join(', ') || '(empty)'}`);
     }
-    say(`  ledger:  ${settings.ledger}   (sqlite3 it, or settle-ingest report runs --ledger …)`);
+    say(`  ledger:  ${settings.ledger}`);
+    say(`           settle-ingest report runs --ledger ${settings.ledger}`);
+    say(`           settle-ingest history settle_20260314_a02.csv --ledger ${settings.ledger}`);
     say(`  logs:    ${settings.logFile}   (one JSON line per decision)`);
     return worst === 1 ? 0 : worst; // the rejected file is part of the story, not a demo failure
   } finally {

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT_PROBLEM, EXIT_USAGE, SettleError, errorMessage } from '../errors.js';
 import { registerMigrate } from './migrateCommand.js';
+import { registerAudit } from './auditCommand.js';
+import { registerReports } from './reportCommand.js';
 import { registerRun } from './runCommand.js';
 
 /** Parses argv, runs one command, and turns its outcome into an exit status. */
@@ -28,6 +30,8 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   };
   registerMigrate(program);
   registerRun(program, setExit);
+  registerReports(program);
+  registerAudit(program, setExit);
   program
     .command('demo')
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { posix, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { siblingFolder, type Settings } from '../config/settings.js';
@@ -54,4 +55,17 @@ export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
     hostKeys,
     log,
   );
+}
+
+/** The archive folder as an intake of its own, for `audit`; null when a local archive does not exist yet. */
+export async function openArchive(s: Settings, log: Logger): Promise<Intake | null> {
+  if (!s.intake && !s.archive) throw new UsageError('audit needs --intake or --archive to find the archive');
+  if (s.intake && isSftpUrl(s.intake)) {
+    const loc = parseSftpUrl(s.intake);
+    const archive = s.archive ?? posix.join(posix.dirname(loc.path), 'archive');
+    return openIntake({ ...s, intake: `sftp://${loc.user}@${loc.host}:${loc.port}${archive}`, archive: undefined }, log);
+  }
+  const dir = resolve(s.archive ?? siblingFolder(resolve(s.intake!), 'archive'));
+  if (!existsSync(dir)) return null;
+  return LocalIntake.open({ intake: dir, archive: dir, duplicates: dir, rejected: dir });
 }

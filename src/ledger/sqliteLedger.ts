@@ -345,4 +345,31 @@ export class SqliteLedger {
       return true;
     });
   }
+
+  /** Events of the given kinds at or after `since` (ISO time), oldest first. */
+  eventsSince(kinds: EventKind[], since: string): LedgerEvent[] {
+    const marks = kinds.map(() => '?').join(', ');
+    return this.parseEvents(
+      this.db.prepare(`SELECT * FROM ledger_events WHERE event IN (${marks}) AND at >= ? ORDER BY id`).all(...kinds, since),
+    );
+  }
+
+  filesInState(state: FileState): FileRow[] {
+    return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE state = ? ORDER BY id`).all(state) as FileRow[];
+  }
+
+  /** Whether the ledger has ever seen this content, under any name and in any state. */
+  knowsContent(sha256: string): FileRow[] {
+    return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE sha256 = ? ORDER BY id`).all(sha256) as FileRow[];
+  }
+
+  /** Contents recorded as loaded (or recovered as loaded) by more than one event: must never happen. */
+  contentsLoadedTwice(): { sha256: string; loads: number }[] {
+    return this.db
+      .prepare(
+        `SELECT sha256, count(*) AS loads FROM ledger_events WHERE event IN ('loaded', 'recovered') AND sha256 IS NOT NULL
+          GROUP BY sha256 HAVING count(*) > 1`,
+      )
+      .all() as { sha256: string; loads: number }[];
+  }
 }
