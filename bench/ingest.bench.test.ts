@@ -3,23 +3,19 @@ import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { sampleSettlement } from '../src/demo/sampleSettlement.js';
 import { HostKeyPolicy } from '../src/intake/hostKeys.js';
 import { LocalIntake } from '../src/intake/localIntake.js';
 import { SftpIntake } from '../src/intake/sftpIntake.js';
 import { stageAndHash } from '../src/pipeline/stageAndHash.js';
 import { TestSshd } from '../test/support/sshd.js';
-import { financeDatabase, Workspace } from '../test/support/workspace.js';
+import { sharedFinanceDatabase, Workspace } from '../test/support/workspace.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 300_000);
 const REPEAT = 3;
 
-let db: Awaited<ReturnType<typeof financeDatabase>>;
-beforeAll(async () => {
-  db = await financeDatabase();
-});
-afterAll(async () => db?.close());
+const db = sharedFinanceDatabase();
 
 async function median(fn: () => Promise<unknown> | unknown, before?: () => Promise<unknown>): Promise<number> {
   const times: number[] = [];

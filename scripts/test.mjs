@@ -4,6 +4,11 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 
+// The tests and benchmarks are type-checked too (the build covers src/ only); a type error
+// counts as one failure in the closing line, and the suite still runs.
+const typecheck = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.check.json'], { stdio: 'inherit' });
+const typeFailures = typecheck.status === 0 ? 0 : 1;
+
 const out = '.test-output/vitest.json';
 mkdirSync('.test-output', { recursive: true });
 rmSync(out, { force: true });
@@ -27,5 +32,6 @@ try {
   failed = Math.max(failed, 1); // vitest died before writing its report
 }
 if ((vitest.status !== 0 || passed === 0) && failed === 0) failed = 1; // a crash or an empty run is a failure
+failed += typeFailures;
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished } from '../support/cli.js';
-import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
 
-let db: Awaited<ReturnType<typeof financeDatabase>>;
-beforeAll(async () => {
-  db = await financeDatabase();
-});
-afterAll(async () => db?.close());
+const db = sharedFinanceDatabase();
 
 async function loadedRows(prefix: string): Promise<{ rows: number; distinct: number; files: number }> {
   const r = await db.client.query<{ rows: string; distinct: string; files: string }>(

@@ -4,17 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../src/demo/embeddedPostgres.js';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished } from '../support/cli.js';
-import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
 
-let db: Awaited<ReturnType<typeof financeDatabase>>;
-beforeAll(async () => {
-  db = await financeDatabase();
-});
-afterAll(async () => db?.close());
+const db = sharedFinanceDatabase();
 
 async function counts(prefix: string): Promise<{ rows: number; distinct: number; loads: number }> {
   const r = await db.client.query<{ rows: string; distinct: string; loads: string }>(

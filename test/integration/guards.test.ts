@@ -3,17 +3,13 @@ import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { currentOwner } from '../../src/ledger/owner.js';
 import { finished, runCli, startCli } from '../support/cli.js';
-import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { financeDatabase, sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
 
-let db: Awaited<ReturnType<typeof financeDatabase>>;
-beforeAll(async () => {
-  db = await financeDatabase();
-});
-afterAll(async () => db?.close());
+const db = sharedFinanceDatabase();
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 

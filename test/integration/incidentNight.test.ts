@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
 
-let db: Awaited<ReturnType<typeof financeDatabase>>;
-beforeAll(async () => {
-  db = await financeDatabase();
-});
-afterAll(async () => db?.close());
+const db = sharedFinanceDatabase();
 
 const a01 = sampleSettlement({ date: '2026-03-14', rows: 1240, idPrefix: 'T20260314' });
 

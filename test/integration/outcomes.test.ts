@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cents, HEADER, sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
 
-let db: Awaited<ReturnType<typeof financeDatabase>>;
-beforeAll(async () => {
-  db = await financeDatabase();
-});
-afterAll(async () => db?.close());
+const db = sharedFinanceDatabase();
 
 async function rowsFrom(name: string): Promise<number> {
   const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);

@@ -7,18 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished, startCli } from '../support/cli.js';
 import { TestSshd } from '../support/sshd.js';
-import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
-let db: Awaited<ReturnType<typeof financeDatabase>>;
+const db = sharedFinanceDatabase();
 let sshd: TestSshd;
 beforeAll(async () => {
-  db = await financeDatabase();
   sshd = await TestSshd.start();
 });
-afterAll(async () => {
-  await sshd?.destroy();
-  await db?.close();
-});
+afterAll(async () => sshd?.destroy());
 
 /** A folder tree on the SFTP server (this machine) plus a local workspace for the ledger. */
 async function remoteSetup() {

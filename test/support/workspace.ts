@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { runCli, startCli, type CliResult } from './cli.js';
 
 /** A fresh finance database for one test file, cloned from the migrated template. */
@@ -23,6 +23,26 @@ export async function financeDatabase(
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   return { url, client, close: () => client.end() };
+}
+
+export type FinanceDatabase = Awaited<ReturnType<typeof financeDatabase>>;
+
+/** One finance database for all tests of a file: created before them, closed after them. */
+export function sharedFinanceDatabase(): FinanceDatabase {
+  let current: FinanceDatabase | undefined;
+  beforeAll(async () => {
+    current = await financeDatabase();
+  });
+  afterAll(async () => current?.close());
+  return {
+    get url() {
+      return current!.url;
+    },
+    get client() {
+      return current!.client;
+    },
+    close: () => current!.close(),
+  };
 }
 
 export interface FileRowView {
