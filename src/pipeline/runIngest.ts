@@ -135,10 +135,14 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         const slog = flog.child({ sha256: staged.sha256 });
         try {
           await decide(o, file, staged.path, slog, st);
-          if (st.abortedBy) break listing; // the database is gone: the rest waits for the next run
+        } catch (err) {
+          if (!isConnectionLost(err)) throw err;
+          st.abortedBy = `finance database connection lost: ${errorMessage(err)}`;
+          slog.error({ event: 'db-lost', reason: errorMessage(err) }, st.abortedBy);
         } finally {
           await unlink(staged.path).catch(() => undefined);
         }
+        if (st.abortedBy) break listing; // the database is gone: the rest waits for the next run
       }
     }
   } catch (err) {
@@ -181,6 +185,7 @@ interface RunState {
 async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: Logger, st: RunState): Promise<void> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     // An outcome already decided for this very file whose move never happened: finish the move.
+    // (This read only finds unfinished moves; whether the file may be loaded, the claim decides.)
     const own = o.ledger.file(f.name, f.sha256);
     if (own && own.location === null && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
       log.warn({ event: 'resume-move', state: own.state, decidedBy: own.runId }, `finishing the move of a ${own.state} file`);
@@ -188,7 +193,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
       return;
     }
 
-    // 4. CLAIM: the conditional create decides; there is no check before it
+    // 4. CLAIM: one conditional create in the ledger decides who loads this content
     const leaseUntil = new Date(Date.now() + o.claimLeaseSeconds * 1000);
     if (o.ledger.claim({ ...f, owner: st.owner, leaseUntil })) {
       log.info({ event: 'claimed', leaseUntil }, 'claimed');
