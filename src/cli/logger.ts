@@ -2,16 +2,33 @@ import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import type { TerminalStatus } from './terminal.js';
 
-/** pino JSON logs, one line per decision: to the log file when set, else to stderr. */
+const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
+
+/** One JSON log line as a person reads it on a terminal: time, level, file, message. */
+export function terminalLine(json: string): string {
+  try {
+    const e = JSON.parse(json) as { level: number; time: number; file?: string; msg?: string };
+    const time = new Date(e.time).toISOString().slice(11, 19);
+    return `${time} ${LEVELS[e.level] ?? e.level} ${e.file ? `${e.file}: ` : ''}${e.msg ?? ''}\n`;
+  } catch {
+    return json;
+  }
+}
+
+/**
+ * pino logs, one line per decision: JSON to the log file when set, else to stderr; on a
+ * terminal the same lines are shown short and readable (the log file keeps the JSON).
+ */
 export function createLogger(opts: { level: string; file: string | undefined; status: TerminalStatus }): Logger {
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname() };
   if (opts.file) {
     return pino({ level: opts.level, base }, pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true }));
   }
+  const readable = process.stderr.isTTY === true;
   const stderr = {
     write(line: string) {
       opts.status.clear();
-      process.stderr.write(line);
+      process.stderr.write(readable ? terminalLine(line) : line);
     },
   };
   return pino({ level: opts.level, base }, stderr);
