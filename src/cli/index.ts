@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { EXIT_PROBLEM, EXIT_USAGE, SettleError, errorMessage } from '../errors.js';
 import { registerMigrate } from './migrateCommand.js';
@@ -5,12 +6,17 @@ import { registerAudit } from './auditCommand.js';
 import { registerReports } from './reportCommand.js';
 import { registerRun } from './runCommand.js';
 
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 /** Parses argv, runs one command, and turns its outcome into an exit status. */
 export async function main(argv: string[]): Promise<number> {
   let exitStatus = 0;
   const program = new Command('settle-ingest')
     .description('Loads payment-partner settlement files into the finance PostgreSQL database, exactly once.')
-    .version(process.env.npm_package_version ?? '0.1.0')
+    .version(packageVersion())
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(text) })

@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import { DEFAULTS, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
-import { UsageError } from '../errors.js';
 import type pg from 'pg';
 import type { Intake } from '../intake/intake.js';
 import { checkIntakeSetting, openIntake } from '../intake/openIntake.js';
@@ -52,9 +51,6 @@ export function registerRun(program: Command, setExit: (status: number) => void)
 
 /** The whole `run` command short of printing: also what `demo` runs. */
 export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
-  if (s.ledger.startsWith('postgres://') || s.ledger.startsWith('postgresql://')) {
-    throw new UsageError('a PostgreSQL ledger is not supported by this release yet: use a SQLite file');
-  }
   checkIntakeSetting(s);
   const status = new TerminalStatus();
   const logger = createLogger({ level: s.logLevel, file: s.logFile, status });

@@ -140,6 +140,10 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     return p === undefined ? DEFAULTS[key] : seconds(p.value, p.from);
   };
 
+  const ledger = str('ledger') ?? DEFAULTS.ledger;
+  if (/^postgres(ql)?:\/\//.test(ledger)) {
+    throw new UsageError('a PostgreSQL ledger is not supported by this release yet: use a SQLite file (--ledger PATH)');
+  }
   const schema = str('schema') ?? DEFAULTS.schema;
   if (!SCHEMA_NAME.test(schema)) throw new UsageError(`schema "${schema}" must be a lower-case SQL identifier`);
   const logLevel = str('logLevel') ?? DEFAULTS.logLevel;
@@ -154,7 +158,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     duplicates: str('duplicates'),
     rejected: str('rejected'),
     pattern: str('pattern') ?? DEFAULTS.pattern,
-    ledger: str('ledger') ?? DEFAULTS.ledger,
+    ledger,
     databaseUrl: str('databaseUrl'),
     schema,
     stableForSeconds: secs('stableFor'),
