@@ -254,6 +254,23 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
       await move(o, f, 'archive', log, st);
       return;
     }
+    if (result.fileName === f.name && o.ledger.run(result.runId)) {
+      // A run of this ledger committed the load and died before it could say so (its claim was
+      // then judged stale and expired while its COMMIT was still landing): this is that load.
+      const reason = `loaded by run ${result.runId}, which died before finalizing`;
+      if (
+        o.ledger.finalizeClaim(
+          f,
+          { state: 'loaded', event: 'recovered', rows: result.rows },
+          { rows: result.rows, reason, claimRun: result.runId },
+        )
+      ) {
+        log.warn({ event: 'recovered', claimRun: result.runId, rows: result.rows }, `recovered: ${reason}`);
+        st.staleFound = true;
+        await move(o, f, 'archive', log, st);
+      }
+      return;
+    }
     const duplicateOf = { name: result.fileName, run: result.runId, source: 'finance-database' };
     const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
     if (o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason })) {

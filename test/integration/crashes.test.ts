@@ -44,6 +44,29 @@ describe('a run killed at any step and run again ends as if never interrupted', 
   });
 });
 
+describe('a claim expired while its COMMIT was still landing', () => {
+  it('is recognised by the next run as its own ledger’s load: archived, not called a duplicate', async () => {
+    const ws = await Workspace.create(db.url);
+    const f = sampleSettlement({ date: '2026-06-03', rows: 50, idPrefix: 'LATE' });
+    await ws.put('settle_20260603_a01.csv', f.text);
+    const first = parseSummary((await ws.run()).stdout);
+    // what the race leaves behind: the rows committed by run `first`, its claim expired in the ledger
+    ws.withLedger((l) => l.prepare(`UPDATE processed_files SET state = 'failed', location = NULL`).run());
+    const { rename } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    await rename(join(ws.archive, 'settle_20260603_a01.csv'), join(ws.intake, 'settle_20260603_a01.csv'));
+
+    const r = await ws.run();
+    expect(r.status).toBe(1); // a died run is worth a look
+    expect(await loadedRows('LATE')).toEqual({ rows: 50, distinct: 50, files: 1 });
+    expect(await ws.files('archive')).toEqual(['settle_20260603_a01.csv']);
+    expect(await ws.files('duplicates')).toEqual([]);
+    expect(ws.ledgerFile('settle_20260603_a01.csv')).toMatchObject({ state: 'loaded', row_count: 50 });
+    expect(ws.events().filter((e) => e.event === 'skipped')).toEqual([]);
+    expect(ws.events().find((e) => e.event === 'recovered')?.details).toMatchObject({ claimRun: first.run });
+  });
+});
+
 describe('two runs started at the same moment', () => {
   it('load 10 files and skip 2 renamed resends exactly once between them, every file in one folder', async () => {
     const ws = await Workspace.create(db.url);

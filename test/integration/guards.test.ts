@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -100,7 +101,9 @@ describe('guards', () => {
       full.trimEnd(),
     ]);
     try {
-      const r = await ws.run(['--stable-for', '1', '--max-wait', '2']);
+      // start the run once the upload is visibly under way
+      while ((await readFile(path, 'utf8')).split('\n').length < 3) await sleep(20);
+      const r = await ws.run(['--stable-for', '2', '--max-wait', '3']);
       expect(r.status).toBe(0);
       expect(parseSummary(r.stdout)).toMatchObject({ loaded: 0, not_ready: 1, rows: 0 });
       expect(await rowsFrom('settle_20260503_a01.csv')).toBe(0);
