@@ -116,6 +116,9 @@ export class SftpIntake implements Intake {
           ...(this.creds.agentSocket ? { agent: this.creds.agentSocket } : {}),
           ...(this.creds.password ? { password: this.creds.password } : {}),
           readyTimeout: 20_000,
+          // a connection that silently stops answering is declared dead after about 30 s
+          keepaliveInterval: 10_000,
+          keepaliveCountMax: 3,
           algorithms: { serverHostKey: { prepend: this.hostKeys.knownTypes() } } as never,
           hostVerifier: (key: Buffer) => {
             const verdict = this.hostKeys.verify(key);

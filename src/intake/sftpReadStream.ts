@@ -4,32 +4,41 @@ import type { SFTPWrapper } from 'ssh2';
 const CHUNK = 64 * 1024;
 const WINDOW = 32;
 
-function call<T>(fn: (cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> {
-  return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
-}
-
-/** Reads [position, position + length) completely, or up to the end of the file. */
-async function readFully(sftp: SFTPWrapper, handle: Buffer, position: number, length: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(length);
-  let got = 0;
-  while (got < length) {
-    const n = await call<number>((cb) => sftp.read(handle, buf, got, length - got, position + got, (err, bytes) => cb(err, bytes)));
-    if (n === 0) break; // end of file
-    got += n;
-  }
-  return buf.subarray(0, got);
-}
-
 /**
  * A remote file's bytes, in order, with up to WINDOW read requests in flight: a plain SFTP
  * read stream waits one round trip per chunk, which is an order of magnitude slower.
+ * Every request also ends when the channel closes, so a cut connection fails the stream
+ * instead of leaving it waiting for answers that will never come.
  */
 export function sftpReadStream(sftp: SFTPWrapper, path: string): Readable {
+  let onGone: () => void = () => undefined;
+  const gone = new Promise<never>((_, reject) => {
+    onGone = () => reject(new Error(`SFTP connection closed while reading ${path}`));
+  });
+  gone.catch(() => undefined);
+  sftp.once('close', onGone);
+  sftp.once('end', onGone);
+
+  const call = <T>(fn: (cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> =>
+    Promise.race([new Promise<T>((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value)))), gone]);
+
+  /** Reads [position, position + length) completely, or up to the end of the file. */
+  const readFully = async (handle: Buffer, position: number, length: number): Promise<Buffer> => {
+    const buf = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const n = await call<number>((cb) => sftp.read(handle, buf, got, length - got, position + got, (err, bytes) => cb(err, bytes)));
+      if (n === 0) break; // end of file
+      got += n;
+    }
+    return buf.subarray(0, got);
+  };
+
   async function* chunks(): AsyncGenerator<Buffer> {
     const handle = await call<Buffer>((cb) => sftp.open(path, 'r', cb));
     let next = 0;
     const issue = () => {
-      const p = readFully(sftp, handle, next, CHUNK);
+      const p = readFully(handle, next, CHUNK);
       p.catch(() => undefined); // awaited in order below; this only keeps an early failure from going unhandled
       next += CHUNK;
       return p;
@@ -47,10 +56,14 @@ export function sftpReadStream(sftp: SFTPWrapper, path: string): Readable {
       failed = true;
       throw err;
     } finally {
-      await Promise.allSettled(inflight);
-      // on a dead connection a close request is never answered: only wait for it on a live one
-      if (failed) sftp.close(handle, () => undefined);
-      else await call<void>((cb) => sftp.close(handle, (err) => cb(err, undefined))).catch(() => undefined);
+      sftp.removeListener('close', onGone);
+      sftp.removeListener('end', onGone);
+      if (failed) {
+        sftp.close(handle, () => undefined); // on a dead connection nobody answers: do not wait
+      } else {
+        await Promise.allSettled(inflight); // reads past the end, answered with nothing
+        await call<void>((cb) => sftp.close(handle, (err) => cb(err, undefined))).catch(() => undefined);
+      }
     }
   }
   return Readable.from(chunks(), { objectMode: false });

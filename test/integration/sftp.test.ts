@@ -141,7 +141,8 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
 
   it('survives the server going away mid-download: one line, exit 1, nothing claimed; the next run completes', async () => {
     const r = await remoteSetup();
-    const big = sampleSettlement({ date: '2026-08-05', rows: 300_000, idPrefix: 'SCUT' }).text;
+    // large enough (about 70 MiB) that the download is surely still running when the server is stopped
+    const big = sampleSettlement({ date: '2026-08-05', rows: 1_000_000, idPrefix: 'SCUT' }).text;
     await r.put('settle_20260805_a01.csv', big);
     const staging = await mkdtemp(join(tmpdir(), 'settle-staging-'));
     const child = startCli(r.args(['--staging', staging, '--log-file', join(r.ws.root, 'run.log')]), { DATABASE_URL: db.url });
@@ -169,7 +170,7 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
 
     const next = await r.run();
     expect(next.status).toBe(0);
-    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 300_000 });
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 1_000_000 });
     expect(await r.files('archive')).toEqual(['settle_20260805_a01.csv']);
   });
 
