@@ -58,6 +58,10 @@ export function validateRow(layout: Layout, fields: string[], line: number): (st
   for (let i = 0; i < columns.length; i++) {
     const spec = columns[i]!;
     const value = fields[i]!;
+    if (value.includes('\0')) {
+      // PostgreSQL text cannot hold it; caught here so the message can name the line
+      throw new RejectError(`line ${line}, field ${spec.name}: contains a NUL character`, { line, field: spec.name });
+    }
     if (value === '') {
       if (spec.required) {
         throw new RejectError(`line ${line}, field ${spec.name}: required value is missing`, { line, field: spec.name });

@@ -56,6 +56,11 @@ describe('a settlement row against the default layout', () => {
     expect(err.message).toBe('line 9: expected 9 fields, found 8');
   });
 
+  it('rejects a NUL character, which PostgreSQL text cannot hold', () => {
+    const err = rejection(() => validateRow(DEFAULT_LAYOUT, fields(good[0]!, 'T\u00001', ...good.slice(2)), 6));
+    expect(err.message).toBe('line 6, field transaction_id: contains a NUL character');
+  });
+
   it.each(['eur', 'EURO', 'E1R'])('rejects the currency %j', (cur) => {
     expect(rejection(() => validateRow(DEFAULT_LAYOUT, fields(...good.slice(0, 8), cur), 2)).field).toBe('currency');
   });
