@@ -107,13 +107,20 @@ export class SqliteLedger {
     }
   }
 
-  /** Wraps every write so a locked or broken ledger surfaces as one clear error. */
+  /**
+   * Wraps every write so a locked or failing ledger surfaces as one clear error. Once a run is
+   * under way a failed write (disk full, I/O error) is exit 1, not a configuration problem.
+   */
   private write<T>(fn: () => T): T {
     try {
       return this.db.transaction(fn).immediate();
     } catch (err) {
       if (err instanceof SettleError) throw err;
-      if ((err as { code?: string }).code?.startsWith('SQLITE_')) throw translateOpenError(err, this.path, this.busyTimeoutMs);
+      const code = (err as { code?: string }).code ?? '';
+      if (code.startsWith('SQLITE_BUSY') || code === 'SQLITE_LOCKED') throw translateOpenError(err, this.path, this.busyTimeoutMs);
+      if (code.startsWith('SQLITE_')) {
+        throw new TransientError(`ledger ${this.path}: a write failed (${(err as Error).message})`, { cause: err });
+      }
       throw err;
     }
   }
