@@ -7,7 +7,7 @@ import { connectFinance } from '../load/connectFinance.js';
 import { assertFinanceCurrent } from '../load/migrateFinance.js';
 import { audit } from '../report/audit.js';
 import { createLogger } from './logger.js';
-import { withConfigOptions, withFolderOptions } from './options.js';
+import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
 import { TerminalStatus } from './terminal.js';
 
 const EMPTY_ARCHIVE: Intake = {
@@ -25,11 +25,8 @@ const EMPTY_ARCHIVE: Intake = {
 };
 
 export function registerAudit(program: Command, setExit: (status: number) => void): void {
-  withConfigOptions(withFolderOptions(program.command('audit')))
+  withSftpOptions(withConfigOptions(withFolderOptions(program.command('audit'))))
     .description('cross-check ledger, finance database and archive; exit 1 on any discrepancy')
-    .option('--sftp-key <path>', 'private key when the intake is sftp://')
-    .option('--known-hosts <path>', 'known_hosts for an sftp:// intake')
-    .option('--host-key-fingerprint <SHA256:...>', 'pinned key for an sftp:// intake')
     .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {
       const s = resolveSettings(flags);

@@ -35,3 +35,11 @@ export function withFolderOptions(cmd: Command): Command {
     .option('--rejected <dir>', 'where rejected files go (default: "rejected" beside the intake)')
     .option('--pattern <glob>', `file names to take (env SETTLE_PATTERN; default ${DEFAULTS.pattern})`);
 }
+
+/** How to reach and trust an sftp:// intake: `run`, `audit`. */
+export function withSftpOptions(cmd: Command): Command {
+  return cmd
+    .option('--sftp-key <path>', 'private key for an sftp:// intake (env SETTLE_SFTP_KEY; passphrase from SETTLE_SFTP_KEY_PASSPHRASE)')
+    .option('--known-hosts <path>', 'OpenSSH known_hosts for the SFTP server (env SETTLE_KNOWN_HOSTS; default ~/.ssh/known_hosts)')
+    .option('--host-key-fingerprint <SHA256:...>', 'pin the SFTP server key instead of known_hosts (env SETTLE_HOST_KEY_FINGERPRINT)');
+}

@@ -10,7 +10,8 @@ import { connectFinance } from '../load/connectFinance.js';
 import { assertFinanceCurrent, assertLayoutFitsTable } from '../load/migrateFinance.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { createLogger } from './logger.js';
-import { withConfigOptions, withFolderOptions } from './options.js';
+import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { summaryJson, summaryLine } from './summaryOutput.js';
 import { TerminalStatus } from './terminal.js';
 
@@ -20,7 +21,7 @@ export interface RunFlags extends RawFlags {
 }
 
 export function registerRun(program: Command, setExit: (status: number) => void): void {
-  withConfigOptions(withFolderOptions(program.command('run')))
+  withSftpOptions(withConfigOptions(withFolderOptions(program.command('run'))))
     .description('one ingest run: every ready file in the intake loaded, skipped, held or rejected')
     .option(
       '--stable-for <seconds>',
@@ -31,9 +32,6 @@ export function registerRun(program: Command, setExit: (status: number) => void)
       '--claim-lease <seconds>',
       `how long a claim holds before another host may take it over (env SETTLE_CLAIM_LEASE; default ${DEFAULTS.claimLease})`,
     )
-    .option('--sftp-key <path>', 'private key for an sftp:// intake (env SETTLE_SFTP_KEY; passphrase from SETTLE_SFTP_KEY_PASSPHRASE)')
-    .option('--known-hosts <path>', 'OpenSSH known_hosts for the SFTP server (env SETTLE_KNOWN_HOSTS; default ~/.ssh/known_hosts)')
-    .option('--host-key-fingerprint <SHA256:...>', 'pin the SFTP server key instead of known_hosts (env SETTLE_HOST_KEY_FINGERPRINT)')
     .option('--staging <dir>', 'private folder for staging copies (env SETTLE_STAGING; default the system temp folder)')
     .addOption(
       new Option('--mode <mode>', 'recorded in the ledger (default: manual on a terminal, else scheduled)').choices([
@@ -42,8 +40,21 @@ export function registerRun(program: Command, setExit: (status: number) => void)
       ]),
     )
     .option('--json', 'print the summary as one JSON object with one entry per file')
-    .action(async (flags: RunFlags) => {
-      const result = await ingestOnce(resolveSettings(flags), flags);
+    .option('--reprocess', 'reload already-loaded files from the archive with this release, replacing their rows')
+    .option('--reason <text>', 'with --reprocess: why (kept in the ledger with the operator)')
+    .option('--files <names...>', 'with --reprocess: the file names to reload')
+    .option('--file-list <path>', 'with --reprocess: a file with one name per line')
+    .option('--dry-run', 'with --reprocess: check and count, commit nothing')
+    .action(async (flags: RunFlags & ReprocessFlags) => {
+      const names = reprocessNames(flags);
+      const settings = resolveSettings(flags);
+      if (flags.reprocess) {
+        const r = await reprocessOnce(settings, flags, names);
+        process.stdout.write(`${flags.json ? reprocessJson(r) : reprocessLine(r)}\n`);
+        setExit(r.exitStatus);
+        return;
+      }
+      const result = await ingestOnce(settings, flags);
       process.stdout.write(`${flags.json ? summaryJson(result) : summaryLine(result)}\n`);
       setExit(result.exitStatus);
     });

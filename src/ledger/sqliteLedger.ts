@@ -14,7 +14,7 @@ const FILE_COLUMNS = `id, name, sha256, state, run_id AS runId, size, row_count 
   lease_until AS leaseUntil, location, first_seen_at AS firstSeenAt, updated_at AS updatedAt`;
 
 const RUN_COLUMNS = `run_id AS runId, mode, host, pid, started_at AS startedAt, ended_at AS endedAt,
-  loaded, skipped, held, rejected, failed, not_ready AS notReady, row_count AS rowCount, exit_status AS exitStatus`;
+  loaded, skipped, held, rejected, failed, not_ready AS notReady, reprocessed, row_count AS rowCount, exit_status AS exitStatus`;
 
 /** States a new claim may take over: the earlier decision about this (name, content) was not final for the content. */
 const RECLAIMABLE: FileState[] = ['duplicate', 'held', 'rejected', 'failed'];
@@ -141,14 +141,23 @@ export class SqliteLedger {
 
   finishRun(
     runId: string,
-    counts: { loaded: number; skipped: number; held: number; rejected: number; failed: number; notReady: number; rows: number },
+    counts: {
+      loaded: number;
+      skipped: number;
+      held: number;
+      rejected: number;
+      failed: number;
+      notReady: number;
+      rows: number;
+      reprocessed?: number;
+    },
     exitStatus: number,
   ): void {
     this.write(() =>
       this.db
         .prepare(
           `UPDATE runs SET ended_at = ?, loaded = ?, skipped = ?, held = ?, rejected = ?, failed = ?,
-             not_ready = ?, row_count = ?, exit_status = ? WHERE run_id = ?`,
+             not_ready = ?, reprocessed = ?, row_count = ?, exit_status = ? WHERE run_id = ?`,
         )
         .run(
           now(),
@@ -158,6 +167,7 @@ export class SqliteLedger {
           counts.rejected,
           counts.failed,
           counts.notReady,
+          counts.reprocessed ?? null,
           counts.rows,
           exitStatus,
           runId,
@@ -378,5 +388,22 @@ export class SqliteLedger {
           GROUP BY sha256 HAVING count(*) > 1`,
       )
       .all() as { sha256: string; loads: number }[];
+  }
+
+  /** The contents loaded under this name (usually one; more if the partner reused a name). */
+  loadedNamed(name: string): FileRow[] {
+    return this.db
+      .prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE name = ? AND state = 'loaded' ORDER BY id`)
+      .all(name) as FileRow[];
+  }
+
+  /** A reprocessing replaced this content's rows: the new count and the `reprocessed` event, together. */
+  recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): void {
+    this.write(() => {
+      this.db
+        .prepare(`UPDATE processed_files SET row_count = ?, updated_at = ? WHERE name = ? AND sha256 = ? AND state = 'loaded'`)
+        .run(details.rows, now(), f.name, f.sha256);
+      this.appendEvent({ runId: f.runId, event: 'reprocessed', name: f.name, sha256: f.sha256, details });
+    });
   }
 }

@@ -66,6 +66,7 @@ export interface RunRow {
   rejected: number | null;
   failed: number | null;
   notReady: number | null;
+  reprocessed: number | null;
   rowCount: number | null;
   exitStatus: number | null;
 }

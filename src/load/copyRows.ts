@@ -52,8 +52,29 @@ async function* copyText(req: LoadRequest, counter: { rows: number }): AsyncGene
   if (batch) yield batch;
 }
 
-export function settlementTable(schema: string): string {
-  return `${escapeIdentifier(schema)}.settlement_rows`;
+/** Streams the staged file's checked rows into the table with COPY; returns how many went in. */
+export async function streamRows(client: pg.ClientBase, req: LoadRequest): Promise<number> {
+  const columns = [...req.layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
+  const counter = { rows: 0 };
+  const copy = client.query(copyFrom(`COPY ${escapeIdentifier(req.schema)}.settlement_rows (${columns}) FROM STDIN WITH (FORMAT csv)`));
+  await pipeline(Readable.from(copyText(req, counter)), copy);
+  req.onProgress?.(counter.rows);
+  return counter.rows;
+}
+
+/**
+ * After a rollback: the file's fault (bad value, natural key already used) as a RejectError
+ * that names lines and keys; anything else (connection, server) is returned as it was.
+ */
+export async function explainFailure(client: pg.ClientBase, req: LoadRequest, err: unknown): Promise<unknown> {
+  if (err instanceof RejectError) return err;
+  const code = pgCode(err);
+  if (code === PG_UNIQUE_VIOLATION) {
+    const overlap = await describeKeyOverlap(client, req);
+    return new RejectError(overlap.message, { line: overlap.line, field: req.layout.naturalKey }, { cause: err });
+  }
+  if (isContentError(code)) return new RejectError(`the database refused a value: ${(err as Error).message}`, {}, { cause: err });
+  return err;
 }
 
 /**
@@ -62,7 +83,6 @@ export function settlementTable(schema: string): string {
  */
 export async function copyRows(client: pg.ClientBase, req: LoadRequest): Promise<LoadResult> {
   const s = escapeIdentifier(req.schema);
-  const columns = [...req.layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
   await client.query('BEGIN');
   try {
     // Waits on a concurrent insert of the same content; conflicts once it has committed.
@@ -76,24 +96,12 @@ export async function copyRows(client: pg.ClientBase, req: LoadRequest): Promise
       const prior = (await findFileMarker(client, req.schema, req.sha256))!;
       return { outcome: 'already-loaded', fileName: prior.fileName, runId: prior.runId, rows: prior.rowCount };
     }
-    const counter = { rows: 0 };
-    const copy = client.query(copyFrom(`COPY ${settlementTable(req.schema)} (${columns}) FROM STDIN WITH (FORMAT csv)`));
-    await pipeline(Readable.from(copyText(req, counter)), copy);
-    await client.query(`UPDATE ${s}.file_loads SET row_count = $2 WHERE sha256 = $1`, [req.sha256, counter.rows]);
+    const rows = await streamRows(client, req);
+    await client.query(`UPDATE ${s}.file_loads SET row_count = $2 WHERE sha256 = $1`, [req.sha256, rows]);
     await client.query('COMMIT');
-    req.onProgress?.(counter.rows);
-    return { outcome: 'loaded', rows: counter.rows };
+    return { outcome: 'loaded', rows };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
-    if (err instanceof RejectError) throw err;
-    const code = pgCode(err);
-    if (code === PG_UNIQUE_VIOLATION) {
-      const overlap = await describeKeyOverlap(client, req);
-      throw new RejectError(overlap.message, { line: overlap.line, field: req.layout.naturalKey }, { cause: err });
-    }
-    if (isContentError(code)) {
-      throw new RejectError(`the database refused a value: ${(err as Error).message}`, {}, { cause: err });
-    }
-    throw err;
+    throw await explainFailure(client, req, err);
   }
 }

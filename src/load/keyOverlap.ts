@@ -29,8 +29,9 @@ export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest
 
   const lookUp = async () => {
     const r = await client.query<{ key: string; source_name: string; run_id: string }>(
-      `SELECT ${keyCol} AS key, source_name, run_id FROM ${table} WHERE ${keyCol} = ANY($1::text[])`,
-      [batch.map((b) => b.key)],
+      // rows of this very content are not a clash (they exist when it is being reprocessed)
+      `SELECT ${keyCol} AS key, source_name, run_id FROM ${table} WHERE ${keyCol} = ANY($1::text[]) AND source_sha256 <> $2`,
+      [batch.map((b) => b.key), req.sha256],
     );
     const loaded = new Map(r.rows.map((row) => [row.key, `${row.source_name} (run ${row.run_id})`]));
     for (const b of batch) {

@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import type { Settings } from '../config/settings.js';
+import { UsageError } from '../errors.js';
+import type { Intake } from '../intake/intake.js';
+import { isUnsafeName } from '../intake/names.js';
+import { openArchive } from '../intake/openIntake.js';
+import { SqliteLedger } from '../ledger/sqliteLedger.js';
+import { connectFinance } from '../load/connectFinance.js';
+import { assertFinanceCurrent, assertLayoutFitsTable } from '../load/migrateFinance.js';
+import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
+import { createLogger } from './logger.js';
+import { TerminalStatus } from './terminal.js';
+
+export interface ReprocessFlags {
+  reprocess?: boolean;
+  reason?: string;
+  files?: string[];
+  fileList?: string;
+  dryRun?: boolean;
+}
+
+/** The names to reprocess, from --files or --file-list (one per line, # comments); refused before anything runs. */
+export function reprocessNames(flags: ReprocessFlags): string[] {
+  const given = [flags.reason, flags.files, flags.fileList, flags.dryRun].some((x) => x !== undefined);
+  if (!flags.reprocess) {
+    if (given) throw new UsageError('--reason, --files, --file-list and --dry-run go with --reprocess');
+    return [];
+  }
+  if (!flags.reason?.trim()) throw new UsageError('--reprocess needs --reason TEXT: the ledger keeps why rows were replaced');
+  if ((flags.files === undefined) === (flags.fileList === undefined)) {
+    throw new UsageError('--reprocess needs exactly one of --files NAME... or --file-list PATH');
+  }
+  let names = flags.files ?? [];
+  if (flags.fileList !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(flags.fileList, 'utf8');
+    } catch (err) {
+      throw new UsageError(`file list ${flags.fileList} cannot be read: ${(err as Error).message}`, { cause: err });
+    }
+    names = text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
+  }
+  if (names.length === 0) throw new UsageError('--reprocess was given no file names');
+  const bad = names.find((n) => isUnsafeName(n));
+  if (bad !== undefined) throw new UsageError(`${JSON.stringify(bad)} is not a file name (no folders: the files are found in the archive)`);
+  return [...new Set(names)];
+}
+
+export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: string[]): Promise<ReprocessResult> {
+  const logger = createLogger({ level: s.logLevel, file: s.logFile, status: new TerminalStatus() });
+  const ledger = SqliteLedger.open(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
+  let db;
+  let archive: Intake | null = null;
+  try {
+    db = await connectFinance(s.databaseUrl, (err) => logger.error({ event: 'db-connection-error', reason: err.message }, err.message));
+    await assertFinanceCurrent(db, s.schema);
+    await assertLayoutFitsTable(
+      db,
+      s.schema,
+      s.layout.columns.map((c) => c.name),
+    );
+    archive = await openArchive(s, logger);
+    if (!archive) throw new UsageError('there is no archive folder yet: nothing was ever loaded to reprocess');
+    return await runReprocess({
+      ledger,
+      db,
+      schema: s.schema,
+      layout: s.layout,
+      archive,
+      names,
+      reason: flags.reason!.trim(),
+      operator: process.env.SUDO_USER || userInfo().username,
+      dryRun: flags.dryRun === true,
+      stagingRoot: s.staging,
+      logger,
+    });
+  } finally {
+    await archive?.close();
+    await db?.end().catch(() => undefined);
+    ledger.close();
+  }
+}
+
+export function reprocessLine(r: ReprocessResult): string {
+  const c = r.counts;
+  const what = r.dryRun ? 'reprocess dry run (nothing committed)' : 'reprocess done';
+  return `run ${r.runId} ${what}: reprocessed=${c.reprocessed} rejected=${c.rejected} failed=${c.failed} rows=${c.rows}`;
+}
+
+export function reprocessJson(r: ReprocessResult): string {
+  return JSON.stringify({
+    run: r.runId,
+    mode: 'reprocess',
+    dry_run: r.dryRun,
+    ...r.counts,
+    exit_status: r.exitStatus,
+    files: r.files.map((f) => ({
+      name: f.name,
+      sha256: f.sha256,
+      outcome: f.outcome,
+      rows: f.rows,
+      ...(f.previousRows !== undefined ? { previous_rows: f.previousRows } : {}),
+      ...(f.error ? { error: f.error } : {}),
+    })),
+  });
+}

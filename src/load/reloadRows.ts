@@ -1,0 +1,34 @@
+import pg from 'pg';
+import { TransientError } from '../errors.js';
+import { explainFailure, streamRows, type LoadRequest } from './copyRows.js';
+
+const { escapeIdentifier } = pg;
+
+export interface ReloadResult {
+  previousRows: number;
+  rows: number;
+}
+
+/**
+ * Replaces a loaded content's rows with a fresh load of the same staged bytes, in ONE
+ * transaction: its file marker is locked, the old rows deleted, the new ones (carrying
+ * `req.runId`) copied in. A bad row or a dry run rolls back, leaving the old rows.
+ */
+export async function reloadRows(client: pg.ClientBase, req: LoadRequest, opts: { dryRun: boolean }): Promise<ReloadResult> {
+  const s = escapeIdentifier(req.schema);
+  await client.query('BEGIN');
+  try {
+    const marker = await client.query(`SELECT row_count FROM ${s}.file_loads WHERE sha256 = $1 FOR UPDATE`, [req.sha256]);
+    if (marker.rowCount === 0) {
+      throw new TransientError(`content ${req.sha256} has no file marker in ${req.schema}.file_loads: nothing to replace (run audit)`);
+    }
+    const removed = await client.query(`DELETE FROM ${s}.settlement_rows WHERE source_sha256 = $1`, [req.sha256]);
+    const rows = await streamRows(client, req);
+    await client.query(`UPDATE ${s}.file_loads SET row_count = $2 WHERE sha256 = $1`, [req.sha256, rows]);
+    await client.query(opts.dryRun ? 'ROLLBACK' : 'COMMIT');
+    return { previousRows: removed.rowCount ?? 0, rows };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw await explainFailure(client, req, err);
+  }
+}

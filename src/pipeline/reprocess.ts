@@ -1,0 +1,130 @@
+import { mkdtemp, rm, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, join } from 'node:path';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { RejectError, errorMessage } from '../errors.js';
+import type { Intake } from '../intake/intake.js';
+import type { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { FileRow } from '../ledger/types.js';
+import type { Layout } from '../load/layout.js';
+import { reloadRows } from '../load/reloadRows.js';
+import { isConnectionLost } from './connectionLost.js';
+import { newRunId } from './runId.js';
+import { stageAndHash } from './stageAndHash.js';
+
+export interface ReprocessOptions {
+  ledger: SqliteLedger;
+  db: pg.ClientBase;
+  schema: string;
+  layout: Layout;
+  /** the archive folder, read as an intake */
+  archive: Intake;
+  names: string[];
+  reason: string;
+  operator: string;
+  dryRun: boolean;
+  stagingRoot: string;
+  logger: Logger;
+}
+
+export interface ReprocessedFile {
+  name: string;
+  sha256: string | null;
+  outcome: 'reprocessed' | 'would-reprocess' | 'rejected' | 'failed';
+  rows: number;
+  previousRows?: number;
+  error?: string;
+}
+
+export interface ReprocessResult {
+  runId: string;
+  dryRun: boolean;
+  counts: { reprocessed: number; rejected: number; failed: number; rows: number };
+  files: ReprocessedFile[];
+  exitStatus: 0 | 1;
+}
+
+/**
+ * `run --reprocess`: reloads already-loaded files from the archive with today's code. Each
+ * content's rows are replaced in one transaction (the new rows carry this run's id) and a
+ * `reprocessed` event records the reason and the operator. Nothing is claimed and nothing
+ * moves. A dry run validates and counts, then rolls back and writes nothing to the ledger.
+ */
+export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult> {
+  const runId = newRunId();
+  const log = o.logger.child({ run: runId, reprocess: true });
+  if (!o.dryRun) o.ledger.startRun({ runId, mode: 'reprocess', host: hostname(), pid: process.pid });
+  log.info({ event: 'reprocess-started', reason: o.reason, operator: o.operator, dryRun: o.dryRun, files: o.names }, 'reprocessing');
+  const staging = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
+  const files: ReprocessedFile[] = [];
+  let seq = 0;
+
+  const one = async (row: FileRow): Promise<ReprocessedFile> => {
+    const fail = (outcome: 'rejected' | 'failed', error: string): ReprocessedFile => {
+      log.error({ event: `reprocess-${outcome}`, file: row.name, reason: error }, `${row.name}: ${error} (its rows are unchanged)`);
+      return { name: row.name, sha256: row.sha256, outcome, rows: 0, error };
+    };
+    if (!row.location) return fail('failed', 'its move to the archive never happened: let a run finish it first');
+    const archived = basename(row.location);
+    const entry = await o.archive.stat(archived);
+    if (!entry) return fail('failed', `${archived} is not in the archive ${o.archive.description}`);
+    const staged = await stageAndHash(o.archive, entry, staging, seq++);
+    if (staged.kind !== 'staged') return fail('failed', `${archived} could not be read whole from the archive`);
+    try {
+      if (staged.sha256 !== row.sha256) return fail('failed', `${archived} in the archive no longer has the content that was loaded`);
+      const req = { schema: o.schema, layout: o.layout, stagedPath: staged.path, sha256: row.sha256, name: row.name, runId };
+      const r = await reloadRows(o.db, req, { dryRun: o.dryRun });
+      if (!o.dryRun) {
+        o.ledger.recordReprocessed(
+          { name: row.name, sha256: row.sha256, runId },
+          { rows: r.rows, previousRows: r.previousRows, reason: o.reason, operator: o.operator },
+        );
+      }
+      log.info(
+        { event: o.dryRun ? 'would-reprocess' : 'reprocessed', file: row.name, rows: r.rows, previousRows: r.previousRows },
+        `${row.name}: ${r.previousRows} rows ${o.dryRun ? 'would be' : 'were'} replaced by ${r.rows}`,
+      );
+      return {
+        name: row.name,
+        sha256: row.sha256,
+        outcome: o.dryRun ? 'would-reprocess' : 'reprocessed',
+        rows: r.rows,
+        previousRows: r.previousRows,
+      };
+    } catch (err) {
+      if (err instanceof RejectError) return fail('rejected', err.message);
+      if (isConnectionLost(err)) throw err;
+      return fail('failed', errorMessage(err));
+    } finally {
+      await unlink(staged.path).catch(() => undefined);
+    }
+  };
+
+  try {
+    for (const name of o.names) {
+      const loaded = o.ledger.loadedNamed(name);
+      if (loaded.length === 0) {
+        files.push({ name, sha256: null, outcome: 'failed', rows: 0, error: 'this ledger has no load of it: nothing to reprocess' });
+        log.error({ event: 'reprocess-failed', file: name }, `${name}: never loaded, nothing to reprocess`);
+        continue;
+      }
+      for (const row of loaded) files.push(await one(row));
+    }
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+
+  const count = (outcome: ReprocessedFile['outcome']) => files.filter((f) => f.outcome === outcome).length;
+  const counts = {
+    reprocessed: count(o.dryRun ? 'would-reprocess' : 'reprocessed'),
+    rejected: count('rejected'),
+    failed: count('failed'),
+    rows: files.reduce((n, f) => n + f.rows, 0),
+  };
+  const exitStatus = counts.rejected + counts.failed > 0 ? 1 : 0;
+  if (!o.dryRun) {
+    o.ledger.finishRun(runId, { loaded: 0, skipped: 0, held: 0, notReady: 0, ...counts }, exitStatus);
+  }
+  return { runId, dryRun: o.dryRun, counts, files, exitStatus };
+}
