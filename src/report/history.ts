@@ -24,6 +24,7 @@ function describe(e: LedgerEvent): string {
   if (held) parts.push(`twin ${held.name} claimed by run ${held.run}`);
   if (typeof d.to === 'string') parts.push(`to ${d.to}`);
   if (typeof d.reason === 'string') parts.push(d.reason);
+  if (typeof d.operator === 'string') parts.push(`by ${d.operator}`);
   if (typeof d.leaseUntil === 'string' && e.event === 'claimed') parts.push(`lease until ${d.leaseUntil}`);
   if (typeof d.claimRun === 'string') parts.push(`claim of run ${d.claimRun}`);
   return parts.join('; ');
