@@ -6,9 +6,8 @@ import type { Intake } from '../intake/intake.js';
 import { isUnsafeName } from '../intake/names.js';
 import { openArchive } from '../intake/openIntake.js';
 import { SqliteLedger } from '../ledger/sqliteLedger.js';
-import { connectFinance } from '../load/connectFinance.js';
-import { assertFinanceCurrent, assertLayoutFitsTable } from '../load/migrateFinance.js';
 import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
+import { openFinanceForLoading } from './financeConnection.js';
 import { createLogger } from './logger.js';
 import { TerminalStatus } from './terminal.js';
 
@@ -56,13 +55,7 @@ export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: s
   let db;
   let archive: Intake | null = null;
   try {
-    db = await connectFinance(s.databaseUrl, (err) => logger.error({ event: 'db-connection-error', reason: err.message }, err.message));
-    await assertFinanceCurrent(db, s.schema);
-    await assertLayoutFitsTable(
-      db,
-      s.schema,
-      s.layout.columns.map((c) => c.name),
-    );
+    db = await openFinanceForLoading(s, logger);
     archive = await openArchive(s, logger);
     if (!archive) throw new UsageError('there is no archive folder yet: nothing was ever loaded to reprocess');
     return await runReprocess({

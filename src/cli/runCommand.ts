@@ -6,9 +6,8 @@ import { checkIntakeSetting, openIntake } from '../intake/openIntake.js';
 import { globToRegExp } from '../intake/names.js';
 import { SqliteLedger } from '../ledger/sqliteLedger.js';
 import type { RunMode } from '../ledger/types.js';
-import { connectFinance } from '../load/connectFinance.js';
-import { assertFinanceCurrent, assertLayoutFitsTable } from '../load/migrateFinance.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
+import { openFinanceForLoading } from './financeConnection.js';
 import { createLogger } from './logger.js';
 import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
@@ -70,15 +69,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
   let intake: Intake | undefined;
   try {
     // cheapest and most likely refusals first: the database being down stops the run before any download
-    db = await connectFinance(s.databaseUrl, (err) =>
-      logger.error({ event: 'db-connection-error', reason: err.message }, 'finance database connection error'),
-    );
-    await assertFinanceCurrent(db, s.schema);
-    await assertLayoutFitsTable(
-      db,
-      s.schema,
-      s.layout.columns.map((c) => c.name),
-    );
+    db = await openFinanceForLoading(s, logger);
     intake = await openIntake(s, logger);
     return await runIngest({
       intake,

@@ -1,5 +1,5 @@
 import type { SqliteLedger } from './sqliteLedger.js';
-import { OUTCOME_EVENTS, type OutcomeEvent } from './types.js';
+import { OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
 
 export interface FileOutcome {
   name: string;
@@ -12,16 +12,6 @@ export interface FileOutcome {
   heldFor?: { name: string; run: string };
   /** for a reject or failure, or why a file was not ready */
   error?: string;
-}
-
-export interface RunCounts {
-  loaded: number;
-  skipped: number;
-  held: number;
-  rejected: number;
-  failed: number;
-  notReady: number;
-  rows: number;
 }
 
 export interface RunOutcomes {

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
-import type { ClaimOwner, EventKind, FileRow, FileState, LedgerEvent, RunMode, RunRow } from './types.js';
+import type { ClaimOwner, EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
 /** How long a write waits for another process's write before giving up. */
 export const DEFAULT_BUSY_TIMEOUT_MS = 15_000;
@@ -139,20 +139,7 @@ export class SqliteLedger {
     );
   }
 
-  finishRun(
-    runId: string,
-    counts: {
-      loaded: number;
-      skipped: number;
-      held: number;
-      rejected: number;
-      failed: number;
-      notReady: number;
-      rows: number;
-      reprocessed?: number;
-    },
-    exitStatus: number,
-  ): void {
+  finishRun(runId: string, counts: RunCounts, exitStatus: number): void {
     this.write(() =>
       this.db
         .prepare(

@@ -74,3 +74,15 @@ export interface RunRow {
 /** The outcomes a run counts: each ready file gets exactly one of these per run. */
 export const OUTCOME_EVENTS = ['loaded', 'skipped', 'held', 'rejected', 'failed', 'not_ready'] as const;
 export type OutcomeEvent = (typeof OUTCOME_EVENTS)[number];
+
+/** What a run counts, as `runs` keeps it. */
+export interface RunCounts {
+  loaded: number;
+  skipped: number;
+  held: number;
+  rejected: number;
+  failed: number;
+  notReady: number;
+  rows: number;
+  reprocessed?: number;
+}

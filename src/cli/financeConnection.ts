@@ -1,0 +1,27 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
+import { connectFinance } from '../load/connectFinance.js';
+import { assertFinanceCurrent, assertLayoutFitsTable } from '../load/migrateFinance.js';
+
+/**
+ * The finance database, ready for loading: reachable, migrated, and with the columns the
+ * layout names. Checked before anything is downloaded or claimed.
+ */
+export async function openFinanceForLoading(s: Settings, logger: Logger): Promise<pg.Client> {
+  const db = await connectFinance(s.databaseUrl, (err) =>
+    logger.error({ event: 'db-connection-error', reason: err.message }, 'finance database connection error'),
+  );
+  try {
+    await assertFinanceCurrent(db, s.schema);
+    await assertLayoutFitsTable(
+      db,
+      s.schema,
+      s.layout.columns.map((c) => c.name),
+    );
+    return db;
+  } catch (err) {
+    await db.end().catch(() => undefined);
+    throw err;
+  }
+}
