@@ -12,6 +12,7 @@ import { TerminalStatus } from './terminal.js';
 
 const EMPTY_ARCHIVE: Intake = {
   description: '(no archive yet)',
+  mtimeIsLocalClock: true,
   list: async () => [],
   stat: async () => null,
   read: async () => {

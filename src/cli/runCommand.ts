@@ -59,6 +59,23 @@ export function registerRun(program: Command, setExit: (status: number) => void)
     });
 }
 
+/**
+ * The first SIGTERM or SIGINT asks the run to finish the file in hand and stop (exit 1,
+ * "stopped"); a second one ends the process at once, which recovery also covers.
+ */
+function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
+  const stop = new AbortController();
+  const handlers = (['SIGTERM', 'SIGINT'] as const).map((signal) => {
+    const first = () => {
+      stop.abort(signal);
+      process.once(signal, () => process.kill(process.pid, signal));
+    };
+    process.once(signal, first);
+    return () => process.removeListener(signal, first);
+  });
+  return { signal: stop.signal, dispose: () => handlers.forEach((off) => off()) };
+}
+
 /** The whole `run` command short of printing: also what `demo` runs. */
 export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
   checkIntakeSetting(s);
@@ -67,6 +84,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
   const ledger = SqliteLedger.open(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
   let db: pg.Client | undefined;
   let intake: Intake | undefined;
+  const stopping = stopOnSignal();
   try {
     // cheapest and most likely refusals first: the database being down stops the run before any download
     db = await openFinanceForLoading(s, logger);
@@ -85,8 +103,10 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
       stagingRoot: s.staging,
       logger,
       onProgress: (file, rows) => status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
+      stop: stopping.signal,
     });
   } finally {
+    stopping.dispose();
     status.clear();
     await intake?.close();
     await db?.end().catch(() => undefined);

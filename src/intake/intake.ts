@@ -13,6 +13,11 @@ export type Destination = 'archive' | 'duplicates' | 'rejected';
 export interface Intake {
   /** for messages and the ledger, e.g. `/data/settle/intake` or `sftp://ingest@sftp.example:22/in` */
   readonly description: string;
+  /**
+   * Whether file mtimes come from this host's clock. Only then may an old mtime alone show
+   * that a file is complete; a server's clock may be skewed, so there it must be watched.
+   */
+  readonly mtimeIsLocalClock: boolean;
   /** plain files in the intake folder, unfiltered */
   list(): Promise<IntakeEntry[]>;
   /** null when the file is gone (another run took it) */

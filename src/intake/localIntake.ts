@@ -17,6 +17,7 @@ export interface LocalFolders {
 
 export class LocalIntake implements Intake {
   readonly description: string;
+  readonly mtimeIsLocalClock = true;
 
   constructor(private readonly folders: LocalFolders) {
     this.description = folders.intake;

@@ -52,6 +52,7 @@ function isConnectionProblem(err: unknown): boolean {
  */
 export class SftpIntake implements Intake {
   readonly description: string;
+  readonly mtimeIsLocalClock = false;
   private client: SftpClient | undefined;
   private hostKeyProblem: string | undefined;
 

@@ -131,12 +131,22 @@ export class SqliteLedger {
 
   // ---- runs
 
-  startRun(run: { runId: string; mode: RunMode; host: string; pid: number }): void {
-    this.write(() =>
-      this.db
-        .prepare('INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES (?, ?, ?, ?, ?)')
-        .run(run.runId, run.mode, run.host, run.pid, now()),
-    );
+  /**
+   * Records a new run under the first id from `newId` that is not taken yet (two runs may
+   * start in the same minute with the same short random tag) and returns that id.
+   */
+  startRun(run: { mode: RunMode; host: string; pid: number }, newId: () => string): string {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const runId = newId();
+      const inserted = this.write(
+        () =>
+          this.db
+            .prepare('INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
+            .run(runId, run.mode, run.host, run.pid, now()).changes,
+      );
+      if (inserted === 1) return runId;
+    }
+    throw new Error('could not find a free run id');
   }
 
   finishRun(runId: string, counts: RunCounts, exitStatus: number): void {

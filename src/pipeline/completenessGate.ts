@@ -10,13 +10,13 @@ const sameShape = (a: IntakeEntry, b: IntakeEntry) => a.size === b.size && a.mti
 
 /**
  * A file is ready when neither its size nor its mtime has changed for `stableForMs`: at
- * once when its mtime is already that old, otherwise by polling. Files still changing at
+ * once when its mtime (on this host's clock) is already that old, otherwise by polling. Files still changing at
  * `deadline` are left for the next run. Files that vanish are dropped (another run took them).
  */
 export async function completenessGate(
   intake: Intake,
   entries: IntakeEntry[],
-  opts: { stableForMs: number; deadline: number },
+  opts: { stableForMs: number; deadline: number; stop?: AbortSignal | undefined },
 ): Promise<GateResult> {
   if (opts.stableForMs <= 0) return { ready: entries, notReady: [] };
   const pollMs = Math.min(1000, Math.max(100, opts.stableForMs / 3));
@@ -26,13 +26,14 @@ export async function completenessGate(
   for (;;) {
     const now = Date.now();
     for (const [name, w] of watching) {
-      const quietFor = Math.max(now - w.unchangedSince, now >= w.last.mtimeMs ? now - w.last.mtimeMs : 0);
+      const mtimeAge = intake.mtimeIsLocalClock && now >= w.last.mtimeMs ? now - w.last.mtimeMs : 0;
+      const quietFor = Math.max(now - w.unchangedSince, mtimeAge);
       if (quietFor >= opts.stableForMs) {
         ready.push(w.last);
         watching.delete(name);
       }
     }
-    if (watching.size === 0 || now >= opts.deadline) break;
+    if (watching.size === 0 || now >= opts.deadline || opts.stop?.aborted) break;
     await sleep(Math.min(pollMs, Math.max(0, opts.deadline - now)));
     for (const [name, w] of watching) {
       const current = await intake.stat(name);

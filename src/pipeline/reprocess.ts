@@ -52,9 +52,9 @@ export interface ReprocessResult {
  * moves. A dry run validates and counts, then rolls back and writes nothing to the ledger.
  */
 export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult> {
-  const runId = newRunId();
+  // a dry run leaves no trace in the ledger, not even its run
+  const runId = o.dryRun ? newRunId() : o.ledger.startRun({ mode: 'reprocess', host: hostname(), pid: process.pid }, () => newRunId());
   const log = o.logger.child({ run: runId, reprocess: true });
-  if (!o.dryRun) o.ledger.startRun({ runId, mode: 'reprocess', host: hostname(), pid: process.pid });
   log.info({ event: 'reprocess-started', reason: o.reason, operator: o.operator, dryRun: o.dryRun, files: o.names }, 'reprocessing');
   const staging = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
   const files: ReprocessedFile[] = [];

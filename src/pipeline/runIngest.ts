@@ -34,11 +34,13 @@ export interface IngestOptions {
   logger: Logger;
   /** called as rows stream into the database, for a progress line on a terminal */
   onProgress?: (file: string, rows: number) => void;
+  /** asks the run to stop after the file in hand (SIGTERM from cron or systemd) */
+  stop?: AbortSignal;
 }
 
 export interface IngestResult extends RunOutcomes {
   exitStatus: 0 | 1;
-  /** set when the run stopped early because the finance database went away */
+  /** set when the run stopped early: the finance database went away, or it was asked to stop */
   abortedBy?: string;
 }
 
@@ -58,10 +60,9 @@ const DESTINATION: Record<'loaded' | 'duplicate' | 'rejected', Destination> = {
  * then list again for files that arrived meanwhile.
  */
 export async function runIngest(o: IngestOptions): Promise<IngestResult> {
-  const runId = newRunId();
+  const runId = o.ledger.startRun({ mode: o.mode, host: hostname(), pid: process.pid }, () => newRunId());
   const log = o.logger.child({ run: runId });
   const st: RunState = { owner: currentOwner(), staleFound: false, moveFailures: 0 };
-  o.ledger.startRun({ runId, mode: o.mode, host: hostname(), pid: process.pid });
   log.info({ event: 'run-started', mode: o.mode, intake: o.intake.description }, 'run started');
 
   const stagingDir = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
@@ -70,7 +71,14 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   let seq = 0;
 
   try {
-    listing: for (let pass = 0; pass < MAX_LISTINGS; pass++) {
+    const stopRequested = () => {
+      if (o.stop?.aborted && !st.abortedBy) {
+        st.abortedBy = `asked to stop (${String(o.stop.reason ?? 'signal')}); the files not yet taken wait for the next run`;
+        log.warn({ event: 'stopping' }, st.abortedBy);
+      }
+      return st.abortedBy !== undefined;
+    };
+    listing: for (let pass = 0; pass < MAX_LISTINGS && !stopRequested(); pass++) {
       // 1. list the intake: the pattern, minus in-progress and already-seen names
       const listed = await o.intake.list().catch((err) => {
         if (err instanceof SettleError) throw err;
@@ -87,7 +95,8 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
       if (safe.length === 0) break;
 
       // 2. the completeness gate
-      const gate = await completenessGate(o.intake, safe, { stableForMs: o.stableForSeconds * 1000, deadline });
+      const gate = await completenessGate(o.intake, safe, { stableForMs: o.stableForSeconds * 1000, deadline, stop: o.stop });
+      if (stopRequested()) break;
       for (const { entry, reason } of gate.notReady) {
         lookedAt.add(entry.name);
         o.ledger.record({ runId, event: 'not_ready', name: entry.name, sha256: null, details: { reason, size: entry.size } });
@@ -96,6 +105,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
       if (gate.ready.length === 0) break;
 
       for (const entry of gate.ready) {
+        if (stopRequested()) break listing;
         lookedAt.add(entry.name);
         const flog = log.child({ file: entry.name });
         // 3. stage + SHA-256
@@ -142,7 +152,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         } finally {
           await unlink(staged.path).catch(() => undefined);
         }
-        if (st.abortedBy) break listing; // the database is gone: the rest waits for the next run
+        if (st.abortedBy) break listing; // the database is gone, or a stop was asked for: the rest waits
       }
     }
   } catch (err) {

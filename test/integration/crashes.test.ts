@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { finished } from '../support/cli.js';
 import { sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
 
@@ -64,6 +65,29 @@ describe('a claim expired while its COMMIT was still landing', () => {
     expect(ws.ledgerFile('settle_20260603_a01.csv')).toMatchObject({ state: 'loaded', row_count: 50 });
     expect(ws.events().filter((e) => e.event === 'skipped')).toEqual([]);
     expect(ws.events().find((e) => e.event === 'recovered')?.details).toMatchObject({ claimRun: first.run });
+  });
+});
+
+describe('SIGTERM (cron or systemd stopping the job)', () => {
+  it('lets the run finish the file in hand, leave the rest for the next run, and say it stopped', async () => {
+    const ws = await Workspace.create(db.url);
+    await ws.put('settle_20260604_a01.csv', sampleSettlement({ date: '2026-06-04', rows: 300_000, idPrefix: 'TERMA' }).text);
+    await ws.put('settle_20260604_b01.csv', sampleSettlement({ date: '2026-06-04', rows: 100, idPrefix: 'TERMB' }).text);
+    const child = ws.startRun();
+    const done = finished(child);
+    while (child.exitCode === null && !ws.ledgerFiles().some((f) => f.state === 'claimed')) await sleep(5);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/^run \S+ stopped: loaded=1 .*rows=300000 .*\(stopped early: asked to stop \(SIGTERM\)/);
+    expect(await loadedRows('TERMA')).toEqual({ rows: 300_000, distinct: 300_000, files: 1 });
+    expect(await loadedRows('TERMB')).toEqual({ rows: 0, distinct: 0, files: 0 });
+    expect(await ws.files('archive')).toEqual(['settle_20260604_a01.csv']);
+    expect(await ws.files('intake')).toEqual(['settle_20260604_b01.csv']);
+    expect(ws.ledgerFiles().filter((f) => f.state === 'claimed')).toEqual([]);
+
+    const next = await ws.run();
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 100 });
   });
 });
 

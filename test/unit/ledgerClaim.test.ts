@@ -12,8 +12,9 @@ const SHA_B = 'b'.repeat(64);
 
 function freshLedger(): SqliteLedger {
   const l = SqliteLedger.open(join(mkdtempSync(join(tmpdir(), 'settle-ledger-')), 'l.sqlite'), { create: true });
-  l.startRun({ runId: 'r1', mode: 'manual', host: 'h', pid: 1 });
-  l.startRun({ runId: 'r2', mode: 'manual', host: 'h', pid: 2 });
+  const ids = ['r1', 'r1', 'r2']; // the second r1 is taken: startRun asks for another id
+  expect(l.startRun({ mode: 'manual', host: 'h', pid: 1 }, () => ids.shift()!)).toBe('r1');
+  expect(l.startRun({ mode: 'manual', host: 'h', pid: 2 }, () => ids.shift()!)).toBe('r2');
   return l;
 }
 
@@ -89,7 +90,7 @@ describe('the claim', () => {
       const { SqliteLedger } = await import(${JSON.stringify(moduleUrl)});
       const l = SqliteLedger.open(process.argv[1], { create: false });
       const i = process.argv[2];
-      l.startRun({ runId: 'p' + i, mode: 'manual', host: 'h', pid: process.pid });
+      l.startRun({ mode: 'manual', host: 'h', pid: process.pid }, () => 'p' + i);
       const won = l.claim({ name: 'settle_a0' + i + '.csv', sha256: '${SHA_A}', size: 1, runId: 'p' + i,
         owner: { host: 'h', pid: process.pid, startedAt: 'x' }, leaseUntil: new Date(Date.now() + 60000) });
       process.stdout.write(won ? 'won' : 'lost');`;
