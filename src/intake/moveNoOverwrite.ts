@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
 import { copyFile, link, mkdir, open, stat, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, suffixedName } from './intake.js';
 
@@ -58,6 +58,8 @@ async function linkUnderFreeName(from: string, dir: string, name: string): Promi
  * copy (discarded next time) or a complete one already linked (reused), never two counted copies.
  */
 export async function moveNoOverwrite(src: string, dir: string, name: string): Promise<string> {
+  // linking a file onto itself and then dropping "the intake name" would delete it
+  if (resolve(dir) === resolve(dirname(src))) throw new Error(`refusing to move ${name} into its own folder ${dir}`);
   await mkdir(dir, { recursive: true });
   let dest: string;
   let temp: string | undefined;

@@ -6,8 +6,16 @@ import { UsageError } from '../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
 import type { Intake } from './intake.js';
 import { LocalIntake } from './localIntake.js';
-import { SftpIntake } from './sftpIntake.js';
-import { isSftpUrl, parseSftpUrl } from './sftpUrl.js';
+import { SftpIntake, type SftpFolders } from './sftpIntake.js';
+import { isSftpUrl, parseSftpUrl, type SftpLocation } from './sftpUrl.js';
+
+/** A final folder that is the intake itself would make a "move" a no-op, or worse. */
+function distinctFromIntake<T extends { intake: string; archive: string; duplicates: string; rejected: string }>(f: T): T {
+  for (const name of ['archive', 'duplicates', 'rejected'] as const) {
+    if (f[name] === f.intake) throw new UsageError(`--${name} must not be the intake folder itself (${f.intake})`);
+  }
+  return f;
+}
 
 /** Refuses a missing or malformed intake setting before anything is connected. */
 export function checkIntakeSetting(s: Settings): void {
@@ -21,40 +29,41 @@ export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
   if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
   if (!isSftpUrl(s.intake)) {
     const intake = resolve(s.intake);
-    return LocalIntake.open({
-      intake,
-      archive: resolve(s.archive ?? siblingFolder(intake, 'archive')),
-      duplicates: resolve(s.duplicates ?? siblingFolder(intake, 'duplicates')),
-      rejected: resolve(s.rejected ?? siblingFolder(intake, 'rejected')),
-    });
+    return LocalIntake.open(
+      distinctFromIntake({
+        intake,
+        archive: resolve(s.archive ?? siblingFolder(intake, 'archive')),
+        duplicates: resolve(s.duplicates ?? siblingFolder(intake, 'duplicates')),
+        rejected: resolve(s.rejected ?? siblingFolder(intake, 'rejected')),
+      }),
+    );
   }
   const loc = parseSftpUrl(s.intake);
   // on the server, the final folders default to siblings of the intake path there
   const remote = (value: string | undefined, name: 'archive' | 'duplicates' | 'rejected') => {
     if (value === undefined) return posix.join(posix.dirname(loc.path), name);
     if (!value.startsWith('/')) throw new UsageError(`--${name} must be an absolute path on the SFTP server, got ${value}`);
-    return value;
+    return posix.normalize(value).replace(/\/+$/, '');
   };
-  const hostKeys = s.sftp.hostKeyFingerprint
-    ? HostKeyPolicy.pinned(s.sftp.hostKeyFingerprint, loc.host, loc.port)
-    : HostKeyPolicy.fromKnownHosts(s.sftp.knownHosts, loc.host, loc.port);
-  return SftpIntake.open(
+  return openSftp(
+    s,
     loc,
-    {
+    distinctFromIntake({
       intake: loc.path,
       archive: remote(s.archive, 'archive'),
       duplicates: remote(s.duplicates, 'duplicates'),
       rejected: remote(s.rejected, 'rejected'),
-    },
-    {
-      keyPath: s.sftp.keyPath,
-      keyPassphrase: s.sftp.keyPassphrase,
-      password: s.sftp.password,
-      agentSocket: s.sftp.agentSocket,
-    },
-    hostKeys,
+    }),
     log,
   );
+}
+
+function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
+  const hostKeys = s.sftp.hostKeyFingerprint
+    ? HostKeyPolicy.pinned(s.sftp.hostKeyFingerprint, loc.host, loc.port)
+    : HostKeyPolicy.fromKnownHosts(s.sftp.knownHosts, loc.host, loc.port);
+  const { keyPath, keyPassphrase, password, agentSocket } = s.sftp;
+  return SftpIntake.open(loc, folders, { keyPath, keyPassphrase, password, agentSocket }, hostKeys, log);
 }
 
 /** The archive folder as an intake of its own, for `audit`; null when a local archive does not exist yet. */
@@ -63,7 +72,8 @@ export async function openArchive(s: Settings, log: Logger): Promise<Intake | nu
   if (s.intake && isSftpUrl(s.intake)) {
     const loc = parseSftpUrl(s.intake);
     const archive = s.archive ?? posix.join(posix.dirname(loc.path), 'archive');
-    return openIntake({ ...s, intake: `sftp://${loc.user}@${loc.host}:${loc.port}${archive}`, archive: undefined }, log);
+    // only read: the archive is listed and hashed, nothing is moved out of it
+    return openSftp(s, { ...loc, path: archive }, { intake: archive, archive, duplicates: archive, rejected: archive }, log);
   }
   const dir = resolve(s.archive ?? siblingFolder(resolve(s.intake!), 'archive'));
   if (!existsSync(dir)) return null;

@@ -195,6 +195,7 @@ describe('guards', () => {
     [['run', '--intake', '/nonexistent/intake']],
     [['run', '--intake', '.', '--stable-for', 'soon']],
     [['frobnicate']],
+    [['run', '--intake', '.', '--archive', '.']],
   ])('answers bad usage %j with exit 2 and no stack trace', async (args) => {
     const ws = await Workspace.create(db.url);
     const r = await ws.cli([...args, '--ledger', ws.ledger]);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished, startCli } from '../support/cli.js';
 import { TestSshd } from '../support/sshd.js';
-import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 let sshd: TestSshd;
@@ -17,8 +17,8 @@ beforeAll(async () => {
 afterAll(async () => sshd?.destroy());
 
 /** A folder tree on the SFTP server (this machine) plus a local workspace for the ledger. */
-async function remoteSetup() {
-  const ws = await Workspace.create(db.url);
+async function remoteSetup(databaseUrl = db.url) {
+  const ws = await Workspace.create(databaseUrl);
   const root = await mkdtemp(join(tmpdir(), 'settle-remote-'));
   const intake = join(root, 'intake');
   await mkdir(intake);
@@ -75,6 +75,35 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
     expect(r.ws.ledgerFile('settle_20260801_a01.csv')?.location).toBe(
       `sftp://127.0.0.1:${sshd.port}${r.root}/archive/settle_20260801_a01.csv`,
     );
+  });
+
+  it('audits and reprocesses against the archive on the server', async () => {
+    // audit compares every load in the database with this ledger: give it a database of its own
+    const own = await financeDatabase();
+    try {
+      const r = await remoteSetup(own.url);
+      await r.put('settle_20260808_a01.csv', sampleSettlement({ date: '2026-08-08', rows: 30, idPrefix: 'SAUD' }).text);
+      expect((await r.run()).status).toBe(0);
+      const remote = [
+        '--intake',
+        sshd.url(r.intake),
+        '--ledger',
+        r.ws.ledger,
+        '--sftp-key',
+        sshd.clientKey,
+        '--known-hosts',
+        sshd.knownHosts,
+      ];
+      const audit = await r.ws.cli(['audit', ...remote]);
+      expect(audit.stdout).toMatch(/audit clean: 5 checks, 0 discrepancies/);
+      expect(audit.status).toBe(0);
+      const re = await r.ws.cli(['run', '--reprocess', '--reason', 'check over sftp', '--files', 'settle_20260808_a01.csv', ...remote]);
+      expect(re.stdout).toMatch(/reprocess done: reprocessed=1 rejected=0 failed=0 rows=30/);
+      expect(re.status).toBe(0);
+      expect(await r.files('archive')).toEqual(['settle_20260808_a01.csv']);
+    } finally {
+      await own.close();
+    }
   });
 
   it('accepts a pinned host key fingerprint instead of known_hosts', async () => {
