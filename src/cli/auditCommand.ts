@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { openArchive } from '../intake/openIntake.js';
 import type { Intake } from '../intake/intake.js';
-import { SqliteLedger } from '../ledger/sqliteLedger.js';
+import { openLedger } from '../ledger/openLedger.js';
 import { connectFinance } from '../load/connectFinance.js';
 import { assertFinanceCurrent } from '../load/migrateFinance.js';
 import { audit } from '../report/audit.js';
@@ -32,7 +32,7 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
     .action(async (flags: RawFlags & { json?: boolean }) => {
       const s = resolveSettings(flags);
       const logger = createLogger({ level: s.logLevel, file: s.logFile, status: new TerminalStatus() });
-      const ledger = SqliteLedger.open(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
+      const ledger = await openLedger(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
       let db;
       let archive: Intake | null = null;
       try {
@@ -56,7 +56,7 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
       } finally {
         await archive?.close();
         await db?.end().catch(() => undefined);
-        ledger.close();
+        await ledger.close();
       }
     });
 }

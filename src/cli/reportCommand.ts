@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
-import { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { openLedger } from '../ledger/openLedger.js';
 import { fileHistory, formatHistory } from '../report/history.js';
 import { formatRuns, recentRuns } from '../report/runsReport.js';
 import { formatSkips, skipsByWeek } from '../report/skipsReport.js';
@@ -19,12 +20,12 @@ function count(value: string | undefined, fallback: number, flag: string): numbe
   return Number(value);
 }
 
-function withLedger<T>(s: Settings, fn: (ledger: SqliteLedger) => T): T {
-  const ledger = SqliteLedger.open(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
+async function withLedger<T>(s: Settings, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+  const ledger = await openLedger(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
   try {
-    return fn(ledger);
+    return await fn(ledger);
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 
@@ -37,8 +38,8 @@ export function registerReports(program: Command): void {
     .description('the recent runs and their counts, newest first')
     .option('--last <n>', 'how many runs (default 20)')
     .option('--json', 'one JSON array')
-    .action((flags: ReportFlags) => {
-      const runs = withLedger(resolveSettings(flags), (l) => recentRuns(l, count(flags.last, 20, '--last')));
+    .action(async (flags: ReportFlags) => {
+      const runs = await withLedger(resolveSettings(flags), (l) => recentRuns(l, count(flags.last, 20, '--last')));
       print(flags.json ? JSON.stringify(runs) : formatRuns(runs));
     });
 
@@ -46,9 +47,9 @@ export function registerReports(program: Command): void {
     .description('skips (duplicates) and holds per ISO week: the weekly review')
     .option('--weeks <n>', 'how many weeks back (default 8)')
     .option('--json', 'one JSON array')
-    .action((flags: ReportFlags) => {
+    .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 8, '--weeks');
-      const result = withLedger(resolveSettings(flags), (l) => skipsByWeek(l, weeks));
+      const result = await withLedger(resolveSettings(flags), (l) => skipsByWeek(l, weeks));
       print(flags.json ? JSON.stringify(result) : formatSkips(result, weeks));
     });
 
@@ -56,8 +57,8 @@ export function registerReports(program: Command): void {
     .argument('<file-or-sha256>', 'a file name (or path) or a content SHA-256')
     .description('every ledger event for one file or content, oldest first')
     .option('--json', 'one JSON array')
-    .action((fileOrSha: string, flags: ReportFlags) => {
-      const events = withLedger(resolveSettings(flags), (l) => fileHistory(l, fileOrSha));
+    .action(async (fileOrSha: string, flags: ReportFlags) => {
+      const events = await withLedger(resolveSettings(flags), (l) => fileHistory(l, fileOrSha));
       print(flags.json ? JSON.stringify(events) : formatHistory(events, fileOrSha));
     });
 }

@@ -1,4 +1,4 @@
-import type { SqliteLedger } from './sqliteLedger.js';
+import type { Ledger } from './ledger.js';
 import { OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
 
 export interface FileOutcome {
@@ -31,11 +31,11 @@ const COUNT_KEY: Record<OutcomeEvent, keyof RunCounts> = {
 };
 
 /** What a run did, read back from the ledger's events rather than from the run's memory. */
-export function runOutcomes(ledger: SqliteLedger, runId: string): RunOutcomes {
-  const run = ledger.run(runId);
+export async function runOutcomes(ledger: Ledger, runId: string): Promise<RunOutcomes> {
+  const run = await ledger.run(runId);
   const counts: RunCounts = { loaded: 0, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, rows: 0 };
   const files: FileOutcome[] = [];
-  for (const e of ledger.eventsOfRun(runId)) {
+  for (const e of await ledger.eventsOfRun(runId)) {
     if (!(OUTCOME_EVENTS as readonly string[]).includes(e.event)) continue;
     const outcome = e.event as OutcomeEvent;
     const d = e.details as {

@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
-import type { ClaimOwner, EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
+import type { ClaimRequest, EventInput, Ledger } from './ledger.js';
+import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
 /** How long a write waits for another process's write before giving up. */
 export const DEFAULT_BUSY_TIMEOUT_MS = 15_000;
@@ -39,23 +40,6 @@ WHERE processed_files.state IN (${RECLAIMABLE.map((s) => `'${s}'`).join(', ')})
                   WHERE live.sha256 = excluded.sha256 AND live.state IN ('claimed', 'loaded'))
 RETURNING id`;
 
-export interface ClaimRequest {
-  name: string;
-  sha256: string;
-  size: number;
-  runId: string;
-  owner: ClaimOwner;
-  leaseUntil: Date;
-}
-
-export interface EventInput {
-  runId: string | null;
-  event: EventKind;
-  name: string;
-  sha256: string | null;
-  details?: Record<string, unknown>;
-}
-
 function translateOpenError(err: unknown, path: string, busyTimeoutMs: number): SettleError {
   const code = (err as { code?: string }).code ?? '';
   const msg = (err as Error).message;
@@ -71,8 +55,9 @@ function translateOpenError(err: unknown, path: string, busyTimeoutMs: number): 
   return new UsageError(`ledger ${path}: ${msg}`, { cause: err });
 }
 
-export class SqliteLedger {
+export class SqliteLedger implements Ledger {
   readonly path: string;
+  readonly location: string;
   private readonly db: Database.Database;
 
   private constructor(
@@ -81,6 +66,7 @@ export class SqliteLedger {
     private readonly busyTimeoutMs: number,
   ) {
     this.path = path;
+    this.location = path;
     this.db = db;
   }
 
@@ -125,7 +111,7 @@ export class SqliteLedger {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.db.close();
   }
 
@@ -135,7 +121,7 @@ export class SqliteLedger {
    * Records a new run under the first id from `newId` that is not taken yet (two runs may
    * start in the same minute with the same short random tag) and returns that id.
    */
-  startRun(run: { mode: RunMode; host: string; pid: number }, newId: () => string): string {
+  async startRun(run: { mode: RunMode; host: string; pid: number }, newId: () => string): Promise<string> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const runId = newId();
       const inserted = this.write(
@@ -149,7 +135,7 @@ export class SqliteLedger {
     throw new Error('could not find a free run id');
   }
 
-  finishRun(runId: string, counts: RunCounts, exitStatus: number): void {
+  async finishRun(runId: string, counts: RunCounts, exitStatus: number): Promise<void> {
     this.write(() =>
       this.db
         .prepare(
@@ -172,11 +158,11 @@ export class SqliteLedger {
     );
   }
 
-  run(runId: string): RunRow | undefined {
+  async run(runId: string): Promise<RunRow | undefined> {
     return this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`).get(runId) as RunRow | undefined;
   }
 
-  recentRuns(limit: number): RunRow[] {
+  async recentRuns(limit: number): Promise<RunRow[]> {
     return this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?`).all(limit) as RunRow[];
   }
 
@@ -188,16 +174,16 @@ export class SqliteLedger {
       .run(e.runId, now(), e.event, e.name, e.sha256, JSON.stringify(e.details ?? {}));
   }
 
-  record(e: EventInput): void {
+  async record(e: EventInput): Promise<void> {
     this.write(() => this.appendEvent(e));
   }
 
-  eventsOfRun(runId: string): LedgerEvent[] {
+  async eventsOfRun(runId: string): Promise<LedgerEvent[]> {
     return this.parseEvents(this.db.prepare('SELECT * FROM ledger_events WHERE run_id = ? ORDER BY id').all(runId));
   }
 
   /** Every event for a file name or a content hash, oldest first. */
-  eventsFor(nameOrSha: string): LedgerEvent[] {
+  async eventsFor(nameOrSha: string): Promise<LedgerEvent[]> {
     return this.parseEvents(
       this.db.prepare('SELECT * FROM ledger_events WHERE name = ? OR sha256 = ? ORDER BY id').all(nameOrSha, nameOrSha.toLowerCase()),
     );
@@ -211,24 +197,24 @@ export class SqliteLedger {
 
   // ---- files
 
-  file(name: string, sha256: string): FileRow | undefined {
+  async file(name: string, sha256: string): Promise<FileRow | undefined> {
     return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE name = ? AND sha256 = ?`).get(name, sha256) as
       FileRow | undefined;
   }
 
   /** The row that currently owns this content (claimed or loaded), if any. */
-  liveHolder(sha256: string): FileRow | undefined {
+  async liveHolder(sha256: string): Promise<FileRow | undefined> {
     return this.db
       .prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE sha256 = ? AND state IN ('claimed', 'loaded')`)
       .get(sha256) as FileRow | undefined;
   }
 
-  claimedFiles(): FileRow[] {
+  async claimedFiles(): Promise<FileRow[]> {
     return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE state = 'claimed' ORDER BY id`).all() as FileRow[];
   }
 
   /** The conditional create that decides who loads a file. True: this run owns the claim. */
-  claim(req: ClaimRequest): boolean {
+  async claim(req: ClaimRequest): Promise<boolean> {
     return this.write(() => {
       let won: boolean;
       try {
@@ -266,12 +252,12 @@ export class SqliteLedger {
    * Finalizes a claim this run owns: the new state and its event in one transaction.
    * Returns false if the claim is no longer this run's (it was expired by another run).
    */
-  finalizeClaim(
+  async finalizeClaim(
     f: { name: string; sha256: string; runId: string },
     to: { state: 'loaded' | 'rejected' | 'failed' | 'duplicate'; event: EventKind; rows?: number; reason?: string },
     details: Record<string, unknown>,
     extraEvents: EventKind[] = [],
-  ): boolean {
+  ): Promise<boolean> {
     return this.write(() => {
       const r = this.db
         .prepare(
@@ -291,12 +277,12 @@ export class SqliteLedger {
    * Records a decision for a file this run did not claim (a skip or a hold). The row of the
    * (name, content) is created or updated unless it is live, which would be another run's.
    */
-  noteUnclaimed(
+  async noteUnclaimed(
     f: { name: string; sha256: string; size: number; runId: string },
     state: 'duplicate' | 'held' | null,
     event: EventKind,
     details: Record<string, unknown>,
-  ): void {
+  ): Promise<void> {
     this.write(() => {
       if (state) {
         this.db
@@ -317,7 +303,7 @@ export class SqliteLedger {
    * The file now sits at `location` (folder/name): its outcome is acknowledged. A resend of
    * an archived file under the same name shares the archived one's row, which keeps its place.
    */
-  markMoved(f: { name: string; sha256: string; runId: string }, location: string, opts = { ownRow: true }): void {
+  async markMoved(f: { name: string; sha256: string; runId: string }, location: string, opts = { ownRow: true }): Promise<void> {
     this.write(() => {
       if (opts.ownRow) {
         this.db
@@ -333,7 +319,7 @@ export class SqliteLedger {
    * holds its file marker (event `recovered`), else `failed` (event `expired`) so the content
    * can be claimed again. Conditional on the claim being exactly the one judged stale.
    */
-  settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): boolean {
+  async settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean> {
     return this.write(() => {
       const r = this.db
         .prepare(
@@ -361,24 +347,24 @@ export class SqliteLedger {
   }
 
   /** Events of the given kinds at or after `since` (ISO time), oldest first. */
-  eventsSince(kinds: EventKind[], since: string): LedgerEvent[] {
+  async eventsSince(kinds: EventKind[], since: string): Promise<LedgerEvent[]> {
     const marks = kinds.map(() => '?').join(', ');
     return this.parseEvents(
       this.db.prepare(`SELECT * FROM ledger_events WHERE event IN (${marks}) AND at >= ? ORDER BY id`).all(...kinds, since),
     );
   }
 
-  filesInState(state: FileState): FileRow[] {
+  async filesInState(state: FileState): Promise<FileRow[]> {
     return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE state = ? ORDER BY id`).all(state) as FileRow[];
   }
 
   /** Whether the ledger has ever seen this content, under any name and in any state. */
-  knowsContent(sha256: string): FileRow[] {
+  async knowsContent(sha256: string): Promise<FileRow[]> {
     return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE sha256 = ? ORDER BY id`).all(sha256) as FileRow[];
   }
 
   /** Contents recorded as loaded (or recovered as loaded) by more than one event: must never happen. */
-  contentsLoadedTwice(): { sha256: string; loads: number }[] {
+  async contentsLoadedTwice(): Promise<{ sha256: string; loads: number }[]> {
     return this.db
       .prepare(
         `SELECT sha256, count(*) AS loads FROM ledger_events WHERE event IN ('loaded', 'recovered') AND sha256 IS NOT NULL
@@ -388,14 +374,14 @@ export class SqliteLedger {
   }
 
   /** The contents loaded under this name (usually one; more if the partner reused a name). */
-  loadedNamed(name: string): FileRow[] {
+  async loadedNamed(name: string): Promise<FileRow[]> {
     return this.db
       .prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE name = ? AND state = 'loaded' ORDER BY id`)
       .all(name) as FileRow[];
   }
 
   /** A reprocessing replaced this content's rows: the new count and the `reprocessed` event, together. */
-  recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): void {
+  async recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): Promise<void> {
     this.write(() => {
       this.db
         .prepare(`UPDATE processed_files SET row_count = ?, updated_at = ? WHERE name = ? AND sha256 = ? AND state = 'loaded'`)

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RejectError, errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
-import type { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { FileRow } from '../ledger/types.js';
 import type { Layout } from '../load/layout.js';
 import { reloadRows } from '../load/reloadRows.js';
@@ -14,7 +14,7 @@ import { newRunId } from './runId.js';
 import { stageAndHash } from './stageAndHash.js';
 
 export interface ReprocessOptions {
-  ledger: SqliteLedger;
+  ledger: Ledger;
   db: pg.ClientBase;
   schema: string;
   layout: Layout;
@@ -53,7 +53,7 @@ export interface ReprocessResult {
  */
 export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult> {
   // a dry run leaves no trace in the ledger, not even its run
-  const runId = o.dryRun ? newRunId() : o.ledger.startRun({ mode: 'reprocess', host: hostname(), pid: process.pid }, () => newRunId());
+  const runId = o.dryRun ? newRunId() : await o.ledger.startRun({ mode: 'reprocess', host: hostname(), pid: process.pid }, () => newRunId());
   const log = o.logger.child({ run: runId, reprocess: true });
   log.info({ event: 'reprocess-started', reason: o.reason, operator: o.operator, dryRun: o.dryRun, files: o.names }, 'reprocessing');
   const staging = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
@@ -76,7 +76,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
       const req = { schema: o.schema, layout: o.layout, stagedPath: staged.path, sha256: row.sha256, name: row.name, runId };
       const r = await reloadRows(o.db, req, { dryRun: o.dryRun });
       if (!o.dryRun) {
-        o.ledger.recordReprocessed(
+        await o.ledger.recordReprocessed(
           { name: row.name, sha256: row.sha256, runId },
           { rows: r.rows, previousRows: r.previousRows, reason: o.reason, operator: o.operator },
         );
@@ -103,7 +103,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
 
   try {
     for (const name of o.names) {
-      const loaded = o.ledger.loadedNamed(name);
+      const loaded = await o.ledger.loadedNamed(name);
       if (loaded.length === 0) {
         files.push({ name, sha256: null, outcome: 'failed', rows: 0, error: 'this ledger has no load of it: nothing to reprocess' });
         log.error({ event: 'reprocess-failed', file: name }, `${name}: never loaded, nothing to reprocess`);
@@ -124,7 +124,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
   };
   const exitStatus = counts.rejected + counts.failed > 0 ? 1 : 0;
   if (!o.dryRun) {
-    o.ledger.finishRun(runId, { loaded: 0, skipped: 0, held: 0, notReady: 0, ...counts }, exitStatus);
+    await o.ledger.finishRun(runId, { loaded: 0, skipped: 0, held: 0, notReady: 0, ...counts }, exitStatus);
   }
   return { runId, dryRun: o.dryRun, counts, files, exitStatus };
 }

@@ -9,7 +9,7 @@ import { FileGoneError, type Destination, type Intake } from '../intake/intake.j
 import { isInProgressName, isUnsafeName } from '../intake/names.js';
 import { currentOwner } from '../ledger/owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
-import type { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { FileRow, RunMode } from '../ledger/types.js';
 import { copyRows } from '../load/copyRows.js';
 import type { Layout } from '../load/layout.js';
@@ -21,7 +21,7 @@ import { stageAndHash } from './stageAndHash.js';
 
 export interface IngestOptions {
   intake: Intake;
-  ledger: SqliteLedger;
+  ledger: Ledger;
   db: pg.ClientBase;
   schema: string;
   layout: Layout;
@@ -60,7 +60,7 @@ const DESTINATION: Record<'loaded' | 'duplicate' | 'rejected', Destination> = {
  * then list again for files that arrived meanwhile.
  */
 export async function runIngest(o: IngestOptions): Promise<IngestResult> {
-  const runId = o.ledger.startRun({ mode: o.mode, host: hostname(), pid: process.pid }, () => newRunId());
+  const runId = await o.ledger.startRun({ mode: o.mode, host: hostname(), pid: process.pid }, () => newRunId());
   const log = o.logger.child({ run: runId });
   const st: RunState = { owner: currentOwner(), staleFound: false, moveFailures: 0 };
   log.info({ event: 'run-started', mode: o.mode, intake: o.intake.description }, 'run started');
@@ -99,7 +99,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
       if (stopRequested()) break;
       for (const { entry, reason } of gate.notReady) {
         lookedAt.add(entry.name);
-        o.ledger.record({ runId, event: 'not_ready', name: entry.name, sha256: null, details: { reason, size: entry.size } });
+        await o.ledger.record({ runId, event: 'not_ready', name: entry.name, sha256: null, details: { reason, size: entry.size } });
         log.warn({ event: 'not-ready', file: entry.name, size: entry.size, reason }, 'not ready: left for the next run');
       }
       if (gate.ready.length === 0) break;
@@ -115,7 +115,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
           return { kind: 'unreadable' as const, reason: errorMessage(err) };
         });
         if (staged.kind === 'unreadable') {
-          o.ledger.record({
+          await o.ledger.record({
             runId,
             event: 'failed',
             name: entry.name,
@@ -131,7 +131,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
           continue;
         }
         if (staged.kind === 'changed') {
-          o.ledger.record({
+          await o.ledger.record({
             runId,
             event: 'not_ready',
             name: entry.name,
@@ -158,7 +158,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   } catch (err) {
     // the run cannot go on (intake unlistable, ledger locked): still close its record if possible
     try {
-      o.ledger.finishRun(runId, runOutcomes(o.ledger, runId).counts, 1);
+      await o.ledger.finishRun(runId, (await runOutcomes(o.ledger, runId)).counts, 1);
     } catch {
       // the original error says more than this one would
     }
@@ -167,11 +167,11 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
     await rm(stagingDir, { recursive: true, force: true });
   }
 
-  const outcomes = runOutcomes(o.ledger, runId);
+  const outcomes = await runOutcomes(o.ledger, runId);
   const c = outcomes.counts;
   const problem = c.rejected > 0 || c.failed > 0 || st.staleFound || st.moveFailures > 0 || st.abortedBy !== undefined;
   const exitStatus = problem ? 1 : 0;
-  o.ledger.finishRun(runId, c, exitStatus);
+  await o.ledger.finishRun(runId, c, exitStatus);
   log.info({ event: 'run-finished', ...c, exitStatus }, 'run finished');
   return { ...outcomes, exitStatus, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
 }
@@ -196,7 +196,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     // An outcome already decided for this very file whose move never happened: finish the move.
     // (This read only finds unfinished moves; whether the file may be loaded, the claim decides.)
-    const own = o.ledger.file(f.name, f.sha256);
+    const own = await o.ledger.file(f.name, f.sha256);
     if (own && own.location === null && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
       log.warn({ event: 'resume-move', state: own.state, decidedBy: own.runId }, `finishing the move of a ${own.state} file`);
       await move(o, f, DESTINATION[own.state], log, st);
@@ -205,13 +205,13 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
 
     // 4. CLAIM: one conditional create in the ledger decides who loads this content
     const leaseUntil = new Date(Date.now() + o.claimLeaseSeconds * 1000);
-    if (o.ledger.claim({ ...f, owner: st.owner, leaseUntil })) {
+    if (await o.ledger.claim({ ...f, owner: st.owner, leaseUntil })) {
       log.info({ event: 'claimed', leaseUntil }, 'claimed');
       faultPoint('after-claim');
       await loadClaimed(o, f, stagedPath, log, st);
       return;
     }
-    const holder = o.ledger.liveHolder(f.sha256);
+    const holder = await o.ledger.liveHolder(f.sha256);
     if (!holder) continue; // released between our claim and this read: decide again
     if (holder.state === 'claimed' && (await settleIfStale(o.ledger, o.db, o.schema, holder, f.runId, log)) !== 'live') {
       st.staleFound = true;
@@ -225,7 +225,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
       log.info({ event: 'busy', claimRun: holder.runId }, 'claimed by another live run: left to it');
       return;
     }
-    o.ledger.noteUnclaimed(f, 'held', 'held', { heldFor: { name: holder.name, run: holder.runId } });
+    await o.ledger.noteUnclaimed(f, 'held', 'held', { heldFor: { name: holder.name, run: holder.runId } });
     log.warn(
       { event: 'held', twin: holder.name, twinRun: holder.runId },
       `held: its twin ${holder.name} is being loaded by run ${holder.runId}`,
@@ -255,7 +255,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
     faultPoint('after-commit');
     if (result.outcome === 'loaded') {
       faultPoint('before-finalize');
-      if (!o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, { rows: result.rows })) {
+      if (!await o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, { rows: result.rows })) {
         log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
         return;
       }
@@ -264,12 +264,12 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
       await move(o, f, 'archive', log, st);
       return;
     }
-    if (result.fileName === f.name && o.ledger.run(result.runId)) {
+    if (result.fileName === f.name && await o.ledger.run(result.runId)) {
       // A run of this ledger committed the load and died before it could say so (its claim was
       // then judged stale and expired while its COMMIT was still landing): this is that load.
       const reason = `loaded by run ${result.runId}, which died before finalizing`;
       if (
-        o.ledger.finalizeClaim(
+        await o.ledger.finalizeClaim(
           f,
           { state: 'loaded', event: 'recovered', rows: result.rows },
           { rows: result.rows, reason, claimRun: result.runId },
@@ -283,7 +283,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
     }
     const duplicateOf = { name: result.fileName, run: result.runId, source: 'finance-database' };
     const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
-    if (o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason })) {
+    if (await o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason })) {
       log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (the ledger did not know it)`);
       await move(o, f, 'duplicates', log, st);
     }
@@ -291,14 +291,14 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
   } catch (err) {
     if (err instanceof RejectError) {
       const details = { reason: err.message, line: err.line, field: err.field };
-      if (o.ledger.finalizeClaim(f, { state: 'rejected', event: 'rejected', reason: err.message }, details)) {
+      if (await o.ledger.finalizeClaim(f, { state: 'rejected', event: 'rejected', reason: err.message }, details)) {
         log.error({ event: 'rejected', ...details }, `rejected ${f.name}: ${err.message}`);
         await move(o, f, 'rejected', log, st);
       }
       return;
     }
     const reason = errorMessage(err);
-    o.ledger.finalizeClaim(f, { state: 'failed', event: 'failed', reason }, { reason }, ['released']);
+    await o.ledger.finalizeClaim(f, { state: 'failed', event: 'failed', reason }, { reason }, ['released']);
     log.error({ event: 'failed', reason }, `failed, claim released, file left in intake: ${reason}`);
     if (isConnectionLost(err)) st.abortedBy = `finance database connection lost: ${reason}`;
   }
@@ -308,7 +308,7 @@ async function skipDuplicate(o: IngestOptions, f: FileInRun, original: FileRow, 
   const duplicateOf = { name: original.name, run: original.runId, source: 'ledger' };
   const sameName = original.name === f.name;
   // A same-name resend shares the archived file's ledger row: only the event records it.
-  o.ledger.noteUnclaimed(f, sameName ? null : 'duplicate', 'skipped', { duplicateOf });
+  await o.ledger.noteUnclaimed(f, sameName ? null : 'duplicate', 'skipped', { duplicateOf });
   log.warn(
     { event: 'skipped', duplicateOf },
     `skipped: same content as ${original.name}, loaded by run ${original.runId}${sameName ? ' (same-name resend)' : ''}`,
@@ -320,7 +320,7 @@ async function skipDuplicate(o: IngestOptions, f: FileInRun, original: FileRow, 
 async function move(o: IngestOptions, f: FileInRun, to: Destination, log: Logger, st: RunState, opts = { ownRow: true }): Promise<void> {
   try {
     const location = await o.intake.route(f.name, to);
-    o.ledger.markMoved(f, location, opts);
+    await o.ledger.markMoved(f, location, opts);
     log.info({ event: 'moved', to: location }, `moved to ${location}`);
   } catch (err) {
     if (err instanceof FileGoneError) {

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ownerIsGone } from '../ledger/owner.js';
-import type { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { FileRow } from '../ledger/types.js';
 import { findFileMarker } from '../load/fileMarker.js';
 
@@ -11,7 +11,7 @@ import { findFileMarker } from '../load/fileMarker.js';
  * happened (finalize as loaded); absent → the claim expired and the content may be claimed.
  */
 export async function settleIfStale(
-  ledger: SqliteLedger,
+  ledger: Ledger,
   db: pg.ClientBase,
   schema: string,
   claim: FileRow,
@@ -24,7 +24,7 @@ export async function settleIfStale(
   const why = gone ? `its owner (pid ${claim.ownerPid} on ${claim.ownerHost}) is gone` : `its lease ran out at ${claim.leaseUntil}`;
   const marker = await findFileMarker(db, schema, claim.sha256);
   if (marker) {
-    if (ledger.settleStaleClaim(claim, runId, { state: 'loaded', rows: marker.rowCount, reason: why })) {
+    if (await ledger.settleStaleClaim(claim, runId, { state: 'loaded', rows: marker.rowCount, reason: why })) {
       log.warn(
         { event: 'recovered', claimRun: claim.runId, staleFile: claim.name, rows: marker.rowCount },
         `stale claim of run ${claim.runId} on ${claim.name}: ${why}; the finance database has its load, finalized as loaded`,
@@ -32,7 +32,7 @@ export async function settleIfStale(
     }
     return 'recovered';
   }
-  if (ledger.settleStaleClaim(claim, runId, { state: 'failed', reason: `claim expired: ${why}` })) {
+  if (await ledger.settleStaleClaim(claim, runId, { state: 'failed', reason: `claim expired: ${why}` })) {
     log.warn(
       { event: 'expired', claimRun: claim.runId, staleFile: claim.name },
       `stale claim of run ${claim.runId} on ${claim.name}: ${why}; nothing was loaded, claim expired`,

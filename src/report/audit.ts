@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Intake } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
 import { ownerIsGone } from '../ledger/owner.js';
-import type { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { Ledger } from '../ledger/ledger.js';
 import { loadFacts } from '../load/financeFacts.js';
 
 export interface AuditResult {
@@ -21,7 +21,7 @@ async function sha256Of(intake: Intake, name: string): Promise<string> {
  * Cross-checks the ledger, the finance database and the archive: one load per content,
  * row counts that agree, no stale claims, and no archived file the ledger does not know.
  */
-export async function audit(ledger: SqliteLedger, db: pg.ClientBase, schema: string, archive: Intake): Promise<AuditResult> {
+export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, archive: Intake): Promise<AuditResult> {
   const facts = await loadFacts(db, schema);
   const bySha = new Map(facts.map((f) => [f.sha256, f]));
   const checks: AuditResult['checks'] = [];
@@ -29,10 +29,10 @@ export async function audit(ledger: SqliteLedger, db: pg.ClientBase, schema: str
 
   check(
     'each content loaded once',
-    ledger.contentsLoadedTwice().map((x) => `content ${x.sha256} has ${x.loads} load events in the ledger`),
+    (await ledger.contentsLoadedTwice()).map((x) => `content ${x.sha256} has ${x.loads} load events in the ledger`),
   );
 
-  const loaded = ledger.filesInState('loaded');
+  const loaded = await ledger.filesInState('loaded');
   check('ledger loads match the finance database', [
     ...loaded.flatMap((f) => {
       const fact = bySha.get(f.sha256);
@@ -60,8 +60,7 @@ export async function audit(ledger: SqliteLedger, db: pg.ClientBase, schema: str
   const now = Date.now();
   check(
     'no stale claims',
-    ledger
-      .filesInState('claimed')
+    (await ledger.filesInState('claimed'))
       .filter(
         (c) =>
           ownerIsGone({ host: c.ownerHost, pid: c.ownerPid, startedAt: c.ownerStartedAt }) ||
@@ -76,7 +75,7 @@ export async function audit(ledger: SqliteLedger, db: pg.ClientBase, schema: str
   for (const entry of await archive.list()) {
     if (isInProgressName(entry.name)) continue; // hidden temporaries of an interrupted move
     const sha = await sha256Of(archive, entry.name);
-    if (!ledger.knowsContent(sha).some((f) => f.state === 'loaded')) {
+    if (!(await ledger.knowsContent(sha)).some((f) => f.state === 'loaded')) {
       unknown.push(`${archive.description}/${entry.name} (${sha}) is in the archive but the ledger has no load of its content`);
     }
   }

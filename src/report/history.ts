@@ -1,16 +1,16 @@
 import { basename } from 'node:path';
-import type { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger/types.js';
 import { textTable } from './textTable.js';
 
 /** `history FILE-OR-SHA256`: every ledger event for a file name (a path is reduced to its name) or a content hash. */
-export function fileHistory(ledger: SqliteLedger, fileOrSha: string): LedgerEvent[] {
+export async function fileHistory(ledger: Ledger, fileOrSha: string): Promise<LedgerEvent[]> {
   const key = /^[0-9a-fA-F]{64}$/.test(fileOrSha) ? fileOrSha.toLowerCase() : basename(fileOrSha);
-  const direct = ledger.eventsFor(key);
+  const direct = await ledger.eventsFor(key);
   // a name's history includes what happened to its content under other names (the original a01 of a resend a02)
   const shas = new Set(direct.map((e) => e.sha256).filter((s): s is string => s !== null));
   const all = new Map(direct.map((e) => [e.id, e]));
-  for (const sha of shas) for (const e of ledger.eventsFor(sha)) all.set(e.id, e);
+  for (const sha of shas) for (const e of await ledger.eventsFor(sha)) all.set(e.id, e);
   return [...all.values()].sort((a, b) => a.id - b.id);
 }
 

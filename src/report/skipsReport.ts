@@ -1,4 +1,4 @@
-import type { SqliteLedger } from '../ledger/sqliteLedger.js';
+import type { Ledger } from '../ledger/ledger.js';
 import { isoWeek } from './isoWeek.js';
 import { textTable } from './textTable.js';
 
@@ -10,10 +10,10 @@ export interface WeekOfSkips {
 }
 
 /** `report skips`: skips and holds per ISO week over the last `weeks` weeks, newest first. */
-export function skipsByWeek(ledger: SqliteLedger, weeks: number, now = new Date()): WeekOfSkips[] {
+export async function skipsByWeek(ledger: Ledger, weeks: number, now = new Date()): Promise<WeekOfSkips[]> {
   const since = new Date(now.getTime() - weeks * 7 * 86_400_000).toISOString();
   const byWeek = new Map<string, WeekOfSkips>();
-  for (const e of ledger.eventsSince(['skipped', 'held'], since)) {
+  for (const e of await ledger.eventsSince(['skipped', 'held'], since)) {
     const week = isoWeek(new Date(e.at));
     const w = byWeek.get(week) ?? { week, skipped: 0, held: 0, files: [] };
     const outcome = e.event as 'skipped' | 'held';

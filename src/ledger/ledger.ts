@@ -1,0 +1,70 @@
+import type { ClaimOwner, EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
+
+export interface ClaimRequest {
+  name: string;
+  sha256: string;
+  size: number;
+  runId: string;
+  owner: ClaimOwner;
+  leaseUntil: Date;
+}
+
+export interface EventInput {
+  runId: string | null;
+  event: EventKind;
+  name: string;
+  sha256: string | null;
+  details?: Record<string, unknown>;
+}
+
+export type FinalState = 'loaded' | 'rejected' | 'failed' | 'duplicate';
+
+/**
+ * The ledger: what was seen, who claimed it, how it ended. Two stores keep it with the same
+ * semantics: a SQLite file (one host) and PostgreSQL (several hosts sharing it).
+ */
+export interface Ledger {
+  /** where it lives, for messages (a path, or a URL without its password) */
+  readonly location: string;
+  close(): Promise<void>;
+
+  /** records a new run under the first free id from `newId` and returns it */
+  startRun(run: { mode: RunMode; host: string; pid: number }, newId: () => string): Promise<string>;
+  finishRun(runId: string, counts: RunCounts, exitStatus: number): Promise<void>;
+  run(runId: string): Promise<RunRow | undefined>;
+  recentRuns(limit: number): Promise<RunRow[]>;
+
+  record(e: EventInput): Promise<void>;
+  eventsOfRun(runId: string): Promise<LedgerEvent[]>;
+  /** every event for a file name or a content hash, oldest first */
+  eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
+  eventsSince(kinds: EventKind[], since: string): Promise<LedgerEvent[]>;
+  contentsLoadedTwice(): Promise<{ sha256: string; loads: number }[]>;
+
+  file(name: string, sha256: string): Promise<FileRow | undefined>;
+  /** the row that currently owns this content (claimed or loaded), if any */
+  liveHolder(sha256: string): Promise<FileRow | undefined>;
+  filesInState(state: FileState): Promise<FileRow[]>;
+  knowsContent(sha256: string): Promise<FileRow[]>;
+  loadedNamed(name: string): Promise<FileRow[]>;
+
+  /** the conditional create that decides who loads a file: true when this run owns the claim */
+  claim(req: ClaimRequest): Promise<boolean>;
+  /** finalizes a claim this run owns; false when it is no longer this run's */
+  finalizeClaim(
+    f: { name: string; sha256: string; runId: string },
+    to: { state: FinalState; event: EventKind; rows?: number; reason?: string },
+    details: Record<string, unknown>,
+    extraEvents?: EventKind[],
+  ): Promise<boolean>;
+  /** a skip or a hold of a file this run did not claim */
+  noteUnclaimed(
+    f: { name: string; sha256: string; size: number; runId: string },
+    state: 'duplicate' | 'held' | null,
+    event: EventKind,
+    details: Record<string, unknown>,
+  ): Promise<void>;
+  markMoved(f: { name: string; sha256: string; runId: string }, location: string, opts?: { ownRow: boolean }): Promise<void>;
+  settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean>;
+  recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): Promise<void>;
+}

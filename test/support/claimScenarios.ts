@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import { currentOwner } from '../../src/ledger/owner.js';
+
+export const SHA_A = 'a'.repeat(64);
+export const SHA_B = 'b'.repeat(64);
+
+/** A ledger with two runs, r1 and r2, recorded. */
+export async function withTwoRuns(ledger: Ledger): Promise<Ledger> {
+  const ids = ['r1', 'r1', 'r2']; // the second r1 is taken: startRun asks for another id
+  expect(await ledger.startRun({ mode: 'manual', host: 'h', pid: 1 }, () => ids.shift()!)).toBe('r1');
+  expect(await ledger.startRun({ mode: 'manual', host: 'h', pid: 2 }, () => ids.shift()!)).toBe('r2');
+  return ledger;
+}
+
+export const claim = (l: Ledger, name: string, sha256: string, runId = 'r1') =>
+  l.claim({ name, sha256, size: 10, runId, owner: currentOwner(), leaseUntil: new Date(Date.now() + 3600_000) });
+
+/** The claim's semantics, which every ledger store must keep alike. */
+export function claimSemantics(store: string, fresh: () => Promise<Ledger>): void {
+  describe(`the claim (${store} ledger)`, () => {
+    it('is won once for a (name, content)', async () => {
+      const l = await fresh();
+      expect(await claim(l, 'settle_a01.csv', SHA_A)).toBe(true);
+      expect(await claim(l, 'settle_a01.csv', SHA_A, 'r2')).toBe(false);
+      expect(await l.file('settle_a01.csv', SHA_A)).toMatchObject({ state: 'claimed', runId: 'r1' });
+    });
+
+    it('cannot be taken by a renamed twin while the content is claimed, nor once it is loaded', async () => {
+      const l = await fresh();
+      expect(await claim(l, 'settle_a01.csv', SHA_A)).toBe(true);
+      expect(await claim(l, 'settle_a02.csv', SHA_A, 'r2')).toBe(false);
+      const f = { name: 'settle_a01.csv', sha256: SHA_A, runId: 'r1' };
+      expect(await l.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: 3 }, {})).toBe(true);
+      expect(await claim(l, 'settle_a02.csv', SHA_A, 'r2')).toBe(false);
+      expect(await l.liveHolder(SHA_A)).toMatchObject({ name: 'settle_a01.csv', state: 'loaded' });
+    });
+
+    it('does not block other content', async () => {
+      const l = await fresh();
+      expect(await claim(l, 'settle_a01.csv', SHA_A)).toBe(true);
+      expect(await claim(l, 'settle_b01.csv', SHA_B)).toBe(true);
+    });
+
+    it.each(['failed', 'rejected'] as const)('can be taken again after the content ended %s', async (state) => {
+      const l = await fresh();
+      expect(await claim(l, 'settle_a01.csv', SHA_A)).toBe(true);
+      await l.finalizeClaim({ name: 'settle_a01.csv', sha256: SHA_A, runId: 'r1' }, { state, event: state, reason: 'x' }, {});
+      expect(await claim(l, 'settle_a01.csv', SHA_A, 'r2')).toBe(true);
+      expect(await l.file('settle_a01.csv', SHA_A)).toMatchObject({ state: 'claimed', runId: 'r2', reason: null });
+    });
+
+    it('lets a held twin claim once the content is released', async () => {
+      const l = await fresh();
+      await claim(l, 'settle_a01.csv', SHA_A);
+      await l.noteUnclaimed({ name: 'settle_a02.csv', sha256: SHA_A, size: 10, runId: 'r2' }, 'held', 'held', {});
+      await l.finalizeClaim(
+        { name: 'settle_a01.csv', sha256: SHA_A, runId: 'r1' },
+        { state: 'failed', event: 'failed', reason: 'db down' },
+        {},
+      );
+      expect(await claim(l, 'settle_a02.csv', SHA_A, 'r2')).toBe(true);
+    });
+
+    it('finalizes only the claim this run owns', async () => {
+      const l = await fresh();
+      await claim(l, 'settle_a01.csv', SHA_A);
+      expect(await l.finalizeClaim({ name: 'settle_a01.csv', sha256: SHA_A, runId: 'r2' }, { state: 'loaded', event: 'loaded' }, {})).toBe(
+        false,
+      );
+    });
+
+    it('settles a stale claim only once, and only the claim that was judged stale', async () => {
+      const l = await fresh();
+      await claim(l, 'settle_a01.csv', SHA_A);
+      const stale = (await l.file('settle_a01.csv', SHA_A))!;
+      expect(await l.settleStaleClaim(stale, 'r2', { state: 'failed', reason: 'lease ran out' })).toBe(true);
+      expect(await l.settleStaleClaim(stale, 'r2', { state: 'failed', reason: 'lease ran out' })).toBe(false);
+      expect((await l.eventsFor(SHA_A)).map((e) => e.event)).toEqual(['claimed', 'expired']);
+    });
+  });
+}
