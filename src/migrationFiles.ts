@@ -10,7 +10,9 @@ export interface Migration {
 const MIGRATION_FILE = /^(\d{6})_([a-z0-9_]+)\.sql$/;
 
 /** The numbered, forward-only migrations shipped under sql/<set>/ (sql/ sits beside dist/). */
-export function readMigrations(set: 'ledger' | 'finance'): Migration[] {
+export type MigrationSet = 'ledger' | 'ledger-pg' | 'finance';
+
+export function readMigrations(set: MigrationSet): Migration[] {
   const dir = fileURLToPath(new URL(`../sql/${set}/`, import.meta.url));
   return readdirSync(dir)
     .map((file) => ({ file, m: MIGRATION_FILE.exec(file) }))

@@ -25,5 +25,5 @@ export async function migrateAll(s: Settings): Promise<string> {
   const ledger = await openLedger(s.ledger, { create: true, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
   await ledger.close();
   const applied = finance.applied.length ? `applied ${finance.applied.join(', ')}` : 'up to date';
-  return `migrate done: finance schema ${s.schema} at version ${finance.current} (${applied}); ledger ${s.ledger} current`;
+  return `migrate done: finance schema ${s.schema} at version ${finance.current} (${applied}); ledger ${ledger.location} current`;
 }

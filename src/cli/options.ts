@@ -5,7 +5,10 @@ import { DEFAULTS } from '../config/settings.js';
 export function withConfigOptions(cmd: Command): Command {
   return cmd
     .option('--config <path>', 'JSON config file (env SETTLE_CONFIG); flags and environment override it')
-    .option('--ledger <path>', `ledger SQLite file (env SETTLE_LEDGER; default ${DEFAULTS.ledger})`)
+    .option(
+      '--ledger <path|url>',
+      `ledger: a SQLite file, or postgres://… shared by several hosts (env SETTLE_LEDGER; default ${DEFAULTS.ledger})`,
+    )
     .option(
       '--ledger-timeout <seconds>',
       `how long to wait for another process's ledger write (env SETTLE_LEDGER_TIMEOUT; default ${DEFAULTS.ledgerTimeout})`,

@@ -141,9 +141,6 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
   };
 
   const ledger = str('ledger') ?? DEFAULTS.ledger;
-  if (/^postgres(ql)?:\/\//.test(ledger)) {
-    throw new UsageError('a PostgreSQL ledger is not supported by this release yet: use a SQLite file (--ledger PATH)');
-  }
   const schema = str('schema') ?? DEFAULTS.schema;
   if (!SCHEMA_NAME.test(schema)) throw new UsageError(`schema "${schema}" must be a lower-case SQL identifier`);
   const logLevel = str('logLevel') ?? DEFAULTS.logLevel;

@@ -19,6 +19,14 @@ export interface EventInput {
 
 export type FinalState = 'loaded' | 'rejected' | 'failed' | 'duplicate';
 
+/** A file being moved out of the intake; `arrival` (size:mtime) tells one upload from a later one. */
+export interface MovedFile {
+  name: string;
+  sha256: string;
+  runId: string;
+  arrival: string;
+}
+
 /**
  * The ledger: what was seen, who claimed it, how it ended. Two stores keep it with the same
  * semantics: a SQLite file (one host) and PostgreSQL (several hosts sharing it).
@@ -64,7 +72,17 @@ export interface Ledger {
     event: EventKind,
     details: Record<string, unknown>,
   ): Promise<void>;
-  markMoved(f: { name: string; sha256: string; runId: string }, location: string, opts?: { ownRow: boolean }): Promise<void>;
+  /**
+   * The file of a decided outcome now sits at `location`. Recorded once per arrival and
+   * landing place: false when another run already recorded this very move.
+   */
+  markMoved(f: MovedFile, location: string): Promise<boolean>;
+  /**
+   * A skip, recorded only with the move that made it final, and only once: false when
+   * another run already recorded this very move (then it is that run's skip, not this one's).
+   * `renamed`: the content was loaded under another name, so this name gets its own row.
+   */
+  recordSkip(f: MovedFile & { size: number }, renamed: boolean, location: string, details: Record<string, unknown>): Promise<boolean>;
   settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean>;
   recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): Promise<void>;
 }

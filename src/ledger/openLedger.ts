@@ -1,12 +1,14 @@
 import type { Ledger } from './ledger.js';
+import { PgLedger } from './pgLedger.js';
 import { SqliteLedger } from './sqliteLedger.js';
 
 export const isPostgresUrl = (location: string) => /^postgres(ql)?:\/\//.test(location);
 
 /**
- * The ledger at `location`: a SQLite file, or a PostgreSQL URL when several hosts share it.
- * `create` (for `migrate`) creates or upgrades it; everything else needs it current.
+ * The ledger at `location`: a SQLite file (one host), or a PostgreSQL URL when several hosts
+ * share it. `create` (for `migrate`) creates or upgrades it; everything else needs it current.
  */
 export async function openLedger(location: string, opts: { create: boolean; busyTimeoutMs: number }): Promise<Ledger> {
+  if (isPostgresUrl(location)) return PgLedger.open(location, opts);
   return SqliteLedger.open(location, opts);
 }

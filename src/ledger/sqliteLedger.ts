@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
-import type { ClaimRequest, EventInput, Ledger } from './ledger.js';
+import type { ClaimRequest, EventInput, Ledger, MovedFile } from './ledger.js';
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
 /** How long a write waits for another process's write before giving up. */
@@ -299,27 +299,55 @@ export class SqliteLedger implements Ledger {
     });
   }
 
-  /**
-   * The file now sits at `location` (folder/name): its outcome is acknowledged. A resend of
-   * an archived file under the same name shares the archived one's row, which keeps its place.
-   */
-  async markMoved(f: { name: string; sha256: string; runId: string }, location: string, opts = { ownRow: true }): Promise<void> {
-    this.write(() => {
-      if (opts.ownRow) {
-        this.db
-          .prepare('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?')
-          .run(location, now(), f.name, f.sha256);
-      }
+  private insertMove(f: MovedFile, location: string): boolean {
+    return (
+      this.db
+        .prepare('INSERT INTO moves (location, name, sha256, arrival, run_id, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
+        .run(location, f.name, f.sha256, f.arrival, f.runId, now()).changes === 1
+    );
+  }
+
+  async markMoved(f: MovedFile, location: string): Promise<boolean> {
+    return this.write(() => {
+      if (!this.insertMove(f, location)) return false;
+      this.db
+        .prepare('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?')
+        .run(location, now(), f.name, f.sha256);
       this.appendEvent({ runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } });
+      return true;
     });
   }
 
-  /**
-   * Settles another run's stale claim, found by this run: `loaded` when the finance database
-   * holds its file marker (event `recovered`), else `failed` (event `expired`) so the content
-   * can be claimed again. Conditional on the claim being exactly the one judged stale.
-   */
-  async settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean> {
+  async recordSkip(
+    f: MovedFile & { size: number },
+    renamed: boolean,
+    location: string,
+    details: Record<string, unknown>,
+  ): Promise<boolean> {
+    return this.write(() => {
+      if (!this.insertMove(f, location)) return false;
+      if (renamed) {
+        this.db
+          .prepare(
+            `INSERT INTO processed_files (name, sha256, state, run_id, size, location, first_seen_at, updated_at)
+             VALUES (@name, @sha256, 'duplicate', @runId, @size, @location, @now, @now)
+             ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', run_id = excluded.run_id, reason = NULL,
+               location = excluded.location, updated_at = excluded.updated_at
+             WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
+          )
+          .run({ name: f.name, sha256: f.sha256, runId: f.runId, size: f.size, location, now: now() });
+      }
+      this.appendEvent({ runId: f.runId, event: 'skipped', name: f.name, sha256: f.sha256, details });
+      this.appendEvent({ runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } });
+      return true;
+    });
+  }
+
+  async settleStaleClaim(
+    stale: FileRow,
+    runId: string,
+    to: { state: 'loaded' | 'failed'; rows?: number; reason: string },
+  ): Promise<boolean> {
     return this.write(() => {
       const r = this.db
         .prepare(
@@ -381,7 +409,10 @@ export class SqliteLedger implements Ledger {
   }
 
   /** A reprocessing replaced this content's rows: the new count and the `reprocessed` event, together. */
-  async recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): Promise<void> {
+  async recordReprocessed(
+    f: { name: string; sha256: string; runId: string },
+    details: { rows: number } & Record<string, unknown>,
+  ): Promise<void> {
     this.write(() => {
       this.db
         .prepare(`UPDATE processed_files SET row_count = ?, updated_at = ? WHERE name = ? AND sha256 = ? AND state = 'loaded'`)

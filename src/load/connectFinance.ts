@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { TransientError, UsageError } from '../errors.js';
-import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, pgCode } from './pgErrors.js';
+import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, pgCode } from '../pgErrors.js';
 
 /** The URL without its password, for messages. */
 export function redactUrl(url: string): string {

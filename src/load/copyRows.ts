@@ -7,7 +7,7 @@ import { PROVENANCE_COLUMNS, type Layout } from './layout.js';
 import { readSettlement } from './readSettlement.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import { findFileMarker } from './fileMarker.js';
-import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from './pgErrors.js';
+import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../pgErrors.js';
 
 const { escapeIdentifier } = pg;
 

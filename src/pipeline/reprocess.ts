@@ -53,7 +53,9 @@ export interface ReprocessResult {
  */
 export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult> {
   // a dry run leaves no trace in the ledger, not even its run
-  const runId = o.dryRun ? newRunId() : await o.ledger.startRun({ mode: 'reprocess', host: hostname(), pid: process.pid }, () => newRunId());
+  const runId = o.dryRun
+    ? newRunId()
+    : await o.ledger.startRun({ mode: 'reprocess', host: hostname(), pid: process.pid }, () => newRunId());
   const log = o.logger.child({ run: runId, reprocess: true });
   log.info({ event: 'reprocess-started', reason: o.reason, operator: o.operator, dryRun: o.dryRun, files: o.names }, 'reprocessing');
   const staging = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));

@@ -141,7 +141,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
           flog.warn({ event: 'not-ready', reason: staged.reason }, 'not ready: left for the next run');
           continue;
         }
-        const file = { name: entry.name, sha256: staged.sha256, size: staged.size, runId };
+        const file = { name: entry.name, sha256: staged.sha256, size: staged.size, runId, arrival: `${entry.size}:${entry.mtimeMs}` };
         const slog = flog.child({ sha256: staged.sha256 });
         try {
           await decide(o, file, staged.path, slog, st);
@@ -181,6 +181,8 @@ interface FileInRun {
   sha256: string;
   size: number;
   runId: string;
+  /** size:mtime as listed: tells this upload from a later resend under the same name */
+  arrival: string;
 }
 
 /** What the per-file steps report back to the run beyond the ledger's outcomes. */
@@ -216,6 +218,9 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
     if (holder.state === 'claimed' && (await settleIfStale(o.ledger, o.db, o.schema, holder, f.runId, log)) !== 'live') {
       st.staleFound = true;
       continue; // the stale claim is settled: decide again
+    }
+    if (holder.state === 'loaded' && holder.name === f.name && holder.location === null) {
+      continue; // this very file, loaded by another run that has not moved it yet: finish the move above
     }
     if (holder.state === 'loaded') {
       await skipDuplicate(o, f, holder, log, st);
@@ -255,7 +260,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
     faultPoint('after-commit');
     if (result.outcome === 'loaded') {
       faultPoint('before-finalize');
-      if (!await o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, { rows: result.rows })) {
+      if (!(await o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, { rows: result.rows }))) {
         log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
         return;
       }
@@ -264,7 +269,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
       await move(o, f, 'archive', log, st);
       return;
     }
-    if (result.fileName === f.name && await o.ledger.run(result.runId)) {
+    if (result.fileName === f.name && (await o.ledger.run(result.runId))) {
       // A run of this ledger committed the load and died before it could say so (its claim was
       // then judged stale and expired while its COMMIT was still landing): this is that load.
       const reason = `loaded by run ${result.runId}, which died before finalizing`;
@@ -304,31 +309,47 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
   }
 }
 
+/**
+ * A skip is recorded together with the move that made it final, and only by the run whose
+ * record of that move comes first: two runs that both staged the file, or that raced an
+ * archiving run, never both count it. A crash between the move and the record is healed by
+ * the next run, which finds the same file at the same place and records it then.
+ */
 async function skipDuplicate(o: IngestOptions, f: FileInRun, original: FileRow, log: Logger, st: RunState): Promise<void> {
   const duplicateOf = { name: original.name, run: original.runId, source: 'ledger' };
   const sameName = original.name === f.name;
-  // A same-name resend shares the archived file's ledger row: only the event records it.
-  await o.ledger.noteUnclaimed(f, sameName ? null : 'duplicate', 'skipped', { duplicateOf });
+  const location = await route(o, f, 'duplicates', log, st);
+  if (location === null) return;
+  // A same-name resend shares the archived file's ledger row: only the events record it.
+  if (!(await o.ledger.recordSkip(f, !sameName, location, { duplicateOf }))) {
+    log.info({ event: 'gone', to: location }, 'another run moved and counted this file');
+    return;
+  }
   log.warn(
-    { event: 'skipped', duplicateOf },
-    `skipped: same content as ${original.name}, loaded by run ${original.runId}${sameName ? ' (same-name resend)' : ''}`,
+    { event: 'skipped', duplicateOf, to: location },
+    `skipped: same content as ${original.name}, loaded by run ${original.runId}${sameName ? ' (same-name resend)' : ''}; moved to ${location}`,
   );
-  await move(o, f, 'duplicates', log, st, { ownRow: !sameName });
 }
 
 /** 7. The watermark: the file leaves the intake only now that its outcome is final. */
-async function move(o: IngestOptions, f: FileInRun, to: Destination, log: Logger, st: RunState, opts = { ownRow: true }): Promise<void> {
+async function move(o: IngestOptions, f: FileInRun, to: Destination, log: Logger, st: RunState): Promise<void> {
+  const location = await route(o, f, to, log, st);
+  if (location === null) return;
+  if (await o.ledger.markMoved(f, location)) log.info({ event: 'moved', to: location }, `moved to ${location}`);
+}
+
+/** Moves the file out of the intake; null when another run moved it first, or the move failed. */
+async function route(o: IngestOptions, f: FileInRun, to: Destination, log: Logger, st: RunState): Promise<string | null> {
   try {
-    const location = await o.intake.route(f.name, to);
-    await o.ledger.markMoved(f, location, opts);
-    log.info({ event: 'moved', to: location }, `moved to ${location}`);
+    return await o.intake.route(f.name, to);
   } catch (err) {
     if (err instanceof FileGoneError) {
-      log.warn({ event: 'gone' }, 'left the intake before it could be moved: another run moved it');
-      return;
+      log.info({ event: 'gone' }, 'left the intake before this run could move it: another run has it');
+      return null;
     }
-    // The outcome stands in the ledger; the next run finishes the move.
+    // A decided outcome stands in the ledger; the next run finishes the move.
     st.moveFailures++;
     log.error({ event: 'move-failed', to, reason: errorMessage(err) }, `could not move to ${to}: ${errorMessage(err)}`);
+    return null;
   }
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { finished } from '../support/cli.js';
-import { sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { expectCleanSplit, parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
@@ -118,8 +118,10 @@ describe('two runs started at the same moment', () => {
     );
     expect(total.rows[0]).toEqual({ n: '20000', d: '20000' });
 
+    await expectCleanSplit(ws, [ja, jb]);
     // a held twin (its original still mid-load in the other run) is finished by the next run
     await ws.run();
+    await expectCleanSplit(ws, [ja, jb]);
     const archive = await ws.files('archive');
     const duplicates = await ws.files('duplicates');
     expect(archive).toHaveLength(10);

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { runCli, startCli, type CliResult } from './cli.js';
 
 /** A fresh finance database for one test file, cloned from the migrated template. */
@@ -98,7 +98,11 @@ export class Workspace {
   }
 
   startRun(extra: string[] = [], env: Record<string, string> = {}) {
-    return startCli(this.runArgs(extra), { DATABASE_URL: this.databaseUrl, ...env }, { cwd: this.root });
+    return this.startRunWith(this.runArgs(extra), env);
+  }
+
+  startRunWith(args: string[], env: Record<string, string> = {}) {
+    return startCli(args, { DATABASE_URL: this.databaseUrl, ...env }, { cwd: this.root });
   }
 
   /** Writes a file into the intake, its mtime an hour old unless told otherwise (an upload long finished). */
@@ -169,4 +173,21 @@ export function parseSummary(stdout: string): Record<string, number> & { run: st
     if (k && v !== undefined && /^\d+$/.test(v)) counts[k] = Number(v);
   }
   return Object.assign(counts, { run: m[1]! });
+}
+
+/**
+ * After runs that overlapped: no file counted as loaded or skipped by more than one run,
+ * archive/ holds distinct contents, and duplicates/ only contents that archive/ has.
+ */
+export async function expectCleanSplit(ws: Workspace, summaries: { files: { name: string; outcome: string }[] }[]): Promise<void> {
+  const { createHash } = await import('node:crypto');
+  const counted = summaries.flatMap((s) => s.files.filter((f) => f.outcome === 'loaded' || f.outcome === 'skipped').map((f) => f.name));
+  expect(new Set(counted).size, `counted twice: ${counted.join(', ')}`).toBe(counted.length);
+  const sha = async (folder: 'archive' | 'duplicates', name: string) =>
+    createHash('sha256')
+      .update(await ws.read(folder, name))
+      .digest('hex');
+  const archived = await Promise.all((await ws.files('archive')).map((n) => sha('archive', n)));
+  expect(new Set(archived).size).toBe(archived.length);
+  for (const name of await ws.files('duplicates')) expect(archived).toContain(await sha('duplicates', name));
 }

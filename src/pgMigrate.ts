@@ -1,0 +1,72 @@
+import pg from 'pg';
+import { UsageError } from './errors.js';
+import { readMigrations, type MigrationSet } from './migrationFiles.js';
+import { PG_UNDEFINED_TABLE, pgCode } from './pgErrors.js';
+
+const { escapeIdentifier } = pg;
+
+/** Same key in every process, so concurrent migrators queue instead of half-applying. */
+const MIGRATION_LOCK_KEY = 0x5e771e;
+
+export interface PgMigrationResult {
+  applied: number[];
+  current: number;
+}
+
+/**
+ * Applies a set's pending migrations to `schema`, one transaction each. Each transaction
+ * takes an advisory lock and records its own version first, so two migrators never both
+ * apply one.
+ */
+export async function migratePg(client: pg.ClientBase, schema: string, set: MigrationSet): Promise<PgMigrationResult> {
+  const s = escapeIdentifier(schema);
+  const applied: number[] = [];
+  for (const m of readMigrations(set)) {
+    await client.query('BEGIN');
+    try {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
+           version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const inserted = await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+        m.version,
+        m.name,
+      ]);
+      if (inserted.rowCount === 1) {
+        await client.query(`SET LOCAL search_path TO ${s}`);
+        await client.query(m.sql);
+        applied.push(m.version);
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+  return { applied, current: await pgSchemaVersion(client, schema) };
+}
+
+/** The highest applied migration in `schema`, 0 when the schema is not there yet. */
+export async function pgSchemaVersion(client: pg.ClientBase, schema: string): Promise<number> {
+  try {
+    const r = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${escapeIdentifier(schema)}.schema_migrations`);
+    return r.rows[0]?.v ?? 0;
+  } catch (err) {
+    if (pgCode(err) === PG_UNDEFINED_TABLE) return 0;
+    throw err;
+  }
+}
+
+/** Refuses to work on an old (or newer) schema rather than half-working against it. */
+export async function assertPgCurrent(client: pg.ClientBase, schema: string, set: MigrationSet, what: string): Promise<void> {
+  const latest = Math.max(...readMigrations(set).map((m) => m.version));
+  const current = await pgSchemaVersion(client, schema);
+  if (current < latest) {
+    throw new UsageError(`${what} "${schema}" is at version ${current}, this release needs ${latest}: run \`settle-ingest migrate\` first`);
+  }
+  if (current > latest) {
+    throw new UsageError(`${what} "${schema}" is at version ${current}, newer than this release knows (${latest}): upgrade settle-ingest`);
+  }
+}
