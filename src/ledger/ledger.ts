@@ -5,6 +5,8 @@ export interface ClaimRequest {
   sha256: string;
   size: number;
   runId: string;
+  /** size:mtime of the upload being claimed */
+  arrival: string;
   owner: ClaimOwner;
   leaseUntil: Date;
 }

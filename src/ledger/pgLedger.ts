@@ -13,7 +13,7 @@ const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null ||
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 const FILE_COLUMNS = `id, name, sha256, state, run_id, size, row_count, reason, owner_host, owner_pid, owner_started_at,
-  lease_until, location, first_seen_at, updated_at`;
+  lease_until, location, arrival, first_seen_at, updated_at`;
 
 function fileRow(r: Record<string, unknown>): FileRow {
   return {
@@ -30,6 +30,7 @@ function fileRow(r: Record<string, unknown>): FileRow {
     ownerStartedAt: (r.owner_started_at as string | null) ?? null,
     leaseUntil: iso(r.lease_until),
     location: (r.location as string | null) ?? null,
+    arrival: (r.arrival as string | null) ?? null,
     firstSeenAt: iso(r.first_seen_at)!,
     updatedAt: iso(r.updated_at)!,
   };
@@ -77,10 +78,10 @@ const RECLAIMABLE: FileState[] = ['duplicate', 'held', 'rejected', 'failed'];
  */
 const CLAIM_SQL = `
 INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at,
-                             lease_until, first_seen_at, updated_at)
-VALUES ($1, $2, 'claimed', $3, $4, $5, $6, $7, $8, $9, $9)
+                             lease_until, first_seen_at, updated_at, arrival)
+VALUES ($1, $2, 'claimed', $3, $4, $5, $6, $7, $8, $9, $9, $10)
 ON CONFLICT (name, sha256) DO UPDATE SET
-  state = 'claimed', run_id = excluded.run_id, size = excluded.size, owner_host = excluded.owner_host,
+  state = 'claimed', run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
   owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
   lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL,
   updated_at = excluded.updated_at
@@ -271,6 +272,7 @@ export class PgLedger implements Ledger {
           req.owner.startedAt,
           req.leaseUntil.toISOString(),
           now(),
+          req.arrival,
         ]);
         if (won.length === 0) return false;
         await this.appendEvent({
@@ -363,12 +365,12 @@ export class PgLedger implements Ledger {
       if (renamed) {
         const at = now();
         await this.query(
-          `INSERT INTO processed_files (name, sha256, state, run_id, size, location, first_seen_at, updated_at)
-           VALUES ($1, $2, 'duplicate', $3, $4, $5, $6, $6)
+          `INSERT INTO processed_files (name, sha256, state, run_id, size, location, first_seen_at, updated_at, arrival)
+           VALUES ($1, $2, 'duplicate', $3, $4, $5, $6, $6, $7)
            ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', run_id = excluded.run_id, reason = NULL,
-             location = excluded.location, updated_at = excluded.updated_at
+             arrival = excluded.arrival, location = excluded.location, updated_at = excluded.updated_at
            WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
-          [f.name, f.sha256, f.runId, f.size, location, at],
+          [f.name, f.sha256, f.runId, f.size, location, at, f.arrival],
         );
       }
       await this.appendEvent({ runId: f.runId, event: 'skipped', name: f.name, sha256: f.sha256, details });

@@ -12,7 +12,7 @@ const now = () => new Date().toISOString();
 
 const FILE_COLUMNS = `id, name, sha256, state, run_id AS runId, size, row_count AS rowCount, reason,
   owner_host AS ownerHost, owner_pid AS ownerPid, owner_started_at AS ownerStartedAt,
-  lease_until AS leaseUntil, location, first_seen_at AS firstSeenAt, updated_at AS updatedAt`;
+  lease_until AS leaseUntil, location, arrival, first_seen_at AS firstSeenAt, updated_at AS updatedAt`;
 
 const RUN_COLUMNS = `run_id AS runId, mode, host, pid, started_at AS startedAt, ended_at AS endedAt,
   loaded, skipped, held, rejected, failed, not_ready AS notReady, reprocessed, row_count AS rowCount, exit_status AS exitStatus`;
@@ -26,12 +26,12 @@ const RECLAIMABLE: FileState[] = ['duplicate', 'held', 'rejected', 'failed'];
  * (claimed or loaded) under any name. The first conflict target repeats the partial index.
  */
 const CLAIM_SQL = `
-INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at,
+INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, owner_host, owner_pid, owner_started_at,
                              lease_until, first_seen_at, updated_at)
-VALUES (@name, @sha256, 'claimed', @runId, @size, @host, @pid, @startedAt, @leaseUntil, @now, @now)
+VALUES (@name, @sha256, 'claimed', @runId, @size, @arrival, @host, @pid, @startedAt, @leaseUntil, @now, @now)
 ON CONFLICT (sha256) WHERE state IN ('claimed', 'loaded') DO NOTHING
 ON CONFLICT (name, sha256) DO UPDATE SET
-  state = 'claimed', run_id = excluded.run_id, size = excluded.size, owner_host = excluded.owner_host,
+  state = 'claimed', run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
   owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
   lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL,
   updated_at = excluded.updated_at
@@ -224,6 +224,7 @@ export class SqliteLedger implements Ledger {
             sha256: req.sha256,
             runId: req.runId,
             size: req.size,
+            arrival: req.arrival,
             host: req.owner.host,
             pid: req.owner.pid,
             startedAt: req.owner.startedAt,
@@ -329,13 +330,13 @@ export class SqliteLedger implements Ledger {
       if (renamed) {
         this.db
           .prepare(
-            `INSERT INTO processed_files (name, sha256, state, run_id, size, location, first_seen_at, updated_at)
-             VALUES (@name, @sha256, 'duplicate', @runId, @size, @location, @now, @now)
+            `INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, location, first_seen_at, updated_at)
+             VALUES (@name, @sha256, 'duplicate', @runId, @size, @arrival, @location, @now, @now)
              ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', run_id = excluded.run_id, reason = NULL,
-               location = excluded.location, updated_at = excluded.updated_at
+               arrival = excluded.arrival, location = excluded.location, updated_at = excluded.updated_at
              WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
           )
-          .run({ name: f.name, sha256: f.sha256, runId: f.runId, size: f.size, location, now: now() });
+          .run({ name: f.name, sha256: f.sha256, runId: f.runId, size: f.size, arrival: f.arrival, location, now: now() });
       }
       this.appendEvent({ runId: f.runId, event: 'skipped', name: f.name, sha256: f.sha256, details });
       this.appendEvent({ runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } });

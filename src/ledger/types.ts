@@ -39,6 +39,8 @@ export interface FileRow {
   ownerStartedAt: string | null;
   leaseUntil: string | null;
   location: string | null;
+  /** size:mtime of the upload this row was last decided for (null on rows from before it was kept) */
+  arrival: string | null;
   firstSeenAt: string;
   updatedAt: string;
 }

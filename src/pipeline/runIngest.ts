@@ -199,7 +199,8 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
     // An outcome already decided for this very file whose move never happened: finish the move.
     // (This read only finds unfinished moves; whether the file may be loaded, the claim decides.)
     const own = await o.ledger.file(f.name, f.sha256);
-    if (own && own.location === null && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
+    const sameUpload = own !== undefined && (own.arrival === null || own.arrival === f.arrival);
+    if (own && sameUpload && own.location === null && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
       log.warn({ event: 'resume-move', state: own.state, decidedBy: own.runId }, `finishing the move of a ${own.state} file`);
       await move(o, f, DESTINATION[own.state], log, st);
       return;
@@ -219,7 +220,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
       st.staleFound = true;
       continue; // the stale claim is settled: decide again
     }
-    if (holder.state === 'loaded' && holder.name === f.name && holder.location === null) {
+    if (holder.state === 'loaded' && holder.name === f.name && holder.location === null && (holder.arrival ?? f.arrival) === f.arrival) {
       continue; // this very file, loaded by another run that has not moved it yet: finish the move above
     }
     if (holder.state === 'loaded') {

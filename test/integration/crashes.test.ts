@@ -68,6 +68,24 @@ describe('a claim expired while its COMMIT was still landing', () => {
   });
 });
 
+describe('a crash after a move but before the ledger recorded it', () => {
+  it('treats a later upload of the same name and bytes as a resend to skip, not as the unfinished move', async () => {
+    const ws = await Workspace.create(db.url);
+    const f = sampleSettlement({ date: '2026-06-05', rows: 20, idPrefix: 'GAP' });
+    await ws.put('settle_20260605_a01.csv', f.text);
+    await ws.run();
+    // the archive move happened, its record did not
+    ws.withLedger((l) => l.prepare(`UPDATE processed_files SET location = NULL`).run());
+    await ws.put('settle_20260605_a01.csv', f.text, { fresh: true }); // the partner sends it again, later
+    const r = await ws.run(['--json']);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ loaded: 0, skipped: 1 });
+    expect(await ws.files('archive')).toEqual(['settle_20260605_a01.csv']);
+    expect(await ws.files('duplicates')).toEqual(['settle_20260605_a01.csv']);
+    expect(await loadedRows('GAP')).toEqual({ rows: 20, distinct: 20, files: 1 });
+  });
+});
+
 describe('SIGTERM (cron or systemd stopping the job)', () => {
   it('lets the run finish the file in hand, leave the rest for the next run, and say it stopped', async () => {
     const ws = await Workspace.create(db.url);

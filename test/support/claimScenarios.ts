@@ -14,7 +14,7 @@ export async function withTwoRuns(ledger: Ledger): Promise<Ledger> {
 }
 
 export const claim = (l: Ledger, name: string, sha256: string, runId = 'r1') =>
-  l.claim({ name, sha256, size: 10, runId, owner: currentOwner(), leaseUntil: new Date(Date.now() + 3600_000) });
+  l.claim({ name, sha256, size: 10, runId, arrival: '10:1', owner: currentOwner(), leaseUntil: new Date(Date.now() + 3600_000) });
 
 /** The claim's semantics, which every ledger store must keep alike. */
 export function claimSemantics(store: string, fresh: () => Promise<Ledger>): void {

@@ -34,7 +34,7 @@ describe('the SQLite ledger', () => {
       const l = SqliteLedger.open(process.argv[1], { create: false });
       const i = process.argv[2];
       await l.startRun({ mode: 'manual', host: 'h', pid: process.pid }, () => 'p' + i);
-      const won = await l.claim({ name: 'settle_a0' + i + '.csv', sha256: '${SHA_A}', size: 1, runId: 'p' + i,
+      const won = await l.claim({ name: 'settle_a0' + i + '.csv', sha256: '${SHA_A}', size: 1, arrival: '1:1', runId: 'p' + i,
         owner: { host: 'h', pid: process.pid, startedAt: 'x' }, leaseUntil: new Date(Date.now() + 60000) });
       process.stdout.write(won === true ? 'won' : won === false ? 'lost' : 'neither');`;
     const outcomes = await Promise.all(
