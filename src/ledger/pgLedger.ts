@@ -2,6 +2,8 @@ import pg from 'pg';
 import { SettleError, TransientError, UsageError, errorMessage } from '../errors.js';
 import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, PG_UNIQUE_VIOLATION, pgCode } from '../pgErrors.js';
 import { assertPgCurrent, migratePg } from '../pgMigrate.js';
+import { redactUrl } from '../redactUrl.js';
+import { claimedEvent, movedEvent, staleClaimEvent } from './ledgerEvents.js';
 import type { ClaimRequest, EventInput, FinalState, Ledger, MovedFile } from './ledger.js';
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
@@ -90,16 +92,6 @@ WHERE processed_files.state IN (${RECLAIMABLE.map((s) => `'${s}'`).join(', ')})
                   WHERE live.sha256 = excluded.sha256 AND live.state IN ('claimed', 'loaded'))
 RETURNING id`;
 
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable ledger URL)';
-  }
-}
-
 export class PgLedger implements Ledger {
   private constructor(
     readonly location: string,
@@ -108,7 +100,7 @@ export class PgLedger implements Ledger {
 
   /** Connects, and creates or upgrades the schema (`create`) or checks that it is current. */
   static async open(url: string, opts: { create: boolean }): Promise<PgLedger> {
-    const location = redact(url);
+    const location = redactUrl(url);
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 15_000, application_name: 'settle-ingest ledger' });
     client.on('error', () => undefined); // a dropped idle connection surfaces on the next query
     try {
@@ -275,13 +267,7 @@ export class PgLedger implements Ledger {
           req.arrival,
         ]);
         if (won.length === 0) return false;
-        await this.appendEvent({
-          runId: req.runId,
-          event: 'claimed',
-          name: req.name,
-          sha256: req.sha256,
-          details: { owner: req.owner, leaseUntil: req.leaseUntil.toISOString() },
-        });
+        await this.appendEvent(claimedEvent(req));
         return true;
       });
     } catch (err) {
@@ -349,7 +335,7 @@ export class PgLedger implements Ledger {
         f.name,
         f.sha256,
       ]);
-      await this.appendEvent({ runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } });
+      await this.appendEvent(movedEvent(f, location));
       return true;
     });
   }
@@ -374,7 +360,7 @@ export class PgLedger implements Ledger {
         );
       }
       await this.appendEvent({ runId: f.runId, event: 'skipped', name: f.name, sha256: f.sha256, details });
-      await this.appendEvent({ runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } });
+      await this.appendEvent(movedEvent(f, location));
       return true;
     });
   }
@@ -392,19 +378,7 @@ export class PgLedger implements Ledger {
         [to.state, to.rows ?? null, to.state === 'failed' ? to.reason : null, now(), stale.id, stale.runId, stale.updatedAt],
       );
       if (done.length !== 1) return false;
-      await this.appendEvent({
-        runId,
-        event: to.state === 'loaded' ? 'recovered' : 'expired',
-        name: stale.name,
-        sha256: stale.sha256,
-        details: {
-          reason: to.reason,
-          claimRun: stale.runId,
-          owner: { host: stale.ownerHost, pid: stale.ownerPid, startedAt: stale.ownerStartedAt },
-          leaseUntil: stale.leaseUntil,
-          ...(to.rows !== undefined ? { rows: to.rows } : {}),
-        },
-      });
+      await this.appendEvent(staleClaimEvent(stale, runId, to));
       return true;
     });
   }

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
+import { claimedEvent, movedEvent, staleClaimEvent } from './ledgerEvents.js';
 import type { ClaimRequest, EventInput, Ledger, MovedFile } from './ledger.js';
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
@@ -237,13 +238,7 @@ export class SqliteLedger implements Ledger {
         else throw err;
       }
       if (won) {
-        this.appendEvent({
-          runId: req.runId,
-          event: 'claimed',
-          name: req.name,
-          sha256: req.sha256,
-          details: { owner: req.owner, leaseUntil: req.leaseUntil.toISOString() },
-        });
+        this.appendEvent(claimedEvent(req));
       }
       return won;
     });
@@ -314,7 +309,7 @@ export class SqliteLedger implements Ledger {
       this.db
         .prepare('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?')
         .run(location, now(), f.name, f.sha256);
-      this.appendEvent({ runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } });
+      this.appendEvent(movedEvent(f, location));
       return true;
     });
   }
@@ -339,7 +334,7 @@ export class SqliteLedger implements Ledger {
           .run({ name: f.name, sha256: f.sha256, runId: f.runId, size: f.size, arrival: f.arrival, location, now: now() });
       }
       this.appendEvent({ runId: f.runId, event: 'skipped', name: f.name, sha256: f.sha256, details });
-      this.appendEvent({ runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } });
+      this.appendEvent(movedEvent(f, location));
       return true;
     });
   }
@@ -358,19 +353,7 @@ export class SqliteLedger implements Ledger {
         )
         .run(to.state, to.rows ?? null, to.state === 'failed' ? to.reason : null, now(), stale.id, stale.runId, stale.updatedAt);
       if (r.changes !== 1) return false;
-      this.appendEvent({
-        runId,
-        event: to.state === 'loaded' ? 'recovered' : 'expired',
-        name: stale.name,
-        sha256: stale.sha256,
-        details: {
-          reason: to.reason,
-          claimRun: stale.runId,
-          owner: { host: stale.ownerHost, pid: stale.ownerPid, startedAt: stale.ownerStartedAt },
-          leaseUntil: stale.leaseUntil,
-          ...(to.rows !== undefined ? { rows: to.rows } : {}),
-        },
-      });
+      this.appendEvent(staleClaimEvent(stale, runId, to));
       return true;
     });
   }

@@ -1,17 +1,7 @@
 import pg from 'pg';
 import { TransientError, UsageError } from '../errors.js';
+import { redactUrl } from '../redactUrl.js';
 import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, pgCode } from '../pgErrors.js';
-
-/** The URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable database URL)';
-  }
-}
 
 /**
  * Connects to the finance database once per run. An unreachable server is transient

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RejectError, SettleError, TransientError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
-import { FileGoneError, type Destination, type Intake } from '../intake/intake.js';
+import { FileGoneError, type Destination, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName, isUnsafeName } from '../intake/names.js';
 import { currentOwner } from '../ledger/owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
@@ -70,6 +70,13 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   const deadline = Date.now() + o.maxWaitSeconds * 1000;
   let seq = 0;
 
+  // an outcome for a file that was never hashed: it stays in the intake for the next run
+  const unstaged = async (entry: IntakeEntry, event: 'not_ready' | 'failed', reason: string) => {
+    await o.ledger.record({ runId, event, name: entry.name, sha256: null, details: { reason, size: entry.size } });
+    const line = event === 'failed' ? `could not stage the file, left in intake: ${reason}` : 'not ready: left for the next run';
+    log[event === 'failed' ? 'error' : 'warn']({ event: event.replace('_', '-'), file: entry.name, size: entry.size, reason }, line);
+  };
+
   try {
     const stopRequested = () => {
       if (o.stop?.aborted && !st.abortedBy) {
@@ -99,8 +106,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
       if (stopRequested()) break;
       for (const { entry, reason } of gate.notReady) {
         lookedAt.add(entry.name);
-        await o.ledger.record({ runId, event: 'not_ready', name: entry.name, sha256: null, details: { reason, size: entry.size } });
-        log.warn({ event: 'not-ready', file: entry.name, size: entry.size, reason }, 'not ready: left for the next run');
+        await unstaged(entry, 'not_ready', reason);
       }
       if (gate.ready.length === 0) break;
 
@@ -115,14 +121,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
           return { kind: 'unreadable' as const, reason: errorMessage(err) };
         });
         if (staged.kind === 'unreadable') {
-          await o.ledger.record({
-            runId,
-            event: 'failed',
-            name: entry.name,
-            sha256: null,
-            details: { reason: `staging failed: ${staged.reason}` },
-          });
-          flog.error({ event: 'failed', reason: staged.reason }, `could not stage the file, left in intake: ${staged.reason}`);
+          await unstaged(entry, 'failed', `staging failed: ${staged.reason}`);
           await o.intake.ensureReachable(); // a source that stays away ends the run here, with one line
           continue;
         }
@@ -131,14 +130,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
           continue;
         }
         if (staged.kind === 'changed') {
-          await o.ledger.record({
-            runId,
-            event: 'not_ready',
-            name: entry.name,
-            sha256: null,
-            details: { reason: staged.reason, size: entry.size },
-          });
-          flog.warn({ event: 'not-ready', reason: staged.reason }, 'not ready: left for the next run');
+          await unstaged(entry, 'not_ready', staged.reason);
           continue;
         }
         const file = { name: entry.name, sha256: staged.sha256, size: staged.size, runId, arrival: `${entry.size}:${entry.mtimeMs}` };

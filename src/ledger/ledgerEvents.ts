@@ -1,0 +1,39 @@
+import type { ClaimRequest, EventInput, MovedFile } from './ledger.js';
+import type { FileRow } from './types.js';
+
+/** The events both ledger stores write, built in one place so that they read the same. */
+
+export function claimedEvent(req: ClaimRequest): EventInput {
+  return {
+    runId: req.runId,
+    event: 'claimed',
+    name: req.name,
+    sha256: req.sha256,
+    details: { owner: req.owner, leaseUntil: req.leaseUntil.toISOString() },
+  };
+}
+
+export function movedEvent(f: MovedFile, location: string): EventInput {
+  return { runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } };
+}
+
+/** `recovered` (the finance database has the load) or `expired` (it has not), by the run that settled it. */
+export function staleClaimEvent(
+  stale: FileRow,
+  runId: string,
+  to: { state: 'loaded' | 'failed'; rows?: number; reason: string },
+): EventInput {
+  return {
+    runId,
+    event: to.state === 'loaded' ? 'recovered' : 'expired',
+    name: stale.name,
+    sha256: stale.sha256,
+    details: {
+      reason: to.reason,
+      claimRun: stale.runId,
+      owner: { host: stale.ownerHost, pid: stale.ownerPid, startedAt: stale.ownerStartedAt },
+      leaseUntil: stale.leaseUntil,
+      ...(to.rows !== undefined ? { rows: to.rows } : {}),
+    },
+  };
+}
