@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { EXIT_PROBLEM, EXIT_USAGE, SettleError, errorMessage } from '../errors.js';
 import { registerMigrate } from './migrateCommand.js';
+import { registerAdopt } from './adoptCommand.js';
 import { registerAudit } from './auditCommand.js';
 import { registerReports } from './reportCommand.js';
 import { registerRun } from './runCommand.js';
@@ -38,6 +39,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   registerRun(program, setExit);
   registerReports(program);
   registerAudit(program, setExit);
+  registerAdopt(program, setExit);
   program
     .command('demo')
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')

@@ -87,4 +87,9 @@ export interface Ledger {
   recordSkip(f: MovedFile & { size: number }, renamed: boolean, location: string, details: Record<string, unknown>): Promise<boolean>;
   settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean>;
   recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): Promise<void>;
+  /**
+   * `adopt`: records an archived file as loaded before this ledger existed (event `loaded`,
+   * marked adopted). False when the content is already claimed or loaded under any name.
+   */
+  adoptLoaded(f: { name: string; sha256: string; size: number; runId: string }, location: string, rows: number | null): Promise<boolean>;
 }

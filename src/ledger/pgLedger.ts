@@ -383,6 +383,30 @@ export class PgLedger implements Ledger {
     });
   }
 
+  async adoptLoaded(
+    f: { name: string; sha256: string; size: number; runId: string },
+    location: string,
+    rows: number | null,
+  ): Promise<boolean> {
+    return this.tx(async () => {
+      const at = now();
+      const inserted = await this.query(
+        `INSERT INTO processed_files (name, sha256, state, run_id, size, row_count, location, first_seen_at, updated_at)
+         VALUES ($1, $2, 'loaded', $3, $4, $5, $6, $7, $7) ON CONFLICT DO NOTHING RETURNING id`,
+        [f.name, f.sha256, f.runId, f.size, rows, location, at],
+      );
+      if (inserted.length !== 1) return false;
+      await this.appendEvent({
+        runId: f.runId,
+        event: 'loaded',
+        name: f.name,
+        sha256: f.sha256,
+        details: { adopted: true, from: location, rows },
+      });
+      return true;
+    });
+  }
+
   async recordReprocessed(
     f: { name: string; sha256: string; runId: string },
     details: { rows: number } & Record<string, unknown>,

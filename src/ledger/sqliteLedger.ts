@@ -385,6 +385,31 @@ export class SqliteLedger implements Ledger {
       .all() as { sha256: string; loads: number }[];
   }
 
+  async adoptLoaded(
+    f: { name: string; sha256: string; size: number; runId: string },
+    location: string,
+    rows: number | null,
+  ): Promise<boolean> {
+    return this.write(() => {
+      const at = now();
+      const inserted = this.db
+        .prepare(
+          `INSERT INTO processed_files (name, sha256, state, run_id, size, row_count, location, first_seen_at, updated_at)
+           VALUES (?, ?, 'loaded', ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        )
+        .run(f.name, f.sha256, f.runId, f.size, rows, location, at, at).changes;
+      if (inserted !== 1) return false;
+      this.appendEvent({
+        runId: f.runId,
+        event: 'loaded',
+        name: f.name,
+        sha256: f.sha256,
+        details: { adopted: true, from: location, rows },
+      });
+      return true;
+    });
+  }
+
   /** The contents loaded under this name (usually one; more if the partner reused a name). */
   async loadedNamed(name: string): Promise<FileRow[]> {
     return this.db

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Intake } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
+import { sha256Of } from '../intake/sha256Of.js';
 import { ownerIsGone } from '../ledger/owner.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { loadFacts } from '../load/financeFacts.js';
@@ -9,12 +9,6 @@ import { loadFacts } from '../load/financeFacts.js';
 export interface AuditResult {
   checks: { name: string; discrepancies: string[] }[];
   discrepancies: number;
-}
-
-async function sha256Of(intake: Intake, name: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of await intake.read(name)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 /**
