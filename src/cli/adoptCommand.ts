@@ -1,15 +1,9 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { UsageError } from '../errors.js';
-import type { Intake } from '../intake/intake.js';
-import { openArchive } from '../intake/openIntake.js';
-import { openLedger } from '../ledger/openLedger.js';
-import { connectFinance } from '../load/connectFinance.js';
-import { assertFinanceCurrent } from '../load/migrateFinance.js';
 import { runAdopt } from '../pipeline/adopt.js';
-import { createLogger } from './logger.js';
+import { withArchiveWork } from './archiveWork.js';
 import { withConfigOptions, withSftpOptions } from './options.js';
-import { TerminalStatus } from './terminal.js';
 
 export function registerAdopt(program: Command, setExit: (status: number) => void): void {
   withSftpOptions(withConfigOptions(program.command('adopt')))
@@ -19,28 +13,17 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
     .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {
       const s = resolveSettings(flags);
-      const logger = createLogger({ level: s.logLevel, file: s.logFile, status: new TerminalStatus() });
-      const ledger = await openLedger(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
-      let db;
-      let archive: Intake | null = null;
-      try {
-        db = await connectFinance(s.databaseUrl, () => undefined);
-        await assertFinanceCurrent(db, s.schema);
-        archive = await openArchive(s, logger);
+      const r = await withArchiveWork(s, ({ ledger, db, archive, logger }) => {
         if (!archive) throw new UsageError(`archive ${s.archive} does not exist`);
-        const r = await runAdopt({ ledger, db, schema: s.schema, archive, logger });
-        if (flags.json) process.stdout.write(`${JSON.stringify(r)}\n`);
-        else {
-          for (const d of r.duplicates) process.stdout.write(`  content duplicate: ${d.name} has the same bytes as ${d.sameAs}\n`);
-          process.stdout.write(
-            `adopt ${r.runId} done: adopted=${r.adopted.length} known=${r.known.length} content_duplicates=${r.duplicates.length}\n`,
-          );
-        }
-        setExit(r.exitStatus);
-      } finally {
-        await archive?.close();
-        await db?.end().catch(() => undefined);
-        await ledger.close();
+        return runAdopt({ ledger, db, schema: s.schema, archive, logger });
+      });
+      if (flags.json) process.stdout.write(`${JSON.stringify(r)}\n`);
+      else {
+        for (const d of r.duplicates) process.stdout.write(`  content duplicate: ${d.name} has the same bytes as ${d.sameAs}\n`);
+        process.stdout.write(
+          `adopt ${r.runId} done: adopted=${r.adopted.length} known=${r.known.length} content_duplicates=${r.duplicates.length}\n`,
+        );
       }
+      setExit(r.exitStatus);
     });
 }

@@ -1,14 +1,9 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
-import { openArchive } from '../intake/openIntake.js';
 import type { Intake } from '../intake/intake.js';
-import { openLedger } from '../ledger/openLedger.js';
-import { connectFinance } from '../load/connectFinance.js';
-import { assertFinanceCurrent } from '../load/migrateFinance.js';
 import { audit } from '../report/audit.js';
-import { createLogger } from './logger.js';
+import { withArchiveWork } from './archiveWork.js';
 import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
-import { TerminalStatus } from './terminal.js';
 
 const EMPTY_ARCHIVE: Intake = {
   description: '(no archive yet)',
@@ -31,32 +26,19 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
     .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {
       const s = resolveSettings(flags);
-      const logger = createLogger({ level: s.logLevel, file: s.logFile, status: new TerminalStatus() });
-      const ledger = await openLedger(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
-      let db;
-      let archive: Intake | null = null;
-      try {
-        db = await connectFinance(s.databaseUrl, () => undefined);
-        await assertFinanceCurrent(db, s.schema);
-        archive = await openArchive(s, logger);
-        const result = await audit(ledger, db, s.schema, archive ?? EMPTY_ARCHIVE);
-        if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else {
-          for (const c of result.checks) {
-            const n = c.discrepancies.length;
-            process.stdout.write(`audit: ${c.name}: ${n === 0 ? 'ok' : `${n} discrepanc${n === 1 ? 'y' : 'ies'}`}\n`);
-            for (const d of c.discrepancies) process.stdout.write(`  ${d}\n`);
-          }
-          const n = result.discrepancies;
-          process.stdout.write(
-            `audit ${n === 0 ? 'clean' : 'found problems'}: ${result.checks.length} checks, ${n} discrepanc${n === 1 ? 'y' : 'ies'}\n`,
-          );
+      const result = await withArchiveWork(s, ({ ledger, db, archive }) => audit(ledger, db, s.schema, archive ?? EMPTY_ARCHIVE));
+      if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else {
+        for (const c of result.checks) {
+          const n = c.discrepancies.length;
+          process.stdout.write(`audit: ${c.name}: ${n === 0 ? 'ok' : `${n} discrepanc${n === 1 ? 'y' : 'ies'}`}\n`);
+          for (const d of c.discrepancies) process.stdout.write(`  ${d}\n`);
         }
-        setExit(result.discrepancies > 0 ? 1 : 0);
-      } finally {
-        await archive?.close();
-        await db?.end().catch(() => undefined);
-        await ledger.close();
+        const n = result.discrepancies;
+        process.stdout.write(
+          `audit ${n === 0 ? 'clean' : 'found problems'}: ${result.checks.length} checks, ${n} discrepanc${n === 1 ? 'y' : 'ies'}\n`,
+        );
       }
+      setExit(result.discrepancies > 0 ? 1 : 0);
     });
 }

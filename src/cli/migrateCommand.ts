@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
-import { openLedger } from '../ledger/openLedger.js';
+import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { connectFinance } from '../load/connectFinance.js';
 import { migrateFinance } from '../load/migrateFinance.js';
 import { withConfigOptions } from './options.js';
@@ -22,7 +22,7 @@ export async function migrateAll(s: Settings): Promise<string> {
   } finally {
     await db.end();
   }
-  const ledger = await openLedger(s.ledger, { create: true, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
+  const ledger = await ledgerFromSettings(s, { create: true });
   await ledger.close();
   const applied = finance.applied.length ? `applied ${finance.applied.join(', ')}` : 'up to date';
   return `migrate done: finance schema ${s.schema} at version ${finance.current} (${applied}); ledger ${ledger.location} current`;

@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { openLedger } from '../ledger/openLedger.js';
+import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { fileHistory, formatHistory } from '../report/history.js';
-import { formatRuns, recentRuns } from '../report/runsReport.js';
+import { formatRuns } from '../report/runsReport.js';
 import { formatSkips, skipsByWeek } from '../report/skipsReport.js';
 import { withConfigOptions } from './options.js';
 
@@ -21,7 +21,7 @@ function count(value: string | undefined, fallback: number, flag: string): numbe
 }
 
 async function withLedger<T>(s: Settings, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
-  const ledger = await openLedger(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
+  const ledger = await ledgerFromSettings(s);
   try {
     return await fn(ledger);
   } finally {
@@ -39,7 +39,7 @@ export function registerReports(program: Command): void {
     .option('--last <n>', 'how many runs (default 20)')
     .option('--json', 'one JSON array')
     .action(async (flags: ReportFlags) => {
-      const runs = await withLedger(resolveSettings(flags), (l) => recentRuns(l, count(flags.last, 20, '--last')));
+      const runs = await withLedger(resolveSettings(flags), (l) => l.recentRuns(count(flags.last, 20, '--last')));
       print(flags.json ? JSON.stringify(runs) : formatRuns(runs));
     });
 

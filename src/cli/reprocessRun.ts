@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
 import { isUnsafeName } from '../intake/names.js';
 import { openArchive } from '../intake/openIntake.js';
-import { openLedger } from '../ledger/openLedger.js';
+import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
 import { openFinanceForLoading } from './financeConnection.js';
 import { createLogger } from './logger.js';
@@ -51,7 +51,7 @@ export function reprocessNames(flags: ReprocessFlags): string[] {
 
 export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: string[]): Promise<ReprocessResult> {
   const logger = createLogger({ level: s.logLevel, file: s.logFile, status: new TerminalStatus() });
-  const ledger = await openLedger(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
+  const ledger = await ledgerFromSettings(s);
   let db;
   let archive: Intake | null = null;
   try {

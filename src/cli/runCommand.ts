@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Intake } from '../intake/intake.js';
 import { checkIntakeSetting, openIntake } from '../intake/openIntake.js';
 import { globToRegExp } from '../intake/names.js';
-import { openLedger } from '../ledger/openLedger.js';
+import { ledgerFromSettings } from './ledgerFromSettings.js';
 import type { RunMode } from '../ledger/types.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { openFinanceForLoading } from './financeConnection.js';
@@ -81,7 +81,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
   checkIntakeSetting(s);
   const status = new TerminalStatus();
   const logger = createLogger({ level: s.logLevel, file: s.logFile, status });
-  const ledger = await openLedger(s.ledger, { create: false, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
+  const ledger = await ledgerFromSettings(s);
   let db: pg.Client | undefined;
   let intake: Intake | undefined;
   const stopping = stopOnSignal();

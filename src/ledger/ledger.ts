@@ -67,13 +67,8 @@ export interface Ledger {
     details: Record<string, unknown>,
     extraEvents?: EventKind[],
   ): Promise<boolean>;
-  /** a skip or a hold of a file this run did not claim */
-  noteUnclaimed(
-    f: { name: string; sha256: string; size: number; runId: string },
-    state: 'duplicate' | 'held' | null,
-    event: EventKind,
-    details: Record<string, unknown>,
-  ): Promise<void>;
+  /** a hold: the content's twin is claimed by another live run; this file stays in the intake */
+  recordHeld(f: { name: string; sha256: string; size: number; runId: string }, details: Record<string, unknown>): Promise<void>;
   /**
    * The file of a decided outcome now sits at `location`. Recorded once per arrival and
    * landing place: false when another run already recorded this very move.

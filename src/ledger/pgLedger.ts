@@ -296,25 +296,17 @@ export class PgLedger implements Ledger {
     });
   }
 
-  async noteUnclaimed(
-    f: { name: string; sha256: string; size: number; runId: string },
-    state: 'duplicate' | 'held' | null,
-    event: EventKind,
-    details: Record<string, unknown>,
-  ): Promise<void> {
+  async recordHeld(f: { name: string; sha256: string; size: number; runId: string }, details: Record<string, unknown>): Promise<void> {
     await this.tx(async () => {
-      if (state) {
-        const at = now();
-        await this.query(
-          `INSERT INTO processed_files (name, sha256, state, run_id, size, reason, first_seen_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-           ON CONFLICT (name, sha256) DO UPDATE SET state = excluded.state, run_id = excluded.run_id,
-             reason = excluded.reason, location = NULL, updated_at = excluded.updated_at
-           WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
-          [f.name, f.sha256, state, f.runId, f.size, typeof details.reason === 'string' ? details.reason : null, at],
-        );
-      }
-      await this.appendEvent({ runId: f.runId, event, name: f.name, sha256: f.sha256, details });
+      await this.query(
+        `INSERT INTO processed_files (name, sha256, state, run_id, size, first_seen_at, updated_at)
+         VALUES ($1, $2, 'held', $3, $4, $5, $5)
+         ON CONFLICT (name, sha256) DO UPDATE SET state = 'held', run_id = excluded.run_id,
+           reason = NULL, location = NULL, updated_at = excluded.updated_at
+         WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
+        [f.name, f.sha256, f.runId, f.size, now()],
+      );
+      await this.appendEvent({ runId: f.runId, event: 'held', name: f.name, sha256: f.sha256, details });
     });
   }
 

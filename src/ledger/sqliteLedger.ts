@@ -210,10 +210,6 @@ export class SqliteLedger implements Ledger {
       .get(sha256) as FileRow | undefined;
   }
 
-  async claimedFiles(): Promise<FileRow[]> {
-    return this.db.prepare(`SELECT ${FILE_COLUMNS} FROM processed_files WHERE state = 'claimed' ORDER BY id`).all() as FileRow[];
-  }
-
   /** The conditional create that decides who loads a file. True: this run owns the claim. */
   async claim(req: ClaimRequest): Promise<boolean> {
     return this.write(() => {
@@ -269,29 +265,19 @@ export class SqliteLedger implements Ledger {
     });
   }
 
-  /**
-   * Records a decision for a file this run did not claim (a skip or a hold). The row of the
-   * (name, content) is created or updated unless it is live, which would be another run's.
-   */
-  async noteUnclaimed(
-    f: { name: string; sha256: string; size: number; runId: string },
-    state: 'duplicate' | 'held' | null,
-    event: EventKind,
-    details: Record<string, unknown>,
-  ): Promise<void> {
+  /** The (name, content) row is created or updated as held, unless it is live (another run's). */
+  async recordHeld(f: { name: string; sha256: string; size: number; runId: string }, details: Record<string, unknown>): Promise<void> {
     this.write(() => {
-      if (state) {
-        this.db
-          .prepare(
-            `INSERT INTO processed_files (name, sha256, state, run_id, size, reason, first_seen_at, updated_at)
-             VALUES (@name, @sha256, @state, @runId, @size, @reason, @now, @now)
-             ON CONFLICT (name, sha256) DO UPDATE SET state = excluded.state, run_id = excluded.run_id,
-               reason = excluded.reason, location = NULL, updated_at = excluded.updated_at
-             WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
-          )
-          .run({ ...f, state, reason: typeof details.reason === 'string' ? details.reason : null, now: now() });
-      }
-      this.appendEvent({ runId: f.runId, event, name: f.name, sha256: f.sha256, details });
+      this.db
+        .prepare(
+          `INSERT INTO processed_files (name, sha256, state, run_id, size, first_seen_at, updated_at)
+           VALUES (@name, @sha256, 'held', @runId, @size, @now, @now)
+           ON CONFLICT (name, sha256) DO UPDATE SET state = 'held', run_id = excluded.run_id,
+             reason = NULL, location = NULL, updated_at = excluded.updated_at
+           WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
+        )
+        .run({ name: f.name, sha256: f.sha256, runId: f.runId, size: f.size, now: now() });
+      this.appendEvent({ runId: f.runId, event: 'held', name: f.name, sha256: f.sha256, details });
     });
   }
 

@@ -2,8 +2,6 @@ import pg from 'pg';
 import { UsageError } from '../errors.js';
 import { assertPgCurrent, migratePg, type PgMigrationResult } from '../pgMigrate.js';
 
-const { escapeIdentifier } = pg;
-
 /** Creates or upgrades the finance schema (sql/finance/). */
 export function migrateFinance(client: pg.ClientBase, schema: string): Promise<PgMigrationResult> {
   return migratePg(client, schema, 'finance');

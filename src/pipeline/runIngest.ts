@@ -185,14 +185,22 @@ interface RunState {
   abortedBy?: string;
 }
 
+/**
+ * A row decided for this very upload (same size and mtime; rows from before uploads were
+ * kept count as the same) whose file has not been moved yet. A later upload of the same
+ * name and bytes is a resend, not this.
+ */
+function awaitsItsMove(row: FileRow, f: FileInRun): boolean {
+  return row.location === null && (row.arrival === null || row.arrival === f.arrival);
+}
+
 /** Claim, load, finalize and move one staged file; or skip, hold, or finish an earlier move. */
 async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: Logger, st: RunState): Promise<void> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     // An outcome already decided for this very file whose move never happened: finish the move.
     // (This read only finds unfinished moves; whether the file may be loaded, the claim decides.)
     const own = await o.ledger.file(f.name, f.sha256);
-    const sameUpload = own !== undefined && (own.arrival === null || own.arrival === f.arrival);
-    if (own && sameUpload && own.location === null && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
+    if (own && awaitsItsMove(own, f) && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
       log.warn({ event: 'resume-move', state: own.state, decidedBy: own.runId }, `finishing the move of a ${own.state} file`);
       await move(o, f, DESTINATION[own.state], log, st);
       return;
@@ -212,7 +220,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
       st.staleFound = true;
       continue; // the stale claim is settled: decide again
     }
-    if (holder.state === 'loaded' && holder.name === f.name && holder.location === null && (holder.arrival ?? f.arrival) === f.arrival) {
+    if (holder.state === 'loaded' && holder.name === f.name && awaitsItsMove(holder, f)) {
       continue; // this very file, loaded by another run that has not moved it yet: finish the move above
     }
     if (holder.state === 'loaded') {
@@ -223,7 +231,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
       log.info({ event: 'busy', claimRun: holder.runId }, 'claimed by another live run: left to it');
       return;
     }
-    await o.ledger.noteUnclaimed(f, 'held', 'held', { heldFor: { name: holder.name, run: holder.runId } });
+    await o.ledger.recordHeld(f, { heldFor: { name: holder.name, run: holder.runId } });
     log.warn(
       { event: 'held', twin: holder.name, twinRun: holder.runId },
       `held: its twin ${holder.name} is being loaded by run ${holder.runId}`,

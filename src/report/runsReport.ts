@@ -1,12 +1,7 @@
-import type { Ledger } from '../ledger/ledger.js';
 import type { RunRow } from '../ledger/types.js';
 import { textTable } from './textTable.js';
 
 const time = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 19) : '(running or died)');
-
-export async function recentRuns(ledger: Ledger, last: number): Promise<RunRow[]> {
-  return await ledger.recentRuns(last);
-}
 
 /** `report runs`: the recent runs, newest first, with their counts as the ledger recorded them. */
 export function formatRuns(runs: RunRow[]): string {

@@ -53,7 +53,7 @@ export function claimSemantics(store: string, fresh: () => Promise<Ledger>): voi
     it('lets a held twin claim once the content is released', async () => {
       const l = await fresh();
       await claim(l, 'settle_a01.csv', SHA_A);
-      await l.noteUnclaimed({ name: 'settle_a02.csv', sha256: SHA_A, size: 10, runId: 'r2' }, 'held', 'held', {});
+      await l.recordHeld({ name: 'settle_a02.csv', sha256: SHA_A, size: 10, runId: 'r2' }, {});
       await l.finalizeClaim(
         { name: 'settle_a01.csv', sha256: SHA_A, runId: 'r1' },
         { state: 'failed', event: 'failed', reason: 'db down' },
