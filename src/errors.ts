@@ -52,3 +52,8 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/** The exit status an error means: its own for ours, 1 for anything unexpected. */
+export function exitStatusOf(err: unknown): ExitStatus {
+  return err instanceof SettleError ? err.exitStatus : EXIT_PROBLEM;
+}

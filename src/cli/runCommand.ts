@@ -1,4 +1,11 @@
+import { stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { Option, type Command } from 'commander';
+import { UsageError, errorMessage, exitStatusOf } from '../errors.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { NO_COUNTS } from '../ledger/types.js';
+import { newRunId } from '../pipeline/runId.js';
+import { writeRunMetrics, type RunMetricsInput } from '../report/metricsFile.js';
 import { DEFAULTS, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import type pg from 'pg';
 import type { Intake } from '../intake/intake.js';
@@ -33,11 +40,20 @@ export function registerRun(program: Command, setExit: (status: number) => void)
     )
     .option('--staging <dir>', 'private folder for staging copies (env SETTLE_STAGING; default the system temp folder)')
     .addOption(
-      new Option('--mode <mode>', 'recorded in the ledger (default: manual on a terminal, else scheduled)').choices([
+      new Option('--mode <mode>', 'recorded in the ledger (env SETTLE_MODE; default: manual on a terminal, else scheduled)').choices([
         'scheduled',
         'manual',
       ]),
     )
+    .option(
+      '--ignore <glob...>',
+      'known neighbours in the intake (a README) that are neither taken nor counted (env SETTLE_IGNORE, commas)',
+    )
+    .option(
+      '--max-waiting-runs <n>',
+      `a file still waiting in the intake after this many runs makes the run exit 1 (env SETTLE_MAX_WAITING_RUNS; default ${DEFAULTS.maxWaitingRuns})`,
+    )
+    .option('--metrics-file <path>', 'write a Prometheus text file here after every run (env SETTLE_METRICS_FILE)')
     .option('--json', 'print the summary as one JSON object with one entry per file')
     .option('--reprocess', 'reload already-loaded files from the archive with this release, replacing their rows')
     .option('--reason <text>', 'with --reprocess: why (kept in the ledger with the operator)')
@@ -81,30 +97,63 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
   checkIntakeSetting(s);
   const status = new TerminalStatus();
   const logger = createLogger({ level: s.logLevel, file: s.logFile, status });
-  const ledger = await ledgerFromSettings(s);
+  const mode = s.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled');
+  const startedAt = Date.now();
+  const metrics = (m: RunMetricsInput) => (s.metricsFile ? writeRunMetrics(s.metricsFile, m, logger) : Promise.resolve());
+  let ledger: Ledger;
+  try {
+    ledger = await ledgerFromSettings(s);
+  } catch (err) {
+    // not even a ledger to record the run in: the log file and the metrics still say so
+    logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
+    await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS });
+    throw err;
+  }
   let db: pg.Client | undefined;
   let intake: Intake | undefined;
   const stopping = stopOnSignal();
+  let runId: string | undefined;
+  let metricsWritten = false;
   try {
-    // cheapest and most likely refusals first: the database being down stops the run before any download
-    db = await openFinanceForLoading(s, logger);
-    intake = await openIntake(s, logger);
-    return await runIngest({
+    runId = await ledger.startRun({ mode, host: hostname(), pid: process.pid }, () => newRunId());
+    try {
+      // cheapest and most likely refusals first: the database being down stops the run before any download
+      db = await openFinanceForLoading(s, logger);
+      intake = await openIntake(s, logger);
+      await assertStagingUsable(s.staging);
+    } catch (err) {
+      const reason = errorMessage(err);
+      logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
+      await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
+      metricsWritten = true;
+      await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS, ledger });
+      throw err;
+    }
+    const result = await runIngest({
+      runId,
       intake,
       ledger,
       db,
       schema: s.schema,
       layout: s.layout,
       pattern: globToRegExp(s.pattern),
+      ignore: s.ignore.map(globToRegExp),
+      maxWaitingRuns: s.maxWaitingRuns,
       stableForSeconds: s.stableForSeconds,
       maxWaitSeconds: s.maxWaitSeconds,
       claimLeaseSeconds: s.claimLeaseSeconds,
-      mode: flags.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled'),
+      mode,
       stagingRoot: s.staging,
       logger,
       onProgress: (file, rows) => status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
       stop: stopping.signal,
     });
+    metricsWritten = true;
+    await metrics({ startedAt, exitStatus: result.exitStatus, counts: result.counts, ledger, intake });
+    return result;
+  } catch (err) {
+    if (!metricsWritten) await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS, ledger }).catch(() => undefined);
+    throw err;
   } finally {
     stopping.dispose();
     status.clear();
@@ -112,4 +161,10 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
     await db?.end().catch(() => undefined);
     await ledger.close();
   }
+}
+
+/** A staging folder that is missing or not a folder is configuration (exit 2), said before any run work. */
+async function assertStagingUsable(dir: string): Promise<void> {
+  const st = await stat(dir).catch(() => null);
+  if (!st?.isDirectory()) throw new UsageError(`staging folder ${dir} does not exist or is not a folder (--staging, SETTLE_STAGING)`);
 }

@@ -3,7 +3,9 @@ import type { IngestResult } from '../pipeline/runIngest.js';
 /** The one summary line scripts and people read: `run <id> done: loaded=1 skipped=1 …`. */
 export function summaryLine(r: IngestResult): string {
   const c = r.counts;
-  const counts = `loaded=${c.loaded} skipped=${c.skipped} held=${c.held} rejected=${c.rejected} failed=${c.failed} rows=${c.rows} not_ready=${c.notReady}`;
+  const counts =
+    `loaded=${c.loaded} skipped=${c.skipped} held=${c.held} rejected=${c.rejected} failed=${c.failed} not_ready=${c.notReady} ` +
+    `ignored=${c.ignored} stale=${c.stale} move_failed=${c.moveFailed} rows=${c.rows}`;
   const tail = r.abortedBy ? ` (stopped early: ${r.abortedBy})` : '';
   return `run ${r.runId} ${r.abortedBy ? 'stopped' : 'done'}: ${counts}${tail}`;
 }
@@ -20,6 +22,9 @@ export function summaryJson(r: IngestResult): string {
     rejected: c.rejected,
     failed: c.failed,
     not_ready: c.notReady,
+    ignored: c.ignored,
+    stale: c.stale,
+    move_failed: c.moveFailed,
     rows: c.rows,
     exit_status: r.exitStatus,
     ...(r.abortedBy ? { stopped_early: r.abortedBy } : {}),

@@ -30,6 +30,10 @@ const OPTIONS = {
   /** never a flag: only the environment or the config file */
   sftpPassword: { env: 'SETTLE_SFTP_PASSWORD', kind: 'string' },
   layout: { env: null, kind: 'layout' },
+  ignore: { env: 'SETTLE_IGNORE', kind: 'globs' },
+  maxWaitingRuns: { env: 'SETTLE_MAX_WAITING_RUNS', kind: 'count' },
+  metricsFile: { env: 'SETTLE_METRICS_FILE', kind: 'string' },
+  mode: { env: 'SETTLE_MODE', kind: 'string' },
 } as const;
 
 type Key = keyof typeof OPTIONS;
@@ -52,6 +56,11 @@ export interface Settings {
   logFile: string | undefined;
   logLevel: string;
   layout: Layout;
+  /** known neighbours in the intake, neither taken nor counted */
+  ignore: string[];
+  maxWaitingRuns: number;
+  metricsFile: string | undefined;
+  mode: 'scheduled' | 'manual' | undefined;
   sftp: {
     keyPath: string | undefined;
     keyPassphrase: string | undefined;
@@ -71,6 +80,7 @@ export const DEFAULTS = {
   claimLease: 7200,
   ledgerTimeout: 15,
   logLevel: 'info',
+  maxWaitingRuns: 2,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -106,6 +116,25 @@ function seconds(value: unknown, from: string): number {
   return n;
 }
 
+/** A list of globs: repeated flags, a JSON array in the file, or commas in the environment. */
+function globs(p: { value: unknown; from: string } | undefined): string[] {
+  if (p === undefined) return [];
+  const list = typeof p.value === 'string' ? p.value.split(',') : p.value;
+  if (!Array.isArray(list) || list.some((g) => typeof g !== 'string' || g.trim() === '')) {
+    throw new UsageError(`${p.from}: expected file name patterns, got ${JSON.stringify(p.value)}`);
+  }
+  return (list as string[]).map((g) => g.trim());
+}
+
+function count(p: { value: unknown; from: string } | undefined, fallback: number): number {
+  if (p === undefined) return fallback;
+  const n = typeof p.value === 'number' ? p.value : typeof p.value === 'string' && /^\d{1,6}$/.test(p.value.trim()) ? Number(p.value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 0 || n > 999_999) {
+    throw new UsageError(`${p.from}: expected a whole number from 0 to 999999, got ${JSON.stringify(p.value)}`);
+  }
+  return n;
+}
+
 /** Folder paths in a config file are relative to the file, not to wherever cron starts. */
 function relativeTo(base: string | undefined, value: unknown): unknown {
   if (base === undefined || typeof value !== 'string' || value.includes('://') || isAbsolute(value)) return value;
@@ -122,9 +151,18 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     if (flags[key] !== undefined) return { value: flags[key], from: `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` };
     if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '') return { value: env[spec.env], from: spec.env };
     if (file[key] !== undefined) {
-      const pathLike = ['intake', 'archive', 'duplicates', 'rejected', 'ledger', 'staging', 'logFile', 'sftpKey', 'knownHosts'].includes(
-        key,
-      );
+      const pathLike = [
+        'intake',
+        'archive',
+        'duplicates',
+        'rejected',
+        'ledger',
+        'staging',
+        'logFile',
+        'metricsFile',
+        'sftpKey',
+        'knownHosts',
+      ].includes(key);
       return { value: pathLike ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"` };
     }
     return undefined;
@@ -148,6 +186,8 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
   const claimLeaseSeconds = secs('claimLease');
   if (claimLeaseSeconds < 60) throw new UsageError(`claim lease of ${claimLeaseSeconds}s is too short: a load must fit in it`);
   const layoutPick = pick('layout');
+  const mode = str('mode');
+  if (mode !== undefined && mode !== 'scheduled' && mode !== 'manual') throw new UsageError(`mode "${mode}" must be scheduled or manual`);
 
   return {
     intake: str('intake'),
@@ -166,6 +206,10 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     logFile: str('logFile'),
     logLevel,
     layout: layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT,
+    ignore: globs(pick('ignore')),
+    maxWaitingRuns: count(pick('maxWaitingRuns'), DEFAULTS.maxWaitingRuns),
+    metricsFile: str('metricsFile'),
+    mode,
     sftp: {
       keyPath: str('sftpKey'),
       keyPassphrase: env.SETTLE_SFTP_KEY_PASSPHRASE || undefined,

@@ -5,6 +5,13 @@ export function isInProgressName(name: string): boolean {
   return IN_PROGRESS.some((re) => re.test(name));
 }
 
+/** The name an upload under a temporary name will have once done: `.x.csv.part` → `x.csv`. */
+export function finalName(name: string): string {
+  let n = name;
+  for (const re of IN_PROGRESS) n = n.replace(re, '');
+  return n;
+}
+
 /** A name that could escape its folder; reported and never used. */
 export function isUnsafeName(name: string): boolean {
   return name === '' || name === '.' || name === '..' || /[/\\\0]/.test(name) || name.split(/[/\\]/).includes('..');

@@ -40,7 +40,14 @@ export interface Ledger {
 
   /** records a new run under the first free id from `newId` and returns it */
   startRun(run: { mode: RunMode; host: string; pid: number }, newId: () => string): Promise<string>;
-  finishRun(runId: string, counts: RunCounts, exitStatus: number): Promise<void>;
+  finishRun(
+    runId: string,
+    counts: RunCounts,
+    exitStatus: number,
+    end?: { status: 'finished' | 'not_started'; reason?: string },
+  ): Promise<void>;
+  openRuns(): Promise<RunRow[]>;
+  closeDeadRun(runId: string, foundBy: string, reason: string): Promise<boolean>;
   run(runId: string): Promise<RunRow | undefined>;
   recentRuns(limit: number): Promise<RunRow[]>;
 

@@ -1,6 +1,6 @@
 import type { Ledger } from './ledger.js';
-import { PgLedger } from './pgLedger.js';
-import { SqliteLedger } from './sqliteLedger.js';
+import { openPgLedger } from './pgLedger.js';
+import { openSqliteLedger } from './sqliteLedger.js';
 
 export const isPostgresUrl = (location: string) => /^postgres(ql)?:\/\//.test(location);
 
@@ -9,6 +9,6 @@ export const isPostgresUrl = (location: string) => /^postgres(ql)?:\/\//.test(lo
  * share it. `create` (for `migrate`) creates or upgrades it; everything else needs it current.
  */
 export async function openLedger(location: string, opts: { create: boolean; busyTimeoutMs: number }): Promise<Ledger> {
-  if (isPostgresUrl(location)) return PgLedger.open(location, opts);
-  return SqliteLedger.open(location, opts);
+  if (isPostgresUrl(location)) return openPgLedger(location, opts);
+  return openSqliteLedger(location, opts);
 }

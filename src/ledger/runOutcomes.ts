@@ -1,5 +1,5 @@
 import type { Ledger } from './ledger.js';
-import { OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
+import { NO_COUNTS, OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
 
 export interface FileOutcome {
   name: string;
@@ -28,14 +28,19 @@ const COUNT_KEY: Record<OutcomeEvent, keyof RunCounts> = {
   rejected: 'rejected',
   failed: 'failed',
   not_ready: 'notReady',
+  ignored: 'ignored',
 };
+
+/** Settling another run's stale claim: counted, and it makes the run's exit 1 (worth a look). */
+const STALE_EVENTS: readonly string[] = ['expired', 'recovered'];
 
 /** What a run did, read back from the ledger's events rather than from the run's memory. */
 export async function runOutcomes(ledger: Ledger, runId: string): Promise<RunOutcomes> {
   const run = await ledger.run(runId);
-  const counts: RunCounts = { loaded: 0, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, rows: 0 };
+  const counts: RunCounts = { ...NO_COUNTS };
   const files: FileOutcome[] = [];
   for (const e of await ledger.eventsOfRun(runId)) {
+    if (STALE_EVENTS.includes(e.event)) counts.stale++;
     if (!(OUTCOME_EVENTS as readonly string[]).includes(e.event)) continue;
     const outcome = e.event as OutcomeEvent;
     const d = e.details as {

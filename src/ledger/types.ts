@@ -13,7 +13,8 @@ export type EventKind =
   | 'recovered'
   | 'reprocessed'
   | 'moved'
-  | 'not_ready';
+  | 'not_ready'
+  | 'ignored';
 
 export type RunMode = 'scheduled' | 'manual' | 'reprocess';
 
@@ -41,6 +42,8 @@ export interface FileRow {
   location: string | null;
   /** size:mtime of the upload this row was last decided for (null on rows from before it was kept) */
   arrival: string | null;
+  /** the folder a decided file is being moved to, recorded before the move */
+  movingTo: 'archive' | 'duplicates' | 'rejected' | null;
   firstSeenAt: string;
   updatedAt: string;
 }
@@ -55,8 +58,14 @@ export interface LedgerEvent {
   details: Record<string, unknown>;
 }
 
+/** How a run ended: `not_started` (could not reach its database, intake or staging), `died` (closed by a later run). */
+export type RunStatus = 'running' | 'finished' | 'not_started' | 'died';
+
 export interface RunRow {
   runId: string;
+  /** null on runs recorded before statuses were kept */
+  status: RunStatus | null;
+  reason: string | null;
   mode: RunMode;
   host: string;
   pid: number;
@@ -68,13 +77,16 @@ export interface RunRow {
   rejected: number | null;
   failed: number | null;
   notReady: number | null;
+  ignored: number | null;
+  stale: number | null;
+  moveFailed: number | null;
   reprocessed: number | null;
   rowCount: number | null;
   exitStatus: number | null;
 }
 
 /** The outcomes a run counts: each ready file gets exactly one of these per run. */
-export const OUTCOME_EVENTS = ['loaded', 'skipped', 'held', 'rejected', 'failed', 'not_ready'] as const;
+export const OUTCOME_EVENTS = ['loaded', 'skipped', 'held', 'rejected', 'failed', 'not_ready', 'ignored'] as const;
 export type OutcomeEvent = (typeof OUTCOME_EVENTS)[number];
 
 /** What a run counts, as `runs` keeps it. */
@@ -85,6 +97,24 @@ export interface RunCounts {
   rejected: number;
   failed: number;
   notReady: number;
+  ignored: number;
+  /** stale claims this run found and settled (expired or recovered) */
+  stale: number;
+  /** decided files whose move out of the intake failed (the next run finishes it) */
+  moveFailed: number;
   rows: number;
   reprocessed?: number;
 }
+
+export const NO_COUNTS: RunCounts = {
+  loaded: 0,
+  skipped: 0,
+  held: 0,
+  rejected: 0,
+  failed: 0,
+  notReady: 0,
+  ignored: 0,
+  stale: 0,
+  moveFailed: 0,
+  rows: 0,
+};

@@ -1,3 +1,4 @@
+import { NO_COUNTS } from '../ledger/types.js';
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Logger } from 'pino';
@@ -64,10 +65,6 @@ export async function runAdopt(o: {
   }
   result.exitStatus = result.duplicates.length > 0 ? 1 : 0;
   const rows = result.adopted.reduce((n, a) => n + (a.rows ?? 0), 0);
-  await o.ledger.finishRun(
-    runId,
-    { loaded: result.adopted.length, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, rows },
-    result.exitStatus,
-  );
+  await o.ledger.finishRun(runId, { ...NO_COUNTS, loaded: result.adopted.length, rows }, result.exitStatus);
   return result;
 }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { RejectError, errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { FileRow } from '../ledger/types.js';
+import { NO_COUNTS, type FileRow } from '../ledger/types.js';
 import type { Layout } from '../load/layout.js';
 import { reloadRows } from '../load/reloadRows.js';
 import { isConnectionLost } from './connectionLost.js';
@@ -126,7 +126,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
   };
   const exitStatus = counts.rejected + counts.failed > 0 ? 1 : 0;
   if (!o.dryRun) {
-    await o.ledger.finishRun(runId, { loaded: 0, skipped: 0, held: 0, notReady: 0, ...counts }, exitStatus);
+    await o.ledger.finishRun(runId, { ...NO_COUNTS, ...counts }, exitStatus);
   }
   return { runId, dryRun: o.dryRun, counts, files, exitStatus };
 }

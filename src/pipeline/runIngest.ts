@@ -1,12 +1,10 @@
-import { mkdtemp, rm, unlink } from 'node:fs/promises';
-import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { rm, unlink } from 'node:fs/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RejectError, SettleError, TransientError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, type Destination, type Intake, type IntakeEntry } from '../intake/intake.js';
-import { isInProgressName, isUnsafeName } from '../intake/names.js';
+import { finalName, isInProgressName, isUnsafeName } from '../intake/names.js';
 import { currentOwner } from '../ledger/owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -14,18 +12,25 @@ import type { FileRow, RunMode } from '../ledger/types.js';
 import { copyRows } from '../load/copyRows.js';
 import type { Layout } from '../load/layout.js';
 import { completenessGate } from './completenessGate.js';
+import { closeDeadRuns, makeStagingDir, removeDeadStaging, settleStaleClaims } from './startOfRun.js';
+import { filesWaitingTooLong, type WaitingFile } from './waitingFiles.js';
 import { isConnectionLost } from './connectionLost.js';
-import { newRunId } from './runId.js';
 import { settleIfStale } from './staleClaims.js';
 import { stageAndHash } from './stageAndHash.js';
 
 export interface IngestOptions {
+  /** the run, already recorded by the caller (so that a run that cannot start is kept too) */
+  runId: string;
   intake: Intake;
   ledger: Ledger;
   db: pg.ClientBase;
   schema: string;
   layout: Layout;
   pattern: RegExp;
+  /** known neighbours in the intake (a README): neither taken nor counted */
+  ignore: RegExp[];
+  /** a file still waiting (not ready, held, failed) after this many runs makes the run exit 1 */
+  maxWaitingRuns: number;
   stableForSeconds: number;
   maxWaitSeconds: number;
   claimLeaseSeconds: number;
@@ -42,6 +47,8 @@ export interface IngestResult extends RunOutcomes {
   exitStatus: 0 | 1;
   /** set when the run stopped early: the finance database went away, or it was asked to stop */
   abortedBy?: string;
+  /** files still in the intake after more than --max-waiting-runs runs */
+  waitingTooLong: WaitingFile[];
 }
 
 /** A run looks at the intake again after its batch, a bounded number of times. */
@@ -60,12 +67,16 @@ const DESTINATION: Record<'loaded' | 'duplicate' | 'rejected', Destination> = {
  * then list again for files that arrived meanwhile.
  */
 export async function runIngest(o: IngestOptions): Promise<IngestResult> {
-  const runId = await o.ledger.startRun({ mode: o.mode, host: hostname(), pid: process.pid }, () => newRunId());
+  const runId = o.runId;
   const log = o.logger.child({ run: runId });
-  const st: RunState = { owner: currentOwner(), staleFound: false, moveFailures: 0 };
+  const st: RunState = { owner: currentOwner(), moveFailures: 0 };
   log.info({ event: 'run-started', mode: o.mode, intake: o.intake.description }, 'run started');
 
-  const stagingDir = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
+  // before anything new: what earlier runs left behind is settled, whether or not it shows up again
+  const stagingDir = await makeStagingDir(o.stagingRoot, runId);
+  await removeDeadStaging(o.stagingRoot, stagingDir, log);
+  await closeDeadRuns(o.ledger, runId, log);
+  await settleStaleClaims(o.ledger, o.db, o.schema, runId, log);
   const lookedAt = new Set<string>();
   const deadline = Date.now() + o.maxWaitSeconds * 1000;
   let seq = 0;
@@ -75,6 +86,10 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
     await o.ledger.record({ runId, event, name: entry.name, sha256: null, details: { reason, size: entry.size } });
     const line = event === 'failed' ? `could not stage the file, left in intake: ${reason}` : 'not ready: left for the next run';
     log[event === 'failed' ? 'error' : 'warn']({ event: event.replace('_', '-'), file: entry.name, size: entry.size, reason }, line);
+  };
+  const ignored = async (entry: IntakeEntry, reason: string) => {
+    await o.ledger.record({ runId, event: 'ignored', name: entry.name, sha256: null, details: { reason, size: entry.size } });
+    log.warn({ event: 'ignored', file: entry.name, size: entry.size, reason }, `ignored: ${reason}`);
   };
 
   try {
@@ -91,28 +106,26 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         if (err instanceof SettleError) throw err;
         throw new TransientError(`cannot list the intake ${o.intake.description}: ${errorMessage(err)}`, { cause: err });
       });
-      const candidates = listed
-        .filter((e) => !lookedAt.has(e.name) && o.pattern.test(e.name) && !isInProgressName(e.name))
-        .sort((a, b) => a.name.localeCompare(b.name));
-      for (const bad of candidates.filter((e) => isUnsafeName(e.name))) {
-        lookedAt.add(bad.name);
-        log.error({ event: 'unsafe-name', file: bad.name }, 'file name could escape its folder: left untouched');
+      const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));
+      const safe: IntakeEntry[] = [];
+      for (const entry of fresh) {
+        lookedAt.add(entry.name);
+        const verdict = sortByName(entry.name, o);
+        if (verdict.kind === 'take') safe.push(entry);
+        else if (verdict.kind === 'not_ready') await unstaged(entry, 'not_ready', verdict.reason);
+        else if (verdict.kind === 'ignored') await ignored(entry, verdict.reason);
+        else log.debug({ event: 'known-neighbour', file: entry.name }, 'left alone: matches --ignore');
       }
-      const safe = candidates.filter((e) => !isUnsafeName(e.name));
       if (safe.length === 0) break;
 
       // 2. the completeness gate
       const gate = await completenessGate(o.intake, safe, { stableForMs: o.stableForSeconds * 1000, deadline, stop: o.stop });
       if (stopRequested()) break;
-      for (const { entry, reason } of gate.notReady) {
-        lookedAt.add(entry.name);
-        await unstaged(entry, 'not_ready', reason);
-      }
+      for (const { entry, reason } of gate.notReady) await unstaged(entry, 'not_ready', reason);
       if (gate.ready.length === 0) break;
 
       for (const entry of gate.ready) {
         if (stopRequested()) break listing;
-        lookedAt.add(entry.name);
         const flog = log.child({ file: entry.name });
         // 3. stage + SHA-256
         const staged = await stageAndHash(o.intake, entry, stagingDir, seq++).catch((err) => {
@@ -150,7 +163,8 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   } catch (err) {
     // the run cannot go on (intake unlistable, ledger locked): still close its record if possible
     try {
-      await o.ledger.finishRun(runId, (await runOutcomes(o.ledger, runId)).counts, 1);
+      const counts = { ...(await runOutcomes(o.ledger, runId)).counts, moveFailed: st.moveFailures };
+      await o.ledger.finishRun(runId, counts, 1, { status: 'finished', reason: errorMessage(err) });
     } catch {
       // the original error says more than this one would
     }
@@ -160,12 +174,40 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   }
 
   const outcomes = await runOutcomes(o.ledger, runId);
-  const c = outcomes.counts;
-  const problem = c.rejected > 0 || c.failed > 0 || st.staleFound || st.moveFailures > 0 || st.abortedBy !== undefined;
+  const c = { ...outcomes.counts, moveFailed: st.moveFailures };
+  const waitingTooLong = await filesWaitingTooLong(o.ledger, outcomes.files, o.maxWaitingRuns);
+  for (const w of waitingTooLong) {
+    log.error(
+      { event: 'waiting-too-long', file: w.name, runs: w.runs, since: w.since },
+      `still in the intake after ${w.runs} runs (since ${w.since}): ${w.outcome}`,
+    );
+  }
+  const problem =
+    c.rejected > 0 || c.failed > 0 || c.stale > 0 || c.moveFailed > 0 || st.abortedBy !== undefined || waitingTooLong.length > 0;
   const exitStatus = problem ? 1 : 0;
-  await o.ledger.finishRun(runId, c, exitStatus);
+  await o.ledger.finishRun(runId, c, exitStatus, { status: 'finished', ...(st.abortedBy ? { reason: st.abortedBy } : {}) });
   log.info({ event: 'run-finished', ...c, exitStatus }, 'run finished');
-  return { ...outcomes, exitStatus, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
+  return { ...outcomes, counts: c, exitStatus, waitingTooLong, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
+}
+
+type NameVerdict = { kind: 'take' } | { kind: 'known' } | { kind: 'ignored' | 'not_ready'; reason: string };
+
+/**
+ * What a listed name is to this run. Nothing is passed over silently: a name that the
+ * pattern does not take is counted `ignored` (a partner renaming its files must not look
+ * like an idle night) unless --ignore names it as a known neighbour; an upload still under
+ * a temporary name of a file the pattern takes is `not_ready`.
+ */
+function sortByName(name: string, o: IngestOptions): NameVerdict {
+  if (isUnsafeName(name)) return { kind: 'ignored', reason: 'the name could escape its folder: left untouched' };
+  if (o.ignore.some((re) => re.test(name))) return { kind: 'known' };
+  if (isInProgressName(name)) {
+    return o.pattern.test(finalName(name))
+      ? { kind: 'not_ready', reason: 'still uploading under a temporary name' }
+      : { kind: 'ignored', reason: `a temporary or hidden name that the pattern does not take` };
+  }
+  if (!o.pattern.test(name)) return { kind: 'ignored', reason: `the pattern does not take this name` };
+  return { kind: 'take' };
 }
 
 interface FileInRun {
@@ -180,7 +222,6 @@ interface FileInRun {
 /** What the per-file steps report back to the run beyond the ledger's outcomes. */
 interface RunState {
   owner: ReturnType<typeof currentOwner>;
-  staleFound: boolean;
   moveFailures: number;
   abortedBy?: string;
 }
@@ -217,7 +258,6 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
     const holder = await o.ledger.liveHolder(f.sha256);
     if (!holder) continue; // released between our claim and this read: decide again
     if (holder.state === 'claimed' && (await settleIfStale(o.ledger, o.db, o.schema, holder, f.runId, log)) !== 'live') {
-      st.staleFound = true;
       continue; // the stale claim is settled: decide again
     }
     if (holder.state === 'loaded' && holder.name === f.name && awaitsItsMove(holder, f)) {
@@ -227,18 +267,15 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
       await skipDuplicate(o, f, holder, log, st);
       return;
     }
-    if (holder.name === f.name) {
-      log.info({ event: 'busy', claimRun: holder.runId }, 'claimed by another live run: left to it');
-      return;
-    }
-    await o.ledger.recordHeld(f, { heldFor: { name: holder.name, run: holder.runId } });
-    log.warn(
-      { event: 'held', twin: holder.name, twinRun: holder.runId },
-      `held: its twin ${holder.name} is being loaded by run ${holder.runId}`,
-    );
+    // claimed by another live run (this very file, or its twin under another name): held, counted, left in the intake
+    const why = holder.name === f.name ? 'is being loaded by another run' : `its twin ${holder.name} is being loaded`;
+    await o.ledger.recordHeld(f, { heldFor: { name: holder.name, run: holder.runId }, reason: `${why} (run ${holder.runId})` });
+    log.warn({ event: 'held', twin: holder.name, twinRun: holder.runId }, `held: ${why} by run ${holder.runId}`);
     return;
   }
-  log.warn({ event: 'busy' }, 'claim contended repeatedly: left for the next run');
+  const reason = `the claim was contended ${CLAIM_ATTEMPTS} times: left for the next run`;
+  await o.ledger.recordHeld(f, { reason });
+  log.warn({ event: 'held', reason }, `held: ${reason}`);
 }
 
 /** 5. LOAD in one transaction, 6. finalize in the ledger, 7. move out of the intake. */
@@ -282,7 +319,6 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
         )
       ) {
         log.warn({ event: 'recovered', claimRun: result.runId, rows: result.rows }, `recovered: ${reason}`);
-        st.staleFound = true;
         await move(o, f, 'archive', log, st);
       }
       return;

@@ -112,25 +112,36 @@ describe('what a run does with each file', () => {
     expect(lines.rows.map((x) => x.source_line)).toEqual([2, 3, 4]);
   });
 
-  it('ignores upload-in-progress names and dot-files, and reports an idle run as idle', async () => {
+  it('counts uploads under temporary names as not ready, and every other name it does not take as ignored, by name', async () => {
     const ws = await Workspace.create(db.url);
     const f = sampleSettlement({ date: '2026-04-06', rows: 5, idPrefix: 'PART' }).text;
-    for (const n of [
+    const uploading = [
       'settle_20260406_a01.csv.part',
       'settle_20260406_a01.csv.filepart',
       '.settle_20260406_a02.csv',
       'settle_20260406_a03.csv.tmp',
-      'notes.txt',
-    ]) {
-      await ws.put(n, f);
-    }
-    const r = await ws.run();
+    ];
+    const strangers = ['settle_20260406_a04.CSV', 'SETTLE_20260406_a05.csv', 'README.txt'];
+    for (const n of [...uploading, ...strangers]) await ws.put(n, f);
+
+    const r = await ws.run(['--json']);
     expect(r.status).toBe(0);
-    expect(parseSummary(r.stdout)).toMatchObject({ loaded: 0, skipped: 0, held: 0, rejected: 0, failed: 0, rows: 0, not_ready: 0 });
-    expect((await ws.files('intake')).length).toBe(5);
+    const summary = JSON.parse(r.stdout) as { files: { name: string; outcome: string }[] } & Record<string, unknown>;
+    expect(summary).toMatchObject({ loaded: 0, skipped: 0, held: 0, rejected: 0, failed: 0, rows: 0, not_ready: 4, ignored: 3 });
+    const by = (outcome: string) =>
+      summary.files
+        .filter((x) => x.outcome === outcome)
+        .map((x) => x.name)
+        .sort();
+    expect(by('ignored')).toEqual([...strangers].sort());
+    expect(by('not_ready')).toEqual([...uploading].sort());
+    expect((await ws.files('intake')).length).toBe(7);
     expect(ws.ledgerFiles()).toEqual([]);
-    expect(ws.runs()).toHaveLength(1);
-    expect(ws.runs()[0]).toMatchObject({ loaded: 0, skipped: 0, exit_status: 0 });
+    expect(ws.runs()[0]).toMatchObject({ loaded: 0, skipped: 0, ignored: 3, not_ready: 4, exit_status: 0 });
+
+    // a known neighbour named with --ignore is neither taken nor counted
+    const known = parseSummary((await ws.run(['--ignore', 'README.*'])).stdout);
+    expect(known).toMatchObject({ ignored: 2, not_ready: 4 });
   });
 
   it('keeps both files when a second identical resend meets a name already in duplicates/', async () => {

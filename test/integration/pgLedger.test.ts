@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { PgLedger } from '../../src/ledger/pgLedger.js';
+import { openPgLedger } from '../../src/ledger/pgLedger.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
 import { claim, claimSemantics, SHA_A, withTwoRuns } from '../support/claimScenarios.js';
 import { finished } from '../support/cli.js';
 import { expectCleanSplit, financeDatabase, parseSummary, Workspace, type FinanceDatabase } from '../support/workspace.js';
@@ -20,8 +21,8 @@ async function freshDatabase(): Promise<FinanceDatabase> {
   return db;
 }
 
-async function freshLedger(): Promise<PgLedger> {
-  const ledger = await PgLedger.open((await freshDatabase()).url, { create: true });
+async function freshLedger(): Promise<Ledger> {
+  const ledger = await openPgLedger((await freshDatabase()).url, { create: true });
   opened.push(ledger);
   await withTwoRuns(ledger);
   return ledger;
@@ -32,7 +33,7 @@ claimSemantics('PostgreSQL', freshLedger);
 describe('the PostgreSQL ledger', () => {
   it('keeps ledger_events append-only', async () => {
     const db = await freshDatabase();
-    const l = await PgLedger.open(db.url, { create: true });
+    const l = await openPgLedger(db.url, { create: true });
     opened.push(l);
     await withTwoRuns(l);
     await claim(l, 'settle_a01.csv', SHA_A);
@@ -42,11 +43,11 @@ describe('the PostgreSQL ledger', () => {
 
   it('gives the claim to exactly one of eight processes claiming the same content under different names at once', async () => {
     const db = await freshDatabase();
-    (await PgLedger.open(db.url, { create: true })).close();
+    (await openPgLedger(db.url, { create: true })).close();
     const moduleUrl = pathToFileURL(join(process.cwd(), 'dist/ledger/pgLedger.js')).href;
     const script = `
-      const { PgLedger } = await import(${JSON.stringify(moduleUrl)});
-      const l = await PgLedger.open(process.argv[1], { create: false });
+      const { openPgLedger } = await import(${JSON.stringify(moduleUrl)});
+      const l = await openPgLedger(process.argv[1], { create: false });
       const i = process.argv[2];
       await l.startRun({ mode: 'manual', host: 'h', pid: process.pid }, () => 'p' + i);
       const won = await l.claim({ name: 'settle_a0' + i + '.csv', sha256: '${SHA_A}', size: 1, arrival: '1:1', runId: 'p' + i,

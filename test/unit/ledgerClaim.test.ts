@@ -5,33 +5,33 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { SqliteLedger } from '../../src/ledger/sqliteLedger.js';
+import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { claim, claimSemantics, SHA_A, withTwoRuns } from '../support/claimScenarios.js';
 
-const freshLedger = () => withTwoRuns(SqliteLedger.open(join(mkdtempSync(join(tmpdir(), 'settle-ledger-')), 'l.sqlite'), { create: true }));
+const freshLedger = () => withTwoRuns(openSqliteLedger(join(mkdtempSync(join(tmpdir(), 'settle-ledger-')), 'l.sqlite'), { create: true }));
 
 claimSemantics('SQLite', freshLedger);
 
 describe('the SQLite ledger', () => {
   it('keeps ledger_events append-only', async () => {
-    const l = (await freshLedger()) as SqliteLedger;
+    const l = await freshLedger();
     await claim(l, 'settle_a01.csv', SHA_A);
     await l.close();
     // reopen the file raw: the triggers, not the code, refuse the rewrite
-    const db = new Database(l.path);
+    const db = new Database(l.location);
     expect(() => db.prepare(`UPDATE ledger_events SET event = 'loaded'`).run()).toThrow('append-only');
     expect(() => db.prepare('DELETE FROM ledger_events').run()).toThrow('append-only');
     db.close();
   });
 
   it('gives the claim to exactly one of eight processes claiming the same content under different names at once', async () => {
-    const l = (await freshLedger()) as SqliteLedger;
-    const path = l.path;
+    const l = await freshLedger();
+    const path = l.location;
     await l.close();
     const moduleUrl = pathToFileURL(join(process.cwd(), 'dist/ledger/sqliteLedger.js')).href;
     const script = `
-      const { SqliteLedger } = await import(${JSON.stringify(moduleUrl)});
-      const l = SqliteLedger.open(process.argv[1], { create: false });
+      const { openSqliteLedger } = await import(${JSON.stringify(moduleUrl)});
+      const l = openSqliteLedger(process.argv[1], { create: false });
       const i = process.argv[2];
       await l.startRun({ mode: 'manual', host: 'h', pid: process.pid }, () => 'p' + i);
       const won = await l.claim({ name: 'settle_a0' + i + '.csv', sha256: '${SHA_A}', size: 1, arrival: '1:1', runId: 'p' + i,

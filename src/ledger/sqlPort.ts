@@ -1,0 +1,30 @@
+/**
+ * What the ledger's rules need from a SQL store, and nothing more: the SQLite file and the
+ * shared PostgreSQL schema each implement this small port, and src/ledger/sqlLedger.ts
+ * writes every rule once on top of it.
+ *
+ * SQL is written with `?` placeholders; a store that numbers them ($1, $2) rewrites them.
+ * Rows come back as the driver gives them (snake_case columns; a timestamp may be a Date or
+ * an ISO string, a count a number or a string, JSON an object or text): sqlLedger decodes.
+ */
+export type SqlRow = Record<string, unknown>;
+
+export interface SqlPort {
+  /** where the ledger lives, for messages (a path, or a URL without its password) */
+  readonly location: string;
+  /** the rows of a statement (a SELECT, or a write with RETURNING) */
+  all(sql: string, params?: unknown[]): Promise<SqlRow[]>;
+  /** a write without RETURNING: the number of rows it changed */
+  run(sql: string, params?: unknown[]): Promise<number>;
+  /** `fn` in one write transaction: its state changes and events commit together or not at all */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** the statement broke a UNIQUE constraint (another claimant won at the same instant) */
+  isUniqueViolation(err: unknown): boolean;
+  close(): Promise<void>;
+}
+
+/** `?` → `$1`, `$2`, …: our SQL never has a question mark inside a literal. */
+export function numberPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}

@@ -1,0 +1,69 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { errorMessage } from '../errors.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { currentOwner, ownerIsGone } from '../ledger/owner.js';
+import type { ClaimOwner } from '../ledger/types.js';
+import { settleIfStale } from './staleClaims.js';
+
+const STAGING_PREFIX = 'settle-';
+const OWNER_FILE = 'owner.json';
+
+/**
+ * Runs that ended without a word (killed, host rebooted) are closed as `died` by the next run
+ * on their host, so `report runs` never shows them running forever. Another host's run cannot
+ * be judged from here and stays open until a run on its own host looks.
+ */
+export async function closeDeadRuns(ledger: Ledger, runId: string, log: Logger): Promise<void> {
+  for (const run of await ledger.openRuns()) {
+    if (run.runId === runId) continue;
+    if (!ownerIsGone({ host: run.host, pid: run.pid, startedAt: 'unknown' })) continue;
+    const reason = `its process (pid ${run.pid} on ${run.host}) ended without closing the run`;
+    if (await ledger.closeDeadRun(run.runId, runId, reason)) {
+      log.warn({ event: 'run-died', deadRun: run.runId, started: run.startedAt }, `run ${run.runId} died: ${reason}`);
+    }
+  }
+}
+
+/**
+ * Every stale claim in the ledger is settled at the start of a run, whether or not its
+ * content is in the intake again: a run that died after its COMMIT must not stay `claimed`
+ * forever. Live claims (another run at work) are left alone.
+ */
+export async function settleStaleClaims(ledger: Ledger, db: pg.ClientBase, schema: string, runId: string, log: Logger): Promise<void> {
+  for (const claim of await ledger.filesInState('claimed')) {
+    await settleIfStale(ledger, db, schema, claim, runId, log.child({ file: claim.name, sha256: claim.sha256 }));
+  }
+}
+
+/**
+ * This run's private staging folder, with its owner written inside so that a later run can
+ * tell a dead run's leftovers (removed) from a live run's folder (kept).
+ */
+export async function makeStagingDir(stagingRoot: string, runId: string): Promise<string> {
+  const dir = await mkdtemp(join(stagingRoot, `${STAGING_PREFIX}${runId}-`));
+  await writeFile(join(dir, OWNER_FILE), JSON.stringify(currentOwner()), { mode: 0o600 });
+  return dir;
+}
+
+/** Removes the staging folders of runs on this host whose process is gone: a killed run's copies never pile up. */
+export async function removeDeadStaging(stagingRoot: string, ownDir: string, log: Logger): Promise<void> {
+  const entries = await readdir(stagingRoot, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    if (!e.isDirectory() || !e.name.startsWith(STAGING_PREFIX)) continue;
+    const dir = join(stagingRoot, e.name);
+    if (dir === ownDir) continue;
+    const owner = await readFile(join(dir, OWNER_FILE), 'utf8')
+      .then((t) => JSON.parse(t) as ClaimOwner)
+      .catch(() => null);
+    // a folder without a readable owner may be a run still writing it: left alone
+    if (!owner || owner.host !== hostname() || !ownerIsGone(owner)) continue;
+    await rm(dir, { recursive: true, force: true }).then(
+      () => log.info({ event: 'staging-removed', dir }, `removed the staging folder of a dead run: ${dir}`),
+      (err) => log.warn({ event: 'staging-not-removed', dir, reason: errorMessage(err) }, `could not remove ${dir}`),
+    );
+  }
+}

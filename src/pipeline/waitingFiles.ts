@@ -1,0 +1,42 @@
+import type { Ledger } from '../ledger/ledger.js';
+import type { FileOutcome } from '../ledger/runOutcomes.js';
+
+/** Outcomes that leave a file in the intake for a later run. */
+const WAITING = new Set(['not_ready', 'held', 'failed']);
+/** Events after which a name has left the intake (or was taken again from scratch). */
+const SETTLED = new Set(['loaded', 'skipped', 'rejected', 'moved', 'recovered']);
+
+export interface WaitingFile {
+  name: string;
+  outcome: string;
+  /** runs in a row, this one included, that left the file waiting */
+  runs: number;
+  /** when the first of them saw it */
+  since: string;
+}
+
+/**
+ * Files this run left waiting that have waited in more than `maxRuns` runs in a row: an
+ * upload that never finishes, a twin held forever, a file that fails every night. Read
+ * from the ledger's events, newest first, back to the last time the name was settled.
+ */
+export async function filesWaitingTooLong(ledger: Ledger, files: FileOutcome[], maxRuns: number): Promise<WaitingFile[]> {
+  const late: WaitingFile[] = [];
+  for (const f of files) {
+    if (!WAITING.has(f.outcome)) continue;
+    const runs = new Set<string>();
+    let since = '';
+    const events = await ledger.eventsFor(f.name);
+    for (let i = events.length - 1; i >= 0; i--) {
+      const e = events[i]!;
+      if (e.name !== f.name) continue; // the same content under another name is another file
+      if (SETTLED.has(e.event)) break;
+      if (WAITING.has(e.event) && e.runId) {
+        runs.add(e.runId);
+        since = e.at;
+      }
+    }
+    if (runs.size > maxRuns) late.push({ name: f.name, outcome: f.outcome, runs: runs.size, since });
+  }
+  return late;
+}
