@@ -6,7 +6,15 @@ ALTER TABLE runs ADD COLUMN ignored integer;
 ALTER TABLE runs ADD COLUMN stale integer;
 ALTER TABLE runs ADD COLUMN move_failed integer;
 
-ALTER TABLE processed_files ADD COLUMN moving_to text CHECK (moving_to IN ('archive', 'duplicates', 'rejected'));
+CREATE TABLE move_intents (
+  name         text NOT NULL,
+  sha256       text NOT NULL,
+  arrival      text NOT NULL,
+  destination  text NOT NULL CHECK (destination IN ('archive', 'duplicates', 'rejected')),
+  run_id       text NOT NULL REFERENCES runs (run_id),
+  at           timestamptz NOT NULL,
+  PRIMARY KEY (name, sha256, arrival)
+);
 
 ALTER TABLE ledger_events DROP CONSTRAINT ledger_events_event_check;
 ALTER TABLE ledger_events ADD CONSTRAINT ledger_events_event_check CHECK (event IN (

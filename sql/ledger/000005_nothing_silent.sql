@@ -6,9 +6,17 @@ ALTER TABLE runs ADD COLUMN ignored INTEGER;
 ALTER TABLE runs ADD COLUMN stale INTEGER;
 ALTER TABLE runs ADD COLUMN move_failed INTEGER;
 
--- The folder a decided file is being moved to, written before the move: a crash between the
--- move and its record is finished by the next run, which finds the file there.
-ALTER TABLE processed_files ADD COLUMN moving_to TEXT CHECK (moving_to IN ('archive', 'duplicates', 'rejected'));
+-- A move out of the intake, recorded before it is made and removed with the record of its
+-- landing: a crash in between is finished by the next run, which finds the file where it went.
+CREATE TABLE move_intents (
+  name         TEXT NOT NULL,
+  sha256       TEXT NOT NULL,
+  arrival      TEXT NOT NULL,
+  destination  TEXT NOT NULL CHECK (destination IN ('archive', 'duplicates', 'rejected')),
+  run_id       TEXT NOT NULL REFERENCES runs (run_id),
+  at           TEXT NOT NULL,
+  PRIMARY KEY (name, sha256, arrival)
+);
 
 -- A new event kind: `ignored` (a file in the intake that the pattern does not take). SQLite
 -- cannot change a CHECK in place, so the append-only table is rebuilt with the same rows.

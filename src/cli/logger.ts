@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
+import { privateFileMode } from '../config/privateFiles.js';
 import type { TerminalStatus } from './terminal.js';
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
@@ -22,7 +23,8 @@ export function terminalLine(json: string): string {
 export function createLogger(opts: { level: string; file: string | undefined; status: TerminalStatus }): Logger {
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname() };
   if (opts.file) {
-    return pino({ level: opts.level, base }, pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true }));
+    const mode = privateFileMode(opts.file);
+    return pino({ level: opts.level, base }, pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true, mode }));
   }
   const readable = process.stderr.isTTY === true;
   const stderr = {

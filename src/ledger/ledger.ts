@@ -1,3 +1,4 @@
+import type { Destination } from '../intake/intake.js';
 import type { ClaimOwner, EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
 export interface ClaimRequest {
@@ -27,6 +28,14 @@ export interface MovedFile {
   sha256: string;
   runId: string;
   arrival: string;
+}
+
+/** A move begun (recorded before the file left the intake) whose landing was never recorded. */
+export interface MoveIntent extends MovedFile {
+  destination: Destination;
+  at: string;
+  /** the run that began it: whether it ended, and where it ran */
+  run: { ended: boolean; host: string; pid: number };
 }
 
 /**
@@ -81,6 +90,10 @@ export interface Ledger {
    * landing place: false when another run already recorded this very move.
    */
   markMoved(f: MovedFile, location: string): Promise<boolean>;
+  /** recorded before a decided file leaves the intake; markMoved or recordSkip removes it */
+  intendMove(f: MovedFile, destination: Destination): Promise<void>;
+  moveIntents(): Promise<MoveIntent[]>;
+  abandonMoveIntent(f: MovedFile): Promise<void>;
   /**
    * A skip, recorded only with the move that made it final, and only once: false when
    * another run already recorded this very move (then it is that run's skip, not this one's).

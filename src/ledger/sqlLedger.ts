@@ -1,5 +1,6 @@
 import { claimedEvent, movedEvent, staleClaimEvent } from './ledgerEvents.js';
-import type { ClaimRequest, EventInput, FinalState, Ledger, MovedFile } from './ledger.js';
+import type { Destination } from '../intake/intake.js';
+import type { ClaimRequest, EventInput, FinalState, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow, RunStatus } from './types.js';
 
@@ -25,7 +26,6 @@ function fileRow(r: SqlRow): FileRow {
     leaseUntil: iso(r.lease_until),
     location: text(r.location),
     arrival: text(r.arrival),
-    movingTo: (text(r.moving_to) as FileRow['movingTo']) ?? null,
     firstSeenAt: iso(r.first_seen_at)!,
     updatedAt: iso(r.updated_at)!,
   };
@@ -357,8 +357,47 @@ export class SqlLedger implements Ledger {
     return inserted === 1;
   }
 
+  /** The landing is recorded (by this run or another): the intent is done. */
+  private dropIntent(f: MovedFile): Promise<number> {
+    return this.db.run('DELETE FROM move_intents WHERE name = ? AND sha256 = ? AND arrival = ?', [f.name, f.sha256, f.arrival]);
+  }
+
+  /** Recorded before a decided file leaves the intake; the record of its landing removes it. */
+  async intendMove(f: MovedFile, destination: Destination): Promise<void> {
+    await this.tx(() =>
+      this.db.run(
+        `INSERT INTO move_intents (name, sha256, arrival, destination, run_id, at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (name, sha256, arrival) DO UPDATE SET destination = excluded.destination, run_id = excluded.run_id, at = excluded.at`,
+        [f.name, f.sha256, f.arrival, destination, f.runId, now()],
+      ),
+    );
+  }
+
+  /** Moves begun and not recorded, with the run that began each: a crash between a move and its record. */
+  async moveIntents(): Promise<MoveIntent[]> {
+    const rows = await this.read(
+      `SELECT i.name, i.sha256, i.arrival, i.destination, i.run_id, i.at, r.ended_at, r.host, r.pid
+         FROM move_intents i JOIN runs r ON r.run_id = i.run_id ORDER BY i.at`,
+    );
+    return rows.map((r) => ({
+      name: String(r.name),
+      sha256: String(r.sha256),
+      arrival: String(r.arrival),
+      destination: r.destination as Destination,
+      runId: String(r.run_id),
+      at: iso(r.at)!,
+      run: { ended: r.ended_at !== null && r.ended_at !== undefined, host: String(r.host), pid: Number(r.pid) },
+    }));
+  }
+
+  /** An intent whose file is nowhere to be found: reported by the run, and not looked for again. */
+  async abandonMoveIntent(f: MovedFile): Promise<void> {
+    await this.tx(() => this.dropIntent(f));
+  }
+
   markMoved(f: MovedFile, location: string): Promise<boolean> {
     return this.tx(async () => {
+      await this.dropIntent(f);
       if (!(await this.insertMove(f, location))) return false;
       await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
         location,
@@ -373,6 +412,7 @@ export class SqlLedger implements Ledger {
 
   recordSkip(f: MovedFile & { size: number }, renamed: boolean, location: string, details: Record<string, unknown>): Promise<boolean> {
     return this.tx(async () => {
+      await this.dropIntent(f);
       if (!(await this.insertMove(f, location))) return false;
       if (renamed) {
         const at = now();

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
+import { assertNotWorldWritableFolder, createPrivateFile } from '../config/privateFiles.js';
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
 import { SqlLedger } from './sqlLedger.js';
@@ -89,6 +90,8 @@ export function openSqliteLedger(path: string, opts: { create: boolean; busyTime
   }
   let db: Database.Database | undefined;
   try {
+    assertNotWorldWritableFolder(path, 'ledger');
+    if (opts.create) createPrivateFile(path);
     db = new Database(path, { fileMustExist: !opts.create, timeout: busyTimeoutMs });
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');

@@ -42,8 +42,6 @@ export interface FileRow {
   location: string | null;
   /** size:mtime of the upload this row was last decided for (null on rows from before it was kept) */
   arrival: string | null;
-  /** the folder a decided file is being moved to, recorded before the move */
-  movingTo: 'archive' | 'duplicates' | 'rejected' | null;
   firstSeenAt: string;
   updatedAt: string;
 }

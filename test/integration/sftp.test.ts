@@ -139,7 +139,11 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
     expect(res.stderr).toContain(realFp);
     expect(await readdir(staging)).toEqual([]);
     expect(await r.files('intake')).toEqual(['settle_20260803_a01.csv']);
-    expect(r.ws.runs()).toEqual([]);
+    // the run is kept as one that could not start, with its reason and exit status
+    expect(r.ws.runs()).toEqual([
+      expect.objectContaining({ status: 'not_started', exit_status: 2, reason: expect.stringMatching(message) }),
+    ]);
+    expect(r.ws.events()).toEqual([]);
     expect(await rowsFrom('settle_20260803_a01.csv')).toBe(0);
   });
 

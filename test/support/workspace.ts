@@ -147,7 +147,17 @@ export class Workspace {
     ).map((e) => ({ ...e, details: JSON.parse(e.details) as Record<string, unknown> }));
   }
 
-  runs(): { run_id: string; loaded: number; skipped: number; held: number; rejected: number; failed: number; exit_status: number }[] {
+  runs(): (Record<string, unknown> & {
+    run_id: string;
+    status: string | null;
+    reason: string | null;
+    loaded: number;
+    skipped: number;
+    held: number;
+    rejected: number;
+    failed: number;
+    exit_status: number;
+  })[] {
     return this.query('SELECT * FROM runs ORDER BY started_at, rowid');
   }
 

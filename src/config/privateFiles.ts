@@ -1,0 +1,37 @@
+import { closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+
+/**
+ * The mode for files that quote partners' data (the ledger, the log): readable by the owner
+ * only, or by the group too when the folder is a setgid folder shared with a team.
+ */
+export function privateFileMode(path: string): number {
+  const dir = statSync(dirname(resolve(path)), { throwIfNoEntry: false });
+  return dir && (dir.mode & 0o2000) !== 0 /* setgid */ ? 0o640 : 0o600;
+}
+
+/**
+ * Creates `path` empty with the private mode unless it exists, so that the library that then
+ * opens it (and SQLite's -wal and -shm files, which copy its mode) never makes it world-readable.
+ */
+export function createPrivateFile(path: string): void {
+  if (existsSync(path)) return;
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, privateFileMode(path)));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/**
+ * A ledger in a folder anybody may write to could be swapped or pre-created (its -wal file
+ * too) by another user: refused, with what to do.
+ */
+export function assertNotWorldWritableFolder(path: string, what: string): void {
+  const dir = dirname(resolve(path));
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (st && (st.mode & 0o002) !== 0) {
+    throw new UsageError(`${what} ${path} is in ${dir}, which every user may write to: put it in a folder of its own (mode 0700 or 0750)`);
+  }
+}
