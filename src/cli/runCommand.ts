@@ -105,7 +105,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
     ledger = await ledgerFromSettings(s);
   } catch (err) {
     // not even a ledger to record the run in: the log file and the metrics still say so
-    logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
+    if (s.logFile) logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
     await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS });
     throw err;
   }
@@ -123,7 +123,8 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
       await assertStagingUsable(s.staging);
     } catch (err) {
       const reason = errorMessage(err);
-      logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
+      // on stderr the one-line error below says it already; a log file must say it too
+      if (s.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
       await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
       metricsWritten = true;
       await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS, ledger });

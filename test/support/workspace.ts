@@ -124,7 +124,7 @@ export class Workspace {
     return readFile(join(this.root, folder, name));
   }
 
-  private query<T>(sql: string, ...params: unknown[]): T[] {
+  query<T>(sql: string, ...params: unknown[]): T[] {
     const db = new Database(this.ledger, { readonly: true, fileMustExist: true });
     try {
       return db.prepare(sql).all(...params) as T[];
