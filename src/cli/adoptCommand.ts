@@ -1,29 +1,104 @@
 import type { Command } from 'commander';
-import { resolveSettings, type RawFlags } from '../config/settings.js';
+import { DEFAULTS, resolveSettings, type RawFlags } from '../config/settings.js';
 import { UsageError } from '../errors.js';
-import { runAdopt } from '../pipeline/adopt.js';
+import { globToRegExp } from '../intake/names.js';
+import { ADOPT_OUTCOMES, runAdopt, type AdoptOutcome, type AdoptResult } from '../pipeline/adopt.js';
+import { printable, printableJson } from '../report/printable.js';
 import { withArchiveWork } from './archiveWork.js';
+import { operatorName } from './operator.js';
 import { withConfigOptions, withSftpOptions } from './options.js';
+
+interface AdoptFlags extends RawFlags {
+  json?: boolean;
+  dryRun?: boolean;
+  assumeLoaded?: boolean;
+  reason?: string;
+}
+
+/** `--assume-loaded --reason`: refused before anything is opened when one comes without the other. */
+function operatorsWord(flags: AdoptFlags): { reason: string; operator: string } | undefined {
+  if (!flags.assumeLoaded) {
+    if (flags.reason !== undefined) throw new UsageError('--reason goes with --assume-loaded');
+    return undefined;
+  }
+  const reason = flags.reason?.trim();
+  if (!reason) throw new UsageError('--assume-loaded needs --reason TEXT: the ledger keeps why files were recorded without evidence');
+  return { reason, operator: operatorName() };
+}
+
+const snake = (outcome: AdoptOutcome) => outcome.replaceAll('-', '_');
+
+function counts(r: AdoptResult): Record<string, number> {
+  return Object.fromEntries(ADOPT_OUTCOMES.map((k) => [snake(k), r.files.filter((f) => f.outcome === k).length]));
+}
+
+/** One line per file that was not already known, then the counts, always the same fields. */
+export function adoptText(r: AdoptResult): string {
+  const lines = r.files
+    .filter((f) => f.outcome !== 'known')
+    .map((f) => {
+      const what = f.outcome === 'adopted' ? 'adopted ' : f.outcome === 'would-adopt' ? 'would adopt ' : '';
+      return `  ${printable(`${what}${f.name}: ${f.message}`)}`;
+    });
+  const c = Object.entries(counts(r))
+    .map(([k, n]) => `${k}=${n}`)
+    .join(' ');
+  lines.push(`adopt ${r.runId} ${r.dryRun ? 'dry run (nothing recorded)' : 'done'}: ${c}`);
+  return lines.join('\n');
+}
+
+export function adoptJson(r: AdoptResult): string {
+  return printableJson({
+    version: 1,
+    run: r.runId,
+    dry_run: r.dryRun,
+    ...counts(r),
+    exit_status: r.exitStatus,
+    files: r.files.map((f) => ({
+      name: f.name,
+      sha256: f.sha256,
+      outcome: f.outcome,
+      ...(f.evidence ? { evidence: f.evidence } : {}),
+      rows: f.rows,
+      ...(f.presentRows !== undefined ? { present_rows: f.presentRows } : {}),
+      ...(f.sameAs !== undefined ? { same_as: f.sameAs } : {}),
+      message: f.message,
+    })),
+  });
+}
 
 export function registerAdopt(program: Command, setExit: (status: number) => void): void {
   withSftpOptions(withConfigOptions(program.command('adopt')))
-    .description('record an existing archive in the ledger; report files in it with the same bytes (exit 1)')
+    .description(
+      'record an existing archive in the ledger where the finance database shows it loaded; report the rest and files with the same bytes (exit 1)',
+    )
     .requiredOption('--archive <dir>', 'the archive to adopt (a path on the server when --intake is sftp://)')
     .option('--intake <url>', 'an sftp:// intake, to reach a remote archive')
+    .option('--pattern <glob>', `which archived files to consider (env SETTLE_PATTERN; default ${DEFAULTS.pattern}, as for run)`)
+    .option('--staging <dir>', 'private folder for the copy of each file being read (env SETTLE_STAGING; default the system temp folder)')
+    .option('--dry-run', 'report what would be adopted; write nothing to the ledger')
+    .option('--assume-loaded', 'also adopt files the finance database does not show loaded, on your word (needs --reason)')
+    .option('--reason <text>', 'with --assume-loaded: why (kept in the ledger with the operator)')
     .option('--json', 'one JSON object')
-    .action(async (flags: RawFlags & { json?: boolean }) => {
+    .action(async (flags: AdoptFlags) => {
+      const assumeLoaded = operatorsWord(flags);
       const s = resolveSettings(flags);
       const r = await withArchiveWork(s, ({ ledger, db, archive, logger }) => {
         if (!archive) throw new UsageError(`archive ${s.archive} does not exist`);
-        return runAdopt({ ledger, db, schema: s.schema, archive, logger });
+        return runAdopt({
+          ledger,
+          db,
+          schema: s.schema,
+          layout: s.layout,
+          archive,
+          pattern: globToRegExp(s.pattern),
+          dryRun: flags.dryRun === true,
+          ...(assumeLoaded ? { assumeLoaded } : {}),
+          stagingRoot: s.staging,
+          logger,
+        });
       });
-      if (flags.json) process.stdout.write(`${JSON.stringify(r)}\n`);
-      else {
-        for (const d of r.duplicates) process.stdout.write(`  content duplicate: ${d.name} has the same bytes as ${d.sameAs}\n`);
-        process.stdout.write(
-          `adopt ${r.runId} done: adopted=${r.adopted.length} known=${r.known.length} content_duplicates=${r.duplicates.length}\n`,
-        );
-      }
+      process.stdout.write(`${flags.json ? adoptJson(r) : adoptText(r)}\n`);
       setExit(r.exitStatus);
     });
 }

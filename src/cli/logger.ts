@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { privateFileMode } from '../config/privateFiles.js';
+import { printable } from '../report/printable.js';
 import type { TerminalStatus } from './terminal.js';
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
@@ -10,7 +11,7 @@ export function terminalLine(json: string): string {
   try {
     const e = JSON.parse(json) as { level: number; time: number; file?: string; msg?: string };
     const time = new Date(e.time).toISOString().slice(11, 19);
-    return `${time} ${LEVELS[e.level] ?? e.level} ${e.file ? `${e.file}: ` : ''}${e.msg ?? ''}\n`;
+    return `${time} ${LEVELS[e.level] ?? e.level} ${e.file ? `${printable(e.file)}: ` : ''}${printable(e.msg ?? '')}\n`;
   } catch {
     return json;
   }

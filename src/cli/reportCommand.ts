@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { fileHistory, formatHistory } from '../report/history.js';
 import { formatRuns } from '../report/runsReport.js';
+import { printableJson } from '../report/printable.js';
 import { formatSkips, skipsByWeek } from '../report/skipsReport.js';
 import { withConfigOptions } from './options.js';
 
@@ -40,7 +41,7 @@ export function registerReports(program: Command): void {
     .option('--json', 'one JSON array')
     .action(async (flags: ReportFlags) => {
       const runs = await withLedger(resolveSettings(flags), (l) => l.recentRuns(count(flags.last, 20, '--last')));
-      print(flags.json ? JSON.stringify(runs) : formatRuns(runs));
+      print(flags.json ? printableJson(runs) : formatRuns(runs));
     });
 
   withConfigOptions(report.command('skips'))
@@ -50,7 +51,7 @@ export function registerReports(program: Command): void {
     .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 8, '--weeks');
       const result = await withLedger(resolveSettings(flags), (l) => skipsByWeek(l, weeks));
-      print(flags.json ? JSON.stringify(result) : formatSkips(result, weeks));
+      print(flags.json ? printableJson(result) : formatSkips(result, weeks));
     });
 
   withConfigOptions(program.command('history'))
@@ -59,6 +60,6 @@ export function registerReports(program: Command): void {
     .option('--json', 'one JSON array')
     .action(async (fileOrSha: string, flags: ReportFlags) => {
       const events = await withLedger(resolveSettings(flags), (l) => fileHistory(l, fileOrSha));
-      print(flags.json ? JSON.stringify(events) : formatHistory(events, fileOrSha));
+      print(flags.json ? printableJson(events) : formatHistory(events, fileOrSha));
     });
 }

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import type { Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
@@ -9,6 +8,8 @@ import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
 import { openFinanceForLoading } from './financeConnection.js';
 import { createLogger } from './logger.js';
+import { operatorName } from './operator.js';
+import { printableJson } from '../report/printable.js';
 import { TerminalStatus } from './terminal.js';
 
 export interface ReprocessFlags {
@@ -66,7 +67,7 @@ export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: s
       archive,
       names,
       reason: flags.reason!.trim(),
-      operator: process.env.SUDO_USER || userInfo().username,
+      operator: operatorName(),
       dryRun: flags.dryRun === true,
       stagingRoot: s.staging,
       logger,
@@ -85,7 +86,7 @@ export function reprocessLine(r: ReprocessResult): string {
 }
 
 export function reprocessJson(r: ReprocessResult): string {
-  return JSON.stringify({
+  return printableJson({
     run: r.runId,
     mode: 'reprocess',
     dry_run: r.dryRun,

@@ -1,3 +1,5 @@
+import { printable } from '../report/printable.js';
+
 /**
  * A one-line progress display on a terminal's stderr. Log lines share stderr, so the
  * status line is wiped before each one and redrawn by the next update.
@@ -17,7 +19,7 @@ export class TerminalStatus {
     const now = Date.now();
     if (!force && now - this.lastDraw < 200) return;
     this.lastDraw = now;
-    this.stream.write(`\r\x1b[K${text}`);
+    this.stream.write(`\r\x1b[K${printable(text)}`);
     this.shown = true;
   }
 

@@ -106,5 +106,11 @@ export interface Ledger {
    * `adopt`: records an archived file as loaded before this ledger existed (event `loaded`,
    * marked adopted). False when the content is already claimed or loaded under any name.
    */
-  adoptLoaded(f: { name: string; sha256: string; size: number; runId: string }, location: string, rows: number | null): Promise<boolean>;
+  adoptLoaded(
+    f: { name: string; sha256: string; size: number; runId: string },
+    location: string,
+    rows: number | null,
+    /** why it counts as loaded: evidence (file-marker, natural-keys, operator), and the operator's reason */
+    evidence?: Record<string, unknown>,
+  ): Promise<boolean>;
 }

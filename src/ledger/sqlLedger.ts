@@ -444,7 +444,12 @@ export class SqlLedger implements Ledger {
     });
   }
 
-  adoptLoaded(f: { name: string; sha256: string; size: number; runId: string }, location: string, rows: number | null): Promise<boolean> {
+  adoptLoaded(
+    f: { name: string; sha256: string; size: number; runId: string },
+    location: string,
+    rows: number | null,
+    evidence: Record<string, unknown> = {},
+  ): Promise<boolean> {
     return this.tx(async () => {
       const at = now();
       const inserted = await this.db.run(
@@ -453,7 +458,7 @@ export class SqlLedger implements Ledger {
         [f.name, f.sha256, f.runId, f.size, rows, location, at, at],
       );
       if (inserted !== 1) return false;
-      const details = { adopted: true, from: location, rows };
+      const details = { adopted: true, from: location, rows, ...evidence };
       await this.appendEvent({ runId: f.runId, event: 'loaded', name: f.name, sha256: f.sha256, details });
       return true;
     });

@@ -1,70 +1,207 @@
-import { NO_COUNTS } from '../ledger/types.js';
+import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { Intake } from '../intake/intake.js';
+import { RejectError, TransientError, errorMessage } from '../errors.js';
+import { FileGoneError, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
-import { sha256Of } from '../intake/sha256Of.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { runOutcomes } from '../ledger/runOutcomes.js';
 import { findFileMarker } from '../load/fileMarker.js';
+import { keyPresence } from '../load/keyPresence.js';
+import type { Layout } from '../load/layout.js';
+import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';
+import { stageAndHash, type Staged } from './stageAndHash.js';
 
-export interface AdoptResult {
-  runId: string;
-  adopted: { name: string; sha256: string; rows: number | null }[];
-  /** contents the ledger already had as loaded (under this or another name) */
-  known: { name: string; sha256: string }[];
-  /** files in the archive whose bytes repeat an earlier file's there: a past double load */
-  duplicates: { name: string; sameAs: string; sha256: string }[];
-  exitStatus: 0 | 1;
+export const ADOPT_OUTCOMES = [
+  'adopted',
+  'would-adopt',
+  'known',
+  'not-loaded',
+  'partly-loaded',
+  'unreadable',
+  'content-duplicate',
+  'ledger-conflict',
+] as const;
+export type AdoptOutcome = (typeof ADOPT_OUTCOMES)[number];
+
+/** Outcomes that leave a file unadopted for a reason an operator must look at: exit 1. */
+const PROBLEMS: readonly AdoptOutcome[] = ['not-loaded', 'partly-loaded', 'unreadable', 'content-duplicate', 'ledger-conflict'];
+
+/** What showed a file loaded: its file marker, every natural key in the table, or the operator's word. */
+export type Evidence = 'file-marker' | 'natural-keys' | 'operator';
+
+export interface AdoptedFile {
+  name: string;
+  sha256: string | null;
+  outcome: AdoptOutcome;
+  evidence?: Evidence;
+  rows: number | null;
+  /** rows whose natural key the settlement table holds, when that was looked up */
+  presentRows?: number;
+  /** content-duplicate: the archived file with the same bytes */
+  sameAs?: string;
+  message: string;
 }
 
-/**
- * `adopt --archive DIR`: brings an archive from before this ledger into it, hashing each
- * file once, so that a later resend of any of them is skipped. Each content is recorded as
- * loaded (with the finance database's row count when it has a file marker); files whose
- * bytes repeat another archived file are reported, since they mean a past double load.
- */
-export async function runAdopt(o: {
+export interface AdoptOptions {
   ledger: Ledger;
   db: pg.ClientBase;
   schema: string;
+  layout: Layout;
   archive: Intake;
+  /** which archived names are considered */
+  pattern: RegExp;
+  dryRun: boolean;
+  /** `--assume-loaded --reason`: adopt files the finance database does not show, on the operator's word */
+  assumeLoaded?: { reason: string; operator: string };
+  stagingRoot: string;
   logger: Logger;
-}): Promise<AdoptResult> {
-  const runId = await o.ledger.startRun({ mode: 'manual', host: hostname(), pid: process.pid }, () => newRunId());
-  const log = o.logger.child({ run: runId, adopt: true });
-  const result: AdoptResult = { runId, adopted: [], known: [], duplicates: [], exitStatus: 0 };
-  const firstWith = new Map<string, string>();
-  const files = (await o.archive.list()).filter((e) => !isInProgressName(e.name)).sort((a, b) => a.name.localeCompare(b.name));
-  for (const entry of files) {
-    const sha256 = await sha256Of(o.archive, entry.name);
-    const earlier = firstWith.get(sha256);
-    if (earlier !== undefined) {
-      result.duplicates.push({ name: entry.name, sameAs: earlier, sha256 });
-      log.error(
-        { event: 'content-duplicate', file: entry.name, sameAs: earlier, sha256 },
-        `${entry.name} has the same bytes as ${earlier}`,
-      );
-      continue;
-    }
-    firstWith.set(sha256, entry.name);
-    const marker = await findFileMarker(o.db, o.schema, sha256);
-    const rows = marker?.rowCount ?? null;
-    const location = `${o.archive.description}/${entry.name}`;
-    if (await o.ledger.adoptLoaded({ name: entry.name, sha256, size: entry.size, runId }, location, rows)) {
-      result.adopted.push({ name: entry.name, sha256, rows });
-      log.info(
-        { event: 'adopted', file: entry.name, sha256, rows },
-        `adopted ${entry.name}${marker ? ` (${rows} rows in the finance database)` : ' (no file marker in the finance database)'}`,
-      );
-    } else {
-      result.known.push({ name: entry.name, sha256 });
-      log.info({ event: 'known', file: entry.name, sha256 }, `${entry.name}: the ledger already has this content`);
-    }
+}
+
+export interface AdoptResult {
+  runId: string;
+  dryRun: boolean;
+  files: AdoptedFile[];
+  exitStatus: 0 | 1;
+}
+
+type Finding =
+  | { loaded: true; evidence: 'file-marker' | 'natural-keys'; rows: number; message: string }
+  | { loaded: false; outcome: 'not-loaded' | 'partly-loaded' | 'unreadable'; rows: number | null; presentRows?: number; message: string };
+
+/** Whether the finance database shows this content's rows: its file marker, else its natural keys. */
+async function whatTheDatabaseShows(o: AdoptOptions, path: string, sha256: string): Promise<Finding> {
+  const marker = await findFileMarker(o.db, o.schema, sha256);
+  if (marker) {
+    const message = `its file marker is in ${o.schema}.file_loads (${marker.rowCount} rows, run ${marker.runId})`;
+    return { loaded: true, evidence: 'file-marker', rows: marker.rowCount, message };
   }
-  result.exitStatus = result.duplicates.length > 0 ? 1 : 0;
-  const rows = result.adopted.reduce((n, a) => n + (a.rows ?? 0), 0);
-  await o.ledger.finishRun(runId, { ...NO_COUNTS, loaded: result.adopted.length, rows }, result.exitStatus);
-  return result;
+  let p;
+  try {
+    p = await keyPresence(o.db, o.schema, o.layout, path);
+  } catch (err) {
+    if (!(err instanceof RejectError)) throw err;
+    const message = `cannot be read with the layout, so its rows cannot be looked up (${err.message}); not adopted`;
+    return { loaded: false, outcome: 'unreadable', rows: null, message };
+  }
+  const keys = `rows' ${o.layout.naturalKey} values`;
+  const table = `${o.schema}.settlement_rows`;
+  if (p.present === p.rows) {
+    const message = p.rows === 0 ? 'no file marker, and no rows to load' : `no file marker, but all ${p.rows} ${keys} are in ${table}`;
+    return { loaded: true, evidence: 'natural-keys', rows: p.rows, message };
+  }
+  if (p.present === 0) {
+    const message = `not loaded: leave it for a run (move it back to the intake) or use --assume-loaded (no file marker, and none of its ${p.rows} ${keys} are in ${table})`;
+    return { loaded: false, outcome: 'not-loaded', rows: p.rows, presentRows: 0, message };
+  }
+  const message = `partly loaded: ${p.present} of ${p.rows} ${keys} are in ${table} (first missing: line ${p.firstMissing!.line}); not adopted: a discrepancy to resolve by hand`;
+  return { loaded: false, outcome: 'partly-loaded', rows: p.rows, presentRows: p.present, message };
+}
+
+async function adoptOne(o: AdoptOptions, runId: string, entry: IntakeEntry, path: string, sha256: string): Promise<AdoptedFile> {
+  const base = { name: entry.name, sha256 };
+  const holder = await o.ledger.liveHolder(sha256);
+  if (holder) {
+    return {
+      ...base,
+      outcome: 'known',
+      rows: holder.rowCount,
+      message: `the ledger already has this content as ${holder.name} (${holder.state})`,
+    };
+  }
+  const found = await whatTheDatabaseShows(o, path, sha256);
+  const counted = found.loaded || found.presentRows === undefined ? {} : { presentRows: found.presentRows };
+  // a file partly in the table is never adopted, whatever the operator says: its missing rows would be lost
+  if (!found.loaded && (found.outcome === 'partly-loaded' || !o.assumeLoaded)) {
+    return { ...base, ...counted, outcome: found.outcome, rows: found.rows, message: found.message };
+  }
+  const evidence: Evidence = found.loaded ? found.evidence : 'operator';
+  const message = found.loaded ? found.message : `on the operator's word (--assume-loaded: ${o.assumeLoaded!.reason}); ${found.message}`;
+  const rows = found.loaded ? found.rows : null;
+  if (o.dryRun) return { ...base, ...counted, outcome: 'would-adopt', evidence, rows, message };
+
+  const location = `${o.archive.description}/${entry.name}`;
+  const why = evidence === 'operator' ? { assumedLoaded: true, reason: o.assumeLoaded!.reason, operator: o.assumeLoaded!.operator } : {};
+  if (await o.ledger.adoptLoaded({ name: entry.name, sha256, size: entry.size, runId }, location, rows, { evidence, ...why })) {
+    return { ...base, ...counted, outcome: 'adopted', evidence, rows, message };
+  }
+  // another run claimed or loaded it meanwhile, or the ledger holds this very name and content in another state
+  const now = (await o.ledger.liveHolder(sha256)) ?? (await o.ledger.file(entry.name, sha256));
+  if (now && (now.state === 'loaded' || now.state === 'claimed')) {
+    return { ...base, outcome: 'known', rows: now.rowCount, message: `the ledger already has this content as ${now.name} (${now.state})` };
+  }
+  const state = now?.state ?? 'unknown';
+  return { ...base, outcome: 'ledger-conflict', rows, message: `the ledger already has this name and content as ${state}; not adopted` };
+}
+
+/**
+ * `adopt --archive DIR`: brings an archive from before this ledger into it, so that a later
+ * resend of any of its files is skipped. A file is recorded as loaded only where the finance
+ * database shows its rows (its file marker, or every natural key of it) or the operator says
+ * so (`--assume-loaded`); a file never loaded stays unrecorded, so that a run can still load it.
+ * Each file is read once: the bytes whose keys are looked up are the bytes whose hash is kept.
+ * Files whose bytes repeat an earlier archived file are reported: a past double load.
+ */
+export async function runAdopt(o: AdoptOptions): Promise<AdoptResult> {
+  // a dry run leaves no trace in the ledger, not even its run
+  const runId = o.dryRun ? newRunId() : await o.ledger.startRun({ mode: 'manual', host: hostname(), pid: process.pid }, () => newRunId());
+  const log = o.logger.child({ run: runId, adopt: true });
+  const files: AdoptedFile[] = [];
+  const firstWith = new Map<string, string>();
+  const entries = (await o.archive.list())
+    .filter((e) => !isInProgressName(e.name) && o.pattern.test(e.name))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const staging = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
+  try {
+    let seq = 0;
+    for (const entry of entries) {
+      const f = await stagedFile(o, runId, entry, staging, seq++, firstWith);
+      files.push(f);
+      const fields = { event: `adopt-${f.outcome}`, file: f.name, sha256: f.sha256, evidence: f.evidence, rows: f.rows };
+      if ((PROBLEMS as readonly string[]).includes(f.outcome)) log.error(fields, f.message);
+      else log.info(fields, f.message);
+    }
+  } catch (err) {
+    if (!o.dryRun) await o.ledger.finishRun(runId, (await runOutcomes(o.ledger, runId)).counts, 1).catch(() => undefined);
+    if (isConnectionLost(err)) throw new TransientError(`finance database connection lost: ${errorMessage(err)}`, { cause: err });
+    throw err;
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  const exitStatus = files.some((f) => PROBLEMS.includes(f.outcome)) ? 1 : 0;
+  if (!o.dryRun) await o.ledger.finishRun(runId, (await runOutcomes(o.ledger, runId)).counts, exitStatus);
+  return { runId, dryRun: o.dryRun, files, exitStatus };
+}
+
+/** One archived file: staged and hashed in one read, checked against earlier files, then decided. */
+async function stagedFile(
+  o: AdoptOptions,
+  runId: string,
+  entry: IntakeEntry,
+  staging: string,
+  seq: number,
+  firstWith: Map<string, string>,
+): Promise<AdoptedFile> {
+  const staged = await stageAndHash(o.archive, entry, staging, seq).catch((err: unknown): Staged => {
+    if (err instanceof FileGoneError) return { kind: 'gone' };
+    throw err;
+  });
+  if (staged.kind !== 'staged') {
+    const why = staged.kind === 'gone' ? 'left the archive while it was read' : staged.reason;
+    return { name: entry.name, sha256: null, outcome: 'unreadable', rows: null, message: `${why}; not adopted` };
+  }
+  try {
+    const earlier = firstWith.get(staged.sha256);
+    if (earlier !== undefined) {
+      const message = `has the same bytes as ${earlier}`;
+      return { name: entry.name, sha256: staged.sha256, outcome: 'content-duplicate', rows: null, sameAs: earlier, message };
+    }
+    firstWith.set(staged.sha256, entry.name);
+    return await adoptOne(o, runId, entry, staged.path, staged.sha256);
+  } finally {
+    await unlink(staged.path).catch(() => undefined);
+  }
 }

@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger/types.js';
+import { printable } from './printable.js';
 import { textTable } from './textTable.js';
 
 /** `history FILE-OR-SHA256`: every ledger event for a file name (a path is reduced to its name) or a content hash. */
@@ -23,6 +24,7 @@ function describe(e: LedgerEvent): string {
   const held = d.heldFor as { name: string; run: string } | undefined;
   if (held) parts.push(`twin ${held.name} claimed by run ${held.run}`);
   if (typeof d.to === 'string') parts.push(`to ${d.to}`);
+  if (d.adopted === true) parts.push(`adopted${d.assumedLoaded === true ? " on the operator's word" : ''} from ${String(d.from)}`);
   if (typeof d.reason === 'string') parts.push(d.reason);
   if (typeof d.operator === 'string') parts.push(`by ${d.operator}`);
   if (typeof d.leaseUntil === 'string' && e.event === 'claimed') parts.push(`lease until ${d.leaseUntil}`);
@@ -31,7 +33,7 @@ function describe(e: LedgerEvent): string {
 }
 
 export function formatHistory(events: LedgerEvent[], asked: string): string {
-  if (events.length === 0) return `no ledger events for ${asked}`;
+  if (events.length === 0) return `no ledger events for ${printable(asked)}`;
   return textTable(
     ['time (UTC)', 'run', 'event', 'file', 'sha256', 'details'],
     events.map((e) => [

@@ -1,61 +1,215 @@
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { financeDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { financeDatabase, parseSummary, Workspace, type FinanceDatabase } from '../support/workspace.js';
+
+const opened: FinanceDatabase[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((d) => d.close()));
+});
+
+const A = 'settle_20261101_a.csv'; // loaded by the old set-up: its file marker is in the finance database
+const B = 'settle_20261102_b.csv'; // loaded before file markers existed: every key is in the table, no marker of its bytes
+const C = 'settle_20261103_c.csv'; // never loaded
+const D = 'settle_20261104_d.csv'; // half loaded: the first 3 of its 6 rows are in the table
+
+/**
+ * A finance database with the old set-up's loads, and an archive of four files in the four
+ * states. B's rows came in from a copy with CRLF line ends, D's first half from a shorter copy:
+ * the table holds their keys, but no file marker has their archived bytes.
+ */
+async function oldArchive() {
+  const db = await financeDatabase();
+  opened.push(db);
+  const a = sampleSettlement({ date: '2026-11-01', rows: 30, idPrefix: 'OLD-A' }).text;
+  const b = { date: '2026-11-02', rows: 5, idPrefix: 'OLD-B' };
+  const c = sampleSettlement({ date: '2026-11-03', rows: 4, idPrefix: 'OLD-C' }).text;
+  const d = { date: '2026-11-04', idPrefix: 'OLD-D' };
+
+  const old = await Workspace.create(db.url);
+  await old.put('settle_20261101_a.csv', a);
+  await old.put('settle_20261102_b_crlf.csv', sampleSettlement({ ...b, eol: '\r\n' }).text);
+  await old.put('settle_20261104_d_first_half.csv', sampleSettlement({ ...d, rows: 3 }).text);
+  expect(parseSummary((await old.run()).stdout)).toMatchObject({ loaded: 3, rows: 38 });
+
+  const archive = await mkdtemp(join(tmpdir(), 'settle-old-archive-'));
+  await writeFile(join(archive, A), a);
+  await writeFile(join(archive, B), sampleSettlement(b).text);
+  await writeFile(join(archive, C), c);
+  await writeFile(join(archive, D), sampleSettlement({ ...d, rows: 6 }).text);
+  return { db, archive, c };
+}
+
+interface AdoptJson {
+  version: number;
+  run: string;
+  dry_run: boolean;
+  exit_status: number;
+  files: { name: string; outcome: string; evidence?: string; rows: number | null; present_rows?: number; message: string }[];
+  [count: string]: unknown;
+}
+
+async function adopt(ws: Workspace, archive: string, extra: string[] = [], env: Record<string, string> = {}) {
+  const r = await ws.cli(['adopt', '--archive', archive, '--ledger', ws.ledger, '--json', ...extra], env);
+  return { status: r.status, json: JSON.parse(r.stdout) as AdoptJson, stderr: r.stderr };
+}
+
+const outcomes = (j: AdoptJson) => j.files.map((f) => [f.name, f.outcome, f.evidence ?? null, f.rows]);
 
 describe('adopt --archive', () => {
-  it('records an archive from before the ledger, reports repeated bytes in it, and makes later resends skips', async () => {
+  it('records only what the finance database shows loaded, reports the rest by name (exit 1), and a run then loads the rest', async () => {
+    const { db, archive, c } = await oldArchive();
+    const ws = await Workspace.create(db.url);
+    const r = await adopt(ws, archive);
+    expect(r.status).toBe(1);
+    expect(r.json).toMatchObject({ version: 1, dry_run: false, adopted: 2, not_loaded: 1, partly_loaded: 1, exit_status: 1 });
+    expect(outcomes(r.json)).toEqual([
+      [A, 'adopted', 'file-marker', 30],
+      [B, 'adopted', 'natural-keys', 5],
+      [C, 'not-loaded', null, 4],
+      [D, 'partly-loaded', null, 6],
+    ]);
+    const byName = Object.fromEntries(r.json.files.map((f) => [f.name, f]));
+    expect(byName[C]!.message).toMatch(/^not loaded: leave it for a run \(move it back to the intake\) or use --assume-loaded/);
+    expect(byName[D]).toMatchObject({ present_rows: 3, message: expect.stringMatching(/^partly loaded: 3 of 6 rows/) });
+
+    expect(ws.ledgerFiles().map((f) => [f.name, f.state, f.row_count])).toEqual([
+      [A, 'loaded', 30],
+      [B, 'loaded', 5],
+    ]);
+    expect(ws.events().filter((e) => e.name === C || e.name === D)).toEqual([]);
+    expect(ws.runs()).toEqual([expect.objectContaining({ run_id: r.json.run, loaded: 2, exit_status: 1 })]);
+
+    // the never-loaded file comes back under a new name: the run loads it, it is no resend
+    await ws.put('settle_20261103_c_again.csv', c);
+    const run = await ws.run(['--json']);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout).files).toEqual([
+      expect.objectContaining({ name: 'settle_20261103_c_again.csv', outcome: 'loaded', rows: 4 }),
+    ]);
+    const rows = await db.client.query(`SELECT count(*)::int AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'OLD-C-%'`);
+    expect(rows.rows[0].n).toBe(4);
+
+    // adopting again records nothing new and still reports the two by name
+    const again = await adopt(ws, archive);
+    expect(again.status).toBe(1);
+    expect(outcomes(again.json).map(([name, outcome]) => [name, outcome])).toEqual([
+      [A, 'known'],
+      [B, 'known'],
+      [C, 'known'], // loaded by the run meanwhile, under its new name
+      [D, 'partly-loaded'],
+    ]);
+  });
+
+  it('--dry-run reports what would be adopted and writes nothing to the ledger', async () => {
+    const { db, archive } = await oldArchive();
+    const ws = await Workspace.create(db.url);
+    const r = await adopt(ws, archive, ['--dry-run']);
+    expect(r.status).toBe(1);
+    expect(r.json).toMatchObject({ dry_run: true, would_adopt: 2, adopted: 0 });
+    expect(outcomes(r.json).map(([name, outcome]) => [name, outcome])).toEqual([
+      [A, 'would-adopt'],
+      [B, 'would-adopt'],
+      [C, 'not-loaded'],
+      [D, 'partly-loaded'],
+    ]);
+    const text = await ws.cli(['adopt', '--archive', archive, '--ledger', ws.ledger, '--dry-run']);
+    expect(text.status).toBe(1);
+    expect(text.stdout).toContain(`would adopt ${A}: its file marker is in settle.file_loads`);
+    expect(text.stdout).toContain(`${C}: not loaded: leave it for a run (move it back to the intake) or use --assume-loaded`);
+    expect(text.stdout).toContain(`${D}: partly loaded: 3 of 6 rows`);
+    expect(text.stdout).toMatch(/^adopt \S+ dry run \(nothing recorded\): adopted=0 would_adopt=2 known=0 not_loaded=1 partly_loaded=1 /m);
+    expect(ws.ledgerFiles()).toEqual([]);
+    expect(ws.events()).toEqual([]);
+    expect(ws.runs()).toEqual([]);
+  });
+
+  it('--assume-loaded --reason adopts a file on the operator’s word, with reason and operator in the ledger, but never a half-loaded one', async () => {
+    const { db, archive } = await oldArchive();
+    const ws = await Workspace.create(db.url);
+    const reason = 'loaded by hand from the partner portal, ticket FIN-77';
+    const r = await adopt(ws, archive, ['--assume-loaded', '--reason', reason], { SUDO_USER: 'alice' });
+    expect(r.status).toBe(1); // D is still a discrepancy
+    expect(outcomes(r.json)).toEqual([
+      [A, 'adopted', 'file-marker', 30],
+      [B, 'adopted', 'natural-keys', 5],
+      [C, 'adopted', 'operator', null],
+      [D, 'partly-loaded', null, 6],
+    ]);
+    expect(ws.ledgerFiles().map((f) => [f.name, f.state])).toEqual([
+      [A, 'loaded'],
+      [B, 'loaded'],
+      [C, 'loaded'],
+    ]);
+    const ofC = ws.events().filter((e) => e.name === C);
+    expect(ofC.map((e) => e.event)).toContain('loaded');
+    expect(ofC).toContainEqual(
+      expect.objectContaining({
+        run_id: r.json.run,
+        event: 'loaded',
+        details: expect.objectContaining({ adopted: true, reason, operator: 'alice' }),
+      }),
+    );
+    const history = await ws.cli(['history', C, '--ledger', ws.ledger]);
+    expect(history.stdout).toContain(`${reason}; by alice`);
+  });
+
+  it('--assume-loaded needs --reason, and --reason needs --assume-loaded (exit 2, nothing recorded)', async () => {
+    const { db, archive } = await oldArchive();
+    const ws = await Workspace.create(db.url);
+    const base = ['adopt', '--archive', archive, '--ledger', ws.ledger];
+    expect((await ws.cli([...base, '--assume-loaded'])).status).toBe(2);
+    expect((await ws.cli([...base, '--assume-loaded', '--reason', '  '])).status).toBe(2);
+    const r = await ws.cli([...base, '--reason', 'why not']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--reason goes with --assume-loaded/);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(ws.runs()).toEqual([]);
+  });
+
+  it('--pattern limits the archived files considered', async () => {
+    const { db, archive } = await oldArchive();
+    const ws = await Workspace.create(db.url);
+    const r = await adopt(ws, archive, ['--pattern', 'settle_2026110[12]_*.csv']);
+    expect(r.status).toBe(0);
+    expect(outcomes(r.json).map(([name, outcome]) => [name, outcome])).toEqual([
+      [A, 'adopted'],
+      [B, 'adopted'],
+    ]);
+    expect(ws.ledgerFiles().map((f) => f.name)).toEqual([A, B]);
+  });
+
+  it('reports repeated bytes in an archive (a past double load, exit 1) and makes a later resend a skip', async () => {
     const db = await financeDatabase();
-    try {
-      // the old set-up loaded a01 (so the finance database has its marker) and kept an archive
-      const old = await Workspace.create(db.url);
-      const a01 = sampleSettlement({ date: '2026-11-01', rows: 30, idPrefix: 'ADOPT' }).text;
-      await old.put('settle_20261101_a01.csv', a01);
-      expect(parseSummary((await old.run()).stdout)).toMatchObject({ loaded: 1 });
-      await mkdir(old.archive, { recursive: true });
-      await writeFile(
-        join(old.archive, 'settle_20261031_a01.csv'),
-        sampleSettlement({ date: '2026-10-31', rows: 5, idPrefix: 'LEGACY' }).text,
-      );
-      await copyFile(join(old.archive, 'settle_20261101_a01.csv'), join(old.archive, 'settle_20261101_a02.csv')); // loaded twice back then
+    opened.push(db);
+    const old = await Workspace.create(db.url);
+    const a01 = sampleSettlement({ date: '2026-11-01', rows: 30, idPrefix: 'ADOPT' }).text;
+    await old.put('settle_20261101_a01.csv', a01);
+    expect(parseSummary((await old.run()).stdout)).toMatchObject({ loaded: 1 });
+    await mkdir(old.archive, { recursive: true });
+    await copyFile(join(old.archive, 'settle_20261101_a01.csv'), join(old.archive, 'settle_20261101_a02.csv')); // loaded twice back then
 
-      const fresh = await Workspace.create(db.url);
-      const r = await fresh.cli(['adopt', '--archive', old.archive, '--ledger', fresh.ledger, '--json']);
-      expect(r.status).toBe(1); // repeated bytes in an archive mean a past double load
-      const j = JSON.parse(r.stdout);
-      expect(j.adopted.map((a: { name: string; rows: number | null }) => [a.name, a.rows])).toEqual([
-        ['settle_20261031_a01.csv', null], // no file marker: loaded by something older
-        ['settle_20261101_a01.csv', 30],
-      ]);
-      expect(j.duplicates).toEqual([expect.objectContaining({ name: 'settle_20261101_a02.csv', sameAs: 'settle_20261101_a01.csv' })]);
-      expect(fresh.ledgerFiles().map((f) => [f.name, f.state])).toEqual([
-        ['settle_20261031_a01.csv', 'loaded'],
-        ['settle_20261101_a01.csv', 'loaded'],
-      ]);
+    const fresh = await Workspace.create(db.url);
+    const r = await adopt(fresh, old.archive);
+    expect(r.status).toBe(1);
+    expect(r.json.files).toEqual([
+      expect.objectContaining({ name: 'settle_20261101_a01.csv', outcome: 'adopted', rows: 30 }),
+      expect.objectContaining({ name: 'settle_20261101_a02.csv', outcome: 'content-duplicate', same_as: 'settle_20261101_a01.csv' }),
+    ]);
+    expect(fresh.ledgerFiles().map((f) => [f.name, f.state])).toEqual([['settle_20261101_a01.csv', 'loaded']]);
 
-      // adopting again changes nothing
-      const again = JSON.parse((await fresh.cli(['adopt', '--archive', old.archive, '--ledger', fresh.ledger, '--json'])).stdout);
-      expect(again.adopted).toEqual([]);
-      expect(again.known).toHaveLength(2);
-
-      // the partner resends a01 under a new name: the adopted ledger knows it
-      await fresh.put('settle_20261101_a03.csv', a01);
-      const run = await fresh.run(['--json']);
-      expect(run.status).toBe(0);
-      expect(JSON.parse(run.stdout).files[0]).toMatchObject({ outcome: 'skipped', duplicate_of: { name: 'settle_20261101_a01.csv' } });
-    } finally {
-      await db.close();
-    }
+    await fresh.put('settle_20261101_a03.csv', a01);
+    const run = await fresh.run(['--json']);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout).files[0]).toMatchObject({ outcome: 'skipped', duplicate_of: { name: 'settle_20261101_a01.csv' } });
   });
 
   it('needs --archive (exit 2)', async () => {
     const db = await financeDatabase();
-    try {
-      const ws = await Workspace.create(db.url);
-      expect((await ws.cli(['adopt', '--ledger', ws.ledger])).status).toBe(2);
-    } finally {
-      await db.close();
-    }
+    opened.push(db);
+    const ws = await Workspace.create(db.url);
+    expect((await ws.cli(['adopt', '--ledger', ws.ledger])).status).toBe(2);
   });
 });
