@@ -10,7 +10,7 @@ const EMPTY_ARCHIVE: Intake = {
   mtimeIsLocalClock: true,
   list: async () => [],
   stat: async () => null,
-  read: async () => {
+  pin: async () => {
     throw new Error('empty archive');
   },
   route: async () => {

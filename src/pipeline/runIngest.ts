@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RejectError, SettleError, TransientError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
-import { FileGoneError, type Destination, type Intake, type IntakeEntry } from '../intake/intake.js';
+import { FileGoneError, NotRegularFileError, type DecidedFile, type Destination, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName, isUnsafeName } from '../intake/names.js';
 import { currentOwner } from '../ledger/owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
@@ -40,6 +40,8 @@ export interface IngestOptions {
 
 export interface IngestResult extends RunOutcomes {
   exitStatus: 0 | 1;
+  /** moves that failed, or that found the intake name replaced (the staged copy was moved instead): each makes exit 1 */
+  moveFailures: number;
   /** set when the run stopped early: the finance database went away, or it was asked to stop */
   abortedBy?: string;
 }
@@ -117,11 +119,12 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         // 3. stage + SHA-256
         const staged = await stageAndHash(o.intake, entry, stagingDir, seq++).catch((err) => {
           if (err instanceof FileGoneError) return { kind: 'gone' as const };
+          if (err instanceof NotRegularFileError) return { kind: 'unreadable' as const, reason: err.message, refused: true };
           // disk full, an I/O error on the intake: nothing was claimed; the file waits for the next run
           return { kind: 'unreadable' as const, reason: errorMessage(err) };
         });
         if (staged.kind === 'unreadable') {
-          await unstaged(entry, 'failed', `staging failed: ${staged.reason}`);
+          await unstaged(entry, 'failed', 'refused' in staged ? staged.reason : `staging failed: ${staged.reason}`);
           await o.intake.ensureReachable(); // a source that stays away ends the run here, with one line
           continue;
         }
@@ -136,7 +139,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         const file = { name: entry.name, sha256: staged.sha256, size: staged.size, runId, arrival: `${entry.size}:${entry.mtimeMs}` };
         const slog = flog.child({ sha256: staged.sha256 });
         try {
-          await decide(o, file, staged.path, slog, st);
+          await decide(o, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256 }, slog, st);
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
           st.abortedBy = `finance database connection lost: ${errorMessage(err)}`;
@@ -165,7 +168,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   const exitStatus = problem ? 1 : 0;
   await o.ledger.finishRun(runId, c, exitStatus);
   log.info({ event: 'run-finished', ...c, exitStatus }, 'run finished');
-  return { ...outcomes, exitStatus, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
+  return { ...outcomes, exitStatus, moveFailures: st.moveFailures, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
 }
 
 interface FileInRun {
@@ -195,14 +198,14 @@ function awaitsItsMove(row: FileRow, f: FileInRun): boolean {
 }
 
 /** Claim, load, finalize and move one staged file; or skip, hold, or finish an earlier move. */
-async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: Logger, st: RunState): Promise<void> {
+async function decide(o: IngestOptions, f: FileInRun, staged: DecidedFile, log: Logger, st: RunState): Promise<void> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     // An outcome already decided for this very file whose move never happened: finish the move.
     // (This read only finds unfinished moves; whether the file may be loaded, the claim decides.)
     const own = await o.ledger.file(f.name, f.sha256);
     if (own && awaitsItsMove(own, f) && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
       log.warn({ event: 'resume-move', state: own.state, decidedBy: own.runId }, `finishing the move of a ${own.state} file`);
-      await move(o, f, DESTINATION[own.state], log, st);
+      await move(o, f, staged, DESTINATION[own.state], log, st);
       return;
     }
 
@@ -211,7 +214,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
     if (await o.ledger.claim({ ...f, owner: st.owner, leaseUntil })) {
       log.info({ event: 'claimed', leaseUntil }, 'claimed');
       faultPoint('after-claim');
-      await loadClaimed(o, f, stagedPath, log, st);
+      await loadClaimed(o, f, staged, log, st);
       return;
     }
     const holder = await o.ledger.liveHolder(f.sha256);
@@ -224,7 +227,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
       continue; // this very file, loaded by another run that has not moved it yet: finish the move above
     }
     if (holder.state === 'loaded') {
-      await skipDuplicate(o, f, holder, log, st);
+      await skipDuplicate(o, f, staged, holder, log, st);
       return;
     }
     if (holder.name === f.name) {
@@ -242,13 +245,13 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
 }
 
 /** 5. LOAD in one transaction, 6. finalize in the ledger, 7. move out of the intake. */
-async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, log: Logger, st: RunState): Promise<void> {
+async function loadClaimed(o: IngestOptions, f: FileInRun, staged: DecidedFile, log: Logger, st: RunState): Promise<void> {
   let copied = 0;
   try {
     const result = await copyRows(o.db, {
       schema: o.schema,
       layout: o.layout,
-      stagedPath,
+      stagedPath: staged.stagedPath,
       sha256: f.sha256,
       name: f.name,
       runId: f.runId,
@@ -267,7 +270,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
       }
       faultPoint('after-finalize');
       log.info({ event: 'loaded', rows: result.rows }, `loaded ${result.rows} rows`);
-      await move(o, f, 'archive', log, st);
+      await move(o, f, staged, 'archive', log, st);
       return;
     }
     if (result.fileName === f.name && (await o.ledger.run(result.runId))) {
@@ -283,7 +286,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
       ) {
         log.warn({ event: 'recovered', claimRun: result.runId, rows: result.rows }, `recovered: ${reason}`);
         st.staleFound = true;
-        await move(o, f, 'archive', log, st);
+        await move(o, f, staged, 'archive', log, st);
       }
       return;
     }
@@ -291,7 +294,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
     const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
     if (await o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason })) {
       log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (the ledger did not know it)`);
-      await move(o, f, 'duplicates', log, st);
+      await move(o, f, staged, 'duplicates', log, st);
     }
     return;
   } catch (err) {
@@ -299,7 +302,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
       const details = { reason: err.message, line: err.line, field: err.field };
       if (await o.ledger.finalizeClaim(f, { state: 'rejected', event: 'rejected', reason: err.message }, details)) {
         log.error({ event: 'rejected', ...details }, `rejected ${f.name}: ${err.message}`);
-        await move(o, f, 'rejected', log, st);
+        await move(o, f, staged, 'rejected', log, st);
       }
       return;
     }
@@ -316,16 +319,25 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
  * archiving run, never both count it. A crash between the move and the record is healed by
  * the next run, which finds the same file at the same place and records it then.
  */
-async function skipDuplicate(o: IngestOptions, f: FileInRun, original: FileRow, log: Logger, st: RunState): Promise<void> {
+async function skipDuplicate(
+  o: IngestOptions,
+  f: FileInRun,
+  staged: DecidedFile,
+  original: FileRow,
+  log: Logger,
+  st: RunState,
+): Promise<void> {
   const duplicateOf = { name: original.name, run: original.runId, source: 'ledger' };
   const sameName = original.name === f.name;
-  const location = await route(o, f, 'duplicates', log, st);
-  if (location === null) return;
+  const routed = await route(o, f, staged, 'duplicates', log, st);
+  if (routed === null) return;
+  const location = routed.location;
   // A same-name resend shares the archived file's ledger row: only the events record it.
   if (!(await o.ledger.recordSkip(f, !sameName, location, { duplicateOf }))) {
     log.info({ event: 'gone', to: location }, 'another run moved and counted this file');
     return;
   }
+  if (routed.replaced) await recordReplaced(o, f, location);
   log.warn(
     { event: 'skipped', duplicateOf, to: location },
     `skipped: same content as ${original.name}, loaded by run ${original.runId}${sameName ? ' (same-name resend)' : ''}; moved to ${location}`,
@@ -333,16 +345,43 @@ async function skipDuplicate(o: IngestOptions, f: FileInRun, original: FileRow, 
 }
 
 /** 7. The watermark: the file leaves the intake only now that its outcome is final. */
-async function move(o: IngestOptions, f: FileInRun, to: Destination, log: Logger, st: RunState): Promise<void> {
-  const location = await route(o, f, to, log, st);
-  if (location === null) return;
-  if (await o.ledger.markMoved(f, location)) log.info({ event: 'moved', to: location }, `moved to ${location}`);
+async function move(o: IngestOptions, f: FileInRun, staged: DecidedFile, to: Destination, log: Logger, st: RunState): Promise<void> {
+  const routed = await route(o, f, staged, to, log, st);
+  if (routed === null) return;
+  if (!(await o.ledger.markMoved(f, routed.location))) return;
+  if (routed.replaced) await recordReplaced(o, f, routed.location);
+  log.info({ event: 'moved', to: routed.location }, `moved to ${routed.location}`);
 }
 
-/** Moves the file out of the intake; null when another run moved it first, or the move failed. */
-async function route(o: IngestOptions, f: FileInRun, to: Destination, log: Logger, st: RunState): Promise<string | null> {
+/** The history says where the decided bytes came from when the intake name no longer held them. */
+async function recordReplaced(o: IngestOptions, f: FileInRun, location: string): Promise<void> {
+  const details = { to: location, bytesFrom: 'staging', intakeNameReplaced: true, reason: REPLACED };
+  await o.ledger.record({ runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details });
+}
+
+const REPLACED =
+  'the intake name no longer held the decided file (re-uploaded or still being written): the staged copy was moved, the new upload stays in the intake';
+
+/**
+ * Moves the file out of the intake; null when another run moved it first, or the move failed.
+ * A move that found the name replaced by a new upload counts as a move failure: exit 1.
+ */
+async function route(
+  o: IngestOptions,
+  f: FileInRun,
+  staged: DecidedFile,
+  to: Destination,
+  log: Logger,
+  st: RunState,
+): Promise<{ location: string; replaced: boolean } | null> {
   try {
-    return await o.intake.route(f.name, to);
+    faultPoint('before-move', f.name);
+    const routed = await o.intake.route(f.name, to, staged);
+    if (routed.replaced) {
+      st.moveFailures++;
+      log.error({ event: 'move-replaced', to, location: routed.location }, `${REPLACED}; moved to ${routed.location}`);
+    }
+    return routed;
   } catch (err) {
     if (err instanceof FileGoneError) {
       log.info({ event: 'gone' }, 'left the intake before this run could move it: another run has it');
