@@ -67,6 +67,7 @@ export class SftpIntake implements Intake {
   readonly mtimeIsLocalClock = false;
   private client: SftpClient | undefined;
   private hostKeyProblem: string | undefined;
+  private readonly realFolders = new Map<string, string>();
 
   private constructor(
     private readonly loc: SftpLocation,
@@ -221,9 +222,13 @@ export class SftpIntake implements Intake {
     await this.withConnection((c) => c.realPath('.'));
   }
 
-  /** The server's own path for a folder ('' when it does not exist), to tell an alias of the intake. */
+  /** The server's own path for a folder ('' when it does not exist), to tell an alias of the intake; asked once per folder. */
   private async realFolder(dir: string): Promise<string> {
-    return this.withConnection((c) => c.realPath(dir));
+    const known = this.realFolders.get(dir);
+    if (known) return known;
+    const real = await this.withConnection((c) => c.realPath(dir));
+    if (real) this.realFolders.set(dir, real);
+    return real;
   }
 
   /** Refuses a final folder that is the intake under another path (a symlink to it). */

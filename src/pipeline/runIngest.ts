@@ -119,12 +119,13 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         // 3. stage + SHA-256
         const staged = await stageAndHash(o.intake, entry, stagingDir, seq++).catch((err) => {
           if (err instanceof FileGoneError) return { kind: 'gone' as const };
-          if (err instanceof NotRegularFileError) return { kind: 'unreadable' as const, reason: err.message, refused: true };
+          // a link, FIFO or device where a file was listed: refused as it is, never read
+          if (err instanceof NotRegularFileError) return { kind: 'unreadable' as const, reason: err.message };
           // disk full, an I/O error on the intake: nothing was claimed; the file waits for the next run
-          return { kind: 'unreadable' as const, reason: errorMessage(err) };
+          return { kind: 'unreadable' as const, reason: `staging failed: ${errorMessage(err)}` };
         });
         if (staged.kind === 'unreadable') {
-          await unstaged(entry, 'failed', 'refused' in staged ? staged.reason : `staging failed: ${staged.reason}`);
+          await unstaged(entry, 'failed', staged.reason);
           await o.intake.ensureReachable(); // a source that stays away ends the run here, with one line
           continue;
         }
