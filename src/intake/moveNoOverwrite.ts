@@ -200,6 +200,10 @@ export async function moveNoOverwrite(
     for (const t of temps) await unlink(t).catch((e) => (isGone(e) ? undefined : Promise.reject(e)));
     await fsyncPath(intakeDir);
     return { path: dest, replaced: !ours };
+  } catch (err) {
+    // a failed move (a full or unwritable final folder) leaves the file where it was, for the next run
+    await putBack(held.path, intakeDir, name).catch(() => undefined);
+    throw err;
   } finally {
     await rmdir(held.dir).catch(() => undefined);
   }
