@@ -1,9 +1,36 @@
-/**
- * Test-only crash points. When SETTLE_TEST_FAULT names a step, the process kills itself
- * with SIGKILL there, so the crash tests exercise real recovery from a real dead process.
- */
-export type FaultStep = 'after-claim' | 'mid-copy' | 'after-commit' | 'before-finalize' | 'after-finalize' | 'mid-move';
+import { spawnSync } from 'node:child_process';
 
-export function faultPoint(step: FaultStep): void {
-  if (process.env.SETTLE_TEST_FAULT === step) process.kill(process.pid, 'SIGKILL');
+/**
+ * Test-only injection points. When SETTLE_TEST_FAULT names a step, the process kills itself
+ * with SIGKILL there, so the crash tests exercise real recovery from a real dead process.
+ * When it is `hook:STEP`, the shell command in SETTLE_TEST_HOOK runs to its end at that step
+ * (with SETTLE_TEST_HOOK_FILE naming the file in hand), so a test can place a race exactly:
+ * a re-upload, a swap for a symlink, between two given steps. Unset, nothing happens.
+ */
+export type FaultStep =
+  | 'after-claim'
+  | 'mid-copy'
+  | 'after-commit'
+  | 'before-finalize'
+  | 'after-finalize'
+  | 'mid-move'
+  /** the file was listed (and found stable) and is about to be opened for staging */
+  | 'before-open'
+  /** the file's outcome is final and its name is about to leave the intake */
+  | 'before-move'
+  /** the file has left the intake; the ledger does not know where it went yet */
+  | 'after-move';
+
+export function faultPoint(step: FaultStep, file?: string): void {
+  const fault = process.env.SETTLE_TEST_FAULT;
+  if (fault === undefined) return;
+  if (fault === step) process.kill(process.pid, 'SIGKILL');
+  if (fault === `hook:${step}`) {
+    // stdout carries the run's results (--json): the hook must not write into it
+    const r = spawnSync('/bin/sh', ['-c', process.env.SETTLE_TEST_HOOK ?? ''], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, SETTLE_TEST_HOOK_FILE: file ?? '' },
+    });
+    if (r.status !== 0) throw new Error(`test hook at ${step} failed (status ${r.status})`);
+  }
 }

@@ -11,12 +11,13 @@ const EMPTY_ARCHIVE: Intake = {
   mtimeIsLocalClock: true,
   list: async () => [],
   stat: async () => null,
-  read: async () => {
+  pin: async () => {
     throw new Error('empty archive');
   },
   route: async () => {
     throw new Error('empty archive');
   },
+  findLanded: async () => null,
   ensureReachable: async () => undefined,
   close: async () => undefined,
 };

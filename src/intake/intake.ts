@@ -7,6 +7,45 @@ export interface IntakeEntry {
   mtimeMs: number;
 }
 
+/**
+ * What one open file was when it was pinned: the bytes decided are those of this very file.
+ * `dev` and `ino` exist only where the source has inodes (a local folder, not SFTP).
+ */
+export interface FilePin {
+  size: number;
+  mtimeMs: number;
+  dev?: number;
+  ino?: number;
+}
+
+/** One regular file opened once, never through a link; its bytes are read from that open file. */
+export interface PinnedFile {
+  readonly pin: FilePin;
+  /** the file's bytes, from the open handle (read it once) */
+  readonly stream: Readable;
+  /** the open file's identity now: after reading, it differs from `pin` when the file was written meanwhile */
+  current(): Promise<FilePin>;
+  /** closes the handle; safe to call more than once */
+  close(): Promise<void>;
+}
+
+/** The decided file at its move: its pin and the staged copy of exactly the bytes that were decided. */
+export interface DecidedFile {
+  pin: FilePin;
+  stagedPath: string;
+  sha256: string;
+}
+
+export interface RouteResult {
+  /** where the decided bytes now are */
+  location: string;
+  /**
+   * The intake name no longer held the decided file (the partner re-uploaded it, or is
+   * writing it): the staged copy went to `location` and the new upload stays in the intake.
+   */
+  replaced: boolean;
+}
+
 export type Destination = 'archive' | 'duplicates' | 'rejected';
 
 /** Where settlement files come from and where they go when their outcome is final. */
@@ -22,13 +61,23 @@ export interface Intake {
   list(): Promise<IntakeEntry[]>;
   /** null when the file is gone (another run took it) */
   stat(name: string): Promise<IntakeEntry | null>;
-  /** a stream of the file's bytes; rejects with FileGoneError when it is gone */
-  read(name: string): Promise<Readable>;
   /**
-   * Moves the file to its final folder without ever overwriting: on a name clash it picks a
-   * unique suffix. Returns where it now is. Rejects with FileGoneError when it is gone.
+   * Opens the file once, never following a link and never blocking: rejects with
+   * NotRegularFileError for a symlink, FIFO, socket, device or folder (left untouched), with
+   * FileGoneError when it is gone.
    */
-  route(name: string, to: Destination): Promise<string>;
+  pin(name: string): Promise<PinnedFile>;
+  /**
+   * Moves the decided file to its final folder without ever overwriting: on a name clash it
+   * picks a unique suffix. When the name no longer holds the decided file, the staged copy
+   * goes there instead and the name is left alone. Rejects with FileGoneError when it is gone.
+   */
+  route(name: string, to: Destination, decided: DecidedFile): Promise<RouteResult>;
+  /**
+   * Where a decided file landed in `to` when its move was begun and never recorded (a crash
+   * between the two): the location route would have returned, or null when it is not there.
+   */
+  findLanded(name: string, to: Destination, sha256: string, size: number): Promise<string | null>;
   /** Throws a TransientError when the source cannot be reached (after its own bounded retries). */
   ensureReachable(): Promise<void>;
   close(): Promise<void>;
@@ -42,9 +91,53 @@ export class FileGoneError extends Error {
   }
 }
 
-/** `settle_x.csv` → `settle_x.2.csv`: the name on a clash, keeping the extension last. */
+/**
+ * The name is not a regular file (a symlink, FIFO, socket, device or folder, perhaps swapped in
+ * after listing), or changed between its look and its opening: refused, never followed or read.
+ * The message never carries anything of what it points to.
+ */
+export class NotRegularFileError extends Error {
+  constructor(name: string, what: string, options?: { cause?: unknown }) {
+    super(`${name} is ${what}: refused, not followed, left untouched in the intake`, options);
+    this.name = 'NotRegularFileError';
+  }
+}
+
+/** What a non-regular entry is, in words, from its stats (node's and ssh2's share these methods). */
+export function kindOf(s: {
+  isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isDirectory(): boolean;
+  isBlockDevice(): boolean;
+  isCharacterDevice(): boolean;
+}): string {
+  if (s.isSymbolicLink()) return 'a symbolic link, not a regular file';
+  if (s.isFIFO()) return 'a FIFO, not a regular file';
+  if (s.isSocket()) return 'a socket, not a regular file';
+  if (s.isDirectory()) return 'a folder, not a regular file';
+  if (s.isBlockDevice() || s.isCharacterDevice()) return 'a device, not a regular file';
+  return 'not a regular file';
+}
+
+/** Whether `now` is still the very file that was pinned: same inode where there are inodes, same size and mtime. */
+export function isPinned(now: FilePin, pin: FilePin): boolean {
+  if (pin.ino !== undefined && (now.ino !== pin.ino || now.dev !== pin.dev)) return false;
+  return now.size === pin.size && now.mtimeMs === pin.mtimeMs;
+}
+
+const NAME_MAX = 255;
+
+/**
+ * `settle_x.csv` → `settle_x.2.csv`: the name on a clash, keeping the extension last. The stem
+ * is shortened when needed so that the name still fits a folder entry (255 bytes).
+ */
 export function suffixedName(name: string, n: number): string {
   if (n === 0) return name;
   const dot = name.lastIndexOf('.');
-  return dot > 0 ? `${name.slice(0, dot)}.${n}${name.slice(dot)}` : `${name}.${n}`;
+  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+  const tail = `.${n}${ext}`;
+  let cut = stem;
+  while (cut.length > 0 && Buffer.byteLength(cut) + Buffer.byteLength(tail) > NAME_MAX) cut = [...cut].slice(0, -1).join('');
+  return `${cut}${tail}`;
 }

@@ -1,12 +1,25 @@
 import { constants } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
+import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
 import { TransientError, UsageError } from '../errors.js';
-import { FileGoneError, type Destination, type Intake, type IntakeEntry } from './intake.js';
-import { moveNoOverwrite } from './moveNoOverwrite.js';
+import {
+  FileGoneError,
+  kindOf,
+  NotRegularFileError,
+  type DecidedFile,
+  type Destination,
+  type Intake,
+  type IntakeEntry,
+  type PinnedFile,
+  type RouteResult,
+} from './intake.js';
+import { findLanded } from './findLanded.js';
+import { sha256OfPath } from './sha256Of.js';
+import { moveNoOverwrite, pinOf, recoverInterruptedMoves, sameFolder } from './moveNoOverwrite.js';
 
-const isGone = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;
+const isGone = (err: unknown) => errCode(err) === 'ENOENT';
 
 export interface LocalFolders {
   intake: string;
@@ -15,21 +28,42 @@ export interface LocalFolders {
   rejected: string;
 }
 
+/** Refuses a final folder that is the intake under another path (a symlink to it, a bind mount of it). */
+export async function refuseIntakeAliases(f: LocalFolders): Promise<void> {
+  for (const name of ['archive', 'duplicates', 'rejected'] as const) {
+    if (await sameFolder(f.intake, f[name])) {
+      throw new UsageError(`--${name} ${f[name]} is the intake folder ${f.intake} under another path: it must be a folder of its own`);
+    }
+  }
+}
+
 export class LocalIntake implements Intake {
   readonly description: string;
   readonly mtimeIsLocalClock = true;
+  private recovered = false;
 
-  constructor(private readonly folders: LocalFolders) {
+  /** `runLog`: set for the intake of a run, the only command that moves files out of it */
+  constructor(
+    private readonly folders: LocalFolders,
+    private readonly runLog?: Logger,
+  ) {
     this.description = folders.intake;
   }
 
-  static async open(folders: LocalFolders): Promise<LocalIntake> {
+  static async open(folders: LocalFolders, runLog?: Logger): Promise<LocalIntake> {
     const s = await stat(folders.intake).catch(() => null);
     if (!s?.isDirectory()) throw new UsageError(`intake folder ${folders.intake} does not exist or is not a folder`);
-    return new LocalIntake(folders);
+    return new LocalIntake(folders, runLog);
   }
 
   async list(): Promise<IntakeEntry[]> {
+    if (!this.recovered && this.runLog) {
+      // a run's first look puts back what a killed run captured while moving it
+      this.recovered = true;
+      for (const name of await recoverInterruptedMoves(this.folders.intake)) {
+        this.runLog.warn({ event: 'move-interrupted', file: name }, 'put back in the intake after a run was killed while moving it');
+      }
+    }
     const entries = await readdir(this.folders.intake, { withFileTypes: true });
     const files: IntakeEntry[] = [];
     for (const e of entries) {
@@ -50,16 +84,42 @@ export class LocalIntake implements Intake {
     }
   }
 
-  async read(name: string): Promise<Readable> {
+  async pin(name: string): Promise<PinnedFile> {
     const path = join(this.folders.intake, name);
-    const fh = await open(path, constants.O_RDONLY).catch((err) => {
-      throw isGone(err) ? new FileGoneError(name, { cause: err }) : err;
+    const refuse = (what: string, cause?: unknown) => new NotRegularFileError(name, what, { cause });
+    // a look without opening first: a device or FIFO is never opened at all
+    const before = await lstat(path).catch((err) => Promise.reject(isGone(err) ? new FileGoneError(name, { cause: err }) : err));
+    if (!before.isFile()) throw refuse(kindOf(before));
+    // swapped after that look: O_NOFOLLOW refuses a symlink (ELOOP), O_NONBLOCK keeps a FIFO from blocking
+    const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err) => {
+      if (isGone(err)) throw new FileGoneError(name, { cause: err });
+      if (errCode(err) === 'ELOOP') throw refuse('a symbolic link, not a regular file', err);
+      if (errCode(err) === 'ENXIO') throw refuse('a socket or device, not a regular file', err);
+      throw err;
     });
-    return fh.createReadStream({ highWaterMark: 256 * 1024 });
+    const s = await fh.stat();
+    if (!s.isFile()) {
+      await fh.close();
+      throw refuse(kindOf(s));
+    }
+    return new LocalPinnedFile(fh, pinOf(s));
   }
 
-  route(name: string, to: Destination): Promise<string> {
-    return moveNoOverwrite(join(this.folders.intake, name), this.folders[to], name);
+  async route(name: string, to: Destination, decided: DecidedFile): Promise<RouteResult> {
+    const r = await moveNoOverwrite(this.folders.intake, name, this.folders[to], decided);
+    return { location: r.path, replaced: r.replaced };
+  }
+
+  findLanded(name: string, to: Destination, sha256: string, size: number): Promise<string | null> {
+    const dir = this.folders[to];
+    return findLanded(name, sha256, size, {
+      size: async (candidate) => {
+        const s = await lstat(join(dir, candidate)).catch((err) => (isGone(err) ? null : Promise.reject(err)));
+        return s?.isFile() ? s.size : null;
+      },
+      sha256: (candidate) => sha256OfPath(join(dir, candidate)),
+      location: (candidate) => join(dir, candidate),
+    });
   }
 
   async ensureReachable(): Promise<void> {
@@ -70,4 +130,27 @@ export class LocalIntake implements Intake {
   }
 
   async close(): Promise<void> {}
+}
+
+class LocalPinnedFile implements PinnedFile {
+  readonly stream;
+  private closed = false;
+
+  constructor(
+    private readonly fh: FileHandle,
+    readonly pin: ReturnType<typeof pinOf>,
+  ) {
+    this.stream = fh.createReadStream({ highWaterMark: 256 * 1024, start: 0, autoClose: false });
+  }
+
+  async current() {
+    return pinOf(await this.fh.stat());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stream.destroy();
+    await this.fh.close().catch(() => undefined);
+  }
 }

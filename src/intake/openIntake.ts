@@ -5,11 +5,11 @@ import { siblingFolder, type Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
 import type { Intake } from './intake.js';
-import { LocalIntake } from './localIntake.js';
+import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
 import { SftpIntake, type SftpFolders } from './sftpIntake.js';
 import { isSftpUrl, parseSftpUrl, type SftpLocation } from './sftpUrl.js';
 
-/** A final folder that is the intake itself would make a "move" a no-op, or worse. */
+/** A final folder that is the intake itself would make a "move" a no-op, or worse (its aliases: refuseIntakeAliases). */
 function distinctFromIntake<T extends { intake: string; archive: string; duplicates: string; rejected: string }>(f: T): T {
   for (const name of ['archive', 'duplicates', 'rejected'] as const) {
     if (f[name] === f.intake) throw new UsageError(`--${name} must not be the intake folder itself (${f.intake})`);
@@ -29,14 +29,15 @@ export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
   if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
   if (!isSftpUrl(s.intake)) {
     const intake = resolve(s.intake);
-    return LocalIntake.open(
-      distinctFromIntake({
-        intake,
-        archive: resolve(s.archive ?? siblingFolder(intake, 'archive')),
-        duplicates: resolve(s.duplicates ?? siblingFolder(intake, 'duplicates')),
-        rejected: resolve(s.rejected ?? siblingFolder(intake, 'rejected')),
-      }),
-    );
+    const folders = distinctFromIntake({
+      intake,
+      archive: resolve(s.archive ?? siblingFolder(intake, 'archive')),
+      duplicates: resolve(s.duplicates ?? siblingFolder(intake, 'duplicates')),
+      rejected: resolve(s.rejected ?? siblingFolder(intake, 'rejected')),
+    });
+    const local = await LocalIntake.open(folders, log);
+    await refuseIntakeAliases(folders);
+    return local;
   }
   const loc = parseSftpUrl(s.intake);
   // on the server, the final folders default to siblings of the intake path there
@@ -45,7 +46,7 @@ export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
     if (!value.startsWith('/')) throw new UsageError(`--${name} must be an absolute path on the SFTP server, got ${value}`);
     return posix.normalize(value).replace(/\/+$/, '');
   };
-  return openSftp(
+  const sftp = await openSftp(
     s,
     loc,
     distinctFromIntake({
@@ -56,6 +57,13 @@ export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
     }),
     log,
   );
+  try {
+    await sftp.refuseIntakeAliases();
+  } catch (err) {
+    await sftp.close();
+    throw err;
+  }
+  return sftp;
 }
 
 function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {

@@ -1,14 +1,28 @@
+import { createHash } from 'node:crypto';
+import { findLanded } from './findLanded.js';
 import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
-import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SftpClient from 'ssh2-sftp-client';
 import type { Logger } from 'pino';
 import { TransientError, UsageError, errorMessage } from '../errors.js';
-import type { SFTPWrapper } from 'ssh2';
+import type { SFTPWrapper, Stats } from 'ssh2';
 import type { HostKeyPolicy } from './hostKeys.js';
-import { sftpReadStream } from './sftpReadStream.js';
-import { FileGoneError, suffixedName, type Destination, type Intake, type IntakeEntry } from './intake.js';
+import { sftpRequest } from './sftpReadStream.js';
+import { pinRemote, remotePin } from './sftpPin.js';
+import { moverName } from './moverName.js';
+import {
+  FileGoneError,
+  isPinned,
+  suffixedName,
+  type DecidedFile,
+  type Destination,
+  type FilePin,
+  type Intake,
+  type IntakeEntry,
+  type PinnedFile,
+  type RouteResult,
+} from './intake.js';
 import type { SftpLocation } from './sftpUrl.js';
 
 export interface SftpCredentials {
@@ -55,6 +69,7 @@ export class SftpIntake implements Intake {
   readonly mtimeIsLocalClock = false;
   private client: SftpClient | undefined;
   private hostKeyProblem: string | undefined;
+  private readonly realFolders = new Map<string, string>();
 
   private constructor(
     private readonly loc: SftpLocation,
@@ -183,12 +198,46 @@ export class SftpIntake implements Intake {
     }
   }
 
-  async read(name: string): Promise<Readable> {
-    if ((await this.stat(name)) === null) throw new FileGoneError(name);
-    return this.withConnection(async (c) => {
-      const sftp = (c as unknown as { sftp?: SFTPWrapper }).sftp;
-      if (!sftp) throw Object.assign(new Error('No SFTP connection'), { code: 'ERR_NOT_CONNECTED' });
-      return sftpReadStream(sftp, this.path(name));
+  /** The raw channel of a connected client, for what the client library does not offer. */
+  private static channel(c: SftpClient): SFTPWrapper {
+    const sftp = (c as unknown as { sftp?: SFTPWrapper }).sftp;
+    if (!sftp) throw Object.assign(new Error('No SFTP connection'), { code: 'ERR_NOT_CONNECTED' });
+    return sftp;
+  }
+
+  async pin(name: string): Promise<PinnedFile> {
+    return this.withConnection((c) => pinRemote(SftpIntake.channel(c), this.path(name), name));
+  }
+
+  /** The name's own attributes (a link is not followed); null when it is gone. */
+  private async look(path: string): Promise<{ pin: FilePin; regular: boolean } | null> {
+    try {
+      const s = await this.withConnection((c) => sftpRequest<Stats>(SftpIntake.channel(c), (cb) => SftpIntake.channel(c).lstat(path, cb)));
+      return { pin: remotePin(s), regular: s.isFile() };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  findLanded(name: string, to: Destination, sha256: string, size: number): Promise<string | null> {
+    const dir = this.folders[to];
+    return findLanded(name, sha256, size, {
+      size: async (candidate) => {
+        const s = await this.look(posix.join(dir, candidate));
+        return s?.regular ? s.pin.size : null;
+      },
+      sha256: async (candidate) => {
+        const file = await this.withConnection((c) => pinRemote(SftpIntake.channel(c), posix.join(dir, candidate), candidate));
+        try {
+          const hash = createHash('sha256');
+          for await (const chunk of file.stream) hash.update(chunk as Buffer);
+          return hash.digest('hex');
+        } finally {
+          await file.close();
+        }
+      },
+      location: (candidate) => this.url(posix.join(dir, candidate)),
     });
   }
 
@@ -196,32 +245,119 @@ export class SftpIntake implements Intake {
     await this.withConnection((c) => c.realPath('.'));
   }
 
+  /** The server's own path for a folder ('' when it does not exist), to tell an alias of the intake; asked once per folder. */
+  private async realFolder(dir: string): Promise<string> {
+    const known = this.realFolders.get(dir);
+    if (known) return known;
+    const real = await this.withConnection((c) => c.realPath(dir));
+    if (real) this.realFolders.set(dir, real);
+    return real;
+  }
+
+  /** Refuses a final folder that is the intake under another path (a symlink to it). */
+  async refuseIntakeAliases(): Promise<void> {
+    const intake = await this.realFolder(this.folders.intake);
+    for (const name of ['archive', 'duplicates', 'rejected'] as const) {
+      if ((await this.realFolder(this.folders[name])) === intake) {
+        throw new UsageError(
+          `--${name} ${this.folders[name]} is the intake folder ${this.folders.intake} on the server under another path`,
+        );
+      }
+    }
+  }
+
+  private url(path: string): string {
+    return `sftp://${this.loc.host}:${this.loc.port}${path}`;
+  }
+
+  /** The first name in `dir` for `name` that nothing holds yet (a rename onto it is refused if one appears meanwhile). */
+  private async freeName(dir: string, name: string, from: number): Promise<{ target: string; n: number }> {
+    for (let n = from; n < 10_000; n++) {
+      const target = posix.join(dir, suffixedName(name, n));
+      if (!(await this.withConnection((c) => c.exists(target)))) return { target, n };
+    }
+    throw new Error(`no free name for ${name} in ${dir}`);
+  }
+
   /**
    * SFTP rename, which OpenSSH refuses when the target exists: so a clash is detected, not
-   * overwritten, and the next free suffix is tried. Missing folders are created.
+   * overwritten, and the next free suffix is tried. Missing folders are created. Without
+   * inodes, the decided file is known by size and mtime: looked at before the rename and, at
+   * its landing place, after it; a re-upload caught by the rename goes back to the intake.
+   * When the name no longer holds the decided file, the staged copy is uploaded instead.
    */
-  async route(name: string, to: Destination): Promise<string> {
+  async route(name: string, to: Destination, decided: DecidedFile): Promise<RouteResult> {
     const dir = this.folders[to];
     await this.withConnection(async (c) => {
       if (!(await c.exists(dir))) await c.mkdir(dir, true);
     });
-    for (let n = 0; n < 10_000; n++) {
-      const target = posix.join(dir, suffixedName(name, n));
-      if (await this.withConnection((c) => c.exists(target))) continue;
+    if ((await this.realFolder(dir)) === (await this.realFolder(this.folders.intake))) {
+      throw new Error(`refusing to move ${name} into ${dir}: it is the intake folder itself`);
+    }
+    const now = await this.look(this.path(name));
+    if (!now) throw new FileGoneError(name);
+    if (!now.regular || !isPinned(now.pin, decided.pin)) return { location: await this.putStaged(decided, dir, name), replaced: true };
+    for (let n = 0; n < 10_000;) {
+      const free = await this.freeName(dir, name, n);
+      n = free.n + 1;
       try {
-        await this.withConnection((c) => c.rename(this.path(name), target));
-        return `sftp://${this.loc.host}:${this.loc.port}${target}`;
+        await this.withConnection((c) => c.rename(this.path(name), free.target));
       } catch (err) {
         if ((await this.stat(name)) === null) {
           // gone from the intake: moved by this very rename before the connection dropped, or by another run
-          if (await this.withConnection((c) => c.exists(target))) return `sftp://${this.loc.host}:${this.loc.port}${target}`;
+          if (await this.withConnection((c) => c.exists(free.target))) return { location: this.url(free.target), replaced: false };
           throw new FileGoneError(name, { cause: err });
         }
-        if (await this.withConnection((c) => c.exists(target))) continue; // taken meanwhile
+        if (await this.withConnection((c) => c.exists(free.target))) continue; // taken meanwhile
         throw err;
       }
+      const landed = await this.look(free.target);
+      if (landed?.regular && isPinned(landed.pin, decided.pin)) return { location: this.url(free.target), replaced: false };
+      // a re-upload took the name between the look and the rename: it goes back, the staged copy lands instead
+      await this.putBack(free.target, name);
+      return { location: await this.putStaged(decided, dir, name), replaced: true };
     }
     throw new Error(`no free name for ${name} in ${dir}`);
+  }
+
+  /** A file moved out by mistake, back under its intake name (or a suffixed one when an even newer upload took it). */
+  private async putBack(from: string, name: string): Promise<void> {
+    for (let n = 0; n < 10_000;) {
+      const free = await this.freeName(this.folders.intake, name, n);
+      n = free.n + 1;
+      try {
+        await this.withConnection((c) => c.rename(from, free.target));
+        return;
+      } catch (err) {
+        if (!(await this.withConnection((c) => c.exists(free.target)))) throw err;
+      }
+    }
+  }
+
+  /** The staged copy, exactly the decided bytes, uploaded under a private name, then renamed to a free one. */
+  private async putStaged(decided: DecidedFile, dir: string, name: string): Promise<string> {
+    let temp = '';
+    try {
+      await this.withConnection((c) => {
+        temp = posix.join(dir, moverName()); // a new one per attempt: a dropped attempt may have left its part
+        // 'wx': never onto an existing file (ssh2 takes it; the client's types list fewer flags)
+        return c.put(decided.stagedPath, temp, { writeStreamOptions: { flags: 'wx' as 'w', mode: 0o640 } });
+      });
+      for (let n = 0; n < 10_000;) {
+        const free = await this.freeName(dir, name, n);
+        n = free.n + 1;
+        try {
+          await this.withConnection((c) => c.rename(temp, free.target));
+          return this.url(free.target);
+        } catch (err) {
+          if (!(await this.withConnection((c) => c.exists(free.target)))) throw err;
+        }
+      }
+      throw new Error(`no free name for ${name} in ${dir}`);
+    } catch (err) {
+      if (temp) await this.withConnection((c) => c.delete(temp, true)).catch(() => undefined);
+      throw err;
+    }
   }
 
   async close(): Promise<void> {

@@ -5,12 +5,13 @@ const CHUNK = 64 * 1024;
 const WINDOW = 32;
 
 /**
- * A remote file's bytes, in order, with up to WINDOW read requests in flight: a plain SFTP
- * read stream waits one round trip per chunk, which is an order of magnitude slower.
- * Every request also ends when the channel closes, so a cut connection fails the stream
- * instead of leaving it waiting for answers that will never come.
+ * The bytes of a remote file already open as `handle`, in order, with up to WINDOW read
+ * requests in flight: a plain SFTP read stream waits one round trip per chunk, which is an
+ * order of magnitude slower. Every request also ends when the channel closes, so a cut
+ * connection fails the stream instead of leaving it waiting for answers that will never come.
+ * The handle stays open: its owner closes it.
  */
-export function sftpReadStream(sftp: SFTPWrapper, path: string): Readable {
+export function sftpReadStream(sftp: SFTPWrapper, handle: Buffer, path: string): Readable {
   let onGone: () => void = () => undefined;
   const gone = new Promise<never>((_, reject) => {
     onGone = () => reject(new Error(`SFTP connection closed while reading ${path}`));
@@ -35,7 +36,6 @@ export function sftpReadStream(sftp: SFTPWrapper, path: string): Readable {
   };
 
   async function* chunks(): AsyncGenerator<Buffer> {
-    const handle = await call<Buffer>((cb) => sftp.open(path, 'r', cb));
     let next = 0;
     const issue = () => {
       const p = readFully(handle, next, CHUNK);
@@ -58,13 +58,24 @@ export function sftpReadStream(sftp: SFTPWrapper, path: string): Readable {
     } finally {
       sftp.removeListener('close', onGone);
       sftp.removeListener('end', onGone);
-      if (failed) {
-        sftp.close(handle, () => undefined); // on a dead connection nobody answers: do not wait
-      } else {
-        await Promise.allSettled(inflight); // reads past the end, answered with nothing
-        await call<void>((cb) => sftp.close(handle, (err) => cb(err, undefined))).catch(() => undefined);
-      }
+      // reads past the end, answered with nothing; on a dead connection nobody answers: do not wait
+      if (!failed) await Promise.allSettled(inflight);
     }
   }
   return Readable.from(chunks(), { objectMode: false });
+}
+
+/** One request on the raw SFTP channel: it fails, rather than waits forever, when the channel closes first. */
+export function sftpRequest<T>(sftp: SFTPWrapper, fn: (cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onGone = () => reject(new Error('SFTP connection closed during a request'));
+    sftp.once('close', onGone);
+    sftp.once('end', onGone);
+    fn((err, value) => {
+      sftp.removeListener('close', onGone);
+      sftp.removeListener('end', onGone);
+      if (err) reject(err);
+      else resolve(value);
+    });
+  });
 }

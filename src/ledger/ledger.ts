@@ -89,7 +89,7 @@ export interface Ledger {
    * The file of a decided outcome now sits at `location`. Recorded once per arrival and
    * landing place: false when another run already recorded this very move.
    */
-  markMoved(f: MovedFile, location: string): Promise<boolean>;
+  markMoved(f: MovedFile, location: string, moveDetails?: Record<string, unknown>): Promise<boolean>;
   /** recorded before a decided file leaves the intake; markMoved or recordSkip removes it */
   intendMove(f: MovedFile, destination: Destination): Promise<void>;
   moveIntents(): Promise<MoveIntent[]>;
@@ -99,7 +99,13 @@ export interface Ledger {
    * another run already recorded this very move (then it is that run's skip, not this one's).
    * `renamed`: the content was loaded under another name, so this name gets its own row.
    */
-  recordSkip(f: MovedFile & { size: number }, renamed: boolean, location: string, details: Record<string, unknown>): Promise<boolean>;
+  recordSkip(
+    f: MovedFile & { size: number },
+    renamed: boolean,
+    location: string,
+    details: Record<string, unknown>,
+    moveDetails?: Record<string, unknown>,
+  ): Promise<boolean>;
   settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean>;
   recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): Promise<void>;
   /**

@@ -13,8 +13,8 @@ export function claimedEvent(req: ClaimRequest): EventInput {
   };
 }
 
-export function movedEvent(f: MovedFile, location: string): EventInput {
-  return { runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location } };
+export function movedEvent(f: MovedFile, location: string, extra: Record<string, unknown> = {}): EventInput {
+  return { runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location, ...extra } };
 }
 
 /** `recovered` (the finance database has the load) or `expired` (it has not), by the run that settled it. */

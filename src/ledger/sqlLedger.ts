@@ -395,7 +395,7 @@ export class SqlLedger implements Ledger {
     await this.tx(() => this.dropIntent(f));
   }
 
-  markMoved(f: MovedFile, location: string): Promise<boolean> {
+  markMoved(f: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
     return this.tx(async () => {
       await this.dropIntent(f);
       if (!(await this.insertMove(f, location))) return false;
@@ -405,12 +405,18 @@ export class SqlLedger implements Ledger {
         f.name,
         f.sha256,
       ]);
-      await this.appendEvent(movedEvent(f, location));
+      await this.appendEvent(movedEvent(f, location, moveDetails));
       return true;
     });
   }
 
-  recordSkip(f: MovedFile & { size: number }, renamed: boolean, location: string, details: Record<string, unknown>): Promise<boolean> {
+  recordSkip(
+    f: MovedFile & { size: number },
+    renamed: boolean,
+    location: string,
+    details: Record<string, unknown>,
+    moveDetails: Record<string, unknown> = {},
+  ): Promise<boolean> {
     return this.tx(async () => {
       await this.dropIntent(f);
       if (!(await this.insertMove(f, location))) return false;
@@ -426,7 +432,7 @@ export class SqlLedger implements Ledger {
         );
       }
       await this.appendEvent({ runId: f.runId, event: 'skipped', name: f.name, sha256: f.sha256, details });
-      await this.appendEvent(movedEvent(f, location));
+      await this.appendEvent(movedEvent(f, location, moveDetails));
       return true;
     });
   }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RejectError, SettleError, TransientError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
-import { FileGoneError, type Destination, type Intake, type IntakeEntry } from '../intake/intake.js';
+import { FileGoneError, NotRegularFileError, type DecidedFile, type Destination, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { finalName, isInProgressName, isUnsafeName } from '../intake/names.js';
 import { currentOwner } from '../ledger/owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
@@ -12,6 +12,7 @@ import type { FileRow, RunMode } from '../ledger/types.js';
 import { copyRows } from '../load/copyRows.js';
 import type { Layout } from '../load/layout.js';
 import { completenessGate } from './completenessGate.js';
+import { finishUnfinishedMoves, moveDecided, skipDuplicate, type FileInRun, type MoveContext } from './moveDecided.js';
 import { closeDeadRuns, makeStagingDir, removeDeadStaging, settleStaleClaims } from './startOfRun.js';
 import { filesWaitingTooLong, type WaitingFile } from './waitingFiles.js';
 import { isConnectionLost } from './connectionLost.js';
@@ -69,7 +70,7 @@ const DESTINATION: Record<'loaded' | 'duplicate' | 'rejected', Destination> = {
 export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   const runId = o.runId;
   const log = o.logger.child({ run: runId });
-  const st: RunState = { owner: currentOwner(), moveFailures: 0 };
+  const st: RunState = { owner: currentOwner(), intake: o.intake, ledger: o.ledger, counts: { moveFailures: 0 } };
   log.info({ event: 'run-started', mode: o.mode, intake: o.intake.description }, 'run started');
 
   // before anything new: what earlier runs left behind is settled, whether or not it shows up again
@@ -130,11 +131,13 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         // 3. stage + SHA-256
         const staged = await stageAndHash(o.intake, entry, stagingDir, seq++).catch((err) => {
           if (err instanceof FileGoneError) return { kind: 'gone' as const };
+          // a link, FIFO or device where a file was listed: refused as it is, never read
+          if (err instanceof NotRegularFileError) return { kind: 'unreadable' as const, reason: err.message };
           // disk full, an I/O error on the intake: nothing was claimed; the file waits for the next run
-          return { kind: 'unreadable' as const, reason: errorMessage(err) };
+          return { kind: 'unreadable' as const, reason: `staging failed: ${errorMessage(err)}` };
         });
         if (staged.kind === 'unreadable') {
-          await unstaged(entry, 'failed', `staging failed: ${staged.reason}`);
+          await unstaged(entry, 'failed', staged.reason);
           await o.intake.ensureReachable(); // a source that stays away ends the run here, with one line
           continue;
         }
@@ -149,7 +152,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         const file = { name: entry.name, sha256: staged.sha256, size: staged.size, runId, arrival: `${entry.size}:${entry.mtimeMs}` };
         const slog = flog.child({ sha256: staged.sha256 });
         try {
-          await decide(o, file, staged.path, slog, st);
+          await decide(o, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256 }, slog, st);
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
           st.abortedBy = `finance database connection lost: ${errorMessage(err)}`;
@@ -163,7 +166,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   } catch (err) {
     // the run cannot go on (intake unlistable, ledger locked): still close its record if possible
     try {
-      const counts = { ...(await runOutcomes(o.ledger, runId)).counts, moveFailed: st.moveFailures };
+      const counts = { ...(await runOutcomes(o.ledger, runId)).counts, moveFailed: st.counts.moveFailures };
       await o.ledger.finishRun(runId, counts, 1, { status: 'finished', reason: errorMessage(err) });
     } catch {
       // the original error says more than this one would
@@ -174,7 +177,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   }
 
   const outcomes = await runOutcomes(o.ledger, runId);
-  const c = { ...outcomes.counts, moveFailed: st.moveFailures };
+  const c = { ...outcomes.counts, moveFailed: st.counts.moveFailures };
   const waitingTooLong = await filesWaitingTooLong(o.ledger, outcomes.files, o.maxWaitingRuns);
   for (const w of waitingTooLong) {
     log.error(
@@ -210,19 +213,9 @@ function sortByName(name: string, o: IngestOptions): NameVerdict {
   return { kind: 'take' };
 }
 
-interface FileInRun {
-  name: string;
-  sha256: string;
-  size: number;
-  runId: string;
-  /** size:mtime as listed: tells this upload from a later resend under the same name */
-  arrival: string;
-}
-
-/** What the per-file steps report back to the run beyond the ledger's outcomes. */
-interface RunState {
+/** What the per-file steps share with the run beyond the ledger's outcomes. */
+interface RunState extends MoveContext {
   owner: ReturnType<typeof currentOwner>;
-  moveFailures: number;
   abortedBy?: string;
 }
 
@@ -236,14 +229,14 @@ function awaitsItsMove(row: FileRow, f: FileInRun): boolean {
 }
 
 /** Claim, load, finalize and move one staged file; or skip, hold, or finish an earlier move. */
-async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: Logger, st: RunState): Promise<void> {
+async function decide(o: IngestOptions, f: FileInRun, staged: DecidedFile, log: Logger, st: RunState): Promise<void> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     // An outcome already decided for this very file whose move never happened: finish the move.
     // (This read only finds unfinished moves; whether the file may be loaded, the claim decides.)
     const own = await o.ledger.file(f.name, f.sha256);
     if (own && awaitsItsMove(own, f) && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
       log.warn({ event: 'resume-move', state: own.state, decidedBy: own.runId }, `finishing the move of a ${own.state} file`);
-      await move(o, f, DESTINATION[own.state], log, st);
+      await moveDecided(st, f, staged, DESTINATION[own.state], log);
       return;
     }
 
@@ -252,7 +245,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
     if (await o.ledger.claim({ ...f, owner: st.owner, leaseUntil })) {
       log.info({ event: 'claimed', leaseUntil }, 'claimed');
       faultPoint('after-claim');
-      await loadClaimed(o, f, stagedPath, log, st);
+      await loadClaimed(o, f, staged, log, st);
       return;
     }
     const holder = await o.ledger.liveHolder(f.sha256);
@@ -264,7 +257,7 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
       continue; // this very file, loaded by another run that has not moved it yet: finish the move above
     }
     if (holder.state === 'loaded') {
-      await skipDuplicate(o, f, holder, log, st);
+      await skipDuplicate(st, f, staged, holder, log);
       return;
     }
     // claimed by another live run (this very file, or its twin under another name): held, counted, left in the intake
@@ -279,13 +272,13 @@ async function decide(o: IngestOptions, f: FileInRun, stagedPath: string, log: L
 }
 
 /** 5. LOAD in one transaction, 6. finalize in the ledger, 7. move out of the intake. */
-async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, log: Logger, st: RunState): Promise<void> {
+async function loadClaimed(o: IngestOptions, f: FileInRun, staged: DecidedFile, log: Logger, st: RunState): Promise<void> {
   let copied = 0;
   try {
     const result = await copyRows(o.db, {
       schema: o.schema,
       layout: o.layout,
-      stagedPath,
+      stagedPath: staged.stagedPath,
       sha256: f.sha256,
       name: f.name,
       runId: f.runId,
@@ -304,7 +297,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
       }
       faultPoint('after-finalize');
       log.info({ event: 'loaded', rows: result.rows }, `loaded ${result.rows} rows`);
-      await move(o, f, 'archive', log, st);
+      await moveDecided(st, f, staged, 'archive', log);
       return;
     }
     if (result.fileName === f.name && (await o.ledger.run(result.runId))) {
@@ -319,7 +312,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
         )
       ) {
         log.warn({ event: 'recovered', claimRun: result.runId, rows: result.rows }, `recovered: ${reason}`);
-        await move(o, f, 'archive', log, st);
+        await moveDecided(st, f, staged, 'archive', log);
       }
       return;
     }
@@ -327,7 +320,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
     const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
     if (await o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason })) {
       log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (the ledger did not know it)`);
-      await move(o, f, 'duplicates', log, st);
+      await moveDecided(st, f, staged, 'duplicates', log);
     }
     return;
   } catch (err) {
@@ -335,7 +328,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
       const details = { reason: err.message, line: err.line, field: err.field };
       if (await o.ledger.finalizeClaim(f, { state: 'rejected', event: 'rejected', reason: err.message }, details)) {
         log.error({ event: 'rejected', ...details }, `rejected ${f.name}: ${err.message}`);
-        await move(o, f, 'rejected', log, st);
+        await moveDecided(st, f, staged, 'rejected', log);
       }
       return;
     }
@@ -343,50 +336,5 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, stagedPath: string, l
     await o.ledger.finalizeClaim(f, { state: 'failed', event: 'failed', reason }, { reason }, ['released']);
     log.error({ event: 'failed', reason }, `failed, claim released, file left in intake: ${reason}`);
     if (isConnectionLost(err)) st.abortedBy = `finance database connection lost: ${reason}`;
-  }
-}
-
-/**
- * A skip is recorded together with the move that made it final, and only by the run whose
- * record of that move comes first: two runs that both staged the file, or that raced an
- * archiving run, never both count it. A crash between the move and the record is healed by
- * the next run, which finds the same file at the same place and records it then.
- */
-async function skipDuplicate(o: IngestOptions, f: FileInRun, original: FileRow, log: Logger, st: RunState): Promise<void> {
-  const duplicateOf = { name: original.name, run: original.runId, source: 'ledger' };
-  const sameName = original.name === f.name;
-  const location = await route(o, f, 'duplicates', log, st);
-  if (location === null) return;
-  // A same-name resend shares the archived file's ledger row: only the events record it.
-  if (!(await o.ledger.recordSkip(f, !sameName, location, { duplicateOf }))) {
-    log.info({ event: 'gone', to: location }, 'another run moved and counted this file');
-    return;
-  }
-  log.warn(
-    { event: 'skipped', duplicateOf, to: location },
-    `skipped: same content as ${original.name}, loaded by run ${original.runId}${sameName ? ' (same-name resend)' : ''}; moved to ${location}`,
-  );
-}
-
-/** 7. The watermark: the file leaves the intake only now that its outcome is final. */
-async function move(o: IngestOptions, f: FileInRun, to: Destination, log: Logger, st: RunState): Promise<void> {
-  const location = await route(o, f, to, log, st);
-  if (location === null) return;
-  if (await o.ledger.markMoved(f, location)) log.info({ event: 'moved', to: location }, `moved to ${location}`);
-}
-
-/** Moves the file out of the intake; null when another run moved it first, or the move failed. */
-async function route(o: IngestOptions, f: FileInRun, to: Destination, log: Logger, st: RunState): Promise<string | null> {
-  try {
-    return await o.intake.route(f.name, to);
-  } catch (err) {
-    if (err instanceof FileGoneError) {
-      log.info({ event: 'gone' }, 'left the intake before this run could move it: another run has it');
-      return null;
-    }
-    // A decided outcome stands in the ledger; the next run finishes the move.
-    st.moveFailures++;
-    log.error({ event: 'move-failed', to, reason: errorMessage(err) }, `could not move to ${to}: ${errorMessage(err)}`);
-    return null;
   }
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -233,5 +233,64 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
     expect(await r.files('archive')).toEqual(['settle_20260806_a01.1.csv', 'settle_20260806_a01.csv']);
     expect(await readFile(join(r.root, 'archive', 'settle_20260806_a01.csv'), 'utf8')).toBe('an older file with this name\n');
     expect(await readFile(join(r.root, 'archive', 'settle_20260806_a01.1.csv'), 'utf8')).toBe(f);
+  });
+});
+
+describe('the bytes decided are the bytes kept, on an SFTP server', () => {
+  /** Runs a shell command on the server's folders at an injection point of the run (src/faults.ts). */
+  const hookAt = (step: string, command: string) => ({ SETTLE_TEST_FAULT: `hook:${step}`, SETTLE_TEST_HOOK: command });
+
+  it('refuses a symlink in the remote intake, listed as one or swapped in after listing, leaving both as they are', async () => {
+    const r = await remoteSetup();
+    const outside = join(r.root, 'elsewhere.csv');
+    await writeFile(outside, sampleSettlement({ date: '2026-08-10', rows: 6, idPrefix: 'SOUT' }).text);
+    await symlink(outside, join(r.intake, 'settle_20260810_a01.csv'));
+    await r.put('settle_20260810_b01.csv', 'settlement_date\n');
+    await r.put('settle_20260810_c01.csv', sampleSettlement({ date: '2026-08-10', rows: 4, idPrefix: 'SLINKOK' }).text);
+    const swap = `case "$SETTLE_TEST_HOOK_FILE" in *b01*) ln -sfn "${outside}" "${r.intake}/$SETTLE_TEST_HOOK_FILE" ;; esac`;
+    const res = await r.ws.cli(r.args(['--json']), hookAt('before-open', swap));
+    expect(res.status).toBe(1);
+    const j = JSON.parse(res.stdout);
+    expect(j).toMatchObject({ loaded: 1, failed: 1, rows: 4 });
+    expect(j.files.find((f: { outcome: string }) => f.outcome === 'failed')).toMatchObject({
+      name: 'settle_20260810_b01.csv',
+      error: expect.stringMatching(/symbolic link.*refused/),
+    });
+    const rows = await db.client.query<{ n: string }>(
+      `SELECT count(*) AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'SOUT-%'`,
+    );
+    expect(Number(rows.rows[0]!.n)).toBe(0);
+    expect(await r.files('intake')).toEqual(['settle_20260810_a01.csv', 'settle_20260810_b01.csv']);
+    for (const n of ['settle_20260810_a01.csv', 'settle_20260810_b01.csv']) expect(await readlink(join(r.intake, n))).toBe(outside);
+    expect(await r.files('archive')).toEqual(['settle_20260810_c01.csv']);
+  });
+
+  it('a remote re-upload between staging and the move: the staged bytes are archived, the new upload stays and loads next run', async () => {
+    const r = await remoteSetup();
+    const name = 'settle_20260811_a01.csv';
+    const v1 = sampleSettlement({ date: '2026-08-11', rows: 11, idPrefix: 'SREUP1' }).text;
+    const v2 = sampleSettlement({ date: '2026-08-11', rows: 12, idPrefix: 'SREUP2' }).text;
+    await r.put(name, v1);
+    const v2Path = join(r.ws.root, 'v2.csv');
+    await writeFile(v2Path, v2);
+    // the partner rewrites the file on the server while the run is between its load and its move
+    const first = await r.ws.cli(r.args(), hookAt('before-move', `cat "${v2Path}" > "${r.intake}/$SETTLE_TEST_HOOK_FILE"`));
+    expect(first.status).toBe(1);
+    expect(parseSummary(first.stdout)).toMatchObject({ loaded: 1, rows: 11 });
+    expect(await r.files('archive')).toEqual([name]);
+    expect(await readFile(join(r.root, 'archive', name), 'utf8')).toBe(v1);
+    expect(await r.files('intake')).toEqual([name]);
+    expect(await readFile(join(r.intake, name), 'utf8')).toBe(v2);
+    expect(await rowsFrom(name)).toBe(11);
+    const fromStaging = r.ws.events().filter((e) => e.event === 'moved' && e.details.bytesFrom === 'staging');
+    expect(fromStaging).toEqual([expect.objectContaining({ name, details: expect.objectContaining({ intakeNameReplaced: true }) })]);
+
+    const second = await r.run();
+    expect(second.status).toBe(0);
+    expect(parseSummary(second.stdout)).toMatchObject({ loaded: 1, rows: 12 });
+    expect(await rowsFrom(name)).toBe(23);
+    expect(await r.files('archive')).toEqual(['settle_20260811_a01.1.csv', name]);
+    expect(await readFile(join(r.root, 'archive', 'settle_20260811_a01.1.csv'), 'utf8')).toBe(v2);
+    expect(await r.files('intake')).toEqual([]);
   });
 });

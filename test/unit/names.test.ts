@@ -29,4 +29,12 @@ describe('intake names', () => {
     expect(suffixedName('settle_a02.csv', 1)).toBe('settle_a02.1.csv');
     expect(suffixedName('noext', 2)).toBe('noext.2');
   });
+
+  it('keeps a suffixed name within 255 bytes, shortening the stem by whole characters', () => {
+    const longest = `settle_${'é'.repeat(122)}.csv`;
+    expect(Buffer.byteLength(longest)).toBe(255);
+    const s = suffixedName(longest, 12);
+    expect(Buffer.byteLength(s)).toBe(254); // 'é' is two bytes: never cut in half
+    expect(s).toMatch(/^settle_é+\.12\.csv$/);
+  });
 });

@@ -1,0 +1,140 @@
+import type { Logger } from 'pino';
+import { errorMessage } from '../errors.js';
+import { faultPoint } from '../faults.js';
+import { FileGoneError, type DecidedFile, type Destination, type Intake, type RouteResult } from '../intake/intake.js';
+import type { Ledger, MoveIntent } from '../ledger/ledger.js';
+import { ownerIsGone } from '../ledger/owner.js';
+import type { FileRow } from '../ledger/types.js';
+
+/** One staged file of a run, as the ledger knows it. */
+export interface FileInRun {
+  name: string;
+  sha256: string;
+  size: number;
+  runId: string;
+  /** size:mtime as listed: tells this upload from a later resend under the same name */
+  arrival: string;
+}
+
+/** What moving needs from the run, and what it reports back: moves that failed or found the name replaced. */
+export interface MoveContext {
+  intake: Intake;
+  ledger: Ledger;
+  counts: { moveFailures: number };
+}
+
+const REPLACED =
+  'the intake name no longer held the decided file (re-uploaded or still being written): the staged copy was moved, the new upload stays in the intake';
+
+/**
+ * 7. The watermark: the file leaves the intake only now that its outcome is final. The move
+ * is recorded as intended before it is made, so that a crash between the move and its
+ * record is finished by the next run (finishUnfinishedMoves), never lost.
+ */
+export async function moveDecided(ctx: MoveContext, f: FileInRun, staged: DecidedFile, to: Destination, log: Logger): Promise<void> {
+  const routed = await route(ctx, f, staged, to, log);
+  if (routed === null) return;
+  if (!(await ctx.ledger.markMoved(f, routed.location, replacedDetails(routed)))) return;
+  log.info({ event: 'moved', to: routed.location }, `moved to ${routed.location}`);
+}
+
+/**
+ * A skip is recorded together with the move that made it final, and only by the run whose
+ * record of that move comes first: two runs that both staged the file, or that raced an
+ * archiving run, never both count it.
+ */
+export async function skipDuplicate(ctx: MoveContext, f: FileInRun, staged: DecidedFile, original: FileRow, log: Logger): Promise<void> {
+  const duplicateOf = { name: original.name, run: original.runId, source: 'ledger' };
+  const sameName = original.name === f.name;
+  const routed = await route(ctx, f, staged, 'duplicates', log);
+  if (routed === null) return;
+  // A same-name resend shares the archived file's ledger row: only the events record it.
+  if (!(await ctx.ledger.recordSkip(f, !sameName, routed.location, { duplicateOf }, replacedDetails(routed)))) {
+    log.info({ event: 'gone', to: routed.location }, 'another run moved and counted this file');
+    return;
+  }
+  log.warn(
+    { event: 'skipped', duplicateOf, to: routed.location },
+    `skipped: same content as ${original.name}, loaded by run ${original.runId}${sameName ? ' (same-name resend)' : ''}; moved to ${routed.location}`,
+  );
+}
+
+/** The history says where the decided bytes came from when the intake name no longer held them. */
+function replacedDetails(routed: RouteResult): Record<string, unknown> {
+  return routed.replaced ? { bytesFrom: 'staging', intakeNameReplaced: true, reason: REPLACED } : {};
+}
+
+/**
+ * Moves the file out of the intake; null when another run moved it first, or the move failed.
+ * A move that found the name replaced by a new upload counts as a move failure: exit 1.
+ */
+async function route(ctx: MoveContext, f: FileInRun, staged: DecidedFile, to: Destination, log: Logger): Promise<RouteResult | null> {
+  try {
+    await ctx.ledger.intendMove(f, to);
+    faultPoint('before-move', f.name);
+    const routed = await ctx.intake.route(f.name, to, staged);
+    faultPoint('after-move', f.name);
+    if (routed.replaced) {
+      ctx.counts.moveFailures++;
+      log.error({ event: 'move-replaced', to, location: routed.location }, `${REPLACED}; moved to ${routed.location}`);
+    }
+    return routed;
+  } catch (err) {
+    if (err instanceof FileGoneError) {
+      log.info({ event: 'gone' }, 'left the intake before this run could move it: another run has it');
+      return null;
+    }
+    // A decided outcome stands in the ledger with its intent; the next run finishes the move.
+    ctx.counts.moveFailures++;
+    log.error({ event: 'move-failed', to, reason: errorMessage(err) }, `could not move to ${to}: ${errorMessage(err)}`);
+    return null;
+  }
+}
+
+/** Whether the run that began a move may still be making it. */
+function stillMoving(intent: MoveIntent, runId: string): boolean {
+  if (intent.runId === runId) return false;
+  return !intent.run.ended && !ownerIsGone({ host: intent.run.host, pid: intent.run.pid, startedAt: 'unknown' });
+}
+
+/**
+ * At the start of a run: moves that an ended run began and never recorded. A file still in
+ * the intake as the same upload is left to this run's own pass (which moves it again); one
+ * that already left is looked for where it was going and recorded there by this run (a skip
+ * is counted then, and only then). One found nowhere is said loudly: exit 1.
+ */
+export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log: Logger): Promise<void> {
+  for (const intent of await ctx.ledger.moveIntents()) {
+    if (stillMoving(intent, runId)) continue;
+    const flog = log.child({ file: intent.name, sha256: intent.sha256 });
+    const now = await ctx.intake.stat(intent.name);
+    if (now && `${now.size}:${now.mtimeMs}` === intent.arrival) continue; // this run's pass moves it
+    const f: FileInRun = { ...intent, runId, size: Number(intent.arrival.split(':')[0]) };
+    const location = await ctx.intake.findLanded(intent.name, intent.destination, intent.sha256, f.size);
+    if (location === null) {
+      ctx.counts.moveFailures++;
+      await ctx.ledger.abandonMoveIntent(f);
+      flog.error(
+        { event: 'move-lost', to: intent.destination, movingRun: intent.runId },
+        `run ${intent.runId} began moving this file to ${intent.destination} and died; it is neither in the intake nor there`,
+      );
+      continue;
+    }
+    const recovered = { recovered: true, movingRun: intent.runId };
+    const own = await ctx.ledger.file(intent.name, intent.sha256);
+    // a skip found by the finance database was counted when it was decided; a ledger skip is counted with its move
+    const counted = own?.state === 'duplicate' && own.location === null && own.arrival === intent.arrival;
+    if (intent.destination !== 'duplicates' || counted) {
+      if (await ctx.ledger.markMoved(f, location, recovered)) {
+        flog.warn({ event: 'moved', to: location, ...recovered }, `recorded the move that run ${intent.runId} made: ${location}`);
+      }
+      continue;
+    }
+    const original = await ctx.ledger.liveHolder(intent.sha256);
+    const duplicateOf = original ? { name: original.name, run: original.runId, source: 'ledger' } : undefined;
+    const renamed = !(own && own.state === 'loaded');
+    if (await ctx.ledger.recordSkip(f, renamed, location, { duplicateOf, ...recovered }, recovered)) {
+      flog.warn({ event: 'skipped', to: location, ...recovered }, `recorded the skip that run ${intent.runId} moved: ${location}`);
+    }
+  }
+}
