@@ -5,6 +5,8 @@ export interface IntakeEntry {
   size: number;
   /** modification time in ms since the epoch, as the source reports it */
   mtimeMs: number;
+  /** set for an entry that is not a regular file (a symlink, FIFO, socket, device): what it is, in words */
+  notRegular?: string;
 }
 
 /**
@@ -57,7 +59,7 @@ export interface Intake {
    * that a file is complete; a server's clock may be skewed, so there it must be watched.
    */
   readonly mtimeIsLocalClock: boolean;
-  /** plain files in the intake folder, unfiltered */
+  /** every entry of the intake folder but folders: regular files, and the others marked `notRegular` */
   list(): Promise<IntakeEntry[]>;
   /** null when the file is gone (another run took it) */
   stat(name: string): Promise<IntakeEntry | null>;

@@ -67,7 +67,12 @@ export class LocalIntake implements Intake {
     const entries = await readdir(this.folders.intake, { withFileTypes: true });
     const files: IntakeEntry[] = [];
     for (const e of entries) {
-      if (!e.isFile()) continue;
+      if (e.isDirectory()) continue;
+      if (!e.isFile()) {
+        const s = await lstat(join(this.folders.intake, e.name)).catch(() => null);
+        if (s) files.push({ name: e.name, size: s.size, mtimeMs: s.mtimeMs, notRegular: kindOf(s) });
+        continue;
+      }
       const found = await this.stat(e.name);
       if (found) files.push(found);
     }

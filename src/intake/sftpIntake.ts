@@ -185,7 +185,19 @@ export class SftpIntake implements Intake {
 
   async list(): Promise<IntakeEntry[]> {
     const entries = await this.withConnection((c) => c.list(this.folders.intake));
-    return entries.filter((e) => e.type === '-').map((e) => ({ name: e.name, size: e.size, mtimeMs: e.modifyTime }));
+    const what: Record<string, string> = {
+      l: 'a symbolic link, not a regular file',
+      p: 'a FIFO, not a regular file',
+      s: 'a socket, not a regular file',
+    };
+    return entries
+      .filter((e) => e.type !== 'd')
+      .map((e) => ({
+        name: e.name,
+        size: e.size,
+        mtimeMs: e.modifyTime,
+        ...(e.type === '-' ? {} : { notRegular: what[e.type] ?? 'not a regular file' }),
+      }));
   }
 
   async stat(name: string): Promise<IntakeEntry | null> {

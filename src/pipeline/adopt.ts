@@ -152,7 +152,7 @@ export async function runAdopt(o: AdoptOptions): Promise<AdoptResult> {
   const files: AdoptedFile[] = [];
   const firstWith = new Map<string, string>();
   const entries = (await o.archive.list())
-    .filter((e) => !isInProgressName(e.name) && o.pattern.test(e.name))
+    .filter((e) => !e.notRegular && !isInProgressName(e.name) && o.pattern.test(e.name))
     .sort((a, b) => a.name.localeCompare(b.name));
   const staging = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
   try {

@@ -107,11 +107,15 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         if (err instanceof SettleError) throw err;
         throw new TransientError(`cannot list the intake ${o.intake.description}: ${errorMessage(err)}`, { cause: err });
       });
+      // what an ended run began moving and never recorded (the listing has put back what it had captured)
+      if (pass === 0) await finishUnfinishedMoves(st, runId, log);
       const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));
       const safe: IntakeEntry[] = [];
       for (const entry of fresh) {
         lookedAt.add(entry.name);
-        const verdict = sortByName(entry.name, o);
+        const verdict = entry.notRegular
+          ? { kind: 'ignored' as const, reason: `${entry.notRegular}: left untouched` }
+          : sortByName(entry.name, o);
         if (verdict.kind === 'take') safe.push(entry);
         else if (verdict.kind === 'not_ready') await unstaged(entry, 'not_ready', verdict.reason);
         else if (verdict.kind === 'ignored') await ignored(entry, verdict.reason);
@@ -203,6 +207,8 @@ type NameVerdict = { kind: 'take' } | { kind: 'known' } | { kind: 'ignored' | 'n
  */
 function sortByName(name: string, o: IngestOptions): NameVerdict {
   if (isUnsafeName(name)) return { kind: 'ignored', reason: 'the name could escape its folder: left untouched' };
+  // a name that is not UTF-8 reaches us with U+FFFD in it: it cannot be opened or recorded as it is
+  if (name.includes('\uFFFD')) return { kind: 'ignored', reason: 'the name is not valid UTF-8: left untouched' };
   if (o.ignore.some((re) => re.test(name))) return { kind: 'known' };
   if (isInProgressName(name)) {
     return o.pattern.test(finalName(name))

@@ -67,7 +67,7 @@ export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, a
 
   const unknown: string[] = [];
   for (const entry of await archive.list()) {
-    if (isInProgressName(entry.name)) continue; // hidden temporaries of an interrupted move
+    if (entry.notRegular || isInProgressName(entry.name)) continue; // hidden temporaries of an interrupted move
     const sha = await sha256Of(archive, entry.name);
     if (!(await ledger.knowsContent(sha)).some((f) => f.state === 'loaded')) {
       unknown.push(`${archive.description}/${entry.name} (${sha}) is in the archive but the ledger has no load of its content`);

@@ -55,7 +55,7 @@ async function staleClaims(ledger: Ledger | undefined): Promise<number> {
 /** Age of the oldest regular file still in the intake (0 when empty or unreachable). */
 async function oldestWaiting(intake: Intake | undefined): Promise<number> {
   if (!intake) return 0;
-  const files = await intake.list().catch(() => []);
+  const files = (await intake.list().catch(() => [])).filter((f) => !f.notRegular);
   const oldest = Math.min(...files.map((f) => f.mtimeMs));
   return Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0;
 }
