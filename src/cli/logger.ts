@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
+import { redactSecrets } from '../redactSecrets.js';
 import type { TerminalStatus } from './terminal.js';
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
@@ -15,20 +16,45 @@ export function terminalLine(json: string): string {
   }
 }
 
+const MAY_HOLD_SECRET = /password|:\/\//i;
+
+function redactValues(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(redactValues);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactValues(v)]));
+  return value;
+}
+
+/**
+ * One JSON log line without the passwords any of its strings carry (a reason, an error
+ * message, a URL in a binding). Redacted value by value, so the line stays valid JSON.
+ */
+export function redactLogLine(line: string): string {
+  if (!MAY_HOLD_SECRET.test(line)) return line;
+  try {
+    return `${JSON.stringify(redactValues(JSON.parse(line)))}\n`;
+  } catch {
+    return redactSecrets(line);
+  }
+}
+
 /**
  * pino logs, one line per decision: JSON to the log file when set, else to stderr; on a
  * terminal the same lines are shown short and readable (the log file keeps the JSON).
+ * Every line passes redactLogLine on its way out.
  */
 export function createLogger(opts: { level: string; file: string | undefined; status: TerminalStatus }): Logger {
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname() };
   if (opts.file) {
-    return pino({ level: opts.level, base }, pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true }));
+    const file = pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true });
+    return pino({ level: opts.level, base }, { write: (line: string) => file.write(redactLogLine(line)) });
   }
   const readable = process.stderr.isTTY === true;
   const stderr = {
     write(line: string) {
       opts.status.clear();
-      process.stderr.write(readable ? terminalLine(line) : line);
+      const redacted = redactLogLine(line);
+      process.stderr.write(readable ? terminalLine(redacted) : redacted);
     },
   };
   return pino({ level: opts.level, base }, stderr);
