@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { redactLogLine } from '../../src/cli/logger.js';
 import { redactSecrets } from '../../src/redactSecrets.js';
 
 describe('secrets in printed and stored text', () => {
@@ -25,5 +26,32 @@ describe('secrets in printed and stored text', () => {
     'rejected settle_a01.csv: line 17, field net_amount: "12.5O" is not a decimal',
   ])('leaves %s as it is', (text) => {
     expect(redactSecrets(text)).toBe(text);
+  });
+});
+
+describe('log lines', () => {
+  it('lose the secrets of every string, and stay one valid JSON line', () => {
+    const line = `${JSON.stringify({
+      level: 50,
+      msg: 'failed: postgres://ingest:S3CRET@db/finance is unreachable',
+      reason: 'password=S3CRET",',
+      nested: { urls: ['postgres://db/finance?password=S3CRET'] },
+      rows: 3,
+    })}\n`;
+    const out = redactLogLine(line);
+    expect(out).not.toContain('S3CRET');
+    expect(out.endsWith('}\n')).toBe(true);
+    expect(JSON.parse(out)).toEqual({
+      level: 50,
+      msg: 'failed: postgres://ingest:***@db/finance is unreachable',
+      reason: 'password=***',
+      nested: { urls: ['postgres://db/finance?password=***'] },
+      rows: 3,
+    });
+  });
+
+  it('pass unchanged when they hold nothing to hide', () => {
+    const line = '{"level":30,"msg":"loaded 12 rows"}\n';
+    expect(redactLogLine(line)).toBe(line);
   });
 });
