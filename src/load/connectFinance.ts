@@ -29,7 +29,7 @@ export async function connectFinance(url: string | undefined, o: FinanceConnectO
     timeoutOption: '--db-timeout',
     onError: o.onLost,
   });
-  watchStatements(client, { timeoutMs, stop: o.stop });
+  watchStatements(client, url, { timeoutMs, stop: o.stop });
   try {
     await client.query(`SET lock_timeout = ${timeoutMs}; SET statement_timeout = ${timeoutMs}`);
   } catch (err) {

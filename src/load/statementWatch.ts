@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
-import type pg from 'pg';
+import pg from 'pg';
 import { SettleError, TransientError, errorMessage } from '../errors.js';
+import { pgClientConfig } from '../pgConnect.js';
 import { PG_LOCK_NOT_AVAILABLE, PG_QUERY_CANCELED, pgCode } from '../pgErrors.js';
 
 export interface WaitLimits {
@@ -25,8 +26,12 @@ interface ClientInternals {
   secretKey?: number | null;
 }
 
-/** After a stop request, a statement that has moved no bytes this long is taken as stuck. */
-const STOP_PATIENCE_MS = 2_000;
+/** After a stop request: a COPY whose data the server has not taken for this long is stuck. */
+const STOP_STALL_MS = 10_000;
+/** After a stop request: a statement silent this long is checked for a wait on another session's lock. */
+const STOP_LOCK_CHECK_MS = 1_000;
+/** Waiting for a lock that another session holds ('extend', a table growing, passes by itself). */
+const LOCK_WAIT_SQL = `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock' AND wait_event <> 'extend'`;
 const CANCEL_REQUEST_CODE = 80877102;
 
 const watches = new WeakMap<pg.ClientBase, StatementWatch>();
@@ -36,9 +41,10 @@ const watches = new WeakMap<pg.ClientBase, StatementWatch>();
  * lock_timeout and statement_timeout come first; this watch covers what they cannot: a COPY
  * (statement_timeout is off for it, since a large file may stream for longer) whose data the
  * server stops accepting, a backend that answers nothing at all (frozen: its kernel still
- * acknowledges, so TCP keepalive never fires), and a stop request. It measures progress as
- * bytes moved on the socket, cancels with a protocol cancel request, and closes the
- * connection when even that is not answered.
+ * acknowledges, so TCP keepalive never fires), and a stop request, which cancels a statement
+ * waiting on another session's lock at once. It measures progress as bytes moved on the
+ * socket, cancels with a protocol cancel request, and closes the connection when even that is
+ * not answered. A statement busy on the server, or a COPY we are slow to feed, is left alone.
  */
 class StatementWatch {
   private readonly timer: NodeJS.Timeout;
@@ -52,15 +58,22 @@ class StatementWatch {
   private stalledSince = 0;
   /** why the watch cancelled a statement, for the error that statement ends with */
   private cancelReason: string | undefined;
+  /** a second session, opened after a stop request, that asks the server about lock waits */
+  private side: Promise<pg.Client> | undefined;
+  private lockCheckRunning = false;
 
   constructor(
     private readonly client: pg.Client,
+    private readonly url: string,
     private readonly limits: WaitLimits,
   ) {
     this.socket = client.connection.stream as Socket;
     client.connection.on('readyForQuery', () => this.statementsEnded++);
     this.timer = setInterval(() => this.tick(), Math.max(100, Math.min(1000, limits.timeoutMs / 4))).unref();
-    client.once('end', () => clearInterval(this.timer));
+    client.once('end', () => {
+      clearInterval(this.timer);
+      this.closeSide();
+    });
   }
 
   private tick(): void {
@@ -88,11 +101,47 @@ class StatementWatch {
     } else if (quiet >= t + grace) {
       // the server's own timeouts should have ended the statement by now
       this.cancel(`the finance database did not answer for ${seconds(quiet)}s (--db-timeout ${seconds(t)}): statement cancelled`);
-    } else if (this.limits.stop?.aborted && quiet >= Math.min(STOP_PATIENCE_MS, t)) {
-      this.cancel(
-        `asked to stop (${String(this.limits.stop.reason ?? 'signal')}) while a finance database statement was waiting: cancelled`,
-      );
+    } else if (this.limits.stop?.aborted) {
+      const asked = `asked to stop (${String(this.limits.stop.reason ?? 'signal')})`;
+      if (this.socket.writableLength > 0 && quiet >= Math.min(STOP_STALL_MS, t)) {
+        this.cancel(`${asked} while the finance database took no data for ${seconds(quiet)}s: statement cancelled`);
+      } else if (quiet >= STOP_LOCK_CHECK_MS) {
+        void this.cancelIfWaitingOnLock(`${asked} while waiting for a lock another session holds: statement cancelled`);
+      }
     }
+  }
+
+  private async cancelIfWaitingOnLock(reason: string): Promise<void> {
+    const pid = (this.client as unknown as ClientInternals).processID;
+    if (this.lockCheckRunning || pid == null) return;
+    this.lockCheckRunning = true;
+    const statement = this.statementsEnded;
+    try {
+      this.side ??= this.openSide();
+      const waiting = (await (await this.side).query(LOCK_WAIT_SQL, [pid])).rowCount === 1;
+      if (waiting && statement === this.statementsEnded && this.cancelledAt === undefined) this.cancel(reason);
+    } catch {
+      this.closeSide(); // the other rules still apply; the next tick asks on a new session
+    } finally {
+      this.lockCheckRunning = false;
+    }
+  }
+
+  private async openSide(): Promise<pg.Client> {
+    const t = this.limits.timeoutMs;
+    const side = new pg.Client({
+      ...pgClientConfig(this.url, { applicationName: 'settle-ingest watch', connectTimeoutMs: t }),
+      query_timeout: t,
+    });
+    side.on('error', () => undefined);
+    await side.connect();
+    return side;
+  }
+
+  private closeSide(): void {
+    const side = this.side;
+    this.side = undefined;
+    void side?.then((c) => c.end()).catch(() => undefined);
   }
 
   private cancel(reason: string): void {
@@ -157,8 +206,8 @@ function sendCancelRequest(client: pg.Client): void {
 }
 
 /** Watches the finance connection's statements until it ends (see StatementWatch). */
-export function watchStatements(client: pg.Client, limits: WaitLimits): void {
-  watches.set(client, new StatementWatch(client, limits));
+export function watchStatements(client: pg.Client, url: string, limits: WaitLimits): void {
+  watches.set(client, new StatementWatch(client, url, limits));
 }
 
 /**

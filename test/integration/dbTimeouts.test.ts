@@ -73,6 +73,7 @@ describe('a finance database that makes the run wait', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/\(stopped early: asked to stop \(SIGTERM\)/);
     await expectLeftForNextRun(ws, name);
+    expect(ws.ledgerFile(name)!.reason).toMatch(/asked to stop \(SIGTERM\) while waiting for a lock/);
     expect(await loaded('TERM')).toEqual({ rows: 0, markers: 0 });
 
     const next = await ws.run();
