@@ -7,6 +7,8 @@ export const PG_UNDEFINED_TABLE = '42P01';
 export const PG_INVALID_CATALOG_NAME = '3D000';
 export const PG_INVALID_PASSWORD = '28P01';
 export const PG_INVALID_AUTHORIZATION = '28000';
+export const PG_LOCK_NOT_AVAILABLE = '55P03';
+export const PG_QUERY_CANCELED = '57014';
 
 /** Class 22 (data exception) and 23 (integrity constraint) errors are the file's fault. */
 export function isContentError(code: string | undefined): boolean {

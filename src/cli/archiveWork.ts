@@ -25,7 +25,7 @@ export async function withArchiveWork<T>(s: Settings, fn: (w: ArchiveWork) => Pr
   let db: pg.Client | undefined;
   let archive: Intake | null = null;
   try {
-    db = await connectFinance(s.databaseUrl, () => undefined);
+    db = await connectFinance(s.databaseUrl, { timeoutSeconds: s.dbTimeoutSeconds, onLost: () => undefined });
     await assertFinanceCurrent(db, s.schema);
     archive = await openArchive(s, logger);
     return await fn({ ledger, db, archive, logger });

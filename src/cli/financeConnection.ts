@@ -6,12 +6,15 @@ import { assertFinanceCurrent, assertLayoutFitsTable } from '../load/migrateFina
 
 /**
  * The finance database, ready for loading: reachable, migrated, and with the columns the
- * layout names. Checked before anything is downloaded or claimed.
+ * layout names. Checked before anything is downloaded or claimed. `stop` cancels a
+ * statement that is stuck waiting when the run is asked to stop.
  */
-export async function openFinanceForLoading(s: Settings, logger: Logger): Promise<pg.Client> {
-  const db = await connectFinance(s.databaseUrl, (err) =>
-    logger.error({ event: 'db-connection-error', reason: err.message }, 'finance database connection error'),
-  );
+export async function openFinanceForLoading(s: Settings, logger: Logger, stop?: AbortSignal): Promise<pg.Client> {
+  const db = await connectFinance(s.databaseUrl, {
+    timeoutSeconds: s.dbTimeoutSeconds,
+    onLost: (err) => logger.error({ event: 'db-connection-error', reason: err.message }, 'finance database connection error'),
+    stop,
+  });
   try {
     await assertFinanceCurrent(db, s.schema);
     await assertLayoutFitsTable(

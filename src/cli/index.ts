@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { EXIT_PROBLEM, EXIT_USAGE, SettleError, errorMessage } from '../errors.js';
+import { redactSecrets } from '../redactSecrets.js';
 import { registerMigrate } from './migrateCommand.js';
 import { registerAdopt } from './adoptCommand.js';
 import { registerAudit } from './auditCommand.js';
@@ -12,15 +13,36 @@ function packageVersion(): string {
   return pkg.version;
 }
 
-/** Parses argv, runs one command, and turns its outcome into an exit status. */
+/**
+ * Parses argv, runs one command, and turns its outcome into an exit status; returns once
+ * everything the command printed has been handed to the OS.
+ */
 export async function main(argv: string[]): Promise<number> {
+  const status = await runOneCommand(argv);
+  await Promise.all([written(process.stdout), written(process.stderr)]);
+  return status;
+}
+
+/**
+ * Resolves when what was written to `stream` so far has left the process. Writes to a pipe
+ * are asynchronous: exiting before they drain cuts the output at the pipe's 64 KiB buffer.
+ */
+function written(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    // a reader that went away (`| head`) has all it wanted: EPIPE is not the command's failure
+    stream.once('error', () => resolve());
+    stream.write('', () => resolve());
+  });
+}
+
+async function runOneCommand(argv: string[]): Promise<number> {
   let exitStatus = 0;
   const program = new Command('settle-ingest')
     .description('Loads payment-partner settlement files into the finance PostgreSQL database, exactly once.')
     .version(packageVersion())
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ outputError: (text, write) => write(text) })
+    .configureOutput({ outputError: (text, write) => write(redactSecrets(text)) })
     .addHelpText(
       'after',
       `
@@ -59,10 +81,10 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
     if (err instanceof SettleError) {
-      process.stderr.write(`settle-ingest: ${err.message}\n`);
+      process.stderr.write(`settle-ingest: ${redactSecrets(err.message)}\n`);
       return err.exitStatus;
     }
-    process.stderr.write(`settle-ingest: unexpected error: ${errorMessage(err)}\n${(err as Error)?.stack ?? ''}\n`);
+    process.stderr.write(redactSecrets(`settle-ingest: unexpected error: ${errorMessage(err)}\n${(err as Error)?.stack ?? ''}\n`));
     return EXIT_PROBLEM;
   }
 }

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { privateFileMode } from '../config/privateFiles.js';
 import { printable } from '../report/printable.js';
+import { redactSecrets, redactValues } from '../redactSecrets.js';
 import type { TerminalStatus } from './terminal.js';
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
@@ -17,21 +18,39 @@ export function terminalLine(json: string): string {
   }
 }
 
+const MAY_HOLD_SECRET = /password|:\/\//i;
+
+/**
+ * One JSON log line without the passwords any of its strings carry (a reason, an error
+ * message, a URL in a binding). Redacted value by value, so the line stays valid JSON.
+ */
+export function redactLogLine(line: string): string {
+  if (!MAY_HOLD_SECRET.test(line)) return line;
+  try {
+    return `${JSON.stringify(redactValues(JSON.parse(line) as unknown))}\n`;
+  } catch {
+    return redactSecrets(line);
+  }
+}
+
 /**
  * pino logs, one line per decision: JSON to the log file when set, else to stderr; on a
  * terminal the same lines are shown short and readable (the log file keeps the JSON).
+ * Every line passes redactLogLine on its way out.
  */
 export function createLogger(opts: { level: string; file: string | undefined; status: TerminalStatus }): Logger {
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname() };
   if (opts.file) {
     const mode = privateFileMode(opts.file);
-    return pino({ level: opts.level, base }, pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true, mode }));
+    const file = pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true, mode });
+    return pino({ level: opts.level, base }, { write: (line: string) => file.write(redactLogLine(line)) });
   }
   const readable = process.stderr.isTTY === true;
   const stderr = {
     write(line: string) {
       opts.status.clear();
-      process.stderr.write(readable ? terminalLine(line) : line);
+      const redacted = redactLogLine(line);
+      process.stderr.write(readable ? terminalLine(redacted) : redacted);
     },
   };
   return pino({ level: opts.level, base }, stderr);

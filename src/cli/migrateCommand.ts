@@ -15,7 +15,7 @@ export function registerMigrate(program: Command): void {
 
 /** Migrates the finance schema and the ledger; returns the one-line report. */
 export async function migrateAll(s: Settings): Promise<string> {
-  const db = await connectFinance(s.databaseUrl, () => undefined);
+  const db = await connectFinance(s.databaseUrl, { timeoutSeconds: s.dbTimeoutSeconds, onLost: () => undefined });
   let finance;
   try {
     finance = await migrateFinance(db, s.schema);

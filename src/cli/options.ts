@@ -14,6 +14,10 @@ export function withConfigOptions(cmd: Command): Command {
       `how long to wait for another process's ledger write (env SETTLE_LEDGER_TIMEOUT; default ${DEFAULTS.ledgerTimeout})`,
     )
     .option('--database-url <url>', 'finance PostgreSQL URL (env DATABASE_URL)')
+    .option(
+      '--db-timeout <seconds>',
+      `longest wait on the finance database: connecting, a lock, a statement (env SETTLE_DB_TIMEOUT; default ${DEFAULTS.dbTimeout})`,
+    )
     .option('--schema <name>', `finance schema (env SETTLE_SCHEMA; default ${DEFAULTS.schema})`)
     .option('--log-file <path>', 'append JSON logs here instead of stderr (env SETTLE_LOG_FILE)')
     .addOption(

@@ -77,7 +77,8 @@ export function registerRun(program: Command, setExit: (status: number) => void)
 
 /**
  * The first SIGTERM or SIGINT asks the run to finish the file in hand and stop (exit 1,
- * "stopped"); a second one ends the process at once, which recovery also covers.
+ * "stopped"), cancelling its statement if that is stuck waiting on the finance database; a
+ * second one ends the process at once, which recovery also covers.
  */
 function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
   const stop = new AbortController();
@@ -118,7 +119,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
     runId = await ledger.startRun({ mode, host: hostname(), pid: process.pid }, () => newRunId());
     try {
       // cheapest and most likely refusals first: the database being down stops the run before any download
-      db = await openFinanceForLoading(s, logger);
+      db = await openFinanceForLoading(s, logger, stopping.signal);
       intake = await openIntake(s, logger);
       await assertStagingUsable(s.staging);
     } catch (err) {

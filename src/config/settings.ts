@@ -21,6 +21,7 @@ const OPTIONS = {
   maxWait: { env: 'SETTLE_MAX_WAIT', kind: 'seconds' },
   claimLease: { env: 'SETTLE_CLAIM_LEASE', kind: 'seconds' },
   ledgerTimeout: { env: 'SETTLE_LEDGER_TIMEOUT', kind: 'seconds' },
+  dbTimeout: { env: 'SETTLE_DB_TIMEOUT', kind: 'seconds' },
   staging: { env: 'SETTLE_STAGING', kind: 'string' },
   logFile: { env: 'SETTLE_LOG_FILE', kind: 'string' },
   logLevel: { env: 'SETTLE_LOG_LEVEL', kind: 'string' },
@@ -52,6 +53,8 @@ export interface Settings {
   maxWaitSeconds: number;
   claimLeaseSeconds: number;
   ledgerTimeoutSeconds: number;
+  /** connecting to the finance database, and each lock or statement wait there */
+  dbTimeoutSeconds: number;
   staging: string;
   logFile: string | undefined;
   logLevel: string;
@@ -79,6 +82,7 @@ export const DEFAULTS = {
   maxWait: 300,
   claimLease: 7200,
   ledgerTimeout: 15,
+  dbTimeout: 60,
   logLevel: 'info',
   maxWaitingRuns: 2,
 } as const;
@@ -173,7 +177,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     if (typeof p.value !== 'string' || p.value === '') throw new UsageError(`${p.from}: expected a non-empty string`);
     return p.value;
   };
-  const secs = (key: 'stableFor' | 'maxWait' | 'claimLease' | 'ledgerTimeout'): number => {
+  const secs = (key: 'stableFor' | 'maxWait' | 'claimLease' | 'ledgerTimeout' | 'dbTimeout'): number => {
     const p = pick(key);
     return p === undefined ? DEFAULTS[key] : seconds(p.value, p.from);
   };
@@ -185,6 +189,8 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
   if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`log level "${logLevel}" must be one of ${LOG_LEVELS.join(', ')}`);
   const claimLeaseSeconds = secs('claimLease');
   if (claimLeaseSeconds < 60) throw new UsageError(`claim lease of ${claimLeaseSeconds}s is too short: a load must fit in it`);
+  const dbTimeoutSeconds = secs('dbTimeout');
+  if (dbTimeoutSeconds < 1) throw new UsageError(`database timeout of ${dbTimeoutSeconds}s is too short: it must be at least 1s`);
   const layoutPick = pick('layout');
   const mode = str('mode');
   if (mode !== undefined && mode !== 'scheduled' && mode !== 'manual') throw new UsageError(`mode "${mode}" must be scheduled or manual`);
@@ -202,6 +208,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     maxWaitSeconds: secs('maxWait'),
     claimLeaseSeconds,
     ledgerTimeoutSeconds: secs('ledgerTimeout'),
+    dbTimeoutSeconds,
     staging: str('staging') ?? tmpdir(),
     logFile: str('logFile'),
     logLevel,

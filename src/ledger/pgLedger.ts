@@ -1,8 +1,9 @@
 import pg from 'pg';
-import { SettleError, TransientError, UsageError, errorMessage } from '../errors.js';
-import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, PG_UNIQUE_VIOLATION, pgCode } from '../pgErrors.js';
+import { SettleError, TransientError, errorMessage } from '../errors.js';
+import { connectPostgres } from '../pgConnect.js';
+import { PG_UNIQUE_VIOLATION, pgCode } from '../pgErrors.js';
 import { assertPgCurrent, migratePg } from '../pgMigrate.js';
-import { redactUrl } from '../redactUrl.js';
+import { redactSecrets } from '../redactSecrets.js';
 import { SqlLedger } from './sqlLedger.js';
 import { numberPlaceholders, type SqlPort, type SqlRow } from './sqlPort.js';
 
@@ -56,18 +57,13 @@ class PgPort implements SqlPort {
 
 /** Connects, and creates or upgrades the schema (`create`) or checks that it is current. */
 export async function openPgLedger(url: string, opts: { create: boolean }): Promise<SqlLedger> {
-  const location = redactUrl(url);
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 15_000, application_name: 'settle-ingest ledger' });
-  client.on('error', () => undefined); // a dropped idle connection surfaces on the next query
-  try {
-    await client.connect();
-  } catch (err) {
-    const code = pgCode(err);
-    if (code === PG_INVALID_PASSWORD || code === PG_INVALID_AUTHORIZATION || code === PG_INVALID_CATALOG_NAME) {
-      throw new UsageError(`ledger ${location} refused the connection: ${errorMessage(err)}`, { cause: err });
-    }
-    throw new TransientError(`ledger ${location} is unreachable: ${errorMessage(err) || code}`, { cause: err });
-  }
+  const location = redactSecrets(url);
+  const client = await connectPostgres(url, {
+    what: 'ledger',
+    applicationName: 'settle-ingest ledger',
+    connectTimeoutMs: 15_000,
+    onError: () => undefined, // a dropped idle connection surfaces on the next query
+  });
   try {
     if (opts.create) await migratePg(client, LEDGER_SCHEMA, 'ledger-pg');
     else await assertPgCurrent(client, LEDGER_SCHEMA, 'ledger-pg', `ledger ${location}: schema`);

@@ -1,3 +1,4 @@
+import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, staleClaimEvent } from './ledgerEvents.js';
 import type { Destination } from '../intake/intake.js';
 import type { ClaimRequest, EventInput, FinalState, Ledger, MoveIntent, MovedFile } from './ledger.js';
@@ -162,7 +163,7 @@ export class SqlLedger implements Ledger {
         [
           now(),
           end.status,
-          end.reason ?? null,
+          end.reason === undefined ? null : redactSecrets(end.reason),
           c.loaded,
           c.skipped,
           c.held,
@@ -191,7 +192,7 @@ export class SqlLedger implements Ledger {
     const changed = await this.tx(() =>
       this.db.run(`UPDATE runs SET ended_at = ?, status = 'died', reason = ? WHERE run_id = ? AND ended_at IS NULL`, [
         now(),
-        `${reason}; closed by run ${foundBy}`,
+        redactSecrets(`${reason}; closed by run ${foundBy}`),
         runId,
       ]),
     );
@@ -216,7 +217,8 @@ export class SqlLedger implements Ledger {
       e.event,
       e.name,
       e.sha256,
-      JSON.stringify(e.details ?? {}),
+      // a reason may quote an error that quotes a URL: nothing the ledger keeps carries a password
+      JSON.stringify(redactValues(e.details ?? {})),
     ]);
   }
 
@@ -322,7 +324,7 @@ export class SqlLedger implements Ledger {
       const changed = await this.db.run(
         `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, ${END_CLAIM}, updated_at = ?
          WHERE name = ? AND sha256 = ? AND state = 'claimed' AND run_id = ?`,
-        [to.state, to.rows ?? null, to.reason ?? null, now(), f.name, f.sha256, f.runId],
+        [to.state, to.rows ?? null, to.reason === undefined ? null : redactSecrets(to.reason), now(), f.name, f.sha256, f.runId],
       );
       if (changed !== 1) return false;
       for (const event of [to.event, ...extraEvents]) {
@@ -442,7 +444,7 @@ export class SqlLedger implements Ledger {
       const changed = await this.db.run(
         `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, ${END_CLAIM}, updated_at = ?
          WHERE id = ? AND state = 'claimed' AND run_id = ? AND updated_at = ?`,
-        [to.state, to.rows ?? null, to.state === 'failed' ? to.reason : null, now(), stale.id, stale.runId, stale.updatedAt],
+        [to.state, to.rows ?? null, to.state === 'failed' ? redactSecrets(to.reason) : null, now(), stale.id, stale.runId, stale.updatedAt],
       );
       if (changed !== 1) return false;
       await this.appendEvent(staleClaimEvent(stale, runId, to));

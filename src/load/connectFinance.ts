@@ -1,27 +1,40 @@
-import pg from 'pg';
-import { TransientError, UsageError } from '../errors.js';
-import { redactUrl } from '../redactUrl.js';
-import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, pgCode } from '../pgErrors.js';
+import type pg from 'pg';
+import { TransientError, UsageError, errorMessage } from '../errors.js';
+import { connectPostgres } from '../pgConnect.js';
+import { redactSecrets } from '../redactSecrets.js';
+import { watchStatements } from './statementWatch.js';
+
+export interface FinanceConnectOptions {
+  /** --db-timeout: connecting, and each lock or statement wait */
+  timeoutSeconds: number;
+  /** an idle connection that breaks */
+  onLost: (err: Error) => void;
+  /** a stop request: a statement stuck waiting is then cancelled at once */
+  stop?: AbortSignal;
+}
 
 /**
  * Connects to the finance database once per run. An unreachable server is transient
  * (exit 1, try again next run); a refused login or missing database is configuration (exit 2).
+ * No wait on it is unbounded: connecting, lock waits and statements end after --db-timeout,
+ * and a watch covers what the server cannot enforce itself (see statementWatch.ts).
  */
-export async function connectFinance(url: string | undefined, onLost: (err: Error) => void): Promise<pg.Client> {
+export async function connectFinance(url: string | undefined, o: FinanceConnectOptions): Promise<pg.Client> {
   if (!url) throw new UsageError('no finance database: set --database-url or DATABASE_URL');
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 15_000, application_name: 'settle-ingest' });
-  // An idle connection that drops emits 'error'; without a listener it would kill the process.
-  client.on('error', onLost);
+  const timeoutMs = Math.max(1, Math.round(o.timeoutSeconds * 1000));
+  const client = await connectPostgres(url, {
+    what: 'finance database',
+    applicationName: 'settle-ingest',
+    connectTimeoutMs: timeoutMs,
+    timeoutOption: '--db-timeout',
+    onError: o.onLost,
+  });
+  watchStatements(client, url, { timeoutMs, stop: o.stop });
   try {
-    await client.connect();
+    await client.query(`SET lock_timeout = ${timeoutMs}; SET statement_timeout = ${timeoutMs}`);
   } catch (err) {
     await client.end().catch(() => undefined);
-    const code = pgCode(err);
-    const where = redactUrl(url);
-    if (code === PG_INVALID_PASSWORD || code === PG_INVALID_AUTHORIZATION || code === PG_INVALID_CATALOG_NAME) {
-      throw new UsageError(`finance database ${where} refused the connection: ${(err as Error).message}`, { cause: err });
-    }
-    throw new TransientError(`finance database ${where} is unreachable: ${(err as Error).message || code}`, { cause: err });
+    throw new TransientError(`finance database ${redactSecrets(url)}: cannot set its timeouts: ${errorMessage(err)}`, { cause: err });
   }
   return client;
 }

@@ -8,6 +8,7 @@ import { readSettlement } from './readSettlement.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import { findFileMarker } from './fileMarker.js';
 import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../pgErrors.js';
+import { explainDbWait } from './statementWatch.js';
 
 const { escapeIdentifier } = pg;
 
@@ -56,6 +57,9 @@ async function* copyText(req: LoadRequest, counter: { rows: number }): AsyncGene
 export async function streamRows(client: pg.ClientBase, req: LoadRequest): Promise<number> {
   const columns = [...req.layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
   const counter = { rows: 0 };
+  // A large file may stream for longer than --db-timeout: the COPY is judged by progress
+  // (statementWatch.ts cancels it when the server stops taking data), not by its duration.
+  await client.query('SET LOCAL statement_timeout = 0');
   const copy = client.query(copyFrom(`COPY ${escapeIdentifier(req.schema)}.settlement_rows (${columns}) FROM STDIN WITH (FORMAT csv)`));
   await pipeline(Readable.from(copyText(req, counter)), copy);
   req.onProgress?.(counter.rows);
@@ -64,7 +68,8 @@ export async function streamRows(client: pg.ClientBase, req: LoadRequest): Promi
 
 /**
  * After a rollback: the file's fault (bad value, natural key already used) as a RejectError
- * that names lines and keys; anything else (connection, server) is returned as it was.
+ * that names lines and keys; a wait cut short by a timeout as one line naming it; anything
+ * else (connection, server) is returned as it was.
  */
 export async function explainFailure(client: pg.ClientBase, req: LoadRequest, err: unknown): Promise<unknown> {
   if (err instanceof RejectError) return err;
@@ -74,7 +79,7 @@ export async function explainFailure(client: pg.ClientBase, req: LoadRequest, er
     return new RejectError(overlap.message, { line: overlap.line, field: req.layout.naturalKey }, { cause: err });
   }
   if (isContentError(code)) return new RejectError(`the database refused a value: ${(err as Error).message}`, {}, { cause: err });
-  return err;
+  return explainDbWait(client, err);
 }
 
 /**

@@ -16,10 +16,19 @@ export function runCli(args: string[], env: Record<string, string> = {}, opts: {
   return finished(child);
 }
 
-export function startCli(args: string[], env: Record<string, string> = {}, opts: { cwd?: string } = {}): ChildProcess {
+/**
+ * `throughPipe`: stdout goes into an OS pipe (`settle-ingest … | cat`, as a cron job that
+ * tees its output has it) instead of the socket Node gives a child; the exit status is still the CLI's.
+ */
+export function startCli(
+  args: string[],
+  env: Record<string, string> = {},
+  opts: { cwd?: string; throughPipe?: boolean } = {},
+): ChildProcess {
   const base: Record<string, string> = {};
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
-  return spawn(process.execPath, [BIN, ...args], {
+  const command = opts.throughPipe ? ['bash', '-c', 'set -o pipefail; "$@" | cat', 'bash', process.execPath] : [process.execPath];
+  return spawn(command[0]!, [...command.slice(1), BIN, ...args], {
     env: { ...base, ...env },
     cwd: opts.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -31,13 +31,20 @@ describe('settings', () => {
       schema: 'settle',
       stableForSeconds: 30,
       claimLeaseSeconds: 7200,
+      dbTimeoutSeconds: 60,
     });
+  });
+
+  it('takes the finance database timeout from --db-timeout, SETTLE_DB_TIMEOUT or "dbTimeout"', () => {
+    expect(resolveSettings({ dbTimeout: '2' }, { SETTLE_DB_TIMEOUT: '5' }).dbTimeoutSeconds).toBe(2);
+    expect(resolveSettings({}, { SETTLE_DB_TIMEOUT: '5' }).dbTimeoutSeconds).toBe(5);
   });
 
   it.each([
     [{ stableFor: 'soon' }, 'expected a number of seconds'],
     [{ schema: 'Finance; DROP' }, 'lower-case SQL identifier'],
     [{ claimLease: '5' }, 'too short'],
+    [{ dbTimeout: '0' }, 'at least 1s'],
     [{ config: '/nonexistent.json' }, 'cannot be read'],
   ])('refuses %j as bad configuration', (flags, words) => {
     expect(() => resolveSettings(flags, {})).toThrow(UsageError);

@@ -1,0 +1,31 @@
+const MASK = '***';
+
+/**
+ * `scheme://user:password@host`. The password runs to the last `@` of the word, the way URL
+ * parsers split it, so an unescaped `@` or `/` in a password is hidden too.
+ */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#]*):\S*@/gi;
+
+/**
+ * `password=…`, `sslpassword=…` (and `PGPASSWORD=…`), in a URL's query string or a libpq
+ * `key=value` connection string, where a value with spaces is single-quoted with backslash escapes.
+ */
+const KEY_PASSWORD = /\b([a-z_]*password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&#]*)/gi;
+
+/**
+ * A text (a database URL, an error message, a log line) without the passwords it may carry.
+ * The one rule for everything this tool prints or stores.
+ */
+export function redactSecrets(text: string): string {
+  return text.replace(URL_PASSWORD, `$1:${MASK}@`).replace(KEY_PASSWORD, `$1${MASK}`);
+}
+
+/** Every string inside a value (a log line's fields, an event's details) redacted; the shape stays. */
+export function redactValues<T>(value: T): T {
+  if (typeof value === 'string') return redactSecrets(value) as T;
+  if (Array.isArray(value)) return value.map(redactValues) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactValues(v)])) as T;
+  }
+  return value;
+}
