@@ -2,99 +2,13 @@ import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, staleClaimEvent } from './ledgerEvents.js';
 import type { Destination } from '../intake/intake.js';
 import type { ClaimRequest, EventInput, FinalState, Ledger, MoveIntent, MovedFile } from './ledger.js';
+import { CLAIM_SQL, END_CLAIM } from './claimStatement.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
-import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow, RunStatus } from './types.js';
+import { eventRow, fileRow, intentRow, marks, runRow } from './sqlRows.js';
+
+import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
 const now = () => new Date().toISOString();
-const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null || v === undefined ? null : String(v));
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
-
-function fileRow(r: SqlRow): FileRow {
-  return {
-    id: Number(r.id),
-    name: String(r.name),
-    sha256: String(r.sha256),
-    state: r.state as FileState,
-    runId: String(r.run_id),
-    size: Number(r.size),
-    rowCount: num(r.row_count),
-    reason: text(r.reason),
-    ownerHost: text(r.owner_host),
-    ownerPid: num(r.owner_pid),
-    ownerStartedAt: text(r.owner_started_at),
-    leaseUntil: iso(r.lease_until),
-    location: text(r.location),
-    arrival: text(r.arrival),
-    firstSeenAt: iso(r.first_seen_at)!,
-    updatedAt: iso(r.updated_at)!,
-  };
-}
-
-function runRow(r: SqlRow): RunRow {
-  return {
-    runId: String(r.run_id),
-    status: (text(r.status) as RunStatus | null) ?? null,
-    reason: text(r.reason),
-    mode: r.mode as RunMode,
-    host: String(r.host),
-    pid: Number(r.pid),
-    startedAt: iso(r.started_at)!,
-    endedAt: iso(r.ended_at),
-    loaded: num(r.loaded),
-    skipped: num(r.skipped),
-    held: num(r.held),
-    rejected: num(r.rejected),
-    failed: num(r.failed),
-    notReady: num(r.not_ready),
-    ignored: num(r.ignored),
-    stale: num(r.stale),
-    moveFailed: num(r.move_failed),
-    reprocessed: num(r.reprocessed),
-    rowCount: num(r.row_count),
-    exitStatus: num(r.exit_status),
-  };
-}
-
-function eventRow(r: SqlRow): LedgerEvent {
-  return {
-    id: Number(r.id),
-    runId: text(r.run_id),
-    at: iso(r.at)!,
-    event: r.event as EventKind,
-    name: String(r.name),
-    sha256: text(r.sha256),
-    details: (typeof r.details === 'string' ? JSON.parse(r.details) : r.details) as Record<string, unknown>,
-  };
-}
-
-/** States a new claim may take over: the earlier decision about this (name, content) was not final for the content. */
-const RECLAIMABLE: FileState[] = ['duplicate', 'held', 'rejected', 'failed'];
-
-/**
- * The claim: ONE statement. It inserts the (name, content) as claimed, or takes over a
- * non-live row of the same (name, content). While the content is live (claimed or loaded)
- * under another name, the partial unique index on sha256 refuses the insert: the port
- * reports a unique violation, which is a lost claim. The NOT EXISTS keeps a re-claim from
- * even trying while a committed twin is live. SQLite and PostgreSQL run the same text.
- */
-const CLAIM_SQL = `
-INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, owner_host, owner_pid, owner_started_at,
-                             lease_until, first_seen_at, updated_at)
-VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (name, sha256) DO UPDATE SET
-  state = 'claimed', run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
-  owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
-  lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL,
-  updated_at = excluded.updated_at
-WHERE processed_files.state IN (${RECLAIMABLE.map((s) => `'${s}'`).join(', ')})
-  AND NOT EXISTS (SELECT 1 FROM processed_files live
-                  WHERE live.sha256 = excluded.sha256 AND live.state IN ('claimed', 'loaded'))
-RETURNING id`;
-
-/** Clears a claim's owner and lease as it becomes final. */
-const END_CLAIM = `owner_host = NULL, owner_pid = NULL, owner_started_at = NULL, lease_until = NULL`;
 
 /**
  * The ledger's rules, written once for every store. Each public method is one step of the
@@ -381,15 +295,7 @@ export class SqlLedger implements Ledger {
       `SELECT i.name, i.sha256, i.arrival, i.destination, i.run_id, i.at, r.ended_at, r.host, r.pid
          FROM move_intents i JOIN runs r ON r.run_id = i.run_id ORDER BY i.at`,
     );
-    return rows.map((r) => ({
-      name: String(r.name),
-      sha256: String(r.sha256),
-      arrival: String(r.arrival),
-      destination: r.destination as Destination,
-      runId: String(r.run_id),
-      at: iso(r.at)!,
-      run: { ended: r.ended_at !== null && r.ended_at !== undefined, host: String(r.host), pid: Number(r.pid) },
-    }));
+    return rows.map(intentRow);
   }
 
   /** An intent whose file is nowhere to be found: reported by the run, and not looked for again. */

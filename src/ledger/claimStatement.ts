@@ -1,0 +1,28 @@
+import type { FileState } from './types.js';
+
+/** States a new claim may take over: the earlier decision about this (name, content) was not final for the content. */
+export const RECLAIMABLE: FileState[] = ['duplicate', 'held', 'rejected', 'failed'];
+
+/**
+ * The claim: ONE statement. It inserts the (name, content) as claimed, or takes over a
+ * non-live row of the same (name, content). While the content is live (claimed or loaded)
+ * under another name, the partial unique index on sha256 refuses the insert: the port
+ * reports a unique violation, which is a lost claim. The NOT EXISTS keeps a re-claim from
+ * even trying while a committed twin is live. SQLite and PostgreSQL run the same text.
+ */
+export const CLAIM_SQL = `
+INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, owner_host, owner_pid, owner_started_at,
+                             lease_until, first_seen_at, updated_at)
+VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (name, sha256) DO UPDATE SET
+  state = 'claimed', run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
+  owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
+  lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL,
+  updated_at = excluded.updated_at
+WHERE processed_files.state IN (${RECLAIMABLE.map((s) => `'${s}'`).join(', ')})
+  AND NOT EXISTS (SELECT 1 FROM processed_files live
+                  WHERE live.sha256 = excluded.sha256 AND live.state IN ('claimed', 'loaded'))
+RETURNING id`;
+
+/** Clears a claim's owner and lease as it becomes final. */
+export const END_CLAIM = `owner_host = NULL, owner_pid = NULL, owner_started_at = NULL, lease_until = NULL`;
