@@ -3,6 +3,7 @@ import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { runAdopt } from '../pipeline/adopt.js';
 import { withArchiveWork } from './archiveWork.js';
+import { jsonDocument } from './jsonOutput.js';
 import { withConfigOptions, withSftpOptions } from './options.js';
 
 export function registerAdopt(program: Command, setExit: (status: number) => void): void {
@@ -17,8 +18,10 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
         if (!archive) throw new UsageError(`archive ${s.archive} does not exist`);
         return runAdopt({ ledger, db, schema: s.schema, archive, logger });
       });
-      if (flags.json) process.stdout.write(`${JSON.stringify(r)}\n`);
-      else {
+      if (flags.json) {
+        const { runId, ...rest } = r;
+        process.stdout.write(`${jsonDocument({ run: runId, ...rest })}\n`);
+      } else {
         for (const d of r.duplicates) process.stdout.write(`  content duplicate: ${d.name} has the same bytes as ${d.sameAs}\n`);
         process.stdout.write(
           `adopt ${r.runId} done: adopted=${r.adopted.length} known=${r.known.length} content_duplicates=${r.duplicates.length}\n`,

@@ -3,6 +3,7 @@ import { resolveSettings, type RawFlags } from '../config/settings.js';
 import type { Intake } from '../intake/intake.js';
 import { audit } from '../report/audit.js';
 import { withArchiveWork } from './archiveWork.js';
+import { jsonDocument } from './jsonOutput.js';
 import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
 
 const EMPTY_ARCHIVE: Intake = {
@@ -27,12 +28,12 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
     .action(async (flags: RawFlags & { json?: boolean }) => {
       const s = resolveSettings(flags);
       const result = await withArchiveWork(s, ({ ledger, db, archive }) => audit(ledger, db, s.schema, archive ?? EMPTY_ARCHIVE));
-      if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      if (flags.json) process.stdout.write(`${jsonDocument({ ...result })}\n`);
       else {
         for (const c of result.checks) {
           const n = c.discrepancies.length;
           process.stdout.write(`audit: ${c.name}: ${n === 0 ? 'ok' : `${n} discrepanc${n === 1 ? 'y' : 'ies'}`}\n`);
-          for (const d of c.discrepancies) process.stdout.write(`  ${d}\n`);
+          for (const d of c.discrepancies) process.stdout.write(`  ${d.message}\n`);
         }
         const n = result.discrepancies;
         process.stdout.write(

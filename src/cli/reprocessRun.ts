@@ -9,6 +9,7 @@ import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
 import { openFinanceForLoading } from './financeConnection.js';
 import { createLogger } from './logger.js';
+import { jsonDocument } from './jsonOutput.js';
 import { TerminalStatus } from './terminal.js';
 
 export interface ReprocessFlags {
@@ -85,7 +86,7 @@ export function reprocessLine(r: ReprocessResult): string {
 }
 
 export function reprocessJson(r: ReprocessResult): string {
-  return JSON.stringify({
+  return jsonDocument({
     run: r.runId,
     mode: 'reprocess',
     dry_run: r.dryRun,

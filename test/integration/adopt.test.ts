@@ -28,7 +28,7 @@ describe('adopt --archive', () => {
         ['settle_20261031_a01.csv', null], // no file marker: loaded by something older
         ['settle_20261101_a01.csv', 30],
       ]);
-      expect(j.duplicates).toEqual([expect.objectContaining({ name: 'settle_20261101_a02.csv', sameAs: 'settle_20261101_a01.csv' })]);
+      expect(j.duplicates).toEqual([expect.objectContaining({ name: 'settle_20261101_a02.csv', same_as: 'settle_20261101_a01.csv' })]);
       expect(fresh.ledgerFiles().map((f) => [f.name, f.state])).toEqual([
         ['settle_20261031_a01.csv', 'loaded'],
         ['settle_20261101_a01.csv', 'loaded'],
