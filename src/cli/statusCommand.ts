@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DEFAULTS, resolveSettings, type RawFlags } from '../config/settings.js';
 import { errorMessage } from '../errors.js';
-import { judgeStatus, STATUS_EXIT, statusFacts, statusJson, statusLine, type StatusLimits } from '../report/status.js';
+import { judgeStatus, STATUS_EXIT, statusFacts, statusJson, statusLine, type StatusFacts, type StatusLimits } from '../report/status.js';
 import { jsonDocument } from './jsonOutput.js';
 import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { withConfigOptions } from './options.js';
@@ -21,7 +21,7 @@ function unknown(flags: StatusFlags, message: string): number {
 
 async function check(flags: StatusFlags): Promise<number> {
   let limits: StatusLimits;
-  let facts;
+  let facts: StatusFacts;
   try {
     const s = resolveSettings(flags);
     limits = { maxAgeSeconds: s.maxAgeSeconds, maxWaitingRuns: s.maxWaitingRuns };
