@@ -6,6 +6,7 @@ import { ADOPT_OUTCOMES, runAdopt, type AdoptOutcome, type AdoptResult } from '.
 import { printable, printableJson } from '../report/printable.js';
 import { withArchiveWork } from './archiveWork.js';
 import { operatorName } from './operator.js';
+import { jsonDocument } from './jsonOutput.js';
 import { withConfigOptions, withSftpOptions } from './options.js';
 
 interface AdoptFlags extends RawFlags {
@@ -48,8 +49,7 @@ export function adoptText(r: AdoptResult): string {
 }
 
 export function adoptJson(r: AdoptResult): string {
-  return printableJson({
-    version: 1,
+  return jsonDocument({
     run: r.runId,
     dry_run: r.dryRun,
     ...counts(r),

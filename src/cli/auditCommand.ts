@@ -4,6 +4,7 @@ import type { Intake } from '../intake/intake.js';
 import { audit } from '../report/audit.js';
 import { printable, printableJson } from '../report/printable.js';
 import { withArchiveWork } from './archiveWork.js';
+import { jsonDocument } from './jsonOutput.js';
 import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
 
 const EMPTY_ARCHIVE: Intake = {
@@ -29,12 +30,12 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
     .action(async (flags: RawFlags & { json?: boolean }) => {
       const s = resolveSettings(flags);
       const result = await withArchiveWork(s, ({ ledger, db, archive }) => audit(ledger, db, s.schema, archive ?? EMPTY_ARCHIVE));
-      if (flags.json) process.stdout.write(`${printableJson(result)}\n`);
+      if (flags.json) process.stdout.write(`${jsonDocument({ ...result })}\n`);
       else {
         for (const c of result.checks) {
           const n = c.discrepancies.length;
           process.stdout.write(`audit: ${c.name}: ${n === 0 ? 'ok' : `${n} discrepanc${n === 1 ? 'y' : 'ies'}`}\n`);
-          for (const d of c.discrepancies) process.stdout.write(`  ${printable(d)}\n`);
+          for (const d of c.discrepancies) process.stdout.write(`  ${printable(d.message)}\n`);
         }
         const n = result.discrepancies;
         process.stdout.write(

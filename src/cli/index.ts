@@ -7,6 +7,8 @@ import { registerAdopt } from './adoptCommand.js';
 import { registerAudit } from './auditCommand.js';
 import { registerReports } from './reportCommand.js';
 import { registerRun } from './runCommand.js';
+import { registerStatus } from './statusCommand.js';
+import { STATUS_EXIT } from '../report/status.js';
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -37,6 +39,7 @@ function written(stream: NodeJS.WriteStream): Promise<void> {
 
 async function runOneCommand(argv: string[]): Promise<number> {
   let exitStatus = 0;
+  let usageStatus: number = EXIT_USAGE;
   const program = new Command('settle-ingest')
     .description('Loads payment-partner settlement files into the finance PostgreSQL database, exactly once.')
     .version(packageVersion())
@@ -50,6 +53,7 @@ Exit status:
   0  every ready file ended loaded, skipped or held (or the command succeeded)
   1  a file was rejected or failed, a stale claim was found, or the database was unreachable
   2  bad usage or configuration (including pending migrations): nothing was touched
+  'status' alone: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (the monitoring convention)
 
 Options also come from a JSON file (--config) and the environment (DATABASE_URL, SETTLE_*);
 flags win. Run 'settle-ingest demo' for a walk-through.`,
@@ -59,9 +63,10 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   };
   registerMigrate(program);
   registerRun(program, setExit);
-  registerReports(program);
+  registerReports(program, setExit);
   registerAudit(program, setExit);
   registerAdopt(program, setExit);
+  registerStatus(program, setExit);
   program
     .command('demo')
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')
@@ -71,6 +76,10 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
       setExit(await runDemo());
     });
   for (const cmd of program.commands) cmd.exitOverride();
+  // a monitoring system reads exit 2 as CRITICAL: a mistyped `status` flag is UNKNOWN instead
+  program.hook('preSubcommand', (_program, sub) => {
+    if (sub.name() === 'status') usageStatus = STATUS_EXIT.UNKNOWN;
+  });
 
   try {
     await program.parseAsync(argv);
@@ -78,7 +87,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version end here with exit code 0; everything else is bad usage
-      return err.exitCode === 0 ? 0 : EXIT_USAGE;
+      return err.exitCode === 0 ? 0 : usageStatus;
     }
     if (err instanceof SettleError) {
       process.stderr.write(`settle-ingest: ${redactSecrets(err.message)}\n`);

@@ -3,18 +3,29 @@ import { resolveSettings, type RawFlags, type Settings } from '../config/setting
 import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { connectFinance } from '../load/connectFinance.js';
 import { migrateFinance } from '../load/migrateFinance.js';
+import { jsonDocument } from './jsonOutput.js';
 import { withConfigOptions } from './options.js';
+
+export interface MigrateResult {
+  financeSchema: string;
+  financeVersion: number;
+  /** finance migrations applied by this call (none when it was up to date) */
+  applied: number[];
+  ledger: string;
+}
 
 export function registerMigrate(program: Command): void {
   withConfigOptions(program.command('migrate'))
     .description('create or upgrade the ledger and the finance schema')
-    .action(async (flags: RawFlags) => {
-      process.stdout.write(`${await migrateAll(resolveSettings(flags))}\n`);
+    .option('--json', 'one JSON object')
+    .action(async (flags: RawFlags & { json?: boolean }) => {
+      const r = await migrateEverything(resolveSettings(flags));
+      process.stdout.write(`${flags.json ? jsonDocument({ ...r }) : migrateLine(r)}\n`);
     });
 }
 
-/** Migrates the finance schema and the ledger; returns the one-line report. */
-export async function migrateAll(s: Settings): Promise<string> {
+/** Migrates the finance schema and the ledger. */
+async function migrateEverything(s: Settings): Promise<MigrateResult> {
   const db = await connectFinance(s.databaseUrl, { timeoutSeconds: s.dbTimeoutSeconds, onLost: () => undefined });
   let finance;
   try {
@@ -24,6 +35,15 @@ export async function migrateAll(s: Settings): Promise<string> {
   }
   const ledger = await ledgerFromSettings(s, { create: true });
   await ledger.close();
-  const applied = finance.applied.length ? `applied ${finance.applied.join(', ')}` : 'up to date';
-  return `migrate done: finance schema ${s.schema} at version ${finance.current} (${applied}); ledger ${ledger.location} current`;
+  return { financeSchema: s.schema, financeVersion: finance.current, applied: finance.applied, ledger: ledger.location };
+}
+
+function migrateLine(r: MigrateResult): string {
+  const applied = r.applied.length ? `applied ${r.applied.join(', ')}` : 'up to date';
+  return `migrate done: finance schema ${r.financeSchema} at version ${r.financeVersion} (${applied}); ledger ${r.ledger} current`;
+}
+
+/** Migrates the finance schema and the ledger; returns the one-line report. */
+export async function migrateAll(s: Settings): Promise<string> {
+  return migrateLine(await migrateEverything(s));
 }

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
-import { UsageError } from '../errors.js';
+import { EXIT_PROBLEM, UsageError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { ledgerFromSettings } from './ledgerFromSettings.js';
-import { fileHistory, formatHistory } from '../report/history.js';
-import { formatRuns } from '../report/runsReport.js';
-import { printableJson } from '../report/printable.js';
+import { eventJson, fileHistory, formatHistory } from '../report/history.js';
+import { decisionJson, formatRunReport, runReport } from '../report/runReport.js';
+import { formatRuns, runJson } from '../report/runsReport.js';
 import { formatSkips, skipsByWeek } from '../report/skipsReport.js';
+import { jsonDocument } from './jsonOutput.js';
 import { withConfigOptions } from './options.js';
 
 interface ReportFlags extends RawFlags {
@@ -32,34 +33,50 @@ async function withLedger<T>(s: Settings, fn: (ledger: Ledger) => Promise<T>): P
 
 const print = (text: string) => process.stdout.write(`${text}\n`);
 
-export function registerReports(program: Command): void {
-  const report = program.command('report').description('what the ledger says: recent runs, weekly skips');
+export function registerReports(program: Command, setExit: (status: number) => void): void {
+  const report = program.command('report').description('what the ledger says: recent runs, one run file by file, weekly skips');
 
   withConfigOptions(report.command('runs'))
-    .description('the recent runs and their counts, newest first')
+    .description('the recent runs, newest first: how each ended and why, host, duration, counts, exit status')
     .option('--last <n>', 'how many runs (default 20)')
-    .option('--json', 'one JSON array')
+    .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
       const runs = await withLedger(resolveSettings(flags), (l) => l.recentRuns(count(flags.last, 20, '--last')));
-      print(flags.json ? printableJson(runs) : formatRuns(runs));
+      print(flags.json ? jsonDocument({ runs: runs.map(runJson) }) : formatRuns(runs));
+    });
+
+  withConfigOptions(report.command('run'))
+    .argument('[run-id]', 'the run (default: the latest)')
+    .description('every file decision of one run, with its outcome, rows and reason or the original it duplicated')
+    .option('--json', 'one JSON object')
+    .action(async (runId: string | undefined, flags: ReportFlags) => {
+      const r = await withLedger(resolveSettings(flags), (l) => runReport(l, runId));
+      // an unknown run id is "nothing matches" (exit 1); an empty ledger has simply no runs yet
+      if (!r && runId !== undefined) setExit(EXIT_PROBLEM);
+      if (flags.json) print(jsonDocument({ run: r ? runJson(r.run) : null, decisions: r ? r.decisions.map(decisionJson) : [] }));
+      else print(r ? formatRunReport(r) : runId === undefined ? 'no runs recorded yet' : `no run ${runId} in the ledger`);
     });
 
   withConfigOptions(report.command('skips'))
-    .description('skips (duplicates) and holds per ISO week: the weekly review')
+    .description('the weekly review: skips and holds per ISO week; rejected, failed, not-ready and ignored files')
     .option('--weeks <n>', 'how many weeks back (default 8)')
-    .option('--json', 'one JSON array')
+    .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 8, '--weeks');
       const result = await withLedger(resolveSettings(flags), (l) => skipsByWeek(l, weeks));
-      print(flags.json ? printableJson(result) : formatSkips(result, weeks));
+      print(flags.json ? jsonDocument({ ...result }) : formatSkips(result));
     });
 
   withConfigOptions(program.command('history'))
-    .argument('<file-or-sha256>', 'a file name (or path) or a content SHA-256')
-    .description('every ledger event for one file or content, oldest first')
-    .option('--json', 'one JSON array')
-    .action(async (fileOrSha: string, flags: ReportFlags) => {
-      const events = await withLedger(resolveSettings(flags), (l) => fileHistory(l, fileOrSha));
-      print(flags.json ? printableJson(events) : formatHistory(events, fileOrSha));
+    .argument('<file-or-sha256>', 'a file name (or path), a content SHA-256, or its first 8 or more hex digits')
+    .description('every ledger event for one file or content, oldest first; exit 1 when nothing matches')
+    .option('--json', 'one JSON object')
+    .action(async (asked: string, flags: ReportFlags) => {
+      const { events, askedIsRun } = await withLedger(resolveSettings(flags), async (l) => {
+        const found = await fileHistory(l, asked);
+        return { events: found, askedIsRun: found.length === 0 && (await l.run(asked)) !== undefined };
+      });
+      if (events.length === 0) setExit(EXIT_PROBLEM);
+      print(flags.json ? jsonDocument({ query: asked, events: events.map(eventJson) }) : formatHistory(events, asked, askedIsRun));
     });
 }

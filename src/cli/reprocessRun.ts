@@ -9,7 +9,7 @@ import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
 import { openFinanceForLoading } from './financeConnection.js';
 import { createLogger } from './logger.js';
 import { operatorName } from './operator.js';
-import { printableJson } from '../report/printable.js';
+import { jsonDocument } from './jsonOutput.js';
 import { TerminalStatus } from './terminal.js';
 
 export interface ReprocessFlags {
@@ -86,7 +86,7 @@ export function reprocessLine(r: ReprocessResult): string {
 }
 
 export function reprocessJson(r: ReprocessResult): string {
-  return printableJson({
+  return jsonDocument({
     run: r.runId,
     mode: 'reprocess',
     dry_run: r.dryRun,

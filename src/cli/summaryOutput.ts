@@ -1,34 +1,31 @@
 import type { IngestResult } from '../pipeline/runIngest.js';
-import { printable, printableJson } from '../report/printable.js';
+import { printable } from '../report/printable.js';
+import { COUNT_FIELDS, countsText } from '../report/runCounts.js';
+import { jsonDocument } from './jsonOutput.js';
 
-/** The one summary line scripts and people read: `run <id> done: loaded=1 skipped=1 …`. */
+/**
+ * The one summary line scripts and people read: `run <id> done: loaded=1 skipped=1 …`. Exit 1
+ * must always be explained on it: a non-zero count, or a tail naming what stopped the run
+ * or which files have waited in the intake too long.
+ */
 export function summaryLine(r: IngestResult): string {
-  const c = r.counts;
-  const counts =
-    `loaded=${c.loaded} skipped=${c.skipped} held=${c.held} rejected=${c.rejected} failed=${c.failed} not_ready=${c.notReady} ` +
-    `ignored=${c.ignored} stale=${c.stale} move_failed=${c.moveFailed} rows=${c.rows}`;
-  const tail = r.abortedBy ? ` (stopped early: ${printable(r.abortedBy)})` : '';
-  return `run ${r.runId} ${r.abortedBy ? 'stopped' : 'done'}: ${counts}${tail}`;
+  const tails = [
+    ...(r.abortedBy ? [`stopped early: ${r.abortedBy}`] : []),
+    ...(r.waitingTooLong.length > 0 ? [`waiting too long: ${r.waitingTooLong.map((w) => `${w.name} for ${w.runs} runs`).join(', ')}`] : []),
+  ];
+  const tail = tails.map((t) => ` (${printable(t)})`).join('');
+  return `run ${r.runId} ${r.abortedBy ? 'stopped' : 'done'}: ${countsText(r.counts)}${tail}`;
 }
 
 /** `--json`: the same counts at top level plus one entry per file. */
 export function summaryJson(r: IngestResult): string {
-  const c = r.counts;
-  return printableJson({
+  return jsonDocument({
     run: r.runId,
     mode: r.mode,
-    loaded: c.loaded,
-    skipped: c.skipped,
-    held: c.held,
-    rejected: c.rejected,
-    failed: c.failed,
-    not_ready: c.notReady,
-    ignored: c.ignored,
-    stale: c.stale,
-    move_failed: c.moveFailed,
-    rows: c.rows,
+    ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, r.counts[key]])),
     exit_status: r.exitStatus,
     ...(r.abortedBy ? { stopped_early: r.abortedBy } : {}),
+    waiting_too_long: r.waitingTooLong,
     files: r.files.map((f) => ({
       name: f.name,
       sha256: f.sha256,

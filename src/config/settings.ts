@@ -34,6 +34,7 @@ const OPTIONS = {
   ignore: { env: 'SETTLE_IGNORE', kind: 'globs' },
   maxWaitingRuns: { env: 'SETTLE_MAX_WAITING_RUNS', kind: 'count' },
   metricsFile: { env: 'SETTLE_METRICS_FILE', kind: 'string' },
+  maxAge: { env: 'SETTLE_MAX_AGE', kind: 'duration' },
   mode: { env: 'SETTLE_MODE', kind: 'string' },
 } as const;
 
@@ -63,6 +64,8 @@ export interface Settings {
   ignore: string[];
   maxWaitingRuns: number;
   metricsFile: string | undefined;
+  /** `status`: how old the last successful run may be before the check is critical */
+  maxAgeSeconds: number;
   mode: 'scheduled' | 'manual' | undefined;
   sftp: {
     keyPath: string | undefined;
@@ -85,6 +88,7 @@ export const DEFAULTS = {
   dbTimeout: 60,
   logLevel: 'info',
   maxWaitingRuns: 2,
+  maxAge: '26h',
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -128,6 +132,16 @@ function globs(p: { value: unknown; from: string } | undefined): string[] {
     throw new UsageError(`${p.from}: expected file name patterns, got ${JSON.stringify(p.value)}`);
   }
   return (list as string[]).map((g) => g.trim());
+}
+
+const UNIT_SECONDS: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** Seconds, or a number with a unit: `90m`, `26h`, `2d`. */
+function duration(p: { value: unknown; from: string } | undefined, fallback: string): number {
+  const value = p?.value ?? fallback;
+  const m = typeof value === 'string' || typeof value === 'number' ? /^(\d+(?:\.\d+)?)\s*([smhd]?)$/.exec(String(value).trim()) : null;
+  if (!m) throw new UsageError(`${p?.from}: expected a duration such as 3600, 90m, 26h or 2d, got ${JSON.stringify(value)}`);
+  return Number(m[1]) * UNIT_SECONDS[m[2]!]!;
 }
 
 function count(p: { value: unknown; from: string } | undefined, fallback: number): number {
@@ -216,6 +230,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     ignore: globs(pick('ignore')),
     maxWaitingRuns: count(pick('maxWaitingRuns'), DEFAULTS.maxWaitingRuns),
     metricsFile: str('metricsFile'),
+    maxAgeSeconds: duration(pick('maxAge'), DEFAULTS.maxAge),
     mode,
     sftp: {
       keyPath: str('sftpKey'),

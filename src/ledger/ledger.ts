@@ -59,12 +59,16 @@ export interface Ledger {
   closeDeadRun(runId: string, foundBy: string, reason: string): Promise<boolean>;
   run(runId: string): Promise<RunRow | undefined>;
   recentRuns(limit: number): Promise<RunRow[]>;
+  /** the latest scheduled or manual run that finished its work (`successful`: and exited 0) */
+  latestIngestRun(opts: { successful: boolean }): Promise<RunRow | undefined>;
 
   record(e: EventInput): Promise<void>;
   eventsOfRun(runId: string): Promise<LedgerEvent[]>;
   /** every event for a file name or a content hash, oldest first */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
   eventsSince(kinds: EventKind[], since: string): Promise<LedgerEvent[]>;
+  /** the contents (SHA-256) whose hash starts with `prefix` (lower-case hex), at most `limit` */
+  contentsWithPrefix(prefix: string, limit: number): Promise<string[]>;
   contentsLoadedTwice(): Promise<{ sha256: string; loads: number }[]>;
 
   file(name: string, sha256: string): Promise<FileRow | undefined>;

@@ -122,6 +122,15 @@ export class SqlLedger implements Ledger {
     return (await this.read('SELECT * FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?', [limit])).map(runRow);
   }
 
+  /** Runs from before statuses were kept (status NULL) count as finished once they have an end. */
+  async latestIngestRun(opts: { successful: boolean }): Promise<RunRow | undefined> {
+    const rows = await this.read(
+      `SELECT * FROM runs WHERE mode <> 'reprocess' AND ended_at IS NOT NULL AND (status = 'finished' OR status IS NULL)
+         ${opts.successful ? 'AND exit_status = 0' : ''} ORDER BY ended_at DESC, run_id DESC LIMIT 1`,
+    );
+    return rows[0] ? runRow(rows[0]) : undefined;
+  }
+
   // ---- events
 
   private appendEvent(e: EventInput): Promise<number> {
@@ -156,6 +165,14 @@ export class SqlLedger implements Ledger {
   /** Events of the given kinds at or after `since` (ISO time), oldest first. */
   eventsSince(kinds: EventKind[], since: string): Promise<LedgerEvent[]> {
     return this.events(`event IN (${marks(kinds.length)}) AND at >= ?`, [...kinds, since]);
+  }
+
+  async contentsWithPrefix(prefix: string, limit: number): Promise<string[]> {
+    const rows = await this.read('SELECT DISTINCT sha256 FROM ledger_events WHERE sha256 LIKE ? ORDER BY sha256 LIMIT ?', [
+      `${prefix}%`,
+      limit,
+    ]);
+    return rows.map((r) => String(r.sha256));
   }
 
   /** Contents recorded as loaded (or recovered as loaded) by more than one event: must never happen. */

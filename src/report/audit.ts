@@ -2,14 +2,40 @@ import type pg from 'pg';
 import type { Intake } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
 import { sha256Of } from '../intake/sha256Of.js';
-import { ownerIsGone } from '../ledger/owner.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { loadFacts } from '../load/financeFacts.js';
+import { staleClaims } from './ledgerHealth.js';
+
+/** What kind of discrepancy: a script decides by this, a person reads the message. */
+export type DiscrepancyKind =
+  | 'content_loaded_twice'
+  | 'no_file_marker'
+  | 'ledger_row_count_differs'
+  | 'load_unknown_to_ledger'
+  | 'table_row_count_differs'
+  | 'stale_claim'
+  | 'archived_file_unknown';
+
+export interface Discrepancy {
+  kind: DiscrepancyKind;
+  file: string | null;
+  sha256: string | null;
+  run: string | null;
+  message: string;
+}
 
 export interface AuditResult {
-  checks: { name: string; discrepancies: string[] }[];
+  checks: { name: string; discrepancies: Discrepancy[] }[];
   discrepancies: number;
 }
+
+const found = (kind: DiscrepancyKind, file: string | null, sha256: string | null, run: string | null, message: string): Discrepancy => ({
+  kind,
+  file,
+  sha256,
+  run,
+  message,
+});
 
 /**
  * Cross-checks the ledger, the finance database and the archive: one load per content,
@@ -19,28 +45,39 @@ export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, a
   const facts = await loadFacts(db, schema);
   const bySha = new Map(facts.map((f) => [f.sha256, f]));
   const checks: AuditResult['checks'] = [];
-  const check = (name: string, discrepancies: string[]) => checks.push({ name, discrepancies });
+  const check = (name: string, discrepancies: Discrepancy[]) => checks.push({ name, discrepancies });
 
   check(
     'each content loaded once',
-    (await ledger.contentsLoadedTwice()).map((x) => `content ${x.sha256} has ${x.loads} load events in the ledger`),
+    (await ledger.contentsLoadedTwice()).map((x) =>
+      found('content_loaded_twice', null, x.sha256, null, `content ${x.sha256} has ${x.loads} load events in the ledger`),
+    ),
   );
 
   const loaded = await ledger.filesInState('loaded');
   check('ledger loads match the finance database', [
     ...loaded.flatMap((f) => {
       const fact = bySha.get(f.sha256);
-      if (!fact) return [`${f.name} (${f.sha256}) is loaded in the ledger (run ${f.runId}) but has no file marker in ${schema}.file_loads`];
+      if (!fact) {
+        const message = `${f.name} (${f.sha256}) is loaded in the ledger (run ${f.runId}) but has no file marker in ${schema}.file_loads`;
+        return [found('no_file_marker', f.name, f.sha256, f.runId, message)];
+      }
       if (f.rowCount !== null && f.rowCount !== fact.markerRows) {
-        return [`${f.name}: the ledger counts ${f.rowCount} rows, the file marker ${fact.markerRows}`];
+        const message = `${f.name}: the ledger counts ${f.rowCount} rows, the file marker ${fact.markerRows}`;
+        return [found('ledger_row_count_differs', f.name, f.sha256, f.runId, message)];
       }
       return [];
     }),
     ...facts
       .filter((fact) => !loaded.some((f) => f.sha256 === fact.sha256))
-      .map(
-        (fact) =>
+      .map((fact) =>
+        found(
+          'load_unknown_to_ledger',
+          fact.fileName,
+          fact.sha256,
+          fact.runId,
           `${fact.fileName} (${fact.sha256}) was loaded by run ${fact.runId} but the ledger has no load of it (a lost or replaced ledger?)`,
+        ),
       ),
   ]);
 
@@ -48,29 +85,37 @@ export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, a
     'row counts match the file markers',
     facts
       .filter((f) => f.markerRows !== f.actualRows)
-      .map((f) => `${f.fileName}: the file marker says ${f.markerRows} rows, ${schema}.settlement_rows holds ${f.actualRows}`),
-  );
-
-  const now = Date.now();
-  check(
-    'no stale claims',
-    (await ledger.filesInState('claimed'))
-      .filter(
-        (c) =>
-          ownerIsGone({ host: c.ownerHost, pid: c.ownerPid, startedAt: c.ownerStartedAt }) ||
-          (c.leaseUntil !== null && Date.parse(c.leaseUntil) < now),
-      )
-      .map(
-        (c) => `${c.name} is claimed by run ${c.runId} (pid ${c.ownerPid} on ${c.ownerHost}, lease until ${c.leaseUntil}), which is gone`,
+      .map((f) =>
+        found(
+          'table_row_count_differs',
+          f.fileName,
+          f.sha256,
+          f.runId,
+          `${f.fileName}: the file marker says ${f.markerRows} rows, ${schema}.settlement_rows holds ${f.actualRows}`,
+        ),
       ),
   );
 
-  const unknown: string[] = [];
+  check(
+    'no stale claims',
+    (await staleClaims(ledger)).map((c) =>
+      found(
+        'stale_claim',
+        c.name,
+        c.sha256,
+        c.runId,
+        `${c.name} is claimed by run ${c.runId} (pid ${c.ownerPid} on ${c.ownerHost}, lease until ${c.leaseUntil}), which is gone`,
+      ),
+    ),
+  );
+
+  const unknown: Discrepancy[] = [];
   for (const entry of await archive.list()) {
     if (entry.notRegular || isInProgressName(entry.name)) continue; // hidden temporaries of an interrupted move
     const sha = await sha256Of(archive, entry.name);
     if (!(await ledger.knowsContent(sha)).some((f) => f.state === 'loaded')) {
-      unknown.push(`${archive.description}/${entry.name} (${sha}) is in the archive but the ledger has no load of its content`);
+      const message = `${archive.description}/${entry.name} (${sha}) is in the archive but the ledger has no load of its content`;
+      unknown.push(found('archived_file_unknown', entry.name, sha, null, message));
     }
   }
   check('every archived file is known to the ledger', unknown);

@@ -1,12 +1,16 @@
 import { basename } from 'node:path';
+import { UsageError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger/types.js';
 import { printable } from './printable.js';
 import { textTable } from './textTable.js';
 
-/** `history FILE-OR-SHA256`: every ledger event for a file name (a path is reduced to its name) or a content hash. */
-export async function fileHistory(ledger: Ledger, fileOrSha: string): Promise<LedgerEvent[]> {
-  const key = /^[0-9a-fA-F]{64}$/.test(fileOrSha) ? fileOrSha.toLowerCase() : basename(fileOrSha);
+const SHA256 = /^[0-9a-f]{64}$/i;
+/** Short enough to type from a mail, long enough to be unique in any real ledger. */
+const SHA256_PREFIX = /^[0-9a-f]{8,63}$/i;
+
+/** Every event of a name or content, plus what happened to its contents under other names. */
+async function eventsWithTwins(ledger: Ledger, key: string): Promise<LedgerEvent[]> {
   const direct = await ledger.eventsFor(key);
   // a name's history includes what happened to its content under other names (the original a01 of a resend a02)
   const shas = new Set(direct.map((e) => e.sha256).filter((s): s is string => s !== null));
@@ -15,10 +19,33 @@ export async function fileHistory(ledger: Ledger, fileOrSha: string): Promise<Le
   return [...all.values()].sort((a, b) => a.id - b.id);
 }
 
-function describe(e: LedgerEvent): string {
+/**
+ * `history FILE-OR-SHA256-OR-PREFIX`: every ledger event for a file name (a path is reduced
+ * to its name), a content hash, or the first 8+ hex digits of one. A prefix that fits
+ * several contents is refused with them listed, never guessed.
+ */
+export async function fileHistory(ledger: Ledger, asked: string): Promise<LedgerEvent[]> {
+  if (SHA256.test(asked)) return eventsWithTwins(ledger, asked.toLowerCase());
+  const byName = await eventsWithTwins(ledger, basename(asked));
+  if (byName.length > 0 || !SHA256_PREFIX.test(asked)) return byName;
+  const shas = await ledger.contentsWithPrefix(asked.toLowerCase(), 6);
+  if (shas.length > 1) {
+    const listed = shas.slice(0, 5).join(', ');
+    throw new UsageError(`${asked} is the start of several contents (${listed}${shas.length > 5 ? ', …' : ''}): give more of the SHA-256`);
+  }
+  return shas[0] ? eventsWithTwins(ledger, shas[0]) : [];
+}
+
+/** One ledger event for `--json` (`history`, `report run`). */
+export function eventJson(e: LedgerEvent): Record<string, unknown> {
+  return { id: e.id, run: e.runId, at: e.at, event: e.event, name: e.name, sha256: e.sha256, details: e.details };
+}
+
+/** An event's details as a person reads them: the original a skip duplicated, a reject's reason, … */
+export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: true }): string {
   const d = e.details as Record<string, unknown>;
   const parts: string[] = [];
-  if (typeof d.rows === 'number') parts.push(`${d.rows} rows`);
+  if (opts.rows && typeof d.rows === 'number') parts.push(`${d.rows} rows`);
   const dup = d.duplicateOf as { name: string; run: string; source?: string } | undefined;
   if (dup) parts.push(`same bytes as ${dup.name}, run ${dup.run}${dup.source === 'finance-database' ? ' (per the finance database)' : ''}`);
   const held = d.heldFor as { name: string; run: string } | undefined;
@@ -32,8 +59,9 @@ function describe(e: LedgerEvent): string {
   return parts.join('; ');
 }
 
-export function formatHistory(events: LedgerEvent[], asked: string): string {
-  if (events.length === 0) return `no ledger events for ${printable(asked)}`;
+export function formatHistory(events: LedgerEvent[], asked: string, askedIsRun: boolean): string {
+  if (events.length === 0)
+    return `no ledger events for ${printable(asked)}${askedIsRun ? `: it is a run, see \`settle-ingest report run ${asked}\`` : ''}`;
   return textTable(
     ['time (UTC)', 'run', 'event', 'file', 'sha256', 'details'],
     events.map((e) => [
@@ -42,7 +70,7 @@ export function formatHistory(events: LedgerEvent[], asked: string): string {
       e.event,
       e.name,
       e.sha256 ? `${e.sha256.slice(0, 12)}…` : '-',
-      describe(e),
+      describeEvent(e),
     ]),
   );
 }

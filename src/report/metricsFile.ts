@@ -4,8 +4,9 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { ownerIsGone } from '../ledger/owner.js';
 import type { RunCounts } from '../ledger/types.js';
+import { filesWaitingNow, staleClaims } from './ledgerHealth.js';
+import { COUNT_FIELDS } from './runCounts.js';
 
 export interface RunMetricsInput {
   startedAt: number;
@@ -19,22 +20,13 @@ export interface RunMetricsInput {
 
 const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds';
 
-const OUTCOMES: [string, keyof RunCounts][] = [
-  ['loaded', 'loaded'],
-  ['skipped', 'skipped'],
-  ['held', 'held'],
-  ['rejected', 'rejected'],
-  ['failed', 'failed'],
-  ['not_ready', 'notReady'],
-  ['ignored', 'ignored'],
-  ['stale', 'stale'],
-  ['move_failed', 'moveFailed'],
-];
+/** The summary line's counts of files (rows have their own gauge). */
+const OUTCOMES = COUNT_FIELDS.filter(([, key]) => key !== 'rows');
 
 /** The last success from the ledger; without a ledger, what the previous file said (never reset to 0 by an outage). */
 async function lastSuccess(path: string, ledger: Ledger | undefined): Promise<number> {
   if (ledger) {
-    const ok = (await ledger.recentRuns(1000)).find((r) => r.exitStatus === 0 && r.mode !== 'reprocess');
+    const ok = await ledger.latestIngestRun({ successful: true });
     if (ok?.endedAt) return Date.parse(ok.endedAt) / 1000;
   }
   const previous = await readFile(path, 'utf8').catch(() => '');
@@ -42,14 +34,10 @@ async function lastSuccess(path: string, ledger: Ledger | undefined): Promise<nu
   return m ? Number(m[1]) : 0;
 }
 
-async function staleClaims(ledger: Ledger | undefined): Promise<number> {
+/** The longest streak of runs that left one file waiting in the intake (held, not ready, failed). */
+async function longestWait(ledger: Ledger | undefined): Promise<number> {
   if (!ledger) return 0;
-  const claims = await ledger.filesInState('claimed');
-  return claims.filter(
-    (c) =>
-      ownerIsGone({ host: c.ownerHost, pid: c.ownerPid, startedAt: c.ownerStartedAt }) ||
-      (c.leaseUntil !== null && Date.parse(c.leaseUntil) < Date.now()),
-  ).length;
+  return Math.max(0, ...(await filesWaitingNow(ledger, 0)).map((w) => w.runs));
 }
 
 /** Age of the oldest regular file still in the intake (0 when empty or unreachable). */
@@ -86,7 +74,10 @@ export async function writeRunMetrics(path: string, m: RunMetricsInput, log: Log
       gauge('settle_ingest_last_run_duration_seconds', 'How long the last run took.', [['', (Date.now() - m.startedAt) / 1000]]),
       gauge('settle_ingest_last_run_exit_status', 'Exit status of the last run (0 ok, 1 problem, 2 configuration).', [['', m.exitStatus]]),
       gauge('settle_ingest_stale_claims', 'Claims in the ledger whose owner is gone or whose lease has passed.', [
-        ['', await staleClaims(m.ledger)],
+        ['', m.ledger ? (await staleClaims(m.ledger)).length : 0],
+      ]),
+      gauge('settle_ingest_longest_waiting_runs', 'Runs in a row that the longest-waiting file was left in the intake.', [
+        ['', await longestWait(m.ledger)],
       ]),
       gauge('settle_ingest_oldest_waiting_file_age_seconds', 'Age of the oldest file still in the intake.', [
         ['', Math.round(await oldestWaiting(m.intake))],

@@ -1,26 +1,67 @@
-import type { RunRow } from '../ledger/types.js';
+import type { RunRow, RunStatus } from '../ledger/types.js';
+import { COUNT_FIELDS, recordedCounts } from './runCounts.js';
 import { textTable } from './textTable.js';
 
-const time = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 19) : '(running or died)');
+/** Runs recorded before statuses were kept have none: their end tells. */
+export const statusOf = (r: RunRow): RunStatus => r.status ?? (r.endedAt ? 'finished' : 'running');
 
-/** `report runs`: the recent runs, newest first, with their counts as the ledger recorded them. */
+/**
+ * How long the run worked; null while it runs, and for a run that died (its end is when a
+ * later run found it dead, not when it stopped).
+ */
+export function durationSeconds(r: RunRow): number | null {
+  if (!r.endedAt || statusOf(r) === 'died' || statusOf(r) === 'running') return null;
+  return Math.max(0, (Date.parse(r.endedAt) - Date.parse(r.startedAt)) / 1000);
+}
+
+export function formatDuration(seconds: number | null): string {
+  if (seconds === null) return '-';
+  if (seconds < 60) return `${seconds.toFixed(1)}s`;
+  const s = Math.round(seconds);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  if (s < 3600) return `${Math.floor(s / 60)}m${pad(s % 60)}s`;
+  return `${Math.floor(s / 3600)}h${pad(Math.floor((s % 3600) / 60))}m`;
+}
+
+export const utcTime = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 19) : '-');
+
+/** One run for `--json` (`report runs`, `report run`, `status`): the counts under the summary line's names. */
+export function runJson(r: RunRow): Record<string, unknown> {
+  const counts = recordedCounts(r);
+  return {
+    run: r.runId,
+    mode: r.mode,
+    status: statusOf(r),
+    reason: r.reason,
+    host: r.host,
+    pid: r.pid,
+    startedAt: r.startedAt,
+    endedAt: r.endedAt,
+    durationSeconds: durationSeconds(r),
+    ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, counts[key]])),
+    reprocessed: r.reprocessed,
+    exitStatus: r.exitStatus,
+  };
+}
+
+/** `report runs`: the recent runs, newest first, with how each ended and why, as the ledger recorded them. */
 export function formatRuns(runs: RunRow[]): string {
   if (runs.length === 0) return 'no runs recorded yet';
   return textTable(
-    ['run', 'mode', 'started (UTC)', 'ended (UTC)', 'loaded', 'skipped', 'held', 'rejected', 'failed', 'not_ready', 'rows', 'exit'],
-    runs.map((r) => [
-      r.runId,
-      r.mode,
-      time(r.startedAt),
-      time(r.endedAt),
-      r.loaded ?? '-',
-      r.skipped ?? '-',
-      r.held ?? '-',
-      r.rejected ?? '-',
-      r.failed ?? '-',
-      r.notReady ?? '-',
-      r.rowCount ?? '-',
-      r.exitStatus ?? '-',
-    ]),
+    ['run', 'mode', 'host', 'started (UTC)', 'took', 'status', 'exit', ...COUNT_FIELDS.map(([label]) => label), 'reason'],
+    runs.map((r) => {
+      const counts = recordedCounts(r);
+      return [
+        r.runId,
+        r.mode,
+        r.host,
+        utcTime(r.startedAt),
+        formatDuration(durationSeconds(r)),
+        statusOf(r),
+        r.exitStatus ?? '-',
+        ...COUNT_FIELDS.map(([, key]) => counts[key] ?? '-'),
+        r.reason ?? '',
+      ];
+    }),
   );
 }

@@ -1,39 +1,128 @@
 import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerEvent } from '../ledger/types.js';
 import { isoWeek } from './isoWeek.js';
 import { textTable } from './textTable.js';
+
+/** What the weekly review counts; ops/weekly-skips.sql counts the same kinds per the same ISO weeks. */
+const REVIEWED = ['skipped', 'held', 'rejected', 'failed', 'not_ready', 'ignored'] as const;
+type Reviewed = (typeof REVIEWED)[number];
+/** Outcomes listed file by file in their own sections, not among the skips. */
+const LISTED = ['rejected', 'failed', 'not_ready', 'ignored'] as const;
+type Listed = (typeof LISTED)[number];
 
 export interface WeekOfSkips {
   week: string;
   skipped: number;
   held: number;
+  rejected: number;
+  failed: number;
+  notReady: number;
+  ignored: number;
   files: { name: string; outcome: 'skipped' | 'held'; run: string | null; sameAs?: string; originalRun?: string }[];
 }
 
-/** `report skips`: skips and holds per ISO week over the last `weeks` weeks, newest first. */
-export async function skipsByWeek(ledger: Ledger, weeks: number, now = new Date()): Promise<WeekOfSkips[]> {
-  const since = new Date(now.getTime() - weeks * 7 * 86_400_000).toISOString();
-  const byWeek = new Map<string, WeekOfSkips>();
-  for (const e of await ledger.eventsSince(['skipped', 'held'], since)) {
-    const week = isoWeek(new Date(e.at));
-    const w = byWeek.get(week) ?? { week, skipped: 0, held: 0, files: [] };
-    const outcome = e.event as 'skipped' | 'held';
-    w[outcome]++;
-    const d = e.details as { duplicateOf?: { name: string; run: string }; heldFor?: { name: string; run: string } };
-    const other = d.duplicateOf ?? d.heldFor;
-    w.files.push({ name: e.name, outcome, run: e.runId, ...(other ? { sameAs: other.name, originalRun: other.run } : {}) });
-    byWeek.set(week, w);
-  }
-  return [...byWeek.values()].sort((a, b) => b.week.localeCompare(a.week));
+/** A file that was rejected, failed, not ready or ignored in the period, however many times. */
+export interface ListedFile {
+  name: string;
+  sha256: string | null;
+  times: number;
+  firstAt: string;
+  lastAt: string;
+  lastRun: string | null;
+  /** the latest reason given */
+  reason: string | null;
 }
 
-export function formatSkips(weeks: WeekOfSkips[], span: number): string {
-  if (weeks.length === 0) return `no skips or holds in the last ${span} weeks`;
-  const rows: (string | number)[][] = [];
-  for (const w of weeks) {
-    w.files.forEach((f, i) => {
-      const why = f.sameAs ? `${f.outcome === 'skipped' ? 'same bytes as' : 'twin of'} ${f.sameAs} (run ${f.originalRun})` : '';
-      rows.push([i === 0 ? w.week : '', i === 0 ? w.skipped : '', i === 0 ? w.held : '', f.outcome, f.name, why]);
-    });
+export interface SkipsReport {
+  weeksBack: number;
+  /** newest first */
+  weeks: WeekOfSkips[];
+  rejected: ListedFile[];
+  failed: ListedFile[];
+  notReady: ListedFile[];
+  ignored: ListedFile[];
+}
+
+const COUNT_KEY: Record<Reviewed, Exclude<keyof WeekOfSkips, 'week' | 'files'>> = {
+  skipped: 'skipped',
+  held: 'held',
+  rejected: 'rejected',
+  failed: 'failed',
+  not_ready: 'notReady',
+  ignored: 'ignored',
+};
+
+function listFiles(events: LedgerEvent[]): ListedFile[] {
+  const byFile = new Map<string, ListedFile>();
+  for (const e of events) {
+    const key = `${e.name}\0${e.sha256 ?? ''}`;
+    const f = byFile.get(key) ?? { name: e.name, sha256: e.sha256, times: 0, firstAt: e.at, lastAt: e.at, lastRun: null, reason: null };
+    f.times++;
+    f.lastAt = e.at;
+    f.lastRun = e.runId;
+    f.reason = typeof e.details.reason === 'string' ? e.details.reason : f.reason;
+    byFile.set(key, f);
   }
-  return textTable(['week', 'skipped', 'held', 'outcome', 'file', 'why'], rows);
+  return [...byFile.values()].sort((a, b) => b.lastAt.localeCompare(a.lastAt));
+}
+
+/**
+ * `report skips`: the weekly review over the last `weeks` weeks. Per ISO week, newest first,
+ * every count and each skip and hold with the file it duplicated; then rejected, failed,
+ * not-ready and ignored files, each once, in their own sections.
+ */
+export async function skipsByWeek(ledger: Ledger, weeks: number, now = new Date()): Promise<SkipsReport> {
+  const since = new Date(now.getTime() - weeks * 7 * 86_400_000).toISOString();
+  const events = await ledger.eventsSince([...REVIEWED], since);
+  const byWeek = new Map<string, WeekOfSkips>();
+  for (const e of events) {
+    const week = isoWeek(new Date(e.at));
+    const w = byWeek.get(week) ?? { week, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, ignored: 0, files: [] };
+    w[COUNT_KEY[e.event as Reviewed]]++;
+    if (e.event === 'skipped' || e.event === 'held') {
+      const d = e.details as { duplicateOf?: { name: string; run: string }; heldFor?: { name: string; run: string } };
+      const other = d.duplicateOf ?? d.heldFor;
+      w.files.push({ name: e.name, outcome: e.event, run: e.runId, ...(other ? { sameAs: other.name, originalRun: other.run } : {}) });
+    }
+    byWeek.set(week, w);
+  }
+  const listed = (kind: Listed) => listFiles(events.filter((e) => e.event === kind));
+  return {
+    weeksBack: weeks,
+    weeks: [...byWeek.values()].sort((a, b) => b.week.localeCompare(a.week)),
+    rejected: listed('rejected'),
+    failed: listed('failed'),
+    notReady: listed('not_ready'),
+    ignored: listed('ignored'),
+  };
+}
+
+const SECTIONS: [string, Exclude<keyof SkipsReport, 'weeksBack' | 'weeks'>][] = [
+  ['rejected', 'rejected'],
+  ['failed', 'failed'],
+  ['not ready', 'notReady'],
+  ['ignored', 'ignored'],
+];
+
+export function formatSkips(r: SkipsReport): string {
+  if (r.weeks.length === 0) return `nothing skipped, held, rejected, failed, not ready or ignored in the last ${r.weeksBack} weeks`;
+  const out = [
+    textTable(
+      ['week', 'skipped', 'held', 'rejected', 'failed', 'not_ready', 'ignored'],
+      r.weeks.map((w) => [w.week, w.skipped, w.held, w.rejected, w.failed, w.notReady, w.ignored]),
+    ),
+  ];
+  const skips = r.weeks.flatMap((w) =>
+    w.files.map((f, i) => {
+      const why = f.sameAs ? `${f.outcome === 'skipped' ? 'same bytes as' : 'twin of'} ${f.sameAs} (run ${f.originalRun})` : '';
+      return [i === 0 ? w.week : '', f.outcome, f.name, f.run ?? '-', why];
+    }),
+  );
+  out.push('', 'skips and holds:', skips.length ? textTable(['week', 'outcome', 'file', 'run', 'why'], skips) : '  none');
+  for (const [title, key] of SECTIONS) {
+    const files = r[key];
+    const rows = files.map((f) => [f.name, f.times, f.lastAt.replace('T', ' ').slice(0, 19), f.lastRun ?? '-', f.reason ?? '']);
+    out.push('', `${title}:`, files.length ? textTable(['file', 'times', 'last (UTC)', 'run', 'reason'], rows) : '  none');
+  }
+  return out.join('\n');
 }

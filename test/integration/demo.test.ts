@@ -18,7 +18,7 @@ describe('settle-ingest demo', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/done: loaded=1 skipped=0 .* rows=1240/);
     expect(r.stdout).toMatch(/done: loaded=0 skipped=1 /);
-    expect(r.stdout).toMatch(/done: loaded=0 skipped=0 held=0 rejected=0 failed=0 rows=0/);
+    expect(r.stdout).toMatch(/done: loaded=0 skipped=0 held=0 rejected=0 failed=0 not_ready=0 ignored=0 stale=0 move_failed=0 rows=0/);
     expect(r.stdout).toMatch(/rejected: settle_20260315_a01.csv — line 17, field gross_amount/);
     expect(r.stdout).toMatch(/finance database: 1 file loaded, 1240 rows/);
     expect(r.stdout).toContain('embedded PostgreSQL stopped.');

@@ -91,7 +91,7 @@ describe('runs sharing a PostgreSQL ledger', () => {
       { name: 'settle_20261020_a01.csv', state: 'loaded' },
       { name: 'settle_20261020_a02.csv', state: 'duplicate' },
     ]);
-    const runs = JSON.parse((await ws.cli(['report', 'runs', '--ledger', db.url, '--json'])).stdout);
+    const runs = JSON.parse((await ws.cli(['report', 'runs', '--ledger', db.url, '--json'])).stdout).runs;
     expect(runs).toHaveLength(3);
     const audit = await ws.cli(['audit', '--intake', ws.intake, '--ledger', db.url]);
     expect(audit.stdout).toMatch(/audit clean/);

@@ -30,10 +30,10 @@ describe('reports', () => {
     const { ws, first, second } = await incidentNight();
     const r = await ws.cli(['report', 'runs', '--ledger', ws.ledger, '--json']);
     expect(r.status).toBe(0);
-    const runs = JSON.parse(r.stdout);
+    const runs = JSON.parse(r.stdout).runs;
     expect(runs).toHaveLength(3);
-    expect(runs[1]).toMatchObject({ runId: second.run, loaded: 0, skipped: 1, exitStatus: 0 });
-    expect(runs[2]).toMatchObject({ runId: first.run, loaded: 1, skipped: 0, rowCount: 40, exitStatus: 0 });
+    expect(runs[1]).toMatchObject({ run: second.run, loaded: 0, skipped: 1, exit_status: 0 });
+    expect(runs[2]).toMatchObject({ run: first.run, loaded: 1, skipped: 0, rows: 40, exit_status: 0 });
     const text = await ws.cli(['report', 'runs', '--ledger', ws.ledger, '--last', '1']);
     expect(text.stdout.trim().split('\n')).toHaveLength(2); // header + one run
   });
@@ -42,7 +42,7 @@ describe('reports', () => {
     const { ws, first, second } = await incidentNight();
     const r = await ws.cli(['history', join(ws.duplicates, 'settle_20261001_a02.csv'), '--ledger', ws.ledger, '--json']);
     expect(r.status).toBe(0);
-    const events = JSON.parse(r.stdout).map((e: { event: string; name: string; runId: string }) => [e.event, e.name, e.runId]);
+    const events = JSON.parse(r.stdout).events.map((e: { event: string; name: string; run: string }) => [e.event, e.name, e.run]);
     expect(events).toEqual([
       ['claimed', 'settle_20261001_a01.csv', first.run],
       ['loaded', 'settle_20261001_a01.csv', first.run],
@@ -55,7 +55,7 @@ describe('reports', () => {
   it('report skips groups skips per ISO week with what each duplicated', async () => {
     const { ws, first } = await incidentNight();
     const r = await ws.cli(['report', 'skips', '--ledger', ws.ledger, '--json']);
-    const weeks = JSON.parse(r.stdout);
+    const weeks = JSON.parse(r.stdout).weeks;
     expect(weeks).toHaveLength(1);
     expect(weeks[0]).toMatchObject({ skipped: 1, held: 0 });
     expect(weeks[0].week).toMatch(/^\d{4}-W\d{2}$/);
@@ -63,8 +63,8 @@ describe('reports', () => {
       expect.objectContaining({
         name: 'settle_20261001_a02.csv',
         outcome: 'skipped',
-        sameAs: 'settle_20261001_a01.csv',
-        originalRun: first.run,
+        same_as: 'settle_20261001_a01.csv',
+        original_run: first.run,
       }),
     ]);
   });
@@ -99,12 +99,22 @@ describe('audit', () => {
     const r = await ws.cli(auditArgs(ws));
     expect(r.status).toBe(1);
     const result = JSON.parse(r.stdout);
-    const by = Object.fromEntries(result.checks.map((c: { name: string; discrepancies: string[] }) => [c.name, c.discrepancies]));
+    const by = Object.fromEntries(
+      result.checks.map((c: { name: string; discrepancies: { message: string }[] }) => [c.name, c.discrepancies.map((d) => d.message)]),
+    );
     expect(by['row counts match the file markers']).toEqual([
       expect.stringMatching(/settle_20261001_a01.csv: the file marker says 40 rows, .* holds 39/),
     ]);
     expect(by['every archived file is known to the ledger']).toEqual([expect.stringContaining('settle_20261001_x.csv')]);
     expect(by['no stale claims']).toEqual([expect.stringContaining('settle_20261002_a01.csv')]);
+    const kinds = result.checks.flatMap((c: { discrepancies: { kind: string; file: string; run: string | null }[] }) =>
+      c.discrepancies.map((d) => [d.kind, d.file, d.run]),
+    );
+    expect(kinds).toEqual([
+      ['table_row_count_differs', 'settle_20261001_a01.csv', expect.stringMatching(/^r-/)],
+      ['stale_claim', 'settle_20261002_a01.csv', 'r-dead'],
+      ['archived_file_unknown', 'settle_20261001_x.csv', null],
+    ]);
     expect(by['each content loaded once']).toEqual([]);
     expect(result.discrepancies).toBe(3);
   });
@@ -115,7 +125,10 @@ describe('audit', () => {
     const r = await fresh.cli(['audit', '--archive', ws.archive, '--ledger', fresh.ledger, '--json']);
     expect(r.status).toBe(1);
     const by = Object.fromEntries(
-      JSON.parse(r.stdout).checks.map((c: { name: string; discrepancies: string[] }) => [c.name, c.discrepancies]),
+      JSON.parse(r.stdout).checks.map((c: { name: string; discrepancies: { message: string }[] }) => [
+        c.name,
+        c.discrepancies.map((d) => d.message),
+      ]),
     );
     expect(by['ledger loads match the finance database']).toEqual([
       expect.stringMatching(/settle_20261001_a01.csv .* the ledger has no load of it/),

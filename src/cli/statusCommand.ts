@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { DEFAULTS, resolveSettings, type RawFlags } from '../config/settings.js';
+import { errorMessage } from '../errors.js';
+import { judgeStatus, STATUS_EXIT, statusFacts, statusJson, statusLine, type StatusFacts, type StatusLimits } from '../report/status.js';
+import { jsonDocument } from './jsonOutput.js';
+import { ledgerFromSettings } from './ledgerFromSettings.js';
+import { withConfigOptions } from './options.js';
+
+interface StatusFlags extends RawFlags {
+  json?: boolean;
+}
+
+/** Every failure to judge, from a bad flag to an unreadable ledger, is UNKNOWN (3): never a false CRITICAL or OK. */
+function unknown(flags: StatusFlags, message: string): number {
+  const state = 'UNKNOWN';
+  const line = statusLine(state, message);
+  const doc = { state: 'unknown', exit_status: STATUS_EXIT[state], message, line };
+  process.stdout.write(`${flags.json ? jsonDocument(doc) : line}\n`);
+  return STATUS_EXIT[state];
+}
+
+async function check(flags: StatusFlags): Promise<number> {
+  let limits: StatusLimits;
+  let facts: StatusFacts;
+  try {
+    const s = resolveSettings(flags);
+    limits = { maxAgeSeconds: s.maxAgeSeconds, maxWaitingRuns: s.maxWaitingRuns };
+    const ledger = await ledgerFromSettings(s);
+    try {
+      facts = await statusFacts(ledger, limits);
+    } finally {
+      await ledger.close();
+    }
+  } catch (err) {
+    return unknown(flags, errorMessage(err));
+  }
+  const c = judgeStatus(facts, limits);
+  process.stdout.write(`${flags.json ? jsonDocument(statusJson(c, limits)) : statusLine(c.state, c.message, c)}\n`);
+  return STATUS_EXIT[c.state];
+}
+
+/**
+ * `status`: "did last night work?" for Nagios, Icinga, a systemd unit or a cron wrapper.
+ * It reads the ledger only, so it answers while the finance database or the intake is down.
+ */
+export function registerStatus(program: Command, setExit: (status: number) => void): void {
+  const cmd = withConfigOptions(program.command('status'))
+    .description('the monitoring check, on one line: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN')
+    .option(
+      '--max-age <duration>',
+      `CRITICAL when no run succeeded within this (seconds, or 90m, 26h, 2d; env SETTLE_MAX_AGE; default ${DEFAULTS.maxAge})`,
+    )
+    .option(
+      '--max-waiting-runs <n>',
+      `WARNING when a file has waited in the intake more runs than this (env SETTLE_MAX_WAITING_RUNS; default ${DEFAULTS.maxWaitingRuns})`,
+    )
+    .option('--json', 'one JSON object')
+    .action(async (flags: StatusFlags) => setExit(await check(flags)));
+  // a mistyped flag is UNKNOWN on stdout, where the monitoring system looks
+  cmd.showHelpAfterError(false).configureOutput({
+    outputError: (text) => process.stdout.write(`${statusLine('UNKNOWN', text.trim())}\n`),
+  });
+}

@@ -1,0 +1,29 @@
+import type { Ledger } from '../ledger/ledger.js';
+import { ownerIsGone } from '../ledger/owner.js';
+import { runOutcomes } from '../ledger/runOutcomes.js';
+import type { FileRow } from '../ledger/types.js';
+import { filesWaitingTooLong, type WaitingFile } from '../pipeline/waitingFiles.js';
+
+/**
+ * What monitoring asks of the ledger alone (`status`, the metrics file, `audit`): no finance
+ * database, no intake, so that it answers even when those are down.
+ */
+
+/** Claims whose owner on this host is provably gone, or whose lease has passed: a run died holding them. */
+export async function staleClaims(ledger: Ledger, now = Date.now()): Promise<FileRow[]> {
+  return (await ledger.filesInState('claimed')).filter(
+    (c) =>
+      ownerIsGone({ host: c.ownerHost, pid: c.ownerPid, startedAt: c.ownerStartedAt }) ||
+      (c.leaseUntil !== null && Date.parse(c.leaseUntil) < now),
+  );
+}
+
+/**
+ * The files the latest finished run left in the intake (held, not ready, failed) that have
+ * waited there in more than `maxRuns` runs in a row (0: every waiting file, with its streak).
+ */
+export async function filesWaitingNow(ledger: Ledger, maxRuns: number): Promise<WaitingFile[]> {
+  const last = await ledger.latestIngestRun({ successful: false });
+  if (!last) return [];
+  return filesWaitingTooLong(ledger, (await runOutcomes(ledger, last.runId)).files, maxRuns);
+}

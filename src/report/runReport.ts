@@ -1,0 +1,67 @@
+import type { Ledger } from '../ledger/ledger.js';
+import { OUTCOME_EVENTS, type LedgerEvent, type RunRow } from '../ledger/types.js';
+import { describeEvent } from './history.js';
+import { countsText, recordedCounts } from './runCounts.js';
+import { durationSeconds, formatDuration, statusOf, utcTime } from './runsReport.js';
+import { textTable } from './textTable.js';
+
+/** What decides a file's fate in a run: its outcome, a stale claim settled, a reprocessing. */
+const DECISIONS: readonly string[] = [...OUTCOME_EVENTS, 'recovered', 'expired', 'reprocessed'];
+
+export interface RunReport {
+  run: RunRow;
+  /** the run's decision events, in the order it made them */
+  decisions: LedgerEvent[];
+}
+
+/** `report run [RUN_ID]`: every file decision of one run (default: the latest); undefined when there is no such run. */
+export async function runReport(ledger: Ledger, runId?: string): Promise<RunReport | undefined> {
+  const run = runId === undefined ? (await ledger.recentRuns(1))[0] : await ledger.run(runId);
+  if (!run) return undefined;
+  const decisions = (await ledger.eventsOfRun(run.runId)).filter((e) => DECISIONS.includes(e.event));
+  return { run, decisions };
+}
+
+const rowsOf = (e: LedgerEvent) => (typeof e.details.rows === 'number' ? e.details.rows : 0);
+
+/** One decision for `--json`: the reason, or the original it duplicated, or the twin it waits for. */
+export function decisionJson(e: LedgerEvent): Record<string, unknown> {
+  const d = e.details;
+  return {
+    at: e.at,
+    outcome: e.event,
+    name: e.name,
+    sha256: e.sha256,
+    rows: rowsOf(e),
+    reason: typeof d.reason === 'string' ? d.reason : null,
+    duplicateOf: d.duplicateOf ?? null,
+    heldFor: d.heldFor ?? null,
+  };
+}
+
+export function formatRunReport(r: RunReport): string {
+  const run = r.run;
+  const lines = [
+    `run ${run.runId}: ${run.mode} on ${run.host} (pid ${run.pid}), started ${utcTime(run.startedAt)} UTC, ` +
+      `took ${formatDuration(durationSeconds(run))}, ${statusOf(run)}, exit ${run.exitStatus ?? '-'}`,
+    countsText(recordedCounts(run)),
+  ];
+  if (run.reason) lines.push(`reason: ${run.reason}`);
+  lines.push('');
+  if (r.decisions.length === 0) lines.push('no file decisions in this run');
+  else {
+    lines.push(
+      textTable(
+        ['outcome', 'file', 'rows', 'sha256', 'why'],
+        r.decisions.map((e) => [
+          e.event,
+          e.name,
+          rowsOf(e),
+          e.sha256 ? `${e.sha256.slice(0, 12)}…` : '-',
+          describeEvent(e, { rows: false }),
+        ]),
+      ),
+    );
+  }
+  return lines.join('\n');
+}

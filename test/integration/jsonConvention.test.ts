@@ -1,0 +1,97 @@
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import type { CliResult } from '../support/cli.js';
+import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+
+const db = sharedFinanceDatabase();
+
+const SNAKE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+
+/** Every key at any depth, except inside an event's free-form `details` (which the README describes as a whole). */
+function keysOf(value: unknown, into: Set<string>, all: Set<string>): void {
+  if (Array.isArray(value)) value.forEach((v) => keysOf(v, into, all));
+  else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      all.add(k);
+      into.add(k);
+      keysOf(v, k === 'details' ? new Set() : into, all);
+    }
+  }
+}
+
+describe('--json', () => {
+  it('is one object with "version": 1 and snake_case keys only, for every command, and the README names every key', async () => {
+    const ws = await Workspace.create(db.url, { migrate: false });
+    const outputs = new Map<string, CliResult>();
+    const json = async (label: string, args: string[], extra: { ledger?: string } = {}) => {
+      const r = await ws.cli([...args, '--ledger', extra.ledger ?? ws.ledger, '--json']);
+      outputs.set(label, r);
+      return r;
+    };
+
+    expect((await json('migrate', ['migrate'])).status).toBe(0);
+    const a01 = sampleSettlement({ date: '2026-11-20', rows: 6, idPrefix: 'JSON' }).text;
+    const bad = sampleSettlement({ date: '2026-11-20', rows: 3, idPrefix: 'JSONB' }).text.replace(/,(-?\d+\.\d\d),/, ',x,');
+    await ws.put('settle_20261120_a01.csv', a01);
+    await ws.put('settle_20261120_b01.csv', bad);
+    await ws.put('settle_20261120_c01.csv.part', 'half');
+    await ws.put('notes.txt', 'not ours');
+    await json('run', ['run', '--intake', ws.intake, '--stable-for', '0']);
+    await ws.put('settle_20261120_a02.csv', a01);
+    // a waiting limit of 0 runs puts the half-uploaded file on the waiting-too-long list at once
+    await json('run (a skip, a file waiting too long)', ['run', '--intake', ws.intake, '--stable-for', '0', '--max-waiting-runs', '0']);
+    const reprocess = ['run', '--intake', ws.intake, '--reprocess', '--reason', 'json check', '--files', 'settle_20261120_a01.csv'];
+    await json('run --reprocess --dry-run', [...reprocess, '--dry-run']);
+    await json('run --reprocess', reprocess);
+    await json('report runs', ['report', 'runs']);
+    await json('report run', ['report', 'run']);
+    await json('report skips', ['report', 'skips']);
+    await json('history', ['history', 'settle_20261120_a02.csv']);
+    await writeFile(join(ws.archive, 'settle_20261119_z01.csv'), 'put here by hand\n');
+    expect((await json('audit', ['audit', '--intake', ws.intake])).status).toBe(1);
+    await copyFile(join(ws.archive, 'settle_20261120_a01.csv'), join(ws.archive, 'settle_20261120_a01_copy.csv'));
+    const adopter = await Workspace.create(db.url);
+    await json('adopt', ['adopt', '--archive', ws.archive], { ledger: adopter.ledger });
+    await json('status', ['status']);
+    await json('status (unknown)', ['status'], { ledger: join(ws.root, 'missing.sqlite') });
+
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## JSON output'), readme.indexOf('\n## ', readme.indexOf('## JSON output') + 1));
+    expect(section.length).toBeGreaterThan(100);
+    for (const [label, r] of outputs) {
+      expect(r.stdout.trim().split('\n'), `${label}: one line`).toHaveLength(1);
+      const doc = JSON.parse(r.stdout) as Record<string, unknown>;
+      expect(Object.keys(doc)[0], label).toBe('version');
+      expect(doc.version, label).toBe(1);
+      const documented = new Set<string>();
+      const all = new Set<string>();
+      keysOf(doc, documented, all);
+      expect(
+        [...all].filter((k) => !SNAKE.test(k)),
+        `${label}: keys not in snake_case`,
+      ).toEqual([]);
+      expect(
+        [...documented].filter((k) => !section.includes(`\`${k}\``)),
+        `${label}: keys the README does not name`,
+      ).toEqual([]);
+    }
+    const waiting = JSON.parse(outputs.get('run (a skip, a file waiting too long)')!.stdout);
+    expect(waiting).toMatchObject({ skipped: 1, exit_status: 1 });
+    expect(waiting.waiting_too_long).toEqual([
+      { name: 'settle_20261120_c01.csv.part', outcome: 'not_ready', runs: 2, since: expect.any(String) },
+    ]);
+    // the structured audit discrepancy
+    const audit = JSON.parse(outputs.get('audit')!.stdout) as { checks: { discrepancies: Record<string, unknown>[] }[] };
+    expect(audit.checks.flatMap((c) => c.discrepancies)).toEqual([
+      {
+        kind: 'archived_file_unknown',
+        file: 'settle_20261119_z01.csv',
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        run: null,
+        message: expect.stringContaining('settle_20261119_z01.csv'),
+      },
+    ]);
+  });
+});

@@ -1,0 +1,239 @@
+import { spawnSync } from 'node:child_process';
+import { appendFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../../src/demo/embeddedPostgres.js';
+import { HEADER, sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { promtool, sample } from '../support/promtool.js';
+import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+
+const db = sharedFinanceDatabase();
+
+const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds';
+const EXIT_STATUS = 'settle_ingest_last_run_exit_status';
+
+/** The status check as a monitoring system runs it: its exit status and its one line. */
+async function status(
+  ws: Workspace,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ status: number | null; line: string }> {
+  const r = await ws.cli(['status', '--ledger', ws.ledger, ...extra], env);
+  const lines = r.stdout.split('\n').filter(Boolean);
+  expect(lines, r.stderr).toHaveLength(1);
+  return { status: r.status, line: lines[0]! };
+}
+
+/** A claim of a run whose process is gone, as a SIGKILL during a load leaves it. */
+function staleClaim(ws: Workspace, name: string): void {
+  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+  ws.withLedger((l) => {
+    const at = new Date().toISOString();
+    l.prepare(`INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES ('r-dead', 'scheduled', ?, ?, ?)`).run(hostname(), dead, at);
+    l.prepare(
+      `INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at, lease_until, first_seen_at, updated_at)
+       VALUES (?, ?, 'claimed', 'r-dead', 1, ?, ?, '1', ?, ?, ?)`,
+    ).run(name, 'c'.repeat(64), hostname(), dead, new Date(Date.now() + 3600_000).toISOString(), at, at);
+  });
+}
+
+describe('a run that cannot start', () => {
+  it('leaves a runs row with its reason, a line in the log file and a metrics file with exit status 1 and the last success unchanged', async () => {
+    const ws = await Workspace.create(db.url);
+    const metrics = join(ws.root, 'settle.prom');
+    const log = join(ws.root, 'run.log');
+    const args = ['--metrics-file', metrics, '--log-file', log];
+    await ws.put('settle_20261101_a01.csv', sampleSettlement({ date: '2026-11-01', rows: 5, idPrefix: 'MET' }).text);
+    expect((await ws.run(args)).status).toBe(0);
+    const good = await readFile(metrics, 'utf8');
+    expect(promtool(['check', 'metrics'], good)).toMatchObject({ status: 0 });
+    expect(sample(good, EXIT_STATUS)).toBe(0);
+    const lastSuccess = sample(good, LAST_SUCCESS);
+    expect(lastSuccess).toBeGreaterThan(0);
+
+    await ws.put('settle_20261102_a01.csv', sampleSettlement({ date: '2026-11-02', rows: 5, idPrefix: 'MET2' }).text);
+    const down = await ws.run(args, { DATABASE_URL: `postgres://postgres:x@127.0.0.1:${await freePort()}/finance` });
+    expect(down.status).toBe(1);
+    const failed = await readFile(metrics, 'utf8');
+    expect(promtool(['check', 'metrics'], failed)).toMatchObject({ status: 0 });
+    expect(sample(failed, EXIT_STATUS)).toBe(1);
+    expect(sample(failed, LAST_SUCCESS)).toBe(lastSuccess);
+    const notStarted = ws.runs().at(-1) as unknown as { run_id: string; status: string; reason: string; exit_status: number };
+    expect(notStarted).toMatchObject({ status: 'not_started', exit_status: 1, reason: expect.stringMatching(/unreachable/) });
+    const logged = (await readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event?: string; run?: string });
+    expect(logged).toContainEqual(expect.objectContaining({ event: 'run-not-started', run: notStarted.run_id }));
+    expect(await ws.files('intake')).toEqual(['settle_20261102_a01.csv']);
+
+    // not even a ledger: exit 2, and the metrics still say so without forgetting the last success
+    const noLedger = await ws.cli(['run', '--intake', ws.intake, '--ledger', join(ws.root, 'nowhere.sqlite'), ...args]);
+    expect(noLedger.status).toBe(2);
+    const unconfigured = await readFile(metrics, 'utf8');
+    expect(promtool(['check', 'metrics'], unconfigured)).toMatchObject({ status: 0 });
+    expect(sample(unconfigured, EXIT_STATUS)).toBe(2);
+    expect(sample(unconfigured, LAST_SUCCESS)).toBe(lastSuccess);
+  });
+});
+
+describe('a run killed outright', () => {
+  it('is shown died, with why, once the next run has looked', async () => {
+    const ws = await Workspace.create(db.url);
+    await ws.put('settle_20261103_a01.csv', sampleSettlement({ date: '2026-11-03', rows: 5, idPrefix: 'DIED' }).text);
+    expect((await ws.run([], { SETTLE_TEST_FAULT: 'after-claim' })).signal).toBe('SIGKILL');
+    const next = parseSummary((await ws.run()).stdout);
+    const runs = JSON.parse((await ws.cli(['report', 'runs', '--ledger', ws.ledger, '--json'])).stdout).runs;
+    expect(runs.map((r: { run: string; status: string }) => r.status)).toEqual(['finished', 'died']);
+    expect(runs[0]).toMatchObject({ run: next.run, stale: 1, loaded: 1, exit_status: 1 });
+    expect(runs[1]).toMatchObject({ exit_status: null, duration_seconds: null, host: hostname() });
+    expect(runs[1].reason).toMatch(new RegExp(`ended without closing the run; closed by run ${next.run}`));
+    const text = (await ws.cli(['report', 'runs', '--ledger', ws.ledger])).stdout;
+    expect(text.split('\n')[2]).toMatch(/\bdied\b.*ended without closing the run/);
+  });
+});
+
+describe('a growing file', () => {
+  it('is not ready for three runs: the third run exits 1 and says why, status warns, and it loads once complete', async () => {
+    const ws = await Workspace.create(db.url);
+    const name = 'settle_20261104_a01.csv';
+    const rows = sampleSettlement({ date: '2026-11-04', rows: 3, idPrefix: 'GROW' }).text.split('\n').slice(1);
+    await ws.put(name, `${HEADER}\n`, { fresh: true });
+    const watch = ['--stable-for', '3600', '--max-wait', '0']; // a fresh mtime is never an hour old: not ready, at once
+    const exits: (number | null)[] = [];
+    for (const row of rows.slice(0, 2)) {
+      await appendFile(join(ws.intake, name), `${row}\n`);
+      const r = await ws.run([...watch, '--json']);
+      exits.push(r.status);
+      expect(JSON.parse(r.stdout)).toMatchObject({ not_ready: 1, waiting_too_long: [] });
+    }
+    await appendFile(join(ws.intake, name), `${rows[2]}\n`);
+    const third = await ws.run(watch);
+    exits.push(third.status);
+    expect(exits).toEqual([0, 0, 1]);
+    expect(third.stdout.trim()).toMatch(new RegExp(`not_ready=1 .* \\(waiting too long: ${name} for 3 runs\\)$`));
+    expect(await ws.files('intake')).toEqual([name]);
+
+    const warn = await status(ws);
+    expect(warn.status).toBe(1);
+    expect(warn.line).toMatch(new RegExp(`^SETTLE-INGEST WARNING - ${name} waiting for 3 runs \\(not_ready\\); last success \\d+m ago`));
+    expect((await status(ws, ['--max-waiting-runs', '3'])).status).toBe(0);
+
+    const done = await ws.run();
+    expect(parseSummary(done.stdout)).toMatchObject({ loaded: 1, rows: 3 });
+    expect(done.status).toBe(0);
+    expect((await status(ws)).status).toBe(0);
+  });
+});
+
+describe('status', () => {
+  it('is CRITICAL before any successful run, OK after one, CRITICAL once it is older than --max-age or a claim is stale', async () => {
+    const ws = await Workspace.create(db.url);
+    expect(await status(ws)).toEqual({ status: 2, line: expect.stringMatching(/^SETTLE-INGEST CRITICAL - no successful run recorded \|/) });
+
+    await ws.put('settle_20261105_a01.csv', sampleSettlement({ date: '2026-11-05', rows: 5, idPrefix: 'STAT' }).text);
+    const run = parseSummary((await ws.run()).stdout).run;
+    const ok = await status(ws);
+    expect(ok).toEqual({
+      status: 0,
+      line: expect.stringMatching(/^SETTLE-INGEST OK - last success 0m ago \(run r-\S+\) \| last_success_age=\d+s/),
+    });
+    expect(ok.line).toContain(run);
+
+    ws.withLedger((l) => l.prepare(`UPDATE runs SET ended_at = ?`).run(new Date(Date.now() - 30 * 3600_000).toISOString()));
+    expect(await status(ws)).toEqual({ status: 2, line: expect.stringMatching(/^SETTLE-INGEST CRITICAL - no successful run for 30h/) });
+    expect((await status(ws, ['--max-age', '31h'])).status).toBe(0);
+    expect((await status(ws, [], { SETTLE_MAX_AGE: '2d' })).status).toBe(0);
+
+    staleClaim(ws, 'settle_20261105_b01.csv');
+    const stale = await status(ws, ['--max-age', '31h', '--json']);
+    expect(stale.status).toBe(2);
+    expect(JSON.parse(stale.line)).toMatchObject({
+      state: 'critical',
+      exit_status: 2,
+      stale_claims: [{ name: 'settle_20261105_b01.csv', run: 'r-dead' }],
+      message: expect.stringContaining('1 stale claim: settle_20261105_b01.csv of run r-dead'),
+    });
+  });
+
+  it('is UNKNOWN (3) when the ledger cannot be read or a flag is wrong, never a false CRITICAL', async () => {
+    const ws = await Workspace.create(db.url, { migrate: false });
+    const missing = await status(ws);
+    expect(missing).toEqual({ status: 3, line: expect.stringMatching(/^SETTLE-INGEST UNKNOWN - ledger .* does not exist/) });
+    await writeFile(ws.ledger, 'not a database at all, just text that is long enough to be looked at by SQLite\n'.repeat(20));
+    expect((await status(ws)).status).toBe(3);
+    expect(await status(ws, ['--max-age', 'soon'])).toEqual({
+      status: 3,
+      line: expect.stringMatching(/^SETTLE-INGEST UNKNOWN - --max-age/),
+    });
+    expect(await status(ws, ['--bogus'])).toEqual({
+      status: 3,
+      line: expect.stringMatching(/^SETTLE-INGEST UNKNOWN - error: unknown option/),
+    });
+  });
+});
+
+describe('the Prometheus alert rules in ops/', () => {
+  const rules = new URL('../../ops/settle-ingest.rules.yml', import.meta.url).pathname;
+
+  it('are valid rules', () => {
+    expect(promtool(['check', 'rules', rules])).toMatchObject({ status: 0 });
+  });
+
+  it('fire on no success in 26 h, a stale claim, a file waiting more than two runs, a failed last run and missing metrics', async () => {
+    // the annotations are for people; promtool would compare them too, so the copy under test drops them
+    const lines = (await readFile(rules, 'utf8')).split('\n');
+    const kept: string[] = [];
+    let skipUnder = -1;
+    for (const line of lines) {
+      const indent = line.search(/\S/);
+      if (skipUnder >= 0 && (indent === -1 || indent > skipUnder)) continue;
+      skipUnder = line.trim() === 'annotations:' ? indent : -1;
+      if (skipUnder < 0) kept.push(line);
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'settle-rules-'));
+    await writeFile(join(dir, 'rules.yml'), kept.join('\n'));
+    const series = (name: string, values: string) => `      - series: '${name}{instance="h"}'\n        values: '${values}'`;
+    const fires = (at: string, alert: string, severity: string) =>
+      `      - eval_time: ${at}\n        alertname: ${alert}\n        exp_alerts:\n          - exp_labels: { severity: ${severity}, instance: h }`;
+    const quiet = (at: string, alert: string) => `      - eval_time: ${at}\n        alertname: ${alert}\n        exp_alerts: []`;
+    // hourly samples: the last success at 1h and never again; a stale claim at 3h; a file waiting 1, 2, 3 runs; exit 1 at 4h
+    await writeFile(
+      join(dir, 'test.yml'),
+      [
+        'rule_files: [rules.yml]',
+        'evaluation_interval: 1m',
+        'tests:',
+        '  - interval: 1h',
+        '    input_series:',
+        series('settle_ingest_last_run_timestamp_seconds', '3600+3600x30'),
+        series('settle_ingest_last_success_timestamp_seconds', '3600x30'),
+        series('settle_ingest_stale_claims', '0 0 0 1 0'),
+        series('settle_ingest_longest_waiting_runs', '0 1 2 3 0'),
+        series('settle_ingest_last_run_exit_status', '0 0 0 0 1 0'),
+        '    alert_rule_test:',
+        quiet('26h', 'SettleIngestNoSuccessfulRun'),
+        fires('28h', 'SettleIngestNoSuccessfulRun', 'critical'),
+        quiet('2h', 'SettleIngestStaleClaim'),
+        fires('3h', 'SettleIngestStaleClaim', 'critical'),
+        quiet('2h', 'SettleIngestFileWaitingTooLong'),
+        fires('3h', 'SettleIngestFileWaitingTooLong', 'warning'),
+        quiet('3h', 'SettleIngestLastRunFailed'),
+        fires('4h', 'SettleIngestLastRunFailed', 'warning'),
+        quiet('2h', 'SettleIngestMetricsMissing'),
+        '  - interval: 1h',
+        '    input_series: []',
+        '    alert_rule_test:',
+        '      - eval_time: 2h',
+        '        alertname: SettleIngestMetricsMissing',
+        '        exp_alerts:',
+        '          - exp_labels: { severity: critical }',
+        '',
+      ].join('\n'),
+    );
+    const r = promtool(['test', 'rules', join(dir, 'test.yml')]);
+    expect(r.output).toMatch(/SUCCESS/);
+    expect(r.status).toBe(0);
+  });
+});

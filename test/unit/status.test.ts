@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { resolveSettings } from '../../src/config/settings.js';
+import { UsageError } from '../../src/errors.js';
+import type { FileRow, RunRow } from '../../src/ledger/types.js';
+import { judgeStatus, statusLine, type StatusFacts } from '../../src/report/status.js';
+
+const NOW = Date.parse('2026-03-15T05:00:00Z');
+const limits = { maxAgeSeconds: 26 * 3600, maxWaitingRuns: 2 };
+const succeeded = (hoursAgo: number) => ({ runId: 'r-ok', endedAt: new Date(NOW - hoursAgo * 3600_000).toISOString() }) as RunRow;
+const facts = (f: Partial<StatusFacts>): StatusFacts => ({ lastSuccess: succeeded(3), staleClaims: [], waitingTooLong: [], ...f });
+const line = (f: Partial<StatusFacts>) => {
+  const c = judgeStatus(facts(f), limits, NOW);
+  return statusLine(c.state, c.message, c);
+};
+
+describe('the status check', () => {
+  it('is OK with a recent success, naming it', () => {
+    expect(line({})).toBe(
+      'SETTLE-INGEST OK - last success 3h ago (run r-ok) | last_success_age=10800s stale_claims=0 files_waiting_too_long=0',
+    );
+  });
+
+  it('is CRITICAL past the max age or without any success, and with a stale claim; critical problems come first', () => {
+    expect(line({ lastSuccess: succeeded(30) })).toMatch(/^SETTLE-INGEST CRITICAL - no successful run for 30h \(run r-ok\) \|/);
+    expect(line({ lastSuccess: succeeded(25.9) })).toMatch(/^SETTLE-INGEST OK/);
+    expect(line({ lastSuccess: undefined })).toBe(
+      'SETTLE-INGEST CRITICAL - no successful run recorded | last_success_age=U stale_claims=0 files_waiting_too_long=0',
+    );
+    const stale = { name: 'settle_b.csv', runId: 'r-dead' } as FileRow;
+    const waiting = { name: 'settle_c.csv', outcome: 'not_ready', runs: 3, since: '2026-03-13T02:00:00Z' };
+    expect(line({ staleClaims: [stale], waitingTooLong: [waiting] })).toMatch(
+      /^SETTLE-INGEST CRITICAL - 1 stale claim: settle_b.csv of run r-dead; settle_c.csv waiting for 3 runs \(not_ready\) \|/,
+    );
+  });
+
+  it('is WARNING for a file waiting too long, and still says when the job last worked', () => {
+    const waiting = { name: 'settle_c.csv', outcome: 'held', runs: 4, since: '2026-03-12T02:00:00Z' };
+    expect(line({ waitingTooLong: [waiting] })).toMatch(
+      /^SETTLE-INGEST WARNING - settle_c.csv waiting for 4 runs \(held\); last success 3h ago \(run r-ok\) \|/,
+    );
+  });
+
+  it('keeps one line and its performance data whatever a file name holds', () => {
+    const waiting = { name: 'a|b\ncsv', outcome: 'held', runs: 3, since: '' };
+    const l = line({ waitingTooLong: [waiting] });
+    expect(l.split('\n')).toHaveLength(1);
+    expect(l.split('|')).toHaveLength(2);
+  });
+
+  it('takes --max-age as seconds or with a unit, from a flag or SETTLE_MAX_AGE, default 26 h', () => {
+    expect(resolveSettings({}, {}).maxAgeSeconds).toBe(26 * 3600);
+    expect(resolveSettings({ maxAge: '90m' }, {}).maxAgeSeconds).toBe(5400);
+    expect(resolveSettings({}, { SETTLE_MAX_AGE: '2d' }).maxAgeSeconds).toBe(172_800);
+    expect(resolveSettings({ maxAge: '3600' }, {}).maxAgeSeconds).toBe(3600);
+    expect(() => resolveSettings({ maxAge: 'soon' }, {})).toThrow(UsageError);
+  });
+});
