@@ -168,7 +168,11 @@ describe('guards', () => {
       expect(r2.status).toBe(2);
       expect(r2.stderr).toMatch(/finance schema "settle" is at version 0, this release needs 1: run `settle-ingest migrate` first/);
       expect(await ws2.files('intake')).toEqual(['settle_20260506_a01.csv']);
-      expect(ws2.runs()).toEqual([]);
+      // the run is kept as one that could not start, with its reason: nothing else was touched
+      expect(ws2.runs()).toEqual([
+        expect.objectContaining({ status: 'not_started', exit_status: 2, reason: expect.stringMatching(/version 0/) }),
+      ]);
+      expect(ws2.events()).toEqual([]);
     } finally {
       await empty.close();
     }
@@ -201,6 +205,8 @@ describe('guards', () => {
     const r = await ws.cli([...args, '--ledger', ws.ledger]);
     expect(r.status).toBe(2);
     expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(ws.runs()).toEqual([]);
+    // refused before any work: at most a run kept as one that could not start, and no file event
+    expect(ws.runs().every((run) => run.status === 'not_started' && run.exit_status === 2)).toBe(true);
+    expect(ws.events()).toEqual([]);
   });
 });

@@ -185,7 +185,7 @@ describe('staging', () => {
         await ws.put('settle_20260905_a01.csv', sampleSettlement({ date: '2026-09-05', rows: 3000, idPrefix: 'STBIG' }).text);
         await ws.put('settle_20260905_b01.csv', sampleSettlement({ date: '2026-09-05', rows: 5, idPrefix: 'STSMALL' }).text);
         // as each file is about to be staged, what the staging disk holds
-        const look = `echo "$SETTLE_TEST_HOOK_FILE $(find "${tiny}" -type f | wc -l)" >> "${seen}"`;
+        const look = `echo "$SETTLE_TEST_HOOK_FILE $(find "${tiny}" -type f ! -name owner.json | wc -l)" >> "${seen}"`;
         const r = await ws.run(['--staging', tiny, '--json'], hookAt('before-open', look));
         expect(r.status).toBe(1);
         const j = JSON.parse(r.stdout);
