@@ -6,6 +6,10 @@ ALTER TABLE runs ADD COLUMN ignored integer;
 ALTER TABLE runs ADD COLUMN stale integer;
 ALTER TABLE runs ADD COLUMN move_failed integer;
 
+-- The landed file's size:mtime, as the move left it: a later run finds an archived file that
+-- changed after its move (an upload that stalled, then resumed into the archive).
+ALTER TABLE moves ADD COLUMN landed text;
+
 CREATE TABLE move_intents (
   name         text NOT NULL,
   sha256       text NOT NULL,

@@ -8,6 +8,10 @@ ALTER TABLE runs ADD COLUMN move_failed INTEGER;
 
 -- A move out of the intake, recorded before it is made and removed with the record of its
 -- landing: a crash in between is finished by the next run, which finds the file where it went.
+-- The landed file's size:mtime, as the move left it: a later run finds an archived file that
+-- changed after its move (an upload that stalled, then resumed into the archive).
+ALTER TABLE moves ADD COLUMN landed TEXT;
+
 CREATE TABLE move_intents (
   name         TEXT NOT NULL,
   sha256       TEXT NOT NULL,

@@ -19,6 +19,7 @@ const EMPTY_ARCHIVE: Intake = {
     throw new Error('empty archive');
   },
   findLanded: async () => null,
+  landedShape: async () => null,
   ensureReachable: async () => undefined,
   close: async () => undefined,
 };

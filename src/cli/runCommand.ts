@@ -53,6 +53,10 @@ export function registerRun(program: Command, setExit: (status: number) => void)
       '--max-waiting-runs <n>',
       `a file still waiting in the intake after this many runs makes the run exit 1 (env SETTLE_MAX_WAITING_RUNS; default ${DEFAULTS.maxWaitingRuns})`,
     )
+    .option(
+      '--ready-marker <suffix>',
+      "take NAME only once the partner's NAME+suffix sidecar exists (.done); it moves with NAME (env SETTLE_READY_MARKER)",
+    )
     .option('--metrics-file <path>', 'write a Prometheus text file here after every run (env SETTLE_METRICS_FILE)')
     .option('--json', 'print the summary as one JSON object with one entry per file')
     .option('--reprocess', 'reload already-loaded files from the archive with this release, replacing their rows')
@@ -140,6 +144,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
       layout: s.layout,
       pattern: globToRegExp(s.pattern),
       ignore: s.ignore.map(globToRegExp),
+      readyMarker: s.readyMarker,
       maxWaitingRuns: s.maxWaitingRuns,
       stableForSeconds: s.stableForSeconds,
       maxWaitSeconds: s.maxWaitSeconds,

@@ -12,6 +12,7 @@ export function summaryLine(r: IngestResult): string {
   const tails = [
     ...(r.abortedBy ? [`stopped early: ${r.abortedBy}`] : []),
     ...(r.waitingTooLong.length > 0 ? [`waiting too long: ${r.waitingTooLong.map((w) => `${w.name} for ${w.runs} runs`).join(', ')}`] : []),
+    ...(r.changedAfterMove.length > 0 ? [`changed after its move: ${r.changedAfterMove.map((c) => c.location).join(', ')}`] : []),
   ];
   const tail = tails.map((t) => ` (${printable(t)})`).join('');
   return `run ${r.runId} ${r.abortedBy ? 'stopped' : 'done'}: ${countsText(r.counts)}${tail}`;
@@ -26,6 +27,7 @@ export function summaryJson(r: IngestResult): string {
     exit_status: r.exitStatus,
     ...(r.abortedBy ? { stopped_early: r.abortedBy } : {}),
     waiting_too_long: r.waitingTooLong,
+    changed_after_move: r.changedAfterMove,
     files: r.files.map((f) => ({
       name: f.name,
       sha256: f.sha256,

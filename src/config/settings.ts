@@ -34,6 +34,7 @@ const OPTIONS = {
   ignore: { env: 'SETTLE_IGNORE', kind: 'globs' },
   maxWaitingRuns: { env: 'SETTLE_MAX_WAITING_RUNS', kind: 'count' },
   metricsFile: { env: 'SETTLE_METRICS_FILE', kind: 'string' },
+  readyMarker: { env: 'SETTLE_READY_MARKER', kind: 'string' },
   maxAge: { env: 'SETTLE_MAX_AGE', kind: 'duration' },
   mode: { env: 'SETTLE_MODE', kind: 'string' },
 } as const;
@@ -64,6 +65,8 @@ export interface Settings {
   ignore: string[];
   maxWaitingRuns: number;
   metricsFile: string | undefined;
+  /** the partner's completeness sidecar suffix (`.done`): a file is taken only once NAME+suffix exists */
+  readyMarker: string | undefined;
   /** `status`: how old the last successful run may be before the check is critical */
   maxAgeSeconds: number;
   mode: 'scheduled' | 'manual' | undefined;
@@ -142,6 +145,13 @@ function duration(p: { value: unknown; from: string } | undefined, fallback: str
   const m = typeof value === 'string' || typeof value === 'number' ? /^(\d+(?:\.\d+)?)\s*([smhd]?)$/.exec(String(value).trim()) : null;
   if (!m) throw new UsageError(`${p?.from}: expected a duration such as 3600, 90m, 26h or 2d, got ${JSON.stringify(value)}`);
   return Number(m[1]) * UNIT_SECONDS[m[2]!]!;
+}
+
+function readyMarker(suffix: string | undefined): string | undefined {
+  if (suffix !== undefined && !/^\.[A-Za-z0-9._-]{1,32}$/.test(suffix)) {
+    throw new UsageError(`ready marker "${suffix}" must be a file name suffix such as .done or .ok`);
+  }
+  return suffix;
 }
 
 function count(p: { value: unknown; from: string } | undefined, fallback: number): number {
@@ -230,6 +240,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     ignore: globs(pick('ignore')),
     maxWaitingRuns: count(pick('maxWaitingRuns'), DEFAULTS.maxWaitingRuns),
     metricsFile: str('metricsFile'),
+    readyMarker: readyMarker(str('readyMarker')),
     maxAgeSeconds: duration(pick('maxAge'), DEFAULTS.maxAge),
     mode,
     sftp: {

@@ -80,6 +80,8 @@ export interface Intake {
    * between the two): the location route would have returned, or null when it is not there.
    */
   findLanded(name: string, to: Destination, sha256: string, size: number): Promise<string | null>;
+  /** size:mtime of the regular file at a location a move returned; null when nothing regular is there */
+  landedShape(location: string): Promise<string | null>;
   /** Throws a TransientError when the source cannot be reached (after its own bounded retries). */
   ensureReachable(): Promise<void>;
   close(): Promise<void>;

@@ -127,6 +127,11 @@ export class LocalIntake implements Intake {
     });
   }
 
+  async landedShape(location: string): Promise<string | null> {
+    const s = await lstat(location).catch((err) => (isGone(err) ? null : Promise.reject(err)));
+    return s?.isFile() ? `${s.size}:${s.mtimeMs}` : null;
+  }
+
   async ensureReachable(): Promise<void> {
     const s = await stat(this.folders.intake).catch((err) => {
       throw new TransientError(`intake folder ${this.folders.intake} cannot be read: ${(err as Error).message}`, { cause: err });

@@ -253,6 +253,13 @@ export class SftpIntake implements Intake {
     });
   }
 
+  async landedShape(location: string): Promise<string | null> {
+    const prefix = this.url('');
+    if (!location.startsWith(prefix)) return null;
+    const s = await this.look(location.slice(prefix.length));
+    return s?.regular ? `${s.pin.size}:${s.pin.mtimeMs}` : null;
+  }
+
   async ensureReachable(): Promise<void> {
     await this.withConnection((c) => c.realPath('.'));
   }

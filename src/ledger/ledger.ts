@@ -28,6 +28,17 @@ export interface MovedFile {
   sha256: string;
   runId: string;
   arrival: string;
+  /** size:mtime of the file where it landed, as the move left it */
+  landed?: string;
+}
+
+/** A recorded landing, to find a file changed after its move. */
+export interface LandedMove {
+  location: string;
+  name: string;
+  sha256: string;
+  runId: string;
+  landed: string;
 }
 
 /** A move begun (recorded before the file left the intake) whose landing was never recorded. */
@@ -98,6 +109,8 @@ export interface Ledger {
   intendMove(f: MovedFile, destination: Destination): Promise<void>;
   moveIntents(): Promise<MoveIntent[]>;
   abandonMoveIntent(f: MovedFile): Promise<void>;
+  movesSince(since: string): Promise<LandedMove[]>;
+  updateLanded(location: string, sha256: string, landed: string): Promise<void>;
   /**
    * A skip, recorded only with the move that made it final, and only once: false when
    * another run already recorded this very move (then it is that run's skip, not this one's).

@@ -1,7 +1,7 @@
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, staleClaimEvent } from './ledgerEvents.js';
 import type { Destination } from '../intake/intake.js';
-import type { ClaimRequest, EventInput, FinalState, Ledger, MoveIntent, MovedFile } from './ledger.js';
+import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { CLAIM_SQL, END_CLAIM } from './claimStatement.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
 import { eventRow, fileRow, intentRow, marks, runRow } from './sqlRows.js';
@@ -284,8 +284,8 @@ export class SqlLedger implements Ledger {
   /** The once-only record of a landing: false when another run already recorded this very move. */
   private async insertMove(f: MovedFile, location: string): Promise<boolean> {
     const inserted = await this.db.run(
-      'INSERT INTO moves (location, name, sha256, arrival, run_id, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-      [location, f.name, f.sha256, f.arrival, f.runId, now()],
+      'INSERT INTO moves (location, name, sha256, arrival, run_id, at, landed) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [location, f.name, f.sha256, f.arrival, f.runId, now(), f.landed ?? null],
     );
     return inserted === 1;
   }
@@ -313,6 +313,25 @@ export class SqlLedger implements Ledger {
          FROM move_intents i JOIN runs r ON r.run_id = i.run_id ORDER BY i.at`,
     );
     return rows.map(intentRow);
+  }
+
+  /** Moves recorded since `since` with the shape their file landed in. */
+  async movesSince(since: string): Promise<LandedMove[]> {
+    const rows = await this.read('SELECT location, name, sha256, run_id, at, landed FROM moves WHERE at >= ? AND landed IS NOT NULL', [
+      since,
+    ]);
+    return rows.map((r) => ({
+      location: String(r.location),
+      name: String(r.name),
+      sha256: String(r.sha256),
+      runId: String(r.run_id),
+      landed: String(r.landed),
+    }));
+  }
+
+  /** The landed file was found changed and reported: its new shape is the one to compare with from now on. */
+  async updateLanded(location: string, sha256: string, landed: string): Promise<void> {
+    await this.tx(() => this.db.run('UPDATE moves SET landed = ? WHERE location = ? AND sha256 = ?', [landed, location, sha256]));
   }
 
   /** An intent whose file is nowhere to be found: reported by the run, and not looked for again. */

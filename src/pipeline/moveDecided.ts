@@ -21,6 +21,8 @@ export interface MoveContext {
   intake: Intake;
   ledger: Ledger;
   counts: { moveFailures: number };
+  /** after a file left the intake: its ready marker follows it */
+  moveMarker?: (name: string, to: Destination) => Promise<void>;
 }
 
 const REPLACED =
@@ -34,7 +36,7 @@ const REPLACED =
 export async function moveDecided(ctx: MoveContext, f: FileInRun, staged: DecidedFile, to: Destination, log: Logger): Promise<void> {
   const routed = await route(ctx, f, staged, to, log);
   if (routed === null) return;
-  if (!(await ctx.ledger.markMoved(f, routed.location, replacedDetails(routed)))) return;
+  if (!(await ctx.ledger.markMoved({ ...f, landed: routed.landed }, routed.location, replacedDetails(routed)))) return;
   log.info({ event: 'moved', to: routed.location }, `moved to ${routed.location}`);
 }
 
@@ -49,7 +51,8 @@ export async function skipDuplicate(ctx: MoveContext, f: FileInRun, staged: Deci
   const routed = await route(ctx, f, staged, 'duplicates', log);
   if (routed === null) return;
   // A same-name resend shares the archived file's ledger row: only the events record it.
-  if (!(await ctx.ledger.recordSkip(f, !sameName, routed.location, { duplicateOf }, replacedDetails(routed)))) {
+  const landed = { ...f, landed: routed.landed };
+  if (!(await ctx.ledger.recordSkip(landed, !sameName, routed.location, { duplicateOf }, replacedDetails(routed)))) {
     log.info({ event: 'gone', to: routed.location }, 'another run moved and counted this file');
     return;
   }
@@ -68,17 +71,25 @@ function replacedDetails(routed: RouteResult): Record<string, unknown> {
  * Moves the file out of the intake; null when another run moved it first, or the move failed.
  * A move that found the name replaced by a new upload counts as a move failure: exit 1.
  */
-async function route(ctx: MoveContext, f: FileInRun, staged: DecidedFile, to: Destination, log: Logger): Promise<RouteResult | null> {
+async function route(
+  ctx: MoveContext,
+  f: FileInRun,
+  staged: DecidedFile,
+  to: Destination,
+  log: Logger,
+): Promise<(RouteResult & { landed?: string }) | null> {
   try {
     await ctx.ledger.intendMove(f, to);
     faultPoint('before-move', f.name);
     const routed = await ctx.intake.route(f.name, to, staged);
     faultPoint('after-move', f.name);
+    if (!routed.replaced) await ctx.moveMarker?.(f.name, to);
+    const landed = await ctx.intake.landedShape(routed.location).catch(() => null);
     if (routed.replaced) {
       ctx.counts.moveFailures++;
       log.error({ event: 'move-replaced', to, location: routed.location }, `${REPLACED}; moved to ${routed.location}`);
     }
-    return routed;
+    return { ...routed, ...(landed ? { landed } : {}) };
   } catch (err) {
     if (err instanceof FileGoneError) {
       log.info({ event: 'gone' }, 'left the intake before this run could move it: another run has it');
@@ -137,4 +148,37 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
       flog.warn({ event: 'skipped', to: location, ...recovered }, `recorded the skip that run ${intent.runId} moved: ${location}`);
     }
   }
+}
+
+export interface ChangedAfterMove {
+  name: string;
+  location: string;
+  /** the run that moved it there */
+  movedBy: string;
+}
+
+/** How far back a run looks for files that changed where they landed. */
+const LANDED_WATCH_DAYS = 7;
+
+/**
+ * An upload that stalled longer than the stability window at a line boundary, then resumed,
+ * writes into the file after it was loaded and moved: watching cannot prevent that (a ready
+ * marker or a trailer can). The files moved in the last days are looked at again: one whose
+ * size or mtime changed where it landed is reported by name, once (exit 1); `audit` keeps
+ * reporting it until an operator deals with it.
+ */
+export async function filesChangedAfterMove(ctx: MoveContext, log: Logger): Promise<ChangedAfterMove[]> {
+  const since = new Date(Date.now() - LANDED_WATCH_DAYS * 86_400_000).toISOString();
+  const changed: ChangedAfterMove[] = [];
+  for (const m of await ctx.ledger.movesSince(since)) {
+    const now = await ctx.intake.landedShape(m.location).catch(() => null);
+    if (now === null || now === m.landed) continue; // gone (cleaned up by an operator) or as it landed
+    changed.push({ name: m.name, location: m.location, movedBy: m.runId });
+    await ctx.ledger.updateLanded(m.location, m.sha256, now);
+    log.error(
+      { event: 'changed-after-move', file: m.name, location: m.location, movedBy: m.runId, landed: m.landed, now },
+      `${m.location} changed after run ${m.runId} moved it there (${m.landed} then, ${now} now): the upload went on after the file was loaded; see the runbook`,
+    );
+  }
+  return changed;
 }

@@ -12,7 +12,15 @@ import type { FileRow, RunMode } from '../ledger/types.js';
 import { copyRows } from '../load/copyRows.js';
 import type { Layout } from '../load/layout.js';
 import { completenessGate } from './completenessGate.js';
-import { finishUnfinishedMoves, moveDecided, skipDuplicate, type FileInRun, type MoveContext } from './moveDecided.js';
+import {
+  filesChangedAfterMove,
+  finishUnfinishedMoves,
+  moveDecided,
+  skipDuplicate,
+  type ChangedAfterMove,
+  type FileInRun,
+  type MoveContext,
+} from './moveDecided.js';
 import { closeDeadRuns, makeStagingDir, removeDeadStaging, settleStaleClaims } from './startOfRun.js';
 import { filesWaitingTooLong, type WaitingFile } from './waitingFiles.js';
 import { isConnectionLost } from './connectionLost.js';
@@ -30,6 +38,8 @@ export interface IngestOptions {
   pattern: RegExp;
   /** known neighbours in the intake (a README): neither taken nor counted */
   ignore: RegExp[];
+  /** the partner's completeness sidecar: NAME is taken only once NAME+suffix exists, and moves with it */
+  readyMarker?: string | undefined;
   /** a file still waiting (not ready, held, failed) after this many runs makes the run exit 1 */
   maxWaitingRuns: number;
   stableForSeconds: number;
@@ -50,6 +60,8 @@ export interface IngestResult extends RunOutcomes {
   abortedBy?: string;
   /** files still in the intake after more than --max-waiting-runs runs */
   waitingTooLong: WaitingFile[];
+  /** files that changed where they landed after an earlier run moved them (a stalled upload that resumed) */
+  changedAfterMove: ChangedAfterMove[];
 }
 
 /** A run looks at the intake again after its batch, a bounded number of times. */
@@ -70,17 +82,25 @@ const DESTINATION: Record<'loaded' | 'duplicate' | 'rejected', Destination> = {
 export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   const runId = o.runId;
   const log = o.logger.child({ run: runId });
-  const st: RunState = { owner: currentOwner(), intake: o.intake, ledger: o.ledger, counts: { moveFailures: 0 } };
+  let stagingDir = '';
+  let seq = 0;
+  const st: RunState = {
+    owner: currentOwner(),
+    intake: o.intake,
+    ledger: o.ledger,
+    counts: { moveFailures: 0 },
+    moveMarker: (name, to) => moveMarker(o, name, to, stagingDir, `m${seq++}`, log.child({ file: name })),
+  };
   log.info({ event: 'run-started', mode: o.mode, intake: o.intake.description }, 'run started');
 
   // before anything new: what earlier runs left behind is settled, whether or not it shows up again
-  const stagingDir = await makeStagingDir(o.stagingRoot, runId);
+  stagingDir = await makeStagingDir(o.stagingRoot, runId);
   await removeDeadStaging(o.stagingRoot, stagingDir, log);
   await closeDeadRuns(o.ledger, runId, log);
   await settleStaleClaims(o.ledger, o.db, o.schema, runId, log);
   const lookedAt = new Set<string>();
   const deadline = Date.now() + o.maxWaitSeconds * 1000;
-  let seq = 0;
+  const changedAfterMove: ChangedAfterMove[] = [];
 
   // an outcome for a file that was never hashed: it stays in the intake for the next run
   const unstaged = async (entry: IntakeEntry, event: 'not_ready' | 'failed', reason: string) => {
@@ -108,14 +128,18 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         throw new TransientError(`cannot list the intake ${o.intake.description}: ${errorMessage(err)}`, { cause: err });
       });
       // what an ended run began moving and never recorded (the listing has put back what it had captured)
-      if (pass === 0) await finishUnfinishedMoves(st, runId, log);
+      if (pass === 0) {
+        await finishUnfinishedMoves(st, runId, log);
+        changedAfterMove.push(...(await filesChangedAfterMove(st, log)));
+      }
+      const present = new Set(listed.map((e) => e.name));
       const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));
       const safe: IntakeEntry[] = [];
       for (const entry of fresh) {
         lookedAt.add(entry.name);
         const verdict = entry.notRegular
           ? { kind: 'ignored' as const, reason: `${entry.notRegular}: left untouched` }
-          : sortByName(entry.name, o);
+          : sortByName(entry.name, o, present);
         if (verdict.kind === 'take') safe.push(entry);
         else if (verdict.kind === 'not_ready') await unstaged(entry, 'not_ready', verdict.reason);
         else if (verdict.kind === 'ignored') await ignored(entry, verdict.reason);
@@ -190,11 +214,17 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
     );
   }
   const problem =
-    c.rejected > 0 || c.failed > 0 || c.stale > 0 || c.moveFailed > 0 || st.abortedBy !== undefined || waitingTooLong.length > 0;
+    c.rejected > 0 ||
+    c.failed > 0 ||
+    c.stale > 0 ||
+    c.moveFailed > 0 ||
+    st.abortedBy !== undefined ||
+    waitingTooLong.length > 0 ||
+    changedAfterMove.length > 0;
   const exitStatus = problem ? 1 : 0;
   await o.ledger.finishRun(runId, c, exitStatus, { status: 'finished', ...(st.abortedBy ? { reason: st.abortedBy } : {}) });
   log.info({ event: 'run-finished', ...c, exitStatus }, 'run finished');
-  return { ...outcomes, counts: c, exitStatus, waitingTooLong, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
+  return { ...outcomes, counts: c, exitStatus, waitingTooLong, changedAfterMove, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
 }
 
 type NameVerdict = { kind: 'take' } | { kind: 'known' } | { kind: 'ignored' | 'not_ready'; reason: string };
@@ -205,7 +235,7 @@ type NameVerdict = { kind: 'take' } | { kind: 'known' } | { kind: 'ignored' | 'n
  * like an idle night) unless --ignore names it as a known neighbour; an upload still under
  * a temporary name of a file the pattern takes is `not_ready`.
  */
-function sortByName(name: string, o: IngestOptions): NameVerdict {
+function sortByName(name: string, o: IngestOptions, present: Set<string>): NameVerdict {
   if (isUnsafeName(name)) return { kind: 'ignored', reason: 'the name could escape its folder: left untouched' };
   // a name that is not UTF-8 reaches us with U+FFFD in it: it cannot be opened or recorded as it is
   if (name.includes('\uFFFD')) return { kind: 'ignored', reason: 'the name is not valid UTF-8: left untouched' };
@@ -215,7 +245,11 @@ function sortByName(name: string, o: IngestOptions): NameVerdict {
       ? { kind: 'not_ready', reason: 'still uploading under a temporary name' }
       : { kind: 'ignored', reason: `a temporary or hidden name that the pattern does not take` };
   }
+  const marker = o.readyMarker;
+  // a ready marker is its file's sidecar: it moves with the file and is not a file of its own
+  if (marker && name.endsWith(marker) && o.pattern.test(name.slice(0, -marker.length))) return { kind: 'known' };
   if (!o.pattern.test(name)) return { kind: 'ignored', reason: `the pattern does not take this name` };
+  if (marker && !present.has(name + marker)) return { kind: 'not_ready', reason: `waiting for its ready marker ${name}${marker}` };
   return { kind: 'take' };
 }
 
@@ -342,5 +376,28 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, staged: DecidedFile, 
     await o.ledger.finalizeClaim(f, { state: 'failed', event: 'failed', reason }, { reason }, ['released']);
     log.error({ event: 'failed', reason }, `failed, claim released, file left in intake: ${reason}`);
     if (isConnectionLost(err)) st.abortedBy = `finance database connection lost: ${reason}`;
+  }
+}
+
+/** The ready marker follows its file into the same folder (best effort: a marker left behind is harmless). */
+async function moveMarker(o: IngestOptions, name: string, to: Destination, stagingDir: string, tag: string, log: Logger): Promise<void> {
+  if (!o.readyMarker) return;
+  const markerName = name + o.readyMarker;
+  try {
+    const entry = await o.intake.stat(markerName);
+    if (!entry) return;
+    const staged = await stageAndHash(o.intake, entry, stagingDir, tag);
+    if (staged.kind !== 'staged') return;
+    try {
+      const routed = await o.intake.route(markerName, to, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256 });
+      log.info({ event: 'marker-moved', to: routed.location }, `its ready marker moved to ${routed.location}`);
+    } finally {
+      await unlink(staged.path).catch(() => undefined);
+    }
+  } catch (err) {
+    log.warn(
+      { event: 'marker-not-moved', reason: errorMessage(err) },
+      `its ready marker ${markerName} stays in the intake: ${errorMessage(err)}`,
+    );
   }
 }

@@ -21,7 +21,7 @@ export type Staged =
  * file name fits. Whatever happens short of a complete copy, the partial copy is removed: a
  * full staging disk stops this file, not the ones after it.
  */
-export async function stageAndHash(intake: Intake, entry: IntakeEntry, stagingDir: string, seq: number): Promise<Staged> {
+export async function stageAndHash(intake: Intake, entry: IntakeEntry, stagingDir: string, seq: number | string): Promise<Staged> {
   faultPoint('before-open', entry.name);
   const file = await intake.pin(entry.name);
   const path = join(stagingDir, String(seq));
