@@ -84,11 +84,11 @@ describe('a settlement row against the default layout', () => {
   });
 
   it.each([
-    ['a trailing space', 'T-1 ', 'ends with white space (U+0020)'],
-    ['a leading space', ' T-1', 'begins with white space (U+0020)'],
-    ['a trailing tab', 'T-1\t', 'ends with white space (U+0009)'],
-    ['a trailing NBSP', 'T-1\u00a0', 'ends with white space (U+00A0)'],
-    ['a leading BOM', '\ufeffT-1', 'begins with white space (U+FEFF)'],
+    ['a trailing space', 'T-1 ', 'ends with a space'],
+    ['a leading space', ' T-1', 'begins with a space'],
+    ['a trailing tab', 'T-1\t', 'contains an invisible or control character (U+0009)'],
+    ['a trailing NBSP', 'T-1\u00a0', 'contains an invisible or control character (U+00A0)'],
+    ['a leading BOM', '\ufeffT-1', 'contains an invisible or control character (U+FEFF)'],
     ['a zero-width space', 'T-\u200b1', 'contains an invisible or control character (U+200B)'],
     ['a trailing zero-width space', 'T-1\u200b', 'contains an invisible or control character (U+200B)'],
     ['a zero-width joiner', 'T\u200d-1', 'contains an invisible or control character (U+200D)'],
