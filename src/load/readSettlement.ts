@@ -70,14 +70,30 @@ async function* records<T extends string | Buffer>(
     }
   } catch (err) {
     if (err instanceof CsvError) {
-      // an open quote is only found at the end of the file: the record it opened began where the limit saw it begin
-      const at = err.code === 'CSV_QUOTE_NOT_CLOSED' ? limit.recordStartLine : ((err as { lines?: number }).lines ?? line);
-      throw csvReject(err, at, layout);
+      // records parsed ahead of the failure are dropped with it, so `line` may lag: the parser's offset does not
+      const offset = (err as { bytes?: unknown }).bytes;
+      throw csvReject(err, typeof offset === 'number' ? await lineAt(path, offset) : line, layout);
     }
     throw err;
   } finally {
     source.destroy();
   }
+}
+
+/**
+ * The line holding byte `offset` of what the parser read (the file less a leading BOM). Only
+ * on the failure path; csv-parse's own line count counts a quoted CRLF twice.
+ */
+async function lineAt(path: string, offset: number): Promise<number> {
+  let line = 1;
+  let start = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+    if (start === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) offset += 3;
+    for (let i = chunk.indexOf(0x0a); i !== -1 && start + i < offset; i = chunk.indexOf(0x0a, i + 1)) line++;
+    start += chunk.length;
+    if (start >= offset) break;
+  }
+  return line;
 }
 
 /** Finds the line and field of the first byte that is not UTF-8: only on the failure path. */

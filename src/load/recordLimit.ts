@@ -31,11 +31,6 @@ export class RecordLimit extends Transform {
     super();
   }
 
-  /** the line on which the record being read began */
-  get recordStartLine(): number {
-    return this.recordLine;
-  }
-
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     let quote = nextAt(chunk, QUOTE, 0);
     let lf = nextAt(chunk, LF, 0);

@@ -92,6 +92,9 @@ describe('reading a settlement file', () => {
     const open = [...lines];
     open[15_000] = row('BAD', '"M1');
     expect((await rejection(file(`${HEADER}\n${open.join('\n')}\n`))).line).toBe(15_003);
+    const crlf = lines.map((l) => l.replace('"two\nlines"', '"two\r\nlines"'));
+    crlf[15_000] = row('BAD', 'M"1');
+    expect((await rejection(file(`\uFEFF${HEADER}\r\n${crlf.join('\r\n')}\r\n`))).line).toBe(15_003);
   });
 
   it('says what is wrong with a stray quote without quoting the whole field', async () => {
