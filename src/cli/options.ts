@@ -13,6 +13,10 @@ export function withConfigOptions(cmd: Command): Command {
       '--ledger-timeout <seconds>',
       `how long to wait for another process's ledger write (env SETTLE_LEDGER_TIMEOUT; default ${DEFAULTS.ledgerTimeout})`,
     )
+    .option(
+      '--max-record-bytes <bytes>',
+      `a file with a longer record is rejected (env SETTLE_MAX_RECORD_BYTES; default ${DEFAULTS.maxRecordBytes})`,
+    )
     .option('--database-url <url>', 'finance PostgreSQL URL (env DATABASE_URL)')
     .option(
       '--db-timeout <seconds>',

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { homedir, tmpdir } from 'node:os';
 import { UsageError } from '../errors.js';
-import { DEFAULT_LAYOUT, parseLayout, type Layout } from '../load/layout.js';
+import { DEFAULT_LAYOUT, DEFAULT_MAX_RECORD_BYTES, parseLayout, type Layout } from '../load/layout.js';
 
 /**
  * Every option, from (highest first) flags, the environment, the --config JSON file, and
@@ -30,6 +30,7 @@ const OPTIONS = {
   hostKeyFingerprint: { env: 'SETTLE_HOST_KEY_FINGERPRINT', kind: 'string' },
   /** never a flag: only the environment or the config file */
   sftpPassword: { env: 'SETTLE_SFTP_PASSWORD', kind: 'string' },
+  maxRecordBytes: { env: 'SETTLE_MAX_RECORD_BYTES', kind: 'bytes' },
   layout: { env: null, kind: 'layout' },
   ignore: { env: 'SETTLE_IGNORE', kind: 'globs' },
   maxWaitingRuns: { env: 'SETTLE_MAX_WAITING_RUNS', kind: 'count' },
@@ -84,6 +85,7 @@ export const DEFAULTS = {
   pattern: 'settle_*.csv',
   ledger: './settle-ledger.sqlite',
   schema: 'settle',
+  maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
   stableFor: 30,
   maxWait: 300,
   claimLease: 7200,
@@ -163,6 +165,19 @@ function count(p: { value: unknown; from: string } | undefined, fallback: number
   return n;
 }
 
+/** Above this a record held as a string would itself break the memory bound it is for. */
+const MAX_RECORD_BYTES_CEILING = 64 * 1024 * 1024;
+
+function recordBytes(value: unknown, from: string): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 1024 || n > MAX_RECORD_BYTES_CEILING) {
+    throw new UsageError(
+      `${from}: expected a whole number of bytes from 1024 to ${MAX_RECORD_BYTES_CEILING}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return n;
+}
+
 /** Folder paths in a config file are relative to the file, not to wherever cron starts. */
 function relativeTo(base: string | undefined, value: unknown): unknown {
   if (base === undefined || typeof value !== 'string' || value.includes('://') || isAbsolute(value)) return value;
@@ -218,6 +233,8 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
   const layoutPick = pick('layout');
   const mode = str('mode');
   if (mode !== undefined && mode !== 'scheduled' && mode !== 'manual') throw new UsageError(`mode "${mode}" must be scheduled or manual`);
+  const recordPick = pick('maxRecordBytes');
+  const maxRecordBytes = recordPick ? recordBytes(recordPick.value, recordPick.from) : DEFAULTS.maxRecordBytes;
 
   return {
     intake: str('intake'),
@@ -236,7 +253,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     staging: str('staging') ?? tmpdir(),
     logFile: str('logFile'),
     logLevel,
-    layout: layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT,
+    layout: { ...(layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT), maxRecordBytes },
     ignore: globs(pick('ignore')),
     maxWaitingRuns: count(pick('maxWaitingRuns'), DEFAULTS.maxWaitingRuns),
     metricsFile: str('metricsFile'),

@@ -1,5 +1,3 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
@@ -7,6 +5,7 @@ import { PROVENANCE_COLUMNS, type Layout } from './layout.js';
 import { readSettlement } from './readSettlement.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import { findFileMarker } from './fileMarker.js';
+import { feedCopy } from './feedCopy.js';
 import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../pgErrors.js';
 import { explainDbWait } from './statementWatch.js';
 
@@ -61,7 +60,7 @@ export async function streamRows(client: pg.ClientBase, req: LoadRequest): Promi
   // (statementWatch.ts cancels it when the server stops taking data), not by its duration.
   await client.query('SET LOCAL statement_timeout = 0');
   const copy = client.query(copyFrom(`COPY ${escapeIdentifier(req.schema)}.settlement_rows (${columns}) FROM STDIN WITH (FORMAT csv)`));
-  await pipeline(Readable.from(copyText(req, counter)), copy);
+  await feedCopy(copyText(req, counter), copy);
   req.onProgress?.(counter.rows);
   return counter.rows;
 }

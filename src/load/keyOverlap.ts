@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { quoteValue } from './quoteValue.js';
 import { readSettlement } from './readSettlement.js';
 import type { LoadRequest } from './copyRows.js';
 
@@ -60,7 +61,7 @@ export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest
   const field = req.layout.naturalKey;
   if (total === 0) return { message: `field ${field}: a value collides with rows already loaded` };
   found.sort((a, b) => a.line - b.line);
-  const listed = found.map((o) => `line ${o.line}: ${JSON.stringify(o.key)} ${o.from}`).join('; ');
+  const listed = found.map((o) => `line ${o.line}: ${quoteValue(o.key)} ${o.from}`).join('; ');
   const more = total > found.length ? `; and ${total - found.length} more` : '';
   return { message: `field ${field}: ${total} value(s) already used: ${listed}${more}`, line: found[0]!.line };
 }

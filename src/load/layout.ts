@@ -14,7 +14,14 @@ export interface ColumnSpec {
 export interface Layout {
   columns: ColumnSpec[];
   naturalKey: string;
+  /**
+   * The longest record read before the file is rejected (`maxRecordBytes` in the settings,
+   * not part of a layout's own configuration): it bounds the reader's memory.
+   */
+  maxRecordBytes?: number;
 }
+
+export const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 
 export const DEFAULT_LAYOUT: Layout = {
   columns: [
@@ -29,6 +36,7 @@ export const DEFAULT_LAYOUT: Layout = {
     { name: 'currency', type: 'currency', required: true },
   ],
   naturalKey: 'transaction_id',
+  maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
 };
 
 /** The columns every loaded row carries besides the file's own. */

@@ -2,7 +2,8 @@ import { createReadStream } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { parse, CsvError } from 'csv-parse';
 import { RejectError } from '../errors.js';
-import type { Layout } from './layout.js';
+import { DEFAULT_MAX_RECORD_BYTES, type Layout } from './layout.js';
+import { RecordLimit } from './recordLimit.js';
 import { InvalidUtf8Error, Utf8Gate } from './utf8Gate.js';
 import { validateHeader, validateRow } from './validateRow.js';
 
@@ -12,10 +13,26 @@ export interface SettlementRow {
   values: (string | null)[];
 }
 
-function csvReject(err: CsvError, line: number): RejectError {
-  const text = err.message.replace(/ at line \d+/, '').replace(/^Invalid/, 'invalid');
-  return new RejectError(`line ${line}: ${text}`, { line }, { cause: err });
+/** csv-parse's own messages can quote a whole field: each is said again here, short. */
+const CSV_PROBLEMS: Record<string, string> = {
+  INVALID_OPENING_QUOTE: 'a double quote inside an unquoted value (quote the whole value and double the quote)',
+  CSV_INVALID_CLOSING_QUOTE: 'a closing double quote is followed by something other than a delimiter or a line end',
+  CSV_QUOTE_NOT_CLOSED: 'a quoted value is not closed before the end of the file',
+};
+
+function csvReject(err: CsvError, line: number, layout: Layout): RejectError {
+  const column = (err as { column?: unknown }).column;
+  const field = typeof column === 'number' ? (layout.columns[column]?.name ?? `column ${column + 1}`) : undefined;
+  const where = field === undefined ? `line ${line}` : `line ${line}, field ${field}`;
+  const problem = CSV_PROBLEMS[err.code] ?? `not readable as CSV (${err.code})`;
+  return new RejectError(`${where}: ${problem}`, { line, field }, { cause: err });
 }
+
+/**
+ * CRLF, LF and CR all end a record, wherever they appear: a file whose line endings are
+ * mixed (a partner concatenating two exports) reads as its lines, not as merged records.
+ */
+const RECORD_DELIMITERS = ['\r\n', '\n', '\r'];
 
 const newlines = (s: string) => {
   let n = 0;
@@ -27,15 +44,21 @@ const newlines = (s: string) => {
  * Records with the line each starts on. Line numbers are counted here rather than taken
  * from csv-parse's per-record info, which is slow and drifts after quoted line breaks.
  */
-async function* records<T extends string | Buffer>(path: string, encoding: 'utf8' | null): AsyncGenerator<{ fields: T[]; line: number }> {
+async function* records<T extends string | Buffer>(
+  path: string,
+  layout: Layout,
+  encoding: 'utf8' | null,
+): AsyncGenerator<{ fields: T[]; line: number }> {
   // in byte mode the gate only strips the byte-order mark: UTF-8 is then checked per field
   const gate = new Utf8Gate(encoding !== null);
-  const parser = parse({ encoding, relax_column_count: true, skip_empty_lines: false });
+  const limit = new RecordLimit(layout.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES);
+  const parser = parse({ encoding, relax_column_count: true, skip_empty_lines: false, record_delimiter: RECORD_DELIMITERS });
   const source = createReadStream(path, { highWaterMark: 256 * 1024 });
   const fail = (err: Error) => parser.destroy(err);
   source.on('error', fail);
+  limit.on('error', fail);
   gate.on('error', fail);
-  source.pipe(gate).pipe(parser);
+  source.pipe(limit).pipe(gate).pipe(parser);
   let line = 1;
   try {
     for await (const fields of parser as AsyncIterable<T[]>) {
@@ -46,16 +69,36 @@ async function* records<T extends string | Buffer>(path: string, encoding: 'utf8
       yield { fields, line: start };
     }
   } catch (err) {
-    if (err instanceof CsvError) throw csvReject(err, line);
+    if (err instanceof CsvError) {
+      // records parsed ahead of the failure are dropped with it, so `line` may lag: the parser's offset does not
+      const offset = (err as { bytes?: unknown }).bytes;
+      throw csvReject(err, typeof offset === 'number' ? await lineAt(path, offset) : line, layout);
+    }
     throw err;
   } finally {
     source.destroy();
   }
 }
 
+/**
+ * The line holding byte `offset` of what the parser read (the file less a leading BOM). Only
+ * on the failure path; csv-parse's own line count counts a quoted CRLF twice.
+ */
+async function lineAt(path: string, offset: number): Promise<number> {
+  let line = 1;
+  let start = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+    if (start === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) offset += 3;
+    for (let i = chunk.indexOf(0x0a); i !== -1 && start + i < offset; i = chunk.indexOf(0x0a, i + 1)) line++;
+    start += chunk.length;
+    if (start >= offset) break;
+  }
+  return line;
+}
+
 /** Finds the line and field of the first byte that is not UTF-8: only on the failure path. */
 async function locateInvalidUtf8(path: string, layout: Layout): Promise<RejectError> {
-  for await (const { fields, line } of records<Buffer>(path, null)) {
+  for await (const { fields, line } of records<Buffer>(path, layout, null)) {
     const i = fields.findIndex((f) => !isUtf8(f));
     if (i !== -1) {
       const field = layout.columns[i]?.name ?? `column ${i + 1}`;
@@ -72,7 +115,7 @@ async function locateInvalidUtf8(path: string, layout: Layout): Promise<RejectEr
 export async function* readSettlement(path: string, layout: Layout): AsyncGenerator<SettlementRow> {
   let sawHeader = false;
   try {
-    for await (const { fields, line } of records<string>(path, 'utf8')) {
+    for await (const { fields, line } of records<string>(path, layout, 'utf8')) {
       if (!sawHeader) {
         validateHeader(layout, fields, line);
         sawHeader = true;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADER } from '../../src/demo/sampleSettlement.js';
 import { RejectError } from '../../src/errors.js';
-import { DEFAULT_LAYOUT } from '../../src/load/layout.js';
+import { DEFAULT_LAYOUT, type Layout } from '../../src/load/layout.js';
 import { readSettlement } from '../../src/load/readSettlement.js';
 
 function file(content: string | Buffer): string {
@@ -13,15 +13,15 @@ function file(content: string | Buffer): string {
   return path;
 }
 
-async function readAll(path: string) {
+async function readAll(path: string, layout: Layout = DEFAULT_LAYOUT) {
   const rows = [];
-  for await (const r of readSettlement(path, DEFAULT_LAYOUT)) rows.push(r);
+  for await (const r of readSettlement(path, layout)) rows.push(r);
   return rows;
 }
 
-async function rejection(path: string): Promise<RejectError> {
+async function rejection(path: string, layout: Layout = DEFAULT_LAYOUT): Promise<RejectError> {
   try {
-    await readAll(path);
+    await readAll(path, layout);
   } catch (err) {
     if (err instanceof RejectError) return err;
     throw err;
@@ -70,5 +70,78 @@ describe('reading a settlement file', () => {
   it('rejects an empty file and a file with only a header row as such', async () => {
     expect((await rejection(file(''))).message).toMatch(/empty/);
     expect(await readAll(file(`${HEADER}\n`))).toEqual([]);
+  });
+
+  it('reads a file whose line endings are mixed as its lines: CRLF, LF and CR alike', async () => {
+    const text = `${HEADER}\r\n${row('A')}\r\n${row('B')}\n${row('C', '"x\r\ny"')}\n${row('D')}\r${row('E')}\r\n`;
+    const rows = await readAll(file(text));
+    expect(rows.map((r) => [r.line, r.values[1], r.values[2], r.values[8]])).toEqual([
+      [2, 'A', 'M1', 'EUR'],
+      [3, 'B', 'M1', 'EUR'],
+      [4, 'C', 'x\r\ny', 'EUR'],
+      [6, 'D', 'M1', 'EUR'],
+      [7, 'E', 'M1', 'EUR'],
+    ]);
+  });
+
+  it('names the exact line of a quote problem deep in a large file, quoted line breaks before it included', async () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => row(`R${i}`, i === 10 ? '"two\nlines"' : 'M1'));
+    const stray = [...lines];
+    stray[15_000] = row('BAD', 'M"1');
+    expect((await rejection(file(`${HEADER}\n${stray.join('\n')}\n`))).line).toBe(15_003);
+    const open = [...lines];
+    open[15_000] = row('BAD', '"M1');
+    expect((await rejection(file(`${HEADER}\n${open.join('\n')}\n`))).line).toBe(15_003);
+    const crlf = lines.map((l) => l.replace('"two\nlines"', '"two\r\nlines"'));
+    crlf[15_000] = row('BAD', 'M"1');
+    expect((await rejection(file(`\uFEFF${HEADER}\r\n${crlf.join('\r\n')}\r\n`))).line).toBe(15_003);
+  });
+
+  it('says what is wrong with a stray quote without quoting the whole field', async () => {
+    const err = await rejection(file(`${HEADER}\n${row('A')}\n${row('B', `M${'x'.repeat(5000)}"y`)}\n`));
+    expect(err.message).toBe(
+      'line 3, field merchant_id: a double quote inside an unquoted value (quote the whole value and double the quote)',
+    );
+  });
+});
+
+describe('the record-size limit', () => {
+  const small: Layout = { ...DEFAULT_LAYOUT, maxRecordBytes: 1024 };
+
+  it('rejects a line longer than the limit, naming its line', async () => {
+    const err = await rejection(file(`${HEADER}\n${row('A')}\n${row('B', 'm'.repeat(2000))}\n${row('C')}\n`), small);
+    expect(err.message).toBe('line 3: the record is longer than 1,024 bytes (--max-record-bytes)');
+    expect(err.line).toBe(3);
+  });
+
+  it('rejects a header without a line end that goes on past the limit', async () => {
+    const err = await rejection(file('h'.repeat(300_000)), small);
+    expect(err.message).toBe('line 1: the record is longer than 1,024 bytes (--max-record-bytes)');
+  });
+
+  it('counts delimiters, so a record of endless empty fields is refused too', async () => {
+    const err = await rejection(file(`${HEADER}\n${','.repeat(5000)}\n`), small);
+    expect(err.line).toBe(2);
+  });
+
+  it('counts quoted line breaks as part of the record, and names the line it starts on', async () => {
+    const multi = `"${'line\n'.repeat(400)}"`;
+    const err = await rejection(file(`${HEADER}\n${row('A')}\n${row('B', multi)}\n`), small);
+    expect(err.message).toMatch(/^line 3: the record is longer/);
+  });
+
+  it('is not fooled by doubled quotes, and lets records up to the limit through', async () => {
+    const merchant = `"${'""'.repeat(400)}"`;
+    const rows = await readAll(file(`${HEADER}\n${row('A', merchant)}\n${row('B')}\n`), small);
+    expect(rows.map((r) => [r.line, r.values[1], r.values[2]!.length])).toEqual([
+      [2, 'A', 400],
+      [3, 'B', 2],
+    ]);
+  });
+
+  it('finds a long record wherever the read chunks cut it, quoted line breaks counted', async () => {
+    const many = Array.from({ length: 20_000 }, (_, i) => row(`R${i}`, '"a,""b""\r\nc"')).join('\r\n');
+    const err = await rejection(file(`${HEADER}\r\n${many}\r\n${row('LAST', 'z'.repeat(1100))}\r\n`), small);
+    expect(err.line).toBe(40_002);
   });
 });

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { resolveSettings, siblingFolder } from '../../src/config/settings.js';
@@ -49,6 +52,20 @@ describe('settings', () => {
   ])('refuses %j as bad configuration', (flags, words) => {
     expect(() => resolveSettings(flags, {})).toThrow(UsageError);
     expect(() => resolveSettings(flags, {})).toThrow(words);
+  });
+
+  it('takes the record-size limit from a flag, the environment or the config file, 1 MiB by default, into the layout', () => {
+    expect(resolveSettings({}, {}).layout.maxRecordBytes).toBe(1024 * 1024);
+    expect(resolveSettings({}, { SETTLE_MAX_RECORD_BYTES: '65536' }).layout.maxRecordBytes).toBe(65536);
+    expect(resolveSettings({ maxRecordBytes: '4096' }, { SETTLE_MAX_RECORD_BYTES: '65536' }).layout.maxRecordBytes).toBe(4096);
+    const dir = mkdtempSync(join(tmpdir(), 'settle-settings-'));
+    const config = join(dir, 'c.json');
+    writeFileSync(config, JSON.stringify({ maxRecordBytes: 2048, layout: { columns: [{ name: 'id', type: 'text' }], naturalKey: 'id' } }));
+    expect(resolveSettings({ config }, {}).layout).toMatchObject({ naturalKey: 'id', maxRecordBytes: 2048 });
+  });
+
+  it.each(['0', '1023', '1.5', '1MiB', '-5', String(64 * 1024 * 1024 + 1)])('refuses %j as a record-size limit', (value) => {
+    expect(() => resolveSettings({ maxRecordBytes: value }, {})).toThrow(/--max-record-bytes: expected a whole number of bytes/);
   });
 
   it('puts archive, duplicates and rejected beside the intake', () => {

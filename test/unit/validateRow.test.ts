@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { RejectError } from '../../src/errors.js';
 import { DEFAULT_LAYOUT, parseLayout } from '../../src/load/layout.js';
-import { validateHeader, validateRow } from '../../src/load/validateRow.js';
+import { ACTIVE_CURRENCIES, isActiveCurrency } from '../../src/load/currencies.js';
+import { isCalendarDate, keyProblem, MAX_KEY_BYTES, validateHeader, validateRow } from '../../src/load/validateRow.js';
 
 const fields = (...v: string[]) => v;
 const good = ['2026-03-14', 'T1', 'M1', 'VISA', 'sale', '100.00', '1.50', '98.50', 'EUR'];
@@ -65,11 +66,101 @@ describe('a settlement row against the default layout', () => {
     expect(rejection(() => validateRow(DEFAULT_LAYOUT, fields(...good.slice(0, 8), cur), 2)).field).toBe('currency');
   });
 
+  it.each(['XXX', 'XTS', 'ABC', 'HRK', 'BGN', 'ANG', 'ZWL'])('rejects %j, which is not an active ISO 4217 currency', (cur) => {
+    const err = rejection(() => validateRow(DEFAULT_LAYOUT, fields(...good.slice(0, 8), cur), 5));
+    expect(err.message).toBe(`line 5, field currency: "${cur}" is not an active ISO 4217 currency code`);
+  });
+
+  it.each(['0000-01-01', '0000-02-29', '2026-02-30', '2026-04-31', '2100-02-29', '10000-01-01', '-001-01-01'])(
+    'rejects the date %j with its line and field',
+    (date) => {
+      const err = rejection(() => validateRow(DEFAULT_LAYOUT, fields(date, ...good.slice(1)), 8));
+      expect(err.message).toBe(`line 8, field settlement_date: "${date}" is not a date (YYYY-MM-DD, 0001-01-01 to 9999-12-31)`);
+    },
+  );
+
+  it.each(['0001-01-01', '9999-12-31', '2000-02-29', '2024-02-29'])('accepts the date %j at the edges of the range', (date) => {
+    expect(validateRow(DEFAULT_LAYOUT, fields(date, ...good.slice(1)), 2)[0]).toBe(date);
+  });
+
+  it.each([
+    ['a trailing space', 'T-1 ', 'ends with a space'],
+    ['a leading space', ' T-1', 'begins with a space'],
+    ['a trailing tab', 'T-1\t', 'contains an invisible or control character (U+0009)'],
+    ['a trailing NBSP', 'T-1\u00a0', 'contains an invisible or control character (U+00A0)'],
+    ['a leading BOM', '\ufeffT-1', 'contains an invisible or control character (U+FEFF)'],
+    ['a zero-width space', 'T-\u200b1', 'contains an invisible or control character (U+200B)'],
+    ['a trailing zero-width space', 'T-1\u200b', 'contains an invisible or control character (U+200B)'],
+    ['a zero-width joiner', 'T\u200d-1', 'contains an invisible or control character (U+200D)'],
+    ['an NBSP inside', 'T\u00a01', 'contains an invisible or control character (U+00A0)'],
+    ['a BOM inside', 'T-\ufeff1', 'contains an invisible or control character (U+FEFF)'],
+    ['a word joiner', 'T\u20601', 'contains an invisible or control character (U+2060)'],
+    ['a Hangul filler', 'T\u31641', 'contains an invisible or control character (U+3164)'],
+    ['a bidi override', 'T\u202e1', 'contains an invisible or control character (U+202E)'],
+    ['an escape character', 'T\u001b1', 'contains an invisible or control character (U+001B)'],
+  ])('rejects a natural key with %s, naming line and field', (_what, id, problem) => {
+    const err = rejection(() => validateRow(DEFAULT_LAYOUT, fields(good[0]!, id, ...good.slice(2)), 11));
+    expect(err.line).toBe(11);
+    expect(err.field).toBe('transaction_id');
+    expect(err.message).toMatch(/^line 11, field transaction_id: "[^"]*" /);
+    expect(err.message.endsWith(problem)).toBe(true);
+  });
+
+  it(`rejects a natural key over ${MAX_KEY_BYTES} bytes of UTF-8, quoting only its start`, () => {
+    expect(keyProblem('a'.repeat(MAX_KEY_BYTES))).toBeUndefined();
+    expect(keyProblem('é'.repeat(MAX_KEY_BYTES / 2))).toBeUndefined();
+    expect(keyProblem('é'.repeat(MAX_KEY_BYTES / 2 + 1))).toBe(`is 258 bytes long; a key may have at most ${MAX_KEY_BYTES}`);
+    const err = rejection(() => validateRow(DEFAULT_LAYOUT, fields(good[0]!, 'K'.repeat(2704), ...good.slice(2)), 2));
+    expect(err.message).toBe(`line 2, field transaction_id: "${'K'.repeat(80)}…" is 2704 bytes long; a key may have at most 256`);
+  });
+
+  it('accepts ordinary keys, inner spaces and non-ASCII letters included', () => {
+    for (const id of ['T1', 'a b', 'ÜBER-42', 'x_y.z/7', '東京-1']) expect(keyProblem(id)).toBeUndefined();
+  });
+
+  it('leaves other text columns free of the key rule', () => {
+    expect(validateRow(DEFAULT_LAYOUT, fields(...good.slice(0, 2), 'M1 ', ...good.slice(3)), 2)[2]).toBe('M1 ');
+  });
+
   it('checks the header names and order', () => {
     expect(() => validateHeader(DEFAULT_LAYOUT, fields(...DEFAULT_LAYOUT.columns.map((c) => c.name)), 1)).not.toThrow();
     const swapped = DEFAULT_LAYOUT.columns.map((c) => c.name);
     [swapped[0], swapped[1]] = [swapped[1]!, swapped[0]!];
     expect(rejection(() => validateHeader(DEFAULT_LAYOUT, fields(...swapped), 1)).line).toBe(1);
+  });
+
+  it('names the first header column that differs, never the whole header', () => {
+    const names = DEFAULT_LAYOUT.columns.map((c) => c.name);
+    const message = (got: string[]) => rejection(() => validateHeader(DEFAULT_LAYOUT, got, 1)).message;
+    expect(message([names[0]!, 'id', ...names.slice(2)])).toBe('line 1: header column 2 is "id"; the layout expects "transaction_id"');
+    expect(message(names.slice(0, 8))).toBe('line 1: header ends after column 8; the layout expects "currency" next');
+    expect(message([...names, 'extra'])).toBe('line 1: header column 10 "extra" is not in the layout, which has 9 columns');
+    const long = message(['h'.repeat(20_000)]);
+    expect(long).toBe(`line 1: header column 1 is "${'h'.repeat(80)}…"; the layout expects "settlement_date"`);
+  });
+});
+
+describe('the ISO 4217 table', () => {
+  it('holds the active codes and none of the test or no-currency codes', () => {
+    for (const code of ['EUR', 'USD', 'GBP', 'JPY', 'CHF', 'XCG', 'ZWG', 'SLE', 'VES', 'XAU', 'XDR']) {
+      expect(isActiveCurrency(code)).toBe(true);
+    }
+    for (const code of ['XXX', 'XTS', 'ABC', 'eur', 'EURO', '', 'SLL', 'CUC', 'VEF']) expect(isActiveCurrency(code)).toBe(false);
+    expect(ACTIVE_CURRENCIES.size).toBe(176);
+    for (const code of ACTIVE_CURRENCIES) expect(code).toMatch(/^[A-Z]{3}$/);
+  });
+});
+
+describe('the calendar', () => {
+  it('knows leap years by the Gregorian rule, years 1 to 9999 only', () => {
+    expect(isCalendarDate(2000, 2, 29)).toBe(true);
+    expect(isCalendarDate(1900, 2, 29)).toBe(false);
+    expect(isCalendarDate(4, 2, 29)).toBe(true);
+    expect(isCalendarDate(0, 1, 1)).toBe(false);
+    expect(isCalendarDate(9999, 12, 31)).toBe(true);
+    expect(isCalendarDate(10000, 1, 1)).toBe(false);
+    expect(isCalendarDate(2026, 12, 32)).toBe(false);
+    expect(isCalendarDate(2026, 0, 1)).toBe(false);
   });
 });
 
