@@ -75,6 +75,8 @@ export class LocalIntake implements Intake {
       }
       const found = await this.stat(e.name);
       if (found) files.push(found);
+      // a name that is not UTF-8 cannot be reached through its decoded form: listed, for the run to count it
+      else if (e.name.includes('\uFFFD')) files.push({ name: e.name, size: 0, mtimeMs: 0 });
     }
     return files;
   }
