@@ -3,7 +3,7 @@ import { DEFAULTS, resolveSettings, type RawFlags } from '../config/settings.js'
 import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
 import { ADOPT_OUTCOMES, runAdopt, type AdoptOutcome, type AdoptResult } from '../pipeline/adopt.js';
-import { printable, printableJson } from '../report/printable.js';
+import { printable } from '../report/printable.js';
 import { withArchiveWork } from './archiveWork.js';
 import { operatorName } from './operator.js';
 import { jsonDocument } from './jsonOutput.js';

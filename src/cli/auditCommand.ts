@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import type { Intake } from '../intake/intake.js';
 import { audit } from '../report/audit.js';
-import { printable, printableJson } from '../report/printable.js';
+import { printable } from '../report/printable.js';
 import { withArchiveWork } from './archiveWork.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { findLanded } from './findLanded.js';
+import { sha256OfPinned } from './sha256Of.js';
 import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -239,16 +239,8 @@ export class SftpIntake implements Intake {
         const s = await this.look(posix.join(dir, candidate));
         return s?.regular ? s.pin.size : null;
       },
-      sha256: async (candidate) => {
-        const file = await this.withConnection((c) => pinRemote(SftpIntake.channel(c), posix.join(dir, candidate), candidate));
-        try {
-          const hash = createHash('sha256');
-          for await (const chunk of file.stream) hash.update(chunk as Buffer);
-          return hash.digest('hex');
-        } finally {
-          await file.close();
-        }
-      },
+      sha256: async (candidate) =>
+        sha256OfPinned(await this.withConnection((c) => pinRemote(SftpIntake.channel(c), posix.join(dir, candidate), candidate))),
       location: (candidate) => this.url(posix.join(dir, candidate)),
     });
   }

@@ -1,5 +1,5 @@
 import type { Ledger } from './ledger.js';
-import { NO_COUNTS, OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
+import { COUNT_KEY, NO_COUNTS, OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
 
 export interface FileOutcome {
   name: string;
@@ -20,16 +20,6 @@ export interface RunOutcomes {
   counts: RunCounts;
   files: FileOutcome[];
 }
-
-const COUNT_KEY: Record<OutcomeEvent, keyof RunCounts> = {
-  loaded: 'loaded',
-  skipped: 'skipped',
-  held: 'held',
-  rejected: 'rejected',
-  failed: 'failed',
-  not_ready: 'notReady',
-  ignored: 'ignored',
-};
 
 /** Settling another run's stale claim: counted, and it makes the run's exit 1 (worth a look). */
 const STALE_EVENTS: readonly string[] = ['expired', 'recovered'];

@@ -104,6 +104,17 @@ export interface RunCounts {
   reprocessed?: number;
 }
 
+/** Where each outcome event is counted in RunCounts. */
+export const COUNT_KEY: Record<OutcomeEvent, keyof RunCounts> = {
+  loaded: 'loaded',
+  skipped: 'skipped',
+  held: 'held',
+  rejected: 'rejected',
+  failed: 'failed',
+  not_ready: 'notReady',
+  ignored: 'ignored',
+};
+
 export const NO_COUNTS: RunCounts = {
   loaded: 0,
   skipped: 0,

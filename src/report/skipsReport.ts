@@ -1,5 +1,5 @@
 import type { Ledger } from '../ledger/ledger.js';
-import type { LedgerEvent } from '../ledger/types.js';
+import { COUNT_KEY, type LedgerEvent } from '../ledger/types.js';
 import { isoWeek } from './isoWeek.js';
 import { textTable } from './textTable.js';
 
@@ -43,14 +43,8 @@ export interface SkipsReport {
   ignored: ListedFile[];
 }
 
-const COUNT_KEY: Record<Reviewed, Exclude<keyof WeekOfSkips, 'week' | 'files'>> = {
-  skipped: 'skipped',
-  held: 'held',
-  rejected: 'rejected',
-  failed: 'failed',
-  not_ready: 'notReady',
-  ignored: 'ignored',
-};
+/** A week counts each reviewed outcome under the same name as a run does. */
+const weekKey = (e: Reviewed) => COUNT_KEY[e] as Exclude<keyof WeekOfSkips, 'week' | 'files'>;
 
 function listFiles(events: LedgerEvent[]): ListedFile[] {
   const byFile = new Map<string, ListedFile>();
@@ -78,7 +72,7 @@ export async function skipsByWeek(ledger: Ledger, weeks: number, now = new Date(
   for (const e of events) {
     const week = isoWeek(new Date(e.at));
     const w = byWeek.get(week) ?? { week, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, ignored: 0, files: [] };
-    w[COUNT_KEY[e.event as Reviewed]]++;
+    w[weekKey(e.event as Reviewed)]++;
     if (e.event === 'skipped' || e.event === 'held') {
       const d = e.details as { duplicateOf?: { name: string; run: string }; heldFor?: { name: string; run: string } };
       const other = d.duplicateOf ?? d.heldFor;

@@ -2,15 +2,11 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { parseSummary, rowsWithPrefix, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
-const rowsOf = async (prefix: string) =>
-  Number(
-    (await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM settle.settlement_rows WHERE transaction_id LIKE $1`, [`${prefix}-%`]))
-      .rows[0]!.n,
-  );
+const rowsOf = (prefix: string) => rowsWithPrefix(db, prefix);
 
 describe('completeness evidence', () => {
   it('with --ready-marker takes a file only once its marker exists, and moves the marker with it', async () => {

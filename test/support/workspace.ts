@@ -201,3 +201,11 @@ export async function expectCleanSplit(ws: Workspace, summaries: { files: { name
   expect(new Set(archived).size).toBe(archived.length);
   for (const name of await ws.files('duplicates')) expect(archived).toContain(await sha('duplicates', name));
 }
+
+/** How many settlement rows carry transaction ids with this prefix (the sample files' `PREFIX-n`). */
+export async function rowsWithPrefix(db: { client: pg.Client }, prefix: string): Promise<number> {
+  const r = await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM settle.settlement_rows WHERE transaction_id LIKE $1`, [
+    `${prefix}-%`,
+  ]);
+  return Number(r.rows[0]!.n);
+}
