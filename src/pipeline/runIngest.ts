@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import { RejectError, SettleError, TransientError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, NotRegularFileError, type DecidedFile, type Destination, type Intake, type IntakeEntry } from '../intake/intake.js';
-import { finalName, isInProgressName, isUnsafeName } from '../intake/names.js';
 import { currentOwner } from '../ledger/owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -12,6 +11,8 @@ import type { FileRow, RunMode } from '../ledger/types.js';
 import { copyRows } from '../load/copyRows.js';
 import type { Layout } from '../load/layout.js';
 import { completenessGate } from './completenessGate.js';
+import { moveMarker } from './readyMarker.js';
+import { sortByName } from './sortByName.js';
 import {
   filesChangedAfterMove,
   finishUnfinishedMoves,
@@ -93,11 +94,6 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   };
   log.info({ event: 'run-started', mode: o.mode, intake: o.intake.description }, 'run started');
 
-  // before anything new: what earlier runs left behind is settled, whether or not it shows up again
-  stagingDir = await makeStagingDir(o.stagingRoot, runId);
-  await removeDeadStaging(o.stagingRoot, stagingDir, log);
-  await closeDeadRuns(o.ledger, runId, log);
-  await settleStaleClaims(o.ledger, o.db, o.schema, runId, log);
   const lookedAt = new Set<string>();
   const deadline = Date.now() + o.maxWaitSeconds * 1000;
   const changedAfterMove: ChangedAfterMove[] = [];
@@ -114,6 +110,12 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   };
 
   try {
+    // before anything new: what earlier runs left behind is settled, whether or not it shows up again
+    stagingDir = await makeStagingDir(o.stagingRoot, runId);
+    await removeDeadStaging(o.stagingRoot, stagingDir, log);
+    await closeDeadRuns(o.ledger, runId, log);
+    await settleStaleClaims(o.ledger, o.db, o.schema, runId, log);
+
     const stopRequested = () => {
       if (o.stop?.aborted && !st.abortedBy) {
         st.abortedBy = `asked to stop (${String(o.stop.reason ?? 'signal')}); the files not yet taken wait for the next run`;
@@ -143,7 +145,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         if (verdict.kind === 'take') safe.push(entry);
         else if (verdict.kind === 'not_ready') await unstaged(entry, 'not_ready', verdict.reason);
         else if (verdict.kind === 'ignored') await ignored(entry, verdict.reason);
-        else log.debug({ event: 'known-neighbour', file: entry.name }, 'left alone: matches --ignore');
+        else log.debug({ event: 'known-neighbour', file: entry.name }, `left alone: ${verdict.reason}`);
       }
       if (safe.length === 0) break;
 
@@ -201,7 +203,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
     }
     throw err;
   } finally {
-    await rm(stagingDir, { recursive: true, force: true });
+    if (stagingDir) await rm(stagingDir, { recursive: true, force: true });
   }
 
   const outcomes = await runOutcomes(o.ledger, runId);
@@ -225,32 +227,6 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   await o.ledger.finishRun(runId, c, exitStatus, { status: 'finished', ...(st.abortedBy ? { reason: st.abortedBy } : {}) });
   log.info({ event: 'run-finished', ...c, exitStatus }, 'run finished');
   return { ...outcomes, counts: c, exitStatus, waitingTooLong, changedAfterMove, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
-}
-
-type NameVerdict = { kind: 'take' } | { kind: 'known' } | { kind: 'ignored' | 'not_ready'; reason: string };
-
-/**
- * What a listed name is to this run. Nothing is passed over silently: a name that the
- * pattern does not take is counted `ignored` (a partner renaming its files must not look
- * like an idle night) unless --ignore names it as a known neighbour; an upload still under
- * a temporary name of a file the pattern takes is `not_ready`.
- */
-function sortByName(name: string, o: IngestOptions, present: Set<string>): NameVerdict {
-  if (isUnsafeName(name)) return { kind: 'ignored', reason: 'the name could escape its folder: left untouched' };
-  // a name that is not UTF-8 reaches us with U+FFFD in it: it cannot be opened or recorded as it is
-  if (name.includes('\uFFFD')) return { kind: 'ignored', reason: 'the name is not valid UTF-8: left untouched' };
-  if (o.ignore.some((re) => re.test(name))) return { kind: 'known' };
-  if (isInProgressName(name)) {
-    return o.pattern.test(finalName(name))
-      ? { kind: 'not_ready', reason: 'still uploading under a temporary name' }
-      : { kind: 'ignored', reason: `a temporary or hidden name that the pattern does not take` };
-  }
-  const marker = o.readyMarker;
-  // a ready marker is its file's sidecar: it moves with the file and is not a file of its own
-  if (marker && name.endsWith(marker) && o.pattern.test(name.slice(0, -marker.length))) return { kind: 'known' };
-  if (!o.pattern.test(name)) return { kind: 'ignored', reason: `the pattern does not take this name` };
-  if (marker && !present.has(name + marker)) return { kind: 'not_ready', reason: `waiting for its ready marker ${name}${marker}` };
-  return { kind: 'take' };
 }
 
 /** What the per-file steps share with the run beyond the ledger's outcomes. */
@@ -376,28 +352,5 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, staged: DecidedFile, 
     await o.ledger.finalizeClaim(f, { state: 'failed', event: 'failed', reason }, { reason }, ['released']);
     log.error({ event: 'failed', reason }, `failed, claim released, file left in intake: ${reason}`);
     if (isConnectionLost(err)) st.abortedBy = `finance database connection lost: ${reason}`;
-  }
-}
-
-/** The ready marker follows its file into the same folder (best effort: a marker left behind is harmless). */
-async function moveMarker(o: IngestOptions, name: string, to: Destination, stagingDir: string, tag: string, log: Logger): Promise<void> {
-  if (!o.readyMarker) return;
-  const markerName = name + o.readyMarker;
-  try {
-    const entry = await o.intake.stat(markerName);
-    if (!entry) return;
-    const staged = await stageAndHash(o.intake, entry, stagingDir, tag);
-    if (staged.kind !== 'staged') return;
-    try {
-      const routed = await o.intake.route(markerName, to, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256 });
-      log.info({ event: 'marker-moved', to: routed.location }, `its ready marker moved to ${routed.location}`);
-    } finally {
-      await unlink(staged.path).catch(() => undefined);
-    }
-  } catch (err) {
-    log.warn(
-      { event: 'marker-not-moved', reason: errorMessage(err) },
-      `its ready marker ${markerName} stays in the intake: ${errorMessage(err)}`,
-    );
   }
 }
