@@ -73,6 +73,22 @@ describe('guards', () => {
     expect(await ws.files('archive')).toEqual(['settle_20260501_a02.csv']);
   });
 
+  it('counts the very file another live run is loading as held (never a silent pass), leaving its claim alone', async () => {
+    const ws = await Workspace.create(db.url);
+    const f = sampleSettlement({ date: '2026-05-02', rows: 5, idPrefix: 'BUSY' }).text;
+    stageClaim(ws, 'settle_20260502_a01.csv', f, currentOwner());
+    await ws.put('settle_20260502_a01.csv', f);
+
+    const r = await ws.run(['--json']);
+    expect(r.status).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ loaded: 0, held: 1 });
+    expect(j.files[0]).toMatchObject({ name: 'settle_20260502_a01.csv', outcome: 'held', held_for: { run: 'r-other' } });
+    expect(ws.ledgerFile('settle_20260502_a01.csv')).toMatchObject({ state: 'claimed', run_id: 'r-other' });
+    expect(await ws.files('intake')).toEqual(['settle_20260502_a01.csv']);
+    expect(await rowsFrom('settle_20260502_a01.csv')).toBe(0);
+  });
+
   it('expires the claim of a process that is gone and loads the file once, flagging the run', async () => {
     const ws = await Workspace.create(db.url);
     const f = sampleSettlement({ date: '2026-05-02', rows: 15, idPrefix: 'STALE' }).text;
