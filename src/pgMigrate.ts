@@ -20,6 +20,11 @@ export interface PgMigrationResult {
  */
 export async function migratePg(client: pg.ClientBase, schema: string, set: MigrationSet): Promise<PgMigrationResult> {
   const s = escapeIdentifier(schema);
+  const latest = Math.max(...readMigrations(set).map((m) => m.version));
+  const before = await pgSchemaVersion(client, schema);
+  if (before > latest) {
+    throw new UsageError(`schema "${schema}" is at version ${before}, newer than this release knows (${latest}): upgrade settle-ingest`);
+  }
   const applied: number[] = [];
   for (const m of readMigrations(set)) {
     await client.query('BEGIN');

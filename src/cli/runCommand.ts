@@ -100,6 +100,9 @@ function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
 /** The whole `run` command short of printing: also what `demo` runs. */
 export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
   checkIntakeSetting(s);
+  // a pattern that cannot compile is refused before a run is recorded
+  const pattern = globToRegExp(s.pattern);
+  const ignore = s.ignore.map(globToRegExp);
   const status = new TerminalStatus();
   const logger = createLogger({ level: s.logLevel, file: s.logFile, status });
   const mode = s.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled');
@@ -142,8 +145,8 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
       db,
       schema: s.schema,
       layout: s.layout,
-      pattern: globToRegExp(s.pattern),
-      ignore: s.ignore.map(globToRegExp),
+      pattern,
+      ignore,
       readyMarker: s.readyMarker,
       maxWaitingRuns: s.maxWaitingRuns,
       stableForSeconds: s.stableForSeconds,

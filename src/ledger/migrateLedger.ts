@@ -13,7 +13,12 @@ function currentVersion(db: Database.Database): number {
  * Applies pending ledger migrations, each in its own IMMEDIATE transaction (SQLite's write
  * lock), recording its version first: a second migrator waits, then finds it applied.
  */
-export function migrateLedger(db: Database.Database): number[] {
+export function migrateLedger(db: Database.Database, path: string): number[] {
+  const latest = Math.max(...readMigrations('ledger').map((m) => m.version));
+  const current = currentVersion(db);
+  if (current > latest) {
+    throw new UsageError(`ledger ${path} is at version ${current}, newer than this release knows (${latest}): upgrade settle-ingest`);
+  }
   const applied: number[] = [];
   for (const m of readMigrations('ledger')) {
     const apply = db.transaction(() => {

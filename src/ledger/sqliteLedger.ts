@@ -96,7 +96,7 @@ export function openSqliteLedger(path: string, opts: { create: boolean; busyTime
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
-    if (opts.create) migrateLedger(db);
+    if (opts.create) migrateLedger(db, path);
     else assertLedgerCurrent(db, path);
     return new SqlLedger(new SqlitePort(path, db, busyTimeoutMs));
   } catch (err) {
