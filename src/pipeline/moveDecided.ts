@@ -157,18 +157,21 @@ export interface ChangedAfterMove {
   movedBy: string;
 }
 
-/** How far back a run looks for files that changed where they landed. */
-const LANDED_WATCH_DAYS = 7;
+/**
+ * How far back a run looks for files that changed where they landed: the next night's run and
+ * the one after (one look per file: over SFTP each is a round trip).
+ */
+const LANDED_WATCH_HOURS = 48;
 
 /**
  * An upload that stalled longer than the stability window at a line boundary, then resumed,
  * writes into the file after it was loaded and moved: watching cannot prevent that (a ready
- * marker or a trailer can). The files moved in the last days are looked at again: one whose
+ * marker or a trailer can). The files moved in the last two days are looked at again: one whose
  * size or mtime changed where it landed is reported by name, once (exit 1); `audit` keeps
  * reporting it until an operator deals with it.
  */
 export async function filesChangedAfterMove(ctx: MoveContext, log: Logger): Promise<ChangedAfterMove[]> {
-  const since = new Date(Date.now() - LANDED_WATCH_DAYS * 86_400_000).toISOString();
+  const since = new Date(Date.now() - LANDED_WATCH_HOURS * 3_600_000).toISOString();
   const changed: ChangedAfterMove[] = [];
   for (const m of await ctx.ledger.movesSince(since)) {
     const now = await ctx.intake.landedShape(m.location).catch(() => null);
