@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +56,36 @@ export interface FileRowView {
   location: string | null;
 }
 
+export type LedgerStore = 'sqlite' | 'postgres';
+
+const PG_MODULE = import.meta.resolve('pg');
+
+/**
+ * One query on a PostgreSQL ledger, synchronously (so that both stores share the accessors
+ * below): run in a child process. Values come back as the SQLite store gives them: times as
+ * ISO text, bigints as numbers, jsonb as its JSON text.
+ */
+function pgLedgerQuery<T>(url: string, sql: string, params: unknown[]): T[] {
+  const script = `
+    const { default: pg } = await import(${JSON.stringify(PG_MODULE)});
+    pg.types.setTypeParser(20, Number);
+    pg.types.setTypeParser(3802, (v) => v);
+    const c = new pg.Client({ connectionString: process.argv[1] });
+    await c.connect();
+    try {
+      await c.query('SET search_path TO settle_ledger');
+      const r = await c.query(process.argv[2], JSON.parse(process.argv[3]));
+      process.stdout.write(JSON.stringify(r.rows));
+    } finally {
+      await c.end();
+    }`;
+  let n = 0;
+  const numbered = sql.replace(/\?/g, () => `$${++n}`);
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, url, numbered, JSON.stringify(params)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`ledger query failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T[];
+}
+
 /** An intake with its sibling folders and a migrated ledger, in a temporary folder. */
 export class Workspace {
   readonly intake: string;
@@ -66,16 +97,18 @@ export class Workspace {
   private constructor(
     readonly root: string,
     readonly databaseUrl: string,
+    readonly store: LedgerStore,
   ) {
     this.intake = join(root, 'intake');
     this.archive = join(root, 'archive');
     this.duplicates = join(root, 'duplicates');
     this.rejected = join(root, 'rejected');
-    this.ledger = join(root, 'ledger.sqlite');
+    // a PostgreSQL ledger lives in the test's finance database (schema settle_ledger)
+    this.ledger = store === 'postgres' ? databaseUrl : join(root, 'ledger.sqlite');
   }
 
-  static async create(databaseUrl: string, opts: { migrate?: boolean } = {}): Promise<Workspace> {
-    const ws = new Workspace(await mkdtemp(join(tmpdir(), 'settle-ws-')), databaseUrl);
+  static async create(databaseUrl: string, opts: { migrate?: boolean; ledger?: LedgerStore } = {}): Promise<Workspace> {
+    const ws = new Workspace(await mkdtemp(join(tmpdir(), 'settle-ws-')), databaseUrl, opts.ledger ?? 'sqlite');
     await mkdir(ws.intake);
     if (opts.migrate ?? true) {
       const r = await ws.cli(['migrate', '--ledger', ws.ledger]);
@@ -124,7 +157,9 @@ export class Workspace {
     return readFile(join(this.root, folder, name));
   }
 
+  /** A read of the ledger, whichever store it is in; `?` placeholders. */
   query<T>(sql: string, ...params: unknown[]): T[] {
+    if (this.store === 'postgres') return pgLedgerQuery<T>(this.ledger, sql, params);
     const db = new Database(this.ledger, { readonly: true, fileMustExist: true });
     try {
       return db.prepare(sql).all(...params) as T[];
@@ -158,11 +193,12 @@ export class Workspace {
     failed: number;
     exit_status: number;
   })[] {
-    return this.query('SELECT * FROM runs ORDER BY started_at, rowid');
+    return this.query(`SELECT * FROM runs ORDER BY started_at, ${this.store === 'postgres' ? 'run_id' : 'rowid'}`);
   }
 
   /** Raw write access, for staging another run's state (a live claim, a stale one). */
   withLedger<T>(fn: (db: Database.Database) => T): T {
+    if (this.store !== 'sqlite') throw new Error('withLedger is for the SQLite ledger');
     const db = new Database(this.ledger);
     try {
       return fn(db);
