@@ -4,7 +4,9 @@ import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { finished } from '../support/cli.js';
 import {
+  claimBarrier,
   expectCleanSplit,
+  expectOverlapped,
   financeDatabase,
   parseSummary,
   sharedFinanceDatabase,
@@ -158,10 +160,12 @@ describe('two runs started at the same moment', () => {
     await ws.put('settle_20260602_f03_retry.csv', texts[3]!);
     await ws.put('settle_20260602_f07_retry.csv', texts[7]!);
 
-    const [a, b] = await Promise.all([finished(ws.startRun(['--json'])), finished(ws.startRun(['--json']))]);
-    expect([a.status, b.status]).toEqual([0, 0]);
+    const together = await claimBarrier(ws, 2);
+    const [a, b] = await Promise.all([finished(ws.startRun(['--json'], together)), finished(ws.startRun(['--json'], together))]);
+    expect([a.status, b.status], a.stderr + b.stderr).toEqual([0, 0]);
     const ja = JSON.parse(a.stdout);
     const jb = JSON.parse(b.stdout);
+    expectOverlapped(ws, [ja.run, jb.run]);
     expect(ja.loaded + jb.loaded).toBe(10);
     expect(ja.skipped + jb.skipped).toBe(2);
     expect(ja.rows + jb.rows).toBe(20_000);

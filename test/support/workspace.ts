@@ -222,6 +222,31 @@ export function parseSummary(stdout: string): Record<string, number> & { run: st
 }
 
 /**
+ * Makes runs started together overlap for sure: at its first claim each run waits (a minute at
+ * most, then its hook fails) until `runs` runs have claimed something. Nothing is timed: the
+ * barrier is a condition, met once every run holds a claim in the ledger.
+ */
+export async function claimBarrier(ws: Workspace, runs: number): Promise<Record<string, string>> {
+  const dir = join(ws.root, 'claim-barrier');
+  await mkdir(dir, { recursive: true });
+  const wait = `touch "${dir}/$PPID"; i=0; while [ "$(ls "${dir}" | wc -l)" -lt ${runs} ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.01; done`;
+  return { SETTLE_TEST_FAULT: 'hook:after-claim', SETTLE_TEST_HOOK: wait };
+}
+
+/** Proof from the ledger that the runs held it at once: each began before the others ended, each claimed a file. */
+export function expectOverlapped(ws: Workspace, runIds: string[]): void {
+  const runs = ws.runs().filter((r) => runIds.includes(r.run_id));
+  expect(runs).toHaveLength(runIds.length);
+  for (const a of runs) {
+    for (const b of runs) {
+      if (a !== b) expect(String(a.started_at) < String(b.ended_at), `${a.run_id} began after ${b.run_id} ended`).toBe(true);
+    }
+  }
+  const claimed = ws.events().filter((e) => e.event === 'claimed');
+  for (const id of runIds) expect(claimed.filter((e) => e.run_id === id).length, `claims of ${id}`).toBeGreaterThan(0);
+}
+
+/**
  * After runs that overlapped: no file counted as loaded or skipped by more than one run,
  * archive/ holds distinct contents, and duplicates/ only contents that archive/ has.
  */
