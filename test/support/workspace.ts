@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { runCli, startCli, type CliResult } from './cli.js';
+import { removeAfterPassing } from './leftovers.js';
 
 /** A fresh finance database for one test file, cloned from the migrated template. */
 export async function financeDatabase(
@@ -18,6 +19,12 @@ export async function financeDatabase(
   const template = (opts.migrated ?? true) ? ` TEMPLATE ${inject('templateDatabase')}` : '';
   await admin.query(`CREATE DATABASE ${name}${template}`);
   await admin.end();
+  removeAfterPassing(`database ${name} (lost with the embedded server unless TEST_DATABASE_URL is set)`, async () => {
+    const dropper = new pg.Client({ connectionString: adminUrl });
+    await dropper.connect();
+    await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropper.end();
+  });
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
   const url = u.toString();
