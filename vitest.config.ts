@@ -7,6 +7,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          setupFiles: ['test/support/leftoversSetup.ts'],
         },
       },
       {
@@ -14,6 +15,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/globalSetup.ts'],
+          setupFiles: ['test/support/leftoversSetup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

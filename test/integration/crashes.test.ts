@@ -1,13 +1,23 @@
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { finished } from '../support/cli.js';
-import { expectCleanSplit, parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import {
+  claimBarrier,
+  expectCleanSplit,
+  expectOverlapped,
+  financeDatabase,
+  parseSummary,
+  sharedFinanceDatabase,
+  Workspace,
+  type LedgerStore,
+} from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
-async function loadedRows(prefix: string): Promise<{ rows: number; distinct: number; files: number }> {
-  const r = await db.client.query<{ rows: string; distinct: string; files: string }>(
+async function loadedRows(client: pg.Client, prefix: string): Promise<{ rows: number; distinct: number; files: number }> {
+  const r = await client.query<{ rows: string; distinct: string; files: string }>(
     `SELECT count(*) AS rows, count(DISTINCT transaction_id) AS distinct, count(DISTINCT source_sha256) AS files
        FROM settle.settlement_rows WHERE transaction_id LIKE $1`,
     [`${prefix}-%`],
@@ -16,32 +26,61 @@ async function loadedRows(prefix: string): Promise<{ rows: number; distinct: num
   return { rows: Number(x.rows), distinct: Number(x.distinct), files: Number(x.files) };
 }
 
+/**
+ * Every fault point, and what the run after the kill must find: a claim with no file marker
+ * expired, a claim whose load committed recovered, or (once the ledger says loaded) only a move to finish.
+ */
+const CRASH_STEPS = [
+  { step: 'after-claim', settled: 'expired', status: 1 },
+  { step: 'mid-copy', settled: 'expired', status: 1 },
+  { step: 'after-commit', settled: 'recovered', status: 1 },
+  { step: 'before-finalize', settled: 'recovered', status: 1 },
+  { step: 'after-finalize', settled: undefined, status: 0 },
+  { step: 'mid-move', settled: undefined, status: 0 },
+  { step: 'after-move', settled: undefined, status: 0 },
+] as const;
+
+const STORES = ['sqlite', 'postgres'] as const satisfies readonly LedgerStore[];
+const MATRIX = STORES.flatMap((store) => CRASH_STEPS.map((c) => ({ store, ...c })));
+
 describe('a run killed at any step and run again ends as if never interrupted', () => {
-  it.each(['after-claim', 'mid-copy', 'after-commit', 'before-finalize', 'after-finalize', 'mid-move'])('SIGKILL %s', async (step) => {
-    const ws = await Workspace.create(db.url);
-    const prefix = `K${step.replace('-', '')}`;
-    const f = sampleSettlement({ date: '2026-06-01', rows: 2000, idPrefix: prefix }); // > one 64 KiB COPY batch
-    await ws.put('settle_20260601_a01.csv', f.text);
+  it.each(MATRIX)('SIGKILL $step ($store ledger)', async ({ store, step, settled, status }) => {
+    // a PostgreSQL ledger gets a database of its own, so that each case starts from an empty ledger
+    const own = store === 'postgres' ? await financeDatabase() : undefined;
+    try {
+      const ws = await Workspace.create(own?.url ?? db.url, { ledger: store });
+      const prefix = `K${store[0]}${step.replaceAll('-', '')}`;
+      const f = sampleSettlement({ date: '2026-06-01', rows: 2000, idPrefix: prefix }); // > one 64 KiB COPY batch
+      await ws.put('settle_20260601_a01.csv', f.text);
 
-    const killed = await ws.run([], { SETTLE_TEST_FAULT: step });
-    expect(killed.signal).toBe('SIGKILL');
+      const killed = await ws.run([], { SETTLE_TEST_FAULT: step });
+      expect(killed.signal).toBe('SIGKILL');
+      const killedRun = ws.runs()[0]!.run_id;
 
-    const again = await ws.run();
-    expect(again.stderr).not.toMatch(/"level":50.*"event":"(failed|move-failed)"/);
-    expect(await loadedRows(prefix)).toEqual({ rows: 2000, distinct: 2000, files: 1 });
-    expect(await ws.files('intake')).toEqual([]);
-    expect(await ws.files('archive')).toEqual(['settle_20260601_a01.csv']);
-    expect(await ws.files('duplicates')).toEqual([]);
-    expect((await ws.read('archive', 'settle_20260601_a01.csv')).toString()).toBe(f.text);
-    expect(ws.ledgerFiles().map((x) => [x.name, x.state, x.location])).toEqual([
-      ['settle_20260601_a01.csv', 'loaded', `${ws.archive}/settle_20260601_a01.csv`],
-    ]);
-    // no false duplicate: nothing was ever counted as skipped
-    expect(ws.events().filter((e) => e.event === 'skipped')).toEqual([]);
-    // a third run has nothing left to do
-    const third = await ws.run();
-    expect(third.status).toBe(0);
-    expect(parseSummary(third.stdout)).toMatchObject({ loaded: 0, skipped: 0, held: 0, failed: 0 });
+      const again = await ws.run(['--json']);
+      expect(again.status, again.stderr).toBe(status);
+      const summary = JSON.parse(again.stdout);
+      expect(summary.stale).toBe(settled ? 1 : 0);
+      const settleEvents = ws.events().filter((e) => e.event === 'expired' || e.event === 'recovered');
+      expect(settleEvents.map((e) => [e.event, e.run_id, e.details.claimRun])).toEqual(settled ? [[settled, summary.run, killedRun]] : []);
+
+      expect(await loadedRows(own?.client ?? db.client, prefix)).toEqual({ rows: 2000, distinct: 2000, files: 1 });
+      expect(await ws.files('intake')).toEqual([]);
+      expect(await ws.files('archive')).toEqual(['settle_20260601_a01.csv']);
+      expect(await ws.files('duplicates')).toEqual([]);
+      expect((await ws.read('archive', 'settle_20260601_a01.csv')).toString()).toBe(f.text);
+      expect(ws.ledgerFiles().map((x) => [x.name, x.state, x.location])).toEqual([
+        ['settle_20260601_a01.csv', 'loaded', `${ws.archive}/settle_20260601_a01.csv`],
+      ]);
+      // no false duplicate: nothing was ever counted as skipped
+      expect(ws.events().filter((e) => e.event === 'skipped')).toEqual([]);
+      // a third run has nothing left to do
+      const third = await ws.run();
+      expect(third.status).toBe(0);
+      expect(parseSummary(third.stdout)).toMatchObject({ loaded: 0, skipped: 0, held: 0, failed: 0, stale: 0 });
+    } finally {
+      await own?.close();
+    }
   });
 });
 
@@ -59,7 +98,7 @@ describe('a claim expired while its COMMIT was still landing', () => {
 
     const r = await ws.run();
     expect(r.status).toBe(1); // a died run is worth a look
-    expect(await loadedRows('LATE')).toEqual({ rows: 50, distinct: 50, files: 1 });
+    expect(await loadedRows(db.client, 'LATE')).toEqual({ rows: 50, distinct: 50, files: 1 });
     expect(await ws.files('archive')).toEqual(['settle_20260603_a01.csv']);
     expect(await ws.files('duplicates')).toEqual([]);
     expect(ws.ledgerFile('settle_20260603_a01.csv')).toMatchObject({ state: 'loaded', row_count: 50 });
@@ -82,7 +121,7 @@ describe('a crash after a move but before the ledger recorded it', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ loaded: 0, skipped: 1 });
     expect(await ws.files('archive')).toEqual(['settle_20260605_a01.csv']);
     expect(await ws.files('duplicates')).toEqual(['settle_20260605_a01.csv']);
-    expect(await loadedRows('GAP')).toEqual({ rows: 20, distinct: 20, files: 1 });
+    expect(await loadedRows(db.client, 'GAP')).toEqual({ rows: 20, distinct: 20, files: 1 });
   });
 });
 
@@ -98,8 +137,8 @@ describe('SIGTERM (cron or systemd stopping the job)', () => {
     const r = await done;
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/^run \S+ stopped: loaded=1 .*rows=300000 .*\(stopped early: asked to stop \(SIGTERM\)/);
-    expect(await loadedRows('TERMA')).toEqual({ rows: 300_000, distinct: 300_000, files: 1 });
-    expect(await loadedRows('TERMB')).toEqual({ rows: 0, distinct: 0, files: 0 });
+    expect(await loadedRows(db.client, 'TERMA')).toEqual({ rows: 300_000, distinct: 300_000, files: 1 });
+    expect(await loadedRows(db.client, 'TERMB')).toEqual({ rows: 0, distinct: 0, files: 0 });
     expect(await ws.files('archive')).toEqual(['settle_20260604_a01.csv']);
     expect(await ws.files('intake')).toEqual(['settle_20260604_b01.csv']);
     expect(ws.ledgerFiles().filter((f) => f.state === 'claimed')).toEqual([]);
@@ -121,10 +160,12 @@ describe('two runs started at the same moment', () => {
     await ws.put('settle_20260602_f03_retry.csv', texts[3]!);
     await ws.put('settle_20260602_f07_retry.csv', texts[7]!);
 
-    const [a, b] = await Promise.all([finished(ws.startRun(['--json'])), finished(ws.startRun(['--json']))]);
-    expect([a.status, b.status]).toEqual([0, 0]);
+    const together = await claimBarrier(ws, 2);
+    const [a, b] = await Promise.all([finished(ws.startRun(['--json'], together)), finished(ws.startRun(['--json'], together))]);
+    expect([a.status, b.status], a.stderr + b.stderr).toEqual([0, 0]);
     const ja = JSON.parse(a.stdout);
     const jb = JSON.parse(b.stdout);
+    expectOverlapped(ws, [ja.run, jb.run]);
     expect(ja.loaded + jb.loaded).toBe(10);
     expect(ja.skipped + jb.skipped).toBe(2);
     expect(ja.rows + jb.rows).toBe(20_000);

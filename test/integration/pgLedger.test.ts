@@ -7,7 +7,15 @@ import { openPgLedger } from '../../src/ledger/pgLedger.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { claim, claimSemantics, SHA_A, withTwoRuns } from '../support/claimScenarios.js';
 import { finished } from '../support/cli.js';
-import { expectCleanSplit, financeDatabase, parseSummary, Workspace, type FinanceDatabase } from '../support/workspace.js';
+import {
+  claimBarrier,
+  expectCleanSplit,
+  expectOverlapped,
+  financeDatabase,
+  parseSummary,
+  Workspace,
+  type FinanceDatabase,
+} from '../support/workspace.js';
 
 const opened: { close(): Promise<void> }[] = [];
 afterAll(async () => {
@@ -66,7 +74,7 @@ describe('the PostgreSQL ledger', () => {
 describe('runs sharing a PostgreSQL ledger', () => {
   async function sharedLedgerWorkspace() {
     const db = await freshDatabase();
-    const ws = await Workspace.create(db.url, { migrate: false });
+    const ws = await Workspace.create(db.url, { migrate: false, ledger: 'postgres' });
     const migrated = await ws.cli(['migrate', '--ledger', db.url]);
     expect(migrated.status).toBe(0);
     expect(migrated.stdout).not.toContain('settle-ingest-local'); // the password stays out of the output
@@ -140,10 +148,11 @@ describe('runs sharing a PostgreSQL ledger', () => {
     }
     await ws.put('settle_20261022_f3_retry.csv', texts[3]!);
     await ws.put('settle_20261022_f7_retry.csv', texts[7]!);
-    const env = { DATABASE_URL: db.url };
+    const env = { DATABASE_URL: db.url, ...(await claimBarrier(ws, 2)) };
     const [a, b] = await Promise.all([finished(ws.startRunWith(args(['--json']), env)), finished(ws.startRunWith(args(['--json']), env))]);
-    expect([a.status, b.status]).toEqual([0, 0]);
+    expect([a.status, b.status], a.stderr + b.stderr).toEqual([0, 0]);
     const [ja, jb] = [JSON.parse(a.stdout), JSON.parse(b.stdout)];
+    expectOverlapped(ws, [ja.run, jb.run]);
     expect(ja.loaded + jb.loaded).toBe(10);
     expect(ja.skipped + jb.skipped, JSON.stringify([ja, jb], null, 1)).toBe(2);
     const rows = await db.client.query<{ n: string }>(`SELECT count(DISTINCT transaction_id) AS n FROM settle.settlement_rows`);

@@ -1,10 +1,12 @@
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { runCli, startCli, type CliResult } from './cli.js';
+import { removeAfterPassing } from './leftovers.js';
 
 /** A fresh finance database for one test file, cloned from the migrated template. */
 export async function financeDatabase(
@@ -17,6 +19,12 @@ export async function financeDatabase(
   const template = (opts.migrated ?? true) ? ` TEMPLATE ${inject('templateDatabase')}` : '';
   await admin.query(`CREATE DATABASE ${name}${template}`);
   await admin.end();
+  removeAfterPassing(`database ${name} (lost with the embedded server unless TEST_DATABASE_URL is set)`, async () => {
+    const dropper = new pg.Client({ connectionString: adminUrl });
+    await dropper.connect();
+    await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropper.end();
+  });
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
   const url = u.toString();
@@ -55,6 +63,36 @@ export interface FileRowView {
   location: string | null;
 }
 
+export type LedgerStore = 'sqlite' | 'postgres';
+
+const PG_MODULE = import.meta.resolve('pg');
+
+/**
+ * One query on a PostgreSQL ledger, synchronously (so that both stores share the accessors
+ * below): run in a child process. Values come back as the SQLite store gives them: times as
+ * ISO text, bigints as numbers, jsonb as its JSON text.
+ */
+function pgLedgerQuery<T>(url: string, sql: string, params: unknown[]): T[] {
+  const script = `
+    const { default: pg } = await import(${JSON.stringify(PG_MODULE)});
+    pg.types.setTypeParser(20, Number);
+    pg.types.setTypeParser(3802, (v) => v);
+    const c = new pg.Client({ connectionString: process.argv[1] });
+    await c.connect();
+    try {
+      await c.query('SET search_path TO settle_ledger');
+      const r = await c.query(process.argv[2], JSON.parse(process.argv[3]));
+      process.stdout.write(JSON.stringify(r.rows));
+    } finally {
+      await c.end();
+    }`;
+  let n = 0;
+  const numbered = sql.replace(/\?/g, () => `$${++n}`);
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, url, numbered, JSON.stringify(params)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`ledger query failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T[];
+}
+
 /** An intake with its sibling folders and a migrated ledger, in a temporary folder. */
 export class Workspace {
   readonly intake: string;
@@ -66,16 +104,18 @@ export class Workspace {
   private constructor(
     readonly root: string,
     readonly databaseUrl: string,
+    readonly store: LedgerStore,
   ) {
     this.intake = join(root, 'intake');
     this.archive = join(root, 'archive');
     this.duplicates = join(root, 'duplicates');
     this.rejected = join(root, 'rejected');
-    this.ledger = join(root, 'ledger.sqlite');
+    // a PostgreSQL ledger lives in the test's finance database (schema settle_ledger)
+    this.ledger = store === 'postgres' ? databaseUrl : join(root, 'ledger.sqlite');
   }
 
-  static async create(databaseUrl: string, opts: { migrate?: boolean } = {}): Promise<Workspace> {
-    const ws = new Workspace(await mkdtemp(join(tmpdir(), 'settle-ws-')), databaseUrl);
+  static async create(databaseUrl: string, opts: { migrate?: boolean; ledger?: LedgerStore } = {}): Promise<Workspace> {
+    const ws = new Workspace(await mkdtemp(join(tmpdir(), 'settle-ws-')), databaseUrl, opts.ledger ?? 'sqlite');
     await mkdir(ws.intake);
     if (opts.migrate ?? true) {
       const r = await ws.cli(['migrate', '--ledger', ws.ledger]);
@@ -124,7 +164,9 @@ export class Workspace {
     return readFile(join(this.root, folder, name));
   }
 
+  /** A read of the ledger, whichever store it is in; `?` placeholders. */
   query<T>(sql: string, ...params: unknown[]): T[] {
+    if (this.store === 'postgres') return pgLedgerQuery<T>(this.ledger, sql, params);
     const db = new Database(this.ledger, { readonly: true, fileMustExist: true });
     try {
       return db.prepare(sql).all(...params) as T[];
@@ -158,11 +200,12 @@ export class Workspace {
     failed: number;
     exit_status: number;
   })[] {
-    return this.query('SELECT * FROM runs ORDER BY started_at, rowid');
+    return this.query(`SELECT * FROM runs ORDER BY started_at, ${this.store === 'postgres' ? 'run_id' : 'rowid'}`);
   }
 
   /** Raw write access, for staging another run's state (a live claim, a stale one). */
   withLedger<T>(fn: (db: Database.Database) => T): T {
+    if (this.store !== 'sqlite') throw new Error('withLedger is for the SQLite ledger');
     const db = new Database(this.ledger);
     try {
       return fn(db);
@@ -183,6 +226,31 @@ export function parseSummary(stdout: string): Record<string, number> & { run: st
     if (k && v !== undefined && /^\d+$/.test(v)) counts[k] = Number(v);
   }
   return Object.assign(counts, { run: m[1]! });
+}
+
+/**
+ * Makes runs started together overlap for sure: at its first claim each run waits (a minute at
+ * most, then its hook fails) until `runs` runs have claimed something. Nothing is timed: the
+ * barrier is a condition, met once every run holds a claim in the ledger.
+ */
+export async function claimBarrier(ws: Workspace, runs: number): Promise<Record<string, string>> {
+  const dir = join(ws.root, 'claim-barrier');
+  await mkdir(dir, { recursive: true });
+  const wait = `touch "${dir}/$PPID"; i=0; while [ "$(ls "${dir}" | wc -l)" -lt ${runs} ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.01; done`;
+  return { SETTLE_TEST_FAULT: 'hook:after-claim', SETTLE_TEST_HOOK: wait };
+}
+
+/** Proof from the ledger that the runs held it at once: each began before the others ended, each claimed a file. */
+export function expectOverlapped(ws: Workspace, runIds: string[]): void {
+  const runs = ws.runs().filter((r) => runIds.includes(r.run_id));
+  expect(runs).toHaveLength(runIds.length);
+  for (const a of runs) {
+    for (const b of runs) {
+      if (a !== b) expect(String(a.started_at) < String(b.ended_at), `${a.run_id} began after ${b.run_id} ended`).toBe(true);
+    }
+  }
+  const claimed = ws.events().filter((e) => e.event === 'claimed');
+  for (const id of runIds) expect(claimed.filter((e) => e.run_id === id).length, `claims of ${id}`).toBeGreaterThan(0);
 }
 
 /**

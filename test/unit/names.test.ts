@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.js';
 import { suffixedName } from '../../src/intake/intake.js';
 import { globToRegExp, isInProgressName, isUnsafeName } from '../../src/intake/names.js';
 
@@ -10,6 +11,28 @@ describe('intake names', () => {
     expect(re.test('xsettle_1.csv')).toBe(false);
     expect(re.test('settle_1.csvx')).toBe(false);
     expect(globToRegExp('settle_2026031?_a0[12].csv').test('settle_20260314_a02.csv')).toBe(true);
+  });
+
+  it('reads braces, negated classes and escapes as a shell does, parentheses and a leading ! as plain characters', () => {
+    const matches = (pattern: string, name: string) => globToRegExp(pattern).test(name);
+    expect(['settle_a.csv', 'settle_b.csv', 'settle_c.csv'].filter((n) => matches('settle_{a,b}.csv', n))).toEqual([
+      'settle_a.csv',
+      'settle_b.csv',
+    ]);
+    expect(['settle_a.csv', 'settle_b.csv'].filter((n) => matches('settle_[!a]*.csv', n))).toEqual(['settle_b.csv']);
+    expect(matches('settle_\\*.csv', 'settle_*.csv')).toBe(true);
+    expect(matches('settle_\\*.csv', 'settle_x.csv')).toBe(false);
+    expect(matches('settle_a0[12].csv', 'settle_a0[12].csv')).toBe(false);
+    expect(matches('settle_(a).csv', 'settle_(a).csv')).toBe(true);
+    expect(matches('settle_(a).csv', 'settle_a.csv')).toBe(false);
+    expect(matches('!settle_*.csv', '!settle_1.csv')).toBe(true);
+    expect(matches('settle_[abc.csv', 'settle_[abc.csv')).toBe(true); // an unclosed [ is a literal, as in a shell
+    expect(matches('*.csv', '.settle_1.csv')).toBe(true); // dot-files are isInProgressName's to refuse
+  });
+
+  it('refuses a pattern it cannot compile with a usage error naming the pattern', () => {
+    expect(() => globToRegExp('settle_[z-a].csv')).toThrow(UsageError);
+    expect(() => globToRegExp('settle_[z-a].csv')).toThrow('bad file pattern "settle_[z-a].csv": Range out of order in character class');
   });
 
   it('treats upload-in-progress names and dot-files as not ours', () => {

@@ -1,0 +1,106 @@
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+
+const db = sharedFinanceDatabase();
+const LEDGER_SQL = new URL('../../sql/ledger/', import.meta.url).pathname;
+
+/** A ledger as an older release left it: only the migrations up to `version` applied, the way migrate records them. */
+function ledgerAtVersion(path: string, version: number): Database.Database {
+  const l = new Database(path);
+  l.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  for (const file of readdirSync(LEDGER_SQL).sort()) {
+    const m = /^(\d{6})_(\w+)\.sql$/.exec(file);
+    if (!m || Number(m[1]) > version) continue;
+    l.exec(readFileSync(join(LEDGER_SQL, file), 'utf8'));
+    l.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(Number(m[1]), m[2], '2026-01-01T00:00:00.000Z');
+  }
+  return l;
+}
+
+describe('ledger versions', () => {
+  it('upgrades a ledger an older release filled, keeping its runs, files and events', async () => {
+    const ws = await Workspace.create(db.url, { migrate: false });
+    const old = sampleSettlement({ date: '2026-08-01', rows: 4, idPrefix: 'OLDV' }).text;
+    const sha = createHash('sha256').update(old).digest('hex');
+    const at = '2026-01-02T03:04:05.000Z';
+    const l = ledgerAtVersion(ws.ledger, 4);
+    l.prepare(
+      `INSERT INTO runs (run_id, mode, host, pid, started_at, ended_at, loaded, skipped, held, rejected, failed, not_ready, row_count, exit_status)
+       VALUES ('old-run', 'scheduled', 'h', 1, ?, ?, 1, 0, 0, 0, 0, 0, 4, 0)`,
+    ).run(at, at);
+    l.prepare(
+      `INSERT INTO processed_files (name, sha256, state, run_id, size, row_count, location, arrival, first_seen_at, updated_at)
+       VALUES ('settle_20260801_a01.csv', ?, 'loaded', 'old-run', ?, 4, ?, '1:1', ?, ?)`,
+    ).run(sha, old.length, join(ws.archive, 'settle_20260801_a01.csv'), at, at);
+    for (const event of ['claimed', 'loaded'])
+      l.prepare(
+        `INSERT INTO ledger_events (run_id, at, event, name, sha256, details) VALUES ('old-run', ?, ?, 'settle_20260801_a01.csv', ?, '{}')`,
+      ).run(at, event, sha);
+    l.close();
+
+    const migrated = await ws.cli(['migrate', '--ledger', ws.ledger]);
+    expect(migrated.status, migrated.stderr).toBe(0);
+    expect(ws.runs().map((r) => [r.run_id, r.loaded, r.exit_status])).toEqual([['old-run', 1, 0]]);
+    expect(ws.ledgerFiles().map((f) => [f.name, f.state, f.row_count])).toEqual([['settle_20260801_a01.csv', 'loaded', 4]]);
+    expect(ws.events().map((e) => [e.run_id, e.event])).toEqual([
+      ['old-run', 'claimed'],
+      ['old-run', 'loaded'],
+    ]);
+
+    // the upgraded ledger works: its old load makes a resend a duplicate, new content loads
+    await ws.put('settle_20260801_a02.csv', old);
+    await ws.put('settle_20260801_b01.csv', sampleSettlement({ date: '2026-08-01', rows: 3, idPrefix: 'NEWV' }).text);
+    const r = await ws.run(['--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ loaded: 1, skipped: 1, rows: 3 });
+    expect(j.files.find((f: { name: string }) => f.name === 'settle_20260801_a02.csv').duplicate_of).toMatchObject({
+      name: 'settle_20260801_a01.csv',
+      run: 'old-run',
+    });
+    expect(await ws.files('duplicates')).toEqual(['settle_20260801_a02.csv']);
+    expect(await ws.files('archive')).toEqual(['settle_20260801_b01.csv']);
+  });
+
+  it('refuses a ledger newer than this release: every command exits 2 (status: UNKNOWN) and says so', async () => {
+    const ws = await Workspace.create(db.url);
+    await ws.put('settle_20260802_a01.csv', sampleSettlement({ date: '2026-08-02', rows: 2, idPrefix: 'NEWER' }).text);
+    ws.withLedger((l) => l.prepare(`INSERT INTO schema_migrations VALUES (999, 'from_the_future', '2027-01-01T00:00:00.000Z')`).run());
+    const before = { runs: ws.runs().length, files: ws.ledgerFiles().length };
+    const ledger = ['--ledger', ws.ledger];
+    const commands = [
+      ws.runArgs(),
+      ['report', 'runs', ...ledger],
+      ['report', 'run', ...ledger],
+      ['report', 'skips', ...ledger],
+      ['history', 'settle_20260802_a01.csv', ...ledger],
+      ['audit', '--intake', ws.intake, ...ledger],
+    ];
+    for (const args of commands) {
+      const r = await ws.cli(args);
+      expect({ args, status: r.status }).toEqual({ args, status: 2 });
+      expect(r.stderr).toContain('newer than this release');
+      expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    }
+    // the monitoring check keeps its own convention: it cannot tell, so UNKNOWN
+    const status = await ws.cli(['status', ...ledger]);
+    expect(status.status).toBe(3);
+    expect(status.stdout + status.stderr).toContain('newer than this release');
+    expect(await ws.files('intake')).toEqual(['settle_20260802_a01.csv']);
+    expect({ runs: ws.runs().length, files: ws.ledgerFiles().length }).toEqual(before);
+  });
+
+  // an old binary left in cron must not look fine after its migrate step
+  it('refuses a ledger newer than this release in migrate too', async () => {
+    const ws = await Workspace.create(db.url);
+    ws.withLedger((l) => l.prepare(`INSERT INTO schema_migrations VALUES (999, 'from_the_future', '2027-01-01T00:00:00.000Z')`).run());
+    const r = await ws.cli(['migrate', '--ledger', ws.ledger]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('newer than this release');
+  });
+});
