@@ -9,6 +9,7 @@ import { registerAudit } from './auditCommand.js';
 import { registerReports } from './reportCommand.js';
 import { registerRun } from './runCommand.js';
 import { registerStatus } from './statusCommand.js';
+import { registerConfig } from './configCommand.js';
 import { STATUS_EXIT } from '../report/status.js';
 
 function packageVersion(): string {
@@ -69,6 +70,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   registerAudit(program, setExit);
   registerAdopt(program, setExit);
   registerStatus(program, setExit);
+  registerConfig(program);
   program
     .command('demo')
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')

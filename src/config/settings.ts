@@ -212,15 +212,31 @@ function relativeTo(base: string | undefined, value: unknown): unknown {
   return join(base, value);
 }
 
-export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): Settings {
+/** Where a setting's value came from, highest first. */
+export type SettingSource = 'flag' | 'environment' | 'file';
+
+export interface Picked {
+  value: unknown;
+  /** the flag, variable or file entry, for messages */
+  from: string;
+  source: SettingSource;
+}
+
+export const SETTING_KEYS = Object.keys(OPTIONS) as Key[];
+
+/** The one precedence rule: a setting's value from a flag, else the environment, else the config file. */
+export function settingPicker(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): (key: Key) => Picked | undefined {
   const configPath = (flags.config as string | undefined) ?? env.SETTLE_CONFIG;
   const file = configPath ? readConfigFile(configPath) : {};
   const fileDir = configPath ? dirname(resolve(configPath)) : undefined;
 
-  const pick = (key: Key): { value: unknown; from: string } | undefined => {
+  return (key: Key): Picked | undefined => {
     const spec = OPTIONS[key];
-    if (flags[key] !== undefined) return { value: flags[key], from: `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` };
-    if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '') return { value: env[spec.env], from: spec.env };
+    if (flags[key] !== undefined) {
+      return { value: flags[key], from: `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, source: 'flag' };
+    }
+    if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '')
+      return { value: env[spec.env], from: spec.env, source: 'environment' };
     if (file[key] !== undefined) {
       const pathLike = [
         'intake',
@@ -234,10 +250,14 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
         'sftpKey',
         'knownHosts',
       ].includes(key);
-      return { value: pathLike ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"` };
+      return { value: pathLike ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"`, source: 'file' };
     }
     return undefined;
   };
+}
+
+export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): Settings {
+  const pick = settingPicker(flags, env);
   const str = (key: Key): string | undefined => {
     const p = pick(key);
     if (p === undefined) return undefined;
