@@ -72,6 +72,8 @@ describe('long --json output read from a pipe', () => {
     const adopted = await throughPipe(ws, ['adopt', '--archive', ws.archive, '--ledger', fresh, '--json']);
     expect(adopted.status).toBe(0);
     expect(adopted.stdout.length).toBeGreaterThan(200 * 1024);
-    expect((JSON.parse(adopted.stdout) as { adopted: unknown[] }).adopted).toHaveLength(800);
+    const doc = JSON.parse(adopted.stdout) as { adopted: number; files: unknown[] };
+    expect(doc.adopted).toBe(800);
+    expect(doc.files).toHaveLength(800);
   });
 });
