@@ -1,7 +1,87 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import pg from 'pg';
-import { TransientError, UsageError, errorMessage } from './errors.js';
+import { SettleError, TransientError, UsageError, errorMessage } from './errors.js';
 import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, pgCode } from './pgErrors.js';
 import { redactSecrets } from './redactSecrets.js';
+
+/** libpq's variables that name a server by themselves, without a URL. */
+const LIBPQ_TARGET = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE'] as const;
+
+/** Whether the environment names a server the libpq way (PGHOST, PGDATABASE, …). */
+export function libpqTargetSet(env: NodeJS.ProcessEnv = process.env): boolean {
+  return LIBPQ_TARGET.some((k) => env[k]);
+}
+
+/** A URL as given, or where the libpq variables point, for messages. */
+export function describeTarget(url: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (url) return redactSecrets(url);
+  return `${env.PGUSER ?? ''}${env.PGUSER ? '@' : ''}${env.PGHOST ?? 'localhost'}:${env.PGPORT ?? '5432'}/${env.PGDATABASE ?? env.PGUSER ?? ''} (from PG* variables)`;
+}
+
+interface PasswordLookup {
+  (conn: { host: string; port: number; database: string; user: string }, cb: (pass: string | undefined) => void): void;
+}
+
+/**
+ * ~/.pgpass (or PGPASSFILE), read by the module node-postgres itself depends on, resolved
+ * through it; node-postgres's own lookup would print a deprecation notice on every run.
+ */
+const pgpass = createRequire(createRequire(import.meta.url).resolve('pg'))('pgpass') as PasswordLookup;
+
+/**
+ * Asked only when the server wants a password that neither the URL nor PGPASSWORD gave:
+ * the password file's, or a configuration error that says where to put one.
+ */
+function passwordFromPgpass(params: { host: string; port: number; database: string; user: string }): Promise<string> {
+  return new Promise((resolve, reject) =>
+    pgpass(params, (pass) => {
+      if (pass !== undefined) resolve(pass);
+      else {
+        const file = process.env.PGPASSFILE ?? '~/.pgpass';
+        reject(
+          new UsageError(
+            `no password for user "${params.user}" on ${params.host}:${params.port}: add a line to ${file} (mode 0600), or set PGPASSWORD (e.g. in the systemd EnvironmentFile)`,
+          ),
+        );
+      }
+    }),
+  );
+}
+// the fallback after the URL's password and PGPASSWORD, as libpq orders them
+(pg.defaults as { password?: unknown }).password = passwordFromPgpass;
+
+/** A URL this tool can use: the postgres scheme (else pg reads "not a url" as a host name). */
+function assertPostgresUrl(url: string, what: string): void {
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    throw new UsageError(
+      `${what} "${redactSecrets(url)}" is not a postgres:// URL: write postgres://USER@HOST[:PORT]/DATABASE, or leave it unset and use the PG* variables`,
+    );
+  }
+}
+
+/** PGSSLROOTCERT, which node-postgres does not read, for PGSSLMODE=verify-ca/verify-full without a URL setting. */
+function sslFromEnvironment(url: string | undefined): pg.ClientConfig['ssl'] | undefined {
+  const mode = process.env.PGSSLMODE;
+  const root = process.env.PGSSLROOTCERT;
+  if (!root || (mode !== 'verify-ca' && mode !== 'verify-full') || (url && /[?&]ssl/i.test(url))) return undefined;
+  let ca: string;
+  try {
+    ca = readFileSync(root, 'utf8');
+  } catch (err) {
+    throw new UsageError(`PGSSLROOTCERT ${root} cannot be read: ${errorMessage(err)}`, { cause: err });
+  }
+  return mode === 'verify-ca' ? { ca, checkServerIdentity: () => undefined } : { ca };
+}
+
+/** TLS refusals (an unknown CA, a name not in the certificate) are configuration, not an outage. */
+function isTlsRefusal(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return (
+    (typeof code === 'string' && (/^ERR_TLS_/.test(code) || /CERT|SIGNATURE|ISSUER/.test(code))) ||
+    /does not support SSL/i.test(errorMessage(err))
+  );
+}
 
 /**
  * Silence after which the kernel starts probing a connection. Node 20 sets only this (TCP_KEEPIDLE);
@@ -25,9 +105,14 @@ export interface PgConnectOptions {
  * bounds TCP connect, TLS and login together. Server-side timeouts are not set here: node-postgres
  * would send them as startup parameters, which connection poolers such as PgBouncer refuse.
  */
-export function pgClientConfig(url: string, o: Pick<PgConnectOptions, 'applicationName' | 'connectTimeoutMs'>): pg.ClientConfig {
+export function pgClientConfig(
+  url: string | undefined,
+  o: Pick<PgConnectOptions, 'applicationName' | 'connectTimeoutMs'>,
+): pg.ClientConfig {
+  const ssl = sslFromEnvironment(url);
   return {
     connectionString: url,
+    ...(ssl ? { ssl } : {}),
     application_name: o.applicationName,
     connectionTimeoutMillis: o.connectTimeoutMs,
     keepAlive: true,
@@ -40,12 +125,14 @@ export function pgClientConfig(url: string, o: Pick<PgConnectOptions, 'applicati
  * unusable URL, a refused login or a missing database is configuration (exit 2). Messages
  * carry the URL without its secrets.
  */
-export async function connectPostgres(url: string, o: PgConnectOptions): Promise<pg.Client> {
-  const where = `${o.what} ${redactSecrets(url)}`;
+export async function connectPostgres(url: string | undefined, o: PgConnectOptions): Promise<pg.Client> {
+  const where = `${o.what} ${describeTarget(url)}`;
+  if (url !== undefined) assertPostgresUrl(url, o.what);
   let client: pg.Client;
   try {
     client = new pg.Client(pgClientConfig(url, o));
   } catch (err) {
+    if (err instanceof SettleError) throw err;
     throw new UsageError(`${where} cannot be used: ${redactSecrets(errorMessage(err))}`, { cause: err });
   }
   client.on('error', o.onError);
@@ -56,6 +143,12 @@ export async function connectPostgres(url: string, o: PgConnectOptions): Promise
     await client.end().catch(() => undefined);
     const code = pgCode(err);
     const why = redactSecrets(errorMessage(err));
+    if (err instanceof SettleError) throw new UsageError(`${where}: ${why}`, { cause: err });
+    if (isTlsRefusal(err)) {
+      throw new UsageError(`${where} refused its TLS certificate: ${why} (check the host name, sslrootcert or PGSSLROOTCERT)`, {
+        cause: err,
+      });
+    }
     if (code === PG_INVALID_PASSWORD || code === PG_INVALID_AUTHORIZATION || code === PG_INVALID_CATALOG_NAME) {
       throw new UsageError(`${where} refused the connection: ${why}`, { cause: err });
     }

@@ -9,6 +9,7 @@ export const PG_INVALID_PASSWORD = '28P01';
 export const PG_INVALID_AUTHORIZATION = '28000';
 export const PG_LOCK_NOT_AVAILABLE = '55P03';
 export const PG_QUERY_CANCELED = '57014';
+export const PG_INSUFFICIENT_PRIVILEGE = '42501';
 
 /** Class 22 (data exception) and 23 (integrity constraint) errors are the file's fault. */
 export function isContentError(code: string | undefined): boolean {

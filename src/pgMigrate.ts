@@ -30,7 +30,10 @@ export async function migratePg(client: pg.ClientBase, schema: string, set: Migr
     await client.query('BEGIN');
     try {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists: a
+      // migration role that owns its schema and nothing else must be able to migrate
+      const known = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+      if (known.rowCount === 0) await client.query(`CREATE SCHEMA ${s}`);
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
            version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,

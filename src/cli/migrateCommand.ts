@@ -3,6 +3,7 @@ import { resolveSettings, type RawFlags, type Settings } from '../config/setting
 import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { connectFinance } from '../load/connectFinance.js';
 import { migrateFinance } from '../load/migrateFinance.js';
+import { assertMigratePrivileges } from '../load/financePrivileges.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withConfigOptions } from './options.js';
 
@@ -29,6 +30,7 @@ async function migrateEverything(s: Settings): Promise<MigrateResult> {
   const db = await connectFinance(s.databaseUrl, { timeoutSeconds: s.dbTimeoutSeconds, onLost: () => undefined });
   let finance;
   try {
+    await assertMigratePrivileges(db, s.schema);
     finance = await migrateFinance(db, s.schema);
   } finally {
     await db.end();

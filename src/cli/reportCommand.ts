@@ -16,9 +16,12 @@ interface ReportFlags extends RawFlags {
   weeks?: string;
 }
 
-function count(value: string | undefined, fallback: number, flag: string): number {
+/** Bounded so that a typo of many digits is a usage error, not a date out of range deep in a query. */
+function count(value: string | undefined, fallback: number, flag: string, max: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`${flag} must be a whole number of at least 1, got ${value}`);
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1 || Number(value) > max) {
+    throw new UsageError(`${flag} must be a whole number from 1 to ${max}, got ${value}`);
+  }
   return Number(value);
 }
 
@@ -41,7 +44,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .option('--last <n>', 'how many runs (default 20)')
     .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
-      const runs = await withLedger(resolveSettings(flags), (l) => l.recentRuns(count(flags.last, 20, '--last')));
+      const runs = await withLedger(resolveSettings(flags), (l) => l.recentRuns(count(flags.last, 20, '--last', 100_000)));
       print(flags.json ? jsonDocument({ runs: runs.map(runJson) }) : formatRuns(runs));
     });
 
@@ -62,7 +65,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .option('--weeks <n>', 'how many weeks back (default 8)')
     .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
-      const weeks = count(flags.weeks, 8, '--weeks');
+      const weeks = count(flags.weeks, 8, '--weeks', 1000);
       const result = await withLedger(resolveSettings(flags), (l) => skipsByWeek(l, weeks));
       print(flags.json ? jsonDocument({ ...result }) : formatSkips(result));
     });

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { homedir, tmpdir } from 'node:os';
 import { UsageError } from '../errors.js';
+import { globToRegExp } from '../intake/names.js';
 import { DEFAULT_LAYOUT, DEFAULT_MAX_RECORD_BYTES, parseLayout, type Layout } from '../load/layout.js';
+import { nearest } from './nearest.js';
 
 /**
  * Every option, from (highest first) flags, the environment, the --config JSON file, and
@@ -117,7 +119,9 @@ function readConfigFile(path: string): Record<string, unknown> {
   }
   for (const key of Object.keys(parsed)) {
     if (!(key in OPTIONS)) {
-      throw new UsageError(`config file ${path}: unknown setting "${key}" (known: ${Object.keys(OPTIONS).join(', ')})`);
+      const guess = nearest(key, Object.keys(OPTIONS));
+      const hint = guess ? `did you mean "${guess}"?` : `known: ${Object.keys(OPTIONS).join(', ')}`;
+      throw new UsageError(`config file ${path}: unknown setting "${key}" (${hint})`);
     }
   }
   return parsed as Record<string, unknown>;
@@ -147,6 +151,30 @@ function duration(p: { value: unknown; from: string } | undefined, fallback: str
   const m = typeof value === 'string' || typeof value === 'number' ? /^(\d+(?:\.\d+)?)\s*([smhd]?)$/.exec(String(value).trim()) : null;
   if (!m) throw new UsageError(`${p?.from}: expected a duration such as 3600, 90m, 26h or 2d, got ${JSON.stringify(value)}`);
   return Number(m[1]) * UNIT_SECONDS[m[2]!]!;
+}
+
+/** A file name pattern that cannot become a matcher (`[z-a]`) is refused with the setting that gave it. */
+function namePattern(pattern: string, from: string): string {
+  try {
+    globToRegExp(pattern);
+  } catch (err) {
+    throw new UsageError(
+      `${from} "${pattern}" is not a usable file name pattern (${(err as Error).message.replace(/^.*: /, '')}): use *, ? and [a-z] with ranges in order`,
+      {
+        cause: err,
+      },
+    );
+  }
+  return pattern;
+}
+
+/** Only local folders and sftp:// are intakes; `ftp://x` must not become a folder named "ftp:". */
+function intakeLocation(value: string | undefined, from: string | undefined): string | undefined {
+  const scheme = value === undefined ? null : /^([a-z][a-z0-9+.-]*):\/\//i.exec(value);
+  if (scheme && scheme[1]!.toLowerCase() !== 'sftp') {
+    throw new UsageError(`${from}: "${scheme[1]}://" is not a supported intake: use a local folder or sftp://user@host[:port]/path`);
+  }
+  return value;
 }
 
 function readyMarker(suffix: string | undefined): string | undefined {
@@ -184,15 +212,31 @@ function relativeTo(base: string | undefined, value: unknown): unknown {
   return join(base, value);
 }
 
-export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): Settings {
+/** Where a setting's value came from, highest first. */
+export type SettingSource = 'flag' | 'environment' | 'file';
+
+export interface Picked {
+  value: unknown;
+  /** the flag, variable or file entry, for messages */
+  from: string;
+  source: SettingSource;
+}
+
+export const SETTING_KEYS = Object.keys(OPTIONS) as Key[];
+
+/** The one precedence rule: a setting's value from a flag, else the environment, else the config file. */
+export function settingPicker(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): (key: Key) => Picked | undefined {
   const configPath = (flags.config as string | undefined) ?? env.SETTLE_CONFIG;
   const file = configPath ? readConfigFile(configPath) : {};
   const fileDir = configPath ? dirname(resolve(configPath)) : undefined;
 
-  const pick = (key: Key): { value: unknown; from: string } | undefined => {
+  return (key: Key): Picked | undefined => {
     const spec = OPTIONS[key];
-    if (flags[key] !== undefined) return { value: flags[key], from: `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` };
-    if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '') return { value: env[spec.env], from: spec.env };
+    if (flags[key] !== undefined) {
+      return { value: flags[key], from: `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, source: 'flag' };
+    }
+    if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '')
+      return { value: env[spec.env], from: spec.env, source: 'environment' };
     if (file[key] !== undefined) {
       const pathLike = [
         'intake',
@@ -206,10 +250,14 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
         'sftpKey',
         'knownHosts',
       ].includes(key);
-      return { value: pathLike ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"` };
+      return { value: pathLike ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"`, source: 'file' };
     }
     return undefined;
   };
+}
+
+export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): Settings {
+  const pick = settingPicker(flags, env);
   const str = (key: Key): string | undefined => {
     const p = pick(key);
     if (p === undefined) return undefined;
@@ -237,11 +285,11 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
   const maxRecordBytes = recordPick ? recordBytes(recordPick.value, recordPick.from) : DEFAULTS.maxRecordBytes;
 
   return {
-    intake: str('intake'),
+    intake: intakeLocation(str('intake'), pick('intake')?.from),
     archive: str('archive'),
     duplicates: str('duplicates'),
     rejected: str('rejected'),
-    pattern: str('pattern') ?? DEFAULTS.pattern,
+    pattern: namePattern(str('pattern') ?? DEFAULTS.pattern, pick('pattern')?.from ?? 'pattern'),
     ledger,
     databaseUrl: str('databaseUrl'),
     schema,
@@ -254,7 +302,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     logFile: str('logFile'),
     logLevel,
     layout: { ...(layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT), maxRecordBytes },
-    ignore: globs(pick('ignore')),
+    ignore: globs(pick('ignore')).map((g) => namePattern(g, pick('ignore')!.from)),
     maxWaitingRuns: count(pick('maxWaitingRuns'), DEFAULTS.maxWaitingRuns),
     metricsFile: str('metricsFile'),
     readyMarker: readyMarker(str('readyMarker')),

@@ -46,12 +46,22 @@ async function letPostgresUserReachBinaries(): Promise<void> {
 }
 const PASSWORD = 'settle-ingest-local';
 
+/** For a test's own server: more `-c` settings (later ones win), and a step once the data folder exists. */
+export interface EmbeddedExtras {
+  flags?: string[];
+  beforeStart?: (dataDir: string) => Promise<void>;
+}
+
 /**
  * A throwaway PostgreSQL server in `dir`, listening on 127.0.0.1 only. PostgreSQL refuses
  * to run as root, so as root it runs as a `postgres` system user, which must be able to
  * enter `dir`: hence mode 0755.
  */
-export async function startEmbeddedPostgres(dir: string, onLog: (line: string) => void = () => undefined): Promise<RunningPostgres> {
+export async function startEmbeddedPostgres(
+  dir: string,
+  onLog: (line: string) => void = () => undefined,
+  extra: EmbeddedExtras = {},
+): Promise<RunningPostgres> {
   await mkdir(dir, { recursive: true });
   await chmod(dir, 0o755);
   if (process.getuid?.() === 0) await letPostgresUserReachBinaries();
@@ -63,11 +73,12 @@ export async function startEmbeddedPostgres(dir: string, onLog: (line: string) =
     password: PASSWORD,
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200', ...(extra.flags ?? [])],
     onLog,
     onError: (e) => onLog(String(e)),
   });
   await server.initialise();
+  await extra.beforeStart?.(join(dir, 'data'));
   await server.start();
   const url = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
   return {

@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import { TransientError, UsageError, errorMessage } from '../errors.js';
-import { connectPostgres } from '../pgConnect.js';
-import { redactSecrets } from '../redactSecrets.js';
+import { connectPostgres, describeTarget, libpqTargetSet } from '../pgConnect.js';
 import { watchStatements } from './statementWatch.js';
 
 export interface FinanceConnectOptions {
@@ -20,7 +19,9 @@ export interface FinanceConnectOptions {
  * and a watch covers what the server cannot enforce itself (see statementWatch.ts).
  */
 export async function connectFinance(url: string | undefined, o: FinanceConnectOptions): Promise<pg.Client> {
-  if (!url) throw new UsageError('no finance database: set --database-url or DATABASE_URL');
+  if (!url && !libpqTargetSet()) {
+    throw new UsageError('no finance database: set --database-url, DATABASE_URL, or the PGHOST/PGDATABASE/PGUSER variables');
+  }
   const timeoutMs = Math.max(1, Math.round(o.timeoutSeconds * 1000));
   const client = await connectPostgres(url, {
     what: 'finance database',
@@ -34,7 +35,7 @@ export async function connectFinance(url: string | undefined, o: FinanceConnectO
     await client.query(`SET lock_timeout = ${timeoutMs}; SET statement_timeout = ${timeoutMs}`);
   } catch (err) {
     await client.end().catch(() => undefined);
-    throw new TransientError(`finance database ${redactSecrets(url)}: cannot set its timeouts: ${errorMessage(err)}`, { cause: err });
+    throw new TransientError(`finance database ${describeTarget(url)}: cannot set its timeouts: ${errorMessage(err)}`, { cause: err });
   }
   return client;
 }

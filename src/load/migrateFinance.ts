@@ -22,7 +22,7 @@ export async function assertLayoutFitsTable(client: pg.ClientBase, schema: strin
   const missing = columns.filter((c) => !have.has(c));
   if (missing.length > 0) {
     throw new UsageError(
-      `the layout names column(s) ${missing.join(', ')} that ${schema}.settlement_rows does not have: add them with a migration`,
+      `the layout names column(s) ${missing.join(', ')} that ${schema}.settlement_rows does not have: \`settle-ingest migrate\` creates a layout's table but does not change an existing one; add the column(s) with ALTER TABLE as the migration role, or fix the layout's column names`,
     );
   }
 }

