@@ -3,8 +3,9 @@ import { claimedEvent, movedEvent, staleClaimEvent } from './ledgerEvents.js';
 import type { Destination } from '../intake/intake.js';
 import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { CLAIM_SQL, END_CLAIM } from './claimStatement.js';
+import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL } from './sqlMoves.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
-import { eventRow, fileRow, intentRow, marks, runRow } from './sqlRows.js';
+import { eventRow, fileRow, intentRow, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
 
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
@@ -71,27 +72,9 @@ export class SqlLedger implements Ledger {
   ): Promise<void> {
     await this.tx(() =>
       this.db.run(
-        `UPDATE runs SET ended_at = ?, status = ?, reason = ?, loaded = ?, skipped = ?, held = ?, rejected = ?, failed = ?,
-           not_ready = ?, ignored = ?, stale = ?, move_failed = ?, reprocessed = ?, row_count = ?, exit_status = ?
-         WHERE run_id = ?`,
-        [
-          now(),
-          end.status,
-          end.reason === undefined ? null : redactSecrets(end.reason),
-          c.loaded,
-          c.skipped,
-          c.held,
-          c.rejected,
-          c.failed,
-          c.notReady,
-          c.ignored,
-          c.stale,
-          c.moveFailed,
-          c.reprocessed ?? null,
-          c.rows,
-          exitStatus,
-          runId,
-        ],
+        `UPDATE runs SET ended_at = ?, status = ?, reason = ?, ${RUN_COUNT_COLUMNS.map((col) => `${col} = ?`).join(', ')},
+           exit_status = ? WHERE run_id = ?`,
+        [now(), end.status, end.reason === undefined ? null : redactSecrets(end.reason), ...runCountValues(c), exitStatus, runId],
       ),
     );
   }
@@ -281,38 +264,14 @@ export class SqlLedger implements Ledger {
     });
   }
 
-  /** The once-only record of a landing: false when another run already recorded this very move. */
-  private async insertMove(f: MovedFile, location: string): Promise<boolean> {
-    const inserted = await this.db.run(
-      'INSERT INTO moves (location, name, sha256, arrival, run_id, at, landed) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-      [location, f.name, f.sha256, f.arrival, f.runId, now(), f.landed ?? null],
-    );
-    return inserted === 1;
-  }
-
-  /** The landing is recorded (by this run or another): the intent is done. */
-  private dropIntent(f: MovedFile): Promise<number> {
-    return this.db.run('DELETE FROM move_intents WHERE name = ? AND sha256 = ? AND arrival = ?', [f.name, f.sha256, f.arrival]);
-  }
-
   /** Recorded before a decided file leaves the intake; the record of its landing removes it. */
   async intendMove(f: MovedFile, destination: Destination): Promise<void> {
-    await this.tx(() =>
-      this.db.run(
-        `INSERT INTO move_intents (name, sha256, arrival, destination, run_id, at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (name, sha256, arrival) DO UPDATE SET destination = excluded.destination, run_id = excluded.run_id, at = excluded.at`,
-        [f.name, f.sha256, f.arrival, destination, f.runId, now()],
-      ),
-    );
+    await this.tx(() => this.db.run(INTEND_MOVE_SQL, [f.name, f.sha256, f.arrival, destination, f.runId, now()]));
   }
 
   /** Moves begun and not recorded, with the run that began each: a crash between a move and its record. */
   async moveIntents(): Promise<MoveIntent[]> {
-    const rows = await this.read(
-      `SELECT i.name, i.sha256, i.arrival, i.destination, i.run_id, i.at, r.ended_at, r.host, r.pid
-         FROM move_intents i JOIN runs r ON r.run_id = i.run_id ORDER BY i.at`,
-    );
-    return rows.map(intentRow);
+    return (await this.read(MOVE_INTENTS_SQL)).map(intentRow);
   }
 
   /** Moves recorded since `since` with the shape their file landed in. */
@@ -320,13 +279,7 @@ export class SqlLedger implements Ledger {
     const rows = await this.read('SELECT location, name, sha256, run_id, at, landed FROM moves WHERE at >= ? AND landed IS NOT NULL', [
       since,
     ]);
-    return rows.map((r) => ({
-      location: String(r.location),
-      name: String(r.name),
-      sha256: String(r.sha256),
-      runId: String(r.run_id),
-      landed: String(r.landed),
-    }));
+    return rows.map(landedRow);
   }
 
   /** The landed file was found changed and reported: its new shape is the one to compare with from now on. */
@@ -336,13 +289,13 @@ export class SqlLedger implements Ledger {
 
   /** An intent whose file is nowhere to be found: reported by the run, and not looked for again. */
   async abandonMoveIntent(f: MovedFile): Promise<void> {
-    await this.tx(() => this.dropIntent(f));
+    await this.tx(() => dropIntent(this.db, f));
   }
 
   markMoved(f: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
     return this.tx(async () => {
-      await this.dropIntent(f);
-      if (!(await this.insertMove(f, location))) return false;
+      await dropIntent(this.db, f);
+      if (!(await insertMove(this.db, f, location))) return false;
       await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
         location,
         now(),
@@ -362,8 +315,8 @@ export class SqlLedger implements Ledger {
     moveDetails: Record<string, unknown> = {},
   ): Promise<boolean> {
     return this.tx(async () => {
-      await this.dropIntent(f);
-      if (!(await this.insertMove(f, location))) return false;
+      await dropIntent(this.db, f);
+      if (!(await insertMove(this.db, f, location))) return false;
       if (renamed) {
         const at = now();
         await this.db.run(

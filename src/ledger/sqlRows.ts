@@ -1,7 +1,7 @@
 import type { Destination } from '../intake/intake.js';
-import type { MoveIntent } from './ledger.js';
+import type { LandedMove, MoveIntent } from './ledger.js';
 import type { SqlRow } from './sqlPort.js';
-import type { EventKind, FileRow, FileState, LedgerEvent, RunMode, RunRow, RunStatus } from './types.js';
+import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow, RunStatus } from './types.js';
 
 /** Rows as either store's driver returns them, decoded: a time may be a Date or text, a count a string, JSON text or an object. */
 export const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null || v === undefined ? null : String(v));
@@ -77,4 +77,33 @@ export function intentRow(r: SqlRow): MoveIntent {
     at: iso(r.at)!,
     run: { ended: r.ended_at !== null && r.ended_at !== undefined, host: String(r.host), pid: Number(r.pid) },
   };
+}
+
+export function landedRow(r: SqlRow): LandedMove {
+  return {
+    location: String(r.location),
+    name: String(r.name),
+    sha256: String(r.sha256),
+    runId: String(r.run_id),
+    landed: String(r.landed),
+  };
+}
+
+/** The `runs` columns of a run's counts, in the order runCountValues gives them. */
+export const RUN_COUNT_COLUMNS = [
+  'loaded',
+  'skipped',
+  'held',
+  'rejected',
+  'failed',
+  'not_ready',
+  'ignored',
+  'stale',
+  'move_failed',
+  'reprocessed',
+  'row_count',
+] as const;
+
+export function runCountValues(c: RunCounts): (number | null)[] {
+  return [c.loaded, c.skipped, c.held, c.rejected, c.failed, c.notReady, c.ignored, c.stale, c.moveFailed, c.reprocessed ?? null, c.rows];
 }
