@@ -23,7 +23,7 @@ import {
   type MoveContext,
 } from './moveDecided.js';
 import { closeDeadRuns, makeStagingDir, removeDeadStaging, settleStaleClaims } from './startOfRun.js';
-import { filesWaitingTooLong, type WaitingFile } from './waitingFiles.js';
+import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js';
 import { isConnectionLost } from './connectionLost.js';
 import { settleIfStale } from './staleClaims.js';
 import { stageAndHash } from './stageAndHash.js';

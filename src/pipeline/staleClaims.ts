@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { ownerIsGone } from '../ledger/owner.js';
+import { staleClaimReason } from '../ledger/owner.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { FileRow } from '../ledger/types.js';
 import { findFileMarker } from '../load/fileMarker.js';
@@ -18,10 +18,8 @@ export async function settleIfStale(
   runId: string,
   log: Logger,
 ): Promise<'live' | 'recovered' | 'expired'> {
-  const gone = ownerIsGone({ host: claim.ownerHost, pid: claim.ownerPid, startedAt: claim.ownerStartedAt });
-  const leaseOver = claim.leaseUntil !== null && Date.parse(claim.leaseUntil) < Date.now();
-  if (!gone && !leaseOver) return 'live';
-  const why = gone ? `its owner (pid ${claim.ownerPid} on ${claim.ownerHost}) is gone` : `its lease ran out at ${claim.leaseUntil}`;
+  const why = staleClaimReason(claim);
+  if (why === null) return 'live';
   const marker = await findFileMarker(db, schema, claim.sha256);
   if (marker) {
     if (await ledger.settleStaleClaim(claim, runId, { state: 'loaded', rows: marker.rowCount, reason: why })) {

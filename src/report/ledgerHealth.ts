@@ -1,8 +1,8 @@
 import type { Ledger } from '../ledger/ledger.js';
-import { ownerIsGone } from '../ledger/owner.js';
+import { staleClaimReason } from '../ledger/owner.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
 import type { FileRow } from '../ledger/types.js';
-import { filesWaitingTooLong, type WaitingFile } from '../pipeline/waitingFiles.js';
+import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js';
 
 /**
  * What monitoring asks of the ledger alone (`status`, the metrics file, `audit`): no finance
@@ -11,11 +11,7 @@ import { filesWaitingTooLong, type WaitingFile } from '../pipeline/waitingFiles.
 
 /** Claims whose owner on this host is provably gone, or whose lease has passed: a run died holding them. */
 export async function staleClaims(ledger: Ledger, now = Date.now()): Promise<FileRow[]> {
-  return (await ledger.filesInState('claimed')).filter(
-    (c) =>
-      ownerIsGone({ host: c.ownerHost, pid: c.ownerPid, startedAt: c.ownerStartedAt }) ||
-      (c.leaseUntil !== null && Date.parse(c.leaseUntil) < now),
-  );
+  return (await ledger.filesInState('claimed')).filter((c) => staleClaimReason(c, now) !== null);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Ledger } from '../ledger/ledger.js';
 import type { FileRow, RunRow } from '../ledger/types.js';
-import type { WaitingFile } from '../pipeline/waitingFiles.js';
+import type { WaitingFile } from '../ledger/waitingFiles.js';
 import { filesWaitingNow, staleClaims } from './ledgerHealth.js';
 
 /** The monitoring convention of Nagios, Icinga and their kin: the exit status is the state. */

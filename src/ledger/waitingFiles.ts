@@ -1,5 +1,5 @@
-import type { Ledger } from '../ledger/ledger.js';
-import type { FileOutcome } from '../ledger/runOutcomes.js';
+import type { Ledger } from './ledger.js';
+import type { FileOutcome } from './runOutcomes.js';
 
 /** Outcomes that leave a file in the intake for a later run. */
 const WAITING = new Set(['not_ready', 'held', 'failed']);
