@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -81,6 +82,27 @@ describe('runs sharing a PostgreSQL ledger', () => {
     const args = (extra: string[] = []) => ['run', '--intake', ws.intake, '--ledger', db.url, '--stable-for', '0', ...extra];
     return { db, ws, args };
   }
+
+  it('gives up on a ledger locked by another session after --ledger-timeout: exit 1, one line, the file left in the intake', async () => {
+    const { db, ws, args } = await sharedLedgerWorkspace();
+    await ws.put('settle_20261021_a01.csv', sampleSettlement({ date: '2026-10-21', rows: 3, idPrefix: 'PGLOCK' }).text);
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE settle_ledger.processed_files IN ACCESS EXCLUSIVE MODE');
+      const r = await ws.cli(args(['--ledger-timeout', '1']));
+      expect(r.status).toBe(1);
+      // the run's own log lines go to stderr (no --log-file); its error is one line, the last
+      expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^settle-ingest: ledger .*lock timeout$/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
+    expect(await ws.files('intake')).toEqual(['settle_20261021_a01.csv']);
+    expect(parseSummary((await ws.cli(args())).stdout)).toMatchObject({ loaded: 1, rows: 3 });
+  });
 
   it('replays the incident night; reports and audit read the same ledger', async () => {
     const { db, ws, args } = await sharedLedgerWorkspace();
