@@ -10,6 +10,7 @@ import { registerReports } from './reportCommand.js';
 import { registerRun } from './runCommand.js';
 import { registerStatus } from './statusCommand.js';
 import { registerConfig } from './configCommand.js';
+import { registerCheck } from './checkCommand.js';
 import { STATUS_EXIT } from '../report/status.js';
 
 function packageVersion(): string {
@@ -70,6 +71,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   registerAudit(program, setExit);
   registerAdopt(program, setExit);
   registerStatus(program, setExit);
+  registerCheck(program, setExit);
   registerConfig(program);
   program
     .command('demo')

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
 import { PROVENANCE_COLUMNS, type Layout } from './layout.js';
-import { readSettlement } from './readSettlement.js';
+import { findBadRows, readSettlement } from './readSettlement.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import { findFileMarker } from './fileMarker.js';
 import { feedCopy } from './feedCopy.js';
@@ -71,7 +71,8 @@ export async function streamRows(client: pg.ClientBase, req: LoadRequest): Promi
  * else (connection, server) is returned as it was.
  */
 export async function explainFailure(client: pg.ClientBase, req: LoadRequest, err: unknown): Promise<unknown> {
-  if (err instanceof RejectError) return err;
+  // the load stopped at the first bad row; the reject names every one (read again, off the database)
+  if (err instanceof RejectError) return (await findBadRows(req.stagedPath, req.layout).catch(() => null))?.error ?? err;
   const code = pgCode(err);
   if (code === PG_UNIQUE_VIOLATION) {
     const overlap = await describeKeyOverlap(client, req);

@@ -54,6 +54,8 @@ describe('--json', () => {
     await copyFile(join(ws.archive, 'settle_20261120_a01.csv'), join(ws.archive, 'settle_20261120_a01_copy.csv'));
     const adopter = await Workspace.create(db.url);
     await json('adopt', ['adopt', '--archive', ws.archive], { ledger: adopter.ledger });
+    const checkFiles = [join(ws.archive, 'settle_20261120_a01.csv'), join(ws.rejected, 'settle_20261120_b01.csv')];
+    outputs.set('check', await ws.cli(['check', ...checkFiles, '--json'])); // no ledger: it reads files only
     await json('status', ['status']);
     await json('status (unknown)', ['status'], { ledger: join(ws.root, 'missing.sqlite') });
 
