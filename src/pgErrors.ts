@@ -10,6 +10,11 @@ export const PG_INVALID_AUTHORIZATION = '28000';
 export const PG_LOCK_NOT_AVAILABLE = '55P03';
 export const PG_QUERY_CANCELED = '57014';
 export const PG_INSUFFICIENT_PRIVILEGE = '42501';
+/** class 08: connection exception */
+export const PG_CONNECTION_EXCEPTION_CLASS = '08';
+export const PG_ADMIN_SHUTDOWN = '57P01';
+export const PG_CRASH_SHUTDOWN = '57P02';
+export const PG_CANNOT_CONNECT_NOW = '57P03';
 
 /** Class 22 (data exception) and 23 (integrity constraint) errors are the file's fault. */
 export function isContentError(code: string | undefined): boolean {

@@ -1,4 +1,7 @@
 import { DatabaseUnresponsiveError } from '../load/statementWatch.js';
+import { PG_ADMIN_SHUTDOWN, PG_CANNOT_CONNECT_NOW, PG_CONNECTION_EXCEPTION_CLASS, PG_CRASH_SHUTDOWN } from '../pgErrors.js';
+
+const SERVER_GONE = [PG_ADMIN_SHUTDOWN, PG_CRASH_SHUTDOWN, PG_CANNOT_CONNECT_NOW];
 
 /**
  * Whether an error means the finance database connection is unusable (server gone,
@@ -9,7 +12,7 @@ export function isConnectionLost(err: unknown): boolean {
   if (err instanceof DatabaseUnresponsiveError) return true;
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e?.code === 'string' ? e.code : '';
-  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
+  if (code.startsWith(PG_CONNECTION_EXCEPTION_CLASS) || SERVER_GONE.includes(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
   return /Connection terminated|Client has encountered a connection error|not queryable/i.test(message);
