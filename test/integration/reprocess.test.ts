@@ -71,7 +71,8 @@ describe('run --reprocess', () => {
     expect(r.status).toBe(1);
     const j = JSON.parse(r.stdout);
     expect(j).toMatchObject({ reprocessed: 0, rejected: 1 });
-    expect(j.files[0].error).toMatch(/^line \d+, field card_brand: "[A-Z]+" is not an active ISO 4217 currency code/);
+    // every card brand is refused: each bad row is named with its line and field
+    expect(j.files[0].error).toMatch(/^60 bad rows: line 2, field card_brand: "[A-Z]+" is not an active ISO 4217 currency code/);
     expect(await runIdsOf('RPC')).toEqual({ [first.run]: 60 });
     expect(ws.events().filter((e) => e.event === 'reprocessed')).toEqual([]);
   });
