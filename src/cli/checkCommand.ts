@@ -5,6 +5,7 @@ import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
 import { findBadRows } from '../load/readSettlement.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
+import { withRecordLimitOption } from './options.js';
 
 interface CheckFlags extends RawFlags {
   json?: boolean;
@@ -23,12 +24,10 @@ interface Checked {
  * or a ledger: every bad row of each file named with its line and field. Exit 1 if any is bad.
  */
 export function registerCheck(program: Command, setExit: (status: number) => void): void {
-  program
-    .command('check')
+  withRecordLimitOption(program.command('check'))
     .argument('<files...>', 'settlement files to check')
     .description('checks files against the layout without loading them: every bad line and field; exit 1 if any file is bad')
     .option('--config <path>', 'JSON config file with the layout (env SETTLE_CONFIG)')
-    .option('--max-record-bytes <n>', 'the longest record a file may have (env SETTLE_MAX_RECORD_BYTES; default 1048576)')
     .option('--json', 'one JSON object')
     .action(async (files: string[], flags: CheckFlags) => {
       const s = resolveSettings(flags);

@@ -1,9 +1,17 @@
 import { Option, type Command } from 'commander';
 import { DEFAULTS } from '../config/settings.js';
 
+/** The record-size limit: every command that reads settlement files (run, adopt, check). */
+export function withRecordLimitOption(cmd: Command): Command {
+  return cmd.option(
+    '--max-record-bytes <bytes>',
+    `a file with a longer record is rejected (env SETTLE_MAX_RECORD_BYTES; default ${DEFAULTS.maxRecordBytes})`,
+  );
+}
+
 /** Options that every command reading the configuration accepts. */
 export function withConfigOptions(cmd: Command): Command {
-  return cmd
+  const head = cmd
     .option('--config <path>', 'JSON config file (env SETTLE_CONFIG); flags and environment override it')
     .option(
       '--ledger <path|url>',
@@ -12,11 +20,8 @@ export function withConfigOptions(cmd: Command): Command {
     .option(
       '--ledger-timeout <seconds>',
       `how long to wait for another process's ledger write (env SETTLE_LEDGER_TIMEOUT; default ${DEFAULTS.ledgerTimeout})`,
-    )
-    .option(
-      '--max-record-bytes <bytes>',
-      `a file with a longer record is rejected (env SETTLE_MAX_RECORD_BYTES; default ${DEFAULTS.maxRecordBytes})`,
-    )
+    );
+  return withRecordLimitOption(head)
     .option('--database-url <url>', 'finance PostgreSQL URL (env DATABASE_URL)')
     .option(
       '--db-timeout <seconds>',

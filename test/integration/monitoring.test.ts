@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { appendFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,19 +22,6 @@ async function status(
   const lines = r.stdout.split('\n').filter(Boolean);
   expect(lines, r.stderr).toHaveLength(1);
   return { status: r.status, line: lines[0]! };
-}
-
-/** A claim of a run whose process is gone, as a SIGKILL during a load leaves it. */
-function staleClaim(ws: Workspace, name: string): void {
-  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-  ws.withLedger((l) => {
-    const at = new Date().toISOString();
-    l.prepare(`INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES ('r-dead', 'scheduled', ?, ?, ?)`).run(hostname(), dead, at);
-    l.prepare(
-      `INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at, lease_until, first_seen_at, updated_at)
-       VALUES (?, ?, 'claimed', 'r-dead', 1, ?, ?, '1', ?, ?, ?)`,
-    ).run(name, 'c'.repeat(64), hostname(), dead, new Date(Date.now() + 3600_000).toISOString(), at, at);
-  });
 }
 
 describe('a run that cannot start', () => {
@@ -146,7 +132,7 @@ describe('status', () => {
     expect((await status(ws, ['--max-age', '31h'])).status).toBe(0);
     expect((await status(ws, [], { SETTLE_MAX_AGE: '2d' })).status).toBe(0);
 
-    staleClaim(ws, 'settle_20261105_b01.csv');
+    ws.stageDeadClaim('settle_20261105_b01.csv');
     const stale = await status(ws, ['--max-age', '31h', '--json']);
     expect(stale.status).toBe(2);
     expect(JSON.parse(stale.line)).toMatchObject({

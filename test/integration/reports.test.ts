@@ -1,5 +1,3 @@
-import { spawnSync } from 'node:child_process';
-import { hostname } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -87,15 +85,7 @@ describe('audit', () => {
     await db.client.query(`DELETE FROM settle.settlement_rows WHERE transaction_id = 'REP-0000007'`);
     await mkdir(ws.archive, { recursive: true });
     await writeFile(join(ws.archive, 'settle_20261001_x.csv'), 'dropped here by hand\n');
-    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-    ws.withLedger((l) => {
-      const at = new Date().toISOString();
-      l.prepare(`INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES ('r-dead', 'scheduled', ?, ?, ?)`).run(hostname(), dead, at);
-      l.prepare(
-        `INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at, lease_until, first_seen_at, updated_at)
-         VALUES ('settle_20261002_a01.csv', ?, 'claimed', 'r-dead', 1, ?, ?, '1', ?, ?, ?)`,
-      ).run('c'.repeat(64), hostname(), dead, new Date(Date.now() + 3600_000).toISOString(), at, at);
-    });
+    ws.stageDeadClaim('settle_20261002_a01.csv');
     const r = await ws.cli(auditArgs(ws));
     expect(r.status).toBe(1);
     const result = JSON.parse(r.stdout);

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
@@ -201,6 +201,19 @@ export class Workspace {
     exit_status: number;
   })[] {
     return this.query(`SELECT * FROM runs ORDER BY started_at, ${this.store === 'postgres' ? 'run_id' : 'rowid'}`);
+  }
+
+  /** A claim of a run whose process is gone (run `r-dead`), as a SIGKILL during a load leaves it. */
+  stageDeadClaim(name: string, sha256 = 'c'.repeat(64)): void {
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    this.withLedger((l) => {
+      const at = new Date().toISOString();
+      l.prepare(`INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES ('r-dead', 'scheduled', ?, ?, ?)`).run(hostname(), dead, at);
+      l.prepare(
+        `INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at, lease_until, first_seen_at, updated_at)
+         VALUES (?, ?, 'claimed', 'r-dead', 1, ?, ?, '1', ?, ?, ?)`,
+      ).run(name, sha256, hostname(), dead, new Date(Date.now() + 3600_000).toISOString(), at, at);
+    });
   }
 
   /** Raw write access, for staging another run's state (a live claim, a stale one). */
