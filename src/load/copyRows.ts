@@ -6,7 +6,7 @@ import { findBadRows, readSettlement } from './readSettlement.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import { findFileMarker } from './fileMarker.js';
 import { feedCopy } from './feedCopy.js';
-import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../pgErrors.js';
+import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../db/pgErrors.js';
 import { explainDbWait } from './statementWatch.js';
 
 const { escapeIdentifier } = pg;

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { UsageError, errorMessage } from '../errors.js';
-import { PG_INSUFFICIENT_PRIVILEGE, pgCode } from '../pgErrors.js';
+import { PG_INSUFFICIENT_PRIVILEGE, pgCode } from '../db/pgErrors.js';
 
 /** A table's privileges a command needs, by the table's name in the finance schema. */
 export type TableNeeds = Record<string, readonly ('SELECT' | 'INSERT' | 'UPDATE' | 'DELETE')[]>;

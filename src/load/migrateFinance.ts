@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { UsageError } from '../errors.js';
-import { assertPgCurrent, migratePg, type PgMigrationResult } from '../pgMigrate.js';
+import { assertPgCurrent, migratePg, type PgMigrationResult } from '../db/pgMigrate.js';
 
 /** Creates or upgrades the finance schema (sql/finance/). */
 export function migrateFinance(client: pg.ClientBase, schema: string): Promise<PgMigrationResult> {

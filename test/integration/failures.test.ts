@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../src/demo/embeddedPostgres.js';
+import { freePort } from '../support/postgresServer.js';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished } from '../support/cli.js';
 import { sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../src/demo/embeddedPostgres.js';
+import { freePort } from './postgresServer.js';
 
 const SSHD = '/usr/sbin/sshd';
 

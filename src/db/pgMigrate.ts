@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { readMigrations, type MigrationSet } from './migrationFiles.js';
 import { PG_UNDEFINED_TABLE, pgCode } from './pgErrors.js';
 
