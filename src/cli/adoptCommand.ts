@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DEFAULTS, resolveSettings, type RawFlags } from '../config/settings.js';
+import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
 import { ADOPT_OUTCOMES, runAdopt, type AdoptOutcome, type AdoptResult } from '../pipeline/adopt.js';
@@ -7,7 +7,7 @@ import { printable } from '../report/printable.js';
 import { withArchiveWork } from './archiveWork.js';
 import { operatorName } from './operator.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withConfigOptions, withSftpOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 
 interface AdoptFlags extends RawFlags {
   json?: boolean;
@@ -68,14 +68,10 @@ export function adoptJson(r: AdoptResult): string {
 }
 
 export function registerAdopt(program: Command, setExit: (status: number) => void): void {
-  withSftpOptions(withConfigOptions(program.command('adopt')))
+  withSettingOptions(program.command('adopt'), 'adopt')
     .description(
       'record an existing archive in the ledger where the finance database shows it loaded; report the rest and files with the same bytes (exit 1)',
     )
-    .requiredOption('--archive <dir>', 'the archive to adopt (a path on the server when --intake is sftp://)')
-    .option('--intake <url>', 'an sftp:// intake, to reach a remote archive')
-    .option('--pattern <glob>', `which archived files to consider (env SETTLE_PATTERN; default ${DEFAULTS.pattern}, as for run)`)
-    .option('--staging <dir>', 'private folder for the copy of each file being read (env SETTLE_STAGING; default the system temp folder)')
     .option('--dry-run', 'report what would be adopted; write nothing to the ledger')
     .option('--assume-loaded', 'also adopt files the finance database does not show loaded, on your word (needs --reason)')
     .option('--reason <text>', 'with --assume-loaded: why (kept in the ledger with the operator)')

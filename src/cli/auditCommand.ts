@@ -5,7 +5,7 @@ import { audit } from '../report/audit.js';
 import { printable } from '../report/printable.js';
 import { withArchiveWork } from './archiveWork.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 
 const EMPTY_ARCHIVE: Intake = {
   description: '(no archive yet)',
@@ -25,7 +25,7 @@ const EMPTY_ARCHIVE: Intake = {
 };
 
 export function registerAudit(program: Command, setExit: (status: number) => void): void {
-  withSftpOptions(withConfigOptions(withFolderOptions(program.command('audit'))))
+  withSettingOptions(program.command('audit'), 'audit')
     .description('cross-check ledger, finance database and archive; exit 1 on any discrepancy')
     .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {

@@ -5,7 +5,7 @@ import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
 import { findBadRows } from '../load/readSettlement.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withRecordLimitOption } from './options.js';
+import { withSettingOptions } from './options.js';
 
 interface CheckFlags extends RawFlags {
   json?: boolean;
@@ -24,10 +24,9 @@ interface Checked {
  * or a ledger: every bad row of each file named with its line and field. Exit 1 if any is bad.
  */
 export function registerCheck(program: Command, setExit: (status: number) => void): void {
-  withRecordLimitOption(program.command('check'))
+  withSettingOptions(program.command('check'), 'check')
     .argument('<files...>', 'settlement files to check')
     .description('checks files against the layout without loading them: every bad line and field; exit 1 if any file is bad')
-    .option('--config <path>', 'JSON config file with the layout (env SETTLE_CONFIG)')
     .option('--json', 'one JSON object')
     .action(async (files: string[], flags: CheckFlags) => {
       const s = resolveSettings(flags);

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { SETTING_KEYS, resolveSettings, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
+import { SETTING_KEYS } from '../config/optionTable.js';
+import { resolveSettings, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 import { textTable } from '../report/textTable.js';
 
 export interface EffectiveSetting {
@@ -75,7 +76,7 @@ export function effectiveConfig(flags: RawFlags, env: NodeJS.ProcessEnv = proces
 }
 
 export function registerConfig(program: Command): void {
-  withSftpOptions(withConfigOptions(withFolderOptions(program.command('config'))))
+  withSettingOptions(program.command('config'), 'config')
     .description('print the effective configuration (secrets hidden) and where each value came from: flag, environment, file, default')
     .option('--json', 'one JSON object')
     .action((flags: RawFlags & { json?: boolean }) => {

@@ -5,7 +5,7 @@ import { connectFinance } from '../load/connectFinance.js';
 import { migrateFinance } from '../load/migrateFinance.js';
 import { assertMigratePrivileges } from '../load/financePrivileges.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withConfigOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 
 export interface MigrateResult {
   financeSchema: string;
@@ -16,7 +16,7 @@ export interface MigrateResult {
 }
 
 export function registerMigrate(program: Command): void {
-  withConfigOptions(program.command('migrate'))
+  withSettingOptions(program.command('migrate'), 'migrate')
     .description('create or upgrade the ledger and the finance schema')
     .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {

@@ -1,12 +1,12 @@
 import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { UsageError, errorMessage, exitStatusOf } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS } from '../ledger/types.js';
 import { newRunId } from '../pipeline/runId.js';
 import { writeRunMetrics, type RunMetricsInput } from '../report/metricsFile.js';
-import { DEFAULTS, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
+import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import type pg from 'pg';
 import type { Intake } from '../intake/intake.js';
 import { checkIntakeSetting, openIntake } from '../intake/openIntake.js';
@@ -16,7 +16,7 @@ import type { RunMode } from '../ledger/types.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { openFinanceForLoading } from './financeConnection.js';
 import { createLogger } from './logger.js';
-import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { summaryJson, summaryLine } from './summaryOutput.js';
 import { TerminalStatus } from './terminal.js';
@@ -27,37 +27,8 @@ export interface RunFlags extends RawFlags {
 }
 
 export function registerRun(program: Command, setExit: (status: number) => void): void {
-  withSftpOptions(withConfigOptions(withFolderOptions(program.command('run'))))
+  withSettingOptions(program.command('run'), 'run')
     .description('one ingest run: every ready file in the intake loaded, skipped, held or rejected')
-    .option(
-      '--stable-for <seconds>',
-      `a file is complete when unchanged this long; 0 turns the wait off (env SETTLE_STABLE_FOR; default ${DEFAULTS.stableFor})`,
-    )
-    .option('--max-wait <seconds>', `how long a run waits for growing files (env SETTLE_MAX_WAIT; default ${DEFAULTS.maxWait})`)
-    .option(
-      '--claim-lease <seconds>',
-      `how long a claim holds before another host may take it over (env SETTLE_CLAIM_LEASE; default ${DEFAULTS.claimLease})`,
-    )
-    .option('--staging <dir>', 'private folder for staging copies (env SETTLE_STAGING; default the system temp folder)')
-    .addOption(
-      new Option('--mode <mode>', 'recorded in the ledger (env SETTLE_MODE; default: manual on a terminal, else scheduled)').choices([
-        'scheduled',
-        'manual',
-      ]),
-    )
-    .option(
-      '--ignore <glob...>',
-      'known neighbours in the intake (a README) that are neither taken nor counted (env SETTLE_IGNORE, commas)',
-    )
-    .option(
-      '--max-waiting-runs <n>',
-      `a file still waiting in the intake after this many runs makes the run exit 1 (env SETTLE_MAX_WAITING_RUNS; default ${DEFAULTS.maxWaitingRuns})`,
-    )
-    .option(
-      '--ready-marker <suffix>',
-      "take NAME only once the partner's NAME+suffix sidecar exists (.done); it moves with NAME (env SETTLE_READY_MARKER)",
-    )
-    .option('--metrics-file <path>', 'write a Prometheus text file here after every run (env SETTLE_METRICS_FILE)')
     .option('--json', 'print the summary as one JSON object with one entry per file')
     .option('--reprocess', 'reload already-loaded files from the archive with this release, replacing their rows')
     .option('--reason <text>', 'with --reprocess: why (kept in the ledger with the operator)')
