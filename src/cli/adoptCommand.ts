@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
 import { ADOPT_OUTCOMES, runAdopt, type AdoptOutcome, type AdoptResult } from '../pipeline/adopt.js';
 import { printable } from '../report/printable.js';
-import { withArchiveWork } from './archiveWork.js';
+import { withResources } from './resources.js';
 import { operatorName } from './operator.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -79,7 +79,11 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
     .action(async (flags: AdoptFlags) => {
       const assumeLoaded = operatorsWord(flags);
       const s = resolveSettings(flags);
-      const r = await withArchiveWork(s, ({ ledger, db, archive, logger }) => {
+      const r = await withResources(s, async (res) => {
+        const logger = res.logger();
+        const ledger = await res.ledger();
+        const db = await res.finance('read');
+        const archive = await res.archive();
         if (!archive) throw new UsageError(`archive ${s.archive} does not exist`);
         return runAdopt({
           ledger,

@@ -3,7 +3,7 @@ import { resolveSettings, type RawFlags } from '../config/settings.js';
 import type { Intake } from '../intake/intake.js';
 import { audit } from '../report/audit.js';
 import { printable } from '../report/printable.js';
-import { withArchiveWork } from './archiveWork.js';
+import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
 
@@ -30,7 +30,12 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
     .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {
       const s = resolveSettings(flags);
-      const result = await withArchiveWork(s, ({ ledger, db, archive }) => audit(ledger, db, s.schema, archive ?? EMPTY_ARCHIVE));
+      const result = await withResources(s, async (r) => {
+        r.logger();
+        const ledger = await r.ledger();
+        const db = await r.finance('read');
+        return audit(ledger, db, s.schema, (await r.archive()) ?? EMPTY_ARCHIVE);
+      });
       if (flags.json) process.stdout.write(`${jsonDocument({ ...result })}\n`);
       else {
         for (const c of result.checks) {

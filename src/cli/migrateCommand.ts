@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
-import { ledgerFromSettings } from './ledgerFromSettings.js';
-import { connectFinance } from '../load/connectFinance.js';
+import { withResources } from './resources.js';
 import { migrateFinance } from '../load/migrateFinance.js';
 import { assertMigratePrivileges } from '../load/financePrivileges.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -27,17 +26,13 @@ export function registerMigrate(program: Command): void {
 
 /** Migrates the finance schema and the ledger. */
 async function migrateEverything(s: Settings): Promise<MigrateResult> {
-  const db = await connectFinance(s.databaseUrl, { timeoutSeconds: s.dbTimeoutSeconds, onLost: () => undefined });
-  let finance;
-  try {
+  return withResources(s, async (r) => {
+    const db = await r.finance('migrate');
     await assertMigratePrivileges(db, s.schema);
-    finance = await migrateFinance(db, s.schema);
-  } finally {
-    await db.end();
-  }
-  const ledger = await ledgerFromSettings(s, { create: true });
-  await ledger.close();
-  return { financeSchema: s.schema, financeVersion: finance.current, applied: finance.applied, ledger: ledger.location };
+    const finance = await migrateFinance(db, s.schema);
+    const ledger = await r.ledger({ create: true });
+    return { financeSchema: s.schema, financeVersion: finance.current, applied: finance.applied, ledger: ledger.location };
+  });
 }
 
 function migrateLine(r: MigrateResult): string {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { EXIT_PROBLEM, UsageError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { ledgerFromSettings } from './ledgerFromSettings.js';
+import { withResources } from './resources.js';
 import { eventJson, fileHistory, formatHistory } from '../report/history.js';
 import { decisionJson, formatRunReport, runReport } from '../report/runReport.js';
 import { formatRuns, runJson } from '../report/runsReport.js';
@@ -25,13 +25,8 @@ function count(value: string | undefined, fallback: number, flag: string, max: n
   return Number(value);
 }
 
-async function withLedger<T>(s: Settings, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
-  const ledger = await ledgerFromSettings(s);
-  try {
-    return await fn(ledger);
-  } finally {
-    await ledger.close();
-  }
+function withLedger<T>(s: Settings, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+  return withResources(s, async (r) => fn(await r.ledger()));
 }
 
 const print = (text: string) => process.stdout.write(`${text}\n`);

@@ -3,7 +3,7 @@ import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { errorMessage } from '../errors.js';
 import { judgeStatus, STATUS_EXIT, statusFacts, statusJson, statusLine, type StatusFacts, type StatusLimits } from '../report/status.js';
 import { jsonDocument } from './jsonOutput.js';
-import { ledgerFromSettings } from './ledgerFromSettings.js';
+import { withResources } from './resources.js';
 import { withSettingOptions } from './options.js';
 
 interface StatusFlags extends RawFlags {
@@ -25,12 +25,7 @@ async function check(flags: StatusFlags): Promise<number> {
   try {
     const s = resolveSettings(flags);
     limits = { maxAgeSeconds: s.maxAgeSeconds, maxWaitingRuns: s.maxWaitingRuns };
-    const ledger = await ledgerFromSettings(s);
-    try {
-      facts = await statusFacts(ledger, limits);
-    } finally {
-      await ledger.close();
-    }
+    facts = await withResources(s, async (r) => statusFacts(await r.ledger(), limits));
   } catch (err) {
     return unknown(flags, errorMessage(err));
   }
