@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
 import { ADOPT_OUTCOMES, runAdopt, type AdoptOutcome, type AdoptResult } from '../pipeline/adopt.js';
 import { printable } from '../report/printable.js';
+import { adoptExitStatus } from './exitStatus.js';
 import { withResources } from './resources.js';
 import { operatorName } from './operator.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -96,6 +97,7 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
           ...(assumeLoaded ? { assumeLoaded } : {}),
           stagingRoot: s.staging,
           logger,
+          exitStatusFor: adoptExitStatus,
         });
       });
       process.stdout.write(`${flags.json ? adoptJson(r) : adoptText(r)}\n`);

@@ -1,26 +1,18 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
-import type { Intake } from '../intake/intake.js';
+import { FileGoneError, type FolderReader } from '../intake/intake.js';
 import { audit } from '../report/audit.js';
 import { printable } from '../report/printable.js';
 import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
 
-const EMPTY_ARCHIVE: Intake = {
+/** No archive folder yet: nothing archived, so nothing to read. */
+const EMPTY_ARCHIVE: FolderReader = {
   description: '(no archive yet)',
-  mtimeIsLocalClock: true,
   list: async () => [],
   stat: async () => null,
-  pin: async () => {
-    throw new Error('empty archive');
-  },
-  route: async () => {
-    throw new Error('empty archive');
-  },
-  findLanded: async () => null,
-  landedShape: async () => null,
-  ensureReachable: async () => undefined,
+  pin: async (name) => Promise.reject(new FileGoneError(name)),
   close: async () => undefined,
 };
 

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { isUnsafeName } from '../intake/names.js';
 import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
 import { operatorName } from './operator.js';
+import { reprocessExitStatus } from './exitStatus.js';
 import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
 
@@ -64,6 +65,7 @@ export function reprocessOnce(s: Settings, flags: ReprocessFlags, names: string[
       dryRun: flags.dryRun === true,
       stagingRoot: s.staging,
       logger,
+      exitStatusFor: reprocessExitStatus,
     });
   });
 }

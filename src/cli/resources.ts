@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import type { Intake } from '../intake/intake.js';
+import type { FolderReader, Intake } from '../intake/intake.js';
 import { openArchive, openIntake } from '../intake/openIntake.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/openLedger.js';
@@ -20,7 +20,7 @@ export interface CommandResources {
   finance(purpose: FinancePurpose, stop?: AbortSignal): Promise<pg.Client>;
   intake(): Promise<Intake>;
   /** null when a local archive folder does not exist yet */
-  archive(): Promise<Intake | null>;
+  archive(): Promise<FolderReader | null>;
 }
 
 /**

@@ -15,6 +15,7 @@ import type { RunMode } from '../ledger/types.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { withSettingOptions } from './options.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
+import { runExitStatus } from './exitStatus.js';
 import { withResources } from './resources.js';
 import { summaryJson, summaryLine } from './summaryOutput.js';
 
@@ -124,6 +125,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
         logger,
         onProgress: (file, rows) => r.status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
         stop: stopping.signal,
+        exitStatusFor: runExitStatus,
       });
       metricsWritten = true;
       await metrics({ startedAt, exitStatus: result.exitStatus, counts: result.counts, ledger, intake });

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RejectError, errorMessage } from '../errors.js';
-import type { Intake } from '../intake/intake.js';
+import type { FolderReader } from '../intake/intake.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS, type FileRow } from '../ledger/types.js';
 import type { Layout } from '../load/layout.js';
@@ -18,14 +18,23 @@ export interface ReprocessOptions {
   db: pg.ClientBase;
   schema: string;
   layout: Layout;
-  /** the archive folder, read as an intake */
-  archive: Intake;
+  /** the archive folder, read only */
+  archive: FolderReader;
   names: string[];
   reason: string;
   operator: string;
   dryRun: boolean;
   stagingRoot: string;
   logger: Logger;
+  /** the command layer's rule from the counts to the exit status the ledger records */
+  exitStatusFor: (counts: ReprocessCounts) => 0 | 1;
+}
+
+export interface ReprocessCounts {
+  reprocessed: number;
+  rejected: number;
+  failed: number;
+  rows: number;
 }
 
 export interface ReprocessedFile {
@@ -40,7 +49,7 @@ export interface ReprocessedFile {
 export interface ReprocessResult {
   runId: string;
   dryRun: boolean;
-  counts: { reprocessed: number; rejected: number; failed: number; rows: number };
+  counts: ReprocessCounts;
   files: ReprocessedFile[];
   exitStatus: 0 | 1;
 }
@@ -124,7 +133,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
     failed: count('failed'),
     rows: files.reduce((n, f) => n + f.rows, 0),
   };
-  const exitStatus = counts.rejected + counts.failed > 0 ? 1 : 0;
+  const exitStatus = o.exitStatusFor(counts);
   if (!o.dryRun) {
     await o.ledger.finishRun(runId, { ...NO_COUNTS, ...counts }, exitStatus);
   }

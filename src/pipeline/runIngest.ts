@@ -1,13 +1,13 @@
 import { rm, unlink } from 'node:fs/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { RejectError, SettleError, TransientError, errorMessage } from '../errors.js';
+import { RejectError, SettleError, TransientError, errorMessage, exitStatusOf } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, NotRegularFileError, type DecidedFile, type Destination, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { currentOwner } from '../ledger/owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { FileRow, RunMode } from '../ledger/types.js';
+import type { FileRow, RunCounts, RunMode } from '../ledger/types.js';
 import { copyRows } from '../load/copyRows.js';
 import type { Layout } from '../load/layout.js';
 import { completenessGate } from './completenessGate.js';
@@ -53,16 +53,24 @@ export interface IngestOptions {
   onProgress?: (file: string, rows: number) => void;
   /** asks the run to stop after the file in hand (SIGTERM from cron or systemd) */
   stop?: AbortSignal;
+  /** the command layer's rule from what the run found to the exit status the ledger records */
+  exitStatusFor: (found: IngestFindings) => 0 | 1;
 }
 
-export interface IngestResult extends RunOutcomes {
-  exitStatus: 0 | 1;
+/** What a finished run found beyond its files' outcomes. */
+export interface IngestFindings {
+  counts: RunCounts;
   /** set when the run stopped early: the finance database went away, or it was asked to stop */
   abortedBy?: string;
   /** files still in the intake after more than --max-waiting-runs runs */
   waitingTooLong: WaitingFile[];
   /** files that changed where they landed after an earlier run moved them (a stalled upload that resumed) */
   changedAfterMove: ChangedAfterMove[];
+}
+
+export interface IngestResult extends RunOutcomes, IngestFindings {
+  /** as the command layer judged it, and as the ledger's `runs` keeps it */
+  exitStatus: 0 | 1;
 }
 
 /** A run looks at the intake again after its batch, a bounded number of times. */
@@ -197,7 +205,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
     // the run cannot go on (intake unlistable, ledger locked): still close its record if possible
     try {
       const counts = { ...(await runOutcomes(o.ledger, runId)).counts, moveFailed: st.counts.moveFailures };
-      await o.ledger.finishRun(runId, counts, 1, { status: 'finished', reason: errorMessage(err) });
+      await o.ledger.finishRun(runId, counts, exitStatusOf(err), { status: 'finished', reason: errorMessage(err) });
     } catch {
       // the original error says more than this one would
     }
@@ -215,18 +223,11 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
       `still in the intake after ${w.runs} runs (since ${w.since}): ${w.outcome}`,
     );
   }
-  const problem =
-    c.rejected > 0 ||
-    c.failed > 0 ||
-    c.stale > 0 ||
-    c.moveFailed > 0 ||
-    st.abortedBy !== undefined ||
-    waitingTooLong.length > 0 ||
-    changedAfterMove.length > 0;
-  const exitStatus = problem ? 1 : 0;
+  const found: IngestFindings = { counts: c, waitingTooLong, changedAfterMove, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
+  const exitStatus = o.exitStatusFor(found);
   await o.ledger.finishRun(runId, c, exitStatus, { status: 'finished', ...(st.abortedBy ? { reason: st.abortedBy } : {}) });
   log.info({ event: 'run-finished', ...c, exitStatus }, 'run finished');
-  return { ...outcomes, counts: c, exitStatus, waitingTooLong, changedAfterMove, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
+  return { ...outcomes, ...found, exitStatus };
 }
 
 /** What the per-file steps share with the run beyond the ledger's outcomes. */
