@@ -133,6 +133,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
     };
     listing: for (let pass = 0; pass < MAX_LISTINGS && !stopRequested(); pass++) {
       // 1. list the intake: the pattern, minus in-progress and already-seen names
+      faultPoint('before-list');
       const listed = await o.intake.list().catch((err) => {
         if (err instanceof SettleError) throw err;
         throw new TransientError(`cannot list the intake ${o.intake.description}: ${errorMessage(err)}`, { cause: err });

@@ -208,6 +208,39 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
     expect(await r.files('archive')).toEqual(['settle_20260805_a01.csv']);
   });
 
+  it('reconnects when the server ends the SFTP channel during a listing, and the run completes (exit 0)', async () => {
+    const r = await remoteSetup();
+    await r.put('settle_20260820_a01.csv', sampleSettlement({ date: '2026-08-20', rows: 20, idPrefix: 'SLIST' }).text);
+    const cut = sshd.cutCommand({ cut: 'sftp-channel', once: join(r.ws.root, 'cut-once') });
+    const log = ['--log-file', join(r.ws.root, 'run.log')];
+    const res = await r.ws.cli(r.args(log), { SETTLE_TEST_FAULT: 'hook:before-list', SETTLE_TEST_HOOK: cut });
+    expect(res.stderr).toBe('');
+    expect(res.status).toBe(0);
+    expect(parseSummary(res.stdout)).toMatchObject({ loaded: 1, failed: 0, rows: 20 });
+    expect(await r.files('intake')).toEqual([]);
+    expect(await r.files('archive')).toEqual(['settle_20260820_a01.csv']);
+    expect(await rowsFrom('settle_20260820_a01.csv')).toBe(20);
+  });
+
+  it('a server gone during a listing is a transient failure: exit 1 with the reason, the file stays, the next run loads it', async () => {
+    const r = await remoteSetup();
+    await r.put('settle_20260821_a01.csv', sampleSettlement({ date: '2026-08-21', rows: 20, idPrefix: 'SGONE' }).text);
+    const cut = sshd.cutCommand({ cut: 'server', once: join(r.ws.root, 'cut-once') });
+    const log = ['--log-file', join(r.ws.root, 'run.log')];
+    const res = await r.ws.cli(r.args(log), { SETTLE_TEST_FAULT: 'hook:before-list', SETTLE_TEST_HOOK: cut });
+    await sshd.resume();
+    expect(res.status).toBe(1);
+    expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(/SFTP server .* is unreachable after \d attempts/)]);
+    expect(r.ws.ledgerFiles()).toEqual([]);
+    expect(await r.files('intake')).toEqual(['settle_20260821_a01.csv']);
+    expect(await rowsFrom('settle_20260821_a01.csv')).toBe(0);
+
+    const next = await r.run();
+    expect(next.status).toBe(0);
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 20 });
+    expect(await r.files('archive')).toEqual(['settle_20260821_a01.csv']);
+  });
+
   it('finishes the move on the server when a run was killed between load and move', async () => {
     const r = await remoteSetup();
     const f = sampleSettlement({ date: '2026-08-07', rows: 9, idPrefix: 'SMOVE' }).text;
