@@ -46,6 +46,18 @@ async function remoteSetup(databaseUrl = db.url) {
   return { ws, root, intake, put, files, args, run };
 }
 
+/** One 20-row file in a remote intake, and a run whose connection is cut (once) just before it lists the intake. */
+async function runCutAtListing(cut: 'sftp-channel' | 'server', name: string, date: string) {
+  const r = await remoteSetup();
+  await r.put(name, sampleSettlement({ date, rows: 20, idPrefix: `S${date.replaceAll('-', '')}` }).text);
+  const hook = sshd.cutCommand({ cut, once: join(r.ws.root, 'cut-once') });
+  const res = await r.ws.cli(r.args(['--log-file', join(r.ws.root, 'run.log')]), {
+    SETTLE_TEST_FAULT: 'hook:before-list',
+    SETTLE_TEST_HOOK: hook,
+  });
+  return { r, res };
+}
+
 async function rowsFrom(name: string): Promise<number> {
   const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);
   return Number(r.rows[0]!.n);
@@ -209,11 +221,7 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
   });
 
   it('reconnects when the server ends the SFTP channel during a listing, and the run completes (exit 0)', async () => {
-    const r = await remoteSetup();
-    await r.put('settle_20260820_a01.csv', sampleSettlement({ date: '2026-08-20', rows: 20, idPrefix: 'SLIST' }).text);
-    const cut = sshd.cutCommand({ cut: 'sftp-channel', once: join(r.ws.root, 'cut-once') });
-    const log = ['--log-file', join(r.ws.root, 'run.log')];
-    const res = await r.ws.cli(r.args(log), { SETTLE_TEST_FAULT: 'hook:before-list', SETTLE_TEST_HOOK: cut });
+    const { r, res } = await runCutAtListing('sftp-channel', 'settle_20260820_a01.csv', '2026-08-20');
     expect(res.stderr).toBe('');
     expect(res.status).toBe(0);
     expect(parseSummary(res.stdout)).toMatchObject({ loaded: 1, failed: 0, rows: 20 });
@@ -223,11 +231,7 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
   });
 
   it('a server gone during a listing is a transient failure: exit 1 with the reason, the file stays, the next run loads it', async () => {
-    const r = await remoteSetup();
-    await r.put('settle_20260821_a01.csv', sampleSettlement({ date: '2026-08-21', rows: 20, idPrefix: 'SGONE' }).text);
-    const cut = sshd.cutCommand({ cut: 'server', once: join(r.ws.root, 'cut-once') });
-    const log = ['--log-file', join(r.ws.root, 'run.log')];
-    const res = await r.ws.cli(r.args(log), { SETTLE_TEST_FAULT: 'hook:before-list', SETTLE_TEST_HOOK: cut });
+    const { r, res } = await runCutAtListing('server', 'settle_20260821_a01.csv', '2026-08-21');
     await sshd.resume();
     expect(res.status).toBe(1);
     expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(/SFTP server .* is unreachable after \d attempts/)]);
