@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { SETTING_KEYS } from '../config/optionTable.js';
+import { OPTION_TABLE, SETTING_KEYS } from '../config/optionTable.js';
 import { resolveSettings, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -22,19 +22,19 @@ const SECRET = /password|passphrase/i;
 /** The value the settings hold for one key when nothing set it: the default, shown as the run sees it. */
 function defaultOf(key: string, s: Settings): string | null {
   const v: Record<string, unknown> = {
-    archive: s.intake ? 'beside the intake' : null,
-    duplicates: s.intake ? 'beside the intake' : null,
-    rejected: s.intake ? 'beside the intake' : null,
+    archive: s.intake ? OPTION_TABLE.archive.default : null,
+    duplicates: s.intake ? OPTION_TABLE.duplicates.default : null,
+    rejected: s.intake ? OPTION_TABLE.rejected.default : null,
     stableFor: s.stableForSeconds,
     maxWait: s.maxWaitSeconds,
     claimLease: s.claimLeaseSeconds,
     ledgerTimeout: s.ledgerTimeoutSeconds,
     dbTimeout: s.dbTimeoutSeconds,
     maxRecordBytes: s.layout.maxRecordBytes,
-    layout: 'default',
+    layout: OPTION_TABLE.layout.default,
     maxAge: `${s.maxAgeSeconds}s`,
     knownHosts: s.sftp.knownHosts,
-    mode: 'manual on a terminal, else scheduled',
+    mode: OPTION_TABLE.mode.default,
     databaseUrl: LIBPQ.some((k) => process.env[k]) ? 'from the PG* variables' : null,
   };
   if (key in v) return v[key] === null ? null : String(v[key]);
