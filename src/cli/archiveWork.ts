@@ -5,7 +5,7 @@ import type { Intake } from '../intake/intake.js';
 import { openArchive } from '../intake/openIntake.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { connectFinance } from '../load/connectFinance.js';
-import { READ_NEEDS, assertPrivileges } from '../load/financePrivileges.js';
+import { readNeeds, assertPrivileges } from '../load/financePrivileges.js';
 import { assertFinanceCurrent } from '../load/migrateFinance.js';
 import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { createLogger } from './logger.js';
@@ -27,7 +27,7 @@ export async function withArchiveWork<T>(s: Settings, fn: (w: ArchiveWork) => Pr
   let archive: Intake | null = null;
   try {
     db = await connectFinance(s.databaseUrl, { timeoutSeconds: s.dbTimeoutSeconds, onLost: () => undefined });
-    await assertPrivileges(db, s.schema, READ_NEEDS);
+    await assertPrivileges(db, s.schema, readNeeds(s.layout.table));
     await assertFinanceCurrent(db, s.schema);
     archive = await openArchive(s, logger);
     return await fn({ ledger, db, archive, logger });

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import { connectFinance } from '../load/connectFinance.js';
-import { RUN_NEEDS, assertPrivileges } from '../load/financePrivileges.js';
+import { runNeeds, assertPrivileges } from '../load/financePrivileges.js';
 import { assertFinanceCurrent, assertLayoutFitsTable } from '../load/migrateFinance.js';
 
 /**
@@ -17,13 +17,9 @@ export async function openFinanceForLoading(s: Settings, logger: Logger, stop?: 
     stop,
   });
   try {
-    await assertPrivileges(db, s.schema, RUN_NEEDS);
+    await assertPrivileges(db, s.schema, runNeeds(s.layout.table));
     await assertFinanceCurrent(db, s.schema);
-    await assertLayoutFitsTable(
-      db,
-      s.schema,
-      s.layout.columns.map((c) => c.name),
-    );
+    await assertLayoutFitsTable(db, s.schema, s.layout);
     return db;
   } catch (err) {
     await db.end().catch(() => undefined);

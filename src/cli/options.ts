@@ -28,6 +28,10 @@ export function withConfigOptions(cmd: Command): Command {
       `longest wait on the finance database: connecting, a lock, a statement (env SETTLE_DB_TIMEOUT; default ${DEFAULTS.dbTimeout})`,
     )
     .option('--schema <name>', `finance schema (env SETTLE_SCHEMA; default ${DEFAULTS.schema})`)
+    .option(
+      '--layout <preset>',
+      'what the files look like: default, adyen-settlement-details, stripe-itemized-payout-reconciliation, or an object in the config file (env SETTLE_LAYOUT)',
+    )
     .option('--log-file <path>', 'append JSON logs here instead of stderr (env SETTLE_LOG_FILE)')
     .addOption(
       new Option('--log-level <level>', `log level (env SETTLE_LOG_LEVEL; default ${DEFAULTS.logLevel})`).choices([

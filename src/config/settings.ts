@@ -3,7 +3,8 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { homedir, tmpdir } from 'node:os';
 import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
-import { DEFAULT_LAYOUT, DEFAULT_MAX_RECORD_BYTES, parseLayout, type Layout } from '../load/layout.js';
+import { DEFAULT_LAYOUT, DEFAULT_MAX_RECORD_BYTES, type Layout } from '../load/layout.js';
+import { parseLayout } from '../load/parseLayout.js';
 import { nearest } from './nearest.js';
 
 /**
@@ -33,7 +34,8 @@ const OPTIONS = {
   /** never a flag: only the environment or the config file */
   sftpPassword: { env: 'SETTLE_SFTP_PASSWORD', kind: 'string' },
   maxRecordBytes: { env: 'SETTLE_MAX_RECORD_BYTES', kind: 'bytes' },
-  layout: { env: null, kind: 'layout' },
+  /** a preset's name (flag, environment or file), or a layout object (file) */
+  layout: { env: 'SETTLE_LAYOUT', kind: 'layout' },
   ignore: { env: 'SETTLE_IGNORE', kind: 'globs' },
   maxWaitingRuns: { env: 'SETTLE_MAX_WAITING_RUNS', kind: 'count' },
   metricsFile: { env: 'SETTLE_METRICS_FILE', kind: 'string' },

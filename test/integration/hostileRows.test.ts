@@ -7,12 +7,12 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { describe, expect, it } from 'vitest';
 import { HEADER, sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { feedCopy } from '../../src/load/feedCopy.js';
-import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { parseSummary, sharedFinanceDatabase, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
 async function rowsFrom(name: string): Promise<number> {
-  const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);
+  const r = await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
   return Number(r.rows[0]!.n);
 }
 
@@ -263,7 +263,7 @@ describe('line endings and the record-size option', () => {
       const got = await db.client.query<{ ids: string[]; lines: number[]; net: string; currencies: string[] }>(
         `SELECT array_agg(transaction_id ORDER BY source_line) AS ids, array_agg(source_line ORDER BY source_line) AS lines,
                 sum(net_amount)::text AS net, array_agg(DISTINCT currency) AS currencies
-           FROM settle.settlement_rows WHERE source_name = $1`,
+           FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`,
         [name],
       );
       expect(got.rows[0]!.ids).toEqual(Array.from({ length: 8 }, (_, i) => `${prefix}-${String(i + 1).padStart(7, '0')}`));
