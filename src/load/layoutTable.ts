@@ -96,7 +96,8 @@ export async function layoutTableChanges(client: pg.ClientBase, schema: string, 
     const now = have.columns.get(c.name);
     if (!now) changes.push(`ALTER TABLE ${t} ADD COLUMN ${id(c.name)} ${sqlType(c)}`);
     // a text column holds any value exactly as the reader wrote it: only another type could round or refuse
-    else if (now.type !== describedType(c) && now.type !== 'text') problems.push(`column ${c.name} is ${now.type}, the layout says ${describedType(c)}`);
+    else if (now.type !== describedType(c) && now.type !== 'text')
+      problems.push(`column ${c.name} is ${now.type}, the layout says ${describedType(c)}`);
   }
   for (const p of ['load_id', 'source_line']) if (!have.columns.has(p)) problems.push(`it lacks the provenance column ${p}`);
   if (have.key === null || have.key.join(',') !== layout.naturalKey.join(',')) {

@@ -134,7 +134,8 @@ function parseColumn(c: unknown, i: number, fail: (what: string) => never): Colu
     if (problem) fail(`column "${name}": "timeZone" ${problem}`);
   }
   if (timeZoneFrom !== undefined && typeof timeZoneFrom !== 'string') fail(`column "${name}": "timeZoneFrom" must name a column`);
-  if (type === 'timestamp' && timeZone === undefined && timeZoneFrom === undefined) {
+  const ownOffset = type === 'timestamp' && typeof format === 'string' && compileDateFormat(format, true).hasOffset === true;
+  if (type === 'timestamp' && timeZone === undefined && timeZoneFrom === undefined && !ownOffset) {
     fail(`column "${name}": a timestamp needs "timeZone" (e.g. "UTC", "Europe/Amsterdam") or "timeZoneFrom"`);
   }
   return {

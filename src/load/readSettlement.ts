@@ -231,9 +231,10 @@ export async function* readSettlement(
       }
       if (trailer?.isTrailer(fields, line)) continue;
       let values: (string | null)[] | 'skip';
+      trailer?.countRow();
       try {
         values = plan.row(fields, line);
-        trailer?.count(plan, fields, values, line);
+        trailer?.addAmount(plan, fields, values, line);
       } catch (err) {
         if (!(err instanceof RejectError) || !opts.every) throw err;
         bad.add(err);
@@ -247,7 +248,7 @@ export async function* readSettlement(
     }
     if (!plan)
       throw new RejectError(`line ${layout.skipLines + 1}: the file is empty (no header)`, { line: layout.skipLines + 1, field: 'header' });
-    trailer?.finish();
+    trailer?.finish(bad.count);
   } catch (err) {
     const fatal = err instanceof InvalidUtf8Error ? await locateInvalidUtf8(path, layout, names) : err;
     if (!(fatal instanceof RejectError) || bad.count === 0) throw fatal;
@@ -261,13 +262,14 @@ export async function* readSettlement(
  * Every bad row of a file, as one RejectError (null when the file is good), read without a
  * database: what `check` prints, and what a rejected load reports after its rollback.
  */
-export async function findBadRows(path: string, layout: Layout): Promise<{ rows: number; error: RejectError | null }> {
+export async function findBadRows(path: string, layout: Layout): Promise<{ rows: number; skippedRows: number; error: RejectError | null }> {
   let rows = 0;
+  const stats = { skipped: 0 };
   try {
-    for await (const row of readSettlement(path, layout, { every: true })) if (row) rows++;
-    return { rows, error: null };
+    for await (const row of readSettlement(path, layout, { every: true, stats })) if (row) rows++;
+    return { rows, skippedRows: stats.skipped, error: null };
   } catch (err) {
-    if (err instanceof RejectError) return { rows, error: err };
+    if (err instanceof RejectError) return { rows, skippedRows: stats.skipped, error: err };
     throw err;
   }
 }

@@ -55,9 +55,13 @@ export class TrailerCheck {
     return true;
   }
 
-  /** One data row (checked by the plan, or left out by skipRows): counted, and its amount summed. */
-  count(plan: RowPlan, fields: readonly string[], values: (string | null)[] | 'skip', line: number): void {
+  /** One data row, good or bad: the partner counted every line it wrote. */
+  countRow(): void {
     this.rows++;
+  }
+
+  /** A checked data row (or one left out by skipRows): its amount summed. */
+  addAmount(plan: RowPlan, fields: readonly string[], values: (string | null)[] | 'skip', line: number): void {
     const column = this.spec.sumOf;
     if (column === undefined) return;
     let normal: string | null | undefined;
@@ -76,8 +80,11 @@ export class TrailerCheck {
     if (normal !== null) this.sum += scaled(normal, this.scale);
   }
 
-  /** At the end of the file: the trailer was there and agrees, or the file is rejected saying how. */
-  finish(): void {
+  /**
+   * At the end of the file: the trailer was there and agrees, or the file is rejected saying how.
+   * After bad rows the sum is not known, so only the count is compared.
+   */
+  finish(badRows: number): void {
     const t = this.seen;
     if (!t) {
       throw new MissingTrailerError(
@@ -91,7 +98,7 @@ export class TrailerCheck {
       if (!/^\d{1,15}$/.test(t.rowCount)) throw fail(`the row count ${quoteValue(t.rowCount)} is not a number`);
       if (Number(t.rowCount) !== this.rows) throw fail(`says ${Number(t.rowCount)} rows, the file has ${this.rows}`);
     }
-    if (t.sum !== undefined) {
+    if (t.sum !== undefined && badRows === 0) {
       const normal = this.readAmount(t.sum);
       if (normal === undefined) throw fail(`the sum ${quoteValue(t.sum)} is not an amount`);
       const [, frac = ''] = normal.split('.');
