@@ -166,6 +166,51 @@ describe('the stripe-itemized-payout-reconciliation preset', () => {
   });
 });
 
+describe("audit and reprocess on a layout's own table", () => {
+  it('counts rows in the table the file marker names, and reprocesses into it', async () => {
+    const { ws, config, run } = await layoutWorkspace('stripe-itemized-payout-reconciliation', 'stripe_audit_*.csv');
+    const text =
+      'balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category\ntxn_AUD1,2026-03-15 08:00:00,eur,10.00,-0.59,9.41,charge\ntxn_AUD2,2026-03-15 09:00:00,eur,5.00,-0.30,4.70,charge\n';
+    await ws.put('stripe_audit_1.csv', text);
+    expect((await run()).summary).toMatchObject({ loaded: 1, rows: 2 });
+    const audit = () => ws.cli(['audit', '--config', config, '--intake', ws.intake, '--ledger', ws.ledger, '--json']);
+    const clean = await audit();
+    expect(clean.status).toBe(0);
+
+    const again = await ws.cli([
+      'run',
+      '--reprocess',
+      '--config',
+      config,
+      '--intake',
+      ws.intake,
+      '--ledger',
+      ws.ledger,
+      '--reason',
+      'check',
+      '--files',
+      'stripe_audit_1.csv',
+    ]);
+    expect(again.status).toBe(0);
+    const loads = await db.client.query(
+      `SELECT l.reason, l.row_count FROM settle.loads l JOIN settle.file_loads f USING (sha256) WHERE f.file_name = 'stripe_audit_1.csv' ORDER BY l.load_id`,
+    );
+    expect(loads.rows).toEqual([
+      { reason: null, row_count: 2 },
+      { reason: 'check', row_count: 2 },
+    ]);
+    const rows = await db.client.query(
+      `SELECT count(*)::int AS n FROM settle.stripe_payout_reconciliation WHERE balance_transaction_id LIKE 'txn_AUD%'`,
+    );
+    expect(rows.rows[0].n).toBe(2);
+
+    await db.client.query(`DELETE FROM settle.stripe_payout_reconciliation WHERE balance_transaction_id = 'txn_AUD2'`);
+    const found = await audit();
+    expect(found.status).toBe(1);
+    expect(found.stdout).toContain('stripe_audit_1.csv: the file marker says 2 rows, settle.stripe_payout_reconciliation holds 1');
+  });
+});
+
 describe('a European acquirer layout with a trailer', () => {
   const NAME = 'acq_20260315.csv';
   const layout = async () => JSON.parse(await fixture('acquirer-eu.config.json')).layout;
