@@ -122,6 +122,8 @@ export async function copyRows(client: pg.ClientBase, req: LoadRequest): Promise
     if (marker.rowCount === 0) {
       await client.query('ROLLBACK');
       const prior = (await findFileMarker(client, req.schema, req.sha256))!;
+      // the same bytes with no rows: another "no activity" day, loaded as such (nothing to guard)
+      if (prior.rowCount === 0) return { outcome: 'loaded', rows: 0, skippedRows: 0 };
       return { outcome: 'already-loaded', fileName: prior.fileName, runId: prior.runId, rows: prior.rowCount };
     }
     const loadId = await startLoad(client, req, null);

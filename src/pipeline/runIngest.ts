@@ -270,7 +270,8 @@ async function decide(o: IngestOptions, f: FileInRun, staged: DecidedFile, log: 
       await loadClaimed(o, f, staged, log, st);
       return;
     }
-    const holder = await o.ledger.liveHolder(f.sha256);
+    // an empty file of this very name and bytes, loaded (0 rows) and moved: a same-name resend of it
+    const holder = (await o.ledger.liveHolder(f.sha256)) ?? (own?.state === 'loaded' && own.rowCount === 0 ? own : undefined);
     if (!holder) continue; // released between our claim and this read: decide again
     if (holder.state === 'claimed' && (await settleIfStale(o.ledger, o.db, o.schema, holder, f.runId, log)) !== 'live') {
       continue; // the stale claim is settled: decide again

@@ -73,6 +73,9 @@ describe('transient failures', () => {
 describe('SIGKILL at random moments during a 300,000-row load', () => {
   it('ends, after one clean run, with every row exactly once', async () => {
     await db.client.query(`DELETE FROM settle.settlement_rows WHERE transaction_id LIKE 'BIG-%'`);
+    await db.client.query(
+      `DELETE FROM settle.loads WHERE sha256 IN (SELECT sha256 FROM settle.file_loads WHERE file_name = 'settle_20260701_a01.csv')`,
+    );
     await db.client.query(`DELETE FROM settle.file_loads WHERE file_name = 'settle_20260701_a01.csv'`);
     const ws = await Workspace.create(db.url);
     await ws.put('settle_20260701_a01.csv', big.text);

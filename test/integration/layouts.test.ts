@@ -1,18 +1,18 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 const fixture = (name: string) => readFile(fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url)), 'utf8');
 
 /** A workspace whose config names a layout (a preset or an object), migrated with it. */
-async function layoutWorkspace(layout: unknown, pattern: string, extra: Record<string, unknown> = {}) {
-  const ws = await Workspace.create(db.url);
+async function layoutWorkspace(layout: unknown, pattern: string, database: { url: string } = db) {
+  const ws = await Workspace.create(database.url);
   const config = join(ws.root, 'partner.json');
-  await writeFile(config, JSON.stringify({ layout, pattern, ...extra }));
+  await writeFile(config, JSON.stringify({ layout, pattern }));
   const m = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger]);
   expect(m.stderr).toBe('');
   expect(m.status).toBe(0);
@@ -168,7 +168,10 @@ describe('the stripe-itemized-payout-reconciliation preset', () => {
 
 describe("audit and reprocess on a layout's own table", () => {
   it('counts rows in the table the file marker names, and reprocesses into it', async () => {
-    const { ws, config, run } = await layoutWorkspace('stripe-itemized-payout-reconciliation', 'stripe_audit_*.csv');
+    // audit looks at the whole finance database: this test has one of its own
+    const own = await financeDatabase();
+    onTestFinished(() => own.close());
+    const { ws, config, run } = await layoutWorkspace('stripe-itemized-payout-reconciliation', 'stripe_audit_*.csv', own);
     const text =
       'balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category\ntxn_AUD1,2026-03-15 08:00:00,eur,10.00,-0.59,9.41,charge\ntxn_AUD2,2026-03-15 09:00:00,eur,5.00,-0.30,4.70,charge\n';
     await ws.put('stripe_audit_1.csv', text);
@@ -192,19 +195,19 @@ describe("audit and reprocess on a layout's own table", () => {
       'stripe_audit_1.csv',
     ]);
     expect(again.status).toBe(0);
-    const loads = await db.client.query(
+    const loads = await own.client.query(
       `SELECT l.reason, l.row_count FROM settle.loads l JOIN settle.file_loads f USING (sha256) WHERE f.file_name = 'stripe_audit_1.csv' ORDER BY l.load_id`,
     );
     expect(loads.rows).toEqual([
       { reason: null, row_count: 2 },
       { reason: 'check', row_count: 2 },
     ]);
-    const rows = await db.client.query(
+    const rows = await own.client.query(
       `SELECT count(*)::int AS n FROM settle.stripe_payout_reconciliation WHERE balance_transaction_id LIKE 'txn_AUD%'`,
     );
     expect(rows.rows[0].n).toBe(2);
 
-    await db.client.query(`DELETE FROM settle.stripe_payout_reconciliation WHERE balance_transaction_id = 'txn_AUD2'`);
+    await own.client.query(`DELETE FROM settle.stripe_payout_reconciliation WHERE balance_transaction_id = 'txn_AUD2'`);
     const found = await audit();
     expect(found.status).toBe(1);
     expect(found.stdout).toContain('stripe_audit_1.csv: the file marker says 2 rows, settle.stripe_payout_reconciliation holds 1');
@@ -362,5 +365,34 @@ describe('layouts in the configuration and in migrate', () => {
     expect(r.stderr).toMatch(message);
     expect(r.stderr).toContain(`${config}: "layout"`);
     expect(await ws.files('intake')).toEqual(['settle_20261101_a01.csv']);
+  });
+});
+
+describe('a "no activity" day', () => {
+  it('archives a file with a header and no rows as loaded with 0 rows, also when its bytes equal an earlier empty file’s', async () => {
+    const own = await financeDatabase(); // audit looks at the whole finance database
+    onTestFinished(() => own.close());
+    const ws = await Workspace.create(own.url);
+    const empty = 'settlement_date,transaction_id,merchant_id,card_brand,transaction_type,gross_amount,fee_amount,net_amount,currency\n';
+    await ws.put('settle_20261128_a01.csv', empty);
+    const first = await ws.run();
+    expect(parseSummary(first.stdout)).toMatchObject({ loaded: 1, skipped: 0, rows: 0 });
+    await ws.put('settle_20261129_a01.csv', empty);
+    await ws.put('settle_20261130_a01.csv', empty);
+    const next = await ws.run();
+    expect(next.status).toBe(0);
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 2, skipped: 0, rows: 0 });
+    expect(await ws.files('archive')).toEqual(['settle_20261128_a01.csv', 'settle_20261129_a01.csv', 'settle_20261130_a01.csv']);
+    expect(await ws.files('duplicates')).toEqual([]);
+    expect(ws.ledgerFiles().map((f) => [f.name, f.state])).toEqual([
+      ['settle_20261128_a01.csv', 'loaded'],
+      ['settle_20261129_a01.csv', 'loaded'],
+      ['settle_20261130_a01.csv', 'loaded'],
+    ]);
+    // the same name and bytes again is a resend of that very file
+    await ws.put('settle_20261130_a01.csv', empty);
+    expect(parseSummary((await ws.run()).stdout)).toMatchObject({ loaded: 0, skipped: 1 });
+    const audit = await ws.cli(['audit', '--intake', ws.intake, '--ledger', ws.ledger]);
+    expect(audit.status, audit.stdout).toBe(0);
   });
 });

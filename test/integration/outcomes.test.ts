@@ -105,10 +105,9 @@ describe('what a run does with each file', () => {
     );
     const fileNet = cents([121604937n, -10n, 9n].reduce((a, b) => a + b));
     expect(sums.rows[0]).toEqual({ gross: '1234567.89', net: fileNet, merchant: 'M, "North" branch', brand: 'MASTER,CARD' });
-    const lines = await db.client.query(
-      `SELECT transaction_id, source_line FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1 ORDER BY 2`,
-      ['settle_20260405_a01.csv'],
-    );
+    const lines = await db.client.query(`SELECT transaction_id, source_line FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1 ORDER BY 2`, [
+      'settle_20260405_a01.csv',
+    ]);
     expect(lines.rows.map((x) => x.source_line)).toEqual([2, 3, 4]);
   });
 
