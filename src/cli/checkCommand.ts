@@ -16,6 +16,8 @@ interface Checked {
   outcome: 'ok' | 'rejected';
   /** rows that would load (a good file) */
   rows: number | null;
+  /** rows the layout's skipRows leaves out (a good file) */
+  skipped_rows: number | null;
   error: string | null;
 }
 
@@ -36,15 +38,22 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
       }
       const checked: Checked[] = [];
       for (const file of files) {
-        const { rows, error } = await findBadRows(file, s.layout);
-        checked.push({ file, outcome: error ? 'rejected' : 'ok', rows: error ? null : rows, error: error?.message ?? null });
+        const { rows, skippedRows, error } = await findBadRows(file, s.layout);
+        checked.push({
+          file,
+          outcome: error ? 'rejected' : 'ok',
+          rows: error ? null : rows,
+          skipped_rows: error ? null : skippedRows,
+          error: error?.message ?? null,
+        });
       }
       const exitStatus = checked.some((c) => c.outcome === 'rejected') ? EXIT_PROBLEM : EXIT_OK;
       if (flags.json) {
         process.stdout.write(`${jsonDocument({ files: checked, exit_status: exitStatus })}\n`);
       } else {
         for (const c of checked) {
-          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows` : `rejected: ${c.error}`;
+          const left = c.skipped_rows ? ` (and ${c.skipped_rows} left out by the layout's skipRows)` : '';
+          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}` : `rejected: ${c.error}`;
           process.stdout.write(`${printable(c.file)}: ${printable(what)}\n`);
         }
       }

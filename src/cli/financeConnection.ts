@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import { connectFinance } from '../load/connectFinance.js';
-import { READ_NEEDS, RUN_NEEDS, assertPrivileges } from '../load/financePrivileges.js';
+import { readNeeds, runNeeds, assertPrivileges } from '../load/financePrivileges.js';
 import { assertFinanceCurrent, assertLayoutFitsTable } from '../load/migrateFinance.js';
 
 /**
@@ -33,15 +33,9 @@ export async function openFinance(
   });
   try {
     if (purpose === 'migrate') return db;
-    await assertPrivileges(db, s.schema, purpose === 'load' ? RUN_NEEDS : READ_NEEDS);
+    await assertPrivileges(db, s.schema, purpose === 'load' ? runNeeds(s.layout.table) : readNeeds(s.layout.table));
     await assertFinanceCurrent(db, s.schema);
-    if (purpose === 'load') {
-      await assertLayoutFitsTable(
-        db,
-        s.schema,
-        s.layout.columns.map((c) => c.name),
-      );
-    }
+    if (purpose === 'load') await assertLayoutFitsTable(db, s.schema, s.layout);
     return db;
   } catch (err) {
     await db.end().catch(() => undefined);

@@ -1,4 +1,5 @@
 import { DEFAULT_MAX_RECORD_BYTES } from '../load/layout.js';
+import { PRESETS } from '../load/presets.js';
 
 /** The commands that read settings; `report` stands for its subcommands. */
 export type CommandName = 'migrate' | 'run' | 'report' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check';
@@ -44,6 +45,8 @@ export const DEFAULTS = {
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const RUN_MODES = ['scheduled', 'manual'] as const;
+
+const LAYOUT_PRESETS = [...PRESETS.keys()];
 
 const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'history', 'audit', 'adopt', 'status', 'config'];
 const FOLDERS: readonly CommandName[] = ['run', 'audit', 'config'];
@@ -325,12 +328,15 @@ export const OPTION_TABLE = {
     commands: ['status'],
   },
   layout: {
-    flag: null,
-    description: "the layout of the partner's files: a preset name or an object (below)",
-    env: null,
+    flag: '--layout',
+    value: '<preset>',
+    description: `what the files look like: ${LAYOUT_PRESETS.join(', ')}, or an object in the config file`,
+    env: 'SETTLE_LAYOUT',
     kind: 'layout',
-    default: 'default',
+    default: 'the "default" preset',
     commands: [...CONFIGURED, 'check'],
+    per: { check: { description: `a shipped layout: ${LAYOUT_PRESETS.join(', ')}; or the config file's` } },
+    details: 'see [Layouts](#layouts)',
   },
 } as const satisfies Record<string, OptionSpec>;
 

@@ -3,7 +3,8 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { homedir, tmpdir } from 'node:os';
 import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
-import { DEFAULT_LAYOUT, parseLayout, type Layout } from '../load/layout.js';
+import { DEFAULT_LAYOUT, type Layout } from '../load/layout.js';
+import { parseLayout } from '../load/parseLayout.js';
 import { nearest } from './nearest.js';
 import { DEFAULTS, LOG_LEVELS, OPTION_TABLE, RUN_MODES, SETTING_KEYS, type OptionSpec, type SettingKey } from './optionTable.js';
 

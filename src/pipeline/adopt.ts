@@ -10,7 +10,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
 import { findFileMarker } from '../load/fileMarker.js';
 import { keyPresence } from '../load/keyPresence.js';
-import type { Layout } from '../load/layout.js';
+import { keyName, type Layout } from '../load/layout.js';
 import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';
 import { stageAndHash, type Staged } from './stageAndHash.js';
@@ -96,8 +96,8 @@ async function whatTheDatabaseShows(o: AdoptOptions, path: string, sha256: strin
     const message = `cannot be read with the layout, so its rows cannot be looked up (${err.message}); not adopted`;
     return { loaded: false, outcome: 'unreadable', rows: null, message };
   }
-  const keys = `rows' ${o.layout.naturalKey} values`;
-  const table = `${o.schema}.settlement_rows`;
+  const keys = `rows' ${keyName(o.layout)} values`;
+  const table = `${o.schema}.${o.layout.table}`;
   if (p.present === p.rows) {
     const message = p.rows === 0 ? 'no file marker, and no rows to load' : `no file marker, but all ${p.rows} ${keys} are in ${table}`;
     return { loaded: true, evidence: 'natural-keys', rows: p.rows, message };

@@ -85,7 +85,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
     try {
       if (staged.sha256 !== row.sha256) return fail('failed', `${archived} in the archive no longer has the content that was loaded`);
       const req = { schema: o.schema, layout: o.layout, stagedPath: staged.path, sha256: row.sha256, name: row.name, runId };
-      const r = await reloadRows(o.db, req, { dryRun: o.dryRun });
+      const r = await reloadRows(o.db, req, { dryRun: o.dryRun, reason: o.reason });
       if (!o.dryRun) {
         await o.ledger.recordReprocessed(
           { name: row.name, sha256: row.sha256, runId },

@@ -27,6 +27,7 @@ import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js
 import { isConnectionLost } from './connectionLost.js';
 import { settleIfStale } from './staleClaims.js';
 import { stageAndHash } from './stageAndHash.js';
+import { waitForTrailer } from './trailerGate.js';
 
 export interface IngestOptions {
   /** the run, already recorded by the caller (so that a run that cannot start is kept too) */
@@ -191,6 +192,11 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         const file = { name: entry.name, sha256: staged.sha256, size: staged.size, runId, arrival: `${entry.size}:${entry.mtimeMs}` };
         const slog = flog.child({ sha256: staged.sha256 });
         try {
+          const incomplete = await waitForTrailer(o.ledger, o.layout, entry.name, staged.path, o.maxWaitingRuns);
+          if (incomplete) {
+            await unstaged(entry, 'not_ready', incomplete);
+            continue;
+          }
           await decide(o, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256 }, slog, st);
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
@@ -266,7 +272,8 @@ async function decide(o: IngestOptions, f: FileInRun, staged: DecidedFile, log: 
       await loadClaimed(o, f, staged, log, st);
       return;
     }
-    const holder = await o.ledger.liveHolder(f.sha256);
+    // an empty file of this very name and bytes, loaded (0 rows) and moved: a same-name resend of it
+    const holder = (await o.ledger.liveHolder(f.sha256)) ?? (own?.state === 'loaded' && own.rowCount === 0 ? own : undefined);
     if (!holder) continue; // released between our claim and this read: decide again
     if (holder.state === 'claimed' && (await settleIfStale(o.ledger, o.db, o.schema, holder, f.runId, log)) !== 'live') {
       continue; // the stale claim is settled: decide again
@@ -309,12 +316,17 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, staged: DecidedFile, 
     faultPoint('after-commit');
     if (result.outcome === 'loaded') {
       faultPoint('before-finalize');
-      if (!(await o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, { rows: result.rows }))) {
+      const details = {
+        rows: result.rows,
+        ...(result.skippedRows > 0 ? { skippedRows: result.skippedRows, table: o.layout.table } : { table: o.layout.table }),
+      };
+      if (!(await o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, details))) {
         log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
         return;
       }
       faultPoint('after-finalize');
-      log.info({ event: 'loaded', rows: result.rows }, `loaded ${result.rows} rows`);
+      const skipped = result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout's skipRows)` : '';
+      log.info({ event: 'loaded', rows: result.rows, skippedRows: result.skippedRows }, `loaded ${result.rows} rows${skipped}`);
       await moveDecided(st, f, staged, 'archive', log);
       return;
     }

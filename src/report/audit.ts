@@ -91,7 +91,7 @@ export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, a
           f.fileName,
           f.sha256,
           f.runId,
-          `${f.fileName}: the file marker says ${f.markerRows} rows, ${schema}.settlement_rows holds ${f.actualRows}`,
+          `${f.fileName}: the file marker says ${f.markerRows} rows, ${f.table} holds ${f.actualRows}`,
         ),
       ),
   );

@@ -8,14 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { currentOwner } from '../../src/ledger/owner.js';
 import { finished, runCli, startCli } from '../support/cli.js';
-import { financeDatabase, sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { financeDatabase, sharedFinanceDatabase, parseSummary, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 async function rowsFrom(name: string): Promise<number> {
-  const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);
+  const r = await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
   return Number(r.rows[0]!.n);
 }
 
@@ -182,7 +182,7 @@ describe('guards', () => {
       await ws2.put('settle_20260506_a01.csv', 'anything');
       const r2 = await runCli(ws2.runArgs(), { DATABASE_URL: empty.url });
       expect(r2.status).toBe(2);
-      expect(r2.stderr).toMatch(/finance schema "settle" is at version 0, this release needs 1: run `settle-ingest migrate` first/);
+      expect(r2.stderr).toMatch(/finance schema "settle" is at version 0, this release needs 2: run `settle-ingest migrate` first/);
       expect(await ws2.files('intake')).toEqual(['settle_20260506_a01.csv']);
       // the run is kept as one that could not start, with its reason: nothing else was touched
       expect(ws2.runs()).toEqual([
@@ -203,7 +203,7 @@ describe('guards', () => {
       );
       expect(both.map((r) => r.status)).toEqual([0, 0]);
       const v = await empty.client.query('SELECT version FROM settle.schema_migrations');
-      expect(v.rows).toEqual([{ version: 1 }]);
+      expect(v.rows).toEqual([{ version: 1 }, { version: 2 }]);
     } finally {
       await empty.close();
     }

@@ -55,7 +55,7 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     const env = { DATABASE_URL: db.url };
     const migrate = sh(['migrate', '--ledger', 'ledger.sqlite'], env, elsewhere);
     expect(migrate.status, migrate.stderr).toBe(0);
-    expect(migrate.stdout).toMatch(/finance schema settle at version 1 \(applied 1\)/);
+    expect(migrate.stdout).toMatch(/finance schema settle at version 2 \(applied 1, 2\)/);
 
     const sample = sampleSettlement({ date: '2026-12-05', rows: 4, idPrefix: 'INST' });
     await writeFile(join(elsewhere, 'intake', 'settle_20261205_a01.csv'), sample.text);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished, startCli } from '../support/cli.js';
 import { TestSshd } from '../support/sshd.js';
-import { financeDatabase, parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, parseSummary, sharedFinanceDatabase, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 let sshd: TestSshd;
@@ -59,7 +59,7 @@ async function runCutAtListing(cut: 'sftp-channel' | 'server', name: string, dat
 }
 
 async function rowsFrom(name: string): Promise<number> {
-  const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);
+  const r = await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
   return Number(r.rows[0]!.n);
 }
 
