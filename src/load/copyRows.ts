@@ -26,24 +26,38 @@ export type LoadResult =
   /** the finance database already holds this content: its file marker says who loaded it */
   | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number };
 
-const NEEDS_QUOTES = /[",\r\n\\]/;
+/**
+ * COPY's delimiter: a control character no settlement value is expected to hold, so that a
+ * whole row needs one search for the characters that force quoting, not one per value.
+ */
+const DELIMITER = '\x01';
+const DELIMITER_SQL = "E'\\x01'";
+/** Without any of these a value goes in as it is; with one it is quoted (a backslash too: `\.` alone ends a COPY). */
+const NEEDS_QUOTES = /[\x01"\r\n\\]/;
 
 function csvField(value: string | null): string {
   if (value === null) return ''; // unquoted empty is NULL in COPY's CSV format
-  return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+  return value === '' || NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-const BATCH_BYTES = 64 * 1024;
+/** One row as COPY CSV, without its line end. A null joins as the unquoted empty value, COPY's NULL. */
+function copyLine(values: (string | null)[]): string {
+  const joined = values.join(DELIMITER);
+  return NEEDS_QUOTES.test(joined) || values.includes('') ? values.map(csvField).join(DELIMITER) : joined;
+}
+
+/** Large batches: each is one CopyData message and one write, whatever the rows' size. */
+const BATCH_CHARS = 256 * 1024;
 
 /** Turns validated rows into COPY CSV text, in batches, so the stream stays cheap per row. */
 async function* copyText(req: LoadRequest, counter: { rows: number }): AsyncGenerator<string> {
-  const provenance = `,${req.sha256},${csvField(req.name)},`;
-  const runTail = `,${csvField(req.runId)}\n`;
+  const provenance = `${DELIMITER}${req.sha256}${DELIMITER}${csvField(req.name)}${DELIMITER}`;
+  const runTail = `${DELIMITER}${csvField(req.runId)}\n`;
   let batch = '';
   for await (const row of readSettlement(req.stagedPath, req.layout)) {
-    batch += row.values.map(csvField).join(',') + provenance + row.line + runTail;
+    batch += copyLine(row.values) + provenance + row.line + runTail;
     counter.rows++;
-    if (batch.length >= BATCH_BYTES) {
+    if (batch.length >= BATCH_CHARS) {
       yield batch;
       batch = '';
       req.onProgress?.(counter.rows);
@@ -59,7 +73,9 @@ export async function streamRows(client: pg.ClientBase, req: LoadRequest): Promi
   // A large file may stream for longer than --db-timeout: the COPY is judged by progress
   // (statementWatch.ts cancels it when the server stops taking data), not by its duration.
   await client.query('SET LOCAL statement_timeout = 0');
-  const copy = client.query(copyFrom(`COPY ${escapeIdentifier(req.schema)}.settlement_rows (${columns}) FROM STDIN WITH (FORMAT csv)`));
+  const copy = client.query(
+    copyFrom(`COPY ${escapeIdentifier(req.schema)}.settlement_rows (${columns}) FROM STDIN WITH (FORMAT csv, DELIMITER ${DELIMITER_SQL})`),
+  );
   await feedCopy(copyText(req, counter), copy);
   req.onProgress?.(counter.rows);
   return counter.rows;

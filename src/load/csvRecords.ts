@@ -59,12 +59,15 @@ type Parsed = { fields: string[]; end: number; lfs: number } | { incomplete: tru
  * remembered, so a line without quotes costs two native searches and one split.
  */
 class RecordScanner {
-  private pending = '';
-  /** the line `pending` starts on */
-  private line = 1;
-  /** a CR ended the last chunk: an LF first in the next one belongs to it */
-  private skipLF = false;
+  /** the text in hand, from the start of the record in progress on */
   private s = '';
+  private pos = 0;
+  /** the line `pos` is on */
+  private line = 1;
+  /** the text in hand ends the file */
+  private final = false;
+  /** a CR ended the last text: an LF first in the next one belongs to it */
+  private skipLF = false;
   private lf = NONE;
   private cr = NONE;
   private q = NONE;
@@ -79,28 +82,38 @@ class RecordScanner {
     this.delimCode = delim.charCodeAt(0);
   }
 
-  /** Appends the complete records of `pending + text` to `out`; `final`: the text ends the file. */
-  scan(text: string, final: boolean, out: CsvRecord[]): void {
-    let s = this.pending + text;
+  /** More text: what is left of the record in progress is read again with it. `final`: the text ends the file. */
+  feed(text: string, final: boolean): void {
+    let s = this.pos < this.s.length ? this.s.slice(this.pos) + text : text;
     if (this.skipLF && s.length > 0) {
       if (s.charCodeAt(0) === LF) s = s.slice(1);
       this.skipLF = false;
     }
     this.s = s;
+    this.pos = 0;
+    this.final = final;
     this.lf = found(s.indexOf('\n'));
     this.cr = found(s.indexOf('\r'));
     this.q = found(s.indexOf('"'));
+  }
+
+  /**
+   * The next complete record, or null when the text in hand holds no more. Records are
+   * handed out one at a time, so that each dies young instead of a chunk's worth piling up.
+   */
+  next(): CsvRecord | null {
+    const { s, final } = this;
     const len = s.length;
-    let pos = 0;
-    let line = this.line;
-    while (pos < len) {
+    while (this.pos < len) {
+      const pos = this.pos;
+      const line = this.line;
       let end = Math.min(this.lf, this.cr);
       let fields: string[];
       let lfs = 0;
       if (this.preamble > 0 || this.q > end) {
         // no quote before the line end: the fast path
         if (end === NONE) {
-          if (!final) break;
+          if (!final) return this.incomplete();
           end = len;
         }
         this.checkSize(pos, end, line);
@@ -108,38 +121,39 @@ class RecordScanner {
         if (this.preamble > 0) this.preamble--;
       } else {
         const r = this.quoted(pos, line, final);
-        if ('incomplete' in r) break;
+        if ('incomplete' in r) return this.incomplete();
         this.checkSize(pos, r.end, line);
         fields = r.fields;
         end = r.end;
         lfs = r.lfs;
         if (this.q < end) this.q = found(s.indexOf('"', end));
       }
-      // a line holding nothing, or only "", is an empty line: counted, not a record
-      if (fields.length > 1 || (fields.length === 1 && fields[0] !== '')) out.push({ fields, line });
-      line += 1 + lfs;
-      pos = end + 1;
+      this.line = line + 1 + lfs;
+      let next = end + 1;
       if (end < len && s.charCodeAt(end) === CR) {
-        if (pos < len) {
-          if (s.charCodeAt(pos) === LF) pos++;
+        if (next < len) {
+          if (s.charCodeAt(next) === LF) next++;
         } else if (!final) this.skipLF = true;
       }
-      if (this.lf < pos) this.lf = found(s.indexOf('\n', pos));
-      if (this.cr < pos) this.cr = found(s.indexOf('\r', pos));
+      this.pos = next;
+      if (this.lf < next) this.lf = found(s.indexOf('\n', next));
+      if (this.cr < next) this.cr = found(s.indexOf('\r', next));
+      // a line holding nothing, or only "", is an empty line: counted, not a record
+      if (fields.length > 1 || (fields.length === 1 && fields[0] !== '')) return { fields, line };
     }
-    this.pending = pos >= len ? '' : s.slice(pos);
-    this.line = line;
-    if (this.pending.length > 0) this.checkSize(pos, len, line);
+    return null;
   }
 
-  /** Where the end of the text scanned so far lies: the place of a byte that could not be decoded. */
+  /** The record in progress waits for more text: it may not grow past the limit meanwhile. */
+  private incomplete(): null {
+    this.checkSize(this.pos, this.s.length, this.line);
+    return null;
+  }
+
+  /** Where the end of the text in hand lies: the place of a byte that could not be decoded. */
   locateEnd(problem: string): CsvRecordError {
     if (this.preamble > 0) return new CsvRecordError(this.line, undefined, problem);
-    this.s = this.pending;
-    this.lf = found(this.s.indexOf('\n'));
-    this.cr = found(this.s.indexOf('\r'));
-    this.q = found(this.s.indexOf('"'));
-    const r = this.quoted(0, this.line, false);
+    const r = this.quoted(this.pos, this.line, false);
     if ('incomplete' in r) return new CsvRecordError(this.line + r.lfs, r.column, problem);
     return new CsvRecordError(this.line, undefined, problem);
   }
@@ -231,8 +245,7 @@ class RecordScanner {
  */
 export async function* csvRecords(path: string, opts: CsvOptions): AsyncGenerator<CsvRecord> {
   const scanner = new RecordScanner(opts.delimiter, opts.maxRecordBytes, opts.skipLines ?? 0);
-  const source = createReadStream(path, { highWaterMark: opts.chunkBytes ?? 1024 * 1024 });
-  const out: CsvRecord[] = [];
+  const source = createReadStream(path, { highWaterMark: opts.chunkBytes ?? 256 * 1024 });
   let carry: Buffer | null = null;
   let atStart = true;
   try {
@@ -254,35 +267,25 @@ export async function* csvRecords(path: string, opts: CsvOptions): AsyncGenerato
         yield* notUtf8(scanner, ready, firstInvalidUtf8(ready));
         return;
       }
-      yield* scanned(scanner, ready.toString('utf8'), false, out);
+      scanner.feed(ready.toString('utf8'), false);
+      for (let r = scanner.next(); r !== null; r = scanner.next()) yield r;
     }
     // what is left is a sequence cut off by the end of the file, or a lone start of a BOM
     if (carry && !(atStart && UTF8_BOM.subarray(0, carry.length).equals(carry))) {
       yield* notUtf8(scanner, carry, 0);
       return;
     }
-    yield* scanned(scanner, '', true, out);
+    scanner.feed('', true);
+    for (let r = scanner.next(); r !== null; r = scanner.next()) yield r;
   } finally {
     source.destroy();
   }
 }
 
-/** The records `text` completes, also those before a record that cannot be read. */
-function* scanned(scanner: RecordScanner, text: string, final: boolean, out: CsvRecord[]): Generator<CsvRecord> {
-  let failure: unknown;
-  try {
-    scanner.scan(text, final, out);
-  } catch (err) {
-    failure = err;
-  }
-  yield* out;
-  out.length = 0;
-  if (failure !== undefined) throw failure;
-}
-
 /** The records before the bad byte at `at`, then the error naming its line and field. */
 function* notUtf8(scanner: RecordScanner, buf: Buffer, at: number): Generator<CsvRecord> {
   // a stand-in that is no quote, delimiter or line end, so the scanner stops inside the bad byte's field
-  yield* scanned(scanner, `${buf.toString('utf8', 0, at)}\uFFFD`, false, []);
+  scanner.feed(`${buf.toString('utf8', 0, at)}\uFFFD`, false);
+  for (let r = scanner.next(); r !== null; r = scanner.next()) yield r;
   throw scanner.locateEnd(CSV_PROBLEMS.notUtf8);
 }

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { unlink } from 'node:fs/promises';
+import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { faultPoint } from '../faults.js';
 import { isPinned, type FilePin, type Intake, type IntakeEntry } from '../intake/intake.js';
 
@@ -29,14 +26,18 @@ export async function stageAndHash(intake: Intake, entry: IntakeEntry, stagingDi
   try {
     const hash = createHash('sha256');
     let size = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _enc, done) {
+    // a plain loop over the pinned stream (which reads ahead while a chunk is written): no
+    // transform or write stream between the read and the disk, each chunk hashed and written once
+    const out = await open(path, 'wx', 0o600);
+    try {
+      for await (const chunk of file.stream as AsyncIterable<Buffer>) {
         hash.update(chunk);
         size += chunk.length;
-        done(null, chunk);
-      },
-    });
-    await pipeline(file.stream, tap, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+        for (let done = 0; done < chunk.length;) done += (await out.write(chunk, done)).bytesWritten;
+      }
+    } finally {
+      await out.close();
+    }
     const after = await file.current();
     if (!(await intake.stat(entry.name))) return { kind: 'gone' };
     const asListed = file.pin.size === entry.size && file.pin.mtimeMs === entry.mtimeMs;
