@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
 import type { Intake } from './intake.js';
 import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
-import { SftpIntake, type SftpFolders } from './sftpIntake.js';
+import type { SftpFolders, SftpIntake } from './sftpIntake.js';
 import { isSftpUrl, parseSftpUrl, type SftpLocation } from './sftpUrl.js';
 
 /** A final folder that is the intake itself would make a "move" a no-op, or worse (its aliases: refuseIntakeAliases). */
@@ -66,7 +66,9 @@ export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
   return sftp;
 }
 
-function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
+async function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
+  // loaded on demand: ssh2 and its client take longer to load than a whole idle run may take
+  const { SftpIntake } = await import('./sftpIntake.js');
   const hostKeys = s.sftp.hostKeyFingerprint
     ? HostKeyPolicy.pinned(s.sftp.hostKeyFingerprint, loc.host, loc.port)
     : HostKeyPolicy.fromKnownHosts(s.sftp.knownHosts, loc.host, loc.port);

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { completePrefix, firstInvalidUtf8, UTF8_BOM } from './utf8Bytes.js';
 
 /** What is wrong with a record that cannot be read as CSV, said short: never the whole field. */
@@ -245,16 +245,22 @@ class RecordScanner {
  */
 export async function* csvRecords(path: string, opts: CsvOptions): AsyncGenerator<CsvRecord> {
   const scanner = new RecordScanner(opts.delimiter, opts.maxRecordBytes, opts.skipLines ?? 0);
-  const source = createReadStream(path, { highWaterMark: opts.chunkBytes ?? 256 * 1024 });
+  const file = await open(path, 'r');
+  // one read buffer, no larger than the file: a run over thousands of small files must not
+  // allocate (and collect) a large buffer for each; every chunk is decoded (copied) before the next read
   let carry: Buffer | null = null;
   let atStart = true;
   try {
-    for await (const chunk of source as AsyncIterable<Buffer>) {
+    const readBuf = Buffer.allocUnsafe(Math.max(1, Math.min(opts.chunkBytes ?? 256 * 1024, (await file.stat()).size + 1)));
+    for (;;) {
+      const { bytesRead } = await file.read(readBuf, 0, readBuf.length, null);
+      if (bytesRead === 0) break;
+      const chunk = readBuf.subarray(0, bytesRead);
       let buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
       carry = null;
       if (atStart) {
         if (buf.length < UTF8_BOM.length && UTF8_BOM.subarray(0, buf.length).equals(buf)) {
-          carry = buf;
+          carry = Buffer.from(buf);
           continue;
         }
         atStart = false;
@@ -278,7 +284,7 @@ export async function* csvRecords(path: string, opts: CsvOptions): AsyncGenerato
     scanner.feed('', true);
     for (let r = scanner.next(); r !== null; r = scanner.next()) yield r;
   } finally {
-    source.destroy();
+    await file.close();
   }
 }
 
