@@ -26,24 +26,17 @@ export type LoadResult =
   /** the finance database already holds this content: its file marker says who loaded it */
   | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number };
 
-/**
- * COPY's delimiter: a control character no settlement value is expected to hold, so that a
- * whole row needs one search for the characters that force quoting, not one per value.
- */
-const DELIMITER = '\x01';
-const DELIMITER_SQL = "E'\\x01'";
-/** Without any of these a value goes in as it is; with one it is quoted (a backslash too: `\.` alone ends a COPY). */
-const NEEDS_QUOTES = /[\x01"\r\n\\]/;
+const NEEDS_QUOTES = /[",\r\n\\]/;
 
 function csvField(value: string | null): string {
   if (value === null) return ''; // unquoted empty is NULL in COPY's CSV format
   return value === '' || NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-/** One row as COPY CSV, without its line end. A null joins as the unquoted empty value, COPY's NULL. */
+/** One row as COPY CSV, without its line end: joined as it is unless a value needs quotes (a null joins as COPY's NULL). */
 function copyLine(values: (string | null)[]): string {
-  const joined = values.join(DELIMITER);
-  return NEEDS_QUOTES.test(joined) || values.includes('') ? values.map(csvField).join(DELIMITER) : joined;
+  for (const v of values) if (v === '' || (v !== null && NEEDS_QUOTES.test(v))) return values.map(csvField).join(',');
+  return values.join(',');
 }
 
 /** Large batches: each is one CopyData message and one write, whatever the rows' size. */
@@ -51,8 +44,8 @@ const BATCH_CHARS = 256 * 1024;
 
 /** Turns validated rows into COPY CSV text, in batches, so the stream stays cheap per row. */
 async function* copyText(req: LoadRequest, counter: { rows: number }): AsyncGenerator<string> {
-  const provenance = `${DELIMITER}${req.sha256}${DELIMITER}${csvField(req.name)}${DELIMITER}`;
-  const runTail = `${DELIMITER}${csvField(req.runId)}\n`;
+  const provenance = `,${req.sha256},${csvField(req.name)},`;
+  const runTail = `,${csvField(req.runId)}\n`;
   let batch = '';
   for await (const row of readSettlement(req.stagedPath, req.layout)) {
     batch += copyLine(row.values) + provenance + row.line + runTail;
@@ -73,9 +66,7 @@ export async function streamRows(client: pg.ClientBase, req: LoadRequest): Promi
   // A large file may stream for longer than --db-timeout: the COPY is judged by progress
   // (statementWatch.ts cancels it when the server stops taking data), not by its duration.
   await client.query('SET LOCAL statement_timeout = 0');
-  const copy = client.query(
-    copyFrom(`COPY ${escapeIdentifier(req.schema)}.settlement_rows (${columns}) FROM STDIN WITH (FORMAT csv, DELIMITER ${DELIMITER_SQL})`),
-  );
+  const copy = client.query(copyFrom(`COPY ${escapeIdentifier(req.schema)}.settlement_rows (${columns}) FROM STDIN WITH (FORMAT csv)`));
   await feedCopy(copyText(req, counter), copy);
   req.onProgress?.(counter.rows);
   return counter.rows;
