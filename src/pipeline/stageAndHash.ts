@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { open, unlink } from 'node:fs/promises';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultPoint } from '../faults.js';
 import { isPinned, type FilePin, type Intake, type IntakeEntry } from '../intake/intake.js';
@@ -10,6 +10,10 @@ export type Staged =
   /** the file changed while it was copied: it was not complete after all */
   | { kind: 'changed'; reason: string }
   | { kind: 'gone' };
+
+async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
+  for (let done = 0; done < chunk.length;) done += (await out.write(chunk, done)).bytesWritten;
+}
 
 /**
  * One read of the file, pinned (opened once, never through a link, only a regular file): its
@@ -26,16 +30,20 @@ export async function stageAndHash(intake: Intake, entry: IntakeEntry, stagingDi
   try {
     const hash = createHash('sha256');
     let size = 0;
-    // a plain loop over the pinned stream (which reads ahead while a chunk is written): no
-    // transform or write stream between the read and the disk, each chunk hashed and written once
+    // a plain loop over the pinned stream, which reads the next chunk ahead: each chunk is hashed
+    // while the one before it is still being written, and at most one write is in flight
     const out = await open(path, 'wx', 0o600);
+    let writing: Promise<void> = Promise.resolve();
     try {
       for await (const chunk of file.stream as AsyncIterable<Buffer>) {
         hash.update(chunk);
         size += chunk.length;
-        for (let done = 0; done < chunk.length;) done += (await out.write(chunk, done)).bytesWritten;
+        await writing;
+        writing = writeAll(out, chunk);
       }
+      await writing;
     } finally {
+      await writing.catch(() => undefined);
       await out.close();
     }
     const after = await file.current();
