@@ -75,7 +75,10 @@ class LocalPinnedFile implements PinnedFile {
     private readonly fh: FileHandle,
     readonly pin: ReturnType<typeof pinOf>,
   ) {
-    this.stream = fh.createReadStream({ highWaterMark: 256 * 1024, start: 0, autoClose: false });
+    // 1 MiB reads for staging and hashing at about `openssl dgst`'s cost; a small file gets a small
+    // buffer, so that a run over thousands of them does not allocate and collect 1 MiB for each
+    const highWaterMark = Math.max(64 * 1024, Math.min(1024 * 1024, pin.size + 1));
+    this.stream = fh.createReadStream({ highWaterMark, start: 0, autoClose: false });
   }
 
   async current() {

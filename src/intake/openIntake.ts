@@ -7,8 +7,8 @@ import { HostKeyPolicy } from './hostKeys.js';
 import type { FolderReader, Intake } from './intake.js';
 import { LocalFolder } from './localFolder.js';
 import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
-import { SftpFolder, type SftpCredentials } from './sftpFolder.js';
-import { SftpIntake, type SftpFolders } from './sftpIntake.js';
+import type { SftpCredentials } from './sftpFolder.js';
+import type { SftpFolders, SftpIntake } from './sftpIntake.js';
 import { isSftpUrl, parseSftpUrl, type SftpLocation } from './sftpUrl.js';
 
 /** A final folder that is the intake itself would make a "move" a no-op, or worse (its aliases: refuseIntakeAliases). */
@@ -77,7 +77,9 @@ function sftpAccess(s: Settings, loc: SftpLocation): { creds: SftpCredentials; h
   return { creds: { keyPath, keyPassphrase, password, agentSocket }, hostKeys };
 }
 
-function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
+async function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
+  // loaded on demand: ssh2 takes longer to load than a whole idle run may take
+  const { SftpIntake } = await import('./sftpIntake.js');
   const { creds, hostKeys } = sftpAccess(s, loc);
   return SftpIntake.open(loc, folders, creds, hostKeys, log);
 }
@@ -89,6 +91,7 @@ export async function openArchive(s: Settings, log: Logger): Promise<FolderReade
     const loc = parseSftpUrl(s.intake);
     const archive = { ...loc, path: s.archive ?? posix.join(posix.dirname(loc.path), 'archive') };
     const { creds, hostKeys } = sftpAccess(s, archive);
+    const { SftpFolder } = await import('./sftpFolder.js');
     return SftpFolder.openFolder(archive, 'archive', creds, hostKeys, log);
   }
   const dir = resolve(s.archive ?? siblingFolder(resolve(s.intake!), 'archive'));

@@ -32,6 +32,9 @@ function translateOpenError(err: unknown, path: string, busyTimeoutMs: number): 
  * not a configuration problem; a lock held past the timeout says so.
  */
 class SqlitePort implements SqlPort {
+  /** prepared once per SQL text: a run over thousands of files repeats a handful of statements */
+  private readonly statements = new Map<string, Database.Statement>();
+
   constructor(
     readonly location: string,
     private readonly db: Database.Database,
@@ -52,12 +55,21 @@ class SqlitePort implements SqlPort {
     }
   }
 
+  private statement(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
   async all(sql: string, params: unknown[] = []): Promise<SqlRow[]> {
-    return this.guard(() => this.db.prepare(sql).all(...params) as SqlRow[]);
+    return this.guard(() => this.statement(sql).all(...params) as SqlRow[]);
   }
 
   async run(sql: string, params: unknown[] = []): Promise<number> {
-    return this.guard(() => this.db.prepare(sql).run(...params).changes);
+    return this.guard(() => this.statement(sql).run(...params).changes);
   }
 
   /** IMMEDIATE: the write lock is taken at BEGIN, so two writers queue instead of deadlocking. */

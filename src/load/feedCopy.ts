@@ -19,8 +19,8 @@ class CopyAborted extends Error {
  * Streams `source` into a COPY FROM STDIN stream. When the source throws, the COPY is aborted
  * with a short fixed message and the source's own error is what this rejects with.
  */
-export async function feedCopy(source: AsyncIterable<string>, copy: Writable): Promise<void> {
-  async function* guarded(): AsyncGenerator<string> {
+export async function feedCopy(source: AsyncIterable<string | Buffer>, copy: Writable): Promise<void> {
+  async function* guarded(): AsyncGenerator<string | Buffer> {
     try {
       yield* source;
     } catch (err) {

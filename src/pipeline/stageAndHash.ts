@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { unlink } from 'node:fs/promises';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { faultPoint } from '../faults.js';
 import { isPinned, type FilePin, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 
@@ -13,6 +10,10 @@ export type Staged =
   /** the file changed while it was copied: it was not complete after all */
   | { kind: 'changed'; reason: string }
   | { kind: 'gone' };
+
+async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
+  for (let done = 0; done < chunk.length;) done += (await out.write(chunk, done)).bytesWritten;
+}
 
 /**
  * One read of the file, pinned (opened once, never through a link, only a regular file): its
@@ -29,14 +30,22 @@ export async function stageAndHash(intake: FolderReader, entry: IntakeEntry, sta
   try {
     const hash = createHash('sha256');
     let size = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _enc, done) {
+    // a plain loop over the pinned stream, which reads the next chunk ahead: each chunk is hashed
+    // while the one before it is still being written, and at most one write is in flight
+    const out = await open(path, 'wx', 0o600);
+    let writing: Promise<void> = Promise.resolve();
+    try {
+      for await (const chunk of file.stream as AsyncIterable<Buffer>) {
         hash.update(chunk);
         size += chunk.length;
-        done(null, chunk);
-      },
-    });
-    await pipeline(file.stream, tap, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+        await writing;
+        writing = writeAll(out, chunk);
+      }
+      await writing;
+    } finally {
+      await writing.catch(() => undefined);
+      await out.close();
+    }
     const after = await file.current();
     if (!(await intake.stat(entry.name))) return { kind: 'gone' };
     const asListed = file.pin.size === entry.size && file.pin.mtimeMs === entry.mtimeMs;

@@ -10,6 +10,11 @@ import type { ClaimOwner } from '../ledger/types.js';
 import { settleIfStale } from './staleClaims.js';
 
 const STAGING_PREFIX = 'settle-';
+/**
+ * A staging folder's name: the prefix, a run id (runId.ts) and mkdtemp's suffix. A shared temp
+ * folder holds many other `settle-*` entries; only these are worth opening at the start of a run.
+ */
+const STAGING_NAME = /^settle-r-\d{8}-\d{4}-[0-9a-f]{4}-/;
 const OWNER_FILE = 'owner.json';
 
 /**
@@ -53,7 +58,7 @@ export async function makeStagingDir(stagingRoot: string, runId: string): Promis
 export async function removeDeadStaging(stagingRoot: string, ownDir: string, log: Logger): Promise<void> {
   const entries = await readdir(stagingRoot, { withFileTypes: true }).catch(() => []);
   for (const e of entries) {
-    if (!e.isDirectory() || !e.name.startsWith(STAGING_PREFIX)) continue;
+    if (!e.isDirectory() || !STAGING_NAME.test(e.name)) continue;
     const dir = join(stagingRoot, e.name);
     if (dir === ownDir) continue;
     const owner = await readFile(join(dir, OWNER_FILE), 'utf8')

@@ -1,0 +1,297 @@
+import { isUtf8 } from 'node:buffer';
+import { open } from 'node:fs/promises';
+import { completePrefix, firstInvalidUtf8, UTF8_BOM } from './utf8Bytes.js';
+
+/** What is wrong with a record that cannot be read as CSV, said short: never the whole field. */
+export const CSV_PROBLEMS = {
+  openingQuote: 'a double quote inside an unquoted value (quote the whole value and double the quote)',
+  closingQuote: 'a closing double quote is followed by something other than a delimiter or a line end',
+  quoteNotClosed: 'a quoted value is not closed before the end of the file',
+  notUtf8: 'not valid UTF-8',
+} as const;
+
+/**
+ * A record that cannot be read. `line` is the file's line of the problem itself (for a record
+ * over the size limit, the line it starts on); `column` the 0-based field it is in, absent when
+ * the record as a whole is at fault.
+ */
+export class CsvRecordError extends Error {
+  constructor(
+    readonly line: number,
+    readonly column: number | undefined,
+    readonly problem: string,
+  ) {
+    super(column === undefined ? `line ${line}: ${problem}` : `line ${line}, column ${column + 1}: ${problem}`);
+    this.name = 'CsvRecordError';
+  }
+}
+
+export interface CsvRecord {
+  fields: string[];
+  /** the file's line where the record starts: the first line is 1, preamble lines count */
+  line: number;
+}
+
+export interface CsvOptions {
+  delimiter: string;
+  /** bytes of one record (quotes, delimiters and quoted line breaks count; its line end does not) */
+  maxRecordBytes: number;
+  /** lines before the header that are not records (a partner's preamble) */
+  skipLines?: number;
+  /** read size; small values only to prove that chunk boundaries change nothing */
+  chunkBytes?: number;
+}
+
+const QUOTE = 0x22;
+const LF = 0x0a;
+const CR = 0x0d;
+/** "not found": above any index, so that Math.min picks whatever was found */
+const NONE = Number.MAX_SAFE_INTEGER;
+const found = (i: number) => (i === -1 ? NONE : i);
+
+type Parsed = { fields: string[]; end: number; lfs: number } | { incomplete: true; column: number; lfs: number };
+
+/**
+ * RFC 4180 records over decoded text, with csv-parse's reading of it: doubled quotes, quoted
+ * delimiters and line breaks, CRLF, LF and CR each ending a record. Text arrives chunk by
+ * chunk; a record cut by the chunk end is kept (bounded by the size limit) and read again
+ * whole with the next chunk. Searches go by indexOf, and the next quote, LF and CR are
+ * remembered, so a line without quotes costs two native searches and one split.
+ */
+class RecordScanner {
+  /** the text in hand, from the start of the record in progress on */
+  private s = '';
+  private pos = 0;
+  /** the line `pos` is on */
+  private line = 1;
+  /** the text in hand ends the file */
+  private final = false;
+  /** a CR ended the last text: an LF first in the next one belongs to it */
+  private skipLF = false;
+  private lf = NONE;
+  private cr = NONE;
+  private q = NONE;
+  private readonly delimCode: number;
+
+  constructor(
+    private readonly delim: string,
+    private readonly maxBytes: number,
+    private preamble: number,
+  ) {
+    if (delim.length !== 1 || '"\r\n'.includes(delim)) throw new Error(`unusable CSV delimiter ${JSON.stringify(delim)}`);
+    this.delimCode = delim.charCodeAt(0);
+  }
+
+  /** More text: what is left of the record in progress is read again with it. `final`: the text ends the file. */
+  feed(text: string, final: boolean): void {
+    let s = this.pos < this.s.length ? this.s.slice(this.pos) + text : text;
+    if (this.skipLF && s.length > 0) {
+      if (s.charCodeAt(0) === LF) s = s.slice(1);
+      this.skipLF = false;
+    }
+    this.s = s;
+    this.pos = 0;
+    this.final = final;
+    this.lf = found(s.indexOf('\n'));
+    this.cr = found(s.indexOf('\r'));
+    this.q = found(s.indexOf('"'));
+  }
+
+  /**
+   * The next complete record, or null when the text in hand holds no more. Records are
+   * handed out one at a time, so that each dies young instead of a chunk's worth piling up.
+   */
+  next(): CsvRecord | null {
+    const { s, final } = this;
+    const len = s.length;
+    while (this.pos < len) {
+      const pos = this.pos;
+      const line = this.line;
+      let end = Math.min(this.lf, this.cr);
+      let fields: string[];
+      let lfs = 0;
+      if (this.preamble > 0 || this.q > end) {
+        // no quote before the line end: the fast path
+        if (end === NONE) {
+          if (!final) return this.incomplete();
+          end = len;
+        }
+        this.checkSize(pos, end, line);
+        fields = this.preamble > 0 ? [] : s.slice(pos, end).split(this.delim);
+        if (this.preamble > 0) this.preamble--;
+      } else {
+        const r = this.quoted(pos, line, final);
+        if ('incomplete' in r) return this.incomplete();
+        this.checkSize(pos, r.end, line);
+        fields = r.fields;
+        end = r.end;
+        lfs = r.lfs;
+        if (this.q < end) this.q = found(s.indexOf('"', end));
+      }
+      this.line = line + 1 + lfs;
+      let next = end + 1;
+      if (end < len && s.charCodeAt(end) === CR) {
+        if (next < len) {
+          if (s.charCodeAt(next) === LF) next++;
+        } else if (!final) this.skipLF = true;
+      }
+      this.pos = next;
+      if (this.lf < next) this.lf = found(s.indexOf('\n', next));
+      if (this.cr < next) this.cr = found(s.indexOf('\r', next));
+      // a line holding nothing, or only "", is an empty line: counted, not a record
+      if (fields.length > 1 || (fields.length === 1 && fields[0] !== '')) return { fields, line };
+    }
+    return null;
+  }
+
+  /** The record in progress waits for more text: it may not grow past the limit meanwhile. */
+  private incomplete(): null {
+    this.checkSize(this.pos, this.s.length, this.line);
+    return null;
+  }
+
+  /** Where the end of the text in hand lies: the place of a byte that could not be decoded. */
+  locateEnd(problem: string): CsvRecordError {
+    if (this.preamble > 0) return new CsvRecordError(this.line, undefined, problem);
+    const r = this.quoted(this.pos, this.line, false);
+    if ('incomplete' in r) return new CsvRecordError(this.line + r.lfs, r.column, problem);
+    return new CsvRecordError(this.line, undefined, problem);
+  }
+
+  /** A record with a quote in it, field by field, from `pos`; `line` is the line it starts on. */
+  private quoted(pos: number, line: number, final: boolean): Parsed {
+    const { s, delim, delimCode } = this;
+    const len = s.length;
+    const fields: string[] = [];
+    let lfs = 0;
+    let i = pos;
+    for (;;) {
+      if (i < len && s.charCodeAt(i) === QUOTE) {
+        const openedOn = line + lfs;
+        let value = '';
+        let j = i + 1;
+        for (;;) {
+          const q = found(s.indexOf('"', j));
+          // quoted line breaks move the line number; only LF counts, as an editor counts CRLF once
+          while (this.lf < q && this.lf < len) {
+            lfs++;
+            this.lf = found(s.indexOf('\n', this.lf + 1));
+          }
+          if (q === NONE) {
+            if (final) throw new CsvRecordError(openedOn, fields.length, CSV_PROBLEMS.quoteNotClosed);
+            return { incomplete: true, column: fields.length, lfs };
+          }
+          if (q + 1 >= len) {
+            if (!final) return { incomplete: true, column: fields.length, lfs };
+            fields.push(value + s.slice(j, q));
+            return { fields, end: len, lfs };
+          }
+          const next = s.charCodeAt(q + 1);
+          if (next === QUOTE) {
+            value += s.slice(j, q + 1);
+            j = q + 2;
+            continue;
+          }
+          value += s.slice(j, q);
+          if (next === delimCode) {
+            fields.push(value);
+            i = q + 2;
+            break;
+          }
+          if (next === LF || next === CR) {
+            fields.push(value);
+            return { fields, end: q + 1, lfs };
+          }
+          throw new CsvRecordError(line + lfs, fields.length, CSV_PROBLEMS.closingQuote);
+        }
+        continue;
+      }
+      if (this.q < i) this.q = found(s.indexOf('"', i));
+      if (this.lf < i) this.lf = found(s.indexOf('\n', i));
+      if (this.cr < i) this.cr = found(s.indexOf('\r', i));
+      const d = found(s.indexOf(delim, i));
+      const stop = Math.min(d, this.q, this.lf, this.cr);
+      if (stop === NONE) {
+        if (!final) return { incomplete: true, column: fields.length, lfs };
+        fields.push(s.slice(i));
+        return { fields, end: len, lfs };
+      }
+      if (stop === this.q) throw new CsvRecordError(line + lfs, fields.length, CSV_PROBLEMS.openingQuote);
+      fields.push(s.slice(i, stop));
+      if (stop !== d) return { fields, end: stop, lfs };
+      i = d + 1;
+    }
+  }
+
+  /**
+   * The record from `from` to `to` must fit the limit in UTF-8 bytes. A UTF-16 unit is one to
+   * three bytes, so only a record near the limit is measured.
+   */
+  private checkSize(from: number, to: number, line: number): void {
+    const units = to - from;
+    if (units * 3 <= this.maxBytes) return;
+    if (units > this.maxBytes || Buffer.byteLength(this.s.slice(from, to), 'utf8') > this.maxBytes) {
+      const limit = this.maxBytes.toLocaleString('en-US');
+      throw new CsvRecordError(line, undefined, `the record is longer than ${limit} bytes (--max-record-bytes)`);
+    }
+  }
+}
+
+/**
+ * The records of a CSV file, streaming, each with the line it starts on. The bytes must be
+ * UTF-8 (a leading byte-order mark is dropped): each chunk is checked natively before it is
+ * decoded, so no byte is ever replaced silently, and a bad one is named by line and field.
+ * Empty lines are skipped. Memory stays within a few chunks plus one record.
+ */
+export async function* csvRecords(path: string, opts: CsvOptions): AsyncGenerator<CsvRecord> {
+  const scanner = new RecordScanner(opts.delimiter, opts.maxRecordBytes, opts.skipLines ?? 0);
+  const file = await open(path, 'r');
+  // one read buffer, no larger than the file: a run over thousands of small files must not
+  // allocate (and collect) a large buffer for each; every chunk is decoded (copied) before the next read
+  let carry: Buffer | null = null;
+  let atStart = true;
+  try {
+    const readBuf = Buffer.allocUnsafe(Math.max(1, Math.min(opts.chunkBytes ?? 256 * 1024, (await file.stat()).size + 1)));
+    for (;;) {
+      const { bytesRead } = await file.read(readBuf, 0, readBuf.length, null);
+      if (bytesRead === 0) break;
+      const chunk = readBuf.subarray(0, bytesRead);
+      let buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+      carry = null;
+      if (atStart) {
+        if (buf.length < UTF8_BOM.length && UTF8_BOM.subarray(0, buf.length).equals(buf)) {
+          carry = Buffer.from(buf);
+          continue;
+        }
+        atStart = false;
+        if (buf.subarray(0, 3).equals(UTF8_BOM)) buf = buf.subarray(3);
+      }
+      const cut = completePrefix(buf);
+      if (cut < buf.length) carry = Buffer.from(buf.subarray(cut));
+      const ready = cut < buf.length ? buf.subarray(0, cut) : buf;
+      if (!isUtf8(ready)) {
+        yield* notUtf8(scanner, ready, firstInvalidUtf8(ready));
+        return;
+      }
+      scanner.feed(ready.toString('utf8'), false);
+      for (let r = scanner.next(); r !== null; r = scanner.next()) yield r;
+    }
+    // what is left is a sequence cut off by the end of the file, or a lone start of a BOM
+    if (carry && !(atStart && UTF8_BOM.subarray(0, carry.length).equals(carry))) {
+      yield* notUtf8(scanner, carry, 0);
+      return;
+    }
+    scanner.feed('', true);
+    for (let r = scanner.next(); r !== null; r = scanner.next()) yield r;
+  } finally {
+    await file.close();
+  }
+}
+
+/** The records before the bad byte at `at`, then the error naming its line and field. */
+function* notUtf8(scanner: RecordScanner, buf: Buffer, at: number): Generator<CsvRecord> {
+  // a stand-in that is no quote, delimiter or line end, so the scanner stops inside the bad byte's field
+  scanner.feed(`${buf.toString('utf8', 0, at)}\uFFFD`, false);
+  for (let r = scanner.next(); r !== null; r = scanner.next()) yield r;
+  throw scanner.locateEnd(CSV_PROBLEMS.notUtf8);
+}
