@@ -31,6 +31,8 @@ export function isCalendarDate(y: number, m: number, d: number): boolean {
  * (a trailing space, a zero-width space, an NBSP, a BOM) must never be two rows.
  */
 export function keyProblem(value: string): string | undefined {
+  // most ids are short printable ASCII without a space at either end: clean without further looks
+  if (value.length <= MAX_KEY_BYTES && PLAIN_KEY.test(value)) return undefined;
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > MAX_KEY_BYTES) return `is ${bytes} bytes long; a key may have at most ${MAX_KEY_BYTES}`;
   const hidden = HIDDEN_CHARACTER.exec(value);
@@ -39,6 +41,27 @@ export function keyProblem(value: string): string | undefined {
   if (value.startsWith(' ')) return 'begins with a space';
   if (value.endsWith(' ')) return 'ends with a space';
   return undefined;
+}
+
+const PLAIN_KEY = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/**
+ * A settlement file repeats few distinct dates, times and currency codes over many rows: each
+ * distinct text is converted once (the cache is bounded, so a file of all-distinct values costs
+ * only the lookups).
+ */
+function remembered(convert: Converter, byZone = false): Converter {
+  const seen = new Map<string, string | { problem: string }>();
+  return (value, row) => {
+    if (byZone) return convert(value, row);
+    let out = seen.get(value);
+    if (out === undefined) {
+      out = convert(value, row);
+      if (seen.size >= 10_000) seen.clear();
+      seen.set(value, out);
+    }
+    return out;
+  };
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -92,10 +115,10 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
     case 'integer':
       return (v) => (INTEGER.test(v) ? v : { problem: 'is not a whole number (at most 18 digits, no separators)' });
     case 'currency':
-      return (v) => {
+      return remembered((v) => {
         const code = v.toUpperCase();
         return isActiveCurrency(code) ? code : { problem: 'is not an active ISO 4217 currency code' };
-      };
+      });
     case 'decimal': {
       const scale = spec.scale ?? 2;
       const read = decimalReader(layout, scale);
@@ -107,13 +130,14 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
       const format = spec.format ?? 'yyyy-MM-dd';
       const parse = compileDateFormat(format, false).parse!;
       const problem = { problem: `is not a date (${spec.format ?? 'YYYY-MM-DD'}, 0001-01-01 to 9999-12-31)` };
-      return (v) => {
+      return remembered((v) => {
         const p = parse(v);
         return p && isCalendarDate(p.y, p.mo, p.d) ? dateText(p) : problem;
-      };
+      });
     }
     case 'timestamp':
-      return timestampConverter(layout, spec);
+      // a zone from another column makes the same text two instants: only a fixed zone is remembered
+      return remembered(timestampConverter(layout, spec), spec.timeZoneFrom !== undefined);
   }
 }
 
