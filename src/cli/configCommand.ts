@@ -30,6 +30,8 @@ function defaultOf(key: string, s: Settings): string | null {
     ledgerTimeout: s.ledgerTimeoutSeconds,
     dbTimeout: s.dbTimeoutSeconds,
     maxRecordBytes: s.layout.maxRecordBytes,
+    maxInflateRatio: s.decode.maxInflateRatio,
+    maxDecodedBytes: s.decode.maxDecodedBytes,
     layout: 'default',
     maxAge: `${s.maxAgeSeconds}s`,
     knownHosts: s.sftp.knownHosts,

@@ -52,6 +52,27 @@ export function withFolderOptions(cmd: Command): Command {
     .option('--pattern <glob>', `file names to take (env SETTLE_PATTERN; default ${DEFAULTS.pattern})`);
 }
 
+/** gzip, zip and OpenPGP deliveries: every command that reads settlement files (run, check). */
+export function withDecodeOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--pgp-key <path>',
+      'armoured private key that decrypts OpenPGP deliveries (env SETTLE_PGP_KEY; passphrase from SETTLE_PGP_PASSPHRASE or the config file)',
+    )
+    .option(
+      '--pgp-verify-key <path>',
+      "the partner's public key: every delivery must carry its valid signature (env SETTLE_PGP_VERIFY_KEY)",
+    )
+    .option(
+      '--max-inflate-ratio <n>',
+      `a compressed delivery that inflates more than n:1 is rejected (env SETTLE_MAX_INFLATE_RATIO; default ${DEFAULTS.maxInflateRatio})`,
+    )
+    .option(
+      '--max-decoded-bytes <bytes>',
+      `a delivery whose content is larger is rejected (env SETTLE_MAX_DECODED_BYTES; default ${DEFAULTS.maxDecodedBytes})`,
+    );
+}
+
 /** How to reach and trust an sftp:// intake: `run`, `audit`. */
 export function withSftpOptions(cmd: Command): Command {
   return cmd

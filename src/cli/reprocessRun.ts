@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
-import { isUnsafeName } from '../intake/names.js';
+import { globToRegExp, isUnsafeName } from '../intake/names.js';
+import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
 import { openArchive } from '../intake/openIntake.js';
 import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
@@ -51,6 +52,7 @@ export function reprocessNames(flags: ReprocessFlags): string[] {
 }
 
 export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: string[]): Promise<ReprocessResult> {
+  const decode = await loadDecodeOptions(s.decode, globToRegExp(s.pattern));
   const logger = createLogger({ level: s.logLevel, file: s.logFile, status: new TerminalStatus() });
   const ledger = await ledgerFromSettings(s);
   let db;
@@ -71,6 +73,7 @@ export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: s
       dryRun: flags.dryRun === true,
       stagingRoot: s.staging,
       logger,
+      decode,
     });
   } finally {
     await archive?.close();

@@ -16,7 +16,8 @@ import type { RunMode } from '../ledger/types.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { openFinanceForLoading } from './financeConnection.js';
 import { createLogger } from './logger.js';
-import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { withConfigOptions, withDecodeOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { summaryJson, summaryLine } from './summaryOutput.js';
 import { TerminalStatus } from './terminal.js';
@@ -27,7 +28,7 @@ export interface RunFlags extends RawFlags {
 }
 
 export function registerRun(program: Command, setExit: (status: number) => void): void {
-  withSftpOptions(withConfigOptions(withFolderOptions(program.command('run'))))
+  withDecodeOptions(withSftpOptions(withConfigOptions(withFolderOptions(program.command('run')))))
     .description('one ingest run: every ready file in the intake loaded, skipped, held or rejected')
     .option(
       '--stable-for <seconds>',
@@ -103,6 +104,8 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
   // a pattern that cannot compile is refused before a run is recorded
   const pattern = globToRegExp(s.pattern);
   const ignore = s.ignore.map(globToRegExp);
+  // keys are read and unlocked before a run is recorded: a wrong passphrase touches nothing (exit 2)
+  const decode = await loadDecodeOptions(s.decode, pattern);
   const status = new TerminalStatus();
   const logger = createLogger({ level: s.logLevel, file: s.logFile, status });
   const mode = s.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled');
@@ -157,6 +160,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
       logger,
       onProgress: (file, rows) => status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
       stop: stopping.signal,
+      decode,
     });
     metricsWritten = true;
     await metrics({ startedAt, exitStatus: result.exitStatus, counts: result.counts, ledger, intake });

@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
 import { DEFAULT_LAYOUT, DEFAULT_MAX_RECORD_BYTES, parseLayout, type Layout } from '../load/layout.js';
 import { nearest } from './nearest.js';
+import type { DecodeSettings } from '../load/decode/decodeSettings.js';
 
 /**
  * Every option, from (highest first) flags, the environment, the --config JSON file, and
@@ -40,6 +41,12 @@ const OPTIONS = {
   readyMarker: { env: 'SETTLE_READY_MARKER', kind: 'string' },
   maxAge: { env: 'SETTLE_MAX_AGE', kind: 'duration' },
   mode: { env: 'SETTLE_MODE', kind: 'string' },
+  pgpKey: { env: 'SETTLE_PGP_KEY', kind: 'string' },
+  pgpVerifyKey: { env: 'SETTLE_PGP_VERIFY_KEY', kind: 'string' },
+  /** never a flag: only the environment or the config file */
+  pgpPassphrase: { env: 'SETTLE_PGP_PASSPHRASE', kind: 'string' },
+  maxInflateRatio: { env: 'SETTLE_MAX_INFLATE_RATIO', kind: 'count' },
+  maxDecodedBytes: { env: 'SETTLE_MAX_DECODED_BYTES', kind: 'bytes' },
 } as const;
 
 type Key = keyof typeof OPTIONS;
@@ -81,6 +88,8 @@ export interface Settings {
     knownHosts: string;
     hostKeyFingerprint: string | undefined;
   };
+  /** compressed, zipped and OpenPGP deliveries (src/load/decode/) */
+  decode: DecodeSettings;
 }
 
 export const DEFAULTS = {
@@ -96,6 +105,8 @@ export const DEFAULTS = {
   logLevel: 'info',
   maxWaitingRuns: 2,
   maxAge: '26h',
+  maxInflateRatio: 100,
+  maxDecodedBytes: 16 * 1024 ** 3,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -249,6 +260,8 @@ export function settingPicker(flags: RawFlags, env: NodeJS.ProcessEnv = process.
         'metricsFile',
         'sftpKey',
         'knownHosts',
+        'pgpKey',
+        'pgpVerifyKey',
       ].includes(key);
       return { value: pathLike ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"`, source: 'file' };
     }
@@ -316,6 +329,30 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
       knownHosts: str('knownHosts') ?? join(env.HOME ?? homedir(), '.ssh', 'known_hosts'),
       hostKeyFingerprint: str('hostKeyFingerprint'),
     },
+    decode: decodeSettings(pick, str),
+  };
+}
+
+/** A whole number from `min` to `max` (a ratio, a byte count), refused with the setting that gave it. */
+function bounded(p: Picked | undefined, fallback: number, min: number, max: number, what: string): number {
+  if (p === undefined) return fallback;
+  const n = typeof p.value === 'number' ? p.value : typeof p.value === 'string' && /^\d+$/.test(p.value.trim()) ? Number(p.value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${p.from}: expected ${what} from ${min} to ${max}, got ${JSON.stringify(p.value)}`);
+  }
+  return n;
+}
+
+function decodeSettings(pick: (key: Key) => Picked | undefined, str: (key: Key) => string | undefined): DecodeSettings {
+  const passphrase = pick('pgpPassphrase');
+  if (passphrase?.source === 'flag')
+    throw new UsageError('the PGP passphrase is never a flag: use SETTLE_PGP_PASSPHRASE or the config file');
+  return {
+    pgpKeyPath: str('pgpKey'),
+    pgpVerifyKeyPath: str('pgpVerifyKey'),
+    pgpPassphrase: str('pgpPassphrase'),
+    maxInflateRatio: bounded(pick('maxInflateRatio'), DEFAULTS.maxInflateRatio, 2, 100_000, 'a ratio'),
+    maxDecodedBytes: bounded(pick('maxDecodedBytes'), DEFAULTS.maxDecodedBytes, 1024, Number.MAX_SAFE_INTEGER, 'a number of bytes'),
   };
 }
 

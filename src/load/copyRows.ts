@@ -15,7 +15,10 @@ export interface LoadRequest {
   schema: string;
   layout: Layout;
   stagedPath: string;
+  /** the content's SHA-256: the file marker's key and the rows' source */
   sha256: string;
+  /** the SHA-256 of the bytes as delivered (compressed, encrypted), kept beside the marker */
+  deliveredSha256?: string;
   name: string;
   runId: string;
   onProgress?: (rows: number) => void;
@@ -24,7 +27,7 @@ export interface LoadRequest {
 export type LoadResult =
   | { outcome: 'loaded'; rows: number }
   /** the finance database already holds this content: its file marker says who loaded it */
-  | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number };
+  | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number; deliveredSha256: string | null };
 
 const NEEDS_QUOTES = /[",\r\n\\]/;
 
@@ -92,14 +95,14 @@ export async function copyRows(client: pg.ClientBase, req: LoadRequest): Promise
   try {
     // Waits on a concurrent insert of the same content; conflicts once it has committed.
     const marker = await client.query(
-      `INSERT INTO ${s}.file_loads (sha256, file_name, run_id, row_count) VALUES ($1, $2, $3, 0)
+      `INSERT INTO ${s}.file_loads (sha256, file_name, run_id, row_count, delivered_sha256) VALUES ($1, $2, $3, 0, $4)
        ON CONFLICT (sha256) DO NOTHING`,
-      [req.sha256, req.name, req.runId],
+      [req.sha256, req.name, req.runId, req.deliveredSha256 ?? req.sha256],
     );
     if (marker.rowCount === 0) {
       await client.query('ROLLBACK');
       const prior = (await findFileMarker(client, req.schema, req.sha256))!;
-      return { outcome: 'already-loaded', fileName: prior.fileName, runId: prior.runId, rows: prior.rowCount };
+      return { ...prior, outcome: 'already-loaded', rows: prior.rowCount };
     }
     const rows = await streamRows(client, req);
     await client.query(`UPDATE ${s}.file_loads SET row_count = $2 WHERE sha256 = $1`, [req.sha256, rows]);

@@ -47,7 +47,16 @@ export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: 
   const parts: string[] = [];
   if (opts.rows && typeof d.rows === 'number') parts.push(`${d.rows} rows`);
   const dup = d.duplicateOf as { name: string; run: string; source?: string } | undefined;
-  if (dup) parts.push(`same bytes as ${dup.name}, run ${dup.run}${dup.source === 'finance-database' ? ' (per the finance database)' : ''}`);
+  const decoded = typeof d.contentSha256 === 'string';
+  if (dup) {
+    const same = decoded ? 'same content as' : 'same bytes as';
+    parts.push(`${same} ${dup.name}, run ${dup.run}${dup.source === 'finance-database' ? ' (per the finance database)' : ''}`);
+  }
+  // a wrapped delivery (gzip, zip, OpenPGP): the content inside has its own hash, the file marker's
+  if (decoded)
+    parts.push(
+      `content ${String(d.contentSha256).slice(0, 12)}… inside ${(d.layers as string[] | undefined)?.join(' > ') ?? 'its wrapping'}`,
+    );
   const held = d.heldFor as { name: string; run: string } | undefined;
   if (held) parts.push(`twin ${held.name} claimed by run ${held.run}`);
   if (typeof d.to === 'string') parts.push(`to ${d.to}`);
