@@ -15,7 +15,12 @@ async function eventsWithTwins(ledger: Ledger, key: string): Promise<LedgerEvent
   // a name's history includes what happened to its content under other names (the original a01 of a resend a02)
   const shas = new Set(direct.map((e) => e.sha256).filter((s): s is string => s !== null));
   const all = new Map(direct.map((e) => [e.id, e]));
-  for (const sha of shas) for (const e of await ledger.eventsFor(sha)) all.set(e.id, e);
+  for (const sha of shas) {
+    for (const e of await ledger.eventsFor(sha)) all.set(e.id, e);
+    // a wrapped delivery's content, and so every other delivery of it (re-compressed, re-encrypted)
+    const contents = new Set((await ledger.knowsContent(sha)).map((f) => f.contentSha256).filter((c) => c !== null && c !== sha));
+    for (const content of contents) for (const e of await ledger.eventsFor(content!)) all.set(e.id, e);
+  }
   return [...all.values()].sort((a, b) => a.id - b.id);
 }
 

@@ -1,11 +1,12 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { BIN } from '../support/cli.js';
+import { TestSshd } from '../support/sshd.js';
 import { parseSummary, rowsWithPrefix, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
@@ -111,8 +112,8 @@ describe('compressed, zipped and encrypted deliveries', () => {
     expect(await ws.read('duplicates', 'settle_20260601_a03.zip')).toEqual(zipped);
     expect(ws.ledgerFile('settle_20260601_a03.zip')).toMatchObject({ state: 'duplicate', sha256: sha(zipped) });
 
-    // the content hash (or its first digits) finds every delivery of it; audit agrees with both hashes
-    for (const key of [sha(csv), sha(csv).slice(0, 10)]) {
+    // the content hash (or its first digits), or the first file's name, finds every delivery of it; audit agrees with both hashes
+    for (const key of [sha(csv), sha(csv).slice(0, 10), 'settle_20260601_a01.csv.gz']) {
       const h = JSON.parse((await ws.cli(['history', key, '--ledger', ws.ledger, '--json'])).stdout);
       expect(new Set(h.events.map((e: { name: string }) => e.name))).toEqual(
         new Set(['settle_20260601_a01.csv.gz', 'settle_20260601_a02.csv.gz', 'settle_20260601_a03.zip']),
@@ -156,7 +157,34 @@ describe('compressed, zipped and encrypted deliveries', () => {
       files: [{ name: 'settle_20260602_a02.csv.asc', duplicate_of: { name: 'settle_20260602_a01.csv.pgp' } }],
     });
     expect(await ws.read('duplicates', 'settle_20260602_a02.csv.asc')).toEqual(armoured);
+
+    // the first name again, encrypted anew: a resend of its content, not the load of its claim
+    const third = await encrypted(csv, 'partner');
+    await ws.put('settle_20260602_a01.csv.pgp', third);
+    const same = await ws.run([...pgpArgs(), '--json'], PASS);
+    expect(JSON.parse(same.stdout)).toMatchObject({ loaded: 0, skipped: 1, files: [{ outcome: 'skipped' }] });
+    expect(ws.events().filter((e) => e.event === 'recovered')).toEqual([]);
+    expect(ws.query('SELECT state FROM processed_files WHERE sha256 = ?', sha(third))).toEqual([{ state: 'duplicate' }]);
     expect(await rowsWithPrefix(db, 'PGP')).toBe(25);
+  });
+
+  it("settles a dead run's claim on a re-compressed resend as expired, not as the load of the content's first delivery", async () => {
+    const ws = await Workspace.create(db.url);
+    const csv = sampleSettlement({ date: '2026-06-07', rows: 8, idPrefix: 'STALE' }).text;
+    const first = await gzip(csv, 1);
+    const resend = await gzip(csv, 9);
+    await ws.put('settle_20260607_a01.csv.gz', first);
+    expect((await ws.run(ALL)).status).toBe(0);
+    // a run died holding the resend's claim; the finance database has the content, from a01
+    ws.stageDeadClaim('settle_20260607_a02.csv.gz', sha(resend));
+    ws.withLedger((l) => l.prepare('UPDATE processed_files SET content_sha256 = ? WHERE sha256 = ?').run(sha(csv), sha(resend)));
+    await ws.put('settle_20260607_a02.csv.gz', resend);
+    const r = await ws.run([...ALL, '--json']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ loaded: 0, skipped: 1, stale: 1 });
+    expect(ws.events().map((e) => e.event)).toContain('expired');
+    expect(ws.events().map((e) => e.event)).not.toContain('recovered');
+    expect(ws.ledgerFile('settle_20260607_a02.csv.gz')).toMatchObject({ state: 'duplicate' });
+    expect(await rowsWithPrefix(db, 'STALE')).toBe(8);
   });
 
   it('rejects a file signed by another key, an unsigned one and a tampered one, naming why; nothing loads', async () => {
@@ -241,5 +269,38 @@ describe('compressed, zipped and encrypted deliveries', () => {
     expect(ws.ledgerFile('settle_20260606_a01.csv.gz')).toMatchObject({ state: 'rejected' });
     expect(ws.ledgerFile('settle_20260606_a01.csv.gz')?.reason).toContain('over the limit of 4096 bytes (--max-decoded-bytes)');
     expect(await rowsWithPrefix(db, 'BIG')).toBe(0);
+  });
+});
+
+describe('a gzipped delivery over SFTP', () => {
+  it('is downloaded and hashed in one pass, decoded from the staged copy; a re-compressed resend is skipped; the server archive keeps the gzip', async () => {
+    const sshd = await TestSshd.start();
+    try {
+      const ws = await Workspace.create(db.url);
+      const root = await mkdtemp(join(tmpdir(), 'settle-remote-'));
+      const intake = join(root, 'intake');
+      await mkdir(intake);
+      const csv = sampleSettlement({ date: '2026-06-08', rows: 12, idPrefix: 'SFTPGZ' }).text;
+      const first = await gzip(csv, 1);
+      const resend = await gzip(csv, 9);
+      const old = new Date(Date.now() - 3600_000);
+      for (const [name, bytes] of [
+        ['settle_20260608_a01.csv.gz', first],
+        ['settle_20260608_a02.csv.gz', resend],
+      ] as const) {
+        await writeFile(join(intake, name), bytes);
+        await utimes(join(intake, name), old, old);
+      }
+      const args = ['run', '--intake', sshd.url(intake), '--ledger', ws.ledger, '--stable-for', '0', ...ALL];
+      const r = await ws.cli([...args, '--sftp-key', sshd.clientKey, '--known-hosts', sshd.knownHosts, '--json']);
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ loaded: 1, skipped: 1, rows: 12 });
+      expect(await rowsWithPrefix(db, 'SFTPGZ')).toBe(12);
+      expect(await readFile(join(root, 'archive', 'settle_20260608_a01.csv.gz'))).toEqual(first);
+      expect(await readdir(join(root, 'duplicates'))).toEqual(['settle_20260608_a02.csv.gz']);
+      expect(await fileLoad('settle_20260608_a01.csv.gz')).toMatchObject({ sha256: sha(csv), delivered_sha256: sha(first) });
+    } finally {
+      await sshd.destroy();
+    }
   });
 });

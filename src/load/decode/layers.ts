@@ -27,7 +27,8 @@ export async function writeLayer(
     await pipeline(source, meter, createWriteStream(output, { flags: 'wx', mode: 0o600 }));
   } catch (err) {
     if (err instanceof RejectError) throw err;
-    if ((err as NodeJS.ErrnoException).syscall !== undefined && (err as NodeJS.ErrnoException).path === output) throw err; // our disk, not their file
+    // a system call that failed (the staging disk full, an I/O error) is ours, not the file's: it fails and waits
+    if ((err as NodeJS.ErrnoException).syscall !== undefined) throw err;
     throw damaged(err);
   }
   return { sha256: meter.digest(), size: meter.bytes };
