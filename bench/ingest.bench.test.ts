@@ -73,7 +73,7 @@ it(`measures settle-ingest against openssl, psql \\copy and OpenSSH sftp on ${RO
         expect(r.status).toBe(0);
       },
       async () => {
-        await db.client.query('TRUNCATE settle.settlement_rows, settle.file_loads');
+        await db.client.query('TRUNCATE settle.settlement_rows, settle.loads, settle.file_loads');
         ws = await Workspace.create(db.url);
         await writeFile(join(ws.intake, name), text);
       },
@@ -106,7 +106,7 @@ it(`measures settle-ingest against openssl, psql \\copy and OpenSSH sftp on ${RO
           `\\copy settle.settlement_rows (settlement_date, transaction_id, merchant_id, card_brand, transaction_type, gross_amount, fee_amount, net_amount, currency, source_sha256, source_name, source_line, run_id) FROM '${withProvenance}' WITH (FORMAT csv)`,
         ]),
       async () => {
-        await db.client.query('TRUNCATE settle.settlement_rows, settle.file_loads');
+        await db.client.query('TRUNCATE settle.settlement_rows, settle.loads, settle.file_loads');
         await db.client.query(`INSERT INTO settle.file_loads (sha256, file_name, run_id, row_count) VALUES ($1, $2, 'r-bench', 0)`, [
           sha,
           name,

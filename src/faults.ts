@@ -14,6 +14,8 @@ export type FaultStep =
   | 'before-finalize'
   | 'after-finalize'
   | 'mid-move'
+  /** the intake is about to be listed */
+  | 'before-list'
   /** the file was listed (and found stable) and is about to be opened for staging */
   | 'before-open'
   /** the file's outcome is final and its name is about to leave the intake */

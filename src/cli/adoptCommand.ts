@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
-import { DEFAULTS, resolveSettings, type RawFlags } from '../config/settings.js';
+import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
 import { ADOPT_OUTCOMES, runAdopt, type AdoptOutcome, type AdoptResult } from '../pipeline/adopt.js';
 import { printable } from '../report/printable.js';
-import { withArchiveWork } from './archiveWork.js';
+import { adoptExitStatus } from './exitStatus.js';
+import { withResources } from './resources.js';
 import { operatorName } from './operator.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withConfigOptions, withSftpOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 
 interface AdoptFlags extends RawFlags {
   json?: boolean;
@@ -68,14 +69,10 @@ export function adoptJson(r: AdoptResult): string {
 }
 
 export function registerAdopt(program: Command, setExit: (status: number) => void): void {
-  withSftpOptions(withConfigOptions(program.command('adopt')))
+  withSettingOptions(program.command('adopt'), 'adopt')
     .description(
       'record an existing archive in the ledger where the finance database shows it loaded; report the rest and files with the same bytes (exit 1)',
     )
-    .requiredOption('--archive <dir>', 'the archive to adopt (a path on the server when --intake is sftp://)')
-    .option('--intake <url>', 'an sftp:// intake, to reach a remote archive')
-    .option('--pattern <glob>', `which archived files to consider (env SETTLE_PATTERN; default ${DEFAULTS.pattern}, as for run)`)
-    .option('--staging <dir>', 'private folder for the copy of each file being read (env SETTLE_STAGING; default the system temp folder)')
     .option('--dry-run', 'report what would be adopted; write nothing to the ledger')
     .option('--assume-loaded', 'also adopt files the finance database does not show loaded, on your word (needs --reason)')
     .option('--reason <text>', 'with --assume-loaded: why (kept in the ledger with the operator)')
@@ -83,7 +80,11 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
     .action(async (flags: AdoptFlags) => {
       const assumeLoaded = operatorsWord(flags);
       const s = resolveSettings(flags);
-      const r = await withArchiveWork(s, ({ ledger, db, archive, logger }) => {
+      const r = await withResources(s, async (res) => {
+        const logger = res.logger();
+        const ledger = await res.ledger();
+        const db = await res.finance('read');
+        const archive = await res.archive();
         if (!archive) throw new UsageError(`archive ${s.archive} does not exist`);
         return runAdopt({
           ledger,
@@ -96,6 +97,7 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
           ...(assumeLoaded ? { assumeLoaded } : {}),
           stagingRoot: s.staging,
           logger,
+          exitStatusFor: adoptExitStatus,
         });
       });
       process.stdout.write(`${flags.json ? adoptJson(r) : adoptText(r)}\n`);

@@ -1,36 +1,33 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
-import type { Intake } from '../intake/intake.js';
+import { FileGoneError, type FolderReader } from '../intake/intake.js';
 import { audit } from '../report/audit.js';
 import { printable } from '../report/printable.js';
-import { withArchiveWork } from './archiveWork.js';
+import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 
-const EMPTY_ARCHIVE: Intake = {
+/** No archive folder yet: nothing archived, so nothing to read. */
+const EMPTY_ARCHIVE: FolderReader = {
   description: '(no archive yet)',
-  mtimeIsLocalClock: true,
   list: async () => [],
   stat: async () => null,
-  pin: async () => {
-    throw new Error('empty archive');
-  },
-  route: async () => {
-    throw new Error('empty archive');
-  },
-  findLanded: async () => null,
-  landedShape: async () => null,
-  ensureReachable: async () => undefined,
+  pin: async (name) => Promise.reject(new FileGoneError(name)),
   close: async () => undefined,
 };
 
 export function registerAudit(program: Command, setExit: (status: number) => void): void {
-  withSftpOptions(withConfigOptions(withFolderOptions(program.command('audit'))))
+  withSettingOptions(program.command('audit'), 'audit')
     .description('cross-check ledger, finance database and archive; exit 1 on any discrepancy')
     .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {
       const s = resolveSettings(flags);
-      const result = await withArchiveWork(s, ({ ledger, db, archive }) => audit(ledger, db, s.schema, archive ?? EMPTY_ARCHIVE));
+      const result = await withResources(s, async (r) => {
+        r.logger();
+        const ledger = await r.ledger();
+        const db = await r.finance('read');
+        return audit(ledger, db, s.schema, (await r.archive()) ?? EMPTY_ARCHIVE);
+      });
       if (flags.json) process.stdout.write(`${jsonDocument({ ...result })}\n`);
       else {
         for (const c of result.checks) {

@@ -6,7 +6,7 @@ import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
 import { findBadRows } from '../load/readSettlement.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withDecodeOptions, withRecordLimitOption } from './options.js';
+import { withSettingOptions } from './options.js';
 import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
 import { globToRegExp } from '../intake/names.js';
 import { removeContent, stagedContent } from '../pipeline/stagedContent.js';
@@ -20,6 +20,8 @@ interface Checked {
   outcome: 'ok' | 'rejected';
   /** rows that would load (a good file) */
   rows: number | null;
+  /** rows the layout's skipRows leaves out (a good file) */
+  skipped_rows: number | null;
   error: string | null;
 }
 
@@ -28,10 +30,9 @@ interface Checked {
  * or a ledger: every bad row of each file named with its line and field. Exit 1 if any is bad.
  */
 export function registerCheck(program: Command, setExit: (status: number) => void): void {
-  withDecodeOptions(withRecordLimitOption(program.command('check')))
+  withSettingOptions(program.command('check'), 'check')
     .argument('<files...>', 'settlement files to check')
     .description('checks files against the layout without loading them: every bad line and field; exit 1 if any file is bad')
-    .option('--config <path>', 'JSON config file with the layout (env SETTLE_CONFIG)')
     .option('--json', 'one JSON object')
     .action(async (files: string[], flags: CheckFlags) => {
       const s = resolveSettings(flags);
@@ -50,9 +51,15 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
           const content = await stagedContent(delivered, decode, join(staging, String(i)));
           try {
             if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
-            const { rows, error } =
-              content.kind === 'refused' ? { rows: 0, error: content.error } : await findBadRows(content.path, s.layout);
-            checked.push({ file, outcome: error ? 'rejected' : 'ok', rows: error ? null : rows, error: error?.message ?? null });
+            const { rows, skippedRows, error } =
+              content.kind === 'refused' ? { rows: 0, skippedRows: 0, error: content.error } : await findBadRows(content.path, s.layout);
+            checked.push({
+              file,
+              outcome: error ? 'rejected' : 'ok',
+              rows: error ? null : rows,
+              skipped_rows: error ? null : skippedRows,
+              error: error?.message ?? null,
+            });
           } finally {
             await removeContent(content, file);
           }
@@ -65,7 +72,8 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
         process.stdout.write(`${jsonDocument({ files: checked, exit_status: exitStatus })}\n`);
       } else {
         for (const c of checked) {
-          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows` : `rejected: ${c.error}`;
+          const left = c.skipped_rows ? ` (and ${c.skipped_rows} left out by the layout's skipRows)` : '';
+          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}` : `rejected: ${c.error}`;
           process.stdout.write(`${printable(c.file)}: ${printable(what)}\n`);
         }
       }

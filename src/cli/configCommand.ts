@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { SETTING_KEYS, resolveSettings, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
+import { OPTION_TABLE, SETTING_KEYS } from '../config/optionTable.js';
+import { resolveSettings, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withConfigOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 import { textTable } from '../report/textTable.js';
 
 export interface EffectiveSetting {
@@ -21,21 +22,19 @@ const SECRET = /password|passphrase/i;
 /** The value the settings hold for one key when nothing set it: the default, shown as the run sees it. */
 function defaultOf(key: string, s: Settings): string | null {
   const v: Record<string, unknown> = {
-    archive: s.intake ? 'beside the intake' : null,
-    duplicates: s.intake ? 'beside the intake' : null,
-    rejected: s.intake ? 'beside the intake' : null,
+    archive: s.intake ? OPTION_TABLE.archive.default : null,
+    duplicates: s.intake ? OPTION_TABLE.duplicates.default : null,
+    rejected: s.intake ? OPTION_TABLE.rejected.default : null,
     stableFor: s.stableForSeconds,
     maxWait: s.maxWaitSeconds,
     claimLease: s.claimLeaseSeconds,
     ledgerTimeout: s.ledgerTimeoutSeconds,
     dbTimeout: s.dbTimeoutSeconds,
     maxRecordBytes: s.layout.maxRecordBytes,
-    maxInflateRatio: s.decode.maxInflateRatio,
-    maxDecodedBytes: s.decode.maxDecodedBytes,
-    layout: 'default',
+    layout: OPTION_TABLE.layout.default,
     maxAge: `${s.maxAgeSeconds}s`,
     knownHosts: s.sftp.knownHosts,
-    mode: 'manual on a terminal, else scheduled',
+    mode: OPTION_TABLE.mode.default,
     databaseUrl: LIBPQ.some((k) => process.env[k]) ? 'from the PG* variables' : null,
   };
   if (key in v) return v[key] === null ? null : String(v[key]);
@@ -77,7 +76,7 @@ export function effectiveConfig(flags: RawFlags, env: NodeJS.ProcessEnv = proces
 }
 
 export function registerConfig(program: Command): void {
-  withSftpOptions(withConfigOptions(withFolderOptions(program.command('config'))))
+  withSettingOptions(program.command('config'), 'config')
     .description('print the effective configuration (secrets hidden) and where each value came from: flag, environment, file, default')
     .option('--json', 'one JSON object')
     .action((flags: RawFlags & { json?: boolean }) => {

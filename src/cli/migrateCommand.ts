@@ -1,48 +1,72 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
-import { ledgerFromSettings } from './ledgerFromSettings.js';
-import { connectFinance } from '../load/connectFinance.js';
-import { migrateFinance } from '../load/migrateFinance.js';
+import { withResources } from './resources.js';
+import { financeMigrationSql, migrateFinance } from '../load/migrateFinance.js';
 import { assertMigratePrivileges } from '../load/financePrivileges.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withConfigOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 
 export interface MigrateResult {
   financeSchema: string;
   financeVersion: number;
   /** finance migrations applied by this call (none when it was up to date) */
   applied: number[];
+  /** the layout's table, and what migrate did to it (created, columns added; none when it fit) */
+  table: string;
+  tableChanges: string[];
   ledger: string;
 }
 
 export function registerMigrate(program: Command): void {
-  withConfigOptions(program.command('migrate'))
+  withSettingOptions(program.command('migrate'), 'migrate')
     .description('create or upgrade the ledger and the finance schema')
     .option('--json', 'one JSON object')
-    .action(async (flags: RawFlags & { json?: boolean }) => {
-      const r = await migrateEverything(resolveSettings(flags));
+    .option(
+      '--print-sql',
+      "print the SQL migrate would run on the finance database (pending migrations, the layout's table) and change nothing",
+    )
+    .action(async (flags: RawFlags & { json?: boolean; printSql?: boolean }) => {
+      const s = resolveSettings(flags);
+      if (flags.printSql) {
+        process.stdout.write(`${await printSql(s)}\n`);
+        return;
+      }
+      const r = await migrateEverything(s);
       process.stdout.write(`${flags.json ? jsonDocument({ ...r }) : migrateLine(r)}\n`);
     });
 }
 
-/** Migrates the finance schema and the ledger. */
+function printSql(s: Settings): Promise<string> {
+  return withResources(s, async (r) => financeMigrationSql(await r.finance('migrate'), s.schema, s.layout));
+}
+
+/** Migrates the finance schema, the layout's table and the ledger. */
 async function migrateEverything(s: Settings): Promise<MigrateResult> {
-  const db = await connectFinance(s.databaseUrl, { timeoutSeconds: s.dbTimeoutSeconds, onLost: () => undefined });
-  let finance;
-  try {
+  return withResources(s, async (r) => {
+    const db = await r.finance('migrate');
     await assertMigratePrivileges(db, s.schema);
-    finance = await migrateFinance(db, s.schema);
-  } finally {
-    await db.end();
-  }
-  const ledger = await ledgerFromSettings(s, { create: true });
-  await ledger.close();
-  return { financeSchema: s.schema, financeVersion: finance.current, applied: finance.applied, ledger: ledger.location };
+    const finance = await migrateFinance(db, s.schema, s.layout);
+    const ledger = await r.ledger({ create: true });
+    return {
+      financeSchema: s.schema,
+      financeVersion: finance.current,
+      applied: finance.applied,
+      table: finance.table,
+      tableChanges: finance.tableChanges,
+      ledger: ledger.location,
+    };
+  });
 }
 
 function migrateLine(r: MigrateResult): string {
   const applied = r.applied.length ? `applied ${r.applied.join(', ')}` : 'up to date';
-  return `migrate done: finance schema ${r.financeSchema} at version ${r.financeVersion} (${applied}); ledger ${r.ledger} current`;
+  const table =
+    r.tableChanges.length === 0
+      ? 'fits its layout'
+      : r.tableChanges[0]!.startsWith('CREATE')
+        ? 'created'
+        : `given ${r.tableChanges.length} new column(s)`;
+  return `migrate done: finance schema ${r.financeSchema} at version ${r.financeVersion} (${applied}); table ${r.table} ${table}; ledger ${r.ledger} current`;
 }
 
 /** Migrates the finance schema and the ledger; returns the one-line report. */

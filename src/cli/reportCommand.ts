@@ -2,13 +2,13 @@ import type { Command } from 'commander';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { EXIT_PROBLEM, UsageError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { ledgerFromSettings } from './ledgerFromSettings.js';
+import { withResources } from './resources.js';
 import { eventJson, fileHistory, formatHistory } from '../report/history.js';
 import { decisionJson, formatRunReport, runReport } from '../report/runReport.js';
 import { formatRuns, runJson } from '../report/runsReport.js';
 import { formatSkips, skipsByWeek } from '../report/skipsReport.js';
 import { jsonDocument } from './jsonOutput.js';
-import { withConfigOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 
 interface ReportFlags extends RawFlags {
   json?: boolean;
@@ -25,13 +25,8 @@ function count(value: string | undefined, fallback: number, flag: string, max: n
   return Number(value);
 }
 
-async function withLedger<T>(s: Settings, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
-  const ledger = await ledgerFromSettings(s);
-  try {
-    return await fn(ledger);
-  } finally {
-    await ledger.close();
-  }
+function withLedger<T>(s: Settings, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+  return withResources(s, async (r) => fn(await r.ledger()));
 }
 
 const print = (text: string) => process.stdout.write(`${text}\n`);
@@ -39,7 +34,7 @@ const print = (text: string) => process.stdout.write(`${text}\n`);
 export function registerReports(program: Command, setExit: (status: number) => void): void {
   const report = program.command('report').description('what the ledger says: recent runs, one run file by file, weekly skips');
 
-  withConfigOptions(report.command('runs'))
+  withSettingOptions(report.command('runs'), 'report')
     .description('the recent runs, newest first: how each ended and why, host, duration, counts, exit status')
     .option('--last <n>', 'how many runs (default 20)')
     .option('--json', 'one JSON object')
@@ -48,7 +43,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
       print(flags.json ? jsonDocument({ runs: runs.map(runJson) }) : formatRuns(runs));
     });
 
-  withConfigOptions(report.command('run'))
+  withSettingOptions(report.command('run'), 'report')
     .argument('[run-id]', 'the run (default: the latest)')
     .description('every file decision of one run, with its outcome, rows and reason or the original it duplicated')
     .option('--json', 'one JSON object')
@@ -60,7 +55,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
       else print(r ? formatRunReport(r) : runId === undefined ? 'no runs recorded yet' : `no run ${runId} in the ledger`);
     });
 
-  withConfigOptions(report.command('skips'))
+  withSettingOptions(report.command('skips'), 'report')
     .description('the weekly review: skips and holds per ISO week; rejected, failed, not-ready and ignored files')
     .option('--weeks <n>', 'how many weeks back (default 8)')
     .option('--json', 'one JSON object')
@@ -70,7 +65,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
       print(flags.json ? jsonDocument({ ...result }) : formatSkips(result));
     });
 
-  withConfigOptions(program.command('history'))
+  withSettingOptions(program.command('history'), 'history')
     .argument('<file-or-sha256>', 'a file name (or path), a content SHA-256, or its first 8 or more hex digits')
     .description('every ledger event for one file or content, oldest first; exit 1 when nothing matches')
     .option('--json', 'one JSON object')

@@ -1,17 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
-import type { Intake } from '../intake/intake.js';
 import { globToRegExp, isUnsafeName } from '../intake/names.js';
 import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
-import { openArchive } from '../intake/openIntake.js';
-import { ledgerFromSettings } from './ledgerFromSettings.js';
 import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
-import { openFinanceForLoading } from './financeConnection.js';
-import { createLogger } from './logger.js';
 import { operatorName } from './operator.js';
+import { reprocessExitStatus } from './exitStatus.js';
+import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
-import { TerminalStatus } from './terminal.js';
 
 export interface ReprocessFlags {
   reprocess?: boolean;
@@ -53,15 +49,13 @@ export function reprocessNames(flags: ReprocessFlags): string[] {
 
 export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: string[]): Promise<ReprocessResult> {
   const decode = await loadDecodeOptions(s.decode, globToRegExp(s.pattern));
-  const logger = createLogger({ level: s.logLevel, file: s.logFile, status: new TerminalStatus() });
-  const ledger = await ledgerFromSettings(s);
-  let db;
-  let archive: Intake | null = null;
-  try {
-    db = await openFinanceForLoading(s, logger);
-    archive = await openArchive(s, logger);
+  return withResources(s, async (r) => {
+    const logger = r.logger();
+    const ledger = await r.ledger();
+    const db = await r.finance('load');
+    const archive = await r.archive();
     if (!archive) throw new UsageError('there is no archive folder yet: nothing was ever loaded to reprocess');
-    return await runReprocess({
+    return runReprocess({
       ledger,
       db,
       schema: s.schema,
@@ -73,13 +67,10 @@ export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: s
       dryRun: flags.dryRun === true,
       stagingRoot: s.staging,
       logger,
+      exitStatusFor: reprocessExitStatus,
       decode,
     });
-  } finally {
-    await archive?.close();
-    await db?.end().catch(() => undefined);
-    await ledger.close();
-  }
+  });
 }
 
 export function reprocessLine(r: ReprocessResult): string {

@@ -1,26 +1,24 @@
 import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { UsageError, errorMessage, exitStatusOf } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS } from '../ledger/types.js';
 import { newRunId } from '../pipeline/runId.js';
 import { writeRunMetrics, type RunMetricsInput } from '../report/metricsFile.js';
-import { DEFAULTS, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
+import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import type pg from 'pg';
 import type { Intake } from '../intake/intake.js';
-import { checkIntakeSetting, openIntake } from '../intake/openIntake.js';
+import { checkIntakeSetting } from '../intake/openIntake.js';
 import { globToRegExp } from '../intake/names.js';
-import { ledgerFromSettings } from './ledgerFromSettings.js';
 import type { RunMode } from '../ledger/types.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
-import { openFinanceForLoading } from './financeConnection.js';
-import { createLogger } from './logger.js';
-import { withConfigOptions, withDecodeOptions, withFolderOptions, withSftpOptions } from './options.js';
+import { withSettingOptions } from './options.js';
 import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
+import { runExitStatus } from './exitStatus.js';
+import { withResources } from './resources.js';
 import { summaryJson, summaryLine } from './summaryOutput.js';
-import { TerminalStatus } from './terminal.js';
 
 export interface RunFlags extends RawFlags {
   json?: boolean;
@@ -28,37 +26,8 @@ export interface RunFlags extends RawFlags {
 }
 
 export function registerRun(program: Command, setExit: (status: number) => void): void {
-  withDecodeOptions(withSftpOptions(withConfigOptions(withFolderOptions(program.command('run')))))
+  withSettingOptions(program.command('run'), 'run')
     .description('one ingest run: every ready file in the intake loaded, skipped, held or rejected')
-    .option(
-      '--stable-for <seconds>',
-      `a file is complete when unchanged this long; 0 turns the wait off (env SETTLE_STABLE_FOR; default ${DEFAULTS.stableFor})`,
-    )
-    .option('--max-wait <seconds>', `how long a run waits for growing files (env SETTLE_MAX_WAIT; default ${DEFAULTS.maxWait})`)
-    .option(
-      '--claim-lease <seconds>',
-      `how long a claim holds before another host may take it over (env SETTLE_CLAIM_LEASE; default ${DEFAULTS.claimLease})`,
-    )
-    .option('--staging <dir>', 'private folder for staging copies (env SETTLE_STAGING; default the system temp folder)')
-    .addOption(
-      new Option('--mode <mode>', 'recorded in the ledger (env SETTLE_MODE; default: manual on a terminal, else scheduled)').choices([
-        'scheduled',
-        'manual',
-      ]),
-    )
-    .option(
-      '--ignore <glob...>',
-      'known neighbours in the intake (a README) that are neither taken nor counted (env SETTLE_IGNORE, commas)',
-    )
-    .option(
-      '--max-waiting-runs <n>',
-      `a file still waiting in the intake after this many runs makes the run exit 1 (env SETTLE_MAX_WAITING_RUNS; default ${DEFAULTS.maxWaitingRuns})`,
-    )
-    .option(
-      '--ready-marker <suffix>',
-      "take NAME only once the partner's NAME+suffix sidecar exists (.done); it moves with NAME (env SETTLE_READY_MARKER)",
-    )
-    .option('--metrics-file <path>', 'write a Prometheus text file here after every run (env SETTLE_METRICS_FILE)')
     .option('--json', 'print the summary as one JSON object with one entry per file')
     .option('--reprocess', 'reload already-loaded files from the archive with this release, replacing their rows')
     .option('--reason <text>', 'with --reprocess: why (kept in the ledger with the operator)')
@@ -106,75 +75,72 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
   const ignore = s.ignore.map(globToRegExp);
   // keys are read and unlocked before a run is recorded: a wrong passphrase touches nothing (exit 2)
   const decode = await loadDecodeOptions(s.decode, pattern);
-  const status = new TerminalStatus();
-  const logger = createLogger({ level: s.logLevel, file: s.logFile, status });
-  const mode = s.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled');
-  const startedAt = Date.now();
-  const metrics = (m: RunMetricsInput) => (s.metricsFile ? writeRunMetrics(s.metricsFile, m, logger) : Promise.resolve());
-  let ledger: Ledger;
-  try {
-    ledger = await ledgerFromSettings(s);
-  } catch (err) {
-    // not even a ledger to record the run in: the log file and the metrics still say so
-    if (s.logFile) logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
-    await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS });
-    throw err;
-  }
-  let db: pg.Client | undefined;
-  let intake: Intake | undefined;
-  const stopping = stopOnSignal();
-  let runId: string | undefined;
-  let metricsWritten = false;
-  try {
-    runId = await ledger.startRun({ mode, host: hostname(), pid: process.pid }, () => newRunId());
+  return withResources(s, async (r) => {
+    const logger = r.logger();
+    const mode = s.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled');
+    const startedAt = Date.now();
+    const metrics = (m: RunMetricsInput) => (s.metricsFile ? writeRunMetrics(s.metricsFile, m, logger) : Promise.resolve());
+    let ledger: Ledger;
     try {
-      // cheapest and most likely refusals first: the database being down stops the run before any download
-      db = await openFinanceForLoading(s, logger, stopping.signal);
-      intake = await openIntake(s, logger);
-      await assertStagingUsable(s.staging);
+      ledger = await r.ledger();
     } catch (err) {
-      const reason = errorMessage(err);
-      // on stderr the one-line error below says it already; a log file must say it too
-      if (s.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
-      await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
-      metricsWritten = true;
-      await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS, ledger });
+      // not even a ledger to record the run in: the log file and the metrics still say so
+      if (s.logFile) logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
+      await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS });
       throw err;
     }
-    const result = await runIngest({
-      runId,
-      intake,
-      ledger,
-      db,
-      schema: s.schema,
-      layout: s.layout,
-      pattern,
-      ignore,
-      readyMarker: s.readyMarker,
-      maxWaitingRuns: s.maxWaitingRuns,
-      stableForSeconds: s.stableForSeconds,
-      maxWaitSeconds: s.maxWaitSeconds,
-      claimLeaseSeconds: s.claimLeaseSeconds,
-      mode,
-      stagingRoot: s.staging,
-      logger,
-      onProgress: (file, rows) => status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
-      stop: stopping.signal,
-      decode,
-    });
-    metricsWritten = true;
-    await metrics({ startedAt, exitStatus: result.exitStatus, counts: result.counts, ledger, intake });
-    return result;
-  } catch (err) {
-    if (!metricsWritten) await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS, ledger }).catch(() => undefined);
-    throw err;
-  } finally {
-    stopping.dispose();
-    status.clear();
-    await intake?.close();
-    await db?.end().catch(() => undefined);
-    await ledger.close();
-  }
+    const stopping = stopOnSignal();
+    let metricsWritten = false;
+    try {
+      const runId = await ledger.startRun({ mode, host: hostname(), pid: process.pid }, () => newRunId());
+      let db: pg.Client;
+      let intake: Intake;
+      try {
+        // cheapest and most likely refusals first: the database being down stops the run before any download
+        db = await r.finance('load', stopping.signal);
+        intake = await r.intake();
+        await assertStagingUsable(s.staging);
+      } catch (err) {
+        const reason = errorMessage(err);
+        // on stderr the one-line error below says it already; a log file must say it too
+        if (s.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
+        await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
+        metricsWritten = true;
+        await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS, ledger });
+        throw err;
+      }
+      const result = await runIngest({
+        runId,
+        intake,
+        ledger,
+        db,
+        schema: s.schema,
+        layout: s.layout,
+        pattern,
+        ignore,
+        readyMarker: s.readyMarker,
+        maxWaitingRuns: s.maxWaitingRuns,
+        stableForSeconds: s.stableForSeconds,
+        maxWaitSeconds: s.maxWaitSeconds,
+        claimLeaseSeconds: s.claimLeaseSeconds,
+        mode,
+        stagingRoot: s.staging,
+        logger,
+        onProgress: (file, rows) => r.status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
+        stop: stopping.signal,
+        exitStatusFor: runExitStatus,
+        decode,
+      });
+      metricsWritten = true;
+      await metrics({ startedAt, exitStatus: result.exitStatus, counts: result.counts, ledger, intake });
+      return result;
+    } catch (err) {
+      if (!metricsWritten) await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS, ledger }).catch(() => undefined);
+      throw err;
+    } finally {
+      stopping.dispose();
+    }
+  });
 }
 
 /** A staging folder that is missing or not a folder is configuration (exit 2), said before any run work. */

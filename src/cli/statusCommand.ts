@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { DEFAULTS, resolveSettings, type RawFlags } from '../config/settings.js';
+import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { errorMessage } from '../errors.js';
 import { judgeStatus, STATUS_EXIT, statusFacts, statusJson, statusLine, type StatusFacts, type StatusLimits } from '../report/status.js';
 import { jsonDocument } from './jsonOutput.js';
-import { ledgerFromSettings } from './ledgerFromSettings.js';
-import { withConfigOptions } from './options.js';
+import { withResources } from './resources.js';
+import { withSettingOptions } from './options.js';
 
 interface StatusFlags extends RawFlags {
   json?: boolean;
@@ -25,12 +25,7 @@ async function check(flags: StatusFlags): Promise<number> {
   try {
     const s = resolveSettings(flags);
     limits = { maxAgeSeconds: s.maxAgeSeconds, maxWaitingRuns: s.maxWaitingRuns };
-    const ledger = await ledgerFromSettings(s);
-    try {
-      facts = await statusFacts(ledger, limits);
-    } finally {
-      await ledger.close();
-    }
+    facts = await withResources(s, async (r) => statusFacts(await r.ledger(), limits));
   } catch (err) {
     return unknown(flags, errorMessage(err));
   }
@@ -44,16 +39,8 @@ async function check(flags: StatusFlags): Promise<number> {
  * It reads the ledger only, so it answers while the finance database or the intake is down.
  */
 export function registerStatus(program: Command, setExit: (status: number) => void): void {
-  const cmd = withConfigOptions(program.command('status'))
+  const cmd = withSettingOptions(program.command('status'), 'status')
     .description('the monitoring check, on one line: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN')
-    .option(
-      '--max-age <duration>',
-      `CRITICAL when no run succeeded within this (seconds, or 90m, 26h, 2d; env SETTLE_MAX_AGE; default ${DEFAULTS.maxAge})`,
-    )
-    .option(
-      '--max-waiting-runs <n>',
-      `WARNING when a file has waited in the intake more runs than this (env SETTLE_MAX_WAITING_RUNS; default ${DEFAULTS.maxWaitingRuns})`,
-    )
     .option('--json', 'one JSON object')
     .action(async (flags: StatusFlags) => setExit(await check(flags)));
   // a mistyped flag is UNKNOWN on stdout, where the monitoring system looks

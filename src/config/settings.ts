@@ -3,53 +3,13 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { homedir, tmpdir } from 'node:os';
 import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
-import { DEFAULT_LAYOUT, DEFAULT_MAX_RECORD_BYTES, parseLayout, type Layout } from '../load/layout.js';
+import { DEFAULT_LAYOUT, type Layout } from '../load/layout.js';
+import { parseLayout } from '../load/parseLayout.js';
 import { nearest } from './nearest.js';
 import type { DecodeSettings } from '../load/decode/decodeSettings.js';
+import { DEFAULTS, LOG_LEVELS, OPTION_TABLE, RUN_MODES, SETTING_KEYS, type OptionSpec, type SettingKey } from './optionTable.js';
 
-/**
- * Every option, from (highest first) flags, the environment, the --config JSON file, and
- * the defaults. `key` is the config file's name, `env` the variable's.
- */
-const OPTIONS = {
-  intake: { env: 'SETTLE_INTAKE', kind: 'string' },
-  archive: { env: 'SETTLE_ARCHIVE', kind: 'string' },
-  duplicates: { env: 'SETTLE_DUPLICATES', kind: 'string' },
-  rejected: { env: 'SETTLE_REJECTED', kind: 'string' },
-  pattern: { env: 'SETTLE_PATTERN', kind: 'string' },
-  ledger: { env: 'SETTLE_LEDGER', kind: 'string' },
-  databaseUrl: { env: 'DATABASE_URL', kind: 'string' },
-  schema: { env: 'SETTLE_SCHEMA', kind: 'string' },
-  stableFor: { env: 'SETTLE_STABLE_FOR', kind: 'seconds' },
-  maxWait: { env: 'SETTLE_MAX_WAIT', kind: 'seconds' },
-  claimLease: { env: 'SETTLE_CLAIM_LEASE', kind: 'seconds' },
-  ledgerTimeout: { env: 'SETTLE_LEDGER_TIMEOUT', kind: 'seconds' },
-  dbTimeout: { env: 'SETTLE_DB_TIMEOUT', kind: 'seconds' },
-  staging: { env: 'SETTLE_STAGING', kind: 'string' },
-  logFile: { env: 'SETTLE_LOG_FILE', kind: 'string' },
-  logLevel: { env: 'SETTLE_LOG_LEVEL', kind: 'string' },
-  sftpKey: { env: 'SETTLE_SFTP_KEY', kind: 'string' },
-  knownHosts: { env: 'SETTLE_KNOWN_HOSTS', kind: 'string' },
-  hostKeyFingerprint: { env: 'SETTLE_HOST_KEY_FINGERPRINT', kind: 'string' },
-  /** never a flag: only the environment or the config file */
-  sftpPassword: { env: 'SETTLE_SFTP_PASSWORD', kind: 'string' },
-  maxRecordBytes: { env: 'SETTLE_MAX_RECORD_BYTES', kind: 'bytes' },
-  layout: { env: null, kind: 'layout' },
-  ignore: { env: 'SETTLE_IGNORE', kind: 'globs' },
-  maxWaitingRuns: { env: 'SETTLE_MAX_WAITING_RUNS', kind: 'count' },
-  metricsFile: { env: 'SETTLE_METRICS_FILE', kind: 'string' },
-  readyMarker: { env: 'SETTLE_READY_MARKER', kind: 'string' },
-  maxAge: { env: 'SETTLE_MAX_AGE', kind: 'duration' },
-  mode: { env: 'SETTLE_MODE', kind: 'string' },
-  pgpKey: { env: 'SETTLE_PGP_KEY', kind: 'string' },
-  pgpVerifyKey: { env: 'SETTLE_PGP_VERIFY_KEY', kind: 'string' },
-  /** never a flag: only the environment or the config file */
-  pgpPassphrase: { env: 'SETTLE_PGP_PASSPHRASE', kind: 'string' },
-  maxInflateRatio: { env: 'SETTLE_MAX_INFLATE_RATIO', kind: 'count' },
-  maxDecodedBytes: { env: 'SETTLE_MAX_DECODED_BYTES', kind: 'bytes' },
-} as const;
-
-type Key = keyof typeof OPTIONS;
+type Key = SettingKey;
 export type RawFlags = Partial<Record<Key | 'config', unknown>>;
 
 export interface Settings {
@@ -92,24 +52,6 @@ export interface Settings {
   decode: DecodeSettings;
 }
 
-export const DEFAULTS = {
-  pattern: 'settle_*.csv',
-  ledger: './settle-ledger.sqlite',
-  schema: 'settle',
-  maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
-  stableFor: 30,
-  maxWait: 300,
-  claimLease: 7200,
-  ledgerTimeout: 15,
-  dbTimeout: 60,
-  logLevel: 'info',
-  maxWaitingRuns: 2,
-  maxAge: '26h',
-  maxInflateRatio: 100,
-  maxDecodedBytes: 16 * 1024 ** 3,
-} as const;
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 
 function readConfigFile(path: string): Record<string, unknown> {
@@ -129,9 +71,9 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new UsageError(`config file ${path} must hold one JSON object`);
   }
   for (const key of Object.keys(parsed)) {
-    if (!(key in OPTIONS)) {
-      const guess = nearest(key, Object.keys(OPTIONS));
-      const hint = guess ? `did you mean "${guess}"?` : `known: ${Object.keys(OPTIONS).join(', ')}`;
+    if (!(key in OPTION_TABLE)) {
+      const guess = nearest(key, SETTING_KEYS);
+      const hint = guess ? `did you mean "${guess}"?` : `known: ${SETTING_KEYS.join(', ')}`;
       throw new UsageError(`config file ${path}: unknown setting "${key}" (${hint})`);
     }
   }
@@ -233,8 +175,6 @@ export interface Picked {
   source: SettingSource;
 }
 
-export const SETTING_KEYS = Object.keys(OPTIONS) as Key[];
-
 /** The one precedence rule: a setting's value from a flag, else the environment, else the config file. */
 export function settingPicker(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): (key: Key) => Picked | undefined {
   const configPath = (flags.config as string | undefined) ?? env.SETTLE_CONFIG;
@@ -242,28 +182,12 @@ export function settingPicker(flags: RawFlags, env: NodeJS.ProcessEnv = process.
   const fileDir = configPath ? dirname(resolve(configPath)) : undefined;
 
   return (key: Key): Picked | undefined => {
-    const spec = OPTIONS[key];
-    if (flags[key] !== undefined) {
-      return { value: flags[key], from: `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, source: 'flag' };
-    }
+    const spec: OptionSpec = OPTION_TABLE[key];
+    if (flags[key] !== undefined) return { value: flags[key], from: spec.flag ?? key, source: 'flag' };
     if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '')
       return { value: env[spec.env], from: spec.env, source: 'environment' };
     if (file[key] !== undefined) {
-      const pathLike = [
-        'intake',
-        'archive',
-        'duplicates',
-        'rejected',
-        'ledger',
-        'staging',
-        'logFile',
-        'metricsFile',
-        'sftpKey',
-        'knownHosts',
-        'pgpKey',
-        'pgpVerifyKey',
-      ].includes(key);
-      return { value: pathLike ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"`, source: 'file' };
+      return { value: spec.path ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"`, source: 'file' };
     }
     return undefined;
   };
@@ -286,14 +210,15 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
   const schema = str('schema') ?? DEFAULTS.schema;
   if (!SCHEMA_NAME.test(schema)) throw new UsageError(`schema "${schema}" must be a lower-case SQL identifier`);
   const logLevel = str('logLevel') ?? DEFAULTS.logLevel;
-  if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`log level "${logLevel}" must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new UsageError(`log level "${logLevel}" must be one of ${LOG_LEVELS.join(', ')}`);
   const claimLeaseSeconds = secs('claimLease');
   if (claimLeaseSeconds < 60) throw new UsageError(`claim lease of ${claimLeaseSeconds}s is too short: a load must fit in it`);
   const dbTimeoutSeconds = secs('dbTimeout');
   if (dbTimeoutSeconds < 1) throw new UsageError(`database timeout of ${dbTimeoutSeconds}s is too short: it must be at least 1s`);
   const layoutPick = pick('layout');
-  const mode = str('mode');
-  if (mode !== undefined && mode !== 'scheduled' && mode !== 'manual') throw new UsageError(`mode "${mode}" must be scheduled or manual`);
+  const mode = str('mode') as Settings['mode'];
+  if (mode !== undefined && !RUN_MODES.includes(mode)) throw new UsageError(`mode "${mode}" must be ${RUN_MODES.join(' or ')}`);
   const recordPick = pick('maxRecordBytes');
   const maxRecordBytes = recordPick ? recordBytes(recordPick.value, recordPick.from) : DEFAULTS.maxRecordBytes;
 

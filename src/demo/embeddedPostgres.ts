@@ -7,7 +7,7 @@ import pg from 'pg';
 export interface RunningPostgres {
   /** a connection URL for one database of this server */
   url(database: string): string;
-  createDatabase(name: string, template?: string): Promise<void>;
+  createDatabase(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -46,7 +46,7 @@ async function letPostgresUserReachBinaries(): Promise<void> {
 }
 const PASSWORD = 'settle-ingest-local';
 
-/** For a test's own server: more `-c` settings (later ones win), and a step once the data folder exists. */
+/** More `-c` settings (later ones win), and a step once the data folder exists (e.g. for TLS). */
 export interface EmbeddedExtras {
   flags?: string[];
   beforeStart?: (dataDir: string) => Promise<void>;
@@ -73,7 +73,8 @@ export async function startEmbeddedPostgres(
     password: PASSWORD,
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200', ...(extra.flags ?? [])],
+    // a throwaway server: nothing in it outlives the demo, so durability buys nothing
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', ...(extra.flags ?? [])],
     onLog,
     onError: (e) => onLog(String(e)),
   });
@@ -83,12 +84,11 @@ export async function startEmbeddedPostgres(
   const url = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
   return {
     url,
-    async createDatabase(name, template) {
+    async createDatabase(name) {
       const client = new pg.Client({ connectionString: url('postgres') });
       await client.connect();
       try {
-        const t = template ? ` TEMPLATE ${client.escapeIdentifier(template)}` : '';
-        await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}${t}`);
+        await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
       } finally {
         await client.end();
       }

@@ -50,16 +50,11 @@ export interface RouteResult {
 
 export type Destination = 'archive' | 'duplicates' | 'rejected';
 
-/** Where settlement files come from and where they go when their outcome is final. */
-export interface Intake {
+/** A folder whose files are read and never moved: what `audit`, `adopt` and reprocessing need of the archive. */
+export interface FolderReader {
   /** for messages and the ledger, e.g. `/data/settle/intake` or `sftp://ingest@sftp.example:22/in` */
   readonly description: string;
-  /**
-   * Whether file mtimes come from this host's clock. Only then may an old mtime alone show
-   * that a file is complete; a server's clock may be skewed, so there it must be watched.
-   */
-  readonly mtimeIsLocalClock: boolean;
-  /** every entry of the intake folder but folders: regular files, and the others marked `notRegular` */
+  /** every entry of the folder but folders: regular files, and the others marked `notRegular` */
   list(): Promise<IntakeEntry[]>;
   /** null when the file is gone (another run took it) */
   stat(name: string): Promise<IntakeEntry | null>;
@@ -69,6 +64,16 @@ export interface Intake {
    * FileGoneError when it is gone.
    */
   pin(name: string): Promise<PinnedFile>;
+  close(): Promise<void>;
+}
+
+/** Where settlement files come from and where they go when their outcome is final. */
+export interface Intake extends FolderReader {
+  /**
+   * Whether file mtimes come from this host's clock. Only then may an old mtime alone show
+   * that a file is complete; a server's clock may be skewed, so there it must be watched.
+   */
+  readonly mtimeIsLocalClock: boolean;
   /**
    * Moves the decided file to its final folder without ever overwriting: on a name clash it
    * picks a unique suffix. When the name no longer holds the decided file, the staged copy
@@ -84,7 +89,6 @@ export interface Intake {
   landedShape(location: string): Promise<string | null>;
   /** Throws a TransientError when the source cannot be reached (after its own bounded retries). */
   ensureReachable(): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** The file left the intake between listing and use: another run took it. Not an error. */

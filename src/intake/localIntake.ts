@@ -1,25 +1,12 @@
-import { constants } from 'node:fs';
-import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { TransientError, UsageError } from '../errors.js';
-import {
-  FileGoneError,
-  kindOf,
-  NotRegularFileError,
-  type DecidedFile,
-  type Destination,
-  type Intake,
-  type IntakeEntry,
-  type PinnedFile,
-  type RouteResult,
-} from './intake.js';
+import type { DecidedFile, Destination, Intake, IntakeEntry, RouteResult } from './intake.js';
 import { findLanded } from './findLanded.js';
+import { isGone, LocalFolder } from './localFolder.js';
 import { sha256OfPath } from './sha256Of.js';
-import { moveNoOverwrite, pinOf, recoverInterruptedMoves, sameFolder } from './moveNoOverwrite.js';
-
-const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;
-const isGone = (err: unknown) => errCode(err) === 'ENOENT';
+import { moveNoOverwrite, recoverInterruptedMoves, sameFolder } from './moveNoOverwrite.js';
 
 export interface LocalFolders {
   intake: string;
@@ -37,8 +24,7 @@ export async function refuseIntakeAliases(f: LocalFolders): Promise<void> {
   }
 }
 
-export class LocalIntake implements Intake {
-  readonly description: string;
+export class LocalIntake extends LocalFolder implements Intake {
   readonly mtimeIsLocalClock = true;
   private recovered = false;
 
@@ -47,7 +33,7 @@ export class LocalIntake implements Intake {
     private readonly folders: LocalFolders,
     private readonly runLog?: Logger,
   ) {
-    this.description = folders.intake;
+    super(folders.intake);
   }
 
   static async open(folders: LocalFolders, runLog?: Logger): Promise<LocalIntake> {
@@ -56,7 +42,7 @@ export class LocalIntake implements Intake {
     return new LocalIntake(folders, runLog);
   }
 
-  async list(): Promise<IntakeEntry[]> {
+  override async list(): Promise<IntakeEntry[]> {
     if (!this.recovered && this.runLog) {
       // a run's first look puts back what a killed run captured while moving it
       this.recovered = true;
@@ -64,52 +50,7 @@ export class LocalIntake implements Intake {
         this.runLog.warn({ event: 'move-interrupted', file: name }, 'put back in the intake after a run was killed while moving it');
       }
     }
-    const entries = await readdir(this.folders.intake, { withFileTypes: true });
-    const files: IntakeEntry[] = [];
-    for (const e of entries) {
-      if (e.isDirectory()) continue;
-      if (!e.isFile()) {
-        const s = await lstat(join(this.folders.intake, e.name)).catch(() => null);
-        if (s) files.push({ name: e.name, size: s.size, mtimeMs: s.mtimeMs, notRegular: kindOf(s) });
-        continue;
-      }
-      const found = await this.stat(e.name);
-      if (found) files.push(found);
-      // a name that is not UTF-8 cannot be reached through its decoded form: listed, for the run to count it
-      else if (e.name.includes('\uFFFD')) files.push({ name: e.name, size: 0, mtimeMs: 0 });
-    }
-    return files;
-  }
-
-  async stat(name: string): Promise<IntakeEntry | null> {
-    try {
-      const s = await stat(join(this.folders.intake, name));
-      return s.isFile() ? { name, size: s.size, mtimeMs: s.mtimeMs } : null;
-    } catch (err) {
-      if (isGone(err)) return null;
-      throw err;
-    }
-  }
-
-  async pin(name: string): Promise<PinnedFile> {
-    const path = join(this.folders.intake, name);
-    const refuse = (what: string, cause?: unknown) => new NotRegularFileError(name, what, { cause });
-    // a look without opening first: a device or FIFO is never opened at all
-    const before = await lstat(path).catch((err) => Promise.reject(isGone(err) ? new FileGoneError(name, { cause: err }) : err));
-    if (!before.isFile()) throw refuse(kindOf(before));
-    // swapped after that look: O_NOFOLLOW refuses a symlink (ELOOP), O_NONBLOCK keeps a FIFO from blocking
-    const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err) => {
-      if (isGone(err)) throw new FileGoneError(name, { cause: err });
-      if (errCode(err) === 'ELOOP') throw refuse('a symbolic link, not a regular file', err);
-      if (errCode(err) === 'ENXIO') throw refuse('a socket or device, not a regular file', err);
-      throw err;
-    });
-    const s = await fh.stat();
-    if (!s.isFile()) {
-      await fh.close();
-      throw refuse(kindOf(s));
-    }
-    return new LocalPinnedFile(fh, pinOf(s));
+    return super.list();
   }
 
   async route(name: string, to: Destination, decided: DecidedFile): Promise<RouteResult> {
@@ -139,30 +80,5 @@ export class LocalIntake implements Intake {
       throw new TransientError(`intake folder ${this.folders.intake} cannot be read: ${(err as Error).message}`, { cause: err });
     });
     if (!s.isDirectory()) throw new TransientError(`intake ${this.folders.intake} is no longer a folder`);
-  }
-
-  async close(): Promise<void> {}
-}
-
-class LocalPinnedFile implements PinnedFile {
-  readonly stream;
-  private closed = false;
-
-  constructor(
-    private readonly fh: FileHandle,
-    readonly pin: ReturnType<typeof pinOf>,
-  ) {
-    this.stream = fh.createReadStream({ highWaterMark: 256 * 1024, start: 0, autoClose: false });
-  }
-
-  async current() {
-    return pinOf(await this.fh.stat());
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.stream.destroy();
-    await this.fh.close().catch(() => undefined);
   }
 }

@@ -4,8 +4,10 @@ import type { Logger } from 'pino';
 import { siblingFolder, type Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
-import type { Intake } from './intake.js';
+import type { FolderReader, Intake } from './intake.js';
+import { LocalFolder } from './localFolder.js';
 import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
+import { SftpFolder, type SftpCredentials } from './sftpFolder.js';
 import { SftpIntake, type SftpFolders } from './sftpIntake.js';
 import { isSftpUrl, parseSftpUrl, type SftpLocation } from './sftpUrl.js';
 
@@ -66,24 +68,30 @@ export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
   return sftp;
 }
 
-function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
+/** How to reach and trust the server of an sftp:// setting. */
+function sftpAccess(s: Settings, loc: SftpLocation): { creds: SftpCredentials; hostKeys: HostKeyPolicy } {
   const hostKeys = s.sftp.hostKeyFingerprint
     ? HostKeyPolicy.pinned(s.sftp.hostKeyFingerprint, loc.host, loc.port)
     : HostKeyPolicy.fromKnownHosts(s.sftp.knownHosts, loc.host, loc.port);
   const { keyPath, keyPassphrase, password, agentSocket } = s.sftp;
-  return SftpIntake.open(loc, folders, { keyPath, keyPassphrase, password, agentSocket }, hostKeys, log);
+  return { creds: { keyPath, keyPassphrase, password, agentSocket }, hostKeys };
 }
 
-/** The archive folder as an intake of its own, for `audit`; null when a local archive does not exist yet. */
-export async function openArchive(s: Settings, log: Logger): Promise<Intake | null> {
+function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
+  const { creds, hostKeys } = sftpAccess(s, loc);
+  return SftpIntake.open(loc, folders, creds, hostKeys, log);
+}
+
+/** The archive folder, to read: for `audit`, `adopt` and reprocessing; null when a local archive does not exist yet. */
+export async function openArchive(s: Settings, log: Logger): Promise<FolderReader | null> {
   if (!s.intake && !s.archive) throw new UsageError('audit needs --intake or --archive to find the archive');
   if (s.intake && isSftpUrl(s.intake)) {
     const loc = parseSftpUrl(s.intake);
-    const archive = s.archive ?? posix.join(posix.dirname(loc.path), 'archive');
-    // only read: the archive is listed and hashed, nothing is moved out of it
-    return openSftp(s, { ...loc, path: archive }, { intake: archive, archive, duplicates: archive, rejected: archive }, log);
+    const archive = { ...loc, path: s.archive ?? posix.join(posix.dirname(loc.path), 'archive') };
+    const { creds, hostKeys } = sftpAccess(s, archive);
+    return SftpFolder.openFolder(archive, 'archive', creds, hostKeys, log);
   }
   const dir = resolve(s.archive ?? siblingFolder(resolve(s.intake!), 'archive'));
   if (!existsSync(dir)) return null;
-  return LocalIntake.open({ intake: dir, archive: dir, duplicates: dir, rejected: dir });
+  return new LocalFolder(dir);
 }

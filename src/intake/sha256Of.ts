@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import type { Intake, PinnedFile } from './intake.js';
+import type { FolderReader, PinnedFile } from './intake.js';
 
 /** The SHA-256 of what a stream carries. */
 export async function sha256OfStream(stream: Readable): Promise<string> {
@@ -21,7 +21,7 @@ export async function sha256OfPinned(file: PinnedFile): Promise<string> {
 }
 
 /** The SHA-256 of a file in a folder read as an intake. */
-export async function sha256Of(folder: Intake, name: string): Promise<string> {
+export async function sha256Of(folder: FolderReader, name: string): Promise<string> {
   return sha256OfPinned(await folder.pin(name));
 }
 

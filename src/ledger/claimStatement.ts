@@ -4,6 +4,14 @@ import type { FileState } from './types.js';
 export const RECLAIMABLE: FileState[] = ['duplicate', 'held', 'rejected', 'failed'];
 
 /**
+ * The rows that hold a content's claim key: a claim, or a load with rows (a file loaded with 0
+ * rows, a partner's "no activity" day, is never the original of a resend). The partial unique
+ * index `processed_files_live_content` has the same condition.
+ */
+export const LIVE = (alias: string) =>
+  `(${alias}.state = 'claimed' OR (${alias}.state = 'loaded' AND COALESCE(${alias}.row_count, -1) <> 0))`;
+
+/**
  * The claim: ONE statement. It inserts the (name, content) as claimed, or takes over a
  * non-live row of the same (name, content). While the content is live (claimed or loaded)
  * under another name, the partial unique index on sha256 refuses the insert: the port
@@ -21,7 +29,7 @@ ON CONFLICT (name, sha256) DO UPDATE SET
   updated_at = excluded.updated_at
 WHERE processed_files.state IN (${RECLAIMABLE.map((s) => `'${s}'`).join(', ')})
   AND NOT EXISTS (SELECT 1 FROM processed_files live
-                  WHERE live.sha256 = excluded.sha256 AND live.state IN ('claimed', 'loaded'))
+                  WHERE live.sha256 = excluded.sha256 AND ${LIVE('live')})
 RETURNING id`;
 
 /** Clears a claim's owner and lease as it becomes final. */

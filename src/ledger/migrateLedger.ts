@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { readMigrations } from '../migrationFiles.js';
+import { readMigrations } from '../db/migrationFiles.js';
 import { UsageError } from '../errors.js';
 
 function currentVersion(db: Database.Database): number {

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { SettleError, TransientError, errorMessage } from '../errors.js';
-import { connectPostgres } from '../pgConnect.js';
-import { PG_UNIQUE_VIOLATION, pgCode } from '../pgErrors.js';
-import { assertPgCurrent, migratePg } from '../pgMigrate.js';
+import { connectPostgres } from '../db/pgConnect.js';
+import { PG_UNIQUE_VIOLATION, pgCode } from '../db/pgErrors.js';
+import { assertPgCurrent, migratePg } from '../db/pgMigrate.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { SqlLedger } from './sqlLedger.js';
 import { numberPlaceholders, type SqlPort, type SqlRow } from './sqlPort.js';

@@ -2,7 +2,7 @@ import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, staleClaimEvent } from './ledgerEvents.js';
 import type { Destination } from '../intake/intake.js';
 import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
-import { CLAIM_SQL, END_CLAIM } from './claimStatement.js';
+import { CLAIM_SQL, END_CLAIM, LIVE } from './claimStatement.js';
 import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL } from './sqlMoves.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
 import { eventRow, fileRow, intentRow, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
@@ -167,7 +167,9 @@ export class SqlLedger implements Ledger {
   /** Contents recorded as loaded (or recovered as loaded) by more than one event: must never happen. */
   async contentsLoadedTwice(): Promise<{ sha256: string; loads: number }[]> {
     const rows = await this.read(
+      // empty files (0 rows) of the same bytes are each loaded: they are never resends
       `SELECT sha256, count(*) AS loads FROM ledger_events WHERE event IN ('loaded', 'recovered') AND sha256 IS NOT NULL
+          AND sha256 NOT IN (SELECT sha256 FROM processed_files WHERE state = 'loaded' AND row_count = 0)
         GROUP BY sha256 HAVING count(*) > 1`,
     );
     return rows.map((r) => ({ sha256: String(r.sha256), loads: Number(r.loads) }));
@@ -183,9 +185,9 @@ export class SqlLedger implements Ledger {
     return (await this.files('name = ? AND sha256 = ?', [name, sha256]))[0];
   }
 
-  /** The row that currently owns this content (claimed or loaded), if any. */
+  /** The row that currently owns this content (claimed, or loaded with rows), if any. */
   async liveHolder(sha256: string): Promise<FileRow | undefined> {
-    return (await this.files(`sha256 = ? AND state IN ('claimed', 'loaded')`, [sha256]))[0];
+    return (await this.files(`sha256 = ? AND ${LIVE('processed_files')}`, [sha256]))[0];
   }
 
   filesInState(state: FileState): Promise<FileRow[]> {

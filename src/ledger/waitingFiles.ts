@@ -16,27 +16,35 @@ export interface WaitingFile {
 }
 
 /**
+ * The runs in a row that left `name` waiting in the intake (not ready, held, failed), newest
+ * first back to the last time the name was settled, and when the first of them saw it.
+ */
+export async function runsWaiting(ledger: Ledger, name: string): Promise<{ runs: number; since: string }> {
+  const runs = new Set<string>();
+  let since = '';
+  const events = await ledger.eventsFor(name);
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.name !== name) continue; // the same content under another name is another file
+    if (SETTLED.has(e.event)) break;
+    if (WAITING.has(e.event) && e.runId) {
+      runs.add(e.runId);
+      since = e.at;
+    }
+  }
+  return { runs: runs.size, since };
+}
+
+/**
  * Files this run left waiting that have waited in more than `maxRuns` runs in a row: an
- * upload that never finishes, a twin held forever, a file that fails every night. Read
- * from the ledger's events, newest first, back to the last time the name was settled.
+ * upload that never finishes, a twin held forever, a file that fails every night.
  */
 export async function filesWaitingTooLong(ledger: Ledger, files: FileOutcome[], maxRuns: number): Promise<WaitingFile[]> {
   const late: WaitingFile[] = [];
   for (const f of files) {
     if (!WAITING.has(f.outcome)) continue;
-    const runs = new Set<string>();
-    let since = '';
-    const events = await ledger.eventsFor(f.name);
-    for (let i = events.length - 1; i >= 0; i--) {
-      const e = events[i]!;
-      if (e.name !== f.name) continue; // the same content under another name is another file
-      if (SETTLED.has(e.event)) break;
-      if (WAITING.has(e.event) && e.runId) {
-        runs.add(e.runId);
-        since = e.at;
-      }
-    }
-    if (runs.size > maxRuns) late.push({ name: f.name, outcome: f.outcome, runs: runs.size, since });
+    const { runs, since } = await runsWaiting(ledger, f.name);
+    if (runs > maxRuns) late.push({ name: f.name, outcome: f.outcome, runs, since });
   }
   return late;
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { TransientError, UsageError, errorMessage } from '../errors.js';
-import { connectPostgres, describeTarget, libpqTargetSet } from '../pgConnect.js';
+import { connectPostgres, describeTarget, libpqTargetSet } from '../db/pgConnect.js';
 import { watchStatements } from './statementWatch.js';
 
 export interface FinanceConnectOptions {

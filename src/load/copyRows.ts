@@ -1,12 +1,12 @@
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
-import { PROVENANCE_COLUMNS, type Layout } from './layout.js';
-import { findBadRows, readSettlement } from './readSettlement.js';
+import { keyName, PROVENANCE_COLUMNS, type Layout } from './layout.js';
+import { findBadRows, readSettlement, type ReadStats } from './readSettlement.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import { findFileMarker } from './fileMarker.js';
 import { feedCopy } from './feedCopy.js';
-import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../pgErrors.js';
+import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../db/pgErrors.js';
 import { explainDbWait } from './statementWatch.js';
 
 const { escapeIdentifier } = pg;
@@ -25,7 +25,8 @@ export interface LoadRequest {
 }
 
 export type LoadResult =
-  | { outcome: 'loaded'; rows: number }
+  /** `skippedRows`: rows the layout's skipRows left out, counted and not loaded */
+  | { outcome: 'loaded'; rows: number; skippedRows: number }
   /** the finance database already holds this content: its file marker says who loaded it */
   | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number; deliveredSha256: string | null };
 
@@ -39,12 +40,11 @@ function csvField(value: string | null): string {
 const BATCH_BYTES = 64 * 1024;
 
 /** Turns validated rows into COPY CSV text, in batches, so the stream stays cheap per row. */
-async function* copyText(req: LoadRequest, counter: { rows: number }): AsyncGenerator<string> {
-  const provenance = `,${req.sha256},${csvField(req.name)},`;
-  const runTail = `,${csvField(req.runId)}\n`;
+async function* copyText(req: LoadRequest, loadId: number, counter: { rows: number; stats: ReadStats }): AsyncGenerator<string> {
+  const provenance = `,${loadId},`;
   let batch = '';
-  for await (const row of readSettlement(req.stagedPath, req.layout)) {
-    batch += row.values.map(csvField).join(',') + provenance + row.line + runTail;
+  for await (const row of readSettlement(req.stagedPath, req.layout, { stats: counter.stats })) {
+    batch += row.values.map(csvField).join(',') + provenance + row.line + '\n';
     counter.rows++;
     if (batch.length >= BATCH_BYTES) {
       yield batch;
@@ -55,17 +55,40 @@ async function* copyText(req: LoadRequest, counter: { rows: number }): AsyncGene
   if (batch) yield batch;
 }
 
-/** Streams the staged file's checked rows into the table with COPY; returns how many went in. */
-export async function streamRows(client: pg.ClientBase, req: LoadRequest): Promise<number> {
+/**
+ * Streams the staged file's checked rows into the layout's table with COPY, each carrying its
+ * load and line; returns how many went in and how many the layout's skipRows left out.
+ */
+export async function streamRows(client: pg.ClientBase, req: LoadRequest, loadId: number): Promise<{ rows: number; skippedRows: number }> {
   const columns = [...req.layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
-  const counter = { rows: 0 };
+  const counter = { rows: 0, stats: { skipped: 0 } };
   // A large file may stream for longer than --db-timeout: the COPY is judged by progress
   // (statementWatch.ts cancels it when the server stops taking data), not by its duration.
   await client.query('SET LOCAL statement_timeout = 0');
-  const copy = client.query(copyFrom(`COPY ${escapeIdentifier(req.schema)}.settlement_rows (${columns}) FROM STDIN WITH (FORMAT csv)`));
-  await feedCopy(copyText(req, counter), copy);
+  const table = `${escapeIdentifier(req.schema)}.${escapeIdentifier(req.layout.table)}`;
+  const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT csv)`));
+  await feedCopy(copyText(req, loadId, counter), copy);
   req.onProgress?.(counter.rows);
-  return counter.rows;
+  return { rows: counter.rows, skippedRows: counter.stats.skipped };
+}
+
+/** A new load of a content (its first, or a reload): the integer every row of it carries. */
+export async function startLoad(client: pg.ClientBase, req: LoadRequest, reason: string | null): Promise<number> {
+  const s = escapeIdentifier(req.schema);
+  const r = await client.query<{ load_id: number }>(
+    `INSERT INTO ${s}.loads (sha256, run_id, reason) VALUES ($1, $2, $3) RETURNING load_id`,
+    [req.sha256, req.runId, reason],
+  );
+  const loadId = r.rows[0]!.load_id;
+  await client.query(`UPDATE ${s}.file_loads SET load_id = $2 WHERE sha256 = $1`, [req.sha256, loadId]);
+  return loadId;
+}
+
+/** The rows a load put in: on the file marker and on the load. */
+export async function finishLoad(client: pg.ClientBase, req: LoadRequest, loadId: number, rows: number): Promise<void> {
+  const s = escapeIdentifier(req.schema);
+  await client.query(`UPDATE ${s}.file_loads SET row_count = $2 WHERE sha256 = $1`, [req.sha256, rows]);
+  await client.query(`UPDATE ${s}.loads SET row_count = $2 WHERE load_id = $1`, [loadId, rows]);
 }
 
 /**
@@ -79,7 +102,7 @@ export async function explainFailure(client: pg.ClientBase, req: LoadRequest, er
   const code = pgCode(err);
   if (code === PG_UNIQUE_VIOLATION) {
     const overlap = await describeKeyOverlap(client, req);
-    return new RejectError(overlap.message, { line: overlap.line, field: req.layout.naturalKey }, { cause: err });
+    return new RejectError(overlap.message, { line: overlap.line, field: keyName(req.layout) }, { cause: err });
   }
   if (isContentError(code)) return new RejectError(`the database refused a value: ${(err as Error).message}`, {}, { cause: err });
   return explainDbWait(client, err);
@@ -95,19 +118,28 @@ export async function copyRows(client: pg.ClientBase, req: LoadRequest): Promise
   try {
     // Waits on a concurrent insert of the same content; conflicts once it has committed.
     const marker = await client.query(
-      `INSERT INTO ${s}.file_loads (sha256, file_name, run_id, row_count, delivered_sha256) VALUES ($1, $2, $3, 0, $4)
+      `INSERT INTO ${s}.file_loads (sha256, file_name, run_id, row_count, target_table, delivered_sha256) VALUES ($1, $2, $3, 0, $4, $5)
        ON CONFLICT (sha256) DO NOTHING`,
-      [req.sha256, req.name, req.runId, req.deliveredSha256 ?? req.sha256],
+      [req.sha256, req.name, req.runId, req.layout.table, req.deliveredSha256 ?? req.sha256],
     );
     if (marker.rowCount === 0) {
       await client.query('ROLLBACK');
       const prior = (await findFileMarker(client, req.schema, req.sha256))!;
-      return { ...prior, outcome: 'already-loaded', rows: prior.rowCount };
+      // the same bytes with no rows: another "no activity" day, loaded as such (nothing to guard)
+      if (prior.rowCount === 0) return { outcome: 'loaded', rows: 0, skippedRows: 0 };
+      return {
+        outcome: 'already-loaded',
+        fileName: prior.fileName,
+        runId: prior.runId,
+        rows: prior.rowCount,
+        deliveredSha256: prior.deliveredSha256,
+      };
     }
-    const rows = await streamRows(client, req);
-    await client.query(`UPDATE ${s}.file_loads SET row_count = $2 WHERE sha256 = $1`, [req.sha256, rows]);
+    const loadId = await startLoad(client, req, null);
+    const { rows, skippedRows } = await streamRows(client, req, loadId);
+    await finishLoad(client, req, loadId, rows);
     await client.query('COMMIT');
-    return { outcome: 'loaded', rows };
+    return { outcome: 'loaded', rows, skippedRows };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw await explainFailure(client, req, err);

@@ -1,30 +1,49 @@
 import pg from 'pg';
 
-const { escapeIdentifier } = pg;
+const { escapeIdentifier: id } = pg;
 
 export interface LoadFacts {
   sha256: string;
   fileName: string;
   runId: string;
+  /** the table its rows went to */
+  table: string;
   /** what the file marker says */
   markerRows: number;
-  /** what the table holds for that content */
+  /** what that table holds for the content's current load */
   actualRows: number;
 }
 
-/** Every file marker with the number of rows that really carry its SHA-256. */
+/**
+ * Every file marker with the number of rows that really carry its current load, counted in the
+ * table the marker names (one query per table: each layout has its own). A table that is gone
+ * counts as holding none.
+ */
 export async function loadFacts(client: pg.ClientBase, schema: string): Promise<LoadFacts[]> {
-  const s = escapeIdentifier(schema);
-  const r = await client.query<{ sha256: string; file_name: string; run_id: string; row_count: number; actual: string }>(
-    `SELECT f.sha256, f.file_name, f.run_id, f.row_count,
-            (SELECT count(*) FROM ${s}.settlement_rows r WHERE r.source_sha256 = f.sha256) AS actual
-       FROM ${s}.file_loads f ORDER BY f.loaded_at, f.sha256`,
+  const s = id(schema);
+  const markers = await client.query<{ sha256: string; file_name: string; run_id: string; row_count: number; target_table: string }>(
+    `SELECT sha256, file_name, run_id, row_count, target_table FROM ${s}.file_loads ORDER BY loaded_at, sha256`,
   );
-  return r.rows.map((x) => ({
+  const actual = new Map<string, number>();
+  for (const table of new Set(markers.rows.map((m) => m.target_table))) {
+    const exists = await client.query<{ t: string | null }>(`SELECT to_regclass(format('%I.%I', $1::text, $2::text))::text AS t`, [
+      schema,
+      table,
+    ]);
+    if (!exists.rows[0]?.t) continue;
+    const r = await client.query<{ sha256: string; n: string }>(
+      `SELECT f.sha256, count(r.*) AS n FROM ${s}.file_loads f JOIN ${s}.${id(table)} r ON r.load_id = f.load_id
+        WHERE f.target_table = $1 GROUP BY f.sha256`,
+      [table],
+    );
+    for (const row of r.rows) actual.set(row.sha256, Number(row.n));
+  }
+  return markers.rows.map((x) => ({
     sha256: x.sha256,
     fileName: x.file_name,
     runId: x.run_id,
+    table: `${schema}.${x.target_table}`,
     markerRows: x.row_count,
-    actualRows: Number(x.actual),
+    actualRows: actual.get(x.sha256) ?? 0,
   }));
 }

@@ -1,23 +1,24 @@
 import pg from 'pg';
 import { UsageError, errorMessage } from '../errors.js';
-import { PG_INSUFFICIENT_PRIVILEGE, pgCode } from '../pgErrors.js';
+import { PG_INSUFFICIENT_PRIVILEGE, pgCode } from '../db/pgErrors.js';
 
 /** A table's privileges a command needs, by the table's name in the finance schema. */
 export type TableNeeds = Record<string, readonly ('SELECT' | 'INSERT' | 'UPDATE' | 'DELETE')[]>;
 
-/** What one ingest run does in the finance schema (README, "Database roles": the ingest role). */
-export const RUN_NEEDS: TableNeeds = {
-  schema_migrations: ['SELECT'],
-  file_loads: ['SELECT', 'INSERT', 'UPDATE'],
-  settlement_rows: ['SELECT', 'INSERT'],
-};
+/** What one ingest run does in the finance schema (README, "Database roles": the ingest role), loading into `table`. */
+export function runNeeds(table: string): TableNeeds {
+  return {
+    schema_migrations: ['SELECT'],
+    file_loads: ['SELECT', 'INSERT', 'UPDATE'],
+    loads: ['SELECT', 'INSERT', 'UPDATE'],
+    [table]: ['SELECT', 'INSERT'],
+  };
+}
 
 /** `audit` and `adopt` only read. */
-export const READ_NEEDS: TableNeeds = {
-  schema_migrations: ['SELECT'],
-  file_loads: ['SELECT'],
-  settlement_rows: ['SELECT'],
-};
+export function readNeeds(table: string): TableNeeds {
+  return { schema_migrations: ['SELECT'], file_loads: ['SELECT'], loads: ['SELECT'], [table]: ['SELECT'] };
+}
 
 const SEE = `see README, "Database roles"`;
 

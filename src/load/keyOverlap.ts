@@ -1,9 +1,9 @@
 import pg from 'pg';
-import { quoteValue } from './quoteValue.js';
+import { keyName } from './layout.js';
 import { readSettlement } from './readSettlement.js';
 import type { LoadRequest } from './copyRows.js';
+import { keyLookup } from './keyLookup.js';
 
-const { escapeIdentifier } = pg;
 const SHOW_AT_MOST = 10;
 const LOOKUP_BATCH = 1000;
 
@@ -20,32 +20,31 @@ interface Overlap {
  * Runs only on the failure path, so it may keep the file's keys in memory.
  */
 export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest): Promise<{ message: string; line?: number }> {
-  const keyIndex = req.layout.columns.findIndex((c) => c.name === req.layout.naturalKey);
-  const keyCol = escapeIdentifier(req.layout.naturalKey);
-  const table = `${escapeIdentifier(req.schema)}.settlement_rows`;
+  const lookup = keyLookup(req.schema, req.layout);
   const firstLine = new Map<string, number>();
   const found: Overlap[] = [];
   let total = 0;
-  let batch: { key: string; line: number }[] = [];
+  let batch: { key: string; values: string[]; line: number }[] = [];
 
   const lookUp = async () => {
-    const r = await client.query<{ key: string; source_name: string; run_id: string }>(
-      // rows of this very content are not a clash (they exist when it is being reprocessed)
-      `SELECT ${keyCol} AS key, source_name, run_id FROM ${table} WHERE ${keyCol} = ANY($1::text[]) AND source_sha256 <> $2`,
-      [batch.map((b) => b.key), req.sha256],
+    // rows of this very content are not a clash (they exist when it is being reprocessed)
+    const loaded = await lookup.loadedFrom(
+      client,
+      batch.map((b) => b.values),
+      req.sha256,
     );
-    const loaded = new Map(r.rows.map((row) => [row.key, `${row.source_name} (run ${row.run_id})`]));
     for (const b of batch) {
       const from = loaded.get(b.key);
       if (from === undefined) continue;
       total++;
-      if (found.length < SHOW_AT_MOST) found.push({ ...b, from: `already loaded from ${from}` });
+      if (found.length < SHOW_AT_MOST) found.push({ key: b.key, line: b.line, from: `already loaded from ${from}` });
     }
     batch = [];
   };
 
   for await (const row of readSettlement(req.stagedPath, req.layout)) {
-    const key = row.values[keyIndex]!;
+    const values = lookup.keyOf(row.values);
+    const key = lookup.show(values);
     const seen = firstLine.get(key);
     if (seen !== undefined) {
       total++;
@@ -53,15 +52,15 @@ export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest
       continue;
     }
     firstLine.set(key, row.line);
-    batch.push({ key, line: row.line });
+    batch.push({ key, values, line: row.line });
     if (batch.length >= LOOKUP_BATCH) await lookUp();
   }
   if (batch.length > 0) await lookUp();
 
-  const field = req.layout.naturalKey;
+  const field = keyName(req.layout);
   if (total === 0) return { message: `field ${field}: a value collides with rows already loaded` };
   found.sort((a, b) => a.line - b.line);
-  const listed = found.map((o) => `line ${o.line}: ${quoteValue(o.key)} ${o.from}`).join('; ');
+  const listed = found.map((o) => `line ${o.line}: ${o.key} ${o.from}`).join('; ');
   const more = total > found.length ? `; and ${total - found.length} more` : '';
   return { message: `field ${field}: ${total} value(s) already used: ${listed}${more}`, line: found[0]!.line };
 }

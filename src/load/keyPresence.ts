@@ -1,8 +1,7 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Layout } from './layout.js';
+import { keyLookup } from './keyLookup.js';
 import { readSettlement } from './readSettlement.js';
-
-const { escapeIdentifier } = pg;
 const LOOKUP_BATCH = 1000;
 
 export interface KeyPresence {
@@ -11,6 +10,7 @@ export interface KeyPresence {
   /** rows whose natural key the settlement table holds */
   present: number;
   /** the first row whose key it does not hold, to name in a message */
+  /** `key`: quoted, as messages show it */
   firstMissing?: { line: number; key: string };
 }
 
@@ -21,27 +21,26 @@ export interface KeyPresence {
  * Throws the reader's RejectError when the file does not fit the layout.
  */
 export async function keyPresence(client: pg.ClientBase, schema: string, layout: Layout, path: string): Promise<KeyPresence> {
-  const keyIndex = layout.columns.findIndex((c) => c.name === layout.naturalKey);
-  const keyCol = escapeIdentifier(layout.naturalKey);
-  const table = `${escapeIdentifier(schema)}.settlement_rows`;
+  const lookup = keyLookup(schema, layout);
   const result: KeyPresence = { rows: 0, present: 0 };
-  let batch: { key: string; line: number }[] = [];
+  let batch: { values: string[]; line: number }[] = [];
 
   const lookUp = async () => {
-    const r = await client.query<{ key: string }>(`SELECT ${keyCol} AS key FROM ${table} WHERE ${keyCol} = ANY($1::text[])`, [
-      batch.map((b) => b.key),
-    ]);
-    const found = new Set(r.rows.map((row) => row.key));
+    const found = await lookup.present(
+      client,
+      batch.map((b) => b.values),
+    );
     for (const b of batch) {
-      if (found.has(b.key)) result.present++;
-      else result.firstMissing ??= b;
+      const key = lookup.show(b.values);
+      if (found.has(key)) result.present++;
+      else result.firstMissing ??= { line: b.line, key };
     }
     batch = [];
   };
 
   for await (const row of readSettlement(path, layout)) {
     result.rows++;
-    batch.push({ key: row.values[keyIndex]!, line: row.line });
+    batch.push({ values: lookup.keyOf(row.values), line: row.line });
     if (batch.length >= LOOKUP_BATCH) await lookUp();
   }
   if (batch.length > 0) await lookUp();

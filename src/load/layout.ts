@@ -1,19 +1,59 @@
-import { UsageError } from '../errors.js';
+/** What a partner's settlement file looks like, and which table its rows go to. */
 
-export type ColumnType = 'date' | 'decimal' | 'currency' | 'text';
+export type ColumnType = 'text' | 'decimal' | 'date' | 'timestamp' | 'currency' | 'integer';
 
 export interface ColumnSpec {
+  /** the table's column: a lower-case SQL identifier */
   name: string;
+  /** the partner's header text for it (matched exactly, after trimming spaces) */
+  from: string;
   type: ColumnType;
   required: boolean;
-  /** decimal only: the most digits after the point */
+  /** decimal only: the most digits after the decimal mark */
   scale?: number;
+  /** date and timestamp: the partner's pattern, e.g. `dd/MM/yyyy` or `yyyy-MM-dd HH:mm:ss` */
+  format?: string;
+  /** timestamp: the zone its wall-clock times are in (IANA name, `UTC` or `+01:00`) */
+  timeZone?: string;
+  /** timestamp: the layout column whose value names each row's zone (Adyen's `TimeZone`) */
+  timeZoneFrom?: string;
 }
 
-/** What a settlement file looks like: its header, in order, and its natural key. */
+/** Rows that are counted but not loaded: a partner's payout, fee or summary lines. */
+export interface SkipRule {
+  /** the layout column (or, for a column the table does not keep, the header text) looked at */
+  column: string;
+  values: string[];
+}
+
+/** A closing total line: the file is complete only when it is there and agrees. */
+export interface Trailer {
+  /** the trailer's first field, e.g. `Total` */
+  firstField: string;
+  /** which field (1-based) of the trailer holds the number of data rows */
+  rowCountField?: number;
+  /** which field (1-based) holds the sum of one decimal column over the data rows */
+  sumField?: number;
+  sumOf?: string;
+}
+
 export interface Layout {
+  /** the preset's name, or `custom` */
+  name: string;
+  /** the table the rows go to, in the finance schema */
+  table: string;
+  delimiter: string;
+  decimalMark: '.' | ',';
+  /** '' for none */
+  groupSeparator: '' | ',' | '.' | ' ';
+  /** preamble lines before the header */
+  skipLines: number;
   columns: ColumnSpec[];
-  naturalKey: string;
+  /** one column or several: UNIQUE in the table */
+  naturalKey: string[];
+  extraColumns: 'ignore' | 'reject';
+  skipRows: SkipRule[];
+  trailer?: Trailer;
   /**
    * The longest record read before the file is rejected (`maxRecordBytes` in the settings,
    * not part of a layout's own configuration): it bounds the reader's memory.
@@ -23,67 +63,54 @@ export interface Layout {
 
 export const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 
+/** The columns every loaded row carries besides the file's own: which load (file and run) and which line. */
+export const PROVENANCE_COLUMNS = ['load_id', 'source_line'] as const;
+
+/** Names a layout column may not take: the provenance and the old provenance of migrated tables. */
+export const RESERVED_COLUMNS: readonly string[] = [...PROVENANCE_COLUMNS, 'source_sha256', 'source_name', 'run_id'];
+
+const col = (name: string, type: ColumnType, extra: Partial<ColumnSpec> = {}): ColumnSpec => ({
+  name,
+  from: name,
+  type,
+  required: true,
+  ...(type === 'decimal' ? { scale: 2 } : {}),
+  ...extra,
+});
+
+/** Shared by every layout that does not say otherwise. */
+export const LAYOUT_DEFAULTS = {
+  delimiter: ',',
+  decimalMark: '.',
+  groupSeparator: '',
+  skipLines: 0,
+  extraColumns: 'ignore',
+  skipRows: [],
+} as const satisfies Partial<Layout>;
+
 export const DEFAULT_LAYOUT: Layout = {
+  ...LAYOUT_DEFAULTS,
+  skipRows: [],
+  name: 'default',
+  table: 'settlement_rows',
   columns: [
-    { name: 'settlement_date', type: 'date', required: true },
-    { name: 'transaction_id', type: 'text', required: true },
-    { name: 'merchant_id', type: 'text', required: true },
-    { name: 'card_brand', type: 'text', required: true },
-    { name: 'transaction_type', type: 'text', required: true },
-    { name: 'gross_amount', type: 'decimal', required: true, scale: 2 },
-    { name: 'fee_amount', type: 'decimal', required: true, scale: 2 },
-    { name: 'net_amount', type: 'decimal', required: true, scale: 2 },
-    { name: 'currency', type: 'currency', required: true },
+    col('settlement_date', 'date'),
+    col('transaction_id', 'text'),
+    col('merchant_id', 'text'),
+    col('card_brand', 'text'),
+    col('transaction_type', 'text'),
+    col('gross_amount', 'decimal'),
+    col('fee_amount', 'decimal'),
+    col('net_amount', 'decimal'),
+    col('currency', 'currency'),
   ],
-  naturalKey: 'transaction_id',
+  naturalKey: ['transaction_id'],
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
 };
 
-/** The columns every loaded row carries besides the file's own. */
-export const PROVENANCE_COLUMNS = ['source_sha256', 'source_name', 'source_line', 'run_id'] as const;
+export { col as layoutColumn };
 
-const COLUMN_NAME = /^[a-z_][a-z0-9_]*$/;
-const TYPES: readonly ColumnType[] = ['date', 'decimal', 'currency', 'text'];
-
-/** Checks a layout from configuration; a bad one is a usage error, reported before any work. */
-export function parseLayout(raw: unknown, where: string): Layout {
-  const fail = (what: string): never => {
-    throw new UsageError(`${where}: layout ${what}`);
-  };
-  if (!raw || typeof raw !== 'object') fail('must be an object with "columns" and "naturalKey"');
-  const { columns, naturalKey } = raw as { columns?: unknown; naturalKey?: unknown };
-  if (!Array.isArray(columns) || columns.length === 0) fail('"columns" must be a non-empty array');
-  const specs: ColumnSpec[] = (columns as unknown[]).map((c, i) => {
-    if (!c || typeof c !== 'object') return fail(`column ${i + 1} must be an object`);
-    const { name, type, required, scale } = c as Record<string, unknown>;
-    if (typeof name !== 'string' || !COLUMN_NAME.test(name)) {
-      return fail(`column ${i + 1}: "name" must be a lower-case SQL identifier`);
-    }
-    if (PROVENANCE_COLUMNS.includes(name as (typeof PROVENANCE_COLUMNS)[number])) {
-      return fail(`column "${name}" is reserved for provenance`);
-    }
-    if (typeof type !== 'string' || !TYPES.includes(type as ColumnType)) {
-      return fail(`column "${name}": "type" must be one of ${TYPES.join(', ')}`);
-    }
-    if (required !== undefined && typeof required !== 'boolean') fail(`column "${name}": "required" must be true or false`);
-    if (scale !== undefined && (type !== 'decimal' || !Number.isInteger(scale) || (scale as number) < 0 || (scale as number) > 6)) {
-      fail(`column "${name}": "scale" is for decimal columns, 0 to 6`);
-    }
-    return {
-      name,
-      type: type as ColumnType,
-      required: (required as boolean | undefined) ?? true,
-      ...(type === 'decimal' ? { scale: (scale as number | undefined) ?? 2 } : {}),
-    };
-  });
-  const names = new Set<string>();
-  for (const s of specs) {
-    if (names.has(s.name)) fail(`column "${s.name}" appears twice`);
-    names.add(s.name);
-  }
-  const key = naturalKey ?? 'transaction_id';
-  if (typeof key !== 'string' || !names.has(key)) fail(`"naturalKey" must name one of its columns`);
-  const keySpec = specs.find((s) => s.name === key)!;
-  if (!keySpec.required) fail(`natural key "${key}" must be required`);
-  return { columns: specs, naturalKey: key as string };
+/** How messages name a natural key: `transaction_id`, or `(merchant_account, psp_reference)`. */
+export function keyName(layout: Layout): string {
+  return layout.naturalKey.length === 1 ? layout.naturalKey[0]! : `(${layout.naturalKey.join(', ')})`;
 }

@@ -1,28 +1,48 @@
 import pg from 'pg';
-import { UsageError } from '../errors.js';
-import { assertPgCurrent, migratePg, type PgMigrationResult } from '../pgMigrate.js';
+import { readMigrations } from '../db/migrationFiles.js';
+import { assertPgCurrent, migratePg, pgSchemaVersion, withMigrationLock, type PgMigrationResult } from '../db/pgMigrate.js';
+import type { Layout } from './layout.js';
+import { layoutTableChanges } from './layoutTable.js';
 
-/** Creates or upgrades the finance schema (sql/finance/). */
-export function migrateFinance(client: pg.ClientBase, schema: string): Promise<PgMigrationResult> {
-  return migratePg(client, schema, 'finance');
+export { assertLayoutFitsTable } from './layoutTable.js';
+
+export interface FinanceMigration extends PgMigrationResult {
+  /** the layout's table, and the statements run on it (none when it fit already) */
+  table: string;
+  tableChanges: string[];
+}
+
+/** Creates or upgrades the finance schema (sql/finance/), then the layout's table. */
+export async function migrateFinance(client: pg.ClientBase, schema: string, layout: Layout): Promise<FinanceMigration> {
+  const result = await migratePg(client, schema, 'finance');
+  const tableChanges = await withMigrationLock(client, async () => {
+    const changes = await layoutTableChanges(client, schema, layout);
+    for (const statement of changes) await client.query(statement);
+    return changes;
+  });
+  return { ...result, table: `${schema}.${layout.table}`, tableChanges };
+}
+
+/** What `migrate` would run, without running it: pending migrations, then the layout's table. */
+export async function financeMigrationSql(client: pg.ClientBase, schema: string, layout: Layout): Promise<string> {
+  const current = await pgSchemaVersion(client, schema);
+  const s = pg.escapeIdentifier(schema);
+  const parts: string[] = [];
+  const pending = readMigrations('finance').filter((x) => x.version > current);
+  for (const m of pending) {
+    parts.push(`-- finance migration ${m.version} (${m.name}), with search_path ${s}\n${m.sql.trim()}`);
+  }
+  // the numbered migrations make and convert settlement_rows: it can be compared with the layout only after them
+  if (pending.length > 0 && layout.table === 'settlement_rows') {
+    parts.push(`-- then table ${schema}.settlement_rows is compared with layout "${layout.name}" and given any column it lacks`);
+  } else {
+    const changes = await layoutTableChanges(client, schema, layout);
+    if (changes.length > 0) parts.push(`-- the table of layout "${layout.name}"\n${changes.map((c) => `${c};`).join('\n')}`);
+  }
+  return parts.length > 0 ? parts.join('\n\n') : `-- finance schema ${schema} and table ${schema}.${layout.table} are up to date`;
 }
 
 /** `run` refuses to start on an old finance schema rather than half-working against it. */
 export function assertFinanceCurrent(client: pg.ClientBase, schema: string): Promise<void> {
   return assertPgCurrent(client, schema, 'finance', 'finance schema');
-}
-
-/** The configured layout's columns must exist in the table the rows go to. */
-export async function assertLayoutFitsTable(client: pg.ClientBase, schema: string, columns: string[]): Promise<void> {
-  const r = await client.query<{ column_name: string }>(
-    `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'settlement_rows'`,
-    [schema],
-  );
-  const have = new Set(r.rows.map((row) => row.column_name));
-  const missing = columns.filter((c) => !have.has(c));
-  if (missing.length > 0) {
-    throw new UsageError(
-      `the layout names column(s) ${missing.join(', ')} that ${schema}.settlement_rows does not have: \`settle-ingest migrate\` creates a layout's table but does not change an existing one; add the column(s) with ALTER TABLE as the migration role, or fix the layout's column names`,
-    );
-  }
 }

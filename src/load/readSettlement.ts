@@ -5,7 +5,14 @@ import { RejectError } from '../errors.js';
 import { DEFAULT_MAX_RECORD_BYTES, type Layout } from './layout.js';
 import { RecordLimit } from './recordLimit.js';
 import { InvalidUtf8Error, Utf8Gate } from './utf8Gate.js';
-import { validateHeader, validateRow } from './validateRow.js';
+import { planRows, type RowPlan } from './rowPlan.js';
+import { TrailerCheck } from './trailer.js';
+
+/** What a read saw besides the rows it yielded. */
+export interface ReadStats {
+  /** data rows the layout's skipRows left out (counted, not loaded) */
+  skipped: number;
+}
 
 export interface SettlementRow {
   /** the file's own line number, as an editor shows it (the header is line 1) */
@@ -20,9 +27,53 @@ const CSV_PROBLEMS: Record<string, string> = {
   CSV_QUOTE_NOT_CLOSED: 'a quoted value is not closed before the end of the file',
 };
 
-function csvReject(err: CsvError, line: number, layout: Layout): RejectError {
+/**
+ * How messages name a record's field: by the layout column its header names, else by position
+ * and header text. A failure can surface before the reader has taken the header (the parser
+ * reads ahead): the header is then read on its own, on that failure path only.
+ */
+class FieldNames {
+  private names: string[] | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly layout: Layout,
+  ) {}
+
+  learn(header: string[]): void {
+    this.names = header.map((h) => h.trim());
+  }
+
+  async ensure(): Promise<void> {
+    if (this.names) return;
+    const parser = createReadStream(this.path).pipe(
+      parse({
+        delimiter: this.layout.delimiter,
+        bom: true,
+        from_line: this.layout.skipLines + 1,
+        to: 1,
+        relax_quotes: true,
+        relax_column_count: true,
+      }),
+    );
+    try {
+      for await (const header of parser as AsyncIterable<string[]>) this.learn(header);
+    } catch {
+      // an unreadable header: fields are then named by position
+    }
+    this.names ??= [];
+  }
+
+  name(i: number): string {
+    const text = this.names?.[i];
+    if (text === undefined) return `column ${i + 1}`;
+    return this.layout.columns.find((c) => c.from === text)?.name ?? `column ${i + 1} (${text.slice(0, 40)})`;
+  }
+}
+
+function csvReject(err: CsvError, line: number, names: FieldNames): RejectError {
   const column = (err as { column?: unknown }).column;
-  const field = typeof column === 'number' ? (layout.columns[column]?.name ?? `column ${column + 1}`) : undefined;
+  const field = typeof column === 'number' ? names.name(column) : undefined;
   const where = field === undefined ? `line ${line}` : `line ${line}, field ${field}`;
   const problem = CSV_PROBLEMS[err.code] ?? `not readable as CSV (${err.code})`;
   return new RejectError(`${where}: ${problem}`, { line, field }, { cause: err });
@@ -48,11 +99,18 @@ async function* records<T extends string | Buffer>(
   path: string,
   layout: Layout,
   encoding: 'utf8' | null,
+  names: FieldNames,
 ): AsyncGenerator<{ fields: T[]; line: number }> {
   // in byte mode the gate only strips the byte-order mark: UTF-8 is then checked per field
   const gate = new Utf8Gate(encoding !== null);
   const limit = new RecordLimit(layout.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES);
-  const parser = parse({ encoding, relax_column_count: true, skip_empty_lines: false, record_delimiter: RECORD_DELIMITERS });
+  const parser = parse({
+    encoding,
+    delimiter: layout.delimiter,
+    relax_column_count: true,
+    skip_empty_lines: false,
+    record_delimiter: RECORD_DELIMITERS,
+  });
   const source = createReadStream(path, { highWaterMark: 256 * 1024 });
   const fail = (err: Error) => parser.destroy(err);
   source.on('error', fail);
@@ -72,7 +130,8 @@ async function* records<T extends string | Buffer>(
     if (err instanceof CsvError) {
       // records parsed ahead of the failure are dropped with it, so `line` may lag: the parser's offset does not
       const offset = (err as { bytes?: unknown }).bytes;
-      throw csvReject(err, typeof offset === 'number' ? await lineAt(path, offset) : line, layout);
+      await names.ensure();
+      throw csvReject(err, typeof offset === 'number' ? await lineAt(path, offset) : line, names);
     }
     throw err;
   } finally {
@@ -97,11 +156,12 @@ async function lineAt(path: string, offset: number): Promise<number> {
 }
 
 /** Finds the line and field of the first byte that is not UTF-8: only on the failure path. */
-async function locateInvalidUtf8(path: string, layout: Layout): Promise<RejectError> {
-  for await (const { fields, line } of records<Buffer>(path, layout, null)) {
+async function locateInvalidUtf8(path: string, layout: Layout, names: FieldNames): Promise<RejectError> {
+  await names.ensure();
+  for await (const { fields, line } of records<Buffer>(path, layout, null, names)) {
     const i = fields.findIndex((f) => !isUtf8(f));
     if (i !== -1) {
-      const field = layout.columns[i]?.name ?? `column ${i + 1}`;
+      const field = names.name(i);
       return new RejectError(`line ${line}, field ${field}: not valid UTF-8`, { line, field });
     }
   }
@@ -139,41 +199,62 @@ class BadRows {
 }
 
 /**
- * Reads a settlement file row by row, streaming: checks the header and every row against the
- * layout, and throws a RejectError at the first bad row (a load stops there: its COPY must not
- * wait while the rest of a large file is read). With `every`, good rows are yielded until the
- * first bad one and the rest of the file is still checked, so that the RejectError at the end
- * names every bad row (up to 100, then "and N more") and a partner fixes them in one round
- * trip. A file that cannot be parsed further (an unclosed quote, a record over the size limit)
- * ends the reading there.
+ * Reads a settlement file row by row, streaming: skips the preamble, matches the header to the
+ * layout by name, checks every row, leaves out the rows `skipRows` names (counted in `stats`)
+ * and checks the trailer when the layout has one. Throws a RejectError at the first bad row (a
+ * load stops there: its COPY must not wait while the rest of a large file is read). With
+ * `every`, good rows are yielded until the first bad one and the rest of the file is still
+ * checked, so that the RejectError at the end names every bad row (up to 100, then "and N
+ * more") and a partner fixes them in one round trip. A file that cannot be parsed further (an
+ * unclosed quote, a record over the size limit) ends the reading there.
  */
-export async function* readSettlement(path: string, layout: Layout, opts: { every?: boolean } = {}): AsyncGenerator<SettlementRow> {
-  let sawHeader = false;
+export async function* readSettlement(
+  path: string,
+  layout: Layout,
+  opts: { every?: boolean; stats?: ReadStats } = {},
+): AsyncGenerator<SettlementRow> {
+  let plan: RowPlan | undefined;
+  const names = new FieldNames(path, layout);
   const bad = new BadRows();
+  const trailer = layout.trailer ? new TrailerCheck(layout) : undefined;
+  let preamble = layout.skipLines;
   try {
-    for await (const { fields, line } of records<string>(path, layout, 'utf8')) {
-      if (!sawHeader) {
-        validateHeader(layout, fields, line);
-        sawHeader = true;
+    for await (const { fields, line } of records<string>(path, layout, 'utf8', names)) {
+      if (preamble > 0) {
+        preamble--;
         continue;
       }
-      let values: (string | null)[];
+      if (!plan) {
+        names.learn(fields);
+        plan = planRows(layout, fields, line);
+        continue;
+      }
+      if (trailer?.isTrailer(fields, line)) continue;
+      let values: (string | null)[] | 'skip';
+      trailer?.countRow();
       try {
-        values = validateRow(layout, fields, line);
+        values = plan.row(fields, line);
+        trailer?.addAmount(plan, fields, values, line);
       } catch (err) {
         if (!(err instanceof RejectError) || !opts.every) throw err;
         bad.add(err);
         continue;
       }
+      if (values === 'skip') {
+        if (opts.stats) opts.stats.skipped++;
+        continue;
+      }
       if (bad.count === 0) yield { line, values };
     }
+    if (!plan)
+      throw new RejectError(`line ${layout.skipLines + 1}: the file is empty (no header)`, { line: layout.skipLines + 1, field: 'header' });
+    trailer?.finish(bad.count);
   } catch (err) {
-    const fatal = err instanceof InvalidUtf8Error ? await locateInvalidUtf8(path, layout) : err;
+    const fatal = err instanceof InvalidUtf8Error ? await locateInvalidUtf8(path, layout, names) : err;
     if (!(fatal instanceof RejectError) || bad.count === 0) throw fatal;
     bad.add(fatal);
     throw bad.toError();
   }
-  if (!sawHeader) throw new RejectError('line 1: the file is empty (no header)', { line: 1, field: 'header' });
   if (bad.count > 0) throw bad.toError();
 }
 
@@ -181,13 +262,14 @@ export async function* readSettlement(path: string, layout: Layout, opts: { ever
  * Every bad row of a file, as one RejectError (null when the file is good), read without a
  * database: what `check` prints, and what a rejected load reports after its rollback.
  */
-export async function findBadRows(path: string, layout: Layout): Promise<{ rows: number; error: RejectError | null }> {
+export async function findBadRows(path: string, layout: Layout): Promise<{ rows: number; skippedRows: number; error: RejectError | null }> {
   let rows = 0;
+  const stats = { skipped: 0 };
   try {
-    for await (const row of readSettlement(path, layout, { every: true })) if (row) rows++;
-    return { rows, error: null };
+    for await (const row of readSettlement(path, layout, { every: true, stats })) if (row) rows++;
+    return { rows, skippedRows: stats.skipped, error: null };
   } catch (err) {
-    if (err instanceof RejectError) return { rows, error: err };
+    if (err instanceof RejectError) return { rows, skippedRows: stats.skipped, error: err };
     throw err;
   }
 }

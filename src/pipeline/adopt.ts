@@ -3,14 +3,14 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { RejectError, TransientError, errorMessage } from '../errors.js';
-import { FileGoneError, type Intake, type IntakeEntry } from '../intake/intake.js';
+import { RejectError, TransientError, errorMessage, exitStatusOf } from '../errors.js';
+import { FileGoneError, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
 import { findFileMarker } from '../load/fileMarker.js';
 import { keyPresence } from '../load/keyPresence.js';
-import type { Layout } from '../load/layout.js';
+import { keyName, type Layout } from '../load/layout.js';
 import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';
 import { stageAndHash, type Staged } from './stageAndHash.js';
@@ -28,7 +28,14 @@ export const ADOPT_OUTCOMES = [
 export type AdoptOutcome = (typeof ADOPT_OUTCOMES)[number];
 
 /** Outcomes that leave a file unadopted for a reason an operator must look at: exit 1. */
-const PROBLEMS: readonly AdoptOutcome[] = ['not-loaded', 'partly-loaded', 'unreadable', 'content-duplicate', 'ledger-conflict'];
+/** outcomes that need a person: logged as errors */
+export const ADOPT_PROBLEMS: readonly AdoptOutcome[] = [
+  'not-loaded',
+  'partly-loaded',
+  'unreadable',
+  'content-duplicate',
+  'ledger-conflict',
+];
 
 /** What showed a file loaded: its file marker, every natural key in the table, or the operator's word. */
 export type Evidence = 'file-marker' | 'natural-keys' | 'operator';
@@ -51,7 +58,7 @@ export interface AdoptOptions {
   db: pg.ClientBase;
   schema: string;
   layout: Layout;
-  archive: Intake;
+  archive: FolderReader;
   /** which archived names are considered */
   pattern: RegExp;
   dryRun: boolean;
@@ -59,6 +66,8 @@ export interface AdoptOptions {
   assumeLoaded?: { reason: string; operator: string };
   stagingRoot: string;
   logger: Logger;
+  /** the command layer's rule from the files' outcomes to the exit status the ledger records */
+  exitStatusFor: (files: AdoptedFile[]) => 0 | 1;
 }
 
 export interface AdoptResult {
@@ -87,8 +96,8 @@ async function whatTheDatabaseShows(o: AdoptOptions, path: string, sha256: strin
     const message = `cannot be read with the layout, so its rows cannot be looked up (${err.message}); not adopted`;
     return { loaded: false, outcome: 'unreadable', rows: null, message };
   }
-  const keys = `rows' ${o.layout.naturalKey} values`;
-  const table = `${o.schema}.settlement_rows`;
+  const keys = `rows' ${keyName(o.layout)} values`;
+  const table = `${o.schema}.${o.layout.table}`;
   if (p.present === p.rows) {
     const message = p.rows === 0 ? 'no file marker, and no rows to load' : `no file marker, but all ${p.rows} ${keys} are in ${table}`;
     return { loaded: true, evidence: 'natural-keys', rows: p.rows, message };
@@ -161,17 +170,17 @@ export async function runAdopt(o: AdoptOptions): Promise<AdoptResult> {
       const f = await stagedFile(o, runId, entry, staging, seq++, firstWith);
       files.push(f);
       const fields = { event: `adopt-${f.outcome}`, file: f.name, sha256: f.sha256, evidence: f.evidence, rows: f.rows };
-      if ((PROBLEMS as readonly string[]).includes(f.outcome)) log.error(fields, f.message);
+      if (ADOPT_PROBLEMS.includes(f.outcome)) log.error(fields, f.message);
       else log.info(fields, f.message);
     }
   } catch (err) {
-    if (!o.dryRun) await o.ledger.finishRun(runId, (await runOutcomes(o.ledger, runId)).counts, 1).catch(() => undefined);
+    if (!o.dryRun) await o.ledger.finishRun(runId, (await runOutcomes(o.ledger, runId)).counts, exitStatusOf(err)).catch(() => undefined);
     if (isConnectionLost(err)) throw new TransientError(`finance database connection lost: ${errorMessage(err)}`, { cause: err });
     throw err;
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
-  const exitStatus = files.some((f) => PROBLEMS.includes(f.outcome)) ? 1 : 0;
+  const exitStatus = o.exitStatusFor(files);
   if (!o.dryRun) await o.ledger.finishRun(runId, (await runOutcomes(o.ledger, runId)).counts, exitStatus);
   return { runId, dryRun: o.dryRun, files, exitStatus };
 }

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RejectError, errorMessage } from '../errors.js';
-import type { Intake } from '../intake/intake.js';
+import type { FolderReader } from '../intake/intake.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS, type FileRow } from '../ledger/types.js';
 import type { Layout } from '../load/layout.js';
@@ -21,8 +21,8 @@ export interface ReprocessOptions {
   db: pg.ClientBase;
   schema: string;
   layout: Layout;
-  /** the archive folder, read as an intake */
-  archive: Intake;
+  /** the archive folder, read only */
+  archive: FolderReader;
   names: string[];
   reason: string;
   operator: string;
@@ -31,6 +31,15 @@ export interface ReprocessOptions {
   logger: Logger;
   /** archived deliveries are kept as delivered (compressed, encrypted): decoded again here */
   decode?: DecodeOptions;
+  /** the command layer's rule from the counts to the exit status the ledger records */
+  exitStatusFor: (counts: ReprocessCounts) => 0 | 1;
+}
+
+export interface ReprocessCounts {
+  reprocessed: number;
+  rejected: number;
+  failed: number;
+  rows: number;
 }
 
 export interface ReprocessedFile {
@@ -45,7 +54,7 @@ export interface ReprocessedFile {
 export interface ReprocessResult {
   runId: string;
   dryRun: boolean;
-  counts: { reprocessed: number; rejected: number; failed: number; rows: number };
+  counts: ReprocessCounts;
   files: ReprocessedFile[];
   exitStatus: 0 | 1;
 }
@@ -87,7 +96,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
       if (content.sha256 !== contentOf(row)) return fail('failed', `${archived} no longer decodes to the content that was loaded`);
       // the rows hang off the content's file marker, whatever wrapping the delivery had
       const req = { schema: o.schema, layout: o.layout, stagedPath: content.path, sha256: content.sha256, name: row.name, runId };
-      const r = await reloadRows(o.db, req, { dryRun: o.dryRun });
+      const r = await reloadRows(o.db, req, { dryRun: o.dryRun, reason: o.reason });
       if (!o.dryRun) {
         await o.ledger.recordReprocessed(
           { name: row.name, sha256: row.sha256, runId },
@@ -136,7 +145,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
     failed: count('failed'),
     rows: files.reduce((n, f) => n + f.rows, 0),
   };
-  const exitStatus = counts.rejected + counts.failed > 0 ? 1 : 0;
+  const exitStatus = o.exitStatusFor(counts);
   if (!o.dryRun) {
     await o.ledger.finishRun(runId, { ...NO_COUNTS, ...counts }, exitStatus);
   }

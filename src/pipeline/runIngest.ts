@@ -1,13 +1,13 @@
 import { rm, unlink } from 'node:fs/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { RejectError, SettleError, TransientError, errorMessage } from '../errors.js';
+import { RejectError, SettleError, TransientError, errorMessage, exitStatusOf } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, NotRegularFileError, type DecidedFile, type Destination, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { currentOwner } from '../ledger/owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { FileRow, RunMode } from '../ledger/types.js';
+import type { FileRow, RunCounts, RunMode } from '../ledger/types.js';
 import { copyRows } from '../load/copyRows.js';
 import type { Layout } from '../load/layout.js';
 import { completenessGate } from './completenessGate.js';
@@ -29,6 +29,7 @@ import { settleIfStale } from './staleClaims.js';
 import { stageAndHash } from './stageAndHash.js';
 import { contentDetails, removeContent, stagedContent, type StagedContent } from './stagedContent.js';
 import type { DecodeOptions } from '../load/decode/decodeSettings.js';
+import { waitForTrailer } from './trailerGate.js';
 
 export interface IngestOptions {
   /** the run, already recorded by the caller (so that a run that cannot start is kept too) */
@@ -57,16 +58,24 @@ export interface IngestOptions {
   stop?: AbortSignal;
   /** how gzip, zip and OpenPGP deliveries are unwrapped; unset: every file is taken as it is */
   decode?: DecodeOptions;
+  /** the command layer's rule from what the run found to the exit status the ledger records */
+  exitStatusFor: (found: IngestFindings) => 0 | 1;
 }
 
-export interface IngestResult extends RunOutcomes {
-  exitStatus: 0 | 1;
+/** What a finished run found beyond its files' outcomes. */
+export interface IngestFindings {
+  counts: RunCounts;
   /** set when the run stopped early: the finance database went away, or it was asked to stop */
   abortedBy?: string;
   /** files still in the intake after more than --max-waiting-runs runs */
   waitingTooLong: WaitingFile[];
   /** files that changed where they landed after an earlier run moved them (a stalled upload that resumed) */
   changedAfterMove: ChangedAfterMove[];
+}
+
+export interface IngestResult extends RunOutcomes, IngestFindings {
+  /** as the command layer judged it, and as the ledger's `runs` keeps it */
+  exitStatus: 0 | 1;
 }
 
 /** A run looks at the intake again after its batch, a bounded number of times. */
@@ -129,6 +138,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
     };
     listing: for (let pass = 0; pass < MAX_LISTINGS && !stopRequested(); pass++) {
       // 1. list the intake: the pattern, minus in-progress and already-seen names
+      faultPoint('before-list');
       const listed = await o.intake.list().catch((err) => {
         if (err instanceof SettleError) throw err;
         throw new TransientError(`cannot list the intake ${o.intake.description}: ${errorMessage(err)}`, { cause: err });
@@ -195,6 +205,13 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
         const file = { name: entry.name, sha256: staged.sha256, contentSha256, size: staged.size, runId, arrival };
         const slog = flog.child({ sha256: staged.sha256, ...(contentSha256 !== staged.sha256 ? { contentSha256 } : {}) });
         try {
+          // a trailer is looked for in the content, not in its wrapping
+          const incomplete =
+            content.kind === 'content' ? await waitForTrailer(o.ledger, o.layout, entry.name, content.path, o.maxWaitingRuns) : null;
+          if (incomplete) {
+            await unstaged(entry, 'not_ready', incomplete);
+            continue;
+          }
           await decide(o, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, content }, slog, st);
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
@@ -211,7 +228,7 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
     // the run cannot go on (intake unlistable, ledger locked): still close its record if possible
     try {
       const counts = { ...(await runOutcomes(o.ledger, runId)).counts, moveFailed: st.counts.moveFailures };
-      await o.ledger.finishRun(runId, counts, 1, { status: 'finished', reason: errorMessage(err) });
+      await o.ledger.finishRun(runId, counts, exitStatusOf(err), { status: 'finished', reason: errorMessage(err) });
     } catch {
       // the original error says more than this one would
     }
@@ -229,18 +246,11 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
       `still in the intake after ${w.runs} runs (since ${w.since}): ${w.outcome}`,
     );
   }
-  const problem =
-    c.rejected > 0 ||
-    c.failed > 0 ||
-    c.stale > 0 ||
-    c.moveFailed > 0 ||
-    st.abortedBy !== undefined ||
-    waitingTooLong.length > 0 ||
-    changedAfterMove.length > 0;
-  const exitStatus = problem ? 1 : 0;
+  const found: IngestFindings = { counts: c, waitingTooLong, changedAfterMove, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
+  const exitStatus = o.exitStatusFor(found);
   await o.ledger.finishRun(runId, c, exitStatus, { status: 'finished', ...(st.abortedBy ? { reason: st.abortedBy } : {}) });
   log.info({ event: 'run-finished', ...c, exitStatus }, 'run finished');
-  return { ...outcomes, counts: c, exitStatus, waitingTooLong, changedAfterMove, ...(st.abortedBy ? { abortedBy: st.abortedBy } : {}) };
+  return { ...outcomes, ...found, exitStatus };
 }
 
 /** The staged delivered bytes (what moves when the intake name was replaced) and the content inside them (what loads). */
@@ -281,7 +291,8 @@ async function decide(o: IngestOptions, f: FileInRun, staged: StagedDelivery, lo
       await loadClaimed(o, f, staged, log, st);
       return;
     }
-    const holder = await o.ledger.liveHolder(f.sha256);
+    // an empty file of this very name and bytes, loaded (0 rows) and moved: a same-name resend of it
+    const holder = (await o.ledger.liveHolder(f.sha256)) ?? (own?.state === 'loaded' && own.rowCount === 0 ? own : undefined);
     if (!holder) continue; // released between our claim and this read: decide again
     if (holder.state === 'claimed' && (await settleIfStale(o.ledger, o.db, o.schema, holder, f.runId, log)) !== 'live') {
       continue; // the stale claim is settled: decide again
@@ -330,12 +341,18 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, staged: StagedDeliver
     faultPoint('after-commit');
     if (result.outcome === 'loaded') {
       faultPoint('before-finalize');
-      if (!(await o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, { rows: result.rows, ...both }))) {
+      const details = {
+        rows: result.rows,
+        ...(result.skippedRows > 0 ? { skippedRows: result.skippedRows, table: o.layout.table } : { table: o.layout.table }),
+        ...both,
+      };
+      if (!(await o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, details))) {
         log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
         return;
       }
       faultPoint('after-finalize');
-      log.info({ event: 'loaded', rows: result.rows }, `loaded ${result.rows} rows`);
+      const skipped = result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout's skipRows)` : '';
+      log.info({ event: 'loaded', rows: result.rows, skippedRows: result.skippedRows }, `loaded ${result.rows} rows${skipped}`);
       await moveDecided(st, f, staged, 'archive', log);
       return;
     }

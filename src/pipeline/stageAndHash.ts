@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { faultPoint } from '../faults.js';
-import { isPinned, type FilePin, type Intake, type IntakeEntry } from '../intake/intake.js';
+import { isPinned, type FilePin, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 
 export type Staged =
   /** `pin`: the very file the bytes were read from, checked again before its name leaves the intake */
@@ -21,7 +21,7 @@ export type Staged =
  * file name fits. Whatever happens short of a complete copy, the partial copy is removed: a
  * full staging disk stops this file, not the ones after it.
  */
-export async function stageAndHash(intake: Intake, entry: IntakeEntry, stagingDir: string, seq: number | string): Promise<Staged> {
+export async function stageAndHash(intake: FolderReader, entry: IntakeEntry, stagingDir: string, seq: number | string): Promise<Staged> {
   faultPoint('before-open', entry.name);
   const file = await intake.pin(entry.name);
   const path = join(stagingDir, String(seq));

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Intake } from '../intake/intake.js';
+import type { FolderReader } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
 import { sha256Of } from '../intake/sha256Of.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -42,7 +42,7 @@ const found = (kind: DiscrepancyKind, file: string | null, sha256: string | null
  * Cross-checks the ledger, the finance database and the archive: one load per content,
  * row counts that agree, no stale claims, and no archived file the ledger does not know.
  */
-export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, archive: Intake): Promise<AuditResult> {
+export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, archive: FolderReader): Promise<AuditResult> {
   const facts = await loadFacts(db, schema);
   const bySha = new Map(facts.map((f) => [f.sha256, f]));
   const checks: AuditResult['checks'] = [];
@@ -94,7 +94,7 @@ export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, a
           f.fileName,
           f.sha256,
           f.runId,
-          `${f.fileName}: the file marker says ${f.markerRows} rows, ${schema}.settlement_rows holds ${f.actualRows}`,
+          `${f.fileName}: the file marker says ${f.markerRows} rows, ${f.table} holds ${f.actualRows}`,
         ),
       ),
   );

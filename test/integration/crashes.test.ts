@@ -12,6 +12,7 @@ import {
   sharedFinanceDatabase,
   Workspace,
   type LedgerStore,
+  ROWS_WITH_SOURCE,
 } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
@@ -19,7 +20,7 @@ const db = sharedFinanceDatabase();
 async function loadedRows(client: pg.Client, prefix: string): Promise<{ rows: number; distinct: number; files: number }> {
   const r = await client.query<{ rows: string; distinct: string; files: string }>(
     `SELECT count(*) AS rows, count(DISTINCT transaction_id) AS distinct, count(DISTINCT source_sha256) AS files
-       FROM settle.settlement_rows WHERE transaction_id LIKE $1`,
+       FROM ${ROWS_WITH_SOURCE} WHERE transaction_id LIKE $1`,
     [`${prefix}-%`],
   );
   const x = r.rows[0]!;

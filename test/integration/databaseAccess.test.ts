@@ -73,11 +73,12 @@ describe('least privilege: a migration role owns the schema, an ingest role only
     const noTables = await ws.run();
     expect(noTables.status).toBe(2);
     expect(oneLine(noTables.stderr)).toMatch(
-      /lacks UPDATE on table settle\.file_loads, INSERT on table settle\.settlement_rows, SELECT on table settle\.settlement_rows/,
+      /lacks UPDATE on table settle\.file_loads, INSERT on table settle\.loads, SELECT on table settle\.loads, UPDATE on table settle\.loads, INSERT on table settle\.settlement_rows, SELECT on table settle\.settlement_rows/,
     );
     expect(await ws.files('intake')).toEqual(['settle_20261201_a01.csv']);
 
     await owner.query(`GRANT UPDATE ON settle.file_loads TO ${ingest}`);
+    await owner.query(`GRANT SELECT, INSERT, UPDATE ON settle.loads TO ${ingest}`);
     await owner.query(`GRANT SELECT, INSERT ON settle.settlement_rows TO ${ingest}`);
     await owner.end();
     const run = await ws.run();

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../src/demo/embeddedPostgres.js';
+import { freePort } from '../support/postgresServer.js';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished } from '../support/cli.js';
-import { sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { sharedFinanceDatabase, parseSummary, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
@@ -16,8 +16,8 @@ async function counts(prefix: string): Promise<{ rows: number; distinct: number;
   const r = await db.client.query<{ rows: string; distinct: string; loads: string }>(
     `SELECT count(*) AS rows, count(DISTINCT transaction_id) AS distinct,
             (SELECT count(*) FROM settle.file_loads f WHERE f.sha256 IN
-               (SELECT source_sha256 FROM settle.settlement_rows WHERE transaction_id LIKE $1)) AS loads
-       FROM settle.settlement_rows WHERE transaction_id LIKE $1`,
+               (SELECT source_sha256 FROM ${ROWS_WITH_SOURCE} WHERE transaction_id LIKE $1)) AS loads
+       FROM ${ROWS_WITH_SOURCE} WHERE transaction_id LIKE $1`,
     [`${prefix}-%`],
   );
   const x = r.rows[0]!;
@@ -73,6 +73,9 @@ describe('transient failures', () => {
 describe('SIGKILL at random moments during a 300,000-row load', () => {
   it('ends, after one clean run, with every row exactly once', async () => {
     await db.client.query(`DELETE FROM settle.settlement_rows WHERE transaction_id LIKE 'BIG-%'`);
+    await db.client.query(
+      `DELETE FROM settle.loads WHERE sha256 IN (SELECT sha256 FROM settle.file_loads WHERE file_name = 'settle_20260701_a01.csv')`,
+    );
     await db.client.query(`DELETE FROM settle.file_loads WHERE file_name = 'settle_20260701_a01.csv'`);
     const ws = await Workspace.create(db.url);
     await ws.put('settle_20260701_a01.csv', big.text);

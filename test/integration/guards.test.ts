@@ -7,19 +7,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { currentOwner } from '../../src/ledger/owner.js';
-import { readMigrations } from '../../src/migrationFiles.js';
+import { readMigrations } from '../../src/db/migrationFiles.js';
 
 /** The finance migrations this release ships, by version. */
 const FINANCE_VERSIONS = readMigrations('finance').map((m) => m.version);
 import { finished, runCli, startCli } from '../support/cli.js';
-import { financeDatabase, sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { financeDatabase, sharedFinanceDatabase, parseSummary, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 async function rowsFrom(name: string): Promise<number> {
-  const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);
+  const r = await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
   return Number(r.rows[0]!.n);
 }
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { readMigrations } from '../../src/migrationFiles.js';
+import { readMigrations } from '../../src/db/migrationFiles.js';
 import { financeDatabase, parseSummary, type FinanceDatabase } from '../support/workspace.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

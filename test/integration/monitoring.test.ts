@@ -2,7 +2,7 @@ import { appendFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../src/demo/embeddedPostgres.js';
+import { freePort } from '../support/postgresServer.js';
 import { HEADER, sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { promtool, sample } from '../support/promtool.js';
 import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';

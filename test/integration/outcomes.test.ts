@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { cents, HEADER, sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { sharedFinanceDatabase, parseSummary, Workspace } from '../support/workspace.js';
+import { sharedFinanceDatabase, parseSummary, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
 async function rowsFrom(name: string): Promise<number> {
-  const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);
+  const r = await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
   return Number(r.rows[0]!.n);
 }
 
@@ -101,14 +101,13 @@ describe('what a run does with each file', () => {
       `SELECT sum(gross_amount)::text AS gross, sum(net_amount)::text AS net,
               max(merchant_id) FILTER (WHERE transaction_id = 'Q-1') AS merchant,
               max(card_brand) FILTER (WHERE transaction_id = 'Q-2') AS brand
-         FROM settle.settlement_rows WHERE source_name = 'settle_20260405_a01.csv'`,
+         FROM ${ROWS_WITH_SOURCE} WHERE source_name = 'settle_20260405_a01.csv'`,
     );
     const fileNet = cents([121604937n, -10n, 9n].reduce((a, b) => a + b));
     expect(sums.rows[0]).toEqual({ gross: '1234567.89', net: fileNet, merchant: 'M, "North" branch', brand: 'MASTER,CARD' });
-    const lines = await db.client.query(
-      'SELECT transaction_id, source_line FROM settle.settlement_rows WHERE source_name = $1 ORDER BY 2',
-      ['settle_20260405_a01.csv'],
-    );
+    const lines = await db.client.query(`SELECT transaction_id, source_line FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1 ORDER BY 2`, [
+      'settle_20260405_a01.csv',
+    ]);
     expect(lines.rows.map((x) => x.source_line)).toEqual([2, 3, 4]);
   });
 

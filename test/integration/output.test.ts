@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../src/demo/embeddedPostgres.js';
+import { freePort } from '../support/postgresServer.js';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished, startCli } from '../support/cli.js';
 import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';

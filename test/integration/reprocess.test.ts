@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { DEFAULT_LAYOUT } from '../../src/load/layout.js';
-import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { parseSummary, sharedFinanceDatabase, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
 async function runIdsOf(prefix: string): Promise<Record<string, number>> {
   const r = await db.client.query<{ run_id: string; n: string }>(
-    `SELECT run_id, count(*) AS n FROM settle.settlement_rows WHERE transaction_id LIKE $1 GROUP BY run_id`,
+    `SELECT run_id, count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE transaction_id LIKE $1 GROUP BY run_id`,
     [`${prefix}-%`],
   );
   return Object.fromEntries(r.rows.map((x) => [x.run_id, Number(x.n)]));
@@ -63,7 +63,10 @@ describe('run --reprocess', () => {
   it('leaves the old rows when today’s layout rejects the file, naming line and field (exit 1)', async () => {
     const { ws, first, name } = await loadedWorkspace('RPC');
     const stricter = {
-      layout: { ...DEFAULT_LAYOUT, columns: DEFAULT_LAYOUT.columns.map((c) => (c.name === 'card_brand' ? { ...c, type: 'currency' } : c)) },
+      layout: {
+        naturalKey: DEFAULT_LAYOUT.naturalKey,
+        columns: DEFAULT_LAYOUT.columns.map((c) => (c.name === 'card_brand' ? { ...c, type: 'currency' } : c)),
+      },
     };
     const config = join(ws.root, 'stricter.json');
     await writeFile(config, JSON.stringify(stricter));

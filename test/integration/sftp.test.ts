@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished, startCli } from '../support/cli.js';
 import { TestSshd } from '../support/sshd.js';
-import { financeDatabase, parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, parseSummary, sharedFinanceDatabase, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 let sshd: TestSshd;
@@ -46,8 +46,20 @@ async function remoteSetup(databaseUrl = db.url) {
   return { ws, root, intake, put, files, args, run };
 }
 
+/** One 20-row file in a remote intake, and a run whose connection is cut (once) just before it lists the intake. */
+async function runCutAtListing(cut: 'sftp-channel' | 'server', name: string, date: string) {
+  const r = await remoteSetup();
+  await r.put(name, sampleSettlement({ date, rows: 20, idPrefix: `S${date.replaceAll('-', '')}` }).text);
+  const hook = sshd.cutCommand({ cut, once: join(r.ws.root, 'cut-once') });
+  const res = await r.ws.cli(r.args(['--log-file', join(r.ws.root, 'run.log')]), {
+    SETTLE_TEST_FAULT: 'hook:before-list',
+    SETTLE_TEST_HOOK: hook,
+  });
+  return { r, res };
+}
+
 async function rowsFrom(name: string): Promise<number> {
-  const r = await db.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.settlement_rows WHERE source_name = $1', [name]);
+  const r = await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
   return Number(r.rows[0]!.n);
 }
 
@@ -206,6 +218,31 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
     expect(next.status).toBe(0);
     expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 1_000_000 });
     expect(await r.files('archive')).toEqual(['settle_20260805_a01.csv']);
+  });
+
+  it('reconnects when the server ends the SFTP channel during a listing, and the run completes (exit 0)', async () => {
+    const { r, res } = await runCutAtListing('sftp-channel', 'settle_20260820_a01.csv', '2026-08-20');
+    expect(res.stderr).toBe('');
+    expect(res.status).toBe(0);
+    expect(parseSummary(res.stdout)).toMatchObject({ loaded: 1, failed: 0, rows: 20 });
+    expect(await r.files('intake')).toEqual([]);
+    expect(await r.files('archive')).toEqual(['settle_20260820_a01.csv']);
+    expect(await rowsFrom('settle_20260820_a01.csv')).toBe(20);
+  });
+
+  it('a server gone during a listing is a transient failure: exit 1 with the reason, the file stays, the next run loads it', async () => {
+    const { r, res } = await runCutAtListing('server', 'settle_20260821_a01.csv', '2026-08-21');
+    await sshd.resume();
+    expect(res.status).toBe(1);
+    expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(/SFTP server .* is unreachable after \d attempts/)]);
+    expect(r.ws.ledgerFiles()).toEqual([]);
+    expect(await r.files('intake')).toEqual(['settle_20260821_a01.csv']);
+    expect(await rowsFrom('settle_20260821_a01.csv')).toBe(0);
+
+    const next = await r.run();
+    expect(next.status).toBe(0);
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 20 });
+    expect(await r.files('archive')).toEqual(['settle_20260821_a01.csv']);
   });
 
   it('finishes the move on the server when a run was killed between load and move', async () => {

@@ -3,7 +3,7 @@ import { chmod, chown, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedPostgres, type RunningPostgres } from '../../src/demo/embeddedPostgres.js';
+import { startTestPostgres, type RunningPostgres } from '../support/postgresServer.js';
 import { runCli } from '../support/cli.js';
 
 /** A CA, and a server certificate it signed for 127.0.0.1 and localhost (not for 127.0.0.2). */
@@ -43,7 +43,7 @@ describe('a finance database with TLS on', () => {
     await chmod(dir, 0o755);
     const certs = await makeCertificates(dir);
     ca = certs.ca;
-    server = await startEmbeddedPostgres(join(dir, 'pg'), undefined, {
+    server = await startTestPostgres(dir, {
       // 127.0.0.2 too: the same server under a name its certificate does not carry
       flags: [
         '-c',

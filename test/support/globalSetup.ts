@@ -1,9 +1,9 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import pg from 'pg';
-import { startEmbeddedPostgres, type RunningPostgres } from '../../src/demo/embeddedPostgres.js';
+import { startTestPostgres, type RunningPostgres } from './postgresServer.js';
 import { runCli } from './cli.js';
 
 declare module 'vitest' {
@@ -24,8 +24,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
     dir = await mkdtemp(join(tmpdir(), 'settle-test-pg-'));
-    await chmod(dir, 0o755); // as root the server runs as the postgres user, which must enter it
-    server = await startEmbeddedPostgres(join(dir, 'pg'));
+    server = await startTestPostgres(dir);
     adminUrl = server.url('postgres');
   }
   const template = `settle_template_${process.pid}`;

@@ -4,9 +4,10 @@ import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../src/demo/embeddedPostgres.js';
+import { freePort } from './postgresServer.js';
 
 const SSHD = '/usr/sbin/sshd';
+const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
 
 /** A real OpenSSH server on 127.0.0.1 with its own config, host key and client key. */
 export class TestSshd {
@@ -45,7 +46,8 @@ export class TestSshd {
         'PermitRootLogin prohibit-password',
         'UsePAM no',
         'StrictModes no',
-        'Subsystem sftp internal-sftp',
+        // a process of its own per session (as most installations have it), so a test can end one SFTP channel
+        `Subsystem sftp ${SFTP_SERVER}`,
         '',
       ].join('\n'),
     );
@@ -85,6 +87,29 @@ export class TestSshd {
     }
     if (this.child && this.child.exitCode === null) await new Promise((r) => this.child!.once('exit', r));
     this.child = undefined;
+  }
+
+  /**
+   * A shell command for a test hook that cuts the client's connection at that very step, and
+   * returns only once what it killed is dead: `sftp-channel` kills the sessions' sftp-server
+   * processes (the server then closes the SFTP channel cleanly while the SSH connection stays
+   * up); `server` kills the server and every session it forked. With `once`, a marker file
+   * keeps later hooks from cutting again.
+   */
+  cutCommand(opts: { cut: 'sftp-channel' | 'server'; once: string }): string {
+    const listener = this.child?.pid;
+    if (!listener) throw new Error('sshd is not running');
+    return [
+      `[ -e '${opts.once}' ] && exit 0; touch '${opts.once}'`,
+      // the listener's descendants: session monitor, its unprivileged child, that one's sftp-server
+      `all=${listener}; level=${listener}`,
+      'for i in 1 2 3; do level=$(pgrep -d, -P "$level") || break; all="$all,$level"; done',
+      opts.cut === 'server' ? `victims=$(echo "$all" | tr , ' ')` : `victims=$(pgrep -x sftp-server -P "$all")`,
+      '[ -n "$victims" ] || { echo "nothing to cut" >&2; exit 1; }',
+      'kill -KILL $victims',
+      // a zombie holds no socket or pipe: dead enough
+      `for p in $victims; do while s=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null) && [ "\${s%% *}" != Z ]; do :; done; done`,
+    ].join('\n');
   }
 
   async destroy(): Promise<void> {

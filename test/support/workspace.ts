@@ -290,3 +290,11 @@ export async function rowsWithPrefix(db: { client: pg.Client }, prefix: string):
   ]);
   return Number(r.rows[0]!.n);
 }
+
+/**
+ * The default table's rows with their provenance spelled out (each row carries its load; the
+ * load names the content and run, the file marker the file name): for tests that ask which
+ * file or run a row came from.
+ */
+export const ROWS_WITH_SOURCE = `(SELECT r.*, l.sha256 AS source_sha256, f.file_name AS source_name, l.run_id
+    FROM settle.settlement_rows r JOIN settle.loads l ON l.load_id = r.load_id JOIN settle.file_loads f ON f.sha256 = l.sha256) AS sourced`;

@@ -61,7 +61,7 @@ describe('settings', () => {
     const dir = mkdtempSync(join(tmpdir(), 'settle-settings-'));
     const config = join(dir, 'c.json');
     writeFileSync(config, JSON.stringify({ maxRecordBytes: 2048, layout: { columns: [{ name: 'id', type: 'text' }], naturalKey: 'id' } }));
-    expect(resolveSettings({ config }, {}).layout).toMatchObject({ naturalKey: 'id', maxRecordBytes: 2048 });
+    expect(resolveSettings({ config }, {}).layout).toMatchObject({ naturalKey: ['id'], maxRecordBytes: 2048 });
   });
 
   it.each(['0', '1023', '1.5', '1MiB', '-5', String(64 * 1024 * 1024 + 1)])('refuses %j as a record-size limit', (value) => {

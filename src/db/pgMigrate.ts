@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { readMigrations, type MigrationSet } from './migrationFiles.js';
 import { PG_UNDEFINED_TABLE, pgCode } from './pgErrors.js';
 
@@ -54,6 +54,20 @@ export async function migratePg(client: pg.ClientBase, schema: string, set: Migr
     }
   }
   return { applied, current: await pgSchemaVersion(client, schema) };
+}
+
+/** Runs `fn` in one transaction holding the migration lock: beside the numbered migrations, a layout's table. */
+export async function withMigrationLock<T>(client: pg.ClientBase, fn: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    const result = await fn();
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
 }
 
 /** The highest applied migration in `schema`, 0 when the schema is not there yet. */

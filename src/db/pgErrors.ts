@@ -15,10 +15,14 @@ export const PG_CONNECTION_EXCEPTION_CLASS = '08';
 export const PG_ADMIN_SHUTDOWN = '57P01';
 export const PG_CRASH_SHUTDOWN = '57P02';
 export const PG_CANNOT_CONNECT_NOW = '57P03';
+/** class 22: data exception */
+export const PG_DATA_EXCEPTION_CLASS = '22';
+/** class 23: integrity constraint violation */
+export const PG_INTEGRITY_CONSTRAINT_CLASS = '23';
 
 /** Class 22 (data exception) and 23 (integrity constraint) errors are the file's fault. */
 export function isContentError(code: string | undefined): boolean {
-  return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
+  return code !== undefined && (code.startsWith(PG_DATA_EXCEPTION_CLASS) || code.startsWith(PG_INTEGRITY_CONSTRAINT_CLASS));
 }
 
 export function pgCode(err: unknown): string | undefined {

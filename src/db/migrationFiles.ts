@@ -13,7 +13,7 @@ const MIGRATION_FILE = /^(\d{6})_([a-z0-9_]+)\.sql$/;
 export type MigrationSet = 'ledger' | 'ledger-pg' | 'finance';
 
 export function readMigrations(set: MigrationSet): Migration[] {
-  const dir = fileURLToPath(new URL(`../sql/${set}/`, import.meta.url));
+  const dir = fileURLToPath(new URL(`../../sql/${set}/`, import.meta.url));
   return readdirSync(dir)
     .map((file) => ({ file, m: MIGRATION_FILE.exec(file) }))
     .filter((x): x is { file: string; m: RegExpExecArray } => x.m !== null)

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import pg from 'pg';
-import { SettleError, TransientError, UsageError, errorMessage } from './errors.js';
+import { SettleError, TransientError, UsageError, errorMessage } from '../errors.js';
 import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, pgCode } from './pgErrors.js';
-import { redactSecrets } from './redactSecrets.js';
+import { redactSecrets } from '../redactSecrets.js';
 
 /** libpq's variables that name a server by themselves, without a URL. */
 const LIBPQ_TARGET = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE'] as const;

@@ -1,0 +1,34 @@
+import { EXIT_OK, EXIT_PROBLEM } from '../errors.js';
+import { ADOPT_PROBLEMS, type AdoptedFile } from '../pipeline/adopt.js';
+import type { ReprocessCounts } from '../pipeline/reprocess.js';
+import type { IngestFindings } from '../pipeline/runIngest.js';
+
+type RunExit = typeof EXIT_OK | typeof EXIT_PROBLEM;
+
+/**
+ * `run`: 1 when a file was rejected or failed, a stale claim was found, a move failed, a file
+ * waited too many runs or changed after its move, or the run stopped early; each of these is
+ * a non-zero count or a reason on the summary line, so exit 1 is never unexplained.
+ */
+export function runExitStatus(f: IngestFindings): RunExit {
+  const c = f.counts;
+  const problem =
+    c.rejected > 0 ||
+    c.failed > 0 ||
+    c.stale > 0 ||
+    c.moveFailed > 0 ||
+    f.abortedBy !== undefined ||
+    f.waitingTooLong.length > 0 ||
+    f.changedAfterMove.length > 0;
+  return problem ? EXIT_PROBLEM : EXIT_OK;
+}
+
+/** `run --reprocess`: 1 when a file could not be reloaded (rejected by today's layout, or failed). */
+export function reprocessExitStatus(c: ReprocessCounts): RunExit {
+  return c.rejected + c.failed > 0 ? EXIT_PROBLEM : EXIT_OK;
+}
+
+/** `adopt`: 1 when a file needs a person (not or partly loaded, unreadable, a repeated content, a ledger conflict). */
+export function adoptExitStatus(files: AdoptedFile[]): RunExit {
+  return files.some((f) => ADOPT_PROBLEMS.includes(f.outcome)) ? EXIT_PROBLEM : EXIT_OK;
+}

@@ -1,0 +1,71 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
+import type { FolderReader, Intake } from '../intake/intake.js';
+import { openArchive, openIntake } from '../intake/openIntake.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { openLedger } from '../ledger/openLedger.js';
+import { openFinance, type FinancePurpose } from './financeConnection.js';
+import { createLogger } from './logger.js';
+import { TerminalStatus } from './terminal.js';
+
+/** What a command may open; each is opened on first call, in the order the command asks. */
+export interface CommandResources {
+  /** the progress line on a terminal, cleared when the command ends */
+  readonly status: TerminalStatus;
+  /** the logger: created on first use, so a command that logs nothing never opens the log file */
+  logger(): Logger;
+  /** the configured ledger: created or upgraded for `migrate`, required current otherwise */
+  ledger(opts?: { create: boolean }): Promise<Ledger>;
+  finance(purpose: FinancePurpose, stop?: AbortSignal): Promise<pg.Client>;
+  intake(): Promise<Intake>;
+  /** null when a local archive folder does not exist yet */
+  archive(): Promise<FolderReader | null>;
+}
+
+/**
+ * Runs `fn` with the resources it opens, then closes them in reverse order of opening, even
+ * when `fn` throws; a failure to close is thrown only when `fn` itself succeeded.
+ */
+export async function withResources<T>(s: Settings, fn: (r: CommandResources) => Promise<T>): Promise<T> {
+  const closers: (() => Promise<void>)[] = [];
+  const opened = async <R>(resource: Promise<R>, close: (r: R) => Promise<void>): Promise<R> => {
+    const r = await resource;
+    closers.unshift(() => close(r));
+    return r;
+  };
+  const status = new TerminalStatus();
+  let logger: Logger | undefined;
+  const r: CommandResources = {
+    status,
+    logger: () => (logger ??= createLogger({ level: s.logLevel, file: s.logFile, status })),
+    ledger: (opts = { create: false }) =>
+      opened(openLedger(s.ledger, { create: opts.create, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 }), (l) => l.close()),
+    // only a run logs a connection that breaks while idle; the others learn it from their next query
+    finance: (purpose, stop) =>
+      opened(openFinance(s, purpose, purpose === 'load' ? r.logger() : undefined, stop), (db) => db.end().catch(() => undefined)),
+    intake: () => opened(openIntake(s, r.logger()), (i) => i.close()),
+    archive: () => opened(openArchive(s, r.logger()), async (a) => a?.close()),
+  };
+  const closeAll = async () => {
+    status.clear();
+    let failure: { err: unknown } | undefined;
+    for (const close of closers) {
+      try {
+        await close();
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+    if (failure) throw failure.err;
+  };
+  let result: T;
+  try {
+    result = await fn(r);
+  } catch (err) {
+    await closeAll().catch(() => undefined);
+    throw err;
+  }
+  await closeAll();
+  return result;
+}

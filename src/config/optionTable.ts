@@ -1,0 +1,417 @@
+import { DEFAULT_MAX_RECORD_BYTES } from '../load/layout.js';
+import { PRESETS } from '../load/presets.js';
+
+/** The commands that read settings; `report` stands for its subcommands. */
+export type CommandName = 'migrate' | 'run' | 'report' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check';
+
+/** How a setting's text becomes a value; settings.ts holds one parser per kind. */
+export type OptionKind = 'string' | 'seconds' | 'bytes' | 'layout' | 'globs' | 'count' | 'duration';
+
+export interface OptionSpec {
+  /** `--intake`; null for a setting that is never a flag (a password, the layout) */
+  flag: string | null;
+  /** the value's name in help: `<dir|url>`; `...` for a repeatable flag */
+  value?: string;
+  description: string;
+  /** the environment variable, or null when there is none */
+  env: string | null;
+  kind: OptionKind;
+  /** the default as a person reads it (help, README); the typed value is in DEFAULTS */
+  default?: string;
+  choices?: readonly string[];
+  /** a path in the config file, taken relative to the file */
+  path?: boolean;
+  commands: readonly CommandName[];
+  /** where a command words it differently, or requires it */
+  per?: Partial<Record<CommandName, { description?: string; required?: boolean }>>;
+  /** README only: what the one-line help cannot say */
+  details?: string;
+}
+
+export const DEFAULTS = {
+  pattern: 'settle_*.csv',
+  ledger: './settle-ledger.sqlite',
+  schema: 'settle',
+  maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
+  stableFor: 30,
+  maxWait: 300,
+  claimLease: 7200,
+  ledgerTimeout: 15,
+  dbTimeout: 60,
+  logLevel: 'info',
+  maxWaitingRuns: 2,
+  maxAge: '26h',
+  maxInflateRatio: 100,
+  maxDecodedBytes: 16 * 1024 ** 3,
+} as const;
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const RUN_MODES = ['scheduled', 'manual'] as const;
+
+const LAYOUT_PRESETS = [...PRESETS.keys()];
+
+const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'history', 'audit', 'adopt', 'status', 'config'];
+const FOLDERS: readonly CommandName[] = ['run', 'audit', 'config'];
+const SFTP: readonly CommandName[] = ['run', 'audit', 'adopt', 'config'];
+/** gzip, zip and OpenPGP deliveries are decoded by a run (and its reprocessing) and by check */
+const DECODING: readonly CommandName[] = ['run', 'check', 'config'];
+
+/**
+ * Every setting, in help order: its flag, variable, config-file key (the entry's own key),
+ * default and the commands that take it. Commander options, the settings resolver, `config`
+ * and the README's option table are all derived from here.
+ */
+export const OPTION_TABLE = {
+  intake: {
+    flag: '--intake',
+    value: '<dir|url>',
+    description: 'intake folder, or sftp://user@host[:port]/path',
+    env: 'SETTLE_INTAKE',
+    kind: 'string',
+    path: true,
+    commands: [...FOLDERS, 'adopt'],
+    per: { adopt: { description: 'an sftp:// intake, to reach a remote archive' } },
+  },
+  archive: {
+    flag: '--archive',
+    value: '<dir>',
+    description: 'where loaded files go',
+    env: 'SETTLE_ARCHIVE',
+    kind: 'string',
+    default: '"archive" beside the intake',
+    path: true,
+    commands: [...FOLDERS, 'adopt'],
+    per: { adopt: { description: 'the archive to adopt (a path on the server when --intake is sftp://)', required: true } },
+  },
+  duplicates: {
+    flag: '--duplicates',
+    value: '<dir>',
+    description: 'where skipped duplicates go',
+    env: 'SETTLE_DUPLICATES',
+    kind: 'string',
+    default: '"duplicates" beside the intake',
+    path: true,
+    commands: FOLDERS,
+  },
+  rejected: {
+    flag: '--rejected',
+    value: '<dir>',
+    description: 'where rejected files go',
+    env: 'SETTLE_REJECTED',
+    kind: 'string',
+    default: '"rejected" beside the intake',
+    path: true,
+    commands: FOLDERS,
+  },
+  pattern: {
+    flag: '--pattern',
+    value: '<glob>',
+    description: 'file names to take',
+    env: 'SETTLE_PATTERN',
+    kind: 'string',
+    default: DEFAULTS.pattern,
+    commands: [...FOLDERS, 'adopt'],
+    per: { adopt: { description: 'which archived files to consider, as for run' } },
+    details:
+      'every other name in the intake is counted `ignored` and named in the log (a symlink, FIFO or other non-regular entry, a name that is not UTF-8 or holds a backslash too: all left untouched); an upload under a temporary name of a file the pattern takes (`*.part`, `*.filepart`, `*.tmp`, `*.partial`, a dot-file) is `not_ready`',
+  },
+  ledger: {
+    flag: '--ledger',
+    value: '<path|url>',
+    description: 'ledger: a SQLite file, or postgres://… shared by several hosts',
+    env: 'SETTLE_LEDGER',
+    kind: 'string',
+    default: DEFAULTS.ledger,
+    path: true,
+    commands: CONFIGURED,
+    details: 'tables in schema `settle_ledger`; `migrate` creates them',
+  },
+  ledgerTimeout: {
+    flag: '--ledger-timeout',
+    value: '<seconds>',
+    description: "how long to wait for another process's ledger write",
+    env: 'SETTLE_LEDGER_TIMEOUT',
+    kind: 'seconds',
+    default: String(DEFAULTS.ledgerTimeout),
+    commands: CONFIGURED,
+    details: 'then exit 1, "locked"',
+  },
+  maxRecordBytes: {
+    flag: '--max-record-bytes',
+    value: '<bytes>',
+    description: 'a file with a longer record is rejected',
+    env: 'SETTLE_MAX_RECORD_BYTES',
+    kind: 'bytes',
+    default: String(DEFAULTS.maxRecordBytes),
+    commands: [...CONFIGURED, 'check'],
+    details: "a record is a line, or quoted lines; bounds the reader's memory (1024 to 67108864)",
+  },
+  databaseUrl: {
+    flag: '--database-url',
+    value: '<url>',
+    description: 'finance PostgreSQL URL',
+    env: 'DATABASE_URL',
+    kind: 'string',
+    default: 'the PG* variables',
+    commands: CONFIGURED,
+    details:
+      '`postgres://USER@HOST[:PORT]/DATABASE`, see [Connecting](#connecting-to-postgresql); its password (`user:…@`, `password=`, `sslpassword=`) is never printed, logged or stored',
+  },
+  dbTimeout: {
+    flag: '--db-timeout',
+    value: '<seconds>',
+    description: 'longest wait on the finance database: connecting, a lock, a statement',
+    env: 'SETTLE_DB_TIMEOUT',
+    kind: 'seconds',
+    default: String(DEFAULTS.dbTimeout),
+    commands: CONFIGURED,
+    details:
+      'past it the file fails (claim released, file left in intake, exit 1); a COPY may stream for longer: it is cancelled only when the server takes no data for this long; raise it for a `migrate`, `audit` or reprocessing on very large tables',
+  },
+  schema: {
+    flag: '--schema',
+    value: '<name>',
+    description: 'finance schema',
+    env: 'SETTLE_SCHEMA',
+    kind: 'string',
+    default: DEFAULTS.schema,
+    commands: CONFIGURED,
+  },
+  logFile: {
+    flag: '--log-file',
+    value: '<path>',
+    description: 'append JSON logs here instead of stderr',
+    env: 'SETTLE_LOG_FILE',
+    kind: 'string',
+    path: true,
+    commands: CONFIGURED,
+    details:
+      'one line per file decision; on a terminal stderr shows them as short text lines, with a progress line while a long file loads',
+  },
+  logLevel: {
+    flag: '--log-level',
+    value: '<level>',
+    description: 'log level',
+    env: 'SETTLE_LOG_LEVEL',
+    kind: 'string',
+    default: DEFAULTS.logLevel,
+    choices: LOG_LEVELS,
+    commands: CONFIGURED,
+  },
+  pgpKey: {
+    flag: '--pgp-key',
+    value: '<path>',
+    description: 'armoured private key that decrypts OpenPGP deliveries; its passphrase only from SETTLE_PGP_PASSPHRASE or the config file',
+    env: 'SETTLE_PGP_KEY',
+    kind: 'string',
+    path: true,
+    commands: DECODING,
+    details: 'see [Compressed, zipped and encrypted deliveries](#compressed-zipped-and-encrypted-deliveries)',
+  },
+  pgpPassphrase: {
+    flag: null,
+    description: "the --pgp-key's passphrase: never a flag, hidden in config output and logs",
+    env: 'SETTLE_PGP_PASSPHRASE',
+    kind: 'string',
+    commands: DECODING,
+  },
+  pgpVerifyKey: {
+    flag: '--pgp-verify-key',
+    value: '<path>',
+    description: "the partner's public key: every delivery must carry its valid signature",
+    env: 'SETTLE_PGP_VERIFY_KEY',
+    kind: 'string',
+    path: true,
+    commands: DECODING,
+    details: 'unsigned, signed by another key (named), tampered: rejected',
+  },
+  maxInflateRatio: {
+    flag: '--max-inflate-ratio',
+    value: '<n>',
+    description: 'a compressed delivery that inflates more than n:1 is rejected',
+    env: 'SETTLE_MAX_INFLATE_RATIO',
+    kind: 'count',
+    default: String(DEFAULTS.maxInflateRatio),
+    commands: DECODING,
+    details: 'judged as the file streams, after its first MiB: a decompression bomb is stopped after a few MB (2 to 100000)',
+  },
+  maxDecodedBytes: {
+    flag: '--max-decoded-bytes',
+    value: '<bytes>',
+    description: 'a delivery whose content is larger is rejected',
+    env: 'SETTLE_MAX_DECODED_BYTES',
+    kind: 'bytes',
+    default: String(DEFAULTS.maxDecodedBytes),
+    commands: DECODING,
+  },
+  sftpKey: {
+    flag: '--sftp-key',
+    value: '<path>',
+    description: 'private key for an sftp:// intake; its passphrase only from SETTLE_SFTP_KEY_PASSPHRASE',
+    env: 'SETTLE_SFTP_KEY',
+    kind: 'string',
+    path: true,
+    commands: SFTP,
+  },
+  knownHosts: {
+    flag: '--known-hosts',
+    value: '<path>',
+    description: 'OpenSSH known_hosts for the SFTP server',
+    env: 'SETTLE_KNOWN_HOSTS',
+    kind: 'string',
+    default: '~/.ssh/known_hosts',
+    path: true,
+    commands: SFTP,
+    details: '`[host]:port` entries, hashed names, wildcards, `@revoked`',
+  },
+  hostKeyFingerprint: {
+    flag: '--host-key-fingerprint',
+    value: '<SHA256:...>',
+    description: 'pin the SFTP server key instead of known_hosts',
+    env: 'SETTLE_HOST_KEY_FINGERPRINT',
+    kind: 'string',
+    commands: SFTP,
+    details: 'as `ssh-keygen -lf` prints it',
+  },
+  sftpPassword: {
+    flag: null,
+    description: 'password for an sftp:// intake: never a flag, never in the URL',
+    env: 'SETTLE_SFTP_PASSWORD',
+    kind: 'string',
+    commands: SFTP,
+  },
+  stableFor: {
+    flag: '--stable-for',
+    value: '<seconds>',
+    description: 'a file is complete when unchanged this long; 0 turns the wait off',
+    env: 'SETTLE_STABLE_FOR',
+    kind: 'seconds',
+    default: String(DEFAULTS.stableFor),
+    commands: ['run'],
+  },
+  maxWait: {
+    flag: '--max-wait',
+    value: '<seconds>',
+    description: 'how long a run waits for growing files',
+    env: 'SETTLE_MAX_WAIT',
+    kind: 'seconds',
+    default: String(DEFAULTS.maxWait),
+    commands: ['run'],
+    details: 'still growing → `not_ready`, next run',
+  },
+  claimLease: {
+    flag: '--claim-lease',
+    value: '<seconds>',
+    description: 'how long a claim holds before another host may take it over',
+    env: 'SETTLE_CLAIM_LEASE',
+    kind: 'seconds',
+    default: String(DEFAULTS.claimLease),
+    commands: ['run'],
+  },
+  staging: {
+    flag: '--staging',
+    value: '<dir>',
+    description: 'private folder for staging copies of the files being read',
+    env: 'SETTLE_STAGING',
+    kind: 'string',
+    default: 'the system temp folder',
+    path: true,
+    commands: ['run', 'adopt'],
+    details: 'one read: copy and hash together',
+  },
+  mode: {
+    flag: '--mode',
+    value: '<mode>',
+    description: 'recorded in the ledger',
+    env: 'SETTLE_MODE',
+    kind: 'string',
+    default: 'manual on a terminal, else scheduled',
+    choices: RUN_MODES,
+    commands: ['run'],
+  },
+  ignore: {
+    flag: '--ignore',
+    value: '<glob...>',
+    description: 'known neighbours in the intake (a README) that are neither taken nor counted; commas in the environment',
+    env: 'SETTLE_IGNORE',
+    kind: 'globs',
+    commands: ['run'],
+  },
+  maxWaitingRuns: {
+    flag: '--max-waiting-runs',
+    value: '<n>',
+    description: 'a file still waiting in the intake after this many runs makes the run exit 1',
+    env: 'SETTLE_MAX_WAITING_RUNS',
+    kind: 'count',
+    default: String(DEFAULTS.maxWaitingRuns),
+    commands: ['run', 'status'],
+    per: { status: { description: 'WARNING when a file has waited in the intake more runs than this' } },
+    details: 'held, not ready or failed, in more runs in a row than this; named on the summary line',
+  },
+  readyMarker: {
+    flag: '--ready-marker',
+    value: '<suffix>',
+    description: "take NAME only once the partner's NAME+suffix sidecar exists (.done); it moves with NAME",
+    env: 'SETTLE_READY_MARKER',
+    kind: 'string',
+    commands: ['run'],
+    details:
+      "without it (or a layout's trailer) an upload that stalls longer than `--stable-for` and then resumes cannot be told from a complete file: the next run reports such a file, changed where it landed, by name (exit 1)",
+  },
+  metricsFile: {
+    flag: '--metrics-file',
+    value: '<path>',
+    description: 'write a Prometheus text file here after every run',
+    env: 'SETTLE_METRICS_FILE',
+    kind: 'string',
+    path: true,
+    commands: ['run'],
+    details: "also after one that could not start; for node_exporter's textfile collector (below)",
+  },
+  maxAge: {
+    flag: '--max-age',
+    value: '<duration>',
+    description: 'CRITICAL when no run succeeded within this: seconds, or 90m, 26h, 2d',
+    env: 'SETTLE_MAX_AGE',
+    kind: 'duration',
+    default: DEFAULTS.maxAge,
+    commands: ['status'],
+  },
+  layout: {
+    flag: '--layout',
+    value: '<preset>',
+    description: `what the files look like: ${LAYOUT_PRESETS.join(', ')}, or an object in the config file`,
+    env: 'SETTLE_LAYOUT',
+    kind: 'layout',
+    default: 'the "default" preset',
+    commands: [...CONFIGURED, 'check'],
+    per: { check: { description: `a shipped layout: ${LAYOUT_PRESETS.join(', ')}; or the config file's` } },
+    details: 'see [Layouts](#layouts)',
+  },
+} as const satisfies Record<string, OptionSpec>;
+
+export type SettingKey = keyof typeof OPTION_TABLE;
+
+export const SETTING_KEYS = Object.keys(OPTION_TABLE) as SettingKey[];
+
+/** The config file itself: a flag and a variable, never a key in the file. */
+export const CONFIG_OPTION: OptionSpec = {
+  flag: '--config',
+  value: '<path>',
+  description: 'JSON config file; flags and environment override it',
+  env: 'SETTLE_CONFIG',
+  kind: 'string',
+  commands: [...CONFIGURED, 'check'],
+};
+
+/** Every option a command takes, `--config` first. */
+export function optionsOf(command: CommandName): { key: SettingKey | 'config'; spec: OptionSpec }[] {
+  const settings = SETTING_KEYS.map((key) => ({ key, spec: OPTION_TABLE[key] as OptionSpec }));
+  return [{ key: 'config' as const, spec: CONFIG_OPTION }, ...settings].filter((o) => o.spec.commands.includes(command));
+}
+
+/** What help and README say after the description: where else it comes from, and its default. */
+export function optionSources(spec: OptionSpec): string {
+  const parts = [spec.env ? `env ${spec.env}` : null, spec.default !== undefined ? `default ${spec.default}` : null].filter(Boolean);
+  return parts.length ? ` (${parts.join('; ')})` : '';
+}

@@ -1,0 +1,38 @@
+import { CONFIG_OPTION, OPTION_TABLE, SETTING_KEYS, type OptionSpec } from './optionTable.js';
+
+/** README.md holds the generated table between these two lines; a unit test keeps them equal. */
+export const OPTIONS_BEGIN = '<!-- options:begin (generated from src/config/optionTable.ts) -->';
+export const OPTIONS_END = '<!-- options:end -->';
+
+const cell = (text: string) => text.replaceAll('|', '\\|');
+const code = (text: string) => `\`${cell(text)}\``;
+
+function flagCell(spec: OptionSpec): string {
+  if (spec.flag === null) return '(no flag)';
+  const value = spec.choices ? spec.choices.join('|') : (spec.value?.replace(/^<|>$/g, '').toUpperCase() ?? '');
+  return code(value ? `${spec.flag} ${value}` : spec.flag);
+}
+
+function row(key: string, spec: OptionSpec, inFile: boolean): string {
+  const meaning = spec.details ? `${spec.description}; ${spec.details}` : spec.description;
+  return `| ${[
+    flagCell(spec),
+    spec.env ? code(spec.env) : '—',
+    inFile ? code(`"${key}"`) : '—',
+    spec.default === undefined ? '—' : spec.default.includes(' ') ? cell(spec.default) : code(spec.default),
+    spec.commands.join(', '),
+    cell(meaning),
+  ].join(' | ')} |`;
+}
+
+/** The README's option table: every setting with its flag, variable, config-file key, default and commands. */
+export function optionsMarkdown(): string {
+  return [
+    OPTIONS_BEGIN,
+    '| flag | environment | config file | default | commands | meaning |',
+    '| --- | --- | --- | --- | --- | --- |',
+    row('config', CONFIG_OPTION, false),
+    ...SETTING_KEYS.map((key) => row(key, OPTION_TABLE[key], true)),
+    OPTIONS_END,
+  ].join('\n');
+}

@@ -1,0 +1,91 @@
+import { constants } from 'node:fs';
+import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FileGoneError, kindOf, NotRegularFileError, type FolderReader, type IntakeEntry, type PinnedFile } from './intake.js';
+import { pinOf } from './moveNoOverwrite.js';
+
+export const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;
+export const isGone = (err: unknown) => errCode(err) === 'ENOENT';
+
+/** A local folder, read only: the archive for `audit`, `adopt` and reprocessing, and what an intake reads. */
+export class LocalFolder implements FolderReader {
+  readonly description: string;
+
+  constructor(protected readonly dir: string) {
+    this.description = dir;
+  }
+
+  async list(): Promise<IntakeEntry[]> {
+    const entries = await readdir(this.dir, { withFileTypes: true });
+    const files: IntakeEntry[] = [];
+    for (const e of entries) {
+      if (e.isDirectory()) continue;
+      if (!e.isFile()) {
+        const s = await lstat(join(this.dir, e.name)).catch(() => null);
+        if (s) files.push({ name: e.name, size: s.size, mtimeMs: s.mtimeMs, notRegular: kindOf(s) });
+        continue;
+      }
+      const found = await this.stat(e.name);
+      if (found) files.push(found);
+      // a name that is not UTF-8 cannot be reached through its decoded form: listed, for the run to count it
+      else if (e.name.includes('\uFFFD')) files.push({ name: e.name, size: 0, mtimeMs: 0 });
+    }
+    return files;
+  }
+
+  async stat(name: string): Promise<IntakeEntry | null> {
+    try {
+      const s = await stat(join(this.dir, name));
+      return s.isFile() ? { name, size: s.size, mtimeMs: s.mtimeMs } : null;
+    } catch (err) {
+      if (isGone(err)) return null;
+      throw err;
+    }
+  }
+
+  async pin(name: string): Promise<PinnedFile> {
+    const path = join(this.dir, name);
+    const refuse = (what: string, cause?: unknown) => new NotRegularFileError(name, what, { cause });
+    // a look without opening first: a device or FIFO is never opened at all
+    const before = await lstat(path).catch((err) => Promise.reject(isGone(err) ? new FileGoneError(name, { cause: err }) : err));
+    if (!before.isFile()) throw refuse(kindOf(before));
+    // swapped after that look: O_NOFOLLOW refuses a symlink (ELOOP), O_NONBLOCK keeps a FIFO from blocking
+    const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err) => {
+      if (isGone(err)) throw new FileGoneError(name, { cause: err });
+      if (errCode(err) === 'ELOOP') throw refuse('a symbolic link, not a regular file', err);
+      if (errCode(err) === 'ENXIO') throw refuse('a socket or device, not a regular file', err);
+      throw err;
+    });
+    const s = await fh.stat();
+    if (!s.isFile()) {
+      await fh.close();
+      throw refuse(kindOf(s));
+    }
+    return new LocalPinnedFile(fh, pinOf(s));
+  }
+
+  async close(): Promise<void> {}
+}
+
+class LocalPinnedFile implements PinnedFile {
+  readonly stream;
+  private closed = false;
+
+  constructor(
+    private readonly fh: FileHandle,
+    readonly pin: ReturnType<typeof pinOf>,
+  ) {
+    this.stream = fh.createReadStream({ highWaterMark: 256 * 1024, start: 0, autoClose: false });
+  }
+
+  async current() {
+    return pinOf(await this.fh.stat());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stream.destroy();
+    await this.fh.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,145 @@
+import { isActiveCurrency } from './currencies.js';
+import { compileDateFormat, type DateParts } from './dateFormat.js';
+import type { ColumnSpec, Layout } from './layout.js';
+import { codePoint, HIDDEN_CHARACTER } from './quoteValue.js';
+import { offsetText, parseZone, wallClockOffset, type Zone } from './timeZones.js';
+
+/** PostgreSQL's btree refuses index rows over about 2.7 kB; a key this long is no partner's id anyway. */
+export const MAX_KEY_BYTES = 256;
+/** up to 16 integer digits: a numeric(16 + scale, scale) column holds every amount that passes */
+export const MAX_INTEGER_DIGITS = 16;
+
+/**
+ * Turns one field as the file wrote it into the text COPY receives (an amount with a dot and no
+ * grouping, an ISO date, a timestamp with its offset, an upper-case currency), or says why it
+ * cannot: a string is the value, an object the problem. `row` is the record, for a zone that
+ * comes from another column.
+ */
+export type Converter = (value: string, row: readonly string[]) => string | { problem: string };
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Years 0001 to 9999 only: year 0 does not exist and PostgreSQL refuses it without naming the line. */
+export function isCalendarDate(y: number, m: number, d: number): boolean {
+  if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1) return false;
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  return d <= (m === 2 && leap ? 29 : DAYS_IN_MONTH[m - 1]!);
+}
+
+/**
+ * Why a natural key is not clean, if it is not: two ids that look the same to a person
+ * (a trailing space, a zero-width space, an NBSP, a BOM) must never be two rows.
+ */
+export function keyProblem(value: string): string | undefined {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > MAX_KEY_BYTES) return `is ${bytes} bytes long; a key may have at most ${MAX_KEY_BYTES}`;
+  const hidden = HIDDEN_CHARACTER.exec(value);
+  if (hidden) return `contains an invisible or control character (${codePoint(hidden[0])})`;
+  // every other white space character is hidden: only a plain space is left to find here
+  if (value.startsWith(' ')) return 'begins with a space';
+  if (value.endsWith(' ')) return 'ends with a space';
+  return undefined;
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * A decimal as the file wrote it, checked as a string (money never passes through a float):
+ * an optional minus, digits (grouped by threes when the layout has a group separator), and at
+ * most `scale` places after the layout's decimal mark. No exponent, no plus sign.
+ */
+export function decimalReader(
+  layout: Pick<Layout, 'decimalMark' | 'groupSeparator'>,
+  scale: number,
+): (value: string) => string | undefined {
+  const mark = escapeRe(layout.decimalMark);
+  const places = scale === 0 ? '' : `(?:${mark}\\d{1,${scale}})?`;
+  const plain = new RegExp(`^-?\\d{1,${MAX_INTEGER_DIGITS}}${places}$`);
+  const group = layout.groupSeparator;
+  const grouped = group ? new RegExp(`^-?\\d{1,3}(?:${escapeRe(group)}\\d{3})+${places}$`) : undefined;
+  const canonical = layout.decimalMark === '.' && !group;
+  return (value) => {
+    if (plain.test(value)) return canonical || layout.decimalMark === '.' ? value : value.replace(',', '.');
+    if (!grouped?.test(value)) return undefined;
+    const digits = value.split(group).join('');
+    const normal = layout.decimalMark === '.' ? digits : digits.replace(',', '.');
+    const whole = normal.replace('-', '').split('.')[0]!;
+    return whole.length <= MAX_INTEGER_DIGITS ? normal : undefined;
+  };
+}
+
+const INTEGER = /^-?\d{1,18}$/;
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+const pad4 = (n: number) => String(n).padStart(4, '0');
+
+function dateText(p: DateParts): string {
+  return `${pad4(p.y)}-${pad2(p.mo)}-${pad2(p.d)}`;
+}
+
+function timeOk(p: DateParts): boolean {
+  return p.h < 24 && p.mi < 60 && p.s < 60;
+}
+
+/** One converter per layout column, in the layout's order. */
+export function columnConverters(layout: Layout): Converter[] {
+  return layout.columns.map((spec) => converter(layout, spec));
+}
+
+function converter(layout: Layout, spec: ColumnSpec): Converter {
+  switch (spec.type) {
+    case 'text':
+      return (v) => v;
+    case 'integer':
+      return (v) => (INTEGER.test(v) ? v : { problem: 'is not a whole number (at most 18 digits, no separators)' });
+    case 'currency':
+      return (v) => {
+        const code = v.toUpperCase();
+        return isActiveCurrency(code) ? code : { problem: 'is not an active ISO 4217 currency code' };
+      };
+    case 'decimal': {
+      const scale = spec.scale ?? 2;
+      const read = decimalReader(layout, scale);
+      const example = `${layout.groupSeparator ? `1${layout.groupSeparator}250` : '1250'}${scale > 0 ? `${layout.decimalMark}${'0'.repeat(scale)}` : ''}`;
+      const problem = { problem: `is not a decimal amount with at most ${scale} places (like ${example})` };
+      return (v) => read(v) ?? problem;
+    }
+    case 'date': {
+      const format = spec.format ?? 'yyyy-MM-dd';
+      const parse = compileDateFormat(format, false).parse!;
+      const problem = { problem: `is not a date (${spec.format ?? 'YYYY-MM-DD'}, 0001-01-01 to 9999-12-31)` };
+      return (v) => {
+        const p = parse(v);
+        return p && isCalendarDate(p.y, p.mo, p.d) ? dateText(p) : problem;
+      };
+    }
+    case 'timestamp':
+      return timestampConverter(layout, spec);
+  }
+}
+
+function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {
+  const format = spec.format ?? 'yyyy-MM-dd HH:mm:ss';
+  const compiled = compileDateFormat(format, true);
+  const parse = compiled.parse!;
+  const problem = { problem: `is not a time stamp (${format})` };
+  const fixedZone = spec.timeZone !== undefined ? parseZone(spec.timeZone)! : undefined;
+  const zoneIndex = spec.timeZoneFrom !== undefined ? layout.columns.findIndex((c) => c.name === spec.timeZoneFrom) : -1;
+  const zoneCache = new Map<string, Zone | undefined>();
+  return (v, row) => {
+    const p = parse(v);
+    if (!p || !isCalendarDate(p.y, p.mo, p.d) || !timeOk(p)) return problem;
+    const wall = `${dateText(p)} ${pad2(p.h)}:${pad2(p.mi)}:${pad2(p.s)}${p.frac ? `.${p.frac}` : ''}`;
+    if (p.offset !== undefined) return `${wall}${p.offset === 'Z' ? '+00:00' : p.offset}`;
+    let zone = fixedZone;
+    if (zone === undefined) {
+      const text = row[zoneIndex] ?? '';
+      zone = zoneCache.get(text);
+      if (zone === undefined && !zoneCache.has(text)) {
+        zone = parseZone(text);
+        zoneCache.set(text, zone);
+      }
+      if (zone === undefined) return { problem: `has no known time zone: ${spec.timeZoneFrom} is "${text.slice(0, 40)}"` };
+    }
+    return `${wall}${offsetText(wallClockOffset(zone, p.y, p.mo, p.d, p.h, p.mi))}`;
+  };
+}

@@ -1,0 +1,50 @@
+import pg from 'pg';
+import type { Layout } from './layout.js';
+import { quoteValue } from './quoteValue.js';
+
+const { escapeIdentifier: id } = pg;
+
+/**
+ * Looks up a batch of natural keys (one column or several) in a layout's table. Key columns are
+ * text, integer, date or currency, whose text form in PostgreSQL is the reader's own, so keys
+ * are compared as text.
+ */
+export function keyLookup(schema: string, layout: Layout) {
+  const s = id(schema);
+  const table = `${s}.${id(layout.table)}`;
+  const positions = layout.naturalKey.map((k) => layout.columns.findIndex((c) => c.name === k));
+  const params = layout.naturalKey.map((_, i) => `$${i + 1}::text[]`).join(', ');
+  const names = layout.naturalKey.map((_, i) => `k${i}`);
+  const join = layout.naturalKey.map((k, i) => `t.${id(k)}::text = k.${names[i]}`).join(' AND ');
+  const show = (values: string[]) => values.map((v) => quoteValue(v)).join(' ');
+  const columns = (keys: string[][]) => layout.naturalKey.map((_, i) => keys.map((k) => k[i]!));
+  const keyText = (row: Record<string, string>) => show(names.map((n) => row[n]!));
+  return {
+    /** a row's key values, in the key's order */
+    keyOf: (values: (string | null)[]): string[] => positions.map((p) => values[p]!),
+    /** how messages quote a key: each value quoted, side by side */
+    show,
+    /** the keys of the batch the table holds */
+    async present(client: pg.ClientBase, keys: string[][]): Promise<Set<string>> {
+      const r = await client.query<Record<string, string>>(
+        `SELECT ${names.map((n) => `k.${n}`).join(', ')} FROM unnest(${params}) AS k(${names.join(', ')})
+          WHERE EXISTS (SELECT 1 FROM ${table} t WHERE ${join})`,
+        columns(keys),
+      );
+      return new Set(r.rows.map(keyText));
+    },
+    /** the keys of the batch loaded from another content, each with "FILE (run RUN)" */
+    async loadedFrom(client: pg.ClientBase, keys: string[][], exceptSha256: string): Promise<Map<string, string>> {
+      const r = await client.query<Record<string, string>>(
+        `SELECT ${names.map((n) => `k.${n}`).join(', ')}, f.file_name, l.run_id
+           FROM unnest(${params}) AS k(${names.join(', ')})
+           JOIN ${table} t ON ${join}
+           JOIN ${s}.loads l ON l.load_id = t.load_id
+           JOIN ${s}.file_loads f ON f.sha256 = l.sha256
+          WHERE l.sha256 <> $${names.length + 1}`,
+        [...columns(keys), exceptSha256],
+      );
+      return new Map(r.rows.map((row) => [keyText(row), `${row.file_name!} (run ${row.run_id!})`]));
+    },
+  };
+}

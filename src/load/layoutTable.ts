@@ -1,0 +1,124 @@
+import pg from 'pg';
+import { UsageError } from '../errors.js';
+import { MAX_INTEGER_DIGITS } from './columnValues.js';
+import type { ColumnSpec, Layout } from './layout.js';
+
+const { escapeIdentifier: id } = pg;
+
+/** The column type a layout column gets: amounts exact, times with their zone, codes fixed. */
+export function sqlType(c: ColumnSpec): string {
+  switch (c.type) {
+    case 'text':
+      return 'text';
+    case 'decimal':
+      return `numeric(${MAX_INTEGER_DIGITS + (c.scale ?? 2)}, ${c.scale ?? 2})`;
+    case 'date':
+      return 'date';
+    case 'timestamp':
+      return 'timestamp with time zone';
+    case 'currency':
+      return 'character(3)';
+    case 'integer':
+      return 'bigint';
+  }
+}
+
+/** `information_schema`'s spelling of the same types, to compare with an existing table. */
+function describedType(c: ColumnSpec): string {
+  return c.type === 'decimal' ? `numeric(${MAX_INTEGER_DIGITS + (c.scale ?? 2)},${c.scale ?? 2})` : sqlType(c);
+}
+
+const constraintName = (layout: Layout) => `${layout.table}_natural_key`;
+
+/**
+ * A layout's table from scratch: its columns, a UNIQUE natural key, and compact provenance (the
+ * load, an integer naming file and run through `loads`, and the line), indexed by load.
+ */
+export function createTableSql(schema: string, layout: Layout): string[] {
+  const t = `${id(schema)}.${id(layout.table)}`;
+  const columns = layout.columns.map((c) => `  ${id(c.name)} ${sqlType(c)}${c.required ? ' NOT NULL' : ''}`);
+  return [
+    [
+      `CREATE TABLE ${t} (`,
+      [
+        ...columns,
+        '  load_id integer NOT NULL',
+        '  source_line integer NOT NULL',
+        `  CONSTRAINT ${id(constraintName(layout))} UNIQUE (${layout.naturalKey.map(id).join(', ')})`,
+      ].join(',\n'),
+      ')',
+    ].join('\n'),
+    `CREATE INDEX ${id(`${layout.table}_by_load`)} ON ${t} (load_id)`,
+  ];
+}
+
+interface Existing {
+  columns: Map<string, { type: string; nullable: boolean }>;
+  key: string[] | null;
+}
+
+async function existingTable(client: pg.ClientBase, schema: string, layout: Layout): Promise<Existing | null> {
+  const cols = await client.query<{ column_name: string; type: string; is_nullable: string }>(
+    `SELECT column_name, CASE WHEN data_type = 'numeric' THEN format('numeric(%s,%s)', numeric_precision, numeric_scale)
+                              WHEN data_type = 'character' THEN format('character(%s)', character_maximum_length)
+                              ELSE data_type END AS type, is_nullable
+       FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2`,
+    [schema, layout.table],
+  );
+  if (cols.rowCount === 0) return null;
+  const key = await client.query<{ columns: string[] }>(
+    `SELECT array_agg(a.attname::text ORDER BY k.ord) AS columns
+       FROM pg_constraint c
+       CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, ord)
+       JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+      WHERE c.conrelid = to_regclass(format('%I.%I', $1::text, $2::text)) AND c.conname = $3`,
+    [schema, layout.table, constraintName(layout)],
+  );
+  return {
+    columns: new Map(cols.rows.map((r) => [r.column_name, { type: r.type, nullable: r.is_nullable === 'YES' }])),
+    key: key.rows[0]?.columns ?? null,
+  };
+}
+
+/**
+ * What `migrate` must do for a layout's table: create it, or add the columns the layout gained
+ * (nullable: the rows already there have no value; the reader still requires new rows to have
+ * one). A column whose type changed, or a different natural key, is refused with the statement
+ * to run by hand: migrate never rewrites loaded rows.
+ */
+export async function layoutTableChanges(client: pg.ClientBase, schema: string, layout: Layout): Promise<string[]> {
+  const have = await existingTable(client, schema, layout);
+  if (!have) return createTableSql(schema, layout);
+  const t = `${id(schema)}.${id(layout.table)}`;
+  const problems: string[] = [];
+  const changes: string[] = [];
+  for (const c of layout.columns) {
+    const now = have.columns.get(c.name);
+    if (!now) changes.push(`ALTER TABLE ${t} ADD COLUMN ${id(c.name)} ${sqlType(c)}`);
+    // a text column holds any value exactly as the reader wrote it: only another type could round or refuse
+    else if (now.type !== describedType(c) && now.type !== 'text')
+      problems.push(`column ${c.name} is ${now.type}, the layout says ${describedType(c)}`);
+  }
+  for (const p of ['load_id', 'source_line']) if (!have.columns.has(p)) problems.push(`it lacks the provenance column ${p}`);
+  if (have.key === null || have.key.join(',') !== layout.naturalKey.join(',')) {
+    problems.push(
+      `its natural key ${constraintName(layout)} is (${have.key?.join(', ') ?? 'missing'}), the layout says (${layout.naturalKey.join(', ')})`,
+    );
+  }
+  if (problems.length > 0) {
+    throw new UsageError(
+      `table ${schema}.${layout.table} does not fit the layout "${layout.name}": ${problems.join('; ')}. Change it by hand as the migration role, or give the layout another "table"`,
+    );
+  }
+  return changes;
+}
+
+/** `run` refuses to start when the layout's table is missing or lacks a column: `migrate` first. */
+export async function assertLayoutFitsTable(client: pg.ClientBase, schema: string, layout: Layout): Promise<void> {
+  const changes = await layoutTableChanges(client, schema, layout);
+  if (changes.length > 0) {
+    throw new UsageError(
+      `table ${schema}.${layout.table} of layout "${layout.name}" is missing or lacks columns: run \`settle-ingest migrate\` with this layout first (\`migrate --print-sql\` shows what it does)`,
+    );
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Time zones for timestamp columns: an IANA name (`Europe/Amsterdam`), `UTC`, a fixed offset
+ * (`+01:00`), or one of the abbreviations partners write in a column of their own (Adyen's
+ * `TimeZone`: `CET`, `CEST`, `BST`…). An abbreviation stands for one fixed offset; the
+ * ambiguous ones (IST, CST in Asia) mean what they mean in the partners' reports we know.
+ */
+const ABBREVIATIONS: Record<string, number> = {
+  UTC: 0,
+  GMT: 0,
+  Z: 0,
+  WET: 0,
+  WEST: 60,
+  BST: 60,
+  CET: 60,
+  CEST: 120,
+  MET: 60,
+  MEST: 120,
+  EET: 120,
+  EEST: 180,
+  MSK: 180,
+  AST: -240,
+  ADT: -180,
+  EST: -300,
+  EDT: -240,
+  CST: -360,
+  CDT: -300,
+  MST: -420,
+  MDT: -360,
+  PST: -480,
+  PDT: -420,
+  AKST: -540,
+  AKDT: -480,
+  HST: -600,
+  SGT: 480,
+  HKT: 480,
+  JST: 540,
+  KST: 540,
+  AEST: 600,
+  AEDT: 660,
+  NZST: 720,
+  NZDT: 780,
+};
+
+const OFFSET = /^([+-])(\d{2}):?(\d{2})$/;
+
+/** A zone: a fixed offset in minutes, or an IANA name whose offset depends on the date. */
+export type Zone = { fixed: number } | { iana: string };
+
+export function parseZone(text: string): Zone | undefined {
+  const abbreviation = ABBREVIATIONS[text.toUpperCase()];
+  if (abbreviation !== undefined) return { fixed: abbreviation };
+  const m = OFFSET.exec(text);
+  if (m) {
+    const minutes = Number(m[2]) * 60 + Number(m[3]);
+    return minutes <= 18 * 60 && Number(m[3]) < 60 ? { fixed: m[1] === '-' ? -minutes : minutes } : undefined;
+  }
+  if (!text.includes('/')) return undefined;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: text });
+    return { iana: text };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a configured zone is not usable, if it is not. */
+export function zoneProblem(text: string): string | undefined {
+  return parseZone(text) ? undefined : `"${text}" is not a time zone (an IANA name such as "Europe/Amsterdam", "UTC", or "+01:00")`;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+const offsets = new Map<string, number>();
+
+/** The zone's offset from UTC, in minutes, at the instant `utcMs`. */
+function offsetAt(zone: string, utcMs: number): number {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(zone, f);
+  }
+  const p: Record<string, number> = {};
+  for (const part of f.formatToParts(new Date(utcMs))) if (part.type !== 'literal') p[part.type] = Number(part.value);
+  const asUtc = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
+  return Math.round((asUtc - Math.floor(utcMs / 1000) * 1000) / 60000);
+}
+
+/**
+ * The offset of a wall-clock time in `zone`. Zone rules change at most a few times a year, so
+ * the answer is kept per zone and hour: a file of a million rows asks Intl a few hundred times.
+ * A wall time in a spring-forward gap takes the offset after the change.
+ */
+export function wallClockOffset(zone: Zone, y: number, mo: number, d: number, h: number, mi: number): number {
+  if ('fixed' in zone) return zone.fixed;
+  const key = `${zone.iana}|${y}-${mo}-${d}-${h}-${mi < 30 ? 0 : 1}`;
+  let offset = offsets.get(key);
+  if (offset === undefined) {
+    const wall = Date.UTC(y, mo - 1, d, h, mi);
+    const first = offsetAt(zone.iana, wall);
+    offset = offsetAt(zone.iana, wall - first * 60000);
+    if (offsets.size > 100_000) offsets.clear();
+    offsets.set(key, offset);
+  }
+  return offset;
+}
+
+/** `+01:00`, as PostgreSQL reads it after a time. */
+export function offsetText(minutes: number): string {
+  const sign = minutes < 0 ? '-' : '+';
+  const a = Math.abs(minutes);
+  return `${sign}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
+}

@@ -1,0 +1,141 @@
+import { open } from 'node:fs/promises';
+import { RejectError } from '../errors.js';
+import { decimalReader } from './columnValues.js';
+import type { Layout, Trailer } from './layout.js';
+import { quoteValue } from './quoteValue.js';
+import type { RowPlan } from './rowPlan.js';
+
+/** A file that ends without its trailer: maybe still being written, so not ready before it is rejected. */
+export class MissingTrailerError extends RejectError {}
+
+/** An exact decimal as an integer of `scale` places: money is summed without floating point. */
+function scaled(normal: string, scale: number): bigint {
+  const negative = normal.startsWith('-');
+  const [whole = '0', frac = ''] = (negative ? normal.slice(1) : normal).split('.');
+  const n = BigInt(whole + frac.padEnd(scale, '0'));
+  return negative ? -n : n;
+}
+
+function shown(n: bigint, scale: number): string {
+  const negative = n < 0n;
+  const digits = (negative ? -n : n).toString().padStart(scale + 1, '0');
+  const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  return negative ? `-${text}` : text;
+}
+
+/**
+ * A layout's closing total line: recognised by its first field, it must be the last record and
+ * agree with the data rows above it (all of them, skipped ones included: the partner counted
+ * what it wrote) on their number and on the sum of one amount column.
+ */
+export class TrailerCheck {
+  private readonly spec: Trailer;
+  private readonly scale: number;
+  private readonly readAmount: (v: string) => string | undefined;
+  private rows = 0;
+  private sum = 0n;
+  private lastLine = 0;
+  private seen?: { line: number; rowCount?: string; sum?: string };
+
+  constructor(private readonly layout: Layout) {
+    this.spec = layout.trailer!;
+    this.scale = layout.columns.find((c) => c.name === this.spec.sumOf)?.scale ?? 2;
+    this.readAmount = decimalReader(layout, 12);
+  }
+
+  /** True for the trailer itself; after it, any record is a reject. */
+  isTrailer(fields: readonly string[], line: number): boolean {
+    this.lastLine = line;
+    if (this.seen) throw new RejectError(`line ${line}: a record after the trailer on line ${this.seen.line}`, { line, field: 'trailer' });
+    if (fields[0]?.trim() !== this.spec.firstField) return false;
+    const at = (position: number | undefined) => (position === undefined ? undefined : (fields[position - 1]?.trim() ?? ''));
+    const rowCount = at(this.spec.rowCountField);
+    const sum = at(this.spec.sumField);
+    this.seen = { line, ...(rowCount !== undefined ? { rowCount } : {}), ...(sum !== undefined ? { sum } : {}) };
+    return true;
+  }
+
+  /** One data row, good or bad: the partner counted every line it wrote. */
+  countRow(): void {
+    this.rows++;
+  }
+
+  /** A checked data row (or one left out by skipRows): its amount summed. */
+  addAmount(plan: RowPlan, fields: readonly string[], values: (string | null)[] | 'skip', line: number): void {
+    const column = this.spec.sumOf;
+    if (column === undefined) return;
+    let normal: string | null | undefined;
+    if (values === 'skip') {
+      const raw = fields[plan.indexOf(column)] ?? '';
+      normal = raw === '' ? null : this.readAmount(raw);
+      if (normal === undefined) {
+        throw new RejectError(`line ${line}, field ${column}: ${quoteValue(raw)} is not an amount (the trailer sums it)`, {
+          line,
+          field: column,
+        });
+      }
+    } else {
+      normal = values[this.layout.columns.findIndex((c) => c.name === column)] ?? null;
+    }
+    if (normal !== null) this.sum += scaled(normal, this.scale);
+  }
+
+  /**
+   * At the end of the file: the trailer was there and agrees, or the file is rejected saying how.
+   * After bad rows the sum is not known, so only the count is compared.
+   */
+  finish(badRows: number): void {
+    const t = this.seen;
+    if (!t) {
+      throw new MissingTrailerError(
+        `the file ends at line ${this.lastLine} without its trailer (a line starting ${quoteValue(this.spec.firstField)}): it is incomplete`,
+        { line: this.lastLine, field: 'trailer' },
+      );
+    }
+    const where = `line ${t.line}, trailer`;
+    const fail = (what: string) => new RejectError(`${where}: ${what}`, { line: t.line, field: 'trailer' });
+    if (t.rowCount !== undefined) {
+      if (!/^\d{1,15}$/.test(t.rowCount)) throw fail(`the row count ${quoteValue(t.rowCount)} is not a number`);
+      if (Number(t.rowCount) !== this.rows) throw fail(`says ${Number(t.rowCount)} rows, the file has ${this.rows}`);
+    }
+    if (t.sum !== undefined && badRows === 0) {
+      const normal = this.readAmount(t.sum);
+      if (normal === undefined) throw fail(`the sum ${quoteValue(t.sum)} is not an amount`);
+      const [, frac = ''] = normal.split('.');
+      const scale = Math.max(this.scale, frac.length);
+      const stated = scaled(normal, scale);
+      const actual = this.sum * 10n ** BigInt(scale - this.scale);
+      if (stated !== actual) {
+        throw fail(`says the ${this.spec.sumOf} sum is ${shown(stated, scale)}, the rows add up to ${shown(actual, scale)}`);
+      }
+    }
+  }
+}
+
+const TAIL_BYTES = 64 * 1024;
+
+/**
+ * Whether a staged file's last non-empty line opens with the layout's trailer text: read from
+ * the file's end only, before anything is claimed, so that an upload still being written waits
+ * as not ready instead of being rejected. The full check (count, sum, nothing after it) is the
+ * reader's.
+ */
+export async function endsWithTrailer(path: string, layout: Layout): Promise<boolean> {
+  const file = await open(path, 'r');
+  try {
+    const { size } = await file.stat();
+    const length = Math.min(size, TAIL_BYTES);
+    const buffer = Buffer.alloc(length);
+    await file.read(buffer, 0, length, size - length);
+    const lines = buffer.toString('utf8').split(/\r\n|\n|\r/);
+    while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
+    const last = lines[lines.length - 1] ?? '';
+    const first = last
+      .split(layout.delimiter)[0]!
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
+    return first === layout.trailer!.firstField;
+  } finally {
+    await file.close();
+  }
+}

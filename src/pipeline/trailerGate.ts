@@ -1,0 +1,24 @@
+import type { Ledger } from '../ledger/ledger.js';
+import { runsWaiting } from '../ledger/waitingFiles.js';
+import type { Layout } from '../load/layout.js';
+import { endsWithTrailer } from '../load/trailer.js';
+import { quoteValue } from '../load/quoteValue.js';
+
+/**
+ * A layout with a trailer: a staged file that does not end with it may still be uploading, so
+ * it is not ready (left in the intake, counted) for up to `maxWaitingRuns` runs; after that it
+ * goes on, and the reader rejects it as incomplete, naming its last line. Returns the reason to
+ * wait, or undefined to go on.
+ */
+export async function waitForTrailer(
+  ledger: Ledger,
+  layout: Layout,
+  name: string,
+  stagedPath: string,
+  maxWaitingRuns: number,
+): Promise<string | undefined> {
+  if (!layout.trailer || (await endsWithTrailer(stagedPath, layout))) return undefined;
+  const { runs } = await runsWaiting(ledger, name);
+  if (runs >= maxWaitingRuns) return undefined;
+  return `no trailer line (${quoteValue(layout.trailer.firstField)}) at its end yet: it may still be uploading (waited ${runs} of ${maxWaitingRuns} runs before it is rejected)`;
+}
