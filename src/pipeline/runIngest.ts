@@ -377,7 +377,9 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, staged: StagedDeliver
     const duplicateOf = { name: result.fileName, run: result.runId, source: 'finance-database' };
     const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
     if (await o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason, ...both })) {
-      log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (the ledger did not know it)`);
+      // a re-compressed or re-encrypted resend meets the content's marker by design; plain bytes only when the ledger lost it
+      const how = 'contentSha256' in both ? 'the same content in other delivered bytes' : 'the ledger did not know it';
+      log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (${how})`);
       await moveDecided(st, f, staged, 'duplicates', log);
     }
     return;
