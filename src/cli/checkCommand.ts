@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
@@ -6,6 +7,9 @@ import { findBadRows } from '../load/readSettlement.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
+import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
+import { globToRegExp } from '../intake/names.js';
+import { removeContent, stagedContent } from '../pipeline/stagedContent.js';
 
 interface CheckFlags extends RawFlags {
   json?: boolean;
@@ -36,16 +40,32 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
         const st = await stat(file).catch(() => null);
         if (!st?.isFile()) throw new UsageError(`${file} is not a file that can be read`);
       }
+      const decode = await loadDecodeOptions(s.decode, globToRegExp(s.pattern));
       const checked: Checked[] = [];
-      for (const file of files) {
-        const { rows, skippedRows, error } = await findBadRows(file, s.layout);
-        checked.push({
-          file,
-          outcome: error ? 'rejected' : 'ok',
-          rows: error ? null : rows,
-          skipped_rows: error ? null : skippedRows,
-          error: error?.message ?? null,
-        });
+      // a gzipped, zipped or encrypted file is decoded into a private folder first, as a run does
+      const staging = await mkdtemp(join(s.staging, 'settle-check-'));
+      try {
+        for (const [i, file] of files.entries()) {
+          // no hash: check decides nothing by identity
+          const delivered = { path: file, sha256: '', size: (await stat(file)).size };
+          const content = await stagedContent(delivered, decode, join(staging, String(i)));
+          try {
+            if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
+            const { rows, skippedRows, error } =
+              content.kind === 'refused' ? { rows: 0, skippedRows: 0, error: content.error } : await findBadRows(content.path, s.layout);
+            checked.push({
+              file,
+              outcome: error ? 'rejected' : 'ok',
+              rows: error ? null : rows,
+              skipped_rows: error ? null : skippedRows,
+              error: error?.message ?? null,
+            });
+          } finally {
+            await removeContent(content, file);
+          }
+        }
+      } finally {
+        await rm(staging, { recursive: true, force: true });
       }
       const exitStatus = checked.some((c) => c.outcome === 'rejected') ? EXIT_PROBLEM : EXIT_OK;
       if (flags.json) {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
-import { isUnsafeName } from '../intake/names.js';
+import { globToRegExp, isUnsafeName } from '../intake/names.js';
+import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
 import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
 import { operatorName } from './operator.js';
 import { reprocessExitStatus } from './exitStatus.js';
@@ -46,7 +47,8 @@ export function reprocessNames(flags: ReprocessFlags): string[] {
   return [...new Set(names)];
 }
 
-export function reprocessOnce(s: Settings, flags: ReprocessFlags, names: string[]): Promise<ReprocessResult> {
+export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: string[]): Promise<ReprocessResult> {
+  const decode = await loadDecodeOptions(s.decode, globToRegExp(s.pattern));
   return withResources(s, async (r) => {
     const logger = r.logger();
     const ledger = await r.ledger();
@@ -66,6 +68,7 @@ export function reprocessOnce(s: Settings, flags: ReprocessFlags, names: string[
       stagingRoot: s.staging,
       logger,
       exitStatusFor: reprocessExitStatus,
+      decode,
     });
   });
 }

@@ -14,6 +14,7 @@ import { globToRegExp } from '../intake/names.js';
 import type { RunMode } from '../ledger/types.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { withSettingOptions } from './options.js';
+import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { runExitStatus } from './exitStatus.js';
 import { withResources } from './resources.js';
@@ -72,6 +73,8 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
   // a pattern that cannot compile is refused before a run is recorded
   const pattern = globToRegExp(s.pattern);
   const ignore = s.ignore.map(globToRegExp);
+  // keys are read and unlocked before a run is recorded: a wrong passphrase touches nothing (exit 2)
+  const decode = await loadDecodeOptions(s.decode, pattern);
   return withResources(s, async (r) => {
     const logger = r.logger();
     const mode = s.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled');
@@ -126,6 +129,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
         onProgress: (file, rows) => r.status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
         stop: stopping.signal,
         exitStatusFor: runExitStatus,
+        decode,
       });
       metricsWritten = true;
       await metrics({ startedAt, exitStatus: result.exitStatus, counts: result.counts, ledger, intake });

@@ -41,6 +41,8 @@ export const DEFAULTS = {
   logLevel: 'info',
   maxWaitingRuns: 2,
   maxAge: '26h',
+  maxInflateRatio: 100,
+  maxDecodedBytes: 16 * 1024 ** 3,
 } as const;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -51,6 +53,8 @@ const LAYOUT_PRESETS = [...PRESETS.keys()];
 const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'history', 'audit', 'adopt', 'status', 'config'];
 const FOLDERS: readonly CommandName[] = ['run', 'audit', 'config'];
 const SFTP: readonly CommandName[] = ['run', 'audit', 'adopt', 'config'];
+/** gzip, zip and OpenPGP deliveries are decoded by a run (and its reprocessing) and by check */
+const DECODING: readonly CommandName[] = ['run', 'check', 'config'];
 
 /**
  * Every setting, in help order: its flag, variable, config-file key (the entry's own key),
@@ -193,6 +197,52 @@ export const OPTION_TABLE = {
     default: DEFAULTS.logLevel,
     choices: LOG_LEVELS,
     commands: CONFIGURED,
+  },
+  pgpKey: {
+    flag: '--pgp-key',
+    value: '<path>',
+    description: 'armoured private key that decrypts OpenPGP deliveries; its passphrase only from SETTLE_PGP_PASSPHRASE or the config file',
+    env: 'SETTLE_PGP_KEY',
+    kind: 'string',
+    path: true,
+    commands: DECODING,
+    details: 'see [Compressed, zipped and encrypted deliveries](#compressed-zipped-and-encrypted-deliveries)',
+  },
+  pgpPassphrase: {
+    flag: null,
+    description: "the --pgp-key's passphrase: never a flag, hidden in config output and logs",
+    env: 'SETTLE_PGP_PASSPHRASE',
+    kind: 'string',
+    commands: DECODING,
+  },
+  pgpVerifyKey: {
+    flag: '--pgp-verify-key',
+    value: '<path>',
+    description: "the partner's public key: every delivery must carry its valid signature",
+    env: 'SETTLE_PGP_VERIFY_KEY',
+    kind: 'string',
+    path: true,
+    commands: DECODING,
+    details: 'unsigned, signed by another key (named), tampered: rejected',
+  },
+  maxInflateRatio: {
+    flag: '--max-inflate-ratio',
+    value: '<n>',
+    description: 'a compressed delivery that inflates more than n:1 is rejected',
+    env: 'SETTLE_MAX_INFLATE_RATIO',
+    kind: 'count',
+    default: String(DEFAULTS.maxInflateRatio),
+    commands: DECODING,
+    details: 'judged as the file streams, after its first MiB: a decompression bomb is stopped after a few MB (2 to 100000)',
+  },
+  maxDecodedBytes: {
+    flag: '--max-decoded-bytes',
+    value: '<bytes>',
+    description: 'a delivery whose content is larger is rejected',
+    env: 'SETTLE_MAX_DECODED_BYTES',
+    kind: 'bytes',
+    default: String(DEFAULTS.maxDecodedBytes),
+    commands: DECODING,
   },
   sftpKey: {
     flag: '--sftp-key',

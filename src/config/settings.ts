@@ -6,6 +6,7 @@ import { globToRegExp } from '../intake/names.js';
 import { DEFAULT_LAYOUT, type Layout } from '../load/layout.js';
 import { parseLayout } from '../load/parseLayout.js';
 import { nearest } from './nearest.js';
+import type { DecodeSettings } from '../load/decode/decodeSettings.js';
 import { DEFAULTS, LOG_LEVELS, OPTION_TABLE, RUN_MODES, SETTING_KEYS, type OptionSpec, type SettingKey } from './optionTable.js';
 
 type Key = SettingKey;
@@ -47,6 +48,8 @@ export interface Settings {
     knownHosts: string;
     hostKeyFingerprint: string | undefined;
   };
+  /** compressed, zipped and OpenPGP deliveries (src/load/decode/) */
+  decode: DecodeSettings;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
@@ -251,6 +254,30 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
       knownHosts: str('knownHosts') ?? join(env.HOME ?? homedir(), '.ssh', 'known_hosts'),
       hostKeyFingerprint: str('hostKeyFingerprint'),
     },
+    decode: decodeSettings(pick, str),
+  };
+}
+
+/** A whole number from `min` to `max` (a ratio, a byte count), refused with the setting that gave it. */
+function bounded(p: Picked | undefined, fallback: number, min: number, max: number, what: string): number {
+  if (p === undefined) return fallback;
+  const n = typeof p.value === 'number' ? p.value : typeof p.value === 'string' && /^\d+$/.test(p.value.trim()) ? Number(p.value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${p.from}: expected ${what} from ${min} to ${max}, got ${JSON.stringify(p.value)}`);
+  }
+  return n;
+}
+
+function decodeSettings(pick: (key: Key) => Picked | undefined, str: (key: Key) => string | undefined): DecodeSettings {
+  const passphrase = pick('pgpPassphrase');
+  if (passphrase?.source === 'flag')
+    throw new UsageError('the PGP passphrase is never a flag: use SETTLE_PGP_PASSPHRASE or the config file');
+  return {
+    pgpKeyPath: str('pgpKey'),
+    pgpVerifyKeyPath: str('pgpVerifyKey'),
+    pgpPassphrase: str('pgpPassphrase'),
+    maxInflateRatio: bounded(pick('maxInflateRatio'), DEFAULTS.maxInflateRatio, 2, 100_000, 'a ratio'),
+    maxDecodedBytes: bounded(pick('maxDecodedBytes'), DEFAULTS.maxDecodedBytes, 1024, Number.MAX_SAFE_INTEGER, 'a number of bytes'),
   };
 }
 

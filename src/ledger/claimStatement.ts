@@ -20,10 +20,10 @@ export const LIVE = (alias: string) =>
  */
 export const CLAIM_SQL = `
 INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, owner_host, owner_pid, owner_started_at,
-                             lease_until, first_seen_at, updated_at)
-VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                             lease_until, first_seen_at, updated_at, content_sha256)
+VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (name, sha256) DO UPDATE SET
-  state = 'claimed', run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
+  state = 'claimed', content_sha256 = excluded.content_sha256, run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
   owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
   lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL,
   updated_at = excluded.updated_at

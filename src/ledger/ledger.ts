@@ -8,6 +8,8 @@ export interface ClaimRequest {
   runId: string;
   /** size:mtime of the upload being claimed */
   arrival: string;
+  /** the content inside the delivered bytes (gzip, zip, OpenPGP); null when it could not be decoded */
+  contentSha256?: string | null;
   owner: ClaimOwner;
   leaseUntil: Date;
 }
@@ -75,7 +77,7 @@ export interface Ledger {
 
   record(e: EventInput): Promise<void>;
   eventsOfRun(runId: string): Promise<LedgerEvent[]>;
-  /** every event for a file name or a content hash, oldest first */
+  /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
   eventsSince(kinds: EventKind[], since: string): Promise<LedgerEvent[]>;
   /** the contents (SHA-256) whose hash starts with `prefix` (lower-case hex), at most `limit` */
@@ -117,7 +119,7 @@ export interface Ledger {
    * `renamed`: the content was loaded under another name, so this name gets its own row.
    */
   recordSkip(
-    f: MovedFile & { size: number },
+    f: MovedFile & { size: number; contentSha256?: string | null },
     renamed: boolean,
     location: string,
     details: Record<string, unknown>,

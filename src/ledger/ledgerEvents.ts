@@ -9,7 +9,11 @@ export function claimedEvent(req: ClaimRequest): EventInput {
     event: 'claimed',
     name: req.name,
     sha256: req.sha256,
-    details: { owner: req.owner, leaseUntil: req.leaseUntil.toISOString() },
+    details: {
+      owner: req.owner,
+      leaseUntil: req.leaseUntil.toISOString(),
+      ...(req.contentSha256 && req.contentSha256 !== req.sha256 ? { contentSha256: req.contentSha256 } : {}),
+    },
   };
 }
 

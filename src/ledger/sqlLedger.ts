@@ -140,9 +140,14 @@ export class SqlLedger implements Ledger {
     return this.events('run_id = ?', [runId]);
   }
 
-  /** Every event for a file name or a content hash, oldest first. */
+  /** Every event for a file name or a hash: of the delivered bytes, or of the content inside them. */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]> {
-    return this.events('name = ? OR sha256 = ?', [nameOrSha, nameOrSha.toLowerCase()]);
+    const sha = nameOrSha.toLowerCase();
+    return this.events('name = ? OR sha256 = ? OR sha256 IN (SELECT sha256 FROM processed_files WHERE content_sha256 = ?)', [
+      nameOrSha,
+      sha,
+      sha,
+    ]);
   }
 
   /** Events of the given kinds at or after `since` (ISO time), oldest first. */
@@ -151,10 +156,11 @@ export class SqlLedger implements Ledger {
   }
 
   async contentsWithPrefix(prefix: string, limit: number): Promise<string[]> {
-    const rows = await this.read('SELECT DISTINCT sha256 FROM ledger_events WHERE sha256 LIKE ? ORDER BY sha256 LIMIT ?', [
-      `${prefix}%`,
-      limit,
-    ]);
+    const rows = await this.read(
+      `SELECT sha256 FROM ledger_events WHERE sha256 LIKE ?
+       UNION SELECT content_sha256 FROM processed_files WHERE content_sha256 LIKE ? ORDER BY 1 LIMIT ?`,
+      [`${prefix}%`, `${prefix}%`, limit],
+    );
     return rows.map((r) => String(r.sha256));
   }
 
@@ -215,6 +221,7 @@ export class SqlLedger implements Ledger {
           req.leaseUntil.toISOString(),
           at,
           at,
+          req.contentSha256 ?? null,
         ]);
         if (won.length === 0) return false;
         await this.appendEvent(claimedEvent(req));
@@ -310,7 +317,7 @@ export class SqlLedger implements Ledger {
   }
 
   recordSkip(
-    f: MovedFile & { size: number },
+    f: MovedFile & { size: number; contentSha256?: string | null },
     renamed: boolean,
     location: string,
     details: Record<string, unknown>,
@@ -322,12 +329,12 @@ export class SqlLedger implements Ledger {
       if (renamed) {
         const at = now();
         await this.db.run(
-          `INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, location, first_seen_at, updated_at)
-           VALUES (?, ?, 'duplicate', ?, ?, ?, ?, ?, ?)
+          `INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, location, first_seen_at, updated_at, content_sha256)
+           VALUES (?, ?, 'duplicate', ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', run_id = excluded.run_id, reason = NULL,
              arrival = excluded.arrival, location = excluded.location, updated_at = excluded.updated_at
            WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
-          [f.name, f.sha256, f.runId, f.size, f.arrival, location, at, at],
+          [f.name, f.sha256, f.runId, f.size, f.arrival, location, at, at, f.contentSha256 ?? null],
         );
       }
       await this.appendEvent({ runId: f.runId, event: 'skipped', name: f.name, sha256: f.sha256, details });

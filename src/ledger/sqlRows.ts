@@ -14,6 +14,7 @@ export function fileRow(r: SqlRow): FileRow {
     id: Number(r.id),
     name: String(r.name),
     sha256: String(r.sha256),
+    contentSha256: text(r.content_sha256),
     state: r.state as FileState,
     runId: String(r.run_id),
     size: Number(r.size),

@@ -29,7 +29,10 @@ export interface ClaimOwner {
 export interface FileRow {
   id: number;
   name: string;
+  /** the bytes as delivered: the claim key */
   sha256: string;
+  /** the content inside them (decoded gzip, zip, OpenPGP): the finance database's file marker; null on rows from before it was kept */
+  contentSha256: string | null;
   state: FileState;
   runId: string;
   size: number;
@@ -45,6 +48,9 @@ export interface FileRow {
   firstSeenAt: string;
   updatedAt: string;
 }
+
+/** The hash the finance database's file marker has for a row: its content's (rows from before it was kept: their bytes were their content). */
+export const contentOf = (row: Pick<FileRow, 'sha256' | 'contentSha256'>): string => row.contentSha256 ?? row.sha256;
 
 export interface LedgerEvent {
   id: number;

@@ -15,7 +15,10 @@ export interface LoadRequest {
   schema: string;
   layout: Layout;
   stagedPath: string;
+  /** the content's SHA-256: the file marker's key and the rows' source */
   sha256: string;
+  /** the SHA-256 of the bytes as delivered (compressed, encrypted), kept beside the marker */
+  deliveredSha256?: string;
   name: string;
   runId: string;
   onProgress?: (rows: number) => void;
@@ -25,7 +28,7 @@ export type LoadResult =
   /** `skippedRows`: rows the layout's skipRows left out, counted and not loaded */
   | { outcome: 'loaded'; rows: number; skippedRows: number }
   /** the finance database already holds this content: its file marker says who loaded it */
-  | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number };
+  | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number; deliveredSha256: string | null };
 
 const NEEDS_QUOTES = /[",\r\n\\]/;
 
@@ -130,16 +133,22 @@ export async function copyRows(client: pg.ClientBase, req: LoadRequest): Promise
   try {
     // Waits on a concurrent insert of the same content; conflicts once it has committed.
     const marker = await client.query(
-      `INSERT INTO ${s}.file_loads (sha256, file_name, run_id, row_count, target_table) VALUES ($1, $2, $3, 0, $4)
+      `INSERT INTO ${s}.file_loads (sha256, file_name, run_id, row_count, target_table, delivered_sha256) VALUES ($1, $2, $3, 0, $4, $5)
        ON CONFLICT (sha256) DO NOTHING`,
-      [req.sha256, req.name, req.runId, req.layout.table],
+      [req.sha256, req.name, req.runId, req.layout.table, req.deliveredSha256 ?? req.sha256],
     );
     if (marker.rowCount === 0) {
       await client.query('ROLLBACK');
       const prior = (await findFileMarker(client, req.schema, req.sha256))!;
       // the same bytes with no rows: another "no activity" day, loaded as such (nothing to guard)
       if (prior.rowCount === 0) return { outcome: 'loaded', rows: 0, skippedRows: 0 };
-      return { outcome: 'already-loaded', fileName: prior.fileName, runId: prior.runId, rows: prior.rowCount };
+      return {
+        outcome: 'already-loaded',
+        fileName: prior.fileName,
+        runId: prior.runId,
+        rows: prior.rowCount,
+        deliveredSha256: prior.deliveredSha256,
+      };
     }
     const loadId = await startLoad(client, req, null);
     const { rows, skippedRows } = await streamRows(client, req, loadId);

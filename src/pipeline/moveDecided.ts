@@ -10,6 +10,8 @@ import type { FileRow } from '../ledger/types.js';
 export interface FileInRun {
   name: string;
   sha256: string;
+  /** the SHA-256 of the content inside the delivered bytes (gzip, zip, OpenPGP); null when it could not be decoded */
+  contentSha256?: string | null;
   size: number;
   runId: string;
   /** size:mtime as listed: tells this upload from a later resend under the same name */

@@ -12,6 +12,9 @@ import { reloadRows } from '../load/reloadRows.js';
 import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';
 import { stageAndHash } from './stageAndHash.js';
+import { removeContent, stagedContent, type StagedContent } from './stagedContent.js';
+import type { DecodeOptions } from '../load/decode/decodeSettings.js';
+import { contentOf } from '../ledger/types.js';
 
 export interface ReprocessOptions {
   ledger: Ledger;
@@ -26,6 +29,8 @@ export interface ReprocessOptions {
   dryRun: boolean;
   stagingRoot: string;
   logger: Logger;
+  /** archived deliveries are kept as delivered (compressed, encrypted): decoded again here */
+  decode?: DecodeOptions;
   /** the command layer's rule from the counts to the exit status the ledger records */
   exitStatusFor: (counts: ReprocessCounts) => 0 | 1;
 }
@@ -82,9 +87,15 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
     if (!entry) return fail('failed', `${archived} is not in the archive ${o.archive.description}`);
     const staged = await stageAndHash(o.archive, entry, staging, seq++);
     if (staged.kind !== 'staged') return fail('failed', `${archived} could not be read whole from the archive`);
+    let content: StagedContent | undefined;
     try {
       if (staged.sha256 !== row.sha256) return fail('failed', `${archived} in the archive no longer has the content that was loaded`);
-      const req = { schema: o.schema, layout: o.layout, stagedPath: staged.path, sha256: row.sha256, name: row.name, runId };
+      content = await stagedContent(staged, o.decode);
+      if (content.kind === 'refused') return fail('rejected', content.error.message);
+      if (content.kind === 'failed') return fail('failed', content.reason);
+      if (content.sha256 !== contentOf(row)) return fail('failed', `${archived} no longer decodes to the content that was loaded`);
+      // the rows hang off the content's file marker, whatever wrapping the delivery had
+      const req = { schema: o.schema, layout: o.layout, stagedPath: content.path, sha256: content.sha256, name: row.name, runId };
       const r = await reloadRows(o.db, req, { dryRun: o.dryRun, reason: o.reason });
       if (!o.dryRun) {
         await o.ledger.recordReprocessed(
@@ -108,6 +119,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
       if (isConnectionLost(err)) throw err;
       return fail('failed', errorMessage(err));
     } finally {
+      if (content) await removeContent(content, staged.path);
       await unlink(staged.path).catch(() => undefined);
     }
   };

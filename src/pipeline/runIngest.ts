@@ -27,6 +27,8 @@ import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js
 import { isConnectionLost } from './connectionLost.js';
 import { settleIfStale } from './staleClaims.js';
 import { stageAndHash } from './stageAndHash.js';
+import { contentDetails, removeContent, stagedContent, type StagedContent } from './stagedContent.js';
+import type { DecodeOptions } from '../load/decode/decodeSettings.js';
 import { waitForTrailer } from './trailerGate.js';
 
 export interface IngestOptions {
@@ -54,6 +56,8 @@ export interface IngestOptions {
   onProgress?: (file: string, rows: number) => void;
   /** asks the run to stop after the file in hand (SIGTERM from cron or systemd) */
   stop?: AbortSignal;
+  /** how gzip, zip and OpenPGP deliveries are unwrapped; unset: every file is taken as it is */
+  decode?: DecodeOptions;
   /** the command layer's rule from what the run found to the exit status the ledger records */
   exitStatusFor: (found: IngestFindings) => 0 | 1;
 }
@@ -189,20 +193,32 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
           await unstaged(entry, 'not_ready', staged.reason);
           continue;
         }
-        const file = { name: entry.name, sha256: staged.sha256, size: staged.size, runId, arrival: `${entry.size}:${entry.mtimeMs}` };
-        const slog = flog.child({ sha256: staged.sha256 });
+        // 3b. the content inside the delivered bytes (gzip, zip, OpenPGP), hashed as it is decoded
+        const content = await stagedContent(staged, o.decode);
+        if (content.kind === 'failed') {
+          await unlink(staged.path).catch(() => undefined);
+          await unstaged(entry, 'failed', content.reason);
+          continue;
+        }
+        const contentSha256 = content.kind === 'content' ? content.sha256 : null;
+        const arrival = `${entry.size}:${entry.mtimeMs}`;
+        const file = { name: entry.name, sha256: staged.sha256, contentSha256, size: staged.size, runId, arrival };
+        const slog = flog.child({ sha256: staged.sha256, ...(contentSha256 !== staged.sha256 ? { contentSha256 } : {}) });
         try {
-          const incomplete = await waitForTrailer(o.ledger, o.layout, entry.name, staged.path, o.maxWaitingRuns);
+          // a trailer is looked for in the content, not in its wrapping
+          const incomplete =
+            content.kind === 'content' ? await waitForTrailer(o.ledger, o.layout, entry.name, content.path, o.maxWaitingRuns) : null;
           if (incomplete) {
             await unstaged(entry, 'not_ready', incomplete);
             continue;
           }
-          await decide(o, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256 }, slog, st);
+          await decide(o, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, content }, slog, st);
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
           st.abortedBy = `finance database connection lost: ${errorMessage(err)}`;
           slog.error({ event: 'db-lost', reason: errorMessage(err) }, st.abortedBy);
         } finally {
+          await removeContent(content, staged.path);
           await unlink(staged.path).catch(() => undefined);
         }
         if (st.abortedBy) break listing; // the database is gone, or a stop was asked for: the rest waits
@@ -237,6 +253,9 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
   return { ...outcomes, ...found, exitStatus };
 }
 
+/** The staged delivered bytes (what moves when the intake name was replaced) and the content inside them (what loads). */
+type StagedDelivery = DecidedFile & { content: StagedContent };
+
 /** What the per-file steps share with the run beyond the ledger's outcomes. */
 interface RunState extends MoveContext {
   owner: ReturnType<typeof currentOwner>;
@@ -253,7 +272,7 @@ function awaitsItsMove(row: FileRow, f: FileInRun): boolean {
 }
 
 /** Claim, load, finalize and move one staged file; or skip, hold, or finish an earlier move. */
-async function decide(o: IngestOptions, f: FileInRun, staged: DecidedFile, log: Logger, st: RunState): Promise<void> {
+async function decide(o: IngestOptions, f: FileInRun, staged: StagedDelivery, log: Logger, st: RunState): Promise<void> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     // An outcome already decided for this very file whose move never happened: finish the move.
     // (This read only finds unfinished moves; whether the file may be loaded, the claim decides.)
@@ -297,14 +316,20 @@ async function decide(o: IngestOptions, f: FileInRun, staged: DecidedFile, log: 
 }
 
 /** 5. LOAD in one transaction, 6. finalize in the ledger, 7. move out of the intake. */
-async function loadClaimed(o: IngestOptions, f: FileInRun, staged: DecidedFile, log: Logger, st: RunState): Promise<void> {
+async function loadClaimed(o: IngestOptions, f: FileInRun, staged: StagedDelivery, log: Logger, st: RunState): Promise<void> {
   let copied = 0;
+  const both = contentDetails(staged.content, f.sha256);
   try {
+    // a delivery whose wrapping is bad (a bomb, a wrong signature) is rejected like a bad row
+    if (staged.content.kind === 'refused') throw staged.content.error;
+    if (staged.content.kind !== 'content') throw new Error('a delivery that could not be decoded is never claimed');
     const result = await copyRows(o.db, {
       schema: o.schema,
       layout: o.layout,
-      stagedPath: staged.stagedPath,
-      sha256: f.sha256,
+      stagedPath: staged.content.path,
+      // the file marker holds the content's hash: a re-encrypted or re-compressed resend meets it
+      sha256: staged.content.sha256,
+      deliveredSha256: f.sha256,
       name: f.name,
       runId: f.runId,
       onProgress: (rows) => {
@@ -319,6 +344,7 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, staged: DecidedFile, 
       const details = {
         rows: result.rows,
         ...(result.skippedRows > 0 ? { skippedRows: result.skippedRows, table: o.layout.table } : { table: o.layout.table }),
+        ...both,
       };
       if (!(await o.ledger.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: result.rows }, details))) {
         log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
@@ -330,7 +356,9 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, staged: DecidedFile, 
       await moveDecided(st, f, staged, 'archive', log);
       return;
     }
-    if (result.fileName === f.name && (await o.ledger.run(result.runId))) {
+    // (the same name with other delivered bytes is a resend of the content, re-encrypted or re-compressed: not that load)
+    const sameDelivery = result.fileName === f.name && (result.deliveredSha256 ?? f.sha256) === f.sha256;
+    if (sameDelivery && (await o.ledger.run(result.runId))) {
       // A run of this ledger committed the load and died before it could say so (its claim was
       // then judged stale and expired while its COMMIT was still landing): this is that load.
       const reason = `loaded by run ${result.runId}, which died before finalizing`;
@@ -348,14 +376,16 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, staged: DecidedFile, 
     }
     const duplicateOf = { name: result.fileName, run: result.runId, source: 'finance-database' };
     const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
-    if (await o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason })) {
-      log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (the ledger did not know it)`);
+    if (await o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason, ...both })) {
+      // a re-compressed or re-encrypted resend meets the content's marker by design; plain bytes only when the ledger lost it
+      const how = 'contentSha256' in both ? 'the same content in other delivered bytes' : 'the ledger did not know it';
+      log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (${how})`);
       await moveDecided(st, f, staged, 'duplicates', log);
     }
     return;
   } catch (err) {
     if (err instanceof RejectError) {
-      const details = { reason: err.message, line: err.line, field: err.field };
+      const details = { reason: err.message, line: err.line, field: err.field, ...both };
       if (await o.ledger.finalizeClaim(f, { state: 'rejected', event: 'rejected', reason: err.message }, details)) {
         log.error({ event: 'rejected', ...details }, `rejected ${f.name}: ${err.message}`);
         await moveDecided(st, f, staged, 'rejected', log);

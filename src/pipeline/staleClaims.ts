@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { staleClaimReason } from '../ledger/owner.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { FileRow } from '../ledger/types.js';
+import { contentOf, type FileRow } from '../ledger/types.js';
 import { findFileMarker } from '../load/fileMarker.js';
 
 /**
@@ -20,7 +20,9 @@ export async function settleIfStale(
 ): Promise<'live' | 'recovered' | 'expired'> {
   const why = staleClaimReason(claim);
   if (why === null) return 'live';
-  const marker = await findFileMarker(db, schema, claim.sha256);
+  const found = await findFileMarker(db, schema, contentOf(claim));
+  // the content's marker from another delivery of it (re-encrypted, re-compressed) is not this claim's load
+  const marker = found && (found.deliveredSha256 ?? claim.sha256) === claim.sha256 ? found : null;
   if (marker) {
     if (await ledger.settleStaleClaim(claim, runId, { state: 'loaded', rows: marker.rowCount, reason: why })) {
       log.warn(

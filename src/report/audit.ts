@@ -5,6 +5,7 @@ import { sha256Of } from '../intake/sha256Of.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { loadFacts } from '../load/financeFacts.js';
 import { staleClaims } from './ledgerHealth.js';
+import { contentOf } from '../ledger/types.js';
 
 /** What kind of discrepancy: a script decides by this, a person reads the message. */
 export type DiscrepancyKind =
@@ -57,9 +58,11 @@ export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, a
   const loaded = await ledger.filesInState('loaded');
   check('ledger loads match the finance database', [
     ...loaded.flatMap((f) => {
-      const fact = bySha.get(f.sha256);
+      // the file marker holds the content's hash; the archive holds the delivered bytes
+      const fact = bySha.get(contentOf(f));
       if (!fact) {
-        const message = `${f.name} (${f.sha256}) is loaded in the ledger (run ${f.runId}) but has no file marker in ${schema}.file_loads`;
+        const both = contentOf(f) === f.sha256 ? f.sha256 : `delivered ${f.sha256}, content ${contentOf(f)}`;
+        const message = `${f.name} (${both}) is loaded in the ledger (run ${f.runId}) but has no file marker in ${schema}.file_loads`;
         return [found('no_file_marker', f.name, f.sha256, f.runId, message)];
       }
       if (f.rowCount !== null && f.rowCount !== fact.markerRows) {
@@ -69,7 +72,7 @@ export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, a
       return [];
     }),
     ...facts
-      .filter((fact) => !loaded.some((f) => f.sha256 === fact.sha256))
+      .filter((fact) => !loaded.some((f) => contentOf(f) === fact.sha256))
       .map((fact) =>
         found(
           'load_unknown_to_ledger',

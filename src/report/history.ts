@@ -15,7 +15,12 @@ async function eventsWithTwins(ledger: Ledger, key: string): Promise<LedgerEvent
   // a name's history includes what happened to its content under other names (the original a01 of a resend a02)
   const shas = new Set(direct.map((e) => e.sha256).filter((s): s is string => s !== null));
   const all = new Map(direct.map((e) => [e.id, e]));
-  for (const sha of shas) for (const e of await ledger.eventsFor(sha)) all.set(e.id, e);
+  for (const sha of shas) {
+    for (const e of await ledger.eventsFor(sha)) all.set(e.id, e);
+    // a wrapped delivery's content, and so every other delivery of it (re-compressed, re-encrypted)
+    const contents = new Set((await ledger.knowsContent(sha)).map((f) => f.contentSha256).filter((c) => c !== null && c !== sha));
+    for (const content of contents) for (const e of await ledger.eventsFor(content!)) all.set(e.id, e);
+  }
   return [...all.values()].sort((a, b) => a.id - b.id);
 }
 
@@ -47,7 +52,16 @@ export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: 
   const parts: string[] = [];
   if (opts.rows && typeof d.rows === 'number') parts.push(`${d.rows} rows`);
   const dup = d.duplicateOf as { name: string; run: string; source?: string } | undefined;
-  if (dup) parts.push(`same bytes as ${dup.name}, run ${dup.run}${dup.source === 'finance-database' ? ' (per the finance database)' : ''}`);
+  const decoded = typeof d.contentSha256 === 'string';
+  if (dup) {
+    const same = decoded ? 'same content as' : 'same bytes as';
+    parts.push(`${same} ${dup.name}, run ${dup.run}${dup.source === 'finance-database' ? ' (per the finance database)' : ''}`);
+  }
+  // a wrapped delivery (gzip, zip, OpenPGP): the content inside has its own hash, the file marker's
+  if (decoded)
+    parts.push(
+      `content ${String(d.contentSha256).slice(0, 12)}… inside ${(d.layers as string[] | undefined)?.join(' > ') ?? 'its wrapping'}`,
+    );
   const held = d.heldFor as { name: string; run: string } | undefined;
   if (held) parts.push(`twin ${held.name} claimed by run ${held.run}`);
   if (typeof d.to === 'string') parts.push(`to ${d.to}`);

@@ -32,6 +32,8 @@ export function decisionJson(e: LedgerEvent): Record<string, unknown> {
     outcome: e.event,
     name: e.name,
     sha256: e.sha256,
+    // the content inside a wrapped delivery (the file marker's hash); null when it could not be unwrapped
+    contentSha256: 'contentSha256' in d ? d.contentSha256 : e.sha256,
     rows: rowsOf(e),
     reason: typeof d.reason === 'string' ? d.reason : null,
     duplicateOf: d.duplicateOf ?? null,

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { readMigrations } from '../../src/db/migrationFiles.js';
 import { financeDatabase, parseSummary, type FinanceDatabase } from '../support/workspace.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -55,7 +56,8 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     const env = { DATABASE_URL: db.url };
     const migrate = sh(['migrate', '--ledger', 'ledger.sqlite'], env, elsewhere);
     expect(migrate.status, migrate.stderr).toBe(0);
-    expect(migrate.stdout).toMatch(/finance schema settle at version 2 \(applied 1, 2\)/);
+    const versions = readMigrations('finance').map((m) => m.version);
+    expect(migrate.stdout).toContain(`finance schema settle at version ${Math.max(...versions)} (applied ${versions.join(', ')})`);
 
     const sample = sampleSettlement({ date: '2026-12-05', rows: 4, idPrefix: 'INST' });
     await writeFile(join(elsewhere, 'intake', 'settle_20261205_a01.csv'), sample.text);

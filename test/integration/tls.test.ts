@@ -80,7 +80,7 @@ describe('a finance database with TLS on', () => {
     const ledger = join(dir, 'ledger.sqlite');
     const ok = await runCli(['migrate', '--ledger', ledger], { DATABASE_URL: url('127.0.0.1') });
     expect(ok.status, ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(/^migrate done: finance schema settle at version 2/);
+    expect(ok.stdout).toMatch(/^migrate done: finance schema settle at version \d+/);
 
     const wrong = await runCli(['migrate', '--ledger', ledger], { DATABASE_URL: url('127.0.0.2') });
     expect(wrong.status).toBe(2);

@@ -1,0 +1,75 @@
+import { readFile } from 'node:fs/promises';
+import * as openpgp from 'openpgp';
+import { UsageError, errorMessage } from '../../errors.js';
+
+/** What the configuration says about deliveries that are not plain CSV. */
+export interface DecodeSettings {
+  /** the armoured private key that decrypts (`--pgp-key`) */
+  pgpKeyPath: string | undefined;
+  /** the partner's public key whose signature every delivery must carry (`--pgp-verify-key`) */
+  pgpVerifyKeyPath: string | undefined;
+  /** only from SETTLE_PGP_PASSPHRASE or the config file, never a flag */
+  pgpPassphrase: string | undefined;
+  /** decoded bytes per delivered byte, at most */
+  maxInflateRatio: number;
+  /** decoded bytes of one file, at most */
+  maxDecodedBytes: number;
+}
+
+/** The settings with their keys read and unlocked: what decoding a file needs. */
+export interface DecodeOptions {
+  decryptionKey: openpgp.PrivateKey | undefined;
+  verificationKey: openpgp.PublicKey | undefined;
+  maxInflateRatio: number;
+  maxDecodedBytes: number;
+  /** a zip with several members takes the one member whose name this matches */
+  memberPattern: RegExp | undefined;
+}
+
+export const fingerprintOf = (key: openpgp.PublicKey | openpgp.PrivateKey) => key.getFingerprint().toUpperCase();
+
+async function armoured(path: string, flag: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`${flag} ${path} cannot be read: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/**
+ * Reads and unlocks the keys once, before a run records anything: a missing file, a key that
+ * is not one, or a wrong passphrase is configuration (exit 2), never a file's reject.
+ */
+export async function loadDecodeOptions(s: DecodeSettings, memberPattern?: RegExp): Promise<DecodeOptions> {
+  let decryptionKey: openpgp.PrivateKey | undefined;
+  let verificationKey: openpgp.PublicKey | undefined;
+  if (s.pgpKeyPath !== undefined) {
+    const text = await armoured(s.pgpKeyPath, '--pgp-key');
+    try {
+      decryptionKey = await openpgp.readPrivateKey({ armoredKey: text });
+    } catch (err) {
+      throw new UsageError(`--pgp-key ${s.pgpKeyPath} is not an armoured OpenPGP private key: ${errorMessage(err)}`, { cause: err });
+    }
+    if (!decryptionKey.isDecrypted()) {
+      if (s.pgpPassphrase === undefined) {
+        throw new UsageError(`--pgp-key ${s.pgpKeyPath} is protected: set SETTLE_PGP_PASSPHRASE or "pgpPassphrase" in the config file`);
+      }
+      try {
+        decryptionKey = await openpgp.decryptKey({ privateKey: decryptionKey, passphrase: s.pgpPassphrase });
+      } catch (err) {
+        // the library's message never quotes the passphrase; ours does not either
+        throw new UsageError(`--pgp-key ${s.pgpKeyPath} cannot be unlocked with the configured passphrase`, { cause: err });
+      }
+    }
+  }
+  if (s.pgpVerifyKeyPath !== undefined) {
+    const text = await armoured(s.pgpVerifyKeyPath, '--pgp-verify-key');
+    try {
+      // a partner may hand over its whole key export: only the public part is kept
+      verificationKey = (await openpgp.readKey({ armoredKey: text })).toPublic();
+    } catch (err) {
+      throw new UsageError(`--pgp-verify-key ${s.pgpVerifyKeyPath} is not an armoured OpenPGP key: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+  return { decryptionKey, verificationKey, maxInflateRatio: s.maxInflateRatio, maxDecodedBytes: s.maxDecodedBytes, memberPattern };
+}
