@@ -2,9 +2,7 @@ import { unlink } from 'node:fs/promises';
 import { RejectError } from '../../errors.js';
 import { fingerprintOf, type DecodeOptions } from './decodeSettings.js';
 import { gunzipLayer, type LayerOutput } from './layers.js';
-import { pgpLayer } from './pgpLayer.js';
 import { sniff, type Wrapping } from './sniff.js';
-import { unzipLayer } from './zipLayer.js';
 
 /** gzip in PGP in zip is already unusual; deeper is a file built to hurt, not a delivery. */
 const MAX_LAYERS = 4;
@@ -46,8 +44,10 @@ export async function decodeDelivery(delivered: DeliveredFile, o: DecodeOptions,
       const output = `${outBase}.content${layers.length + 1}`;
       let next: LayerOutput;
       if (wrapping === 'gzip') next = await gunzipLayer(current.path, output, limits);
-      else if (wrapping === 'zip') next = await unzipLayer(current.path, output, limits, o.memberPattern);
+      // the zip and OpenPGP libraries are loaded only for a delivery that needs them
+      else if (wrapping === 'zip') next = await (await import('./zipLayer.js')).unzipLayer(current.path, output, limits, o.memberPattern);
       else {
+        const { pgpLayer } = await import('./pgpLayer.js');
         const r = await pgpLayer(current.path, output, wrapping === 'pgp-armored', limits, o);
         verified ||= r.verified;
         next = r;

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import * as openpgp from 'openpgp';
+import type * as openpgp from 'openpgp';
 import { UsageError, errorMessage } from '../../errors.js';
 
 /** What the configuration says about deliveries that are not plain CSV. */
@@ -41,12 +41,14 @@ async function armoured(path: string, flag: string): Promise<string> {
  * is not one, or a wrong passphrase is configuration (exit 2), never a file's reject.
  */
 export async function loadDecodeOptions(s: DecodeSettings, memberPattern?: RegExp): Promise<DecodeOptions> {
+  // loaded only when a key is configured: the OpenPGP library alone takes a good part of an idle run
+  const pgp = s.pgpKeyPath !== undefined || s.pgpVerifyKeyPath !== undefined ? await import('openpgp') : undefined;
   let decryptionKey: openpgp.PrivateKey | undefined;
   let verificationKey: openpgp.PublicKey | undefined;
   if (s.pgpKeyPath !== undefined) {
     const text = await armoured(s.pgpKeyPath, '--pgp-key');
     try {
-      decryptionKey = await openpgp.readPrivateKey({ armoredKey: text });
+      decryptionKey = await pgp!.readPrivateKey({ armoredKey: text });
     } catch (err) {
       throw new UsageError(`--pgp-key ${s.pgpKeyPath} is not an armoured OpenPGP private key: ${errorMessage(err)}`, { cause: err });
     }
@@ -55,7 +57,7 @@ export async function loadDecodeOptions(s: DecodeSettings, memberPattern?: RegEx
         throw new UsageError(`--pgp-key ${s.pgpKeyPath} is protected: set SETTLE_PGP_PASSPHRASE or "pgpPassphrase" in the config file`);
       }
       try {
-        decryptionKey = await openpgp.decryptKey({ privateKey: decryptionKey, passphrase: s.pgpPassphrase });
+        decryptionKey = await pgp!.decryptKey({ privateKey: decryptionKey, passphrase: s.pgpPassphrase });
       } catch (err) {
         // the library's message never quotes the passphrase; ours does not either
         throw new UsageError(`--pgp-key ${s.pgpKeyPath} cannot be unlocked with the configured passphrase`, { cause: err });
@@ -66,7 +68,7 @@ export async function loadDecodeOptions(s: DecodeSettings, memberPattern?: RegEx
     const text = await armoured(s.pgpVerifyKeyPath, '--pgp-verify-key');
     try {
       // a partner may hand over its whole key export: only the public part is kept
-      verificationKey = (await openpgp.readKey({ armoredKey: text })).toPublic();
+      verificationKey = (await pgp!.readKey({ armoredKey: text })).toPublic();
     } catch (err) {
       throw new UsageError(`--pgp-verify-key ${s.pgpVerifyKeyPath} is not an armoured OpenPGP key: ${errorMessage(err)}`, { cause: err });
     }
