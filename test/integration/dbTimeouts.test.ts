@@ -86,7 +86,7 @@ describe('a finance database that makes the run wait', () => {
     async () => {
       const ws = await Workspace.create(db.url);
       const name = 'settle_20261003_frozen.csv';
-      await ws.put(name, sampleSettlement({ date: '2026-10-03', rows: 2000, idPrefix: 'FROZEN' }).text); // > one COPY batch
+      await ws.put(name, sampleSettlement({ date: '2026-10-03', rows: 10_000, idPrefix: 'FROZEN' }).text); // > one COPY batch (256 KiB)
       const pidFile = join(await mkdtemp(join(tmpdir(), 'settle-frozen-')), 'pids');
       const hook = fileURLToPath(new URL('../support/freezeCopyBackend.mjs', import.meta.url));
       let r;
@@ -106,8 +106,8 @@ describe('a finance database that makes the run wait', () => {
       expect(await loaded('FROZEN')).toEqual({ rows: 0, markers: 0 });
 
       const next = await ws.run();
-      expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 2000 });
-      expect(await loaded('FROZEN')).toEqual({ rows: 2000, markers: 1 });
+      expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 10_000 });
+      expect(await loaded('FROZEN')).toEqual({ rows: 10_000, markers: 1 });
     },
   );
 });
