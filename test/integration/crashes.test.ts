@@ -51,7 +51,7 @@ describe('a run killed at any step and run again ends as if never interrupted', 
     try {
       const ws = await Workspace.create(own?.url ?? db.url, { ledger: store });
       const prefix = `K${store[0]}${step.replaceAll('-', '')}`;
-      const f = sampleSettlement({ date: '2026-06-01', rows: 2000, idPrefix: prefix }); // > one 64 KiB COPY batch
+      const f = sampleSettlement({ date: '2026-06-01', rows: 10_000, idPrefix: prefix }); // > one 256 KiB COPY batch: mid-copy is mid-stream
       await ws.put('settle_20260601_a01.csv', f.text);
 
       const killed = await ws.run([], { SETTLE_TEST_FAULT: step });
@@ -65,7 +65,7 @@ describe('a run killed at any step and run again ends as if never interrupted', 
       const settleEvents = ws.events().filter((e) => e.event === 'expired' || e.event === 'recovered');
       expect(settleEvents.map((e) => [e.event, e.run_id, e.details.claimRun])).toEqual(settled ? [[settled, summary.run, killedRun]] : []);
 
-      expect(await loadedRows(own?.client ?? db.client, prefix)).toEqual({ rows: 2000, distinct: 2000, files: 1 });
+      expect(await loadedRows(own?.client ?? db.client, prefix)).toEqual({ rows: 10_000, distinct: 10_000, files: 1 });
       expect(await ws.files('intake')).toEqual([]);
       expect(await ws.files('archive')).toEqual(['settle_20260601_a01.csv']);
       expect(await ws.files('duplicates')).toEqual([]);
