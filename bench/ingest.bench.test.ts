@@ -58,7 +58,8 @@ async function measuredRun(ws: Workspace): Promise<{ ms: number; rssMiB: number;
   const env: Record<string, string> = { DATABASE_URL: ws.databaseUrl };
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) env[k] = process.env[k]!;
   const t0 = process.hrtime.bigint();
-  const child = spawn('/usr/bin/time', ['-f', '%M', '-o', rssFile, process.execPath, BIN, ...ws.runArgs()], {
+  // the executable itself, through its #! line (and the V8 flags there), as cron and systemd start it
+  const child = spawn('/usr/bin/time', ['-f', '%M', '-o', rssFile, BIN, ...ws.runArgs()], {
     env,
     cwd: ws.root,
     stdio: ['ignore', 'pipe', 'ignore'],

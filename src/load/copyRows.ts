@@ -56,7 +56,8 @@ async function* copyText(req: LoadRequest, loadId: number, counter: { rows: numb
   let batch = Buffer.allocUnsafe(BATCH_BYTES);
   let used = 0;
   for await (const row of readSettlement(req.stagedPath, req.layout, { stats: counter.stats })) {
-    const text = copyLine(row.values) + provenance + row.line + '\n';
+    // a row COPY can take as the partner wrote it is not joined again
+    const text = (row.text ?? copyLine(row.values)) + provenance + row.line + '\n';
     // a UTF-16 unit is at most 3 bytes of UTF-8: a row that might not fit starts the next batch
     if (used + text.length * 3 > batch.length) {
       if (used > 0) yield batch.subarray(0, used);

@@ -28,6 +28,8 @@ export class CsvRecordError extends Error {
 
 export interface CsvRecord {
   fields: string[];
+  /** the record's own text, for a record without quotes (its fields joined by the delimiter) */
+  text?: string;
   /** the file's line where the record starts: the first line is 1, preamble lines count */
   line: number;
 }
@@ -109,6 +111,7 @@ class RecordScanner {
       const line = this.line;
       let end = Math.min(this.lf, this.cr);
       let fields: string[];
+      let text: string | undefined;
       let lfs = 0;
       if (this.preamble > 0 || this.q > end) {
         // no quote before the line end: the fast path
@@ -117,7 +120,8 @@ class RecordScanner {
           end = len;
         }
         this.checkSize(pos, end, line);
-        fields = this.preamble > 0 ? [] : s.slice(pos, end).split(this.delim);
+        text = this.preamble > 0 ? undefined : s.slice(pos, end);
+        fields = text === undefined ? [] : text.split(this.delim);
         if (this.preamble > 0) this.preamble--;
       } else {
         const r = this.quoted(pos, line, final);
@@ -139,7 +143,8 @@ class RecordScanner {
       if (this.lf < next) this.lf = found(s.indexOf('\n', next));
       if (this.cr < next) this.cr = found(s.indexOf('\r', next));
       // a line holding nothing, or only "", is an empty line: counted, not a record
-      if (fields.length > 1 || (fields.length === 1 && fields[0] !== '')) return { fields, line };
+      if (fields.length > 1 || (fields.length === 1 && fields[0] !== ''))
+        return text === undefined ? { fields, line } : { fields, line, text };
     }
     return null;
   }

@@ -1,5 +1,5 @@
 import { RejectError } from '../errors.js';
-import { CsvRecordError, csvRecords } from './csvRecords.js';
+import { CsvRecordError, csvRecords, type CsvRecord } from './csvRecords.js';
 import { DEFAULT_MAX_RECORD_BYTES, type Layout } from './layout.js';
 import { planRows, type RowPlan } from './rowPlan.js';
 import { TrailerCheck } from './trailer.js';
@@ -14,6 +14,20 @@ export interface SettlementRow {
   /** the file's own line number, as an editor shows it (the header is line 1) */
   line: number;
   values: (string | null)[];
+  /**
+   * The record's own text when COPY may take it as it is: no quotes, no backslash, comma
+   * separated, its columns in the layout's order and every value unchanged by the checks.
+   */
+  text?: string;
+}
+
+/** Whether a checked row's values are its fields as written (an empty field stands for NULL). */
+function unchanged(values: (string | null)[], fields: readonly string[]): boolean {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v === null ? fields[i] !== '' : v !== fields[i]) return false;
+  }
+  return true;
 }
 
 /** How messages name a record's field: by the layout column its header names, else by position and header text. */
@@ -32,7 +46,7 @@ function csvReject(err: CsvRecordError, layout: Layout, header: string[] | undef
 }
 
 /** The file's records after its preamble, each with the line it starts on (csvRecords.ts: quoting, line ends, UTF-8, size limit). */
-function records(path: string, layout: Layout): AsyncGenerator<{ fields: string[]; line: number }> {
+function records(path: string, layout: Layout): AsyncGenerator<CsvRecord> {
   return csvRecords(path, {
     delimiter: layout.delimiter,
     maxRecordBytes: layout.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
@@ -90,7 +104,8 @@ export async function* readSettlement(
   const bad = new BadRows();
   const trailer = layout.trailer ? new TrailerCheck(layout) : undefined;
   try {
-    for await (const { fields, line } of records(path, layout)) {
+    const asWritten = layout.delimiter === ',';
+    for await (const { fields, line, text } of records(path, layout)) {
       if (!plan) {
         header = fields;
         plan = planRows(layout, fields, line);
@@ -111,7 +126,10 @@ export async function* readSettlement(
         if (opts.stats) opts.stats.skipped++;
         continue;
       }
-      if (bad.count === 0) yield { line, values };
+      if (bad.count > 0) continue;
+      if (asWritten && text !== undefined && plan.inOrder && !text.includes('\\') && unchanged(values, fields))
+        yield { line, values, text };
+      else yield { line, values };
     }
     if (!plan)
       throw new RejectError(`line ${layout.skipLines + 1}: the file is empty (no header)`, { line: layout.skipLines + 1, field: 'header' });

@@ -10,6 +10,8 @@ import { quoteValue } from './quoteValue.js';
 export interface RowPlan {
   /** the header's field count: every row must have as many */
   width: number;
+  /** the header names exactly the layout's columns, in its order: a row's fields are its columns */
+  inOrder: boolean;
   /** checks and converts a record: its values in the layout's column order (null for empty optional ones), or 'skip' */
   row(fields: readonly string[], line: number): (string | null)[] | 'skip';
   /** the raw text of a layout column in a record (for the trailer's sum of a skipped row) */
@@ -67,6 +69,7 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
 
   return {
     width,
+    inOrder: width === n && index.every((at, i) => at === i),
     indexOf: (column) => index[columnNames.indexOf(column)] ?? -1,
     row(fields, l) {
       if (fields.length !== width) throw new RejectError(`line ${l}: expected ${width} fields, found ${fields.length}`, { line: l });

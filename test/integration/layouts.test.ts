@@ -304,7 +304,8 @@ describe('layouts in the configuration and in migrate', () => {
 
     const grown = { ...base, columns: [...base.columns, { name: 'amount', type: 'decimal', scale: 2, from: 'Amount' }] };
     await writeFile(config, JSON.stringify({ layout: grown, pattern: 'grow_*.csv' }));
-    await ws.put('grow_2.csv', 'ref,Amount\nA-2,1.50\n');
+    // rows COPY takes as written: an empty optional value is NULL there too
+    await ws.put('grow_2.csv', 'ref,Amount\nA-2,1.50\nA-3,\n');
     const early = await run();
     expect(early.status).toBe(2);
     expect(early.stderr).toMatch(
@@ -324,11 +325,12 @@ describe('layouts in the configuration and in migrate', () => {
     expect(m.stdout).toMatch(new RegExp(`table settle\\.${table} given 1 new column\\(s\\)`));
     expect((await cols()).rows.map((c) => c.column_name)).toContain('amount');
     const r = await run();
-    expect(r.summary).toMatchObject({ loaded: 1, rows: 1 });
+    expect(r.summary).toMatchObject({ loaded: 1, rows: 2 });
     const rows = await db.client.query(`SELECT ref, amount::text FROM settle.${table} ORDER BY ref`);
     expect(rows.rows).toEqual([
       { ref: 'A-1', amount: null },
       { ref: 'A-2', amount: '1.50' },
+      { ref: 'A-3', amount: null },
     ]);
   });
 

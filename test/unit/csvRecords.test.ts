@@ -72,7 +72,11 @@ async function reference(text: string, delimiter: string): Promise<{ records: Cs
 async function ours(path: string, opts: { delimiter?: string; chunkBytes?: number; maxRecordBytes?: number; skipLines?: number } = {}) {
   const records: CsvRecord[] = [];
   try {
-    for await (const r of csvRecords(path, { delimiter: ',', maxRecordBytes: 1024 * 1024, ...opts })) records.push(r);
+    for await (const r of csvRecords(path, { delimiter: ',', maxRecordBytes: 1024 * 1024, ...opts })) {
+      // a record's own text, when it comes with one, is exactly its fields joined (what COPY may take as it is)
+      if (r.text !== undefined) expect(r.text.split(opts.delimiter ?? ',')).toEqual(r.fields);
+      records.push({ fields: r.fields, line: r.line });
+    }
   } catch (err) {
     if (err instanceof CsvRecordError) return { records, error: err };
     throw err;
