@@ -302,7 +302,7 @@ describe('layouts in the configuration and in migrate', () => {
     await ws.put('grow_1.csv', 'ref\nA-1\n');
     expect((await run()).summary).toMatchObject({ loaded: 1 });
 
-    const grown = { ...base, columns: [...base.columns, { name: 'amount', type: 'decimal', scale: 2, from: 'Amount' }] };
+    const grown = { ...base, columns: [...base.columns, { name: 'amount', type: 'decimal', scale: 2, from: 'Amount', required: false }] };
     await writeFile(config, JSON.stringify({ layout: grown, pattern: 'grow_*.csv' }));
     // rows COPY takes as written: an empty optional value is NULL there too
     await ws.put('grow_2.csv', 'ref,Amount\nA-2,1.50\nA-3,\n');
