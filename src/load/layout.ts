@@ -69,7 +69,8 @@ export const PROVENANCE_COLUMNS = ['load_id', 'source_line'] as const;
 /** Names a layout column may not take: the provenance and the old provenance of migrated tables. */
 export const RESERVED_COLUMNS: readonly string[] = [...PROVENANCE_COLUMNS, 'source_sha256', 'source_name', 'run_id'];
 
-const col = (name: string, type: ColumnType, extra: Partial<ColumnSpec> = {}): ColumnSpec => ({
+/** A column as presets write it: required, named as its header, decimals with 2 places unless said otherwise. */
+export const layoutColumn = (name: string, type: ColumnType, extra: Partial<ColumnSpec> = {}): ColumnSpec => ({
   name,
   from: name,
   type,
@@ -94,21 +95,19 @@ export const DEFAULT_LAYOUT: Layout = {
   name: 'default',
   table: 'settlement_rows',
   columns: [
-    col('settlement_date', 'date'),
-    col('transaction_id', 'text'),
-    col('merchant_id', 'text'),
-    col('card_brand', 'text'),
-    col('transaction_type', 'text'),
-    col('gross_amount', 'decimal'),
-    col('fee_amount', 'decimal'),
-    col('net_amount', 'decimal'),
-    col('currency', 'currency'),
+    layoutColumn('settlement_date', 'date'),
+    layoutColumn('transaction_id', 'text'),
+    layoutColumn('merchant_id', 'text'),
+    layoutColumn('card_brand', 'text'),
+    layoutColumn('transaction_type', 'text'),
+    layoutColumn('gross_amount', 'decimal'),
+    layoutColumn('fee_amount', 'decimal'),
+    layoutColumn('net_amount', 'decimal'),
+    layoutColumn('currency', 'currency'),
   ],
   naturalKey: ['transaction_id'],
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
 };
-
-export { col as layoutColumn };
 
 /** How messages name a natural key: `transaction_id`, or `(merchant_account, psp_reference)`. */
 export function keyName(layout: Layout): string {

@@ -1,6 +1,6 @@
 import { RejectError } from '../errors.js';
 import { columnConverters, keyProblem } from './columnValues.js';
-import { keyName, type Layout } from './layout.js';
+import type { Layout } from './layout.js';
 import { quoteValue } from './quoteValue.js';
 
 /**
@@ -96,5 +96,3 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
     },
   };
 }
-
-export { keyName };
