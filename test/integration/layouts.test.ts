@@ -163,6 +163,46 @@ describe('the stripe-itemized-payout-reconciliation preset', () => {
       `SELECT currency, description FROM settle.stripe_payout_reconciliation WHERE balance_transaction_id = 'txn_OTHER1'`,
     );
     expect(gbp.rows).toEqual([{ currency: 'GBP', description: null }]);
+
+    // the first report again with one more row: rejected whole, naming the keys it shares
+    const more = (await fixture(NAME)) + 'txn_NEW5234567890,2026-03-14 10:00:00,2026-03-16 00:00:00,usd,5.00,-0.45,4.55,charge,,,,,,\n';
+    await ws.put('stripe_payout_reconciliation_2026-03-16_plus.csv', more);
+    const third = await run(['--json']);
+    expect(third.status).toBe(1);
+    const rejected = (third.summary as unknown as { files: { outcome: string; error: string }[] }).files[0]!;
+    expect(rejected.outcome).toBe('rejected');
+    expect(rejected.error).toMatch(
+      /^field balance_transaction_id: 4 value\(s\) already used: line 2: "txn_3OqAbc1234567890" already loaded from stripe_payout_reconciliation_2026-03-16\.csv \(run /,
+    );
+    const n = await db.client.query(
+      `SELECT count(*)::int AS n FROM settle.stripe_payout_reconciliation WHERE balance_transaction_id = 'txn_NEW5234567890'`,
+    );
+    expect(n.rows[0].n).toBe(0);
+  });
+});
+
+describe('the default preset', () => {
+  it('loads a file whose columns come in another order: the header says where each one is', async () => {
+    const ws = await Workspace.create(db.url);
+    const text = shuffleColumns(
+      [
+        'settlement_date,transaction_id,merchant_id,card_brand,transaction_type,gross_amount,fee_amount,net_amount,currency',
+        '2026-11-20,ORDER-1,M-1,VISA,SALE,100.00,1.50,98.50,EUR',
+        '2026-11-20,ORDER-2,M-2,MC,REFUND,-20.00,0.00,-20.00,eur',
+      ].join('\n') + '\n',
+      [8, 7, 6, 5, 4, 3, 2, 1, 0],
+    );
+    await ws.put('settle_20261120_a01.csv', text);
+    const r = await ws.run();
+    expect(parseSummary(r.stdout)).toMatchObject({ loaded: 1, rows: 2 });
+    const rows = await db.client.query(
+      `SELECT transaction_id, merchant_id, net_amount::text AS net, currency, to_char(settlement_date, 'YYYY-MM-DD') AS d
+         FROM settle.settlement_rows WHERE transaction_id LIKE 'ORDER-%' ORDER BY 1`,
+    );
+    expect(rows.rows).toEqual([
+      { transaction_id: 'ORDER-1', merchant_id: 'M-1', net: '98.50', currency: 'EUR', d: '2026-11-20' },
+      { transaction_id: 'ORDER-2', merchant_id: 'M-2', net: '-20.00', currency: 'EUR', d: '2026-11-20' },
+    ]);
   });
 });
 
