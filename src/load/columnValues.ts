@@ -50,10 +50,9 @@ const PLAIN_KEY = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
  * distinct text is converted once (the cache is bounded, so a file of all-distinct values costs
  * only the lookups).
  */
-function remembered(convert: Converter, byZone = false): Converter {
+function remembered(convert: Converter): Converter {
   const seen = new Map<string, string | { problem: string }>();
   return (value, row) => {
-    if (byZone) return convert(value, row);
     let out = seen.get(value);
     if (out === undefined) {
       out = convert(value, row);
@@ -137,7 +136,7 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
     }
     case 'timestamp':
       // a zone from another column makes the same text two instants: only a fixed zone is remembered
-      return remembered(timestampConverter(layout, spec), spec.timeZoneFrom !== undefined);
+      return spec.timeZoneFrom !== undefined ? timestampConverter(layout, spec) : remembered(timestampConverter(layout, spec));
   }
 }
 

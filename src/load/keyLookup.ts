@@ -17,13 +17,17 @@ export function keyLookup(schema: string, layout: Layout) {
   const names = layout.naturalKey.map((_, i) => `k${i}`);
   const join = layout.naturalKey.map((k, i) => `t.${id(k)}::text = k.${names[i]}`).join(' AND ');
   const show = (values: string[]) => values.map((v) => quoteValue(v)).join(' ');
+  // a key's identity is its exact values (a NUL never is in one); `show` cuts long values for messages
+  const identity = (values: string[]) => values.join('\0');
   const columns = (keys: string[][]) => layout.naturalKey.map((_, i) => keys.map((k) => k[i]!));
-  const keyText = (row: Record<string, string>) => show(names.map((n) => row[n]!));
+  const keyText = (row: Record<string, string>) => identity(names.map((n) => row[n]!));
   return {
     /** a row's key values, in the key's order */
     keyOf: (values: (string | null)[]): string[] => positions.map((p) => values[p]!),
     /** how messages quote a key: each value quoted, side by side */
     show,
+    /** what tells two keys apart: the maps and sets below are keyed by it */
+    identity,
     /** the keys of the batch the table holds */
     async present(client: pg.ClientBase, keys: string[][]): Promise<Set<string>> {
       const r = await client.query<Record<string, string>>(

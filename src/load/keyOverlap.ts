@@ -37,18 +37,18 @@ export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest
       const from = loaded.get(b.key);
       if (from === undefined) continue;
       total++;
-      if (found.length < SHOW_AT_MOST) found.push({ key: b.key, line: b.line, from: `already loaded from ${from}` });
+      if (found.length < SHOW_AT_MOST) found.push({ key: lookup.show(b.values), line: b.line, from: `already loaded from ${from}` });
     }
     batch = [];
   };
 
   for await (const row of readSettlement(req.stagedPath, req.layout)) {
     const values = lookup.keyOf(row.values);
-    const key = lookup.show(values);
+    const key = lookup.identity(values);
     const seen = firstLine.get(key);
     if (seen !== undefined) {
       total++;
-      if (found.length < SHOW_AT_MOST) found.push({ key, line: row.line, from: `repeats line ${seen} of this file` });
+      if (found.length < SHOW_AT_MOST) found.push({ key: lookup.show(values), line: row.line, from: `repeats line ${seen} of this file` });
       continue;
     }
     firstLine.set(key, row.line);

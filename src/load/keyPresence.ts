@@ -31,9 +31,8 @@ export async function keyPresence(client: pg.ClientBase, schema: string, layout:
       batch.map((b) => b.values),
     );
     for (const b of batch) {
-      const key = lookup.show(b.values);
-      if (found.has(key)) result.present++;
-      else result.firstMissing ??= { line: b.line, key };
+      if (found.has(lookup.identity(b.values))) result.present++;
+      else result.firstMissing ??= { line: b.line, key: lookup.show(b.values) };
     }
     batch = [];
   };
