@@ -18,6 +18,8 @@ export type FaultStep =
   | 'before-list'
   /** the file was listed (and found stable) and is about to be opened for staging */
   | 'before-open'
+  /** the file's bytes were read to their end, staged, hashed and decoded; it is still open */
+  | 'after-download'
   /** the file's outcome is final and its name is about to leave the intake */
   | 'before-move'
   /** the file has left the intake; the ledger does not know where it went yet */

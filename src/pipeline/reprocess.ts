@@ -12,7 +12,7 @@ import { reloadRows } from '../load/reloadRows.js';
 import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';
 import { stageAndHash } from './stageAndHash.js';
-import { removeContent, stagedContent, type StagedContent } from './stagedContent.js';
+import { removeContent } from './stagedContent.js';
 import type { DecodeOptions } from '../load/decode/decodeSettings.js';
 import { contentOf } from '../ledger/types.js';
 
@@ -85,12 +85,11 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
     const archived = basename(row.location);
     const entry = await o.archive.stat(archived);
     if (!entry) return fail('failed', `${archived} is not in the archive ${o.archive.description}`);
-    const staged = await stageAndHash(o.archive, entry, staging, seq++);
+    const staged = await stageAndHash(o.archive, entry, staging, seq++, o.decode);
     if (staged.kind !== 'staged') return fail('failed', `${archived} could not be read whole from the archive`);
-    let content: StagedContent | undefined;
+    const { content } = staged;
     try {
       if (staged.sha256 !== row.sha256) return fail('failed', `${archived} in the archive no longer has the content that was loaded`);
-      content = await stagedContent(staged, o.decode);
       if (content.kind === 'refused') return fail('rejected', content.error.message);
       if (content.kind === 'failed') return fail('failed', content.reason);
       if (content.sha256 !== contentOf(row)) return fail('failed', `${archived} no longer decodes to the content that was loaded`);
@@ -119,7 +118,7 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
       if (isConnectionLost(err)) throw err;
       return fail('failed', errorMessage(err));
     } finally {
-      if (content) await removeContent(content, staged.path);
+      await removeContent(content, staged.path);
       await unlink(staged.path).catch(() => undefined);
     }
   };

@@ -27,7 +27,7 @@ import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js
 import { isConnectionLost } from './connectionLost.js';
 import { settleIfStale } from './staleClaims.js';
 import { stageAndHash } from './stageAndHash.js';
-import { contentDetails, removeContent, stagedContent, type StagedContent } from './stagedContent.js';
+import { contentDetails, removeContent, type StagedContent } from './stagedContent.js';
 import type { DecodeOptions } from '../load/decode/decodeSettings.js';
 import { waitForTrailer } from './trailerGate.js';
 
@@ -172,8 +172,8 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
       for (const entry of gate.ready) {
         if (stopRequested()) break listing;
         const flog = log.child({ file: entry.name });
-        // 3. stage + SHA-256
-        const staged = await stageAndHash(o.intake, entry, stagingDir, seq++).catch((err) => {
+        // 3. stage + SHA-256 (+ decode)
+        const staged = await stageAndHash(o.intake, entry, stagingDir, seq++, o.decode).catch((err) => {
           if (err instanceof FileGoneError) return { kind: 'gone' as const };
           // a link, FIFO or device where a file was listed: refused as it is, never read
           if (err instanceof NotRegularFileError) return { kind: 'unreadable' as const, reason: err.message };
@@ -193,8 +193,8 @@ export async function runIngest(o: IngestOptions): Promise<IngestResult> {
           await unstaged(entry, 'not_ready', staged.reason);
           continue;
         }
-        // 3b. the content inside the delivered bytes (gzip, zip, OpenPGP), hashed as it is decoded
-        const content = await stagedContent(staged, o.decode);
+        // the content inside the delivered bytes (gzip, zip, OpenPGP), decoded and hashed as they were read
+        const { content } = staged;
         if (content.kind === 'failed') {
           await unlink(staged.path).catch(() => undefined);
           await unstaged(entry, 'failed', content.reason);

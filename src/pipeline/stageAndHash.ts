@@ -3,10 +3,16 @@ import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultPoint } from '../faults.js';
 import { isPinned, type FilePin, type FolderReader, type IntakeEntry } from '../intake/intake.js';
+import type { DecodeOptions } from '../load/decode/decodeSettings.js';
+import { HEAD_BYTES, sniffHead } from '../load/decode/sniff.js';
+import { DecodingTee, removeContent, stagedContent, type StagedContent } from './stagedContent.js';
 
 export type Staged =
-  /** `pin`: the very file the bytes were read from, checked again before its name leaves the intake */
-  | { kind: 'staged'; path: string; sha256: string; size: number; pin: FilePin }
+  /**
+   * `pin`: the very file the bytes were read from, checked again before its name leaves the
+   * intake; `content`: what the delivered bytes hold (the staged copy itself for a plain file)
+   */
+  | { kind: 'staged'; path: string; sha256: string; size: number; pin: FilePin; content: StagedContent }
   /** the file changed while it was copied: it was not complete after all */
   | { kind: 'changed'; reason: string }
   | { kind: 'gone' };
@@ -17,19 +23,38 @@ async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
 
 /**
  * One read of the file, pinned (opened once, never through a link, only a regular file): its
- * bytes go to a private staging file while they are hashed, so the content that is loaded is
- * exactly the content that was claimed. The staging name is the sequence number alone, so any
- * file name fits. Whatever happens short of a complete copy, the partial copy is removed: a
- * full staging disk stops this file, not the ones after it.
+ * bytes go to a private staging file while they are hashed and, when their leading bytes show
+ * a gzip or OpenPGP wrapping, decoded (DecodingTee): download, decoding and both hashes in one
+ * pass, so the content that is loaded is exactly the content that was claimed. A zip is
+ * decoded from the staged copy once it is complete (its directory is at its end). The staging
+ * name is the sequence number alone, so any file name fits. Whatever happens short of a
+ * complete copy, the partial copy and content are removed: a full staging disk stops this
+ * file, not the ones after it. Without `decode`, the delivered bytes are the content.
  */
-export async function stageAndHash(intake: FolderReader, entry: IntakeEntry, stagingDir: string, seq: number | string): Promise<Staged> {
+export async function stageAndHash(
+  intake: FolderReader,
+  entry: IntakeEntry,
+  stagingDir: string,
+  seq: number | string,
+  decode?: DecodeOptions,
+): Promise<Staged> {
   faultPoint('before-open', entry.name);
   const file = await intake.pin(entry.name);
   const path = join(stagingDir, String(seq));
   let kept = false;
+  // the first bytes, until they say whether the file is wrapped
+  let head: Buffer[] | undefined = decode ? [] : undefined;
+  let tee: DecodingTee | undefined;
   try {
     const hash = createHash('sha256');
     let size = 0;
+    const wrapped = () => {
+      const bytes = Buffer.concat(head!);
+      head = undefined;
+      const outermost = sniffHead(bytes);
+      if (outermost === 'gzip' || outermost?.startsWith('pgp')) tee = new DecodingTee(outermost, file.pin.size, decode!, path);
+      return tee?.feed(bytes);
+    };
     // a plain loop over the pinned stream, which reads the next chunk ahead: each chunk is hashed
     // while the one before it is still being written, and at most one write is in flight
     const out = await open(path, 'wx', 0o600);
@@ -40,21 +65,39 @@ export async function stageAndHash(intake: FolderReader, entry: IntakeEntry, sta
         size += chunk.length;
         await writing;
         writing = writeAll(out, chunk);
+        if (head) {
+          head.push(chunk);
+          if (size >= HEAD_BYTES) await wrapped();
+        } else await tee?.feed(chunk);
       }
+      if (head) await wrapped();
       await writing;
     } finally {
       await writing.catch(() => undefined);
       await out.close();
     }
+    const content = tee ? await tee.end() : undefined;
+    tee = undefined;
+    faultPoint('after-download', entry.name);
     const after = await file.current();
-    if (!(await intake.stat(entry.name))) return { kind: 'gone' };
+    const unused = async () => {
+      if (content) await removeContent(content, path);
+    };
+    if (!(await intake.stat(entry.name))) {
+      await unused();
+      return { kind: 'gone' };
+    }
     const asListed = file.pin.size === entry.size && file.pin.mtimeMs === entry.mtimeMs;
     if (!asListed || !isPinned(after, file.pin) || size !== file.pin.size) {
+      await unused();
       return { kind: 'changed', reason: `changed while being read (${entry.size} bytes listed, ${size} read, ${after.size} now)` };
     }
     kept = true;
-    return { kind: 'staged', path, sha256: hash.digest('hex'), size, pin: file.pin };
+    const delivered = { path, sha256: hash.digest('hex'), size };
+    // not decoded while read (a plain file, a zip): from the staged copy, which for a plain file is the content
+    return { kind: 'staged', ...delivered, pin: file.pin, content: content ?? (await stagedContent(delivered, decode, path)) };
   } finally {
+    await tee?.abort();
     await file.close();
     if (!kept) await unlink(path).catch(() => undefined);
   }

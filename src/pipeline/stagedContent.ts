@@ -1,7 +1,9 @@
 import { unlink } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
 import { RejectError, errorMessage } from '../errors.js';
 import type { DecodeOptions } from '../load/decode/decodeSettings.js';
-import { decodeDelivery, type DecodedContent, type DeliveredFile } from '../load/decode/decodeDelivery.js';
+import { decodeDelivery, decodeStream, type DecodedContent, type DeliveredFile } from '../load/decode/decodeDelivery.js';
+import type { Wrapping } from '../load/decode/sniff.js';
 
 /** What a staged delivery holds: its decoded content, content that is bad (rejected once claimed), or a failure to decode it at all. */
 export type StagedContent =
@@ -10,17 +12,68 @@ export type StagedContent =
   /** not the file's fault (no --pgp-key, disk full): the file stays in the intake */
   | { kind: 'failed'; reason: string };
 
-/**
- * Right after staging, the content inside the delivered bytes. Without decode options (a
- * caller that predates them) the delivered bytes are the content.
- */
-export async function stagedContent(delivered: DeliveredFile, decode: DecodeOptions | undefined, outBase?: string): Promise<StagedContent> {
-  if (!decode) return { kind: 'content', ...delivered, layers: [] };
+async function asStagedContent(decoding: Promise<DecodedContent>): Promise<StagedContent> {
   try {
-    return { kind: 'content', ...(await decodeDelivery(delivered, decode, outBase)) };
+    return { kind: 'content', ...(await decoding) };
   } catch (err) {
     if (err instanceof RejectError) return { kind: 'refused', error: err };
     return { kind: 'failed', reason: errorMessage(err) };
+  }
+}
+
+/**
+ * The content inside a staged delivery, decoded from the staged file. Without decode options
+ * (a caller that predates them) the delivered bytes are the content.
+ */
+export async function stagedContent(delivered: DeliveredFile, decode: DecodeOptions | undefined, outBase?: string): Promise<StagedContent> {
+  if (!decode) return { kind: 'content', ...delivered, layers: [] };
+  return asStagedContent(decodeDelivery(delivered, decode, outBase));
+}
+
+/**
+ * Decodes a delivery while it is read: each byte the download reads is handed here too, so the
+ * download, the decoding and both hashes take one pass over the source. The decoder sets the
+ * pace (a slow decryption slows the read, memory stays flat); one that has finished or given
+ * up early takes nothing more, and the download still reads the file to its end (its delivered
+ * hash and staged copy are needed whatever the content turns out to be).
+ */
+export class DecodingTee {
+  private readonly input = new PassThrough({ highWaterMark: 1024 * 1024 });
+  private readonly result: Promise<StagedContent>;
+  private settled = false;
+
+  constructor(outermost: Wrapping, size: number, decode: DecodeOptions, outBase: string) {
+    // the decoder's own failure arrives through `result`; this only keeps a second report of it quiet
+    this.input.on('error', () => undefined);
+    this.result = asStagedContent(decodeStream(outermost, { stream: this.input, size }, decode, outBase)).finally(() => {
+      this.settled = true;
+      this.input.destroy(); // wakes a feed waiting for room the decoder will never make
+    });
+  }
+
+  async feed(chunk: Buffer): Promise<void> {
+    if (this.settled || this.input.destroyed) return;
+    if (this.input.write(chunk)) return;
+    await new Promise<void>((resolve) => {
+      const room = () => {
+        this.input.off('drain', room).off('close', room);
+        resolve();
+      };
+      this.input.on('drain', room).on('close', room);
+    });
+  }
+
+  /** The whole delivery was fed: its content, once the decoder has finished with it. */
+  end(): Promise<StagedContent> {
+    this.input.end();
+    return this.result;
+  }
+
+  /** The delivery will not be used (it changed while read, or the read failed): nothing is kept. */
+  async abort(): Promise<void> {
+    this.input.destroy();
+    const content = await this.result;
+    if (content.kind === 'content') await unlink(content.path).catch(() => undefined);
   }
 }
 

@@ -30,7 +30,7 @@ const zipOf = async (members: Record<string, string>) => {
 
 /** Our key (decrypts; its passphrase only in the environment), the partner's (signs) and a stranger's. */
 const PASSPHRASE = 'correct horse battery staple';
-const keys = { ours: '', ourFingerprint: '', partner: '', partnerFingerprint: '', strangerKeyId: '' };
+const keys = { ours: '', ourFingerprint: '', partner: '', partnerFingerprint: '', strangerFingerprint: '' };
 const home = (who: string) => join(scratch, `gnupg-${who}`);
 function gpg(who: string, args: string) {
   return sh(`gpg --batch --quiet --yes --pinentry-mode loopback --trust-model always ${args}`, { GNUPGHOME: home(who) });
@@ -39,7 +39,7 @@ const fingerprint = (who: string, email: string) =>
   /^fpr:+([0-9A-F]{40}):/m.exec(gpg(who, `--with-colons --fingerprint ${email}`).toString())![1]!;
 
 /** The CSV encrypted to our key (binary, or armoured with `armor`), signed by `signer` unless null. */
-async function encrypted(csv: string, signer: 'partner' | 'stranger' | null, armor = false): Promise<Buffer> {
+async function encrypted(csv: string | Buffer, signer: 'partner' | 'stranger' | null, armor = false): Promise<Buffer> {
   await writeFile(join(scratch, 'in.csv'), csv);
   const sign = signer ? `--passphrase ${signer} -u ${signer}@example.com --sign` : '';
   gpg(signer ?? 'partner', `${armor ? '--armor' : ''} -r us@example.com ${sign} --encrypt -o out in.csv`);
@@ -61,7 +61,7 @@ beforeAll(async () => {
   keys.partner = join(scratch, 'partner.pub.asc');
   keys.ourFingerprint = fingerprint('us', 'us@example.com');
   keys.partnerFingerprint = fingerprint('partner', 'partner@example.com');
-  keys.strangerKeyId = fingerprint('stranger', 'stranger@example.com').slice(-16);
+  keys.strangerFingerprint = fingerprint('stranger', 'stranger@example.com');
 });
 
 const ALL = ['--pattern', 'settle_*'];
@@ -166,6 +166,19 @@ describe('compressed, zipped and encrypted deliveries', () => {
     expect(ws.events().filter((e) => e.event === 'recovered')).toEqual([]);
     expect(ws.query('SELECT state FROM processed_files WHERE sha256 = ?', sha(third))).toEqual([{ state: 'duplicate' }]);
     expect(await rowsWithPrefix(db, 'PGP')).toBe(25);
+
+    // layers within layers: gzipped then encrypted, zipped then encrypted: the same content again
+    const gzipped = await encrypted(await gzip(csv, 6), 'partner');
+    const zipped = await encrypted(await zipOf({ 'settle_20260602.csv': csv }), 'partner', true);
+    await ws.put('settle_20260602_a03.csv.gz.pgp', gzipped);
+    await ws.put('settle_20260602_a04.zip.asc', zipped);
+    const nested = await ws.run([...pgpArgs(), '--json'], PASS);
+    expect(nested.status, nested.stderr).toBe(0);
+    expect(JSON.parse(nested.stdout)).toMatchObject({ loaded: 0, skipped: 2 });
+    expect(contentHash(ws, 'settle_20260602_a03.csv.gz.pgp')).toEqual({ sha256: sha(gzipped), content_sha256: sha(csv) });
+    expect(contentHash(ws, 'settle_20260602_a04.zip.asc')).toEqual({ sha256: sha(zipped), content_sha256: sha(csv) });
+    expect(await ws.read('duplicates', 'settle_20260602_a04.zip.asc')).toEqual(zipped);
+    expect(await rowsWithPrefix(db, 'PGP')).toBe(25);
   });
 
   it("settles a dead run's claim on a re-compressed resend as expired, not as the load of the content's first delivery", async () => {
@@ -194,23 +207,33 @@ describe('compressed, zipped and encrypted deliveries', () => {
     const unsigned = await encrypted(csv('UNS'), null);
     const tampered = await encrypted(csv('TMP'), 'partner');
     tampered.writeUInt8(tampered.readUInt8(tampered.length - 30) ^ 0x01, tampered.length - 30);
+    // signed, not encrypted: the signature is read, so the message names who signed what was altered
+    await writeFile(join(scratch, 'in.csv'), csv('ALT'));
+    gpg('partner', '--passphrase partner -u partner@example.com --compress-algo none --sign -o out in.csv');
+    const altered = await readFile(join(scratch, 'out'));
+    const at = altered.indexOf('ALT');
+    altered.writeUInt8(altered.readUInt8(at) ^ 0x01, at);
+    await ws.put('settle_20260603_altered.gpg', altered);
     await ws.put('settle_20260603_stranger.pgp', stranger);
     await ws.put('settle_20260603_unsigned.pgp', unsigned);
     await ws.put('settle_20260603_tampered.pgp', tampered);
     await ws.put('settle_20260603_plain.csv', csv('PLN'));
     const r = await ws.run(pgpArgs(), PASS);
     expect(r.status).toBe(1);
-    expect(parseSummary(r.stdout)).toMatchObject({ loaded: 0, rejected: 4 });
+    expect(parseSummary(r.stdout)).toMatchObject({ loaded: 0, rejected: 5 });
     const reason = (name: string) => ws.ledgerFile(name)?.reason ?? '';
     expect(reason('settle_20260603_stranger.pgp')).toContain(
-      `signed by key ${keys.strangerKeyId}, not by the required key ${keys.partnerFingerprint}`,
+      `signed by key ${keys.strangerFingerprint}, not by the required key ${keys.partnerFingerprint}`,
     );
     expect(reason('settle_20260603_unsigned.pgp')).toContain(`not signed: a signature by key ${keys.partnerFingerprint} is required`);
     expect(reason('settle_20260603_tampered.pgp')).toMatch(/tampered/);
+    expect(reason('settle_20260603_altered.gpg')).toContain(
+      `its signature does not verify (tampered with, or damaged) (signed by key ${keys.partnerFingerprint})`,
+    );
     expect(reason('settle_20260603_plain.csv')).toContain('not an OpenPGP-signed delivery');
-    expect(await ws.files('rejected')).toHaveLength(4);
+    expect(await ws.files('rejected')).toHaveLength(5);
     expect(await ws.read('rejected', 'settle_20260603_tampered.pgp')).toEqual(tampered);
-    for (const p of ['STR', 'UNS', 'TMP', 'PLN']) expect(await rowsWithPrefix(db, p)).toBe(0);
+    for (const p of ['STR', 'UNS', 'TMP', 'ALT', 'PLN']) expect(await rowsWithPrefix(db, p)).toBe(0);
   });
 
   it('leaves an encrypted file in the intake while no --pgp-key is set; a wrong passphrase is exit 2, nothing touched', async () => {
@@ -273,13 +296,17 @@ describe('compressed, zipped and encrypted deliveries', () => {
 });
 
 describe('a gzipped delivery over SFTP', () => {
-  it('is downloaded and hashed in one pass, decoded from the staged copy; a re-compressed resend is skipped; the server archive keeps the gzip', async () => {
+  it('is downloaded, decoded and hashed in one pass; a re-compressed resend is skipped; the server archive keeps the gzip', async () => {
     const sshd = await TestSshd.start();
     try {
       const ws = await Workspace.create(db.url);
       const root = await mkdtemp(join(tmpdir(), 'settle-remote-'));
       const intake = join(root, 'intake');
+      const staging = join(root, 'staging');
+      const seen = join(root, 'seen');
       await mkdir(intake);
+      await mkdir(staging, { mode: 0o700 });
+      await mkdir(seen);
       const csv = sampleSettlement({ date: '2026-06-08', rows: 12, idPrefix: 'SFTPGZ' }).text;
       const first = await gzip(csv, 1);
       const resend = await gzip(csv, 9);
@@ -291,14 +318,26 @@ describe('a gzipped delivery over SFTP', () => {
         await writeFile(join(intake, name), bytes);
         await utimes(join(intake, name), old, old);
       }
-      const args = ['run', '--intake', sshd.url(intake), '--ledger', ws.ledger, '--stable-for', '0', ...ALL];
-      const r = await ws.cli([...args, '--sftp-key', sshd.clientKey, '--known-hosts', sshd.knownHosts, '--json']);
+      // The moment the last byte has been downloaded, the content is already decoded: the hook
+      // keeps a copy of it, then empties the staged copy of the gzip, which nothing reads again.
+      const atEndOfDownload = {
+        SETTLE_TEST_FAULT: 'hook:after-download',
+        SETTLE_TEST_HOOK: `for f in "${staging}"/settle-*/*; do case "$f" in
+          *.content) cp "$f" "${seen}/$SETTLE_TEST_HOOK_FILE" ;;
+          *) : > "$f" ;;
+        esac; done`,
+      };
+      const args = ['run', '--intake', sshd.url(intake), '--ledger', ws.ledger, '--staging', staging, '--stable-for', '0', ...ALL];
+      const r = await ws.cli([...args, '--sftp-key', sshd.clientKey, '--known-hosts', sshd.knownHosts, '--json'], atEndOfDownload);
       expect(r.status, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ loaded: 1, skipped: 1, rows: 12 });
+      expect(await readFile(join(seen, 'settle_20260608_a01.csv.gz'), 'utf8')).toBe(csv);
+      expect(await readFile(join(seen, 'settle_20260608_a02.csv.gz'), 'utf8')).toBe(csv);
       expect(await rowsWithPrefix(db, 'SFTPGZ')).toBe(12);
       expect(await readFile(join(root, 'archive', 'settle_20260608_a01.csv.gz'))).toEqual(first);
       expect(await readdir(join(root, 'duplicates'))).toEqual(['settle_20260608_a02.csv.gz']);
       expect(await fileLoad('settle_20260608_a01.csv.gz')).toMatchObject({ sha256: sha(csv), delivered_sha256: sha(first) });
+      expect(contentHash(ws, 'settle_20260608_a01.csv.gz')).toEqual({ sha256: sha(first), content_sha256: sha(csv) });
     } finally {
       await sshd.destroy();
     }

@@ -1,49 +1,75 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { RejectError, errorMessage } from '../../errors.js';
-import { ByteCounter, Meter, type MeterLimits } from './meter.js';
-
-/** One unwrapped layer: its output's SHA-256 and size, written to the output path. */
-export interface LayerOutput {
-  sha256: string;
-  size: number;
-}
+import { ByteCounter } from './meter.js';
 
 /**
- * Streams a decoder's output through the meter into a new private staging file. A failure of
- * the decoder itself (a corrupt stream) is the file's fault: `damaged` names the layer.
+ * One wrapping being taken off, as a stream: `output` gives the bytes inside, `consumed` how
+ * many of the layer's own input bytes it has read so far (the ratio limit is judged on it).
  */
-export async function writeLayer(
-  output: string,
-  source: Readable,
-  limits: Omit<MeterLimits, 'consumed'>,
-  consumed: () => number,
-  damaged: (err: unknown) => RejectError,
-): Promise<LayerOutput> {
-  const meter = new Meter({ ...limits, consumed });
-  try {
-    await pipeline(source, meter, createWriteStream(output, { flags: 'wx', mode: 0o600 }));
-  } catch (err) {
-    if (err instanceof RejectError) throw err;
-    // a system call that failed (the staging disk full, an I/O error) is ours, not the file's: it fails and waits
-    if ((err as NodeJS.ErrnoException).syscall !== undefined) throw err;
-    throw damaged(err);
+export interface OpenLayer {
+  output: Readable;
+  consumed: () => number;
+  /** an OpenPGP layer that checked the signature --pgp-verify-key requires */
+  verified?: boolean;
+}
+
+/** Chained streams carry the first failure to the last one, which is read; the callback has nothing to add. */
+export const ignore = () => undefined;
+
+/**
+ * The decoder's failures, said as the file's fault (`damaged` names the layer), except those
+ * that are not: a limit already judged (a RejectError) and a failed system call (the staging
+ * disk full, an I/O error), which is ours and makes the file wait instead of being rejected.
+ */
+export function guarded(decoder: Readable, damaged: (err: unknown) => RejectError | Promise<RejectError>): Readable {
+  async function* bytes(): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of decoder) yield chunk as Buffer;
+    } catch (err) {
+      if (err instanceof RejectError || (err as NodeJS.ErrnoException).syscall !== undefined) throw err;
+      throw await damaged(err);
+    }
   }
-  return { sha256: meter.digest(), size: meter.bytes };
+  return Readable.from(bytes(), { objectMode: false });
 }
 
 /** gzip, several members one after the other included (zlib reads them all). */
-export async function gunzipLayer(input: string, output: string, limits: Omit<MeterLimits, 'consumed'>): Promise<LayerOutput> {
+export function gunzipLayer(input: Readable): OpenLayer {
   const counter = new ByteCounter();
-  const source = createReadStream(input).pipe(counter).pipe(createGunzip());
-  counter.on('error', (err) => source.destroy(err));
-  return writeLayer(
-    output,
-    source,
-    limits,
-    () => counter.bytes,
-    (err) => new RejectError(`not a readable gzip stream: ${errorMessage(err)}`, {}, { cause: err }),
-  );
+  const inflated = pipeline(input, counter, createGunzip(), ignore);
+  const damaged = (err: unknown) => new RejectError(`not a readable gzip stream: ${errorMessage(err)}`, {}, { cause: err });
+  return { output: guarded(inflated, damaged), consumed: () => counter.bytes };
+}
+
+/**
+ * The first `n` bytes of a stream (fewer when it is shorter), and a stream of all its bytes,
+ * those included: what a layer's leading bytes say is read without losing them.
+ */
+export async function peek(stream: Readable, n: number): Promise<{ head: Buffer; stream: Readable }> {
+  const it = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const taken: Buffer[] = [];
+  let got = 0;
+  let ended = false;
+  while (got < n) {
+    const r = await it.next();
+    if (r.done) {
+      ended = true;
+      break;
+    }
+    taken.push(r.value);
+    got += r.value.length;
+  }
+  const head = Buffer.concat(taken);
+  async function* all(): AsyncGenerator<Buffer> {
+    try {
+      if (head.length > 0) yield head;
+      if (ended) return;
+      for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+    } finally {
+      // a reader that stops early (a rejected layer) ends the stream underneath too
+      await it.return?.();
+    }
+  }
+  return { head, stream: Readable.from(all(), { objectMode: false }) };
 }

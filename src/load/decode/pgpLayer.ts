@@ -1,11 +1,10 @@
-import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { TextDecoderStream, type ReadableStream as WebReadableStream } from 'node:stream/web';
 import * as openpgp from 'openpgp';
 import { RejectError, SettleError, EXIT_PROBLEM, errorMessage } from '../../errors.js';
 import { fingerprintOf, type DecodeOptions } from './decodeSettings.js';
-import { writeLayer, type LayerOutput } from './layers.js';
-import { ByteCounter, type MeterLimits } from './meter.js';
+import { guarded, ignore, type OpenLayer } from './layers.js';
+import { ByteCounter } from './meter.js';
 
 /**
  * An encrypted delivery while no --pgp-key is configured: not the file's fault, so it is not
@@ -20,49 +19,72 @@ export class NoDecryptionKeyError extends SettleError {
 
 const hexIds = (ids: openpgp.KeyID[]) => ids.map((k) => k.toHex().toUpperCase()).join(', ') || 'unknown';
 
+/**
+ * Who signed, as precisely as the signature says: the issuer's fingerprint (RFC 9580's Issuer
+ * Fingerprint, which GnuPG writes), else its key ID. Known only once the signature, at the end
+ * of the message, has been read.
+ */
+async function signerOf(signatures: openpgp.VerifyMessageResult['signatures'] | undefined): Promise<string | undefined> {
+  const first = signatures?.[0];
+  if (!first) return undefined;
+  // settled by now when the message got that far; a message cut before its signature never settles it
+  const notRead = new Promise<undefined>((resolve) => setImmediate(resolve, undefined));
+  const sig = await Promise.race([first.signature.catch(() => undefined), notRead]);
+  const fingerprint = sig?.packets[0]?.issuerFingerprint;
+  return fingerprint ? Buffer.from(fingerprint).toString('hex').toUpperCase() : first.keyID.toHex().toUpperCase();
+}
+
+interface Context {
+  message?: openpgp.Message<unknown>;
+  signatures?: openpgp.VerifyMessageResult['signatures'];
+}
+
 /** openpgp's messages, said as what they mean for the delivery, with the keys involved. */
-function explain(err: unknown, message: openpgp.Message<unknown> | undefined, o: DecodeOptions): RejectError {
+async function explain(err: unknown, c: Context, o: DecodeOptions): Promise<RejectError> {
   const text = errorMessage(err);
   const required = o.verificationKey ? fingerprintOf(o.verificationKey) : '';
-  const signer = /signing key with key ID ([0-9a-f]+)/i.exec(text);
+  const signedBy = /signing key with key ID ([0-9a-f]+)/i.exec(text);
   let why: string;
-  if (signer) why = `signed by key ${signer[1]!.toUpperCase()}, not by the required key ${required} (--pgp-verify-key)`;
-  else if (/not signed/i.test(text)) why = `not signed: a signature by key ${required} is required (--pgp-verify-key)`;
+  if (signedBy) {
+    const signer = (await signerOf(c.signatures)) ?? signedBy[1]!.toUpperCase();
+    why = `signed by key ${signer}, not by the required key ${required} (--pgp-verify-key)`;
+  } else if (/not signed/i.test(text)) why = `not signed: a signature by key ${required} is required (--pgp-verify-key)`;
   else if (/session key decryption failed|no decryption key|decryption key packet/i.test(text)) {
-    const recipients = message ? hexIds(message.getEncryptionKeyIDs()) : 'unknown';
+    const recipients = c.message ? hexIds(c.message.getEncryptionKeyIDs()) : 'unknown';
     why = `cannot be decrypted with --pgp-key ${o.decryptionKey ? fingerprintOf(o.decryptionKey) : ''}: it is encrypted for key ${recipients}`;
-  } else if (/signature|digest/i.test(text)) why = `its signature does not verify (tampered with, or damaged): ${text}`;
-  else why = `damaged or tampered with (${text})`;
+  } else {
+    const signer = await signerOf(c.signatures);
+    const by = signer ? ` (signed by key ${signer})` : '';
+    if (/signature|digest/i.test(text)) why = `its signature does not verify (tampered with, or damaged)${by}: ${text}`;
+    else why = `damaged or tampered with${by} (${text})`;
+  }
   return new RejectError(`OpenPGP: ${why}`, {}, { cause: err });
 }
 
 /**
- * Decrypts and/or verifies one OpenPGP message, streaming. Plaintext is released before the
- * integrity check at the end (allowUnauthenticatedStream) only because it goes to a private
- * staging file that is used after the whole stream, and its check, succeeded: memory stays flat.
+ * Decrypts and/or verifies one OpenPGP message as it streams in. Plaintext is released before
+ * the integrity check at the end (allowUnauthenticatedStream) only because it goes to a
+ * private staging file that is used after the whole stream, and its check, succeeded: memory
+ * stays flat.
  */
-export async function pgpLayer(
-  input: string,
-  output: string,
-  armored: boolean,
-  limits: Omit<MeterLimits, 'consumed'>,
-  o: DecodeOptions,
-): Promise<LayerOutput & { verified: boolean }> {
+export async function pgpLayer(input: Readable, armored: boolean, o: DecodeOptions): Promise<OpenLayer> {
   const counter = new ByteCounter();
-  const file = createReadStream(input);
-  const source = file.pipe(counter);
-  file.on('error', (err) => counter.destroy(err));
-  let message: openpgp.Message<unknown> | undefined;
+  const source = pipeline(input, counter, ignore);
+  const c: Context = {};
+  const fail = async (err: unknown) => {
+    source.destroy();
+    throw await explain(err, c, o);
+  };
   try {
     const bytes = Readable.toWeb(source) as WebReadableStream<Uint8Array>;
     // armour is text to openpgp: decoded here, after the counter (a byte stream) has seen it
-    message = armored
+    c.message = armored
       ? await openpgp.readMessage({ armoredMessage: bytes.pipeThrough(new TextDecoderStream()) as unknown as ReadableStream<string> })
       : await openpgp.readMessage({ binaryMessage: bytes as unknown as ReadableStream<Uint8Array> });
   } catch (err) {
-    source.destroy();
-    throw explain(err, undefined, o);
+    return fail(err);
   }
+  const message = c.message;
   const encrypted =
     message.getEncryptionKeyIDs().length > 0 || message.packets.filterByTag(openpgp.enums.packet.symEncryptedSessionKey).length > 0;
   if (encrypted && !o.decryptionKey) {
@@ -84,17 +106,14 @@ export async function pgpLayer(
           config,
         })
       : await openpgp.verify({ message: message as openpgp.Message<ReadableStream<Uint8Array>>, ...verify, format: 'binary', config });
+    c.signatures = r.signatures;
     data = r.data as unknown as WebReadableStream<Uint8Array>;
   } catch (err) {
-    source.destroy();
-    throw explain(err, message, o);
+    return fail(err);
   }
-  const out = await writeLayer(
-    output,
-    Readable.fromWeb(data),
-    limits,
-    () => counter.bytes,
-    (err) => explain(err, message, o),
-  );
-  return { ...out, verified: o.verificationKey !== undefined };
+  return {
+    output: guarded(Readable.fromWeb(data), (err) => explain(err, c, o)),
+    consumed: () => counter.bytes,
+    verified: o.verificationKey !== undefined,
+  };
 }

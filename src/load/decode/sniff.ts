@@ -42,21 +42,15 @@ function opensPgpMessage(head: Buffer): boolean {
 }
 const ARMOUR = Buffer.from('-----BEGIN PGP MESSAGE-----');
 
+/** How many leading bytes tell a wrapping apart (armour may follow a byte-order mark and blank lines). */
+export const HEAD_BYTES = 64;
+
 /**
  * What wraps a file, from its leading bytes alone, never its name: a partner's `.csv` may be
  * gzipped and its `.pgp` may be plain. A CSV starts with text (a UTF-8 byte-order mark is
  * EF, whose packet tag would be 47, no message tag), so it is never taken for a wrapping.
  */
-export async function sniff(path: string): Promise<Wrapping | null> {
-  const file = await open(path, 'r');
-  let head: Buffer;
-  try {
-    const buf = Buffer.alloc(64);
-    const { bytesRead } = await file.read(buf, 0, buf.length, 0);
-    head = buf.subarray(0, bytesRead);
-  } finally {
-    await file.close();
-  }
+export function sniffHead(head: Buffer): Wrapping | null {
   if (head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
   if (head[0] === 0x50 && head[1] === 0x4b && (head[2] === 0x03 || head[2] === 0x05) && head[3] === head[2] + 1) return 'zip';
   const text = head
@@ -65,4 +59,16 @@ export async function sniff(path: string): Promise<Wrapping | null> {
     .trimStart();
   if (text.startsWith(ARMOUR.toString('latin1'))) return 'pgp-armored';
   return opensPgpMessage(head) ? 'pgp-binary' : null;
+}
+
+/** What wraps the file at `path` (its first HEAD_BYTES). */
+export async function sniff(path: string): Promise<Wrapping | null> {
+  const file = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(HEAD_BYTES);
+    const { bytesRead } = await file.read(buf, 0, buf.length, 0);
+    return sniffHead(buf.subarray(0, bytesRead));
+  } finally {
+    await file.close();
+  }
 }

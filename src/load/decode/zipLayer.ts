@@ -1,9 +1,9 @@
 import { basename } from 'node:path';
+import { finished, type Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import yauzl from 'yauzl';
 import { RejectError, errorMessage } from '../../errors.js';
-import { writeLayer, type LayerOutput } from './layers.js';
-import type { MeterLimits } from './meter.js';
+import { guarded, type OpenLayer } from './layers.js';
 
 /** A member's name as the partner wrote it, quoted (its control characters escaped by JSON). */
 const named = (e: yauzl.Entry) => JSON.stringify(e.fileName);
@@ -42,33 +42,32 @@ function pickMember(found: yauzl.Entry[], pattern: RegExp | undefined): yauzl.En
 }
 
 /**
- * Unzips the one member. yauzl reads the central directory from the staged delivered file
- * (random access), and checks each member's sizes and CRC against what the zip declares.
+ * The one member of a zip, as a stream. yauzl reads the central directory, at the end of the
+ * file, so a zip is read from a file (random access), never while it downloads; it checks the
+ * member's sizes and CRC against what the zip declares. The zip stays open until the member
+ * has been read.
  */
-export async function unzipLayer(
-  input: string,
-  output: string,
-  limits: Omit<MeterLimits, 'consumed'>,
-  pattern: RegExp | undefined,
-): Promise<LayerOutput> {
+export async function unzipLayer(input: string, maxDecodedBytes: number, pattern: RegExp | undefined): Promise<OpenLayer> {
   let zip: yauzl.ZipFile;
   try {
     zip = await openZip(input, { lazyEntries: true, autoClose: false });
   } catch (err) {
     throw new RejectError(`not a readable zip: ${errorMessage(err)}`, {}, { cause: err });
   }
+  const damaged = (err: unknown) =>
+    err instanceof RejectError ? err : new RejectError(`not a readable zip: ${errorMessage(err)}`, {}, { cause: err });
   try {
-    const damaged = (err: unknown) =>
-      err instanceof RejectError ? err : new RejectError(`not a readable zip: ${errorMessage(err)}`, {}, { cause: err });
     const member = pickMember(await members(zip).catch((err) => Promise.reject(damaged(err))), pattern);
-    if (member.uncompressedSize > limits.maxDecodedBytes) {
+    if (member.uncompressedSize > maxDecodedBytes) {
       throw new RejectError(`its member ${named(member)} declares ${member.uncompressedSize} bytes, over --max-decoded-bytes`);
     }
-    const openMember = promisify(zip.openReadStream.bind(zip)) as (e: yauzl.Entry) => Promise<NodeJS.ReadableStream>;
+    const openMember = promisify(zip.openReadStream.bind(zip)) as (e: yauzl.Entry) => Promise<Readable>;
     const stream = await openMember(member).catch((err) => Promise.reject(damaged(err)));
+    finished(stream, () => zip.close());
     // the member's compressed size is known up front: the ratio is judged against it from the first byte
-    return await writeLayer(output, stream as import('node:stream').Readable, limits, () => member.compressedSize, damaged);
-  } finally {
+    return { output: guarded(stream, damaged), consumed: () => member.compressedSize };
+  } catch (err) {
     zip.close();
+    throw err;
   }
 }
