@@ -21,6 +21,14 @@ const SMALL_FILES = Number(process.env.BENCH_SMALL_FILES ?? 10_000);
 const REPEAT = 3;
 
 const db = sharedFinanceDatabase();
+/** no keys: gzip and zip need none */
+const DECODE = {
+  decryptionKey: undefined,
+  verificationKey: undefined,
+  maxInflateRatio: 100,
+  maxDecodedBytes: 16 * 1024 ** 3,
+  memberPattern: undefined,
+};
 
 interface Figure {
   figure: string;
@@ -122,6 +130,24 @@ it(`measures settle-ingest against its references and goals on ${ROWS.toLocaleSt
   const stageMs = await timed(() => stageAndHash(local, entry, staging, seq++), dropStaged);
   const opensslMs = await timed(() => execFileSync('openssl', ['dgst', '-sha256', file]));
   figures.push(versus('stage + SHA-256 (local)', stageMs, 'openssl dgst -sha256', opensslMs, 'speed', 0.75));
+
+  // 1b. a gzipped delivery: staged, decoded and both hashed in its one read, against gzip -dc into openssl
+  {
+    const gzName = `${name}.gz`;
+    const gzFile = join(intakeDir, gzName);
+    execFileSync('sh', ['-c', `gzip -6 -n -c '${file}' > '${gzFile}'`]);
+    const gzEntry = { name: gzName, size: (await stat(gzFile)).size, mtimeMs: (await stat(gzFile)).mtimeMs };
+    const decode = { ...DECODE, maxInflateRatio: 1000 };
+    const dropBoth = () => Promise.all([dropStaged(), rm(join(staging, `${seq - 1}.content`), { force: true })]);
+    const oursGz = await timed(async () => {
+      const staged = await stageAndHash(local, gzEntry, staging, seq++, decode);
+      if (staged.kind !== 'staged' || staged.content.kind !== 'content') throw new Error('the gzip did not decode');
+    }, dropBoth);
+    await dropBoth();
+    const refGz = await timed(() => execFileSync('sh', ['-c', `gzip -dc '${gzFile}' | openssl dgst -sha256`]));
+    figures.push(versus('stage + gunzip + both SHA-256 (local gzip)', oursGz, 'gzip -dc \\| openssl dgst -sha256', refGz, 'speed', 0.75));
+    await rm(gzFile);
+  }
 
   // 2. a whole run against psql \copy of the same file into a table of the same shape without the foreign key
   const header = (await readFile(file, 'utf8')).slice(0, 2000).split('\n')[0]!.split(',');
@@ -291,7 +317,7 @@ it(`measures settle-ingest against its references and goals on ${ROWS.toLocaleSt
   await rm(dir, { recursive: true, force: true });
   await rm(staging, { recursive: true, force: true });
   // every figure is a real measurement (and, where it has one, so is its reference)
-  const want = ['stage + SHA-256', 'settle-ingest run', 'peak RSS of that run', 'per file', 'idle run'];
+  const want = ['stage + SHA-256', 'stage + gunzip', 'settle-ingest run', 'peak RSS of that run', 'per file', 'idle run'];
   for (const w of want)
     expect(
       figures.some((f) => f.figure.startsWith(w)),
