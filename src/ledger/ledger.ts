@@ -101,7 +101,10 @@ export interface Ledger {
     extraEvents?: EventKind[],
   ): Promise<boolean>;
   /** a hold: the content's twin is claimed by another live run; this file stays in the intake */
-  recordHeld(f: { name: string; sha256: string; size: number; runId: string }, details: Record<string, unknown>): Promise<void>;
+  recordHeld(
+    f: { name: string; sha256: string; contentSha256?: string | null; size: number; runId: string },
+    details: Record<string, unknown>,
+  ): Promise<void>;
   /**
    * The file of a decided outcome now sits at `location`. Recorded once per arrival and
    * landing place: false when another run already recorded this very move.

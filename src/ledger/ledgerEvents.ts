@@ -3,6 +3,11 @@ import type { FileRow } from './types.js';
 
 /** The events both ledger stores write, built in one place so that they read the same. */
 
+/** The content's hash in an event's details, when a wrapping (gzip, zip, OpenPGP) makes it differ from the delivered one. */
+export function contentDetail(f: { sha256: string; contentSha256?: string | null }): { contentSha256?: string } {
+  return f.contentSha256 && f.contentSha256 !== f.sha256 ? { contentSha256: f.contentSha256 } : {};
+}
+
 export function claimedEvent(req: ClaimRequest): EventInput {
   return {
     runId: req.runId,
@@ -12,7 +17,7 @@ export function claimedEvent(req: ClaimRequest): EventInput {
     details: {
       owner: req.owner,
       leaseUntil: req.leaseUntil.toISOString(),
-      ...(req.contentSha256 && req.contentSha256 !== req.sha256 ? { contentSha256: req.contentSha256 } : {}),
+      ...contentDetail(req),
     },
   };
 }

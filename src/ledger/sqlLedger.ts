@@ -1,5 +1,5 @@
 import { redactSecrets, redactValues } from '../redactSecrets.js';
-import { claimedEvent, movedEvent, staleClaimEvent } from './ledgerEvents.js';
+import { claimedEvent, contentDetail, movedEvent, staleClaimEvent } from './ledgerEvents.js';
 import type { Destination } from '../intake/intake.js';
 import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { CLAIM_SQL, END_CLAIM, LIVE } from './claimStatement.js';
@@ -258,18 +258,27 @@ export class SqlLedger implements Ledger {
   }
 
   /** The (name, content) row is created or updated as held, unless it is live (another run's). */
-  async recordHeld(f: { name: string; sha256: string; size: number; runId: string }, details: Record<string, unknown>): Promise<void> {
+  async recordHeld(
+    f: { name: string; sha256: string; contentSha256?: string | null; size: number; runId: string },
+    details: Record<string, unknown>,
+  ): Promise<void> {
     await this.tx(async () => {
       const at = now();
       await this.db.run(
-        `INSERT INTO processed_files (name, sha256, state, run_id, size, first_seen_at, updated_at)
-         VALUES (?, ?, 'held', ?, ?, ?, ?)
+        `INSERT INTO processed_files (name, sha256, state, run_id, size, first_seen_at, updated_at, content_sha256)
+         VALUES (?, ?, 'held', ?, ?, ?, ?, ?)
          ON CONFLICT (name, sha256) DO UPDATE SET state = 'held', run_id = excluded.run_id,
-           reason = NULL, location = NULL, updated_at = excluded.updated_at
+           reason = NULL, location = NULL, updated_at = excluded.updated_at, content_sha256 = excluded.content_sha256
          WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
-        [f.name, f.sha256, f.runId, f.size, at, at],
+        [f.name, f.sha256, f.runId, f.size, at, at, f.contentSha256 ?? null],
       );
-      await this.appendEvent({ runId: f.runId, event: 'held', name: f.name, sha256: f.sha256, details });
+      await this.appendEvent({
+        runId: f.runId,
+        event: 'held',
+        name: f.name,
+        sha256: f.sha256,
+        details: { ...details, ...contentDetail(f) },
+      });
     });
   }
 
@@ -337,7 +346,13 @@ export class SqlLedger implements Ledger {
           [f.name, f.sha256, f.runId, f.size, f.arrival, location, at, at, f.contentSha256 ?? null],
         );
       }
-      await this.appendEvent({ runId: f.runId, event: 'skipped', name: f.name, sha256: f.sha256, details });
+      await this.appendEvent({
+        runId: f.runId,
+        event: 'skipped',
+        name: f.name,
+        sha256: f.sha256,
+        details: { ...details, ...contentDetail(f) },
+      });
       await this.appendEvent(movedEvent(f, location, moveDetails));
       return true;
     });

@@ -46,6 +46,16 @@ export function eventJson(e: LedgerEvent): Record<string, unknown> {
   return { id: e.id, run: e.runId, at: e.at, event: e.event, name: e.name, sha256: e.sha256, details: e.details };
 }
 
+/**
+ * How a skip matched its original: the same delivered bytes (the ledger's claim key), or the
+ * same content inside other bytes (a re-compressed or re-encrypted resend meeting the finance
+ * database's file marker).
+ */
+export function sameAsWords(details: Record<string, unknown>): 'same bytes as' | 'same content as' {
+  const dup = details.duplicateOf as { source?: string } | undefined;
+  return dup?.source === 'finance-database' && typeof details.contentSha256 === 'string' ? 'same content as' : 'same bytes as';
+}
+
 /** An event's details as a person reads them: the original a skip duplicated, a reject's reason, … */
 export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: true }): string {
   const d = e.details as Record<string, unknown>;
@@ -54,8 +64,7 @@ export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: 
   const dup = d.duplicateOf as { name: string; run: string; source?: string } | undefined;
   const decoded = typeof d.contentSha256 === 'string';
   if (dup) {
-    const same = decoded ? 'same content as' : 'same bytes as';
-    parts.push(`${same} ${dup.name}, run ${dup.run}${dup.source === 'finance-database' ? ' (per the finance database)' : ''}`);
+    parts.push(`${sameAsWords(d)} ${dup.name}, run ${dup.run}${dup.source === 'finance-database' ? ' (per the finance database)' : ''}`);
   }
   // a wrapped delivery (gzip, zip, OpenPGP): the content inside has its own hash, the file marker's
   if (decoded)

@@ -1,5 +1,6 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { COUNT_KEY, type LedgerEvent } from '../ledger/types.js';
+import { sameAsWords } from './history.js';
 import { isoWeek } from './isoWeek.js';
 import { textTable } from './textTable.js';
 
@@ -18,7 +19,18 @@ export interface WeekOfSkips {
   failed: number;
   notReady: number;
   ignored: number;
-  files: { name: string; outcome: 'skipped' | 'held'; run: string | null; sameAs?: string; originalRun?: string }[];
+  files: {
+    name: string;
+    outcome: 'skipped' | 'held';
+    run: string | null;
+    /** the delivered bytes' hash, and the content's inside them (the same for a plain file) */
+    sha256: string | null;
+    contentSha256: string | null;
+    sameAs?: string;
+    originalRun?: string;
+    /** how it matches `sameAs`: the same delivered bytes, the same content in other bytes, or a held twin */
+    why?: 'same bytes as' | 'same content as' | 'twin of';
+  }[];
 }
 
 /** A file that was rejected, failed, not ready or ignored in the period, however many times. */
@@ -74,9 +86,20 @@ export async function skipsByWeek(ledger: Ledger, weeks: number, now = new Date(
     const w = byWeek.get(week) ?? { week, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, ignored: 0, files: [] };
     w[weekKey(e.event as Reviewed)]++;
     if (e.event === 'skipped' || e.event === 'held') {
-      const d = e.details as { duplicateOf?: { name: string; run: string }; heldFor?: { name: string; run: string } };
-      const other = d.duplicateOf ?? d.heldFor;
-      w.files.push({ name: e.name, outcome: e.event, run: e.runId, ...(other ? { sameAs: other.name, originalRun: other.run } : {}) });
+      const d = e.details as {
+        duplicateOf?: { name: string; run: string };
+        heldFor?: { name: string; run: string };
+        contentSha256?: string;
+      };
+      w.files.push({
+        name: e.name,
+        outcome: e.event,
+        run: e.runId,
+        sha256: e.sha256,
+        contentSha256: d.contentSha256 ?? e.sha256,
+        ...(d.heldFor ? { sameAs: d.heldFor.name, originalRun: d.heldFor.run, why: 'twin of' as const } : {}),
+        ...(d.duplicateOf ? { sameAs: d.duplicateOf.name, originalRun: d.duplicateOf.run, why: sameAsWords(e.details) } : {}),
+      });
     }
     byWeek.set(week, w);
   }
@@ -108,7 +131,7 @@ export function formatSkips(r: SkipsReport): string {
   ];
   const skips = r.weeks.flatMap((w) =>
     w.files.map((f, i) => {
-      const why = f.sameAs ? `${f.outcome === 'skipped' ? 'same bytes as' : 'twin of'} ${f.sameAs} (run ${f.originalRun})` : '';
+      const why = f.sameAs ? `${f.why} ${f.sameAs} (run ${f.originalRun})` : '';
       return [i === 0 ? w.week : '', f.outcome, f.name, f.run ?? '-', why];
     }),
   );

@@ -125,6 +125,21 @@ describe('compressed, zipped and encrypted deliveries', () => {
       [sha(zipped), sha(csv)],
     ]);
     expect((await ws.cli(['audit', '--intake', ws.intake, '--ledger', ws.ledger])).status).toBe(0);
+    // the weekly review says what matched: the content, inside other bytes
+    const skips = JSON.parse((await ws.cli(['report', 'skips', '--ledger', ws.ledger, '--json'])).stdout);
+    expect(skips.weeks[0].files).toEqual([
+      expect.objectContaining({ name: 'settle_20260601_a02.csv.gz', sha256: sha(best), content_sha256: sha(csv), why: 'same content as' }),
+      expect.objectContaining({ name: 'settle_20260601_a03.zip', sha256: sha(zipped), content_sha256: sha(csv), why: 'same content as' }),
+    ]);
+    // the same gzip bytes again under a new name: the ledger's match, on the delivered bytes
+    await ws.put('settle_20260601_a04.csv.gz', fast);
+    expect((await ws.run(ALL)).status).toBe(0);
+    const review = (await ws.cli(['report', 'skips', '--ledger', ws.ledger])).stdout;
+    expect(review).toMatch(/settle_20260601_a02\.csv\.gz .*same content as settle_20260601_a01\.csv\.gz/);
+    expect(review).toMatch(/settle_20260601_a04\.csv\.gz .*same bytes as settle_20260601_a01\.csv\.gz/);
+    expect(contentHash(ws, 'settle_20260601_a04.csv.gz')).toEqual({ sha256: sha(fast), content_sha256: sha(csv) });
+    const last = JSON.parse((await ws.cli(['report', 'run', '--ledger', ws.ledger, '--json'])).stdout);
+    expect(last.decisions[0]).toMatchObject({ name: 'settle_20260601_a04.csv.gz', sha256: sha(fast), content_sha256: sha(csv) });
 
     // check and reprocessing decode the delivered bytes too
     const checked = await ws.cli(['check', join(ws.archive, 'settle_20260601_a01.csv.gz')]);
