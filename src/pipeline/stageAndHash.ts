@@ -45,6 +45,7 @@ export async function stageAndHash(
   // the first bytes, until they say whether the file is wrapped
   let head: Buffer[] | undefined = decode ? [] : undefined;
   let tee: DecodingTee | undefined;
+  let content: StagedContent | undefined;
   try {
     const hash = createHash('sha256');
     let size = 0;
@@ -76,29 +77,26 @@ export async function stageAndHash(
       await writing.catch(() => undefined);
       await out.close();
     }
-    const content = tee ? await tee.end() : undefined;
+    if (tee) content = await tee.end();
     tee = undefined;
     faultPoint('after-download', entry.name);
     const after = await file.current();
-    const unused = async () => {
-      if (content) await removeContent(content, path);
-    };
-    if (!(await intake.stat(entry.name))) {
-      await unused();
-      return { kind: 'gone' };
-    }
+    if (!(await intake.stat(entry.name))) return { kind: 'gone' };
     const asListed = file.pin.size === entry.size && file.pin.mtimeMs === entry.mtimeMs;
     if (!asListed || !isPinned(after, file.pin) || size !== file.pin.size) {
-      await unused();
       return { kind: 'changed', reason: `changed while being read (${entry.size} bytes listed, ${size} read, ${after.size} now)` };
     }
-    kept = true;
     const delivered = { path, sha256: hash.digest('hex'), size };
     // not decoded while read (a plain file, a zip): from the staged copy, which for a plain file is the content
-    return { kind: 'staged', ...delivered, pin: file.pin, content: content ?? (await stagedContent(delivered, decode, path)) };
+    content ??= await stagedContent(delivered, decode, path);
+    kept = true;
+    return { kind: 'staged', ...delivered, pin: file.pin, content };
   } finally {
     await tee?.abort();
     await file.close();
-    if (!kept) await unlink(path).catch(() => undefined);
+    if (!kept) {
+      if (content) await removeContent(content, path);
+      await unlink(path).catch(() => undefined);
+    }
   }
 }
