@@ -73,7 +73,7 @@ export function adoptJson(r: AdoptResult): string {
 export function registerAdopt(program: Command, setExit: (status: number) => void): void {
   withSettingOptions(program.command('adopt'), 'adopt')
     .description(
-      'record an existing archive in the ledger where the finance database shows its content loaded (gzip, zip and OpenPGP files decoded as a run does); report the rest and files with the same content (exit 1)',
+      'record an existing archive in the ledger where the finance database shows its content loaded; report the rest and files with the same content (exit 1)',
     )
     .option('--dry-run', 'report what would be adopted; write nothing to the ledger')
     .option('--assume-loaded', 'also adopt files the finance database does not show loaded, on your word (needs --reason)')

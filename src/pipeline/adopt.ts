@@ -7,6 +7,7 @@ import { RejectError, TransientError, errorMessage, exitStatusOf } from '../erro
 import { FileGoneError, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { FileRow } from '../ledger/types.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
 import { findFileMarker } from '../load/fileMarker.js';
 import { keyPresence } from '../load/keyPresence.js';
@@ -125,15 +126,11 @@ async function adoptOne(o: AdoptOptions, runId: string, entry: IntakeEntry, sha2
   const base = { name: entry.name, sha256, contentSha256: content.sha256 };
   // the same content under other delivered bytes (a gzipped or plain copy) is the same file
   const liveHolder = async () => (await o.ledger.liveHolder(sha256)) ?? (await o.ledger.liveContentHolder(content.sha256));
+  const known = (h: FileRow): AdoptedFile => {
+    return { ...base, outcome: 'known', rows: h.rowCount, message: `the ledger already has this content as ${h.name} (${h.state})` };
+  };
   const holder = await liveHolder();
-  if (holder) {
-    return {
-      ...base,
-      outcome: 'known',
-      rows: holder.rowCount,
-      message: `the ledger already has this content as ${holder.name} (${holder.state})`,
-    };
-  }
+  if (holder) return known(holder);
   const found = await whatTheDatabaseShows(o, content.path, content.sha256);
   const counted = found.loaded || found.presentRows === undefined ? {} : { presentRows: found.presentRows };
   // a file partly in the table is never adopted, whatever the operator says: its missing rows would be lost
@@ -153,9 +150,7 @@ async function adoptOne(o: AdoptOptions, runId: string, entry: IntakeEntry, sha2
   }
   // another run claimed or loaded it meanwhile, or the ledger holds this very name and content in another state
   const now = (await liveHolder()) ?? (await o.ledger.file(entry.name, sha256));
-  if (now && (now.state === 'loaded' || now.state === 'claimed')) {
-    return { ...base, outcome: 'known', rows: now.rowCount, message: `the ledger already has this content as ${now.name} (${now.state})` };
-  }
+  if (now && (now.state === 'loaded' || now.state === 'claimed')) return known(now);
   const state = now?.state ?? 'unknown';
   return { ...base, outcome: 'ledger-conflict', rows, message: `the ledger already has this name and content as ${state}; not adopted` };
 }
@@ -246,7 +241,15 @@ async function stagedFile(
     if (earlier === undefined) return undefined;
     const message = `has the same ${earlier.sha256 === staged.sha256 ? 'bytes' : 'content'} as ${earlier.name}`;
     const { contentSha256 } = earlier;
-    return { name: entry.name, sha256: staged.sha256, contentSha256, outcome: 'content-duplicate', rows: null, sameAs: earlier.name, message };
+    return {
+      name: entry.name,
+      sha256: staged.sha256,
+      contentSha256,
+      outcome: 'content-duplicate',
+      rows: null,
+      sameAs: earlier.name,
+      message,
+    };
   };
   const seen: SeenBefore = { name: entry.name, sha256: staged.sha256, contentSha256: null };
   let content: StagedContent | undefined;
