@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
+import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
 import { ADOPT_OUTCOMES, runAdopt, type AdoptOutcome, type AdoptResult } from '../pipeline/adopt.js';
 import { printable } from '../report/printable.js';
 import { adoptExitStatus } from './exitStatus.js';
@@ -58,6 +59,7 @@ export function adoptJson(r: AdoptResult): string {
     files: r.files.map((f) => ({
       name: f.name,
       sha256: f.sha256,
+      content_sha256: f.contentSha256,
       outcome: f.outcome,
       ...(f.evidence ? { evidence: f.evidence } : {}),
       rows: f.rows,
@@ -71,7 +73,7 @@ export function adoptJson(r: AdoptResult): string {
 export function registerAdopt(program: Command, setExit: (status: number) => void): void {
   withSettingOptions(program.command('adopt'), 'adopt')
     .description(
-      'record an existing archive in the ledger where the finance database shows it loaded; report the rest and files with the same bytes (exit 1)',
+      'record an existing archive in the ledger where the finance database shows its content loaded; report the rest and files with the same content (exit 1)',
     )
     .option('--dry-run', 'report what would be adopted; write nothing to the ledger')
     .option('--assume-loaded', 'also adopt files the finance database does not show loaded, on your word (needs --reason)')
@@ -80,6 +82,8 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
     .action(async (flags: AdoptFlags) => {
       const assumeLoaded = operatorsWord(flags);
       const s = resolveSettings(flags);
+      // the keys are read and unlocked before the ledger is touched: a bad key is configuration (exit 2)
+      const decode = await loadDecodeOptions(s.decode, globToRegExp(s.pattern));
       const r = await withResources(s, async (res) => {
         const logger = res.logger();
         const ledger = await res.ledger();
@@ -96,6 +100,7 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
           dryRun: flags.dryRun === true,
           ...(assumeLoaded ? { assumeLoaded } : {}),
           stagingRoot: s.staging,
+          decode,
           logger,
           exitStatusFor: adoptExitStatus,
         });

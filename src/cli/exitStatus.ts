@@ -28,7 +28,7 @@ export function reprocessExitStatus(c: ReprocessCounts): RunExit {
   return c.rejected + c.failed > 0 ? EXIT_PROBLEM : EXIT_OK;
 }
 
-/** `adopt`: 1 when a file needs a person (not or partly loaded, unreadable, a repeated content, a ledger conflict). */
+/** `adopt`: 1 when a file needs a person (not or partly loaded, unreadable, undecodable, a repeated content, a ledger conflict). */
 export function adoptExitStatus(files: AdoptedFile[]): RunExit {
   return files.some((f) => ADOPT_PROBLEMS.includes(f.outcome)) ? EXIT_PROBLEM : EXIT_OK;
 }

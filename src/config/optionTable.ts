@@ -9,8 +9,8 @@ const LAYOUT_PRESETS = [...PRESETS.keys()];
 const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'history', 'audit', 'adopt', 'status', 'config'];
 const FOLDERS: readonly CommandName[] = ['run', 'audit', 'config'];
 const SFTP: readonly CommandName[] = ['run', 'audit', 'adopt', 'config'];
-/** gzip, zip and OpenPGP deliveries are decoded by a run (and its reprocessing) and by check */
-const DECODING: readonly CommandName[] = ['run', 'check', 'config'];
+/** gzip, zip and OpenPGP deliveries are decoded by a run (and its reprocessing), by check and by adopt */
+const DECODING: readonly CommandName[] = ['run', 'check', 'adopt', 'config'];
 
 /**
  * Every setting, in help order: its flag, variable, config-file key (the entry's own key),

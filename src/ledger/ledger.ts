@@ -87,6 +87,8 @@ export interface Ledger {
   file(name: string, sha256: string): Promise<FileRow | undefined>;
   /** the row that currently owns this content (claimed or loaded), if any */
   liveHolder(sha256: string): Promise<FileRow | undefined>;
+  /** the row that currently owns this decoded content under any delivered bytes (plain, gzipped, encrypted), if any */
+  liveContentHolder(contentSha256: string): Promise<FileRow | undefined>;
   filesInState(state: FileState): Promise<FileRow[]>;
   knowsContent(sha256: string): Promise<FileRow[]>;
   loadedNamed(name: string): Promise<FileRow[]>;
@@ -132,10 +134,11 @@ export interface Ledger {
   recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): Promise<void>;
   /**
    * `adopt`: records an archived file as loaded before this ledger existed (event `loaded`,
-   * marked adopted). False when the content is already claimed or loaded under any name.
+   * marked adopted). False when its delivered bytes or its decoded content are already
+   * claimed or loaded under any name.
    */
   adoptLoaded(
-    f: { name: string; sha256: string; size: number; runId: string },
+    f: { name: string; sha256: string; contentSha256: string; size: number; runId: string },
     location: string,
     rows: number | null,
     /** why it counts as loaded: evidence (file-marker, natural-keys, operator), and the operator's reason */

@@ -3,6 +3,7 @@ import { claimedEvent, contentDetail, movedEvent, staleClaimEvent } from './ledg
 import type { Destination } from '../intake/intake.js';
 import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { CLAIM_SQL, END_CLAIM, LIVE } from './claimStatement.js';
+import { ADOPT_SQL, HOLDS_LIVE_CONTENT } from './adoptStatement.js';
 import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL } from './sqlMoves.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
 import { eventRow, fileRow, intentRow, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
@@ -190,6 +191,10 @@ export class SqlLedger implements Ledger {
     return (await this.files(`sha256 = ? AND ${LIVE('processed_files')}`, [sha256]))[0];
   }
 
+  async liveContentHolder(contentSha256: string): Promise<FileRow | undefined> {
+    return (await this.files(HOLDS_LIVE_CONTENT('processed_files'), [contentSha256, contentSha256]))[0];
+  }
+
   filesInState(state: FileState): Promise<FileRow[]> {
     return this.files('state = ?', [state]);
   }
@@ -372,18 +377,15 @@ export class SqlLedger implements Ledger {
   }
 
   adoptLoaded(
-    f: { name: string; sha256: string; size: number; runId: string },
+    f: { name: string; sha256: string; contentSha256: string; size: number; runId: string },
     location: string,
     rows: number | null,
     evidence: Record<string, unknown> = {},
   ): Promise<boolean> {
     return this.tx(async () => {
       const at = now();
-      const inserted = await this.db.run(
-        `INSERT INTO processed_files (name, sha256, state, run_id, size, row_count, location, first_seen_at, updated_at)
-         VALUES (?, ?, 'loaded', ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-        [f.name, f.sha256, f.runId, f.size, rows, location, at, at],
-      );
+      const row = [f.name, f.sha256, f.contentSha256, f.runId, f.size, rows, location, at, at];
+      const inserted = await this.db.run(ADOPT_SQL, [...row, f.contentSha256, f.contentSha256]);
       if (inserted !== 1) return false;
       const details = { adopted: true, from: location, rows, ...evidence };
       await this.appendEvent({ runId: f.runId, event: 'loaded', name: f.name, sha256: f.sha256, details });

@@ -7,13 +7,16 @@ import { RejectError, TransientError, errorMessage, exitStatusOf } from '../erro
 import { FileGoneError, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { FileRow } from '../ledger/types.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
 import { findFileMarker } from '../load/fileMarker.js';
 import { keyPresence } from '../load/keyPresence.js';
 import { keyName, type Layout } from '../load/layout.js';
+import type { DecodeOptions } from '../load/decode/decodeSettings.js';
 import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';
 import { stageAndHash, type Staged } from './stageAndHash.js';
+import { contentDetails, removeContent, stagedContent, type StagedContent } from './stagedContent.js';
 
 export const ADOPT_OUTCOMES = [
   'adopted',
@@ -22,6 +25,7 @@ export const ADOPT_OUTCOMES = [
   'not-loaded',
   'partly-loaded',
   'unreadable',
+  'undecodable',
   'content-duplicate',
   'ledger-conflict',
 ] as const;
@@ -33,6 +37,7 @@ export const ADOPT_PROBLEMS: readonly AdoptOutcome[] = [
   'not-loaded',
   'partly-loaded',
   'unreadable',
+  'undecodable',
   'content-duplicate',
   'ledger-conflict',
 ];
@@ -42,13 +47,16 @@ export type Evidence = 'file-marker' | 'natural-keys' | 'operator';
 
 export interface AdoptedFile {
   name: string;
+  /** the bytes as archived (the claim key) */
   sha256: string | null;
+  /** the content inside them, gzip, zip and OpenPGP taken off (the file marker's hash); null when it could not be decoded */
+  contentSha256: string | null;
   outcome: AdoptOutcome;
   evidence?: Evidence;
   rows: number | null;
   /** rows whose natural key the settlement table holds, when that was looked up */
   presentRows?: number;
-  /** content-duplicate: the archived file with the same bytes */
+  /** content-duplicate: the archived file with the same content (the same bytes, or other bytes wrapping it) */
   sameAs?: string;
   message: string;
 }
@@ -65,6 +73,8 @@ export interface AdoptOptions {
   /** `--assume-loaded --reason`: adopt files the finance database does not show, on the operator's word */
   assumeLoaded?: { reason: string; operator: string };
   stagingRoot: string;
+  /** archived files are kept as delivered (compressed, encrypted): decoded as a run decodes them */
+  decode: DecodeOptions;
   logger: Logger;
   /** the command layer's rule from the files' outcomes to the exit status the ledger records */
   exitStatusFor: (files: AdoptedFile[]) => 0 | 1;
@@ -110,18 +120,18 @@ async function whatTheDatabaseShows(o: AdoptOptions, path: string, sha256: strin
   return { loaded: false, outcome: 'partly-loaded', rows: p.rows, presentRows: p.present, message };
 }
 
-async function adoptOne(o: AdoptOptions, runId: string, entry: IntakeEntry, path: string, sha256: string): Promise<AdoptedFile> {
-  const base = { name: entry.name, sha256 };
-  const holder = await o.ledger.liveHolder(sha256);
-  if (holder) {
-    return {
-      ...base,
-      outcome: 'known',
-      rows: holder.rowCount,
-      message: `the ledger already has this content as ${holder.name} (${holder.state})`,
-    };
-  }
-  const found = await whatTheDatabaseShows(o, path, sha256);
+type Decoded = Extract<StagedContent, { kind: 'content' }>;
+
+async function adoptOne(o: AdoptOptions, runId: string, entry: IntakeEntry, sha256: string, content: Decoded): Promise<AdoptedFile> {
+  const base = { name: entry.name, sha256, contentSha256: content.sha256 };
+  // the same content under other delivered bytes (a gzipped or plain copy) is the same file
+  const liveHolder = async () => (await o.ledger.liveHolder(sha256)) ?? (await o.ledger.liveContentHolder(content.sha256));
+  const known = (h: FileRow): AdoptedFile => {
+    return { ...base, outcome: 'known', rows: h.rowCount, message: `the ledger already has this content as ${h.name} (${h.state})` };
+  };
+  const holder = await liveHolder();
+  if (holder) return known(holder);
+  const found = await whatTheDatabaseShows(o, content.path, content.sha256);
   const counted = found.loaded || found.presentRows === undefined ? {} : { presentRows: found.presentRows };
   // a file partly in the table is never adopted, whatever the operator says: its missing rows would be lost
   if (!found.loaded && (found.outcome === 'partly-loaded' || !o.assumeLoaded)) {
@@ -134,16 +144,29 @@ async function adoptOne(o: AdoptOptions, runId: string, entry: IntakeEntry, path
 
   const location = `${o.archive.description}/${entry.name}`;
   const why = evidence === 'operator' ? { assumedLoaded: true, reason: o.assumeLoaded!.reason, operator: o.assumeLoaded!.operator } : {};
-  if (await o.ledger.adoptLoaded({ name: entry.name, sha256, size: entry.size, runId }, location, rows, { evidence, ...why })) {
+  const file = { name: entry.name, sha256, contentSha256: content.sha256, size: entry.size, runId };
+  if (await o.ledger.adoptLoaded(file, location, rows, { evidence, ...why, ...contentDetails(content, sha256) })) {
     return { ...base, ...counted, outcome: 'adopted', evidence, rows, message };
   }
   // another run claimed or loaded it meanwhile, or the ledger holds this very name and content in another state
-  const now = (await o.ledger.liveHolder(sha256)) ?? (await o.ledger.file(entry.name, sha256));
-  if (now && (now.state === 'loaded' || now.state === 'claimed')) {
-    return { ...base, outcome: 'known', rows: now.rowCount, message: `the ledger already has this content as ${now.name} (${now.state})` };
-  }
+  const now = (await liveHolder()) ?? (await o.ledger.file(entry.name, sha256));
+  if (now && (now.state === 'loaded' || now.state === 'claimed')) return known(now);
   const state = now?.state ?? 'unknown';
   return { ...base, outcome: 'ledger-conflict', rows, message: `the ledger already has this name and content as ${state}; not adopted` };
+}
+
+/**
+ * A delivery whose wrapping cannot be undone (no --pgp-key, damaged, not signed by the partner)
+ * is never adopted, not even on the operator's word: without its content there is no content
+ * hash to record, and a re-compressed or re-encrypted resend is recognised only by that.
+ */
+function undecodable(o: AdoptOptions, entry: IntakeEntry, sha256: string, content: Exclude<StagedContent, Decoded>): AdoptedFile {
+  const why = content.kind === 'refused' ? content.error.message : content.reason;
+  const word = o.assumeLoaded
+    ? ' (--assume-loaded cannot adopt it either: its content hash, by which a re-compressed or re-encrypted resend is known, cannot be read)'
+    : '';
+  const message = `cannot be decoded: ${why}; not adopted${word}`;
+  return { name: entry.name, sha256, contentSha256: null, outcome: 'undecodable', rows: null, message };
 }
 
 /**
@@ -151,15 +174,17 @@ async function adoptOne(o: AdoptOptions, runId: string, entry: IntakeEntry, path
  * resend of any of its files is skipped. A file is recorded as loaded only where the finance
  * database shows its rows (its file marker, or every natural key of it) or the operator says
  * so (`--assume-loaded`); a file never loaded stays unrecorded, so that a run can still load it.
- * Each file is read once: the bytes whose keys are looked up are the bytes whose hash is kept.
- * Files whose bytes repeat an earlier archived file are reported: a past double load.
+ * Each file is read once and decoded from that copy as a run decodes it (gzip, zip, OpenPGP):
+ * the content whose file marker and keys are looked up is the content whose hash is kept,
+ * beside the delivered bytes' hash. Files whose content repeats an earlier archived file are
+ * reported: a past double load.
  */
 export async function runAdopt(o: AdoptOptions): Promise<AdoptResult> {
   // a dry run leaves no trace in the ledger, not even its run
   const runId = o.dryRun ? newRunId() : await o.ledger.startRun({ mode: 'manual', host: hostname(), pid: process.pid }, () => newRunId());
   const log = o.logger.child({ run: runId, adopt: true });
   const files: AdoptedFile[] = [];
-  const firstWith = new Map<string, string>();
+  const firstWith = new Map<string, SeenBefore>();
   const entries = (await o.archive.list())
     .filter((e) => !e.notRegular && !isInProgressName(e.name) && o.pattern.test(e.name))
     .sort((a, b) => a.name.localeCompare(b.name));
@@ -169,7 +194,8 @@ export async function runAdopt(o: AdoptOptions): Promise<AdoptResult> {
     for (const entry of entries) {
       const f = await stagedFile(o, runId, entry, staging, seq++, firstWith);
       files.push(f);
-      const fields = { event: `adopt-${f.outcome}`, file: f.name, sha256: f.sha256, evidence: f.evidence, rows: f.rows };
+      const decoded = f.contentSha256 !== null && f.contentSha256 !== f.sha256 ? { contentSha256: f.contentSha256 } : {};
+      const fields = { event: `adopt-${f.outcome}`, file: f.name, sha256: f.sha256, ...decoded, evidence: f.evidence, rows: f.rows };
       if (ADOPT_PROBLEMS.includes(f.outcome)) log.error(fields, f.message);
       else log.info(fields, f.message);
     }
@@ -185,14 +211,22 @@ export async function runAdopt(o: AdoptOptions): Promise<AdoptResult> {
   return { runId, dryRun: o.dryRun, files, exitStatus };
 }
 
-/** One archived file: staged and hashed in one read, checked against earlier files, then decided. */
+/** An archived file already looked at, under its delivered bytes' hash and its content's. */
+interface SeenBefore {
+  name: string;
+  sha256: string;
+  /** null until decoded, or when it could not be */
+  contentSha256: string | null;
+}
+
+/** One archived file: staged and hashed in one read, decoded, checked against earlier files, then decided. */
 async function stagedFile(
   o: AdoptOptions,
   runId: string,
   entry: IntakeEntry,
   staging: string,
   seq: number,
-  firstWith: Map<string, string>,
+  firstWith: Map<string, SeenBefore>,
 ): Promise<AdoptedFile> {
   const staged = await stageAndHash(o.archive, entry, staging, seq).catch((err: unknown): Staged => {
     if (err instanceof FileGoneError) return { kind: 'gone' };
@@ -200,17 +234,42 @@ async function stagedFile(
   });
   if (staged.kind !== 'staged') {
     const why = staged.kind === 'gone' ? 'left the archive while it was read' : staged.reason;
-    return { name: entry.name, sha256: null, outcome: 'unreadable', rows: null, message: `${why}; not adopted` };
+    return { name: entry.name, sha256: null, contentSha256: null, outcome: 'unreadable', rows: null, message: `${why}; not adopted` };
   }
+  const repeatOf = (hash: string): AdoptedFile | undefined => {
+    const earlier = firstWith.get(hash);
+    if (earlier === undefined) return undefined;
+    const message = `has the same ${earlier.sha256 === staged.sha256 ? 'bytes' : 'content'} as ${earlier.name}`;
+    const { contentSha256 } = earlier;
+    return {
+      name: entry.name,
+      sha256: staged.sha256,
+      contentSha256,
+      outcome: 'content-duplicate',
+      rows: null,
+      sameAs: earlier.name,
+      message,
+    };
+  };
+  const seen: SeenBefore = { name: entry.name, sha256: staged.sha256, contentSha256: null };
+  let content: StagedContent | undefined;
   try {
-    const earlier = firstWith.get(staged.sha256);
-    if (earlier !== undefined) {
-      const message = `has the same bytes as ${earlier}`;
-      return { name: entry.name, sha256: staged.sha256, outcome: 'content-duplicate', rows: null, sameAs: earlier, message };
+    // repeated bytes are told before decoding: no key is needed to see a repeat
+    const sameBytes = repeatOf(staged.sha256);
+    if (sameBytes) return sameBytes;
+    firstWith.set(staged.sha256, seen);
+    content = await stagedContent(staged, o.decode);
+    if (content.kind !== 'content') return undecodable(o, entry, staged.sha256, content);
+    seen.contentSha256 = content.sha256;
+    if (content.sha256 !== staged.sha256) {
+      // a gzipped and a plain copy of one CSV, or two encryptions of it, are one content: a past double load
+      const sameContent = repeatOf(content.sha256);
+      if (sameContent) return sameContent;
+      firstWith.set(content.sha256, seen);
     }
-    firstWith.set(staged.sha256, entry.name);
-    return await adoptOne(o, runId, entry, staged.path, staged.sha256);
+    return await adoptOne(o, runId, entry, staged.sha256, content);
   } finally {
+    if (content) await removeContent(content, staged.path);
     await unlink(staged.path).catch(() => undefined);
   }
 }

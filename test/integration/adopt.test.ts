@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { financeDatabase, parseSummary, Workspace, type FinanceDatabase } from '../support/workspace.js';
+import { deliveryFiles, PGP_PASSPHRASE } from '../support/deliveryFiles.js';
+import { financeDatabase, parseSummary, rowsWithPrefix, Workspace, type FinanceDatabase } from '../support/workspace.js';
 
 const opened: FinanceDatabase[] = [];
 afterEach(async () => {
@@ -47,7 +49,17 @@ interface AdoptJson {
   run: string;
   dry_run: boolean;
   exit_status: number;
-  files: { name: string; outcome: string; evidence?: string; rows: number | null; present_rows?: number; message: string }[];
+  files: {
+    name: string;
+    sha256: string | null;
+    content_sha256: string | null;
+    outcome: string;
+    evidence?: string;
+    rows: number | null;
+    present_rows?: number;
+    same_as?: string;
+    message: string;
+  }[];
   [count: string]: unknown;
 }
 
@@ -211,5 +223,130 @@ describe('adopt --archive', () => {
     opened.push(db);
     const ws = await Workspace.create(db.url);
     expect((await ws.cli(['adopt', '--ledger', ws.ledger])).status).toBe(2);
+  });
+});
+
+describe('adopt --archive with gzipped and encrypted files', () => {
+  const make = deliveryFiles();
+  const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+  const ALL = ['--pattern', 'settle_*'];
+  const withKeys = () => [...ALL, '--pgp-key', make.ourKey, '--pgp-verify-key', make.partnerKey];
+  const PASS = { SETTLE_PGP_PASSPHRASE: PGP_PASSPHRASE };
+  const hashes = (ws: Workspace) =>
+    ws.query<{ name: string; sha256: string; content_sha256: string | null; state: string; row_count: number | null }>(
+      'SELECT name, sha256, content_sha256, state, row_count FROM processed_files ORDER BY id',
+    );
+
+  it.each(['sqlite', 'postgres'] as const)(
+    'adopts a gzipped file by its content’s file marker with both hashes (%s ledger); a plain copy is the same content, a re-compressed resend is then skipped',
+    async (store) => {
+      const db = await financeDatabase();
+      opened.push(db);
+      const csv = sampleSettlement({ date: '2026-12-01', rows: 30, idPrefix: 'GZA' }).text;
+      const old = await Workspace.create(db.url);
+      await old.put('settle_20261201_a01.csv', csv);
+      expect(parseSummary((await old.run()).stdout)).toMatchObject({ loaded: 1 });
+      const gz = await make.gzip(csv, 9);
+      const GZ = 'settle_20261201_a01.csv.gz';
+      const PLAIN = 'settle_20261201_a02.csv';
+      const archive = await mkdtemp(join(tmpdir(), 'settle-old-archive-'));
+      await writeFile(join(archive, GZ), gz);
+      await writeFile(join(archive, PLAIN), csv);
+
+      const ws = await Workspace.create(db.url, { ledger: store });
+      const r = await adopt(ws, archive, ALL);
+      expect(r.status).toBe(1); // the plain copy: the old process loaded this content twice
+      expect(r.json).toMatchObject({ adopted: 1, content_duplicate: 1, undecodable: 0 });
+      expect(r.json.files).toEqual([
+        expect.objectContaining({
+          name: GZ,
+          outcome: 'adopted',
+          evidence: 'file-marker',
+          rows: 30,
+          sha256: sha(gz),
+          content_sha256: sha(csv),
+        }),
+        expect.objectContaining({ name: PLAIN, outcome: 'content-duplicate', same_as: GZ, message: `has the same content as ${GZ}` }),
+      ]);
+      expect(hashes(ws)).toEqual([{ name: GZ, sha256: sha(gz), content_sha256: sha(csv), state: 'loaded', row_count: 30 }]);
+      expect(ws.events().find((e) => e.event === 'loaded')?.details).toMatchObject({
+        adopted: true,
+        evidence: 'file-marker',
+        contentSha256: sha(csv),
+        layers: ['gzip'],
+      });
+
+      // the plain copy on its own is known: the ledger has its content, inside the gzip
+      const again = await adopt(ws, archive, ['--pattern', `*_a02.csv`]);
+      expect(again.status).toBe(0);
+      expect(again.json.files).toEqual([expect.objectContaining({ name: PLAIN, outcome: 'known', rows: 30 })]);
+      expect(hashes(ws)).toHaveLength(1);
+
+      // the partner resends the content gzipped anew: a duplicate, nothing loaded twice
+      const resend = await make.gzip(csv, 1);
+      await ws.put('settle_20261201_a03.csv.gz', resend);
+      const run = await ws.run([...ALL, '--json']);
+      expect(run.status, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ loaded: 0, skipped: 1, files: [{ outcome: 'skipped' }] });
+      expect(await ws.files('intake')).toEqual([]);
+      expect(await ws.read('duplicates', 'settle_20261201_a03.csv.gz')).toEqual(resend);
+      expect(await rowsWithPrefix(db, 'GZA')).toBe(30);
+    },
+  );
+
+  it('names an encrypted file it cannot decode (no --pgp-key; not signed by the partner) and adopts nothing of it, not even on the operator’s word', async () => {
+    const db = await financeDatabase();
+    opened.push(db);
+    const csv = sampleSettlement({ date: '2026-12-02', rows: 6, idPrefix: 'PGPA' }).text;
+    const forged = sampleSettlement({ date: '2026-12-03', rows: 4, idPrefix: 'PGPF' }).text;
+    // the old process loaded both with CRLF line ends: every key is in the table, no file marker of these contents
+    const old = await Workspace.create(db.url);
+    await old.put('settle_20261202_crlf.csv', sampleSettlement({ date: '2026-12-02', rows: 6, idPrefix: 'PGPA', eol: '\r\n' }).text);
+    await old.put('settle_20261203_crlf.csv', sampleSettlement({ date: '2026-12-03', rows: 4, idPrefix: 'PGPF', eol: '\r\n' }).text);
+    expect(parseSummary((await old.run()).stdout)).toMatchObject({ loaded: 2 });
+    const SIGNED = 'settle_20261202_a01.csv.pgp';
+    const STRANGER = 'settle_20261203_a01.csv.pgp';
+    const signed = await make.encrypted(csv, 'partner');
+    const archive = await mkdtemp(join(tmpdir(), 'settle-old-archive-'));
+    await writeFile(join(archive, SIGNED), signed);
+    await writeFile(join(archive, STRANGER), await make.encrypted(forged, 'stranger'));
+    const ws = await Workspace.create(db.url);
+
+    const noKey = await adopt(ws, archive, [...ALL, '--assume-loaded', '--reason', 'loaded by the old cron, FIN-90']);
+    expect(noKey.status).toBe(1);
+    expect(noKey.json).toMatchObject({ adopted: 0, undecodable: 2, exit_status: 1 });
+    for (const f of noKey.json.files) {
+      expect(f).toMatchObject({ outcome: 'undecodable', content_sha256: null, rows: null });
+      expect(f.message).toMatch(
+        /^cannot be decoded: it is OpenPGP-encrypted \(for key [0-9A-F]+\) and no --pgp-key is configured; not adopted/,
+      );
+      expect(f.message).toContain('--assume-loaded cannot adopt it either');
+    }
+    expect(ws.ledgerFiles()).toEqual([]);
+    const text = await ws.cli(['adopt', '--archive', archive, '--ledger', ws.ledger, ...ALL]);
+    expect(text.status).toBe(1);
+    expect(text.stdout).toContain(`${SIGNED}: cannot be decoded: it is OpenPGP-encrypted`);
+    expect(text.stdout).toMatch(/ unreadable=0 undecodable=2 /);
+    expect(text.stderr).not.toMatch(/\n\s+at /);
+
+    // with the keys: the partner's file is adopted by its keys, the stranger's is named, never adopted
+    const r = await adopt(ws, archive, withKeys(), PASS);
+    expect(r.status).toBe(1);
+    expect(r.json.files).toEqual([
+      expect.objectContaining({
+        name: SIGNED,
+        outcome: 'adopted',
+        evidence: 'natural-keys',
+        rows: 6,
+        sha256: sha(signed),
+        content_sha256: sha(csv),
+      }),
+      expect.objectContaining({
+        name: STRANGER,
+        outcome: 'undecodable',
+        message: expect.stringContaining(`not by the required key ${make.partnerFingerprint} (--pgp-verify-key)`),
+      }),
+    ]);
+    expect(hashes(ws)).toEqual([{ name: SIGNED, sha256: sha(signed), content_sha256: sha(csv), state: 'loaded', row_count: 6 }]);
   });
 });

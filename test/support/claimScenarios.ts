@@ -70,6 +70,21 @@ export function claimSemantics(store: string, fresh: () => Promise<Ledger>): voi
       );
     });
 
+    it('lets adopt record a content only while no delivery of it is live: not its plain copy, not its bytes again', async () => {
+      const l = await fresh();
+      const SHA_GZ = 'c'.repeat(64); // gzipped bytes whose content is SHA_A
+      const leaseUntil = new Date(Date.now() + 3600_000);
+      const req = { name: 'settle_a01.csv.gz', sha256: SHA_GZ, contentSha256: SHA_A, size: 10, runId: 'r1', arrival: '10:1' };
+      expect(await l.claim({ ...req, owner: currentOwner(), leaseUntil })).toBe(true);
+      const adopt = (name: string, sha256: string, contentSha256: string) =>
+        l.adoptLoaded({ name, sha256, contentSha256, size: 10, runId: 'r2' }, `archive/${name}`, 3);
+      expect(await adopt('settle_a02.csv', SHA_A, SHA_A)).toBe(false);
+      expect(await adopt('settle_a03.csv.gz', SHA_GZ, SHA_A)).toBe(false);
+      expect(await adopt('settle_b01.csv', SHA_B, SHA_B)).toBe(true);
+      expect(await l.liveContentHolder(SHA_A)).toMatchObject({ name: 'settle_a01.csv.gz', state: 'claimed' });
+      expect(await l.liveContentHolder(SHA_B)).toMatchObject({ name: 'settle_b01.csv', state: 'loaded', contentSha256: SHA_B });
+    });
+
     it('settles a stale claim only once, and only the claim that was judged stale', async () => {
       const l = await fresh();
       await claim(l, 'settle_a01.csv', SHA_A);
