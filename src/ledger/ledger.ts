@@ -121,11 +121,11 @@ export interface Ledger {
   /**
    * A skip, recorded only with the move that made it final, and only once: false when
    * another run already recorded this very move (then it is that run's skip, not this one's).
-   * `renamed`: the content was loaded under another name, so this name gets its own row.
+   * `ownRow`: another name or other bytes than the original's, so this (name, bytes) gets its own row.
    */
   recordSkip(
     f: MovedFile & { size: number; contentSha256?: string | null },
-    renamed: boolean,
+    ownRow: boolean,
     location: string,
     details: Record<string, unknown>,
     moveDetails?: Record<string, unknown>,

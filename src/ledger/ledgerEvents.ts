@@ -22,6 +22,15 @@ export function claimedEvent(req: ClaimRequest): EventInput {
   };
 }
 
+/** A held file or a skipped duplicate, with the content's hash when it differs from the delivered one. */
+export function outcomeEvent(
+  event: 'held' | 'skipped',
+  f: { name: string; sha256: string; runId: string; contentSha256?: string | null },
+  details: Record<string, unknown>,
+): EventInput {
+  return { runId: f.runId, event, name: f.name, sha256: f.sha256, details: { ...details, ...contentDetail(f) } };
+}
+
 export function movedEvent(f: MovedFile, location: string, extra: Record<string, unknown> = {}): EventInput {
   return { runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location, ...extra } };
 }

@@ -1,5 +1,6 @@
 import { redactSecrets, redactValues } from '../redactSecrets.js';
-import { claimedEvent, contentDetail, movedEvent, staleClaimEvent } from './ledgerEvents.js';
+import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
+import { DUPLICATE_SQL, HELD_SQL } from './outcomeStatements.js';
 import type { Destination } from '../intake/intake.js';
 import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { CLAIM_SQL, END_CLAIM, LIVE } from './claimStatement.js';
@@ -269,21 +270,8 @@ export class SqlLedger implements Ledger {
   ): Promise<void> {
     await this.tx(async () => {
       const at = now();
-      await this.db.run(
-        `INSERT INTO processed_files (name, sha256, state, run_id, size, first_seen_at, updated_at, content_sha256)
-         VALUES (?, ?, 'held', ?, ?, ?, ?, ?)
-         ON CONFLICT (name, sha256) DO UPDATE SET state = 'held', run_id = excluded.run_id,
-           reason = NULL, location = NULL, updated_at = excluded.updated_at, content_sha256 = excluded.content_sha256
-         WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
-        [f.name, f.sha256, f.runId, f.size, at, at, f.contentSha256 ?? null],
-      );
-      await this.appendEvent({
-        runId: f.runId,
-        event: 'held',
-        name: f.name,
-        sha256: f.sha256,
-        details: { ...details, ...contentDetail(f) },
-      });
+      await this.db.run(HELD_SQL, [f.name, f.sha256, f.runId, f.size, at, at, f.contentSha256 ?? null]);
+      await this.appendEvent(outcomeEvent('held', f, details));
     });
   }
 
@@ -332,7 +320,7 @@ export class SqlLedger implements Ledger {
 
   recordSkip(
     f: MovedFile & { size: number; contentSha256?: string | null },
-    renamed: boolean,
+    ownRow: boolean,
     location: string,
     details: Record<string, unknown>,
     moveDetails: Record<string, unknown> = {},
@@ -340,24 +328,11 @@ export class SqlLedger implements Ledger {
     return this.tx(async () => {
       await dropIntent(this.db, f);
       if (!(await insertMove(this.db, f, location))) return false;
-      if (renamed) {
+      if (ownRow) {
         const at = now();
-        await this.db.run(
-          `INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, location, first_seen_at, updated_at, content_sha256)
-           VALUES (?, ?, 'duplicate', ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', run_id = excluded.run_id, reason = NULL,
-             arrival = excluded.arrival, location = excluded.location, updated_at = excluded.updated_at
-           WHERE processed_files.state NOT IN ('claimed', 'loaded')`,
-          [f.name, f.sha256, f.runId, f.size, f.arrival, location, at, at, f.contentSha256 ?? null],
-        );
+        await this.db.run(DUPLICATE_SQL, [f.name, f.sha256, f.runId, f.size, f.arrival, location, at, at, f.contentSha256 ?? null]);
       }
-      await this.appendEvent({
-        runId: f.runId,
-        event: 'skipped',
-        name: f.name,
-        sha256: f.sha256,
-        details: { ...details, ...contentDetail(f) },
-      });
+      await this.appendEvent(outcomeEvent('skipped', f, details));
       await this.appendEvent(movedEvent(f, location, moveDetails));
       return true;
     });

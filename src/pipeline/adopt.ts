@@ -16,7 +16,7 @@ import type { DecodeOptions } from '../load/decode/decodeSettings.js';
 import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';
 import { stageAndHash, type Staged } from './stageAndHash.js';
-import { contentDetails, removeContent, stagedContent, type StagedContent } from './stagedContent.js';
+import { contentDetails, removeContent, type StagedContent } from './stagedContent.js';
 
 export const ADOPT_OUTCOMES = [
   'adopted',
@@ -219,7 +219,7 @@ interface SeenBefore {
   contentSha256: string | null;
 }
 
-/** One archived file: staged and hashed in one read, decoded, checked against earlier files, then decided. */
+/** One archived file: staged, hashed and decoded in one read, checked against earlier files, then decided. */
 async function stagedFile(
   o: AdoptOptions,
   runId: string,
@@ -228,7 +228,7 @@ async function stagedFile(
   seq: number,
   firstWith: Map<string, SeenBefore>,
 ): Promise<AdoptedFile> {
-  const staged = await stageAndHash(o.archive, entry, staging, seq).catch((err: unknown): Staged => {
+  const staged = await stageAndHash(o.archive, entry, staging, seq, o.decode).catch((err: unknown): Staged => {
     if (err instanceof FileGoneError) return { kind: 'gone' };
     throw err;
   });
@@ -252,13 +252,12 @@ async function stagedFile(
     };
   };
   const seen: SeenBefore = { name: entry.name, sha256: staged.sha256, contentSha256: null };
-  let content: StagedContent | undefined;
+  const { content } = staged;
   try {
-    // repeated bytes are told before decoding: no key is needed to see a repeat
+    // repeated bytes are told by the delivered hash first: a repeat is seen even when no key can decode it
     const sameBytes = repeatOf(staged.sha256);
     if (sameBytes) return sameBytes;
     firstWith.set(staged.sha256, seen);
-    content = await stagedContent(staged, o.decode);
     if (content.kind !== 'content') return undecodable(o, entry, staged.sha256, content);
     seen.contentSha256 = content.sha256;
     if (content.sha256 !== staged.sha256) {
@@ -269,7 +268,7 @@ async function stagedFile(
     }
     return await adoptOne(o, runId, entry, staged.sha256, content);
   } finally {
-    if (content) await removeContent(content, staged.path);
+    await removeContent(content, staged.path);
     await unlink(staged.path).catch(() => undefined);
   }
 }

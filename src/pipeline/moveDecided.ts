@@ -43,18 +43,36 @@ export async function moveDecided(ctx: MoveContext, f: FileInRun, staged: Decide
 }
 
 /**
+ * A row decided for this very upload (same size and mtime; rows from before uploads were
+ * kept count as the same) whose file has not been moved yet. A later upload of the same
+ * name and bytes is a resend, not this.
+ */
+export function awaitsItsMove(row: FileRow, f: FileInRun): boolean {
+  return row.location === null && (row.arrival === null || row.arrival === f.arrival);
+}
+
+/**
  * A skip is recorded together with the move that made it final, and only by the run whose
  * record of that move comes first: two runs that both staged the file, or that raced an
  * archiving run, never both count it.
  */
-export async function skipDuplicate(ctx: MoveContext, f: FileInRun, staged: DecidedFile, original: FileRow, log: Logger): Promise<void> {
-  const duplicateOf = { name: original.name, run: original.runId, source: 'ledger' };
+export async function skipDuplicate(
+  ctx: MoveContext,
+  f: FileInRun,
+  staged: DecidedFile,
+  original: FileRow,
+  log: Logger,
+  /** `match`: the original's delivered bytes, or its content inside other bytes; `details`: the wrapping's */
+  how: { match: 'bytes' | 'content'; details: Record<string, unknown> },
+): Promise<void> {
+  const duplicateOf = { name: original.name, run: original.runId, source: 'ledger', match: how.match };
   const sameName = original.name === f.name;
   const routed = await route(ctx, f, staged, 'duplicates', log);
   if (routed === null) return;
-  // A same-name resend shares the archived file's ledger row: only the events record it.
+  // A resend of the same name and bytes shares the archived file's ledger row: only the events record it.
+  const ownRow = !sameName || original.sha256 !== f.sha256;
   const landed = { ...f, landed: routed.landed };
-  if (!(await ctx.ledger.recordSkip(landed, !sameName, routed.location, { duplicateOf }, replacedDetails(routed)))) {
+  if (!(await ctx.ledger.recordSkip(landed, ownRow, routed.location, { duplicateOf, ...how.details }, replacedDetails(routed)))) {
     log.info({ event: 'gone', to: routed.location }, 'another run moved and counted this file');
     return;
   }

@@ -16,6 +16,7 @@ import { sortByName } from './sortByName.js';
 import {
   filesChangedAfterMove,
   finishUnfinishedMoves,
+  awaitsItsMove,
   moveDecided,
   skipDuplicate,
   type ChangedAfterMove,
@@ -262,15 +263,6 @@ interface RunState extends MoveContext {
   abortedBy?: string;
 }
 
-/**
- * A row decided for this very upload (same size and mtime; rows from before uploads were
- * kept count as the same) whose file has not been moved yet. A later upload of the same
- * name and bytes is a resend, not this.
- */
-function awaitsItsMove(row: FileRow, f: FileInRun): boolean {
-  return row.location === null && (row.arrival === null || row.arrival === f.arrival);
-}
-
 /** Claim, load, finalize and move one staged file; or skip, hold, or finish an earlier move. */
 async function decide(o: IngestOptions, f: FileInRun, staged: StagedDelivery, log: Logger, st: RunState): Promise<void> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -283,6 +275,13 @@ async function decide(o: IngestOptions, f: FileInRun, staged: StagedDelivery, lo
       return;
     }
 
+    // content the ledger has loaded from other bytes: a re-wrapped resend (also of content adopted without a file marker)
+    const wrapped = contentDetails(staged.content, f.sha256);
+    const sameContent = f.contentSha256 ? await o.ledger.liveContentHolder(f.contentSha256) : undefined;
+    if (sameContent?.state === 'loaded' && sameContent.sha256 !== f.sha256) {
+      await skipDuplicate(st, f, staged, sameContent, log, { match: 'content', details: wrapped });
+      return;
+    }
     // 4. CLAIM: one conditional create in the ledger decides who loads this content
     const leaseUntil = new Date(Date.now() + o.claimLeaseSeconds * 1000);
     if (await o.ledger.claim({ ...f, owner: st.owner, leaseUntil })) {
@@ -301,7 +300,7 @@ async function decide(o: IngestOptions, f: FileInRun, staged: StagedDelivery, lo
       continue; // this very file, loaded by another run that has not moved it yet: finish the move above
     }
     if (holder.state === 'loaded') {
-      await skipDuplicate(st, f, staged, holder, log);
+      await skipDuplicate(st, f, staged, holder, log, { match: 'bytes', details: wrapped });
       return;
     }
     // claimed by another live run (this very file, or its twin under another name): held, counted, left in the intake
@@ -374,7 +373,8 @@ async function loadClaimed(o: IngestOptions, f: FileInRun, staged: StagedDeliver
       }
       return;
     }
-    const duplicateOf = { name: result.fileName, run: result.runId, source: 'finance-database' };
+    const match = (result.deliveredSha256 ?? staged.content.sha256) === f.sha256 ? 'bytes' : 'content';
+    const duplicateOf = { name: result.fileName, run: result.runId, source: 'finance-database', match };
     const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
     if (await o.ledger.finalizeClaim(f, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason, ...both })) {
       // a re-compressed or re-encrypted resend meets the content's marker by design; plain bytes only when the ledger lost it

@@ -47,13 +47,14 @@ export function eventJson(e: LedgerEvent): Record<string, unknown> {
 }
 
 /**
- * How a skip matched its original: the same delivered bytes (the ledger's claim key), or the
- * same content inside other bytes (a re-compressed or re-encrypted resend meeting the finance
- * database's file marker).
+ * How a skip matched its original: the same delivered bytes, or the same content inside other
+ * bytes (a re-compressed or re-encrypted resend). Skips record it; for those from before they
+ * did, a decoded delivery that met the finance database's file marker is the content's match.
  */
 export function sameAsWords(details: Record<string, unknown>): 'same bytes as' | 'same content as' {
-  const dup = details.duplicateOf as { source?: string } | undefined;
-  return dup?.source === 'finance-database' && typeof details.contentSha256 === 'string' ? 'same content as' : 'same bytes as';
+  const dup = details.duplicateOf as { source?: string; match?: string } | undefined;
+  const content = dup?.match ? dup.match === 'content' : dup?.source === 'finance-database' && typeof details.contentSha256 === 'string';
+  return content ? 'same content as' : 'same bytes as';
 }
 
 /** An event's details as a person reads them: the original a skip duplicated, a reject's reason, … */

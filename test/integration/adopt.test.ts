@@ -348,5 +348,26 @@ describe('adopt --archive with gzipped and encrypted files', () => {
       }),
     ]);
     expect(hashes(ws)).toEqual([{ name: SIGNED, sha256: sha(signed), content_sha256: sha(csv), state: 'loaded', row_count: 6 }]);
+
+    // adopted on its keys, so no file marker has its content: the ledger alone knows it. The
+    // partner encrypts it anew, and later sends it plain: both are that content's resends, skipped
+    const again = await make.encrypted(csv, 'partner');
+    await ws.put('settle_20261202_a02.csv.pgp', again);
+    const resent = await ws.run([...withKeys(), '--json'], PASS);
+    expect(resent.status, resent.stderr).toBe(0);
+    expect(JSON.parse(resent.stdout)).toMatchObject({
+      loaded: 0,
+      skipped: 1,
+      rejected: 0,
+      files: [{ name: 'settle_20261202_a02.csv.pgp', outcome: 'skipped', duplicate_of: { name: SIGNED } }],
+    });
+    await ws.put('settle_20261202_a03.csv', csv);
+    const plain = await ws.run([...ALL, '--json']);
+    expect(JSON.parse(plain.stdout)).toMatchObject({ loaded: 0, skipped: 1, rejected: 0 });
+    expect(await ws.files('duplicates')).toEqual(['settle_20261202_a02.csv.pgp', 'settle_20261202_a03.csv']);
+    expect(await ws.files('rejected')).toEqual([]);
+    expect(await rowsWithPrefix(db, 'PGPA')).toBe(6);
+    const review = (await ws.cli(['report', 'skips', '--ledger', ws.ledger])).stdout;
+    expect(review).toMatch(/settle_20261202_a03\.csv .*same content as settle_20261202_a01\.csv\.pgp/);
   });
 });

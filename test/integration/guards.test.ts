@@ -167,7 +167,7 @@ describe('guards', () => {
     expect(r.status).toBe(0);
     const j = JSON.parse(r.stdout);
     expect(j).toMatchObject({ loaded: 0, skipped: 1 });
-    expect(j.files[0].duplicate_of).toEqual({ name: 'settle_20260505_a01.csv', run: r1.run, source: 'finance-database' });
+    expect(j.files[0].duplicate_of).toEqual({ name: 'settle_20260505_a01.csv', run: r1.run, source: 'finance-database', match: 'bytes' });
     expect(await rowsFrom('settle_20260505_a01.csv')).toBe(12);
     expect(await fresh.files('duplicates')).toEqual(['settle_20260505_a01.csv']);
   });

@@ -146,8 +146,17 @@ describe('report skips and ops/weekly-skips.sql', () => {
     expect(fromSql).toEqual(fromTool);
 
     expect(report.weeks[1].files).toEqual([
-      { name: 'settle_20261231_a02.csv', outcome: 'skipped', run: 'r-a', same_as: 'settle_20261231_a01.csv', original_run: 'r-0' },
-      { name: 'settle_20261231_b02.csv', outcome: 'held', run: 'r-a' },
+      {
+        name: 'settle_20261231_a02.csv',
+        outcome: 'skipped',
+        run: 'r-a',
+        sha256: 'a'.repeat(64),
+        content_sha256: 'a'.repeat(64),
+        same_as: 'settle_20261231_a01.csv',
+        original_run: 'r-0',
+        why: 'same bytes as',
+      },
+      { name: 'settle_20261231_b02.csv', outcome: 'held', run: 'r-a', sha256: 'b'.repeat(64), content_sha256: 'b'.repeat(64) },
     ]);
     expect(report.rejected).toEqual([
       expect.objectContaining({ name: 'settle_20270101_a01.csv', times: 1, reason: 'line 3, field fee_amount: bad' }),
