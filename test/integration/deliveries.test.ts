@@ -1,72 +1,24 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { BIN } from '../support/cli.js';
+import { deliveryFiles, PGP_PASSPHRASE } from '../support/deliveryFiles.js';
 import { TestSshd } from '../support/sshd.js';
 import { parseSummary, rowsWithPrefix, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-/** Real files made with Debian's tools, in a scratch folder of this test file. */
-let scratch: string;
-const sh = (cmd: string, env: Record<string, string> = {}) =>
-  execFileSync('/bin/sh', ['-c', cmd], { cwd: scratch, env: { ...process.env, ...env } });
-async function made(name: string, content: string | Buffer, cmd: string): Promise<Buffer> {
-  await writeFile(join(scratch, name), content);
-  sh(cmd);
-  return readFile(join(scratch, 'out'));
-}
-const gzip = (csv: string, level: number) => made('in.csv', csv, `rm -f out in.csv.gz && gzip -${level} -n in.csv && mv in.csv.gz out`);
-const zipOf = async (members: Record<string, string>) => {
-  for (const [name, text] of Object.entries(members)) await writeFile(join(scratch, name), text);
-  sh(`rm -f out.zip && zip -q out.zip ${Object.keys(members).join(' ')} && mv out.zip out`);
-  return readFile(join(scratch, 'out'));
-};
-
-/** Our key (decrypts; its passphrase only in the environment), the partner's (signs) and a stranger's. */
-const PASSPHRASE = 'correct horse battery staple';
-const keys = { ours: '', ourFingerprint: '', partner: '', partnerFingerprint: '', strangerFingerprint: '' };
-const home = (who: string) => join(scratch, `gnupg-${who}`);
-function gpg(who: string, args: string) {
-  return sh(`gpg --batch --quiet --yes --pinentry-mode loopback --trust-model always ${args}`, { GNUPGHOME: home(who) });
-}
-const fingerprint = (who: string, email: string) =>
-  /^fpr:+([0-9A-F]{40}):/m.exec(gpg(who, `--with-colons --fingerprint ${email}`).toString())![1]!;
-
-/** The CSV encrypted to our key (binary, or armoured with `armor`), signed by `signer` unless null. */
-async function encrypted(csv: string | Buffer, signer: 'partner' | 'stranger' | null, armor = false): Promise<Buffer> {
-  await writeFile(join(scratch, 'in.csv'), csv);
-  const sign = signer ? `--passphrase ${signer} -u ${signer}@example.com --sign` : '';
-  gpg(signer ?? 'partner', `${armor ? '--armor' : ''} -r us@example.com ${sign} --encrypt -o out in.csv`);
-  return readFile(join(scratch, 'out'));
-}
-
-beforeAll(async () => {
-  scratch = await mkdtemp(join(tmpdir(), 'settle-deliveries-'));
-  for (const who of ['us', 'partner', 'stranger']) {
-    await mkdir(home(who), { mode: 0o700 });
-    const pass = who === 'us' ? PASSPHRASE : who;
-    gpg(who, `--passphrase '${pass}' --quick-gen-key '${who} <${who}@example.com>' future-default default never`);
-  }
-  gpg('us', `--passphrase '${PASSPHRASE}' --armor --export-secret-keys -o ${join(scratch, 'us.sec.asc')} us@example.com`);
-  gpg('us', `--armor --export -o ${join(scratch, 'us.pub.asc')} us@example.com`);
-  gpg('partner', `--armor --export -o ${join(scratch, 'partner.pub.asc')} partner@example.com`);
-  for (const who of ['partner', 'stranger']) gpg(who, `--import ${join(scratch, 'us.pub.asc')}`);
-  keys.ours = join(scratch, 'us.sec.asc');
-  keys.partner = join(scratch, 'partner.pub.asc');
-  keys.ourFingerprint = fingerprint('us', 'us@example.com');
-  keys.partnerFingerprint = fingerprint('partner', 'partner@example.com');
-  keys.strangerFingerprint = fingerprint('stranger', 'stranger@example.com');
-});
+/** Real files made with Debian's tools, and the keys to read them. */
+const make = deliveryFiles();
 
 const ALL = ['--pattern', 'settle_*'];
-const pgpArgs = () => [...ALL, '--pgp-key', keys.ours, '--pgp-verify-key', keys.partner];
-const PASS = { SETTLE_PGP_PASSPHRASE: PASSPHRASE };
+const pgpArgs = () => [...ALL, '--pgp-key', make.ourKey, '--pgp-verify-key', make.partnerKey];
+const PASS = { SETTLE_PGP_PASSPHRASE: PGP_PASSPHRASE };
 
 interface FileLoad {
   sha256: string;
@@ -83,9 +35,9 @@ describe('compressed, zipped and encrypted deliveries', () => {
   it('loads a gzipped file; the same CSV gzipped again or zipped under new names is skipped naming the first', async () => {
     const ws = await Workspace.create(db.url);
     const csv = sampleSettlement({ date: '2026-06-01', rows: 40, idPrefix: 'GZ' }).text;
-    const fast = await gzip(csv, 1);
-    const best = await gzip(csv, 9);
-    const zipped = await zipOf({ 'settle_20260601.csv': csv });
+    const fast = await make.gzip(csv, 1);
+    const best = await make.gzip(csv, 9);
+    const zipped = await make.zip({ 'settle_20260601.csv': csv });
     expect(new Set([sha(fast), sha(best), sha(zipped)]).size).toBe(3);
 
     await ws.put('settle_20260601_a01.csv.gz', fast);
@@ -152,8 +104,8 @@ describe('compressed, zipped and encrypted deliveries', () => {
   it('loads a PGP-encrypted and signed file with the right keys; the same CSV encrypted again is skipped', async () => {
     const ws = await Workspace.create(db.url);
     const csv = sampleSettlement({ date: '2026-06-02', rows: 25, idPrefix: 'PGP' }).text;
-    const binary = await encrypted(csv, 'partner');
-    const armoured = await encrypted(csv, 'partner', true);
+    const binary = await make.encrypted(csv, 'partner');
+    const armoured = await make.encrypted(csv, 'partner', true);
     await ws.put('settle_20260602_a01.csv.pgp', binary);
     const first = await ws.run(pgpArgs(), PASS);
     expect(first.status, first.stderr).toBe(0);
@@ -174,7 +126,7 @@ describe('compressed, zipped and encrypted deliveries', () => {
     expect(await ws.read('duplicates', 'settle_20260602_a02.csv.asc')).toEqual(armoured);
 
     // the first name again, encrypted anew: a resend of its content, not the load of its claim
-    const third = await encrypted(csv, 'partner');
+    const third = await make.encrypted(csv, 'partner');
     await ws.put('settle_20260602_a01.csv.pgp', third);
     const same = await ws.run([...pgpArgs(), '--json'], PASS);
     expect(JSON.parse(same.stdout)).toMatchObject({ loaded: 0, skipped: 1, files: [{ outcome: 'skipped' }] });
@@ -183,8 +135,8 @@ describe('compressed, zipped and encrypted deliveries', () => {
     expect(await rowsWithPrefix(db, 'PGP')).toBe(25);
 
     // layers within layers: gzipped then encrypted, zipped then encrypted: the same content again
-    const gzipped = await encrypted(await gzip(csv, 6), 'partner');
-    const zipped = await encrypted(await zipOf({ 'settle_20260602.csv': csv }), 'partner', true);
+    const gzipped = await make.encrypted(await make.gzip(csv, 6), 'partner');
+    const zipped = await make.encrypted(await make.zip({ 'settle_20260602.csv': csv }), 'partner', true);
     await ws.put('settle_20260602_a03.csv.gz.pgp', gzipped);
     await ws.put('settle_20260602_a04.zip.asc', zipped);
     const nested = await ws.run([...pgpArgs(), '--json'], PASS);
@@ -199,8 +151,8 @@ describe('compressed, zipped and encrypted deliveries', () => {
   it("settles a dead run's claim on a re-compressed resend as expired, not as the load of the content's first delivery", async () => {
     const ws = await Workspace.create(db.url);
     const csv = sampleSettlement({ date: '2026-06-07', rows: 8, idPrefix: 'STALE' }).text;
-    const first = await gzip(csv, 1);
-    const resend = await gzip(csv, 9);
+    const first = await make.gzip(csv, 1);
+    const resend = await make.gzip(csv, 9);
     await ws.put('settle_20260607_a01.csv.gz', first);
     expect((await ws.run(ALL)).status).toBe(0);
     // a run died holding the resend's claim; the finance database has the content, from a01
@@ -218,14 +170,12 @@ describe('compressed, zipped and encrypted deliveries', () => {
   it('rejects a file signed by another key, an unsigned one and a tampered one, naming why; nothing loads', async () => {
     const ws = await Workspace.create(db.url);
     const csv = (p: string) => sampleSettlement({ date: '2026-06-03', rows: 5, idPrefix: p }).text;
-    const stranger = await encrypted(csv('STR'), 'stranger');
-    const unsigned = await encrypted(csv('UNS'), null);
-    const tampered = await encrypted(csv('TMP'), 'partner');
+    const stranger = await make.encrypted(csv('STR'), 'stranger');
+    const unsigned = await make.encrypted(csv('UNS'), null);
+    const tampered = await make.encrypted(csv('TMP'), 'partner');
     tampered.writeUInt8(tampered.readUInt8(tampered.length - 30) ^ 0x01, tampered.length - 30);
     // signed, not encrypted: the signature is read, so the message names who signed what was altered
-    await writeFile(join(scratch, 'in.csv'), csv('ALT'));
-    gpg('partner', '--passphrase partner -u partner@example.com --compress-algo none --sign -o out in.csv');
-    const altered = await readFile(join(scratch, 'out'));
+    const altered = await make.signed(csv('ALT'), 'partner');
     const at = altered.indexOf('ALT');
     altered.writeUInt8(altered.readUInt8(at) ^ 0x01, at);
     await ws.put('settle_20260603_altered.gpg', altered);
@@ -238,12 +188,12 @@ describe('compressed, zipped and encrypted deliveries', () => {
     expect(parseSummary(r.stdout)).toMatchObject({ loaded: 0, rejected: 5 });
     const reason = (name: string) => ws.ledgerFile(name)?.reason ?? '';
     expect(reason('settle_20260603_stranger.pgp')).toContain(
-      `signed by key ${keys.strangerFingerprint}, not by the required key ${keys.partnerFingerprint}`,
+      `signed by key ${make.strangerFingerprint}, not by the required key ${make.partnerFingerprint}`,
     );
-    expect(reason('settle_20260603_unsigned.pgp')).toContain(`not signed: a signature by key ${keys.partnerFingerprint} is required`);
+    expect(reason('settle_20260603_unsigned.pgp')).toContain(`not signed: a signature by key ${make.partnerFingerprint} is required`);
     expect(reason('settle_20260603_tampered.pgp')).toMatch(/tampered/);
     expect(reason('settle_20260603_altered.gpg')).toContain(
-      `its signature does not verify (tampered with, or damaged) (signed by key ${keys.partnerFingerprint})`,
+      `its signature does not verify (tampered with, or damaged) (signed by key ${make.partnerFingerprint})`,
     );
     expect(reason('settle_20260603_plain.csv')).toContain('not an OpenPGP-signed delivery');
     expect(await ws.files('rejected')).toHaveLength(5);
@@ -253,7 +203,7 @@ describe('compressed, zipped and encrypted deliveries', () => {
 
   it('leaves an encrypted file in the intake while no --pgp-key is set; a wrong passphrase is exit 2, nothing touched', async () => {
     const ws = await Workspace.create(db.url);
-    const file = await encrypted(sampleSettlement({ date: '2026-06-04', rows: 3, idPrefix: 'NOKEY' }).text, 'partner');
+    const file = await make.encrypted(sampleSettlement({ date: '2026-06-04', rows: 3, idPrefix: 'NOKEY' }).text, 'partner');
     await ws.put('settle_20260604_a01.pgp', file);
     const r = await ws.run(ALL);
     expect(r.status).toBe(1);
@@ -269,17 +219,15 @@ describe('compressed, zipped and encrypted deliveries', () => {
     expect(await ws.files('intake')).toEqual(['settle_20260604_a01.pgp']);
 
     const config = await ws.cli(['config', '--json'], { ...PASS });
-    expect(config.stdout).not.toContain(PASSPHRASE);
+    expect(config.stdout).not.toContain(PGP_PASSPHRASE);
   });
 
   it('rejects a 10 MB gzip that inflates past the ratio limit, with bounded memory, and a zip of two CSVs naming both', async () => {
     const ws = await Workspace.create(db.url);
-    // 100 gzip members of 100 MB of zeros each: 10 MB delivered, 10 GB inflated
-    sh('head -c 100000000 /dev/zero | gzip -9 > member.gz && for i in $(seq 100); do cat member.gz; done > bomb.gz');
-    const bomb = await readFile(join(scratch, 'bomb.gz'));
+    const bomb = await make.gzipBomb();
     expect(bomb.length).toBeGreaterThan(9_000_000);
     await ws.put('settle_20260605_bomb.csv.gz', bomb);
-    const both = await zipOf({ 'settle_20260605_x.csv': 'a\n', 'settle_20260605_y.csv': 'b\n' });
+    const both = await make.zip({ 'settle_20260605_x.csv': 'a\n', 'settle_20260605_y.csv': 'b\n' });
     await ws.put('settle_20260605_two.zip', both);
 
     // /usr/bin/time reports the run's peak resident memory (KiB) on its last stderr line
@@ -301,7 +249,7 @@ describe('compressed, zipped and encrypted deliveries', () => {
   it('rejects a delivery whose content is over --max-decoded-bytes', async () => {
     const ws = await Workspace.create(db.url);
     const csv = sampleSettlement({ date: '2026-06-06', rows: 200, idPrefix: 'BIG' }).text;
-    await ws.put('settle_20260606_a01.csv.gz', await gzip(csv, 6));
+    await ws.put('settle_20260606_a01.csv.gz', await make.gzip(csv, 6));
     const r = await ws.run([...ALL, '--max-decoded-bytes', '4096']);
     expect(r.status).toBe(1);
     expect(ws.ledgerFile('settle_20260606_a01.csv.gz')).toMatchObject({ state: 'rejected' });
@@ -323,8 +271,8 @@ describe('a gzipped delivery over SFTP', () => {
       await mkdir(staging, { mode: 0o700 });
       await mkdir(seen);
       const csv = sampleSettlement({ date: '2026-06-08', rows: 12, idPrefix: 'SFTPGZ' }).text;
-      const first = await gzip(csv, 1);
-      const resend = await gzip(csv, 9);
+      const first = await make.gzip(csv, 1);
+      const resend = await make.gzip(csv, 9);
       const old = new Date(Date.now() - 3600_000);
       for (const [name, bytes] of [
         ['settle_20260608_a01.csv.gz', first],
