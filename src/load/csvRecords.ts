@@ -121,7 +121,7 @@ class RecordScanner implements RecordBlock {
         }
         this.checkSize(pos, end, line);
         text = this.preamble > 0 ? undefined : s.slice(pos, end);
-        fields = text === undefined ? [] : text.split(this.delim);
+        fields = text === undefined ? [] : this.split(pos, end);
         if (this.preamble > 0) this.preamble--;
       } else {
         const r = this.quoted(pos, line, final);
@@ -147,6 +147,21 @@ class RecordScanner implements RecordBlock {
         return text === undefined ? { fields, line } : { fields, line, text };
     }
     return null;
+  }
+
+  /** The fields of an unquoted record from `from` to `to`, as `split` gives them: cut where they lie, without a runtime call per record. */
+  private split(from: number, to: number): string[] {
+    const { s, delim } = this;
+    const fields: string[] = [];
+    for (let i = from; ; ) {
+      const d = s.indexOf(delim, i);
+      if (d === -1 || d >= to) {
+        fields.push(s.slice(i, to));
+        return fields;
+      }
+      fields.push(s.slice(i, d));
+      i = d + 1;
+    }
   }
 
   /** The record in progress waits for more text: it may not grow past the limit meanwhile. */
