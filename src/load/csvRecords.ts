@@ -153,7 +153,7 @@ class RecordScanner implements RecordBlock {
   private split(from: number, to: number): string[] {
     const { s, delim } = this;
     const fields: string[] = [];
-    for (let i = from; ; ) {
+    for (let i = from; ;) {
       const d = s.indexOf(delim, i);
       if (d === -1 || d >= to) {
         fields.push(s.slice(i, to));
@@ -318,11 +318,6 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
   } finally {
     await file.close();
   }
-}
-
-/** The same records one at a time, for a reader that does little with each. */
-export async function* csvRecords(path: string, opts: CsvOptions): AsyncGenerator<CsvRecord> {
-  for await (const block of csvRecordBlocks(path, opts)) for (let r = block.next(); r !== null; r = block.next()) yield r;
 }
 
 /** The records before the bad byte at `at`, then the error naming its line and field. */
