@@ -58,7 +58,7 @@ type Parsed = { fields: string[]; end: number; lfs: number } | { incomplete: tru
  * delimiters and line breaks, CRLF, LF and CR each ending a record. Text arrives chunk by
  * chunk; a record cut by the chunk end is kept (bounded by the size limit) and read again
  * whole with the next chunk. Searches go by indexOf, and the next quote, LF and CR are
- * remembered, so a line without quotes costs two native searches and one split.
+ * remembered, so a line without quotes costs one native search for its end and one per delimiter.
  */
 class RecordScanner implements RecordBlock {
   /** the text in hand, from the start of the record in progress on */
@@ -149,7 +149,7 @@ class RecordScanner implements RecordBlock {
     return null;
   }
 
-  /** The fields of an unquoted record from `from` to `to`, as `split` gives them: cut where they lie, without a runtime call per record. */
+  /** An unquoted record's fields, as `split` gives them: cut in place, `split` being a runtime call per record and slower. */
   private split(from: number, to: number): string[] {
     const { s, delim } = this;
     const fields: string[] = [];

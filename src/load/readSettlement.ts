@@ -194,7 +194,7 @@ export async function* settlementBlocks(
   reader.finish();
 }
 
-/** The same rows one at a time (settlementBlocks), for a reader that does little with each. */
+/** The same rows one at a time (settlementBlocks), for readers that wait on something between rows (key lookups, `check`). */
 export async function* readSettlement(
   path: string,
   layout: Layout,
