@@ -2,7 +2,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
 import { keyName, PROVENANCE_COLUMNS, type Layout } from './layout.js';
-import { findBadRows, readSettlement, type ReadStats } from './readSettlement.js';
+import { findBadRows, settlementBlocks, type ReadStats } from './readSettlement.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import { findFileMarker } from './fileMarker.js';
 import { feedCopy } from './feedCopy.js';
@@ -55,18 +55,20 @@ async function* copyText(req: LoadRequest, loadId: number, counter: { rows: numb
   const provenance = `,${loadId},`;
   let batch = Buffer.allocUnsafe(BATCH_BYTES);
   let used = 0;
-  for await (const row of readSettlement(req.stagedPath, req.layout, { stats: counter.stats })) {
-    // a row COPY can take as the partner wrote it is not joined again
-    const text = (row.text ?? copyLine(row.values)) + provenance + row.line + '\n';
-    // a UTF-16 unit is at most 3 bytes of UTF-8: a row that might not fit starts the next batch
-    if (used + text.length * 3 > batch.length) {
-      if (used > 0) yield batch.subarray(0, used);
-      batch = Buffer.allocUnsafe(Math.max(BATCH_BYTES, text.length * 3));
-      used = 0;
-      req.onProgress?.(counter.rows);
+  for await (const block of settlementBlocks(req.stagedPath, req.layout, { stats: counter.stats })) {
+    for (let row = block.next(); row !== null; row = block.next()) {
+      // a row COPY can take as the partner wrote it is not joined again
+      const text = (row.text ?? copyLine(row.values)) + provenance + row.line + '\n';
+      // a UTF-16 unit is at most 3 bytes of UTF-8: a row that might not fit starts the next batch
+      if (used + text.length * 3 > batch.length) {
+        if (used > 0) yield batch.subarray(0, used);
+        batch = Buffer.allocUnsafe(Math.max(BATCH_BYTES, text.length * 3));
+        used = 0;
+        req.onProgress?.(counter.rows);
+      }
+      used += batch.write(text, used);
+      counter.rows++;
     }
-    used += batch.write(text, used);
-    counter.rows++;
   }
   if (used > 0) yield batch.subarray(0, used);
 }

@@ -1,5 +1,5 @@
 import { RejectError } from '../errors.js';
-import { CsvRecordError, csvRecords, type CsvRecord } from './csvRecords.js';
+import { CsvRecordError, csvRecordBlocks, type CsvOptions, type RecordBlock } from './csvRecords.js';
 import { DEFAULT_MAX_RECORD_BYTES, type Layout } from './layout.js';
 import { planRows, type RowPlan } from './rowPlan.js';
 import { TrailerCheck } from './trailer.js';
@@ -45,13 +45,13 @@ function csvReject(err: CsvRecordError, layout: Layout, header: string[] | undef
   return new RejectError(`${where}: ${err.problem}`, { line, field }, { cause: err });
 }
 
-/** The file's records after its preamble, each with the line it starts on (csvRecords.ts: quoting, line ends, UTF-8, size limit). */
-function records(path: string, layout: Layout): AsyncGenerator<CsvRecord> {
-  return csvRecords(path, {
+/** How the file's records are read (csvRecords.ts: quoting, line ends, UTF-8, size limit). */
+function csvOptions(layout: Layout): CsvOptions {
+  return {
     delimiter: layout.delimiter,
     maxRecordBytes: layout.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
     skipLines: layout.skipLines,
-  });
+  };
 }
 
 /** A rejected file names up to this many bad rows, then how many more there were. */
@@ -84,63 +84,123 @@ class BadRows {
   }
 }
 
+/** The checked rows of one read, handed out by `next()` until it returns null; good until the next block is asked for. */
+export interface RowBlock {
+  next(): SettlementRow | null;
+}
+
 /**
- * Reads a settlement file row by row, streaming: skips the preamble, matches the header to the
- * layout by name, checks every row, leaves out the rows `skipRows` names (counted in `stats`)
- * and checks the trailer when the layout has one. Throws a RejectError at the first bad row (a
- * load stops there: its COPY must not wait while the rest of a large file is read). With
- * `every`, good rows are yielded until the first bad one and the rest of the file is still
- * checked, so that the RejectError at the end names every bad row (up to 100, then "and N
- * more") and a partner fixes them in one round trip. A file that cannot be parsed further (an
- * unclosed quote, a record over the size limit) ends the reading there.
+ * One file's reading state across its blocks: the header's plan, the trailer's tally and the
+ * bad rows. It is the block it hands out, over each read's records in turn.
  */
+class SettlementReader implements RowBlock {
+  private plan: RowPlan | undefined;
+  private header: string[] | undefined;
+  private readonly bad = new BadRows();
+  private readonly trailer: TrailerCheck | undefined;
+  private readonly asWritten: boolean;
+  private records: RecordBlock = { next: () => null };
+
+  constructor(
+    private readonly layout: Layout,
+    private readonly opts: { every?: boolean; stats?: ReadStats },
+  ) {
+    this.trailer = layout.trailer ? new TrailerCheck(layout) : undefined;
+    this.asWritten = layout.delimiter === ',';
+  }
+
+  over(records: RecordBlock): RowBlock {
+    this.records = records;
+    return this;
+  }
+
+  next(): SettlementRow | null {
+    const { trailer, bad, opts } = this;
+    try {
+      for (let r = this.records.next(); r !== null; r = this.records.next()) {
+        const { fields, line, text } = r;
+        const plan = this.plan;
+        if (!plan) {
+          this.header = fields;
+          this.plan = planRows(this.layout, fields, line);
+          continue;
+        }
+        if (trailer?.isTrailer(fields, line)) continue;
+        let values: (string | null)[] | 'skip';
+        trailer?.countRow();
+        try {
+          values = plan.row(fields, line);
+          trailer?.addAmount(plan, fields, values, line);
+        } catch (err) {
+          if (!(err instanceof RejectError) || !opts.every) throw err;
+          bad.add(err);
+          continue;
+        }
+        if (values === 'skip') {
+          if (opts.stats) opts.stats.skipped++;
+          continue;
+        }
+        if (bad.count > 0) continue;
+        if (this.asWritten && text !== undefined && plan.inOrder && !text.includes('\\') && unchanged(values, fields))
+          return { line, values, text };
+        return { line, values };
+      }
+      return null;
+    } catch (err) {
+      throw this.fatal(err);
+    }
+  }
+
+  /** After the last block: a header was there, the trailer agrees, no row was bad. */
+  finish(): void {
+    try {
+      if (!this.plan) {
+        const line = this.layout.skipLines + 1;
+        throw new RejectError(`line ${line}: the file is empty (no header)`, { line, field: 'header' });
+      }
+      this.trailer?.finish(this.bad.count);
+    } catch (err) {
+      throw this.fatal(err);
+    }
+    if (this.bad.count > 0) throw this.bad.toError();
+  }
+
+  /** What ends the reading: after bad rows were collected, a reject joins them; anything else goes as it is. */
+  private fatal(err: unknown): unknown {
+    const fatal = err instanceof CsvRecordError ? csvReject(err, this.layout, this.header) : err;
+    if (!(fatal instanceof RejectError) || this.bad.count === 0) return fatal;
+    this.bad.add(fatal);
+    return this.bad.toError();
+  }
+}
+
+/**
+ * Reads a settlement file a block of rows at a time, streaming: skips the preamble, matches
+ * the header to the layout by name, checks every row, leaves out the rows `skipRows` names
+ * (counted in `stats`) and checks the trailer when the layout has one. Throws a RejectError at
+ * the first bad row (a load stops there: its COPY must not wait while the rest of a large file
+ * is read). With `every`, good rows are handed out until the first bad one and the rest of the
+ * file is still checked, so that the RejectError at the end names every bad row (up to 100,
+ * then "and N more") and a partner fixes them in one round trip. A file that cannot be parsed
+ * further (an unclosed quote, a record over the size limit) ends the reading there.
+ */
+export async function* settlementBlocks(
+  path: string,
+  layout: Layout,
+  opts: { every?: boolean; stats?: ReadStats } = {},
+): AsyncGenerator<RowBlock> {
+  const reader = new SettlementReader(layout, opts);
+  for await (const records of csvRecordBlocks(path, csvOptions(layout))) yield reader.over(records);
+  reader.finish();
+}
+
+/** The same rows one at a time (settlementBlocks), for readers that wait on something between rows (key lookups, `check`). */
 export async function* readSettlement(
   path: string,
   layout: Layout,
   opts: { every?: boolean; stats?: ReadStats } = {},
 ): AsyncGenerator<SettlementRow> {
-  let plan: RowPlan | undefined;
-  let header: string[] | undefined;
-  const bad = new BadRows();
-  const trailer = layout.trailer ? new TrailerCheck(layout) : undefined;
-  try {
-    const asWritten = layout.delimiter === ',';
-    for await (const { fields, line, text } of records(path, layout)) {
-      if (!plan) {
-        header = fields;
-        plan = planRows(layout, fields, line);
-        continue;
-      }
-      if (trailer?.isTrailer(fields, line)) continue;
-      let values: (string | null)[] | 'skip';
-      trailer?.countRow();
-      try {
-        values = plan.row(fields, line);
-        trailer?.addAmount(plan, fields, values, line);
-      } catch (err) {
-        if (!(err instanceof RejectError) || !opts.every) throw err;
-        bad.add(err);
-        continue;
-      }
-      if (values === 'skip') {
-        if (opts.stats) opts.stats.skipped++;
-        continue;
-      }
-      if (bad.count > 0) continue;
-      if (asWritten && text !== undefined && plan.inOrder && !text.includes('\\') && unchanged(values, fields))
-        yield { line, values, text };
-      else yield { line, values };
-    }
-    if (!plan)
-      throw new RejectError(`line ${layout.skipLines + 1}: the file is empty (no header)`, { line: layout.skipLines + 1, field: 'header' });
-    trailer?.finish(bad.count);
-  } catch (err) {
-    const fatal = err instanceof CsvRecordError ? csvReject(err, layout, header) : err;
-    if (!(fatal instanceof RejectError) || bad.count === 0) throw fatal;
-    bad.add(fatal);
-    throw bad.toError();
-  }
-  if (bad.count > 0) throw bad.toError();
+  for await (const block of settlementBlocks(path, layout, opts)) for (let row = block.next(); row !== null; row = block.next()) yield row;
 }
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CsvError, parse } from 'csv-parse';
 import { describe, expect, it } from 'vitest';
-import { CSV_PROBLEMS, CsvRecordError, csvRecords, type CsvRecord } from '../../src/load/csvRecords.js';
+import { CSV_PROBLEMS, CsvRecordError, csvRecordBlocks, type CsvRecord } from '../../src/load/csvRecords.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'settle-csv-'));
 let files = 0;
@@ -72,10 +72,13 @@ async function reference(text: string, delimiter: string): Promise<{ records: Cs
 async function ours(path: string, opts: { delimiter?: string; chunkBytes?: number; maxRecordBytes?: number; skipLines?: number } = {}) {
   const records: CsvRecord[] = [];
   try {
-    for await (const r of csvRecords(path, { delimiter: ',', maxRecordBytes: 1024 * 1024, ...opts })) {
-      // a record's own text, when it comes with one, is exactly its fields joined (what COPY may take as it is)
-      if (r.text !== undefined) expect(r.text.split(opts.delimiter ?? ',')).toEqual(r.fields);
-      records.push({ fields: r.fields, line: r.line });
+    // block by block, as a load reads them: each read's records before the next read
+    for await (const block of csvRecordBlocks(path, { delimiter: ',', maxRecordBytes: 1024 * 1024, ...opts })) {
+      for (let r = block.next(); r !== null; r = block.next()) {
+        // a record's own text, when it comes with one, is exactly its fields joined (what COPY may take as it is)
+        if (r.text !== undefined) expect(r.text.split(opts.delimiter ?? ',')).toEqual(r.fields);
+        records.push({ fields: r.fields, line: r.line });
+      }
     }
   } catch (err) {
     if (err instanceof CsvRecordError) return { records, error: err };

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { HEADER } from '../../src/demo/sampleSettlement.js';
 import { RejectError } from '../../src/errors.js';
 import { DEFAULT_LAYOUT, type Layout } from '../../src/load/layout.js';
-import { readSettlement } from '../../src/load/readSettlement.js';
+import { findBadRows, readSettlement, settlementBlocks, type SettlementRow } from '../../src/load/readSettlement.js';
 
 function file(content: string | Buffer): string {
   const path = join(mkdtempSync(join(tmpdir(), 'settle-read-')), 'settle_x.csv');
@@ -102,6 +102,54 @@ describe('reading a settlement file', () => {
     expect(err.message).toBe(
       'line 3, field merchant_id: a double quote inside an unquoted value (quote the whole value and double the quote)',
     );
+  });
+});
+
+describe('a file of many reads', () => {
+  // payout lines are counted, not loaded; the trailer counts and sums every data line
+  const layout: Layout = {
+    ...DEFAULT_LAYOUT,
+    skipRows: [{ column: 'transaction_type', values: ['payout'] }],
+    trailer: { firstField: 'Total', rowCountField: 2, sumField: 3, sumOf: 'net_amount' },
+  };
+  const lines = Array.from({ length: 20_000 }, (_, i) => row(`R${i}`).replace(',sale,', i % 1000 === 999 ? ',payout,' : ',sale,'));
+  const text = (data: string[]) => `${HEADER}\n${data.join('\n')}\nTotal,20000,197000.00\n`;
+
+  it('hands out the same rows block by block as row by row, each as written, skipped rows and the trailer counted across reads', async () => {
+    const path = file(text(lines));
+    const perRow = [];
+    const stats = { skipped: 0 };
+    for await (const r of readSettlement(path, layout, { stats })) perRow.push(r);
+    const perBlock: SettlementRow[] = [];
+    let blocks = 0;
+    for await (const block of settlementBlocks(path, layout)) {
+      blocks++;
+      for (let r = block.next(); r !== null; r = block.next()) perBlock.push(r);
+    }
+    expect(blocks).toBeGreaterThan(4); // 1.4 MB in 256 KiB reads
+    expect(perBlock).toEqual(perRow);
+    expect([perRow.length, stats.skipped]).toEqual([19_980, 20]);
+    expect(perRow.every((r) => r.text === lines[r.line - 2])).toBe(true);
+    expect([perRow[0]!.line, perRow.at(-1)!.line]).toEqual([2, 20_000]); // line 20,001 is a payout
+    expect(perRow[0]!.values).toEqual(['2026-03-14', 'R0', 'M1', 'VISA', 'sale', '10.00', '0.15', '9.85', 'EUR']);
+    expect(await findBadRows(path, layout)).toEqual({ rows: 19_980, skippedRows: 20, error: null });
+  });
+
+  it('names every bad row, in whichever read it lies, and a load stops at the first', async () => {
+    const bad = [...lines];
+    bad[0] = bad[0]!.replace('9.85', '9.8.5');
+    bad[10_000] = bad[10_000]!.replace('EUR', 'EURO');
+    bad[19_999] = bad[19_999]!.replace('M1', '"M1');
+    const path = file(text(bad));
+    const { rows, skippedRows, error } = await findBadRows(path, layout);
+    expect(error?.message).toBe(
+      '3 bad rows: line 2, field net_amount: "9.8.5" is not a decimal amount with at most 2 places (like 1250.00); ' +
+        'line 10002, field currency: "EURO" is not an active ISO 4217 currency code; ' +
+        'line 20001, field merchant_id: a quoted value is not closed before the end of the file',
+    );
+    // no row is handed out after a bad one; the unclosed quote ends the reading (the payout line it is on is not counted)
+    expect([rows, skippedRows]).toEqual([0, 19]);
+    expect((await rejection(path, layout)).message).toBe(error?.message.split('; ')[0]!.replace('3 bad rows: ', ''));
   });
 });
 
