@@ -201,6 +201,32 @@ describe('compressed, zipped and encrypted deliveries', () => {
     for (const p of ['STR', 'UNS', 'TMP', 'ALT', 'PLN']) expect(await rowsWithPrefix(db, p)).toBe(0);
   });
 
+  it('a gzip rewritten in place while it was read and decoded: nothing of it loads, the new upload loads next run', async () => {
+    const ws = await Workspace.create(db.url);
+    const name = 'settle_20260609_a01.csv.gz';
+    const v1 = sampleSettlement({ date: '2026-06-09', rows: 4, idPrefix: 'RUP1' }).text;
+    const v2 = sampleSettlement({ date: '2026-06-09', rows: 6, idPrefix: 'RUP2' }).text;
+    await ws.put(name, await make.gzip(v1, 6));
+    const v2Path = join(ws.root, 'v2.gz');
+    await writeFile(v2Path, await make.gzip(v2, 6));
+    // the partner's uploader rewrites the file the moment its last byte was read (and decoded)
+    const rewrite = {
+      SETTLE_TEST_FAULT: 'hook:after-download',
+      SETTLE_TEST_HOOK: `cat "${v2Path}" > "${ws.intake}/$SETTLE_TEST_HOOK_FILE"`,
+    };
+    const first = await ws.run(ALL, rewrite);
+    expect(first.status, first.stderr).toBe(0);
+    expect(parseSummary(first.stdout)).toMatchObject({ loaded: 0, not_ready: 1 });
+    expect(await rowsWithPrefix(db, 'RUP1')).toBe(0);
+    expect(ws.ledgerFiles()).toEqual([]);
+    expect(await ws.files('intake')).toEqual([name]);
+
+    const second = await ws.run(ALL);
+    expect(parseSummary(second.stdout)).toMatchObject({ loaded: 1, rows: 6 });
+    expect([await rowsWithPrefix(db, 'RUP1'), await rowsWithPrefix(db, 'RUP2')]).toEqual([0, 6]);
+    expect(await ws.read('archive', name)).toEqual(await readFile(v2Path));
+  });
+
   it('leaves an encrypted file in the intake while no --pgp-key is set; a wrong passphrase is exit 2, nothing touched', async () => {
     const ws = await Workspace.create(db.url);
     const file = await make.encrypted(sampleSettlement({ date: '2026-06-04', rows: 3, idPrefix: 'NOKEY' }).text, 'partner');
