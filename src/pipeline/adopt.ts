@@ -174,7 +174,7 @@ function undecodable(o: AdoptOptions, entry: IntakeEntry, sha256: string, conten
  * resend of any of its files is skipped. A file is recorded as loaded only where the finance
  * database shows its rows (its file marker, or every natural key of it) or the operator says
  * so (`--assume-loaded`); a file never loaded stays unrecorded, so that a run can still load it.
- * Each file is read once and decoded from that copy as a run decodes it (gzip, zip, OpenPGP):
+ * Each file is read once, and decoded in that read as a run decodes it (gzip, zip, OpenPGP):
  * the content whose file marker and keys are looked up is the content whose hash is kept,
  * beside the delivered bytes' hash. Files whose content repeats an earlier archived file are
  * reported: a past double load.

@@ -14,9 +14,9 @@ import { completenessGate } from './completenessGate.js';
 import { moveMarker } from './readyMarker.js';
 import { sortByName } from './sortByName.js';
 import {
+  awaitsItsMove,
   filesChangedAfterMove,
   finishUnfinishedMoves,
-  awaitsItsMove,
   moveDecided,
   skipDuplicate,
   type ChangedAfterMove,
@@ -265,6 +265,7 @@ interface RunState extends MoveContext {
 
 /** Claim, load, finalize and move one staged file; or skip, hold, or finish an earlier move. */
 async function decide(o: IngestOptions, f: FileInRun, staged: StagedDelivery, log: Logger, st: RunState): Promise<void> {
+  const wrapped = contentDetails(staged.content, f.sha256);
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     // An outcome already decided for this very file whose move never happened: finish the move.
     // (This read only finds unfinished moves; whether the file may be loaded, the claim decides.)
@@ -276,7 +277,6 @@ async function decide(o: IngestOptions, f: FileInRun, staged: StagedDelivery, lo
     }
 
     // content the ledger has loaded from other bytes: a re-wrapped resend (also of content adopted without a file marker)
-    const wrapped = contentDetails(staged.content, f.sha256);
     const sameContent = f.contentSha256 ? await o.ledger.liveContentHolder(f.contentSha256) : undefined;
     if (sameContent?.state === 'loaded' && sameContent.sha256 !== f.sha256) {
       await skipDuplicate(st, f, staged, sameContent, log, { match: 'content', details: wrapped });
