@@ -87,7 +87,7 @@ export async function decodeStream(
       input = { stream, size: delivered.size };
       wrapping = sniffHead(head);
     }
-    if (!verified) requireNoSignature(o);
+    if (!verified) refuseUnsigned(o);
     writing = true;
     await pipelineDone(input.stream, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
     return { path, sha256: meter!.digest(), size: meter!.bytes, layers };
@@ -100,8 +100,8 @@ export async function decodeStream(
   }
 }
 
-/** With --pgp-verify-key, a delivery whose layers include no signed OpenPGP message is refused, a plain one included. */
-function requireNoSignature(o: DecodeOptions): void {
+/** With --pgp-verify-key, a delivery none of whose layers is a signed OpenPGP message is refused, a plain one included. */
+function refuseUnsigned(o: DecodeOptions): void {
   if (!o.verificationKey) return;
   throw new RejectError(
     `not an OpenPGP-signed delivery: a signature by key ${fingerprintOf(o.verificationKey)} is required (--pgp-verify-key)`,
@@ -112,7 +112,7 @@ function requireNoSignature(o: DecodeOptions): void {
 export async function decodeDelivery(delivered: DeliveredFile, o: DecodeOptions, outBase = delivered.path): Promise<DecodedContent> {
   const outermost = await sniff(delivered.path);
   if (outermost === null) {
-    requireNoSignature(o);
+    refuseUnsigned(o);
     return { ...delivered, layers: [] };
   }
   const bytes = { stream: createReadStream(delivered.path), file: delivered.path, size: delivered.size };
