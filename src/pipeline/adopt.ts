@@ -31,16 +31,10 @@ export const ADOPT_OUTCOMES = [
 ] as const;
 export type AdoptOutcome = (typeof ADOPT_OUTCOMES)[number];
 
-/** Outcomes that leave a file unadopted for a reason an operator must look at: exit 1. */
-/** outcomes that need a person: logged as errors */
-export const ADOPT_PROBLEMS: readonly AdoptOutcome[] = [
-  'not-loaded',
-  'partly-loaded',
-  'unreadable',
-  'undecodable',
-  'content-duplicate',
-  'ledger-conflict',
-];
+/** Outcomes that leave a file unadopted for a reason an operator must look at: exit 1, logged as errors. */
+export const ADOPT_PROBLEMS: readonly AdoptOutcome[] = ADOPT_OUTCOMES.filter(
+  (o) => o !== 'adopted' && o !== 'would-adopt' && o !== 'known',
+);
 
 /** What showed a file loaded: its file marker, every natural key in the table, or the operator's word. */
 export type Evidence = 'file-marker' | 'natural-keys' | 'operator';
