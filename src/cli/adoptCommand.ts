@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
-import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
+import { loadDecodeOptions } from '../delivery/decodeSettings.js';
 import { ADOPT_OUTCOMES, runAdopt, type AdoptOutcome, type AdoptResult } from '../pipeline/adopt.js';
 import { printable } from '../report/printable.js';
 import { adoptExitStatus } from './exitStatus.js';
@@ -87,14 +87,12 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
       const r = await withResources(s, async (res) => {
         const logger = res.logger();
         const ledger = await res.ledger();
-        const db = await res.finance('read');
+        const finance = await res.finance('read');
         const archive = await res.archive();
         if (!archive) throw new UsageError(`archive ${s.archive} does not exist`);
         return runAdopt({
           ledger,
-          db,
-          schema: s.schema,
-          layout: s.layout,
+          finance,
           archive,
           pattern: globToRegExp(s.pattern),
           dryRun: flags.dryRun === true,

@@ -25,8 +25,8 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
       const result = await withResources(s, async (r) => {
         r.logger();
         const ledger = await r.ledger();
-        const db = await r.finance('read');
-        return audit(ledger, db, s.schema, (await r.archive()) ?? EMPTY_ARCHIVE);
+        const finance = await r.finance('read');
+        return audit(ledger, finance, (await r.archive()) ?? EMPTY_ARCHIVE);
       });
       if (flags.json) process.stdout.write(`${jsonDocument({ ...result })}\n`);
       else {

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
-import { findBadRows } from '../load/readSettlement.js';
+import { findBadRows } from '../layout/readSettlement.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
-import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
+import { loadDecodeOptions } from '../delivery/decodeSettings.js';
 import { globToRegExp } from '../intake/names.js';
-import { removeContent, stagedContent } from '../pipeline/stagedContent.js';
+import { removeContent, stagedContent } from '../delivery/stagedContent.js';
 
 interface CheckFlags extends RawFlags {
   json?: boolean;

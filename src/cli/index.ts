@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { EXIT_PROBLEM, EXIT_USAGE, SettleError, UsageError, errorMessage } from '../errors.js';
 import { redactSecrets } from '../redactSecrets.js';
-import { privilegeError } from '../load/financePrivileges.js';
+import { privilegeError } from '../finance/financePrivileges.js';
 import { registerMigrate } from './migrateCommand.js';
 import { registerAdopt } from './adoptCommand.js';
 import { registerAudit } from './auditCommand.js';

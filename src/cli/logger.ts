@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
-import { privateFileMode } from '../config/privateFiles.js';
+import { privateFileMode } from '../privateFiles.js';
 import { UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';

@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { withResources } from './resources.js';
-import { financeMigrationSql, migrateFinance } from '../load/migrateFinance.js';
-import { assertMigratePrivileges } from '../load/financePrivileges.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
 
@@ -37,15 +35,13 @@ export function registerMigrate(program: Command): void {
 }
 
 function printSql(s: Settings): Promise<string> {
-  return withResources(s, async (r) => financeMigrationSql(await r.finance('migrate'), s.schema, s.layout));
+  return withResources(s, async (r) => (await r.finance('migrate')).migrationSql());
 }
 
 /** Migrates the finance schema, the layout's table and the ledger. */
 async function migrateEverything(s: Settings): Promise<MigrateResult> {
   return withResources(s, async (r) => {
-    const db = await r.finance('migrate');
-    await assertMigratePrivileges(db, s.schema);
-    const finance = await migrateFinance(db, s.schema, s.layout);
+    const finance = await (await r.finance('migrate')).migrate();
     const ledger = await r.ledger({ create: true });
     return {
       financeSchema: s.schema,

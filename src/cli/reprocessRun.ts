@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { globToRegExp, isUnsafeName } from '../intake/names.js';
-import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
+import { loadDecodeOptions } from '../delivery/decodeSettings.js';
 import { runReprocess, type ReprocessResult } from '../pipeline/reprocess.js';
 import { operatorName } from './operator.js';
 import { reprocessExitStatus } from './exitStatus.js';
@@ -52,14 +52,12 @@ export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: s
   return withResources(s, async (r) => {
     const logger = r.logger();
     const ledger = await r.ledger();
-    const db = await r.finance('load');
+    const finance = await r.finance('load');
     const archive = await r.archive();
     if (!archive) throw new UsageError('there is no archive folder yet: nothing was ever loaded to reprocess');
     return runReprocess({
       ledger,
-      db,
-      schema: s.schema,
-      layout: s.layout,
+      finance,
       archive,
       names,
       reason: flags.reason!.trim(),

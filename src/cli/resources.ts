@@ -1,11 +1,11 @@
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import type { FolderReader, Intake } from '../intake/intake.js';
 import { openArchive, openIntake } from '../intake/openIntake.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/openLedger.js';
-import { openFinance, type FinancePurpose } from './financeConnection.js';
+import type { FinanceDb, FinancePurpose } from '../finance/financeDb.js';
+import { openFinance } from './financeConnection.js';
 import { createLogger } from './logger.js';
 import { TerminalStatus } from './terminal.js';
 
@@ -17,7 +17,7 @@ export interface CommandResources {
   logger(): Logger;
   /** the configured ledger: created or upgraded for `migrate`, required current otherwise */
   ledger(opts?: { create: boolean }): Promise<Ledger>;
-  finance(purpose: FinancePurpose, stop?: AbortSignal): Promise<pg.Client>;
+  finance(purpose: FinancePurpose, stop?: AbortSignal): Promise<FinanceDb>;
   intake(): Promise<Intake>;
   /** null when a local archive folder does not exist yet */
   archive(): Promise<FolderReader | null>;
@@ -42,8 +42,7 @@ export async function withResources<T>(s: Settings, fn: (r: CommandResources) =>
     ledger: (opts = { create: false }) =>
       opened(openLedger(s.ledger, { create: opts.create, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 }), (l) => l.close()),
     // only a run logs a connection that breaks while idle; the others learn it from their next query
-    finance: (purpose, stop) =>
-      opened(openFinance(s, purpose, purpose === 'load' ? r.logger() : undefined, stop), (db) => db.end().catch(() => undefined)),
+    finance: (purpose, stop) => opened(openFinance(s, purpose, purpose === 'load' ? r.logger() : undefined, stop), (db) => db.close()),
     intake: () => opened(openIntake(s, r.logger()), (i) => i.close()),
     archive: () => opened(openArchive(s, r.logger()), async (a) => a?.close()),
   };

@@ -7,14 +7,14 @@ import { NO_COUNTS } from '../ledger/types.js';
 import { newRunId } from '../pipeline/runId.js';
 import { writeRunMetrics, type RunMetricsInput } from '../report/metricsFile.js';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
-import type pg from 'pg';
+import type { FinanceDb } from '../finance/financeDb.js';
 import type { Intake } from '../intake/intake.js';
 import { checkIntakeSetting } from '../intake/openIntake.js';
 import { globToRegExp } from '../intake/names.js';
 import type { RunMode } from '../ledger/types.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { withSettingOptions } from './options.js';
-import { loadDecodeOptions } from '../load/decode/decodeSettings.js';
+import { loadDecodeOptions } from '../delivery/decodeSettings.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { runExitStatus } from './exitStatus.js';
 import { withResources } from './resources.js';
@@ -93,11 +93,11 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
     let metricsWritten = false;
     try {
       const runId = await ledger.startRun({ mode, host: hostname(), pid: process.pid }, () => newRunId());
-      let db: pg.Client;
+      let finance: FinanceDb;
       let intake: Intake;
       try {
         // cheapest and most likely refusals first: the database being down stops the run before any download
-        db = await r.finance('load', stopping.signal);
+        finance = await r.finance('load', stopping.signal);
         intake = await r.intake();
         await assertStagingUsable(s.staging);
       } catch (err) {
@@ -113,9 +113,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
         runId,
         intake,
         ledger,
-        db,
-        schema: s.schema,
-        layout: s.layout,
+        finance,
         pattern,
         ignore,
         readyMarker: s.readyMarker,

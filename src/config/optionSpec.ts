@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_RECORD_BYTES } from '../load/layout.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../layout/layout.js';
 
 /** The commands that read settings; `report` stands for its subcommands. */
 export type CommandName = 'migrate' | 'run' | 'report' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check';

@@ -1,4 +1,4 @@
-import { PRESETS } from '../load/presets.js';
+import { PRESETS } from '../layout/presets.js';
 
 import { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionSpec } from './optionSpec.js';
 

@@ -3,10 +3,11 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { homedir, tmpdir } from 'node:os';
 import { UsageError } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
-import { DEFAULT_LAYOUT, type Layout } from '../load/layout.js';
-import { parseLayout } from '../load/parseLayout.js';
+import { DEFAULT_LAYOUT, type Layout } from '../layout/layout.js';
+import { parseLayout } from '../layout/parseLayout.js';
 import { nearest } from './nearest.js';
-import type { DecodeSettings } from '../load/decode/decodeSettings.js';
+import type { SftpSettings } from '../intake/openIntake.js';
+import type { DecodeSettings } from '../delivery/decodeSettings.js';
 import { DEFAULTS, LOG_LEVELS, OPTION_TABLE, RUN_MODES, SETTING_KEYS, type OptionSpec, type SettingKey } from './optionTable.js';
 
 type Key = SettingKey;
@@ -40,14 +41,7 @@ export interface Settings {
   /** `status`: how old the last successful run may be before the check is critical */
   maxAgeSeconds: number;
   mode: 'scheduled' | 'manual' | undefined;
-  sftp: {
-    keyPath: string | undefined;
-    keyPassphrase: string | undefined;
-    password: string | undefined;
-    agentSocket: string | undefined;
-    knownHosts: string;
-    hostKeyFingerprint: string | undefined;
-  };
+  sftp: SftpSettings;
   /** compressed, zipped and OpenPGP deliveries (src/load/decode/) */
   decode: DecodeSettings;
 }
@@ -279,9 +273,4 @@ function decodeSettings(pick: (key: Key) => Picked | undefined, str: (key: Key) 
     maxInflateRatio: bounded(pick('maxInflateRatio'), DEFAULTS.maxInflateRatio, 2, 100_000, 'a ratio'),
     maxDecodedBytes: bounded(pick('maxDecodedBytes'), DEFAULTS.maxDecodedBytes, 1024, Number.MAX_SAFE_INTEGER, 'a number of bytes'),
   };
-}
-
-/** archive/, duplicates/ and rejected/ default to siblings of the intake folder. */
-export function siblingFolder(intake: string, name: 'archive' | 'duplicates' | 'rejected'): string {
-  return join(dirname(resolve(intake)), name);
 }

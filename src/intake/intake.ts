@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { Destination } from '../destination.js';
 
 export interface IntakeEntry {
   name: string;
@@ -47,8 +48,6 @@ export interface RouteResult {
    */
   replaced: boolean;
 }
-
-export type Destination = 'archive' | 'duplicates' | 'rejected';
 
 /** A folder whose files are read and never moved: what `audit`, `adopt` and reprocessing need of the archive. */
 export interface FolderReader {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { currentOwner, ownerIsGone } from '../ledger/owner.js';
+import { currentOwner, ownerIsGone } from '../owner.js';
 
 /**
  * Names of a mover's temporary entries (a captured intake name, a copy on its way into a

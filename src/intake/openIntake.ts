@@ -1,15 +1,38 @@
 import { existsSync } from 'node:fs';
-import { posix, resolve } from 'node:path';
+import { dirname, join, posix, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { siblingFolder, type Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
 import type { FolderReader, Intake } from './intake.js';
+import type { Destination } from '../destination.js';
 import { LocalFolder } from './localFolder.js';
 import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
 import type { SftpCredentials } from './sftpFolder.js';
 import type { SftpFolders, SftpIntake } from './sftpIntake.js';
 import { isSftpUrl, parseSftpUrl, type SftpLocation } from './sftpUrl.js';
+
+/** What opening an intake takes from the settings: where it is, its final folders, and how to reach an SFTP server. */
+export interface IntakeSettings {
+  intake: string | undefined;
+  archive: string | undefined;
+  duplicates: string | undefined;
+  rejected: string | undefined;
+  sftp: SftpSettings;
+}
+
+export interface SftpSettings {
+  keyPath: string | undefined;
+  keyPassphrase: string | undefined;
+  password: string | undefined;
+  agentSocket: string | undefined;
+  knownHosts: string;
+  hostKeyFingerprint: string | undefined;
+}
+
+/** archive/, duplicates/ and rejected/ default to siblings of the intake folder. */
+export function siblingFolder(intake: string, name: Destination): string {
+  return join(dirname(resolve(intake)), name);
+}
 
 /** A final folder that is the intake itself would make a "move" a no-op, or worse (its aliases: refuseIntakeAliases). */
 function distinctFromIntake<T extends { intake: string; archive: string; duplicates: string; rejected: string }>(f: T): T {
@@ -20,13 +43,13 @@ function distinctFromIntake<T extends { intake: string; archive: string; duplica
 }
 
 /** Refuses a missing or malformed intake setting before anything is connected. */
-export function checkIntakeSetting(s: Settings): void {
+export function checkIntakeSetting(s: IntakeSettings): void {
   if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
   if (isSftpUrl(s.intake)) parseSftpUrl(s.intake);
 }
 
 /** The intake named by the settings: a local folder or an sftp:// URL, behind one interface. */
-export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
+export async function openIntake(s: IntakeSettings, log: Logger): Promise<Intake> {
   checkIntakeSetting(s);
   if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
   if (!isSftpUrl(s.intake)) {
@@ -43,7 +66,7 @@ export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
   }
   const loc = parseSftpUrl(s.intake);
   // on the server, the final folders default to siblings of the intake path there
-  const remote = (value: string | undefined, name: 'archive' | 'duplicates' | 'rejected') => {
+  const remote = (value: string | undefined, name: Destination) => {
     if (value === undefined) return posix.join(posix.dirname(loc.path), name);
     if (!value.startsWith('/')) throw new UsageError(`--${name} must be an absolute path on the SFTP server, got ${value}`);
     return posix.normalize(value).replace(/\/+$/, '');
@@ -69,7 +92,7 @@ export async function openIntake(s: Settings, log: Logger): Promise<Intake> {
 }
 
 /** How to reach and trust the server of an sftp:// setting. */
-function sftpAccess(s: Settings, loc: SftpLocation): { creds: SftpCredentials; hostKeys: HostKeyPolicy } {
+function sftpAccess(s: IntakeSettings, loc: SftpLocation): { creds: SftpCredentials; hostKeys: HostKeyPolicy } {
   const hostKeys = s.sftp.hostKeyFingerprint
     ? HostKeyPolicy.pinned(s.sftp.hostKeyFingerprint, loc.host, loc.port)
     : HostKeyPolicy.fromKnownHosts(s.sftp.knownHosts, loc.host, loc.port);
@@ -77,7 +100,7 @@ function sftpAccess(s: Settings, loc: SftpLocation): { creds: SftpCredentials; h
   return { creds: { keyPath, keyPassphrase, password, agentSocket }, hostKeys };
 }
 
-async function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
+async function openSftp(s: IntakeSettings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
   // loaded on demand: ssh2 takes longer to load than a whole idle run may take
   const { SftpIntake } = await import('./sftpIntake.js');
   const { creds, hostKeys } = sftpAccess(s, loc);
@@ -85,7 +108,7 @@ async function openSftp(s: Settings, loc: SftpLocation, folders: SftpFolders, lo
 }
 
 /** The archive folder, to read: for `audit`, `adopt` and reprocessing; null when a local archive does not exist yet. */
-export async function openArchive(s: Settings, log: Logger): Promise<FolderReader | null> {
+export async function openArchive(s: IntakeSettings, log: Logger): Promise<FolderReader | null> {
   if (!s.intake && !s.archive) throw new UsageError('audit needs --intake or --archive to find the archive');
   if (s.intake && isSftpUrl(s.intake)) {
     const loc = parseSftpUrl(s.intake);

@@ -1,5 +1,6 @@
-import type { Destination } from '../intake/intake.js';
-import type { ClaimOwner, EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
+import type { Destination } from '../destination.js';
+import type { ClaimOwner } from '../owner.js';
+import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
 export interface ClaimRequest {
   name: string;

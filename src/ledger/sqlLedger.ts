@@ -1,7 +1,7 @@
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
 import { DUPLICATE_SQL, HELD_SQL } from './outcomeStatements.js';
-import type { Destination } from '../intake/intake.js';
+import type { Destination } from '../destination.js';
 import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { CLAIM_SQL, END_CLAIM, LIVE } from './claimStatement.js';
 import { ADOPT_SQL, HOLDS_LIVE_CONTENT } from './adoptStatement.js';

@@ -1,4 +1,4 @@
-import type { Destination } from '../intake/intake.js';
+import type { Destination } from '../destination.js';
 import type { LandedMove, MoveIntent } from './ledger.js';
 import type { SqlRow } from './sqlPort.js';
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow, RunStatus } from './types.js';

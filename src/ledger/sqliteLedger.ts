@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { assertNotWorldWritableFolder, createPrivateFile } from '../config/privateFiles.js';
+import { assertNotWorldWritableFolder, createPrivateFile } from '../privateFiles.js';
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
 import { SqlLedger } from './sqlLedger.js';

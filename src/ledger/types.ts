@@ -18,14 +18,6 @@ export type EventKind =
 
 export type RunMode = 'scheduled' | 'manual' | 'reprocess';
 
-/** Who holds a claim: enough to tell, on the same host, whether that process is still alive. */
-export interface ClaimOwner {
-  host: string;
-  pid: number;
-  /** the process's start time as the kernel reports it; tells a reused pid from the original */
-  startedAt: string;
-}
-
 export interface FileRow {
   id: number;
   name: string;

@@ -1,7 +1,6 @@
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RejectError, TransientError, errorMessage, exitStatusOf } from '../errors.js';
 import { FileGoneError, type FolderReader, type IntakeEntry } from '../intake/intake.js';
@@ -9,14 +8,13 @@ import { isInProgressName } from '../intake/names.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { FileRow } from '../ledger/types.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
-import { findFileMarker } from '../load/fileMarker.js';
-import { keyPresence } from '../load/keyPresence.js';
-import { keyName, type Layout } from '../load/layout.js';
-import type { DecodeOptions } from '../load/decode/decodeSettings.js';
+import type { FinanceDb } from '../finance/financeDb.js';
+import { keyName } from '../layout/layout.js';
+import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';
 import { stageAndHash, type Staged } from './stageAndHash.js';
-import { contentDetails, removeContent, type StagedContent } from './stagedContent.js';
+import { contentDetails, removeContent, type StagedContent } from '../delivery/stagedContent.js';
 
 export const ADOPT_OUTCOMES = [
   'adopted',
@@ -57,9 +55,8 @@ export interface AdoptedFile {
 
 export interface AdoptOptions {
   ledger: Ledger;
-  db: pg.ClientBase;
-  schema: string;
-  layout: Layout;
+  /** bound to the layout the archived files are read with */
+  finance: FinanceDb;
   archive: FolderReader;
   /** which archived names are considered */
   pattern: RegExp;
@@ -87,21 +84,21 @@ type Finding =
 
 /** Whether the finance database shows this content's rows: its file marker, else its natural keys. */
 async function whatTheDatabaseShows(o: AdoptOptions, path: string, sha256: string): Promise<Finding> {
-  const marker = await findFileMarker(o.db, o.schema, sha256);
+  const marker = await o.finance.fileMarker(sha256);
   if (marker) {
-    const message = `its file marker is in ${o.schema}.file_loads (${marker.rowCount} rows, run ${marker.runId})`;
+    const message = `its file marker is in ${o.finance.schema}.file_loads (${marker.rowCount} rows, run ${marker.runId})`;
     return { loaded: true, evidence: 'file-marker', rows: marker.rowCount, message };
   }
   let p;
   try {
-    p = await keyPresence(o.db, o.schema, o.layout, path);
+    p = await o.finance.keyPresence(path);
   } catch (err) {
     if (!(err instanceof RejectError)) throw err;
     const message = `cannot be read with the layout, so its rows cannot be looked up (${err.message}); not adopted`;
     return { loaded: false, outcome: 'unreadable', rows: null, message };
   }
-  const keys = `rows' ${keyName(o.layout)} values`;
-  const table = `${o.schema}.${o.layout.table}`;
+  const keys = `rows' ${keyName(o.finance.layout)} values`;
+  const table = o.finance.table;
   if (p.present === p.rows) {
     const message = p.rows === 0 ? 'no file marker, and no rows to load' : `no file marker, but all ${p.rows} ${keys} are in ${table}`;
     return { loaded: true, evidence: 'natural-keys', rows: p.rows, message };

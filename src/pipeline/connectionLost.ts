@@ -1,4 +1,4 @@
-import { DatabaseUnresponsiveError } from '../load/statementWatch.js';
+import { DatabaseUnresponsiveError } from '../db/statementWatch.js';
 import { PG_ADMIN_SHUTDOWN, PG_CANNOT_CONNECT_NOW, PG_CONNECTION_EXCEPTION_CLASS, PG_CRASH_SHUTDOWN } from '../db/pgErrors.js';
 
 const SERVER_GONE = [PG_ADMIN_SHUTDOWN, PG_CRASH_SHUTDOWN, PG_CANNOT_CONNECT_NOW];

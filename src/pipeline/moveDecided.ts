@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
-import { FileGoneError, type DecidedFile, type Destination, type Intake, type RouteResult } from '../intake/intake.js';
+import { FileGoneError, type DecidedFile, type Intake, type RouteResult } from '../intake/intake.js';
+import type { Destination } from '../destination.js';
 import type { Ledger, MoveIntent } from '../ledger/ledger.js';
-import { ownerIsGone } from '../ledger/owner.js';
+import { ownerIsGone } from '../owner.js';
 import type { FileRow } from '../ledger/types.js';
 
 /** One staged file of a run, as the ledger knows it. */

@@ -1,7 +1,8 @@
 import { unlink } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
-import type { Destination, Intake } from '../intake/intake.js';
+import type { Intake } from '../intake/intake.js';
+import type { Destination } from '../destination.js';
 import { stageAndHash } from './stageAndHash.js';
 
 /** The ready marker follows its file into the same folder (best effort: a marker left behind is harmless). */

@@ -1,26 +1,23 @@
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RejectError, errorMessage } from '../errors.js';
 import type { FolderReader } from '../intake/intake.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS, type FileRow } from '../ledger/types.js';
-import type { Layout } from '../load/layout.js';
-import { reloadRows } from '../load/reloadRows.js';
+import type { FinanceDb } from '../finance/financeDb.js';
 import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';
 import { stageAndHash } from './stageAndHash.js';
-import { removeContent } from './stagedContent.js';
-import type { DecodeOptions } from '../load/decode/decodeSettings.js';
+import { removeContent } from '../delivery/stagedContent.js';
+import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { contentOf } from '../ledger/types.js';
 
 export interface ReprocessOptions {
   ledger: Ledger;
-  db: pg.ClientBase;
-  schema: string;
-  layout: Layout;
+  /** bound to today's layout: the files are read with it */
+  finance: FinanceDb;
   /** the archive folder, read only */
   archive: FolderReader;
   names: string[];
@@ -94,8 +91,8 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
       if (content.kind === 'failed') return fail('failed', content.reason);
       if (content.sha256 !== contentOf(row)) return fail('failed', `${archived} no longer decodes to the content that was loaded`);
       // the rows hang off the content's file marker, whatever wrapping the delivery had
-      const req = { schema: o.schema, layout: o.layout, stagedPath: content.path, sha256: content.sha256, name: row.name, runId };
-      const r = await reloadRows(o.db, req, { dryRun: o.dryRun, reason: o.reason });
+      const req = { stagedPath: content.path, sha256: content.sha256, name: row.name, runId };
+      const r = await o.finance.reload(req, { dryRun: o.dryRun, reason: o.reason });
       if (!o.dryRun) {
         await o.ledger.recordReprocessed(
           { name: row.name, sha256: row.sha256, runId },

@@ -3,9 +3,9 @@ import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultPoint } from '../faults.js';
 import { isPinned, type FilePin, type FolderReader, type IntakeEntry } from '../intake/intake.js';
-import type { DecodeOptions } from '../load/decode/decodeSettings.js';
-import { HEAD_BYTES, sniffHead } from '../load/decode/sniff.js';
-import { DecodingTee, removeContent, stagedContent, type StagedContent } from './stagedContent.js';
+import type { DecodeOptions } from '../delivery/decodeSettings.js';
+import { HEAD_BYTES, sniffHead } from '../delivery/sniff.js';
+import { DecodingTee, removeContent, stagedContent, type StagedContent } from '../delivery/stagedContent.js';
 
 export type Staged =
   /**

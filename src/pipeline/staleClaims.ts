@@ -1,9 +1,8 @@
-import type pg from 'pg';
 import type { Logger } from 'pino';
-import { staleClaimReason } from '../ledger/owner.js';
+import { staleClaimReason } from '../ledger/staleClaim.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { contentOf, type FileRow } from '../ledger/types.js';
-import { findFileMarker } from '../load/fileMarker.js';
+import type { FinanceDb } from '../finance/financeDb.js';
 
 /**
  * A claim is stale when its owner on this host is provably gone, or its lease has run out.
@@ -12,15 +11,14 @@ import { findFileMarker } from '../load/fileMarker.js';
  */
 export async function settleIfStale(
   ledger: Ledger,
-  db: pg.ClientBase,
-  schema: string,
+  finance: FinanceDb,
   claim: FileRow,
   runId: string,
   log: Logger,
 ): Promise<'live' | 'recovered' | 'expired'> {
   const why = staleClaimReason(claim);
   if (why === null) return 'live';
-  const found = await findFileMarker(db, schema, contentOf(claim));
+  const found = await finance.fileMarker(contentOf(claim));
   // the content's marker from another delivery of it (re-encrypted, re-compressed) is not this claim's load
   const marker = found && (found.deliveredSha256 ?? claim.sha256) === claim.sha256 ? found : null;
   if (marker) {

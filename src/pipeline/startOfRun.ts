@@ -1,12 +1,11 @@
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type pg from 'pg';
+import type { FinanceDb } from '../finance/financeDb.js';
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { currentOwner, ownerIsGone } from '../ledger/owner.js';
-import type { ClaimOwner } from '../ledger/types.js';
+import { currentOwner, ownerIsGone, type ClaimOwner } from '../owner.js';
 import { settleIfStale } from './staleClaims.js';
 
 const STAGING_PREFIX = 'settle-';
@@ -38,9 +37,9 @@ export async function closeDeadRuns(ledger: Ledger, runId: string, log: Logger):
  * content is in the intake again: a run that died after its COMMIT must not stay `claimed`
  * forever. Live claims (another run at work) are left alone.
  */
-export async function settleStaleClaims(ledger: Ledger, db: pg.ClientBase, schema: string, runId: string, log: Logger): Promise<void> {
+export async function settleStaleClaims(ledger: Ledger, finance: FinanceDb, runId: string, log: Logger): Promise<void> {
   for (const claim of await ledger.filesInState('claimed')) {
-    await settleIfStale(ledger, db, schema, claim, runId, log.child({ file: claim.name, sha256: claim.sha256 }));
+    await settleIfStale(ledger, finance, claim, runId, log.child({ file: claim.name, sha256: claim.sha256 }));
   }
 }
 

@@ -1,8 +1,8 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { runsWaiting } from '../ledger/waitingFiles.js';
-import type { Layout } from '../load/layout.js';
-import { endsWithTrailer } from '../load/trailer.js';
-import { quoteValue } from '../load/quoteValue.js';
+import type { Layout } from '../layout/layout.js';
+import { endsWithTrailer } from '../layout/trailer.js';
+import { quoteValue } from '../layout/quoteValue.js';
 
 /**
  * A layout with a trailer: a staged file that does not end with it may still be uploading, so

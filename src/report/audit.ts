@@ -1,9 +1,8 @@
-import type pg from 'pg';
 import type { FolderReader } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
 import { sha256Of } from '../intake/sha256Of.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { loadFacts } from '../load/financeFacts.js';
+import type { FinanceDb } from '../finance/financeDb.js';
 import { staleClaims } from './ledgerHealth.js';
 import { contentOf } from '../ledger/types.js';
 
@@ -42,8 +41,9 @@ const found = (kind: DiscrepancyKind, file: string | null, sha256: string | null
  * Cross-checks the ledger, the finance database and the archive: one load per content,
  * row counts that agree, no stale claims, and no archived file the ledger does not know.
  */
-export async function audit(ledger: Ledger, db: pg.ClientBase, schema: string, archive: FolderReader): Promise<AuditResult> {
-  const facts = await loadFacts(db, schema);
+export async function audit(ledger: Ledger, finance: FinanceDb, archive: FolderReader): Promise<AuditResult> {
+  const { schema } = finance;
+  const facts = await finance.loadFacts();
   const bySha = new Map(facts.map((f) => [f.sha256, f]));
   const checks: AuditResult['checks'] = [];
   const check = (name: string, discrepancies: Discrepancy[]) => checks.push({ name, discrepancies });

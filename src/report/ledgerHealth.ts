@@ -1,5 +1,5 @@
 import type { Ledger } from '../ledger/ledger.js';
-import { staleClaimReason } from '../ledger/owner.js';
+import { staleClaimReason } from '../ledger/staleClaim.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
 import type { FileRow } from '../ledger/types.js';
 import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js';

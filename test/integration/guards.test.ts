@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { currentOwner } from '../../src/ledger/owner.js';
+import { currentOwner } from '../../src/owner.js';
 import { readMigrations } from '../../src/db/migrationFiles.js';
 
 /** The finance migrations this release ships, by version. */

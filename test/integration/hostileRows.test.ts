@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { from as copyFrom } from 'pg-copy-streams';
 import { describe, expect, it } from 'vitest';
 import { HEADER, sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { feedCopy } from '../../src/load/feedCopy.js';
+import { feedCopy } from '../../src/finance/feedCopy.js';
 import { parseSummary, sharedFinanceDatabase, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Ledger } from '../../src/ledger/ledger.js';
-import { currentOwner } from '../../src/ledger/owner.js';
+import { currentOwner } from '../../src/owner.js';
 
 export const SHA_A = 'a'.repeat(64);
 export const SHA_B = 'b'.repeat(64);

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DecodeOptions } from '../../src/load/decode/decodeSettings.js';
-import { DecodingTee } from '../../src/pipeline/stagedContent.js';
+import type { DecodeOptions } from '../../src/delivery/decodeSettings.js';
+import { DecodingTee } from '../../src/delivery/stagedContent.js';
 
 const OPTIONS: DecodeOptions = {
   decryptionKey: undefined,

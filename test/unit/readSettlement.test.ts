@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADER } from '../../src/demo/sampleSettlement.js';
 import { RejectError } from '../../src/errors.js';
-import { DEFAULT_LAYOUT, type Layout } from '../../src/load/layout.js';
-import { findBadRows, readSettlement, settlementBlocks, type SettlementRow } from '../../src/load/readSettlement.js';
+import { DEFAULT_LAYOUT, type Layout } from '../../src/layout/layout.js';
+import { findBadRows, readSettlement, settlementBlocks, type SettlementRow } from '../../src/layout/readSettlement.js';
 
 function file(content: string | Buffer): string {
   const path = join(mkdtempSync(join(tmpdir(), 'settle-read-')), 'settle_x.csv');

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { resolveSettings, siblingFolder } from '../../src/config/settings.js';
-import { DEFAULT_LAYOUT } from '../../src/load/layout.js';
+import { resolveSettings } from '../../src/config/settings.js';
+import { siblingFolder } from '../../src/intake/openIntake.js';
+import { DEFAULT_LAYOUT } from '../../src/layout/layout.js';
 import { UsageError } from '../../src/errors.js';
 
 const example = fileURLToPath(new URL('../../fixtures/settle-ingest.config.json', import.meta.url));

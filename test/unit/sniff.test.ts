@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sniff } from '../../src/load/decode/sniff.js';
+import { sniff } from '../../src/delivery/sniff.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'settle-sniff-'));
 const file = (name: string, bytes: Buffer | string) => {

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { UsageError, errorMessage } from '../errors.js';
 import { PG_INSUFFICIENT_PRIVILEGE, pgCode } from '../db/pgErrors.js';
+import type { FinanceTarget } from './target.js';
 
 /** A table's privileges a command needs, by the table's name in the finance schema. */
 export type TableNeeds = Record<string, readonly ('SELECT' | 'INSERT' | 'UPDATE' | 'DELETE')[]>;
@@ -27,7 +28,7 @@ const SEE = `see README, "Database roles"`;
  * each one, instead of failing file by file half-way through. A table not there yet is left to
  * the schema-version check, which says to migrate.
  */
-export async function assertPrivileges(client: pg.ClientBase, schema: string, needs: TableNeeds): Promise<void> {
+export async function assertPrivileges({ client, schema }: FinanceTarget, needs: TableNeeds): Promise<void> {
   const head = await client.query<{ role: string; usage: boolean | null }>(
     `SELECT current_user AS role, (SELECT has_schema_privilege(oid, 'USAGE') FROM pg_namespace WHERE nspname = $1) AS usage`,
     [schema],
@@ -55,7 +56,7 @@ export async function assertPrivileges(client: pg.ClientBase, schema: string, ne
  * `migrate` creates the schema (CREATE on the database) or, once it exists, creates tables in it
  * (CREATE on the schema, which its owner has): said before any migration starts.
  */
-export async function assertMigratePrivileges(client: pg.ClientBase, schema: string): Promise<void> {
+export async function assertMigratePrivileges({ client, schema }: FinanceTarget): Promise<void> {
   const r = await client.query<{ role: string; db: string; exists: boolean; can: boolean }>(
     `SELECT current_user AS role, current_database() AS db,
             EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists,

@@ -1,8 +1,7 @@
-import pg from 'pg';
-import { keyName } from './layout.js';
-import { readSettlement } from './readSettlement.js';
-import type { LoadRequest } from './copyRows.js';
+import { keyName } from '../layout/layout.js';
+import { readSettlement } from '../layout/readSettlement.js';
 import { keyLookup } from './keyLookup.js';
+import type { FinanceTarget, LoadRequest } from './target.js';
 
 const SHOW_AT_MOST = 10;
 const LOOKUP_BATCH = 1000;
@@ -19,8 +18,8 @@ interface Overlap {
  * and names up to ten keys that repeat inside it or were loaded before from another file.
  * Runs only on the failure path, so it may keep the file's keys in memory.
  */
-export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest): Promise<{ message: string; line?: number }> {
-  const lookup = keyLookup(req.schema, req.layout);
+export async function describeKeyOverlap(t: FinanceTarget, req: LoadRequest): Promise<{ message: string; line?: number }> {
+  const lookup = keyLookup(t);
   const firstLine = new Map<string, number>();
   const found: Overlap[] = [];
   let total = 0;
@@ -29,7 +28,6 @@ export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest
   const lookUp = async () => {
     // rows of this very content are not a clash (they exist when it is being reprocessed)
     const loaded = await lookup.loadedFrom(
-      client,
       batch.map((b) => b.values),
       req.sha256,
     );
@@ -42,7 +40,7 @@ export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest
     batch = [];
   };
 
-  for await (const row of readSettlement(req.stagedPath, req.layout)) {
+  for await (const row of readSettlement(req.stagedPath, t.layout)) {
     const values = lookup.keyOf(row.values);
     const key = lookup.identity(values);
     const seen = firstLine.get(key);
@@ -57,7 +55,7 @@ export async function describeKeyOverlap(client: pg.ClientBase, req: LoadRequest
   }
   if (batch.length > 0) await lookUp();
 
-  const field = keyName(req.layout);
+  const field = keyName(t.layout);
   if (total === 0) return { message: `field ${field}: a value collides with rows already loaded` };
   found.sort((a, b) => a.line - b.line);
   const listed = found.map((o) => `line ${o.line}: ${o.key} ${o.from}`).join('; ');

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { UsageError } from '../errors.js';
-import { MAX_INTEGER_DIGITS } from './columnValues.js';
-import type { ColumnSpec, Layout } from './layout.js';
+import { MAX_INTEGER_DIGITS } from '../layout/columnValues.js';
+import type { ColumnSpec, Layout } from '../layout/layout.js';
+import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;
 
@@ -86,7 +87,7 @@ async function existingTable(client: pg.ClientBase, schema: string, layout: Layo
  * one). A column whose type changed, or a different natural key, is refused with the statement
  * to run by hand: migrate never rewrites loaded rows.
  */
-export async function layoutTableChanges(client: pg.ClientBase, schema: string, layout: Layout): Promise<string[]> {
+export async function layoutTableChanges({ client, schema, layout }: FinanceTarget): Promise<string[]> {
   const have = await existingTable(client, schema, layout);
   if (!have) return createTableSql(schema, layout);
   const t = `${id(schema)}.${id(layout.table)}`;
@@ -114,8 +115,9 @@ export async function layoutTableChanges(client: pg.ClientBase, schema: string, 
 }
 
 /** `run` refuses to start when the layout's table is missing or lacks a column: `migrate` first. */
-export async function assertLayoutFitsTable(client: pg.ClientBase, schema: string, layout: Layout): Promise<void> {
-  const changes = await layoutTableChanges(client, schema, layout);
+export async function assertLayoutFitsTable(t: FinanceTarget): Promise<void> {
+  const { schema, layout } = t;
+  const changes = await layoutTableChanges(t);
   if (changes.length > 0) {
     throw new UsageError(
       `table ${schema}.${layout.table} of layout "${layout.name}" is missing or lacks columns: run \`settle-ingest migrate\` with this layout first (\`migrate --print-sql\` shows what it does)`,

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import type { Layout } from './layout.js';
-import { quoteValue } from './quoteValue.js';
+import { quoteValue } from '../layout/quoteValue.js';
+import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;
 
@@ -9,7 +9,7 @@ const { escapeIdentifier: id } = pg;
  * text, integer, date or currency, whose text form in PostgreSQL is the reader's own, so keys
  * are compared as text.
  */
-export function keyLookup(schema: string, layout: Layout) {
+export function keyLookup({ client, schema, layout }: FinanceTarget) {
   const s = id(schema);
   const table = `${s}.${id(layout.table)}`;
   const positions = layout.naturalKey.map((k) => layout.columns.findIndex((c) => c.name === k));
@@ -29,7 +29,7 @@ export function keyLookup(schema: string, layout: Layout) {
     /** what tells two keys apart: the maps and sets below are keyed by it */
     identity,
     /** the keys of the batch the table holds */
-    async present(client: pg.ClientBase, keys: string[][]): Promise<Set<string>> {
+    async present(keys: string[][]): Promise<Set<string>> {
       const r = await client.query<Record<string, string>>(
         `SELECT ${names.map((n) => `k.${n}`).join(', ')} FROM unnest(${params}) AS k(${names.join(', ')})
           WHERE EXISTS (SELECT 1 FROM ${table} t WHERE ${join})`,
@@ -38,7 +38,7 @@ export function keyLookup(schema: string, layout: Layout) {
       return new Set(r.rows.map(keyText));
     },
     /** the keys of the batch loaded from another content, each with "FILE (run RUN)" */
-    async loadedFrom(client: pg.ClientBase, keys: string[][], exceptSha256: string): Promise<Map<string, string>> {
+    async loadedFrom(keys: string[][], exceptSha256: string): Promise<Map<string, string>> {
       const r = await client.query<Record<string, string>>(
         `SELECT ${names.map((n) => `k.${n}`).join(', ')}, f.file_name, l.run_id
            FROM unnest(${params}) AS k(${names.join(', ')})

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { TransientError } from '../errors.js';
-import { explainFailure, finishLoad, startLoad, streamRows, type LoadRequest } from './copyRows.js';
+import { explainFailure, finishLoad, startLoad, streamRows } from './copyRows.js';
+import type { FinanceTarget, LoadRequest } from './target.js';
 
 const { escapeIdentifier } = pg;
 
@@ -14,33 +15,30 @@ export interface ReloadResult {
  * transaction: its file marker is locked, the old rows deleted, the new ones (carrying
  * `req.runId`) copied in. A bad row or a dry run rolls back, leaving the old rows.
  */
-export async function reloadRows(
-  client: pg.ClientBase,
-  req: LoadRequest,
-  opts: { dryRun: boolean; reason: string },
-): Promise<ReloadResult> {
-  const s = escapeIdentifier(req.schema);
+export async function reloadRows(t: FinanceTarget, req: LoadRequest, opts: { dryRun: boolean; reason: string }): Promise<ReloadResult> {
+  const { client, schema, layout } = t;
+  const s = escapeIdentifier(schema);
   await client.query('BEGIN');
   try {
     const marker = await client.query<{ target_table: string }>(`SELECT target_table FROM ${s}.file_loads WHERE sha256 = $1 FOR UPDATE`, [
       req.sha256,
     ]);
     if (marker.rowCount === 0) {
-      throw new TransientError(`content ${req.sha256} has no file marker in ${req.schema}.file_loads: nothing to replace (run audit)`);
+      throw new TransientError(`content ${req.sha256} has no file marker in ${schema}.file_loads: nothing to replace (run audit)`);
     }
     // its rows are where they were loaded, whatever today's layout names: they are replaced there
     const oldTable = `${s}.${escapeIdentifier(marker.rows[0]!.target_table)}`;
     const removed = await client.query(`DELETE FROM ${oldTable} WHERE load_id IN (SELECT load_id FROM ${s}.loads WHERE sha256 = $1)`, [
       req.sha256,
     ]);
-    await client.query(`UPDATE ${s}.file_loads SET target_table = $2 WHERE sha256 = $1`, [req.sha256, req.layout.table]);
-    const loadId = await startLoad(client, req, opts.reason);
-    const { rows } = await streamRows(client, req, loadId);
-    await finishLoad(client, req, loadId, rows);
+    await client.query(`UPDATE ${s}.file_loads SET target_table = $2 WHERE sha256 = $1`, [req.sha256, layout.table]);
+    const loadId = await startLoad(t, req, opts.reason);
+    const { rows } = await streamRows(t, req, loadId);
+    await finishLoad(t, req, loadId, rows);
     await client.query(opts.dryRun ? 'ROLLBACK' : 'COMMIT');
     return { previousRows: removed.rowCount ?? 0, rows };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw await explainFailure(client, req, err);
+    throw await explainFailure(t, req, err);
   }
 }

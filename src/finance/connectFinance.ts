@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { TransientError, UsageError, errorMessage } from '../errors.js';
 import { connectPostgres, describeTarget, libpqTargetSet } from '../db/pgConnect.js';
-import { watchStatements } from './statementWatch.js';
+import { watchStatements } from '../db/statementWatch.js';
 
 export interface FinanceConnectOptions {
   /** --db-timeout: connecting, and each lock or statement wait */

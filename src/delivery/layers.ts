@@ -1,6 +1,6 @@
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { RejectError, errorMessage } from '../../errors.js';
+import { RejectError, errorMessage } from '../errors.js';
 import { ByteCounter } from './meter.js';
 
 /**

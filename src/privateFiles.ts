@@ -1,6 +1,6 @@
 import { closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError } from './errors.js';
 
 /**
  * The mode for files that quote partners' data (the ledger, the log): readable by the owner

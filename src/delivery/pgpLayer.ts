@@ -1,7 +1,7 @@
 import { pipeline, Readable } from 'node:stream';
 import { TextDecoderStream, type ReadableStream as WebReadableStream } from 'node:stream/web';
 import * as openpgp from 'openpgp';
-import { RejectError, SettleError, EXIT_PROBLEM, errorMessage } from '../../errors.js';
+import { RejectError, SettleError, EXIT_PROBLEM, errorMessage } from '../errors.js';
 import { fingerprintOf, type DecodeOptions } from './decodeSettings.js';
 import { guarded, ignore, type OpenLayer } from './layers.js';
 import { ByteCounter } from './meter.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import { RejectError } from '../../errors.js';
+import { RejectError } from '../errors.js';
 
 /**
  * Below this much output the ratio is not judged yet: a file's first block (a header and a

@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { ClaimOwner } from './types.js';
+
+/** Who holds a claim: enough to tell, on the same host, whether that process is still alive. */
+export interface ClaimOwner {
+  host: string;
+  pid: number;
+  /** the process's start time as the kernel reports it; tells a reused pid from the original */
+  startedAt: string;
+}
 
 /** Field 22 of /proc/<pid>/stat: start time in clock ticks since boot. Null off Linux or when gone. */
 function procStartTime(pid: number): string | null {
@@ -34,20 +41,4 @@ export function ownerIsGone(owner: { host: string | null; pid: number | null; st
     }
   }
   return owner.startedAt !== 'unknown' && owner.startedAt !== started;
-}
-
-/**
- * Why a claim is stale, or null while it is live: its owner on this host is provably gone, or
- * its lease has passed (the only sign another host's run died). The one rule for the run, the
- * reports and monitoring.
- */
-export function staleClaimReason(
-  claim: { ownerHost: string | null; ownerPid: number | null; ownerStartedAt: string | null; leaseUntil: string | null },
-  now = Date.now(),
-): string | null {
-  if (ownerIsGone({ host: claim.ownerHost, pid: claim.ownerPid, startedAt: claim.ownerStartedAt })) {
-    return `its owner (pid ${claim.ownerPid} on ${claim.ownerHost}) is gone`;
-  }
-  if (claim.leaseUntil !== null && Date.parse(claim.leaseUntil) < now) return `its lease ran out at ${claim.leaseUntil}`;
-  return null;
 }

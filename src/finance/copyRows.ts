@@ -1,34 +1,16 @@
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
-import { keyName, PROVENANCE_COLUMNS, type Layout } from './layout.js';
-import { findBadRows, settlementBlocks, type ReadStats } from './readSettlement.js';
+import { keyName, PROVENANCE_COLUMNS, type Layout } from '../layout/layout.js';
+import { findBadRows, settlementBlocks, type ReadStats } from '../layout/readSettlement.js';
 import { describeKeyOverlap } from './keyOverlap.js';
+import type { FinanceTarget, LoadRequest, LoadResult } from './target.js';
 import { findFileMarker } from './fileMarker.js';
 import { feedCopy } from './feedCopy.js';
 import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../db/pgErrors.js';
-import { explainDbWait } from './statementWatch.js';
+import { explainDbWait } from '../db/statementWatch.js';
 
 const { escapeIdentifier } = pg;
-
-export interface LoadRequest {
-  schema: string;
-  layout: Layout;
-  stagedPath: string;
-  /** the content's SHA-256: the file marker's key and the rows' source */
-  sha256: string;
-  /** the SHA-256 of the bytes as delivered (compressed, encrypted), kept beside the marker */
-  deliveredSha256?: string;
-  name: string;
-  runId: string;
-  onProgress?: (rows: number) => void;
-}
-
-export type LoadResult =
-  /** `skippedRows`: rows the layout's skipRows left out, counted and not loaded */
-  | { outcome: 'loaded'; rows: number; skippedRows: number }
-  /** the finance database already holds this content: its file marker says who loaded it */
-  | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number; deliveredSha256: string | null };
 
 const NEEDS_QUOTES = /[",\r\n\\]/;
 
@@ -51,11 +33,16 @@ const BATCH_BYTES = 256 * 1024;
  * into Buffers: each row's text dies young instead of living in a long string until its batch
  * is full, and the COPY stream gets bytes it need not encode again.
  */
-async function* copyText(req: LoadRequest, loadId: number, counter: { rows: number; stats: ReadStats }): AsyncGenerator<Buffer> {
+async function* copyText(
+  layout: Layout,
+  req: LoadRequest,
+  loadId: number,
+  counter: { rows: number; stats: ReadStats },
+): AsyncGenerator<Buffer> {
   const provenance = `,${loadId},`;
   let batch = Buffer.allocUnsafe(BATCH_BYTES);
   let used = 0;
-  for await (const block of settlementBlocks(req.stagedPath, req.layout, { stats: counter.stats })) {
+  for await (const block of settlementBlocks(req.stagedPath, layout, { stats: counter.stats })) {
     for (let row = block.next(); row !== null; row = block.next()) {
       // a row COPY can take as the partner wrote it is not joined again
       const text = (row.text ?? copyLine(row.values)) + provenance + row.line + '\n';
@@ -77,36 +64,37 @@ async function* copyText(req: LoadRequest, loadId: number, counter: { rows: numb
  * Streams the staged file's checked rows into the layout's table with COPY, each carrying its
  * load and line; returns how many went in and how many the layout's skipRows left out.
  */
-export async function streamRows(client: pg.ClientBase, req: LoadRequest, loadId: number): Promise<{ rows: number; skippedRows: number }> {
-  const columns = [...req.layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
+export async function streamRows(t: FinanceTarget, req: LoadRequest, loadId: number): Promise<{ rows: number; skippedRows: number }> {
+  const { client, layout } = t;
+  const columns = [...layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
   const counter = { rows: 0, stats: { skipped: 0 } };
   // A large file may stream for longer than --db-timeout: the COPY is judged by progress
   // (statementWatch.ts cancels it when the server stops taking data), not by its duration.
   await client.query('SET LOCAL statement_timeout = 0');
-  const table = `${escapeIdentifier(req.schema)}.${escapeIdentifier(req.layout.table)}`;
+  const table = `${escapeIdentifier(t.schema)}.${escapeIdentifier(layout.table)}`;
   const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT csv)`));
-  await feedCopy(copyText(req, loadId, counter), copy);
+  await feedCopy(copyText(layout, req, loadId, counter), copy);
   req.onProgress?.(counter.rows);
   return { rows: counter.rows, skippedRows: counter.stats.skipped };
 }
 
 /** A new load of a content (its first, or a reload): the integer every row of it carries. */
-export async function startLoad(client: pg.ClientBase, req: LoadRequest, reason: string | null): Promise<number> {
-  const s = escapeIdentifier(req.schema);
-  const r = await client.query<{ load_id: number }>(
+export async function startLoad(t: FinanceTarget, req: LoadRequest, reason: string | null): Promise<number> {
+  const s = escapeIdentifier(t.schema);
+  const r = await t.client.query<{ load_id: number }>(
     `INSERT INTO ${s}.loads (sha256, run_id, reason) VALUES ($1, $2, $3) RETURNING load_id`,
     [req.sha256, req.runId, reason],
   );
   const loadId = r.rows[0]!.load_id;
-  await client.query(`UPDATE ${s}.file_loads SET load_id = $2 WHERE sha256 = $1`, [req.sha256, loadId]);
+  await t.client.query(`UPDATE ${s}.file_loads SET load_id = $2 WHERE sha256 = $1`, [req.sha256, loadId]);
   return loadId;
 }
 
 /** The rows a load put in: on the file marker and on the load. */
-export async function finishLoad(client: pg.ClientBase, req: LoadRequest, loadId: number, rows: number): Promise<void> {
-  const s = escapeIdentifier(req.schema);
-  await client.query(`UPDATE ${s}.file_loads SET row_count = $2 WHERE sha256 = $1`, [req.sha256, rows]);
-  await client.query(`UPDATE ${s}.loads SET row_count = $2 WHERE load_id = $1`, [loadId, rows]);
+export async function finishLoad(t: FinanceTarget, req: LoadRequest, loadId: number, rows: number): Promise<void> {
+  const s = escapeIdentifier(t.schema);
+  await t.client.query(`UPDATE ${s}.file_loads SET row_count = $2 WHERE sha256 = $1`, [req.sha256, rows]);
+  await t.client.query(`UPDATE ${s}.loads SET row_count = $2 WHERE load_id = $1`, [loadId, rows]);
 }
 
 /**
@@ -114,35 +102,36 @@ export async function finishLoad(client: pg.ClientBase, req: LoadRequest, loadId
  * that names lines and keys; a wait cut short by a timeout as one line naming it; anything
  * else (connection, server) is returned as it was.
  */
-export async function explainFailure(client: pg.ClientBase, req: LoadRequest, err: unknown): Promise<unknown> {
+export async function explainFailure(t: FinanceTarget, req: LoadRequest, err: unknown): Promise<unknown> {
   // the load stopped at the first bad row; the reject names every one (read again, off the database)
-  if (err instanceof RejectError) return (await findBadRows(req.stagedPath, req.layout).catch(() => null))?.error ?? err;
+  if (err instanceof RejectError) return (await findBadRows(req.stagedPath, t.layout).catch(() => null))?.error ?? err;
   const code = pgCode(err);
   if (code === PG_UNIQUE_VIOLATION) {
-    const overlap = await describeKeyOverlap(client, req);
-    return new RejectError(overlap.message, { line: overlap.line, field: keyName(req.layout) }, { cause: err });
+    const overlap = await describeKeyOverlap(t, req);
+    return new RejectError(overlap.message, { line: overlap.line, field: keyName(t.layout) }, { cause: err });
   }
   if (isContentError(code)) return new RejectError(`the database refused a value: ${(err as Error).message}`, {}, { cause: err });
-  return explainDbWait(client, err);
+  return explainDbWait(t.client, err);
 }
 
 /**
  * Loads one staged file in ONE transaction: the file marker (sha256 primary key) and all
  * rows via COPY, or nothing. A bad row throws a RejectError; anything else propagates.
  */
-export async function copyRows(client: pg.ClientBase, req: LoadRequest): Promise<LoadResult> {
-  const s = escapeIdentifier(req.schema);
+export async function copyRows(t: FinanceTarget, req: LoadRequest): Promise<LoadResult> {
+  const { client } = t;
+  const s = escapeIdentifier(t.schema);
   await client.query('BEGIN');
   try {
     // Waits on a concurrent insert of the same content; conflicts once it has committed.
     const marker = await client.query(
       `INSERT INTO ${s}.file_loads (sha256, file_name, run_id, row_count, target_table, delivered_sha256) VALUES ($1, $2, $3, 0, $4, $5)
        ON CONFLICT (sha256) DO NOTHING`,
-      [req.sha256, req.name, req.runId, req.layout.table, req.deliveredSha256 ?? req.sha256],
+      [req.sha256, req.name, req.runId, t.layout.table, req.deliveredSha256 ?? req.sha256],
     );
     if (marker.rowCount === 0) {
       await client.query('ROLLBACK');
-      const prior = (await findFileMarker(client, req.schema, req.sha256))!;
+      const prior = (await findFileMarker(t, req.sha256))!;
       // the same bytes with no rows: another "no activity" day, loaded as such (nothing to guard)
       if (prior.rowCount === 0) return { outcome: 'loaded', rows: 0, skippedRows: 0 };
       return {
@@ -153,13 +142,13 @@ export async function copyRows(client: pg.ClientBase, req: LoadRequest): Promise
         deliveredSha256: prior.deliveredSha256,
       };
     }
-    const loadId = await startLoad(client, req, null);
-    const { rows, skippedRows } = await streamRows(client, req, loadId);
-    await finishLoad(client, req, loadId, rows);
+    const loadId = await startLoad(t, req, null);
+    const { rows, skippedRows } = await streamRows(t, req, loadId);
+    await finishLoad(t, req, loadId, rows);
     await client.query('COMMIT');
     return { outcome: 'loaded', rows, skippedRows };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw await explainFailure(client, req, err);
+    throw await explainFailure(t, req, err);
   }
 }

@@ -1,9 +1,9 @@
 import { unlink } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { RejectError, errorMessage } from '../errors.js';
-import type { DecodeOptions } from '../load/decode/decodeSettings.js';
-import { decodeDelivery, decodeStream, type DecodedContent, type DeliveredFile } from '../load/decode/decodeDelivery.js';
-import type { Wrapping } from '../load/decode/sniff.js';
+import type { DecodeOptions } from './decodeSettings.js';
+import { decodeDelivery, decodeStream, type DecodedContent, type DeliveredFile } from './decodeDelivery.js';
+import type { Wrapping } from './sniff.js';
 
 /** What a staged delivery holds: its decoded content, content that is bad (rejected once claimed), or a failure to decode it at all. */
 export type StagedContent =

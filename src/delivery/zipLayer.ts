@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { finished, type Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import yauzl from 'yauzl';
-import { RejectError, errorMessage } from '../../errors.js';
+import { RejectError, errorMessage } from '../errors.js';
 import { guarded, type OpenLayer } from './layers.js';
 
 /** A member's name as the partner wrote it, quoted (its control characters escaped by JSON). */

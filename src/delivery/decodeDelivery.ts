@@ -2,7 +2,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { pipeline, type Readable } from 'node:stream';
 import { pipeline as pipelineDone } from 'node:stream/promises';
-import { RejectError } from '../../errors.js';
+import { RejectError } from '../errors.js';
 import { fingerprintOf, type DecodeOptions } from './decodeSettings.js';
 import { gunzipLayer, ignore, peek, type OpenLayer } from './layers.js';
 import { Meter } from './meter.js';

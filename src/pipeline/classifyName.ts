@@ -8,7 +8,7 @@ export type NameVerdict = { kind: 'take' } | { kind: 'known' | 'ignored' | 'not_
  * like an idle night) unless --ignore names it as a known neighbour; an upload still under
  * a temporary name of a file the pattern takes is `not_ready`.
  */
-export function sortByName(
+export function classifyName(
   name: string,
   o: { pattern: RegExp; ignore: RegExp[]; readyMarker?: string | undefined },
   present: Set<string>,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type * as openpgp from 'openpgp';
-import { UsageError, errorMessage } from '../../errors.js';
+import { UsageError, errorMessage } from '../errors.js';
 
 /** What the configuration says about deliveries that are not plain CSV. */
 export interface DecodeSettings {

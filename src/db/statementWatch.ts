@@ -1,8 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import pg from 'pg';
 import { SettleError, TransientError, errorMessage } from '../errors.js';
-import { pgClientConfig } from '../db/pgConnect.js';
-import { PG_LOCK_NOT_AVAILABLE, PG_QUERY_CANCELED, pgCode } from '../db/pgErrors.js';
+import { pgClientConfig } from './pgConnect.js';
+import { PG_LOCK_NOT_AVAILABLE, PG_QUERY_CANCELED, pgCode } from './pgErrors.js';
 
 export interface WaitLimits {
   /** --db-timeout, in milliseconds */

@@ -1,10 +1,8 @@
 import pg from 'pg';
 import { readMigrations } from '../db/migrationFiles.js';
 import { assertPgCurrent, migratePg, pgSchemaVersion, withMigrationLock, type PgMigrationResult } from '../db/pgMigrate.js';
-import type { Layout } from './layout.js';
 import { layoutTableChanges } from './layoutTable.js';
-
-export { assertLayoutFitsTable } from './layoutTable.js';
+import type { FinanceTarget } from './target.js';
 
 export interface FinanceMigration extends PgMigrationResult {
   /** the layout's table, and the statements run on it (none when it fit already) */
@@ -13,10 +11,11 @@ export interface FinanceMigration extends PgMigrationResult {
 }
 
 /** Creates or upgrades the finance schema (sql/finance/), then the layout's table. */
-export async function migrateFinance(client: pg.ClientBase, schema: string, layout: Layout): Promise<FinanceMigration> {
+export async function migrateFinance(t: FinanceTarget): Promise<FinanceMigration> {
+  const { client, schema, layout } = t;
   const result = await migratePg(client, schema, 'finance');
   const tableChanges = await withMigrationLock(client, async () => {
-    const changes = await layoutTableChanges(client, schema, layout);
+    const changes = await layoutTableChanges(t);
     for (const statement of changes) await client.query(statement);
     return changes;
   });
@@ -24,7 +23,8 @@ export async function migrateFinance(client: pg.ClientBase, schema: string, layo
 }
 
 /** What `migrate` would run, without running it: pending migrations, then the layout's table. */
-export async function financeMigrationSql(client: pg.ClientBase, schema: string, layout: Layout): Promise<string> {
+export async function financeMigrationSql(t: FinanceTarget): Promise<string> {
+  const { client, schema, layout } = t;
   const current = await pgSchemaVersion(client, schema);
   const s = pg.escapeIdentifier(schema);
   const parts: string[] = [];
@@ -36,13 +36,13 @@ export async function financeMigrationSql(client: pg.ClientBase, schema: string,
   if (pending.length > 0 && layout.table === 'settlement_rows') {
     parts.push(`-- then table ${schema}.settlement_rows is compared with layout "${layout.name}" and given any column it lacks`);
   } else {
-    const changes = await layoutTableChanges(client, schema, layout);
+    const changes = await layoutTableChanges(t);
     if (changes.length > 0) parts.push(`-- the table of layout "${layout.name}"\n${changes.map((c) => `${c};`).join('\n')}`);
   }
   return parts.length > 0 ? parts.join('\n\n') : `-- finance schema ${schema} and table ${schema}.${layout.table} are up to date`;
 }
 
 /** `run` refuses to start on an old finance schema rather than half-working against it. */
-export function assertFinanceCurrent(client: pg.ClientBase, schema: string): Promise<void> {
+export function assertFinanceCurrent({ client, schema }: FinanceTarget): Promise<void> {
   return assertPgCurrent(client, schema, 'finance', 'finance schema');
 }

@@ -1,7 +1,7 @@
-import type pg from 'pg';
-import type { Layout } from './layout.js';
 import { keyLookup } from './keyLookup.js';
-import { readSettlement } from './readSettlement.js';
+import { readSettlement } from '../layout/readSettlement.js';
+import type { FinanceTarget } from './target.js';
+
 const LOOKUP_BATCH = 1000;
 
 export interface KeyPresence {
@@ -20,16 +20,13 @@ export interface KeyPresence {
  * in part (some). Keys are looked up one batch at a time, so memory stays flat for a big file.
  * Throws the reader's RejectError when the file does not fit the layout.
  */
-export async function keyPresence(client: pg.ClientBase, schema: string, layout: Layout, path: string): Promise<KeyPresence> {
-  const lookup = keyLookup(schema, layout);
+export async function keyPresence(t: FinanceTarget, path: string): Promise<KeyPresence> {
+  const lookup = keyLookup(t);
   const result: KeyPresence = { rows: 0, present: 0 };
   let batch: { values: string[]; line: number }[] = [];
 
   const lookUp = async () => {
-    const found = await lookup.present(
-      client,
-      batch.map((b) => b.values),
-    );
+    const found = await lookup.present(batch.map((b) => b.values));
     for (const b of batch) {
       if (found.has(lookup.identity(b.values))) result.present++;
       else result.firstMissing ??= { line: b.line, key: lookup.show(b.values) };
@@ -37,7 +34,7 @@ export async function keyPresence(client: pg.ClientBase, schema: string, layout:
     batch = [];
   };
 
-  for await (const row of readSettlement(path, layout)) {
+  for await (const row of readSettlement(path, t.layout)) {
     result.rows++;
     batch.push({ values: lookup.keyOf(row.values), line: row.line });
     if (batch.length >= LOOKUP_BATCH) await lookUp();

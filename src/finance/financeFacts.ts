@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;
 
@@ -19,7 +20,7 @@ export interface LoadFacts {
  * table the marker names (one query per table: each layout has its own). A table that is gone
  * counts as holding none.
  */
-export async function loadFacts(client: pg.ClientBase, schema: string): Promise<LoadFacts[]> {
+export async function loadFacts({ client, schema }: FinanceTarget): Promise<LoadFacts[]> {
   const s = id(schema);
   const markers = await client.query<{ sha256: string; file_name: string; run_id: string; row_count: number; target_table: string }>(
     `SELECT sha256, file_name, run_id, row_count, target_table FROM ${s}.file_loads ORDER BY loaded_at, sha256`,

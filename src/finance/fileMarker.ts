@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier } = pg;
 
@@ -11,7 +12,7 @@ export interface FileMarker {
 }
 
 /** The finance database's own record that a content was loaded, if it has one. */
-export async function findFileMarker(client: pg.ClientBase, schema: string, sha256: string): Promise<FileMarker | null> {
+export async function findFileMarker({ client, schema }: FinanceTarget, sha256: string): Promise<FileMarker | null> {
   const r = await client.query<FileMarker>(
     `SELECT file_name AS "fileName", run_id AS "runId", row_count AS "rowCount", delivered_sha256 AS "deliveredSha256"
        FROM ${escapeIdentifier(schema)}.file_loads WHERE sha256 = $1`,

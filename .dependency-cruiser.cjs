@@ -1,0 +1,76 @@
+// The house's import rules, held by a tool (`npm run lint`). docs/ARCHITECTURE.md draws them in words.
+//
+// Rooms by rank; a room may import only rooms of a lower rank (and the base files in src/*.ts):
+//   4  cli
+//   3  pipeline, report, config
+//   2  intake, ledger, finance, delivery, demo
+//   1  layout, db
+//   0  src/*.ts (errors, faults, owner, redaction, private files, destinations)
+// and no circle anywhere, between files or folders, type-only imports included.
+const RANKS = {
+  cli: 4,
+  pipeline: 3,
+  report: 3,
+  config: 3,
+  intake: 2,
+  ledger: 2,
+  finance: 2,
+  delivery: 2,
+  demo: 2,
+  layout: 1,
+  db: 1,
+};
+const rooms = Object.keys(RANKS);
+const notAtOrAbove = (room) => rooms.filter((other) => other !== room && RANKS[other] >= RANKS[room]);
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A circle between files (type-only imports too) means two concerns that cannot be read apart.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    ...rooms.map((room) => ({
+      name: `rank-${room}`,
+      severity: 'error',
+      comment: `${room}/ (rank ${RANKS[room]}) imports only rooms of a lower rank: see .dependency-cruiser.cjs and docs/ARCHITECTURE.md`,
+      from: { path: `^src/${room}/` },
+      to: { path: `^src/(${notAtOrAbove(room).join('|')})/` },
+    })),
+    {
+      name: 'base-imports-no-room',
+      severity: 'error',
+      comment: 'The base files (src/*.ts) are what every room may use; they use no room.',
+      from: { path: '^src/[^/]+\\.ts$' },
+      to: { path: '^src/[^/]+/' },
+    },
+    {
+      name: 'src-never-imports-tests',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
+    {
+      name: 'no-unresolvable',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'declared-dependencies-only',
+      severity: 'error',
+      comment: 'A package reached through another package (pgpass through pg) breaks when that one changes.',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown', 'npm-dev'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+    exclude: { path: '^dist/' },
+  },
+};

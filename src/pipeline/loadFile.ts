@@ -1,0 +1,95 @@
+import type { Logger } from 'pino';
+import { RejectError, errorMessage } from '../errors.js';
+import { faultPoint } from '../faults.js';
+import { contentDetails } from '../delivery/stagedContent.js';
+import { isConnectionLost } from './connectionLost.js';
+import { moveDecided, type FileInRun } from './moveDecided.js';
+import type { RunContext, StagedDelivery } from './runContext.js';
+
+/**
+ * For a claimed file: 5. LOAD in one transaction, 6. finalize in the ledger, 7. move out of the
+ * intake. The finance database may already hold the content (a lost ledger, a re-wrapped resend,
+ * a run that died after its COMMIT): its file marker then says which.
+ */
+export async function loadClaimed(run: RunContext, file: FileInRun, staged: StagedDelivery, log: Logger): Promise<void> {
+  let copied = 0;
+  const both = contentDetails(staged.content, file.sha256);
+  const { layout } = run.finance;
+  try {
+    // a delivery whose wrapping is bad (a bomb, a wrong signature) is rejected like a bad row
+    if (staged.content.kind === 'refused') throw staged.content.error;
+    if (staged.content.kind !== 'content') throw new Error('a delivery that could not be decoded is never claimed');
+    const result = await run.finance.load({
+      stagedPath: staged.content.path,
+      // the file marker holds the content's hash: a re-encrypted or re-compressed resend meets it
+      sha256: staged.content.sha256,
+      deliveredSha256: file.sha256,
+      name: file.name,
+      runId: file.runId,
+      onProgress: (rows) => {
+        if (copied === 0 && rows > 0) faultPoint('mid-copy');
+        copied = rows;
+        run.onProgress?.(file.name, rows);
+      },
+    });
+    faultPoint('after-commit');
+    if (result.outcome === 'loaded') {
+      faultPoint('before-finalize');
+      const details = {
+        rows: result.rows,
+        ...(result.skippedRows > 0 ? { skippedRows: result.skippedRows, table: layout.table } : { table: layout.table }),
+        ...both,
+      };
+      if (!(await run.ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: result.rows }, details))) {
+        log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
+        return;
+      }
+      faultPoint('after-finalize');
+      const skipped = result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout's skipRows)` : '';
+      log.info({ event: 'loaded', rows: result.rows, skippedRows: result.skippedRows }, `loaded ${result.rows} rows${skipped}`);
+      await moveDecided(run, file, staged, 'archive', log);
+      return;
+    }
+    // (the same name with other delivered bytes is a resend of the content, re-encrypted or re-compressed: not that load)
+    const sameDelivery = result.fileName === file.name && (result.deliveredSha256 ?? file.sha256) === file.sha256;
+    if (sameDelivery && (await run.ledger.run(result.runId))) {
+      // A run of this ledger committed the load and died before it could say so (its claim was
+      // then judged stale and expired while its COMMIT was still landing): this is that load.
+      const reason = `loaded by run ${result.runId}, which died before finalizing`;
+      if (
+        await run.ledger.finalizeClaim(
+          file,
+          { state: 'loaded', event: 'recovered', rows: result.rows },
+          { rows: result.rows, reason, claimRun: result.runId },
+        )
+      ) {
+        log.warn({ event: 'recovered', claimRun: result.runId, rows: result.rows }, `recovered: ${reason}`);
+        await moveDecided(run, file, staged, 'archive', log);
+      }
+      return;
+    }
+    const match = (result.deliveredSha256 ?? staged.content.sha256) === file.sha256 ? 'bytes' : 'content';
+    const duplicateOf = { name: result.fileName, run: result.runId, source: 'finance-database', match };
+    const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
+    if (await run.ledger.finalizeClaim(file, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason, ...both })) {
+      // a re-compressed or re-encrypted resend meets the content's marker by design; plain bytes only when the ledger lost it
+      const how = 'contentSha256' in both ? 'the same content in other delivered bytes' : 'the ledger did not know it';
+      log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (${how})`);
+      await moveDecided(run, file, staged, 'duplicates', log);
+    }
+    return;
+  } catch (err) {
+    if (err instanceof RejectError) {
+      const details = { reason: err.message, line: err.line, field: err.field, ...both };
+      if (await run.ledger.finalizeClaim(file, { state: 'rejected', event: 'rejected', reason: err.message }, details)) {
+        log.error({ event: 'rejected', ...details }, `rejected ${file.name}: ${err.message}`);
+        await moveDecided(run, file, staged, 'rejected', log);
+      }
+      return;
+    }
+    const reason = errorMessage(err);
+    await run.ledger.finalizeClaim(file, { state: 'failed', event: 'failed', reason }, { reason }, ['released']);
+    log.error({ event: 'failed', reason }, `failed, claim released, file left in intake: ${reason}`);
+    if (isConnectionLost(err)) run.abortedBy = `finance database connection lost: ${reason}`;
+  }
+}

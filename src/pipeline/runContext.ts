@@ -1,0 +1,27 @@
+import type { DecidedFile } from '../intake/intake.js';
+import type { Destination } from '../destination.js';
+import type { FinanceDb } from '../finance/financeDb.js';
+import type { ClaimOwner } from '../owner.js';
+import type { StagedContent } from '../delivery/stagedContent.js';
+import type { MoveContext } from './moveDecided.js';
+
+/** What deciding, loading and moving one file share with the run they are part of. */
+export interface RunContext extends MoveContext {
+  finance: FinanceDb;
+  owner: ClaimOwner;
+  claimLeaseSeconds: number;
+  /** rows as they stream into the database, for a progress line on a terminal */
+  onProgress?: ((file: string, rows: number) => void) | undefined;
+  /** set when the run must stop after the file in hand: the finance database went away, or a stop was asked for */
+  abortedBy?: string;
+}
+
+/** The staged delivered bytes (what moves when the intake name was replaced) and the content inside them (what loads). */
+export type StagedDelivery = DecidedFile & { content: StagedContent };
+
+/** Where a file goes once its outcome is final. */
+export const DESTINATION: Record<'loaded' | 'duplicate' | 'rejected', Destination> = {
+  loaded: 'archive',
+  duplicate: 'duplicates',
+  rejected: 'rejected',
+};
