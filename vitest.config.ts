@@ -8,6 +8,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           setupFiles: ['test/support/leftoversSetup.ts'],
+          // the differential reader tests do real work: on a busy two-core machine 5 s is too little
+          testTimeout: 30_000,
         },
       },
       {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { OPTION_TABLE, SETTING_KEYS } from '../config/optionTable.js';
+import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from '../config/optionTable.js';
+import { durationText } from '../config/optionSpec.js';
 import { resolveSettings, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -20,26 +21,24 @@ const LIBPQ = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'PGPASSWORD', 'PGPASS
 const SECRET = /password|passphrase/i;
 
 /** The value the settings hold for one key when nothing set it: the default, shown as the run sees it. */
-function defaultOf(key: string, s: Settings): string | null {
-  const v: Record<string, unknown> = {
+function defaultOf(key: SettingKey, s: Settings): string | null {
+  const spec: OptionSpec = OPTION_TABLE[key];
+  if (key in DEFAULTS) {
+    const value = DEFAULTS[key as keyof typeof DEFAULTS];
+    return spec.kind === 'duration' ? durationText(Number(value)) : String(value);
+  }
+  const v: Partial<Record<SettingKey, unknown>> = {
     archive: s.intake ? OPTION_TABLE.archive.default : null,
     duplicates: s.intake ? OPTION_TABLE.duplicates.default : null,
     rejected: s.intake ? OPTION_TABLE.rejected.default : null,
-    stableFor: s.stableForSeconds,
-    maxWait: s.maxWaitSeconds,
-    claimLease: s.claimLeaseSeconds,
-    ledgerTimeout: s.ledgerTimeoutSeconds,
-    dbTimeout: s.dbTimeoutSeconds,
-    maxRecordBytes: s.layout.maxRecordBytes,
     layout: OPTION_TABLE.layout.default,
-    maxAge: `${s.maxAgeSeconds}s`,
     knownHosts: s.sftp.knownHosts,
     mode: OPTION_TABLE.mode.default,
+    staging: s.staging,
     databaseUrl: LIBPQ.some((k) => process.env[k]) ? 'from the PG* variables' : null,
   };
   if (key in v) return v[key] === null ? null : String(v[key]);
-  const direct = (s as unknown as Record<string, unknown>)[key];
-  return direct === undefined ? null : Array.isArray(direct) ? direct.join(',') || null : String(direct);
+  return spec.default ?? null;
 }
 
 function shown(key: string, value: unknown): string {

@@ -3,8 +3,12 @@ import { DEFAULT_MAX_RECORD_BYTES } from '../layout/layout.js';
 /** The commands that read settings; `report` stands for its subcommands. */
 export type CommandName = 'migrate' | 'run' | 'report' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check';
 
-/** How a setting's text becomes a value; settings.ts holds one parser per kind. */
-export type OptionKind = 'string' | 'seconds' | 'bytes' | 'layout' | 'globs' | 'count' | 'duration';
+/**
+ * How a setting's text becomes a value; settings.ts holds one parser per kind: `duration` is
+ * seconds, written `30`, `30s`, `90m`, `1h30m`, `26h` or `2d`; `count` and `bytes` are whole
+ * numbers; `globs` a list of file name patterns; `layout` a preset's name or an object.
+ */
+export type OptionKind = 'string' | 'duration' | 'bytes' | 'count' | 'globs' | 'layout';
 
 export interface OptionSpec {
   /** `--intake`; null for a setting that is never a flag (a password, the layout) */
@@ -18,6 +22,8 @@ export interface OptionSpec {
   /** the default as a person reads it (help, README); the typed value is in DEFAULTS */
   default?: string;
   choices?: readonly string[];
+  /** numbers (`duration`, `count`, `bytes`): the least and greatest taken, and why the least */
+  range?: { min?: number; max?: number; why?: string };
   /** a path in the config file, taken relative to the file */
   path?: boolean;
   commands: readonly CommandName[];
@@ -39,10 +45,20 @@ export const DEFAULTS = {
   dbTimeout: 60,
   logLevel: 'info',
   maxWaitingRuns: 2,
-  maxAge: '26h',
+  maxAge: 26 * 3600,
   maxInflateRatio: 100,
   maxDecodedBytes: 16 * 1024 ** 3,
 } as const;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const RUN_MODES = ['scheduled', 'manual'] as const;
+
+/** Seconds as a person writes a duration: 30s, 5m, 2h, 26h, 1h30m. */
+export function durationText(seconds: number): string {
+  if (seconds === 0) return '0';
+  if (seconds % 86_400 === 0 && seconds >= 172_800) return `${seconds / 86_400}d`;
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const rest = seconds % 60;
+  return [h ? `${h}h` : '', m ? `${m}m` : '', rest ? `${rest}s` : ''].join('');
+}

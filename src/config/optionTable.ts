@@ -1,6 +1,6 @@
 import { PRESETS } from '../layout/presets.js';
 
-import { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionSpec } from './optionSpec.js';
+import { DEFAULTS, LOG_LEVELS, RUN_MODES, durationText, type CommandName, type OptionSpec } from './optionSpec.js';
 
 export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, type OptionSpec } from './optionSpec.js';
 
@@ -84,11 +84,11 @@ export const OPTION_TABLE = {
   },
   ledgerTimeout: {
     flag: '--ledger-timeout',
-    value: '<seconds>',
+    value: '<duration>',
     description: "how long to wait for another process's ledger write",
     env: 'SETTLE_LEDGER_TIMEOUT',
-    kind: 'seconds',
-    default: String(DEFAULTS.ledgerTimeout),
+    kind: 'duration',
+    default: durationText(DEFAULTS.ledgerTimeout),
     commands: CONFIGURED,
     details: 'then exit 1, "locked"',
   },
@@ -98,6 +98,7 @@ export const OPTION_TABLE = {
     description: 'a file with a longer record is rejected',
     env: 'SETTLE_MAX_RECORD_BYTES',
     kind: 'bytes',
+    range: { min: 1024, max: 64 * 1024 * 1024 },
     default: String(DEFAULTS.maxRecordBytes),
     commands: [...CONFIGURED, 'check'],
     details: "a record is a line, or quoted lines; bounds the reader's memory (1024 to 67108864)",
@@ -115,11 +116,12 @@ export const OPTION_TABLE = {
   },
   dbTimeout: {
     flag: '--db-timeout',
-    value: '<seconds>',
+    value: '<duration>',
     description: 'longest wait on the finance database: connecting, a lock, a statement',
     env: 'SETTLE_DB_TIMEOUT',
-    kind: 'seconds',
-    default: String(DEFAULTS.dbTimeout),
+    kind: 'duration',
+    range: { min: 1, why: 'a connection must have time to open' },
+    default: durationText(DEFAULTS.dbTimeout),
     commands: CONFIGURED,
     details:
       'past it the file fails (claim released, file left in intake, exit 1); a COPY may stream for longer: it is cancelled only when the server takes no data for this long; raise it for a `migrate`, `audit` or reprocessing on very large tables',
@@ -187,6 +189,7 @@ export const OPTION_TABLE = {
     description: 'a compressed delivery that inflates more than n:1 is rejected',
     env: 'SETTLE_MAX_INFLATE_RATIO',
     kind: 'count',
+    range: { min: 2, max: 100_000 },
     default: String(DEFAULTS.maxInflateRatio),
     commands: DECODING,
     details: 'judged as the file streams, after its first MiB: a decompression bomb is stopped after a few MB (2 to 100000)',
@@ -197,6 +200,7 @@ export const OPTION_TABLE = {
     description: 'a delivery whose content is larger is rejected',
     env: 'SETTLE_MAX_DECODED_BYTES',
     kind: 'bytes',
+    range: { min: 1024, max: Number.MAX_SAFE_INTEGER },
     default: String(DEFAULTS.maxDecodedBytes),
     commands: DECODING,
   },
@@ -238,30 +242,31 @@ export const OPTION_TABLE = {
   },
   stableFor: {
     flag: '--stable-for',
-    value: '<seconds>',
+    value: '<duration>',
     description: 'a file is complete when unchanged this long; 0 turns the wait off',
     env: 'SETTLE_STABLE_FOR',
-    kind: 'seconds',
-    default: String(DEFAULTS.stableFor),
+    kind: 'duration',
+    default: durationText(DEFAULTS.stableFor),
     commands: ['run'],
   },
   maxWait: {
     flag: '--max-wait',
-    value: '<seconds>',
+    value: '<duration>',
     description: 'how long a run waits for growing files',
     env: 'SETTLE_MAX_WAIT',
-    kind: 'seconds',
-    default: String(DEFAULTS.maxWait),
+    kind: 'duration',
+    default: durationText(DEFAULTS.maxWait),
     commands: ['run'],
     details: 'still growing → `not_ready`, next run',
   },
   claimLease: {
     flag: '--claim-lease',
-    value: '<seconds>',
+    value: '<duration>',
     description: 'how long a claim holds before another host may take it over',
     env: 'SETTLE_CLAIM_LEASE',
-    kind: 'seconds',
-    default: String(DEFAULTS.claimLease),
+    kind: 'duration',
+    range: { min: 60, why: 'a load must fit in it' },
+    default: durationText(DEFAULTS.claimLease),
     commands: ['run'],
   },
   staging: {
@@ -299,6 +304,7 @@ export const OPTION_TABLE = {
     description: 'a file still waiting in the intake after this many runs makes the run exit 1',
     env: 'SETTLE_MAX_WAITING_RUNS',
     kind: 'count',
+    range: { min: 0, max: 999_999 },
     default: String(DEFAULTS.maxWaitingRuns),
     commands: ['run', 'status'],
     per: { status: { description: 'WARNING when a file has waited in the intake more runs than this' } },
@@ -327,10 +333,10 @@ export const OPTION_TABLE = {
   maxAge: {
     flag: '--max-age',
     value: '<duration>',
-    description: 'CRITICAL when no run succeeded within this: seconds, or 90m, 26h, 2d',
+    description: 'CRITICAL when no run succeeded within this',
     env: 'SETTLE_MAX_AGE',
     kind: 'duration',
-    default: DEFAULTS.maxAge,
+    default: durationText(DEFAULTS.maxAge),
     commands: ['status'],
   },
   layout: {

@@ -8,7 +8,7 @@ import { parseLayout } from '../layout/parseLayout.js';
 import { nearest } from './nearest.js';
 import type { SftpSettings } from '../intake/openIntake.js';
 import type { DecodeSettings } from '../delivery/decodeSettings.js';
-import { DEFAULTS, LOG_LEVELS, OPTION_TABLE, RUN_MODES, SETTING_KEYS, type OptionSpec, type SettingKey } from './optionTable.js';
+import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
 
 type Key = SettingKey;
 export type RawFlags = Partial<Record<Key | 'config', unknown>>;
@@ -42,7 +42,7 @@ export interface Settings {
   maxAgeSeconds: number;
   mode: 'scheduled' | 'manual' | undefined;
   sftp: SftpSettings;
-  /** compressed, zipped and OpenPGP deliveries (src/load/decode/) */
+  /** compressed, zipped and OpenPGP deliveries (src/delivery/) */
   decode: DecodeSettings;
 }
 
@@ -74,31 +74,82 @@ function readConfigFile(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-function seconds(value: unknown, from: string): number {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : NaN;
-  if (!Number.isFinite(n) || n < 0) throw new UsageError(`${from}: expected a number of seconds, got ${JSON.stringify(value)}`);
+/** What each kind of setting becomes. */
+interface KindValue {
+  string: string;
+  duration: number;
+  bytes: number;
+  count: number;
+  globs: string[];
+  /** a preset's name or an object: parseLayout makes it a layout */
+  layout: unknown;
+}
+
+const UNIT_SECONDS: Record<string, number> = { d: 86_400, h: 3600, m: 60, s: 1 };
+const UNIT_ORDER = 'dhms';
+
+/** `30`, `30s`, `90m`, `1h30m`, `26h`, `2d` (units largest first, each once) as seconds; null when it is none of these. */
+export function parseDuration(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : null;
+  if (typeof value !== 'string') return null;
+  const text = value.trim().toLowerCase();
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)\s*([dhms])/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text.replace(/\s+(?=[dhms])/g, '')) return null;
+  let last = -1;
+  let total = 0;
+  for (const [, n, unit] of parts) {
+    const at = UNIT_ORDER.indexOf(unit!);
+    if (at <= last) return null; // 30m1h, 1h1h
+    last = at;
+    total += Number(n) * UNIT_SECONDS[unit!]!;
+  }
+  return total;
+}
+
+/** A whole number, from JSON or from text. */
+function wholeNumber(value: unknown): number {
+  return typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+}
+
+/** A number out of the option's range is refused with the setting that gave it, and why the least is what it is. */
+function inRange(n: number, p: Picked, spec: OptionSpec, expected: string): number {
+  const { min = 0, max = Number.MAX_SAFE_INTEGER, why } = spec.range ?? {};
+  if (spec.kind === 'duration' && n < min) {
+    throw new UsageError(`${p.from}: ${JSON.stringify(p.value)} is too short: at least ${min}s${why ? ` (${why})` : ''}`);
+  }
+  if (!(n >= min && n <= max))
+    throw new UsageError(`${p.from}: expected ${expected} from ${min} to ${max}, got ${JSON.stringify(p.value)}`);
   return n;
 }
 
-/** A list of globs: repeated flags, a JSON array in the file, or commas in the environment. */
-function globs(p: { value: unknown; from: string } | undefined): string[] {
-  if (p === undefined) return [];
-  const list = typeof p.value === 'string' ? p.value.split(',') : p.value;
-  if (!Array.isArray(list) || list.some((g) => typeof g !== 'string' || g.trim() === '')) {
-    throw new UsageError(`${p.from}: expected file name patterns, got ${JSON.stringify(p.value)}`);
-  }
-  return (list as string[]).map((g) => g.trim());
-}
-
-const UNIT_SECONDS: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 };
-
-/** Seconds, or a number with a unit: `90m`, `26h`, `2d`. */
-function duration(p: { value: unknown; from: string } | undefined, fallback: string): number {
-  const value = p?.value ?? fallback;
-  const m = typeof value === 'string' || typeof value === 'number' ? /^(\d+(?:\.\d+)?)\s*([smhd]?)$/.exec(String(value).trim()) : null;
-  if (!m) throw new UsageError(`${p?.from}: expected a duration such as 3600, 90m, 26h or 2d, got ${JSON.stringify(value)}`);
-  return Number(m[1]) * UNIT_SECONDS[m[2]!]!;
-}
+/** One parser per kind of option (OptionSpec.kind): the only place a setting's text becomes its value. */
+const PARSE: { [K in OptionKind]: (p: Picked, spec: OptionSpec) => KindValue[K] } = {
+  string: (p, spec) => {
+    if (typeof p.value !== 'string' || p.value === '') throw new UsageError(`${p.from}: expected a non-empty string`);
+    if (spec.choices && !spec.choices.includes(p.value)) {
+      throw new UsageError(`${p.from}: "${p.value}" must be one of ${spec.choices.join(', ')}`);
+    }
+    return p.value;
+  },
+  duration: (p, spec) => {
+    const n = parseDuration(p.value);
+    if (n === null)
+      throw new UsageError(`${p.from}: expected a duration such as 30, 30s, 90m, 1h30m, 26h or 2d, got ${JSON.stringify(p.value)}`);
+    return inRange(n, p, spec, 'a duration in seconds');
+  },
+  count: (p, spec) => inRange(wholeNumber(p.value), p, spec, 'a whole number'),
+  bytes: (p, spec) => inRange(wholeNumber(p.value), p, spec, 'a whole number of bytes'),
+  // repeated flags, a JSON array in the file, or commas in the environment
+  globs: (p) => {
+    const list = typeof p.value === 'string' ? p.value.split(',') : p.value;
+    if (!Array.isArray(list) || list.some((g) => typeof g !== 'string' || g.trim() === '')) {
+      throw new UsageError(`${p.from}: expected file name patterns, got ${JSON.stringify(p.value)}`);
+    }
+    return (list as string[]).map((g) => namePattern(g.trim(), p.from));
+  },
+  layout: (p) => p.value,
+};
 
 /** A file name pattern that cannot become a matcher (`[z-a]`) is refused with the setting that gave it. */
 function namePattern(pattern: string, from: string): string {
@@ -129,28 +180,6 @@ function readyMarker(suffix: string | undefined): string | undefined {
     throw new UsageError(`ready marker "${suffix}" must be a file name suffix such as .done or .ok`);
   }
   return suffix;
-}
-
-function count(p: { value: unknown; from: string } | undefined, fallback: number): number {
-  if (p === undefined) return fallback;
-  const n = typeof p.value === 'number' ? p.value : typeof p.value === 'string' && /^\d{1,6}$/.test(p.value.trim()) ? Number(p.value) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0 || n > 999_999) {
-    throw new UsageError(`${p.from}: expected a whole number from 0 to 999999, got ${JSON.stringify(p.value)}`);
-  }
-  return n;
-}
-
-/** Above this a record held as a string would itself break the memory bound it is for. */
-const MAX_RECORD_BYTES_CEILING = 64 * 1024 * 1024;
-
-function recordBytes(value: unknown, from: string): number {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 1024 || n > MAX_RECORD_BYTES_CEILING) {
-    throw new UsageError(
-      `${from}: expected a whole number of bytes from 1024 to ${MAX_RECORD_BYTES_CEILING}, got ${JSON.stringify(value)}`,
-    );
-  }
-  return n;
 }
 
 /** Folder paths in a config file are relative to the file, not to wherever cron starts. */
@@ -189,88 +218,62 @@ export function settingPicker(flags: RawFlags, env: NodeJS.ProcessEnv = process.
 
 export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): Settings {
   const pick = settingPicker(flags, env);
-  const str = (key: Key): string | undefined => {
+  /** A setting's value parsed by its kind, or undefined when nothing set it. */
+  const read = <K extends Key>(key: K): KindValue[(typeof OPTION_TABLE)[K]['kind']] | undefined => {
     const p = pick(key);
     if (p === undefined) return undefined;
-    if (typeof p.value !== 'string' || p.value === '') throw new UsageError(`${p.from}: expected a non-empty string`);
-    return p.value;
-  };
-  const secs = (key: 'stableFor' | 'maxWait' | 'claimLease' | 'ledgerTimeout' | 'dbTimeout'): number => {
-    const p = pick(key);
-    return p === undefined ? DEFAULTS[key] : seconds(p.value, p.from);
+    const spec: OptionSpec = OPTION_TABLE[key];
+    return (PARSE[spec.kind] as (p: Picked, spec: OptionSpec) => KindValue[(typeof OPTION_TABLE)[K]['kind']])(p, spec);
   };
 
-  const ledger = str('ledger') ?? DEFAULTS.ledger;
-  const schema = str('schema') ?? DEFAULTS.schema;
+  const schema = read('schema') ?? DEFAULTS.schema;
   if (!SCHEMA_NAME.test(schema)) throw new UsageError(`schema "${schema}" must be a lower-case SQL identifier`);
-  const logLevel = str('logLevel') ?? DEFAULTS.logLevel;
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
-    throw new UsageError(`log level "${logLevel}" must be one of ${LOG_LEVELS.join(', ')}`);
-  const claimLeaseSeconds = secs('claimLease');
-  if (claimLeaseSeconds < 60) throw new UsageError(`claim lease of ${claimLeaseSeconds}s is too short: a load must fit in it`);
-  const dbTimeoutSeconds = secs('dbTimeout');
-  if (dbTimeoutSeconds < 1) throw new UsageError(`database timeout of ${dbTimeoutSeconds}s is too short: it must be at least 1s`);
   const layoutPick = pick('layout');
-  const mode = str('mode') as Settings['mode'];
-  if (mode !== undefined && !RUN_MODES.includes(mode)) throw new UsageError(`mode "${mode}" must be ${RUN_MODES.join(' or ')}`);
-  const recordPick = pick('maxRecordBytes');
-  const maxRecordBytes = recordPick ? recordBytes(recordPick.value, recordPick.from) : DEFAULTS.maxRecordBytes;
-
-  return {
-    intake: intakeLocation(str('intake'), pick('intake')?.from),
-    archive: str('archive'),
-    duplicates: str('duplicates'),
-    rejected: str('rejected'),
-    pattern: namePattern(str('pattern') ?? DEFAULTS.pattern, pick('pattern')?.from ?? 'pattern'),
-    ledger,
-    databaseUrl: str('databaseUrl'),
-    schema,
-    stableForSeconds: secs('stableFor'),
-    maxWaitSeconds: secs('maxWait'),
-    claimLeaseSeconds,
-    ledgerTimeoutSeconds: secs('ledgerTimeout'),
-    dbTimeoutSeconds,
-    staging: str('staging') ?? tmpdir(),
-    logFile: str('logFile'),
-    logLevel,
-    layout: { ...(layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT), maxRecordBytes },
-    ignore: globs(pick('ignore')).map((g) => namePattern(g, pick('ignore')!.from)),
-    maxWaitingRuns: count(pick('maxWaitingRuns'), DEFAULTS.maxWaitingRuns),
-    metricsFile: str('metricsFile'),
-    readyMarker: readyMarker(str('readyMarker')),
-    maxAgeSeconds: duration(pick('maxAge'), DEFAULTS.maxAge),
-    mode,
-    sftp: {
-      keyPath: str('sftpKey'),
-      keyPassphrase: env.SETTLE_SFTP_KEY_PASSPHRASE || undefined,
-      password: str('sftpPassword'),
-      agentSocket: env.SSH_AUTH_SOCK || undefined,
-      knownHosts: str('knownHosts') ?? join(env.HOME ?? homedir(), '.ssh', 'known_hosts'),
-      hostKeyFingerprint: str('hostKeyFingerprint'),
-    },
-    decode: decodeSettings(pick, str),
-  };
-}
-
-/** A whole number from `min` to `max` (a ratio, a byte count), refused with the setting that gave it. */
-function bounded(p: Picked | undefined, fallback: number, min: number, max: number, what: string): number {
-  if (p === undefined) return fallback;
-  const n = typeof p.value === 'number' ? p.value : typeof p.value === 'string' && /^\d+$/.test(p.value.trim()) ? Number(p.value) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(`${p.from}: expected ${what} from ${min} to ${max}, got ${JSON.stringify(p.value)}`);
-  }
-  return n;
-}
-
-function decodeSettings(pick: (key: Key) => Picked | undefined, str: (key: Key) => string | undefined): DecodeSettings {
   const passphrase = pick('pgpPassphrase');
   if (passphrase?.source === 'flag')
     throw new UsageError('the PGP passphrase is never a flag: use SETTLE_PGP_PASSPHRASE or the config file');
+
   return {
-    pgpKeyPath: str('pgpKey'),
-    pgpVerifyKeyPath: str('pgpVerifyKey'),
-    pgpPassphrase: str('pgpPassphrase'),
-    maxInflateRatio: bounded(pick('maxInflateRatio'), DEFAULTS.maxInflateRatio, 2, 100_000, 'a ratio'),
-    maxDecodedBytes: bounded(pick('maxDecodedBytes'), DEFAULTS.maxDecodedBytes, 1024, Number.MAX_SAFE_INTEGER, 'a number of bytes'),
+    intake: intakeLocation(read('intake'), pick('intake')?.from),
+    archive: read('archive'),
+    duplicates: read('duplicates'),
+    rejected: read('rejected'),
+    pattern: namePattern(read('pattern') ?? DEFAULTS.pattern, pick('pattern')?.from ?? 'pattern'),
+    ledger: read('ledger') ?? DEFAULTS.ledger,
+    databaseUrl: read('databaseUrl'),
+    schema,
+    stableForSeconds: read('stableFor') ?? DEFAULTS.stableFor,
+    maxWaitSeconds: read('maxWait') ?? DEFAULTS.maxWait,
+    claimLeaseSeconds: read('claimLease') ?? DEFAULTS.claimLease,
+    ledgerTimeoutSeconds: read('ledgerTimeout') ?? DEFAULTS.ledgerTimeout,
+    dbTimeoutSeconds: read('dbTimeout') ?? DEFAULTS.dbTimeout,
+    staging: read('staging') ?? tmpdir(),
+    logFile: read('logFile'),
+    logLevel: read('logLevel') ?? DEFAULTS.logLevel,
+    layout: {
+      ...(layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT),
+      maxRecordBytes: read('maxRecordBytes') ?? DEFAULTS.maxRecordBytes,
+    },
+    ignore: read('ignore') ?? [],
+    maxWaitingRuns: read('maxWaitingRuns') ?? DEFAULTS.maxWaitingRuns,
+    metricsFile: read('metricsFile'),
+    readyMarker: readyMarker(read('readyMarker')),
+    maxAgeSeconds: read('maxAge') ?? DEFAULTS.maxAge,
+    mode: read('mode') as Settings['mode'],
+    sftp: {
+      keyPath: read('sftpKey'),
+      keyPassphrase: env.SETTLE_SFTP_KEY_PASSPHRASE || undefined,
+      password: read('sftpPassword'),
+      agentSocket: env.SSH_AUTH_SOCK || undefined,
+      knownHosts: read('knownHosts') ?? join(env.HOME ?? homedir(), '.ssh', 'known_hosts'),
+      hostKeyFingerprint: read('hostKeyFingerprint'),
+    },
+    decode: {
+      pgpKeyPath: read('pgpKey'),
+      pgpVerifyKeyPath: read('pgpVerifyKey'),
+      pgpPassphrase: read('pgpPassphrase'),
+      maxInflateRatio: read('maxInflateRatio') ?? DEFAULTS.maxInflateRatio,
+      maxDecodedBytes: read('maxDecodedBytes') ?? DEFAULTS.maxDecodedBytes,
+    },
   };
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import pg from 'pg';
+import pgpass from 'pgpass';
 import { SettleError, TransientError, UsageError, errorMessage } from '../errors.js';
 import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, pgCode } from './pgErrors.js';
 import { redactSecrets } from '../redactSecrets.js';
@@ -19,21 +19,14 @@ export function describeTarget(url: string | undefined, env: NodeJS.ProcessEnv =
   return `${env.PGUSER ?? ''}${env.PGUSER ? '@' : ''}${env.PGHOST ?? 'localhost'}:${env.PGPORT ?? '5432'}/${env.PGDATABASE ?? env.PGUSER ?? ''} (from PG* variables)`;
 }
 
-interface PasswordLookup {
-  (conn: { host: string; port: number; database: string; user: string }, cb: (pass: string | undefined) => void): void;
-}
-
 /**
- * ~/.pgpass (or PGPASSFILE), read by the module node-postgres itself depends on, resolved
- * through it; node-postgres's own lookup would print a deprecation notice on every run.
+ * Asked only when the server wants a password that the URL did not give: PGPASSWORD, else the
+ * password file's (~/.pgpass or PGPASSFILE, as libpq orders them), else a configuration error
+ * that says where to put one. (node-postgres's own lookup would print a deprecation notice on
+ * every run.)
  */
-const pgpass = createRequire(createRequire(import.meta.url).resolve('pg'))('pgpass') as PasswordLookup;
-
-/**
- * Asked only when the server wants a password that neither the URL nor PGPASSWORD gave:
- * the password file's, or a configuration error that says where to put one.
- */
-function passwordFromPgpass(params: { host: string; port: number; database: string; user: string }): Promise<string> {
+function passwordFromEnvironment(params: { host: string; port: number; database: string; user: string }): Promise<string> {
+  if (process.env.PGPASSWORD) return Promise.resolve(process.env.PGPASSWORD);
   return new Promise((resolve, reject) =>
     pgpass(params, (pass) => {
       if (pass !== undefined) resolve(pass);
@@ -48,8 +41,6 @@ function passwordFromPgpass(params: { host: string; port: number; database: stri
     }),
   );
 }
-// the fallback after the URL's password and PGPASSWORD, as libpq orders them
-(pg.defaults as { password?: unknown }).password = passwordFromPgpass;
 
 /** A URL this tool can use: the postgres scheme (else pg reads "not a url" as a host name). */
 function assertPostgresUrl(url: string, what: string): void {
@@ -112,6 +103,8 @@ export function pgClientConfig(
   const ssl = sslFromEnvironment(url);
   return {
     connectionString: url,
+    // a password in the URL wins (node-postgres reads it over this); otherwise it is looked up when the server asks
+    password: passwordFromEnvironment as unknown as () => Promise<string>,
     ...(ssl ? { ssl } : {}),
     application_name: o.applicationName,
     connectionTimeoutMillis: o.connectTimeoutMs,

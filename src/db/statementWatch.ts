@@ -1,8 +1,9 @@
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import pg from 'pg';
 import { SettleError, TransientError, errorMessage } from '../errors.js';
 import { pgClientConfig } from './pgConnect.js';
 import { PG_LOCK_NOT_AVAILABLE, PG_QUERY_CANCELED, pgCode } from './pgErrors.js';
+import { assertPgInternals, backendPid, clientSocket, onReadyForQuery, sendCancelRequest, statementInFlight } from './pgInternals.js';
 
 export interface WaitLimits {
   /** --db-timeout, in milliseconds */
@@ -19,20 +20,12 @@ export class DatabaseUnresponsiveError extends TransientError {
   }
 }
 
-/** node-postgres keeps these on the client without declaring them in its types. */
-interface ClientInternals {
-  readyForQuery?: boolean;
-  processID?: number | null;
-  secretKey?: number | null;
-}
-
 /** After a stop request: a COPY whose data the server has not taken for this long is stuck. */
 const STOP_STALL_MS = 10_000;
 /** After a stop request: a statement silent this long is checked for a wait on another session's lock. */
 const STOP_LOCK_CHECK_MS = 1_000;
 /** Waiting for a lock that another session holds ('extend', a table growing, passes by itself). */
 const LOCK_WAIT_SQL = `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock' AND wait_event <> 'extend'`;
-const CANCEL_REQUEST_CODE = 80877102;
 
 const watches = new WeakMap<pg.ClientBase, StatementWatch>();
 
@@ -67,8 +60,8 @@ class StatementWatch {
     private readonly url: string | undefined,
     private readonly limits: WaitLimits,
   ) {
-    this.socket = client.connection.stream as Socket;
-    client.connection.on('readyForQuery', () => this.statementsEnded++);
+    this.socket = clientSocket(client);
+    onReadyForQuery(client, () => this.statementsEnded++);
     this.timer = setInterval(() => this.tick(), Math.max(100, Math.min(1000, limits.timeoutMs / 4))).unref();
     client.once('end', () => {
       clearInterval(this.timer);
@@ -78,7 +71,7 @@ class StatementWatch {
 
   private tick(): void {
     const now = Date.now();
-    const busy = (this.client as unknown as ClientInternals).readyForQuery === false;
+    const busy = statementInFlight(this.client);
     const moved = this.socket.bytesRead + this.socket.bytesWritten - this.socket.writableLength;
     const sameStatement = busy && this.statementsEnded === this.seenEnded;
     if (!sameStatement) this.cancelledAt = undefined;
@@ -112,7 +105,7 @@ class StatementWatch {
   }
 
   private async cancelIfWaitingOnLock(reason: string): Promise<void> {
-    const pid = (this.client as unknown as ClientInternals).processID;
+    const pid = backendPid(this.client);
     if (this.lockCheckRunning || pid == null) return;
     this.lockCheckRunning = true;
     const statement = this.statementsEnded;
@@ -185,28 +178,9 @@ class StatementWatch {
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
-/**
- * PostgreSQL's cancel request, sent on a connection of its own: it needs no login, so it
- * works when no more sessions are allowed, and through a pooler. Best effort: when it never
- * lands, the watch closes the connection instead.
- */
-function sendCancelRequest(client: pg.Client): void {
-  const { processID, secretKey } = client as unknown as ClientInternals;
-  if (processID == null || secretKey == null) return;
-  const packet = Buffer.alloc(16);
-  packet.writeInt32BE(16, 0);
-  packet.writeInt32BE(CANCEL_REQUEST_CODE, 4);
-  packet.writeInt32BE(processID, 8);
-  packet.writeInt32BE(secretKey, 12);
-  const socket = client.host.startsWith('/') ? connect(`${client.host}/.s.PGSQL.${client.port}`) : connect(client.port, client.host);
-  socket.on('error', () => undefined);
-  socket.setTimeout(10_000, () => socket.destroy());
-  socket.on('connect', () => socket.end(packet));
-  socket.unref();
-}
-
 /** Watches the finance connection's statements until it ends (see StatementWatch). */
 export function watchStatements(client: pg.Client, url: string | undefined, limits: WaitLimits): void {
+  assertPgInternals(client);
   watches.set(client, new StatementWatch(client, url, limits));
 }
 

@@ -18,19 +18,24 @@ export interface FinanceConnectOptions {
  * No wait on it is unbounded: connecting, lock waits and statements end after --db-timeout,
  * and a watch covers what the server cannot enforce itself (see statementWatch.ts).
  */
-export async function connectFinance(url: string | undefined, o: FinanceConnectOptions): Promise<pg.Client> {
+export async function connectFinance(url: string | undefined, opts: FinanceConnectOptions): Promise<pg.Client> {
   if (!url && !libpqTargetSet()) {
     throw new UsageError('no finance database: set --database-url, DATABASE_URL, or the PGHOST/PGDATABASE/PGUSER variables');
   }
-  const timeoutMs = Math.max(1, Math.round(o.timeoutSeconds * 1000));
+  const timeoutMs = Math.max(1, Math.round(opts.timeoutSeconds * 1000));
   const client = await connectPostgres(url, {
     what: 'finance database',
     applicationName: 'settle-ingest',
     connectTimeoutMs: timeoutMs,
     timeoutOption: '--db-timeout',
-    onError: o.onLost,
+    onError: opts.onLost,
   });
-  watchStatements(client, url, { timeoutMs, stop: o.stop });
+  try {
+    watchStatements(client, url, { timeoutMs, stop: opts.stop });
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
+  }
   try {
     await client.query(`SET lock_timeout = ${timeoutMs}; SET statement_timeout = ${timeoutMs}`);
   } catch (err) {

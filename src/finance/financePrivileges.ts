@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { UsageError, errorMessage } from '../errors.js';
 import { PG_INSUFFICIENT_PRIVILEGE, pgCode } from '../db/pgErrors.js';
 import type { FinanceTarget } from './target.js';

@@ -1,8 +1,11 @@
 /**
  * Time zones for timestamp columns: an IANA name (`Europe/Amsterdam`), `UTC`, a fixed offset
  * (`+01:00`), or one of the abbreviations partners write in a column of their own (Adyen's
- * `TimeZone`: `CET`, `CEST`, `BST`…). An abbreviation stands for one fixed offset; the
- * ambiguous ones (IST, CST in Asia) mean what they mean in the partners' reports we know.
+ * `TimeZone`: `CET`, `CEST`, `BST`…). An abbreviation stands for one fixed offset. Where one
+ * names several zones, the table holds the meaning the partners' reports we know give it (CST
+ * is US Central, −06:00, never China Standard Time; BST is British Summer Time) or leaves it out
+ * (IST: India, Ireland or Israel): an abbreviation not here is refused, and such a column needs
+ * an IANA name or an offset.
  */
 const ABBREVIATIONS: Record<string, number> = {
   UTC: 0,

@@ -1,10 +1,8 @@
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
-import { DUPLICATE_SQL, HELD_SQL } from './outcomeStatements.js';
 import type { Destination } from '../destination.js';
 import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
-import { CLAIM_SQL, END_CLAIM, LIVE } from './claimStatement.js';
-import { ADOPT_SQL, HOLDS_LIVE_CONTENT } from './adoptStatement.js';
+import { ADOPT_SQL, CLAIM_SQL, DUPLICATE_SQL, END_CLAIM, HELD_SQL, HOLDS_LIVE_CONTENT, LIVE } from './processedFilesSql.js';
 import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL } from './sqlMoves.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
 import { eventRow, fileRow, intentRow, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';

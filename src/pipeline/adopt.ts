@@ -31,7 +31,7 @@ export type AdoptOutcome = (typeof ADOPT_OUTCOMES)[number];
 
 /** Outcomes that leave a file unadopted for a reason an operator must look at: exit 1, logged as errors. */
 export const ADOPT_PROBLEMS: readonly AdoptOutcome[] = ADOPT_OUTCOMES.filter(
-  (o) => o !== 'adopted' && o !== 'would-adopt' && o !== 'known',
+  (outcome) => outcome !== 'adopted' && outcome !== 'would-adopt' && outcome !== 'known',
 );
 
 /** What showed a file loaded: its file marker, every natural key in the table, or the operator's word. */
@@ -83,22 +83,22 @@ type Finding =
   | { loaded: false; outcome: 'not-loaded' | 'partly-loaded' | 'unreadable'; rows: number | null; presentRows?: number; message: string };
 
 /** Whether the finance database shows this content's rows: its file marker, else its natural keys. */
-async function whatTheDatabaseShows(o: AdoptOptions, path: string, sha256: string): Promise<Finding> {
-  const marker = await o.finance.fileMarker(sha256);
+async function whatTheDatabaseShows(opts: AdoptOptions, path: string, sha256: string): Promise<Finding> {
+  const marker = await opts.finance.fileMarker(sha256);
   if (marker) {
-    const message = `its file marker is in ${o.finance.schema}.file_loads (${marker.rowCount} rows, run ${marker.runId})`;
+    const message = `its file marker is in ${opts.finance.schema}.file_loads (${marker.rowCount} rows, run ${marker.runId})`;
     return { loaded: true, evidence: 'file-marker', rows: marker.rowCount, message };
   }
   let p;
   try {
-    p = await o.finance.keyPresence(path);
+    p = await opts.finance.keyPresence(path);
   } catch (err) {
     if (!(err instanceof RejectError)) throw err;
     const message = `cannot be read with the layout, so its rows cannot be looked up (${err.message}); not adopted`;
     return { loaded: false, outcome: 'unreadable', rows: null, message };
   }
-  const keys = `rows' ${keyName(o.finance.layout)} values`;
-  const table = o.finance.table;
+  const keys = `rows' ${keyName(opts.finance.layout)} values`;
+  const table = opts.finance.table;
   if (p.present === p.rows) {
     const message = p.rows === 0 ? 'no file marker, and no rows to load' : `no file marker, but all ${p.rows} ${keys} are in ${table}`;
     return { loaded: true, evidence: 'natural-keys', rows: p.rows, message };
@@ -113,34 +113,35 @@ async function whatTheDatabaseShows(o: AdoptOptions, path: string, sha256: strin
 
 type Decoded = Extract<StagedContent, { kind: 'content' }>;
 
-async function adoptOne(o: AdoptOptions, runId: string, entry: IntakeEntry, sha256: string, content: Decoded): Promise<AdoptedFile> {
+async function adoptOne(opts: AdoptOptions, runId: string, entry: IntakeEntry, sha256: string, content: Decoded): Promise<AdoptedFile> {
   const base = { name: entry.name, sha256, contentSha256: content.sha256 };
   // the same content under other delivered bytes (a gzipped or plain copy) is the same file
-  const liveHolder = async () => (await o.ledger.liveHolder(sha256)) ?? (await o.ledger.liveContentHolder(content.sha256));
+  const liveHolder = async () => (await opts.ledger.liveHolder(sha256)) ?? (await opts.ledger.liveContentHolder(content.sha256));
   const known = (h: FileRow): AdoptedFile => {
     return { ...base, outcome: 'known', rows: h.rowCount, message: `the ledger already has this content as ${h.name} (${h.state})` };
   };
   const holder = await liveHolder();
   if (holder) return known(holder);
-  const found = await whatTheDatabaseShows(o, content.path, content.sha256);
+  const found = await whatTheDatabaseShows(opts, content.path, content.sha256);
   const counted = found.loaded || found.presentRows === undefined ? {} : { presentRows: found.presentRows };
   // a file partly in the table is never adopted, whatever the operator says: its missing rows would be lost
-  if (!found.loaded && (found.outcome === 'partly-loaded' || !o.assumeLoaded)) {
+  if (!found.loaded && (found.outcome === 'partly-loaded' || !opts.assumeLoaded)) {
     return { ...base, ...counted, outcome: found.outcome, rows: found.rows, message: found.message };
   }
   const evidence: Evidence = found.loaded ? found.evidence : 'operator';
-  const message = found.loaded ? found.message : `on the operator's word (--assume-loaded: ${o.assumeLoaded!.reason}); ${found.message}`;
+  const message = found.loaded ? found.message : `on the operator's word (--assume-loaded: ${opts.assumeLoaded!.reason}); ${found.message}`;
   const rows = found.loaded ? found.rows : null;
-  if (o.dryRun) return { ...base, ...counted, outcome: 'would-adopt', evidence, rows, message };
+  if (opts.dryRun) return { ...base, ...counted, outcome: 'would-adopt', evidence, rows, message };
 
-  const location = `${o.archive.description}/${entry.name}`;
-  const why = evidence === 'operator' ? { assumedLoaded: true, reason: o.assumeLoaded!.reason, operator: o.assumeLoaded!.operator } : {};
+  const location = `${opts.archive.description}/${entry.name}`;
+  const why =
+    evidence === 'operator' ? { assumedLoaded: true, reason: opts.assumeLoaded!.reason, operator: opts.assumeLoaded!.operator } : {};
   const file = { name: entry.name, sha256, contentSha256: content.sha256, size: entry.size, runId };
-  if (await o.ledger.adoptLoaded(file, location, rows, { evidence, ...why, ...contentDetails(content, sha256) })) {
+  if (await opts.ledger.adoptLoaded(file, location, rows, { evidence, ...why, ...contentDetails(content, sha256) })) {
     return { ...base, ...counted, outcome: 'adopted', evidence, rows, message };
   }
   // another run claimed or loaded it meanwhile, or the ledger holds this very name and content in another state
-  const now = (await liveHolder()) ?? (await o.ledger.file(entry.name, sha256));
+  const now = (await liveHolder()) ?? (await opts.ledger.file(entry.name, sha256));
   if (now && (now.state === 'loaded' || now.state === 'claimed')) return known(now);
   const state = now?.state ?? 'unknown';
   return { ...base, outcome: 'ledger-conflict', rows, message: `the ledger already has this name and content as ${state}; not adopted` };
@@ -151,9 +152,9 @@ async function adoptOne(o: AdoptOptions, runId: string, entry: IntakeEntry, sha2
  * is never adopted, not even on the operator's word: without its content there is no content
  * hash to record, and a re-compressed or re-encrypted resend is recognised only by that.
  */
-function undecodable(o: AdoptOptions, entry: IntakeEntry, sha256: string, content: Exclude<StagedContent, Decoded>): AdoptedFile {
+function undecodable(opts: AdoptOptions, entry: IntakeEntry, sha256: string, content: Exclude<StagedContent, Decoded>): AdoptedFile {
   const why = content.kind === 'refused' ? content.error.message : content.reason;
-  const word = o.assumeLoaded
+  const word = opts.assumeLoaded
     ? ' (--assume-loaded cannot adopt it either: its content hash, by which a re-compressed or re-encrypted resend is known, cannot be read)'
     : '';
   const message = `cannot be decoded: ${why}; not adopted${word}`;
@@ -170,20 +171,22 @@ function undecodable(o: AdoptOptions, entry: IntakeEntry, sha256: string, conten
  * beside the delivered bytes' hash. Files whose content repeats an earlier archived file are
  * reported: a past double load.
  */
-export async function runAdopt(o: AdoptOptions): Promise<AdoptResult> {
+export async function runAdopt(opts: AdoptOptions): Promise<AdoptResult> {
   // a dry run leaves no trace in the ledger, not even its run
-  const runId = o.dryRun ? newRunId() : await o.ledger.startRun({ mode: 'manual', host: hostname(), pid: process.pid }, () => newRunId());
-  const log = o.logger.child({ run: runId, adopt: true });
+  const runId = opts.dryRun
+    ? newRunId()
+    : await opts.ledger.startRun({ mode: 'manual', host: hostname(), pid: process.pid }, () => newRunId());
+  const log = opts.logger.child({ run: runId, adopt: true });
   const files: AdoptedFile[] = [];
   const firstWith = new Map<string, SeenBefore>();
-  const entries = (await o.archive.list())
-    .filter((e) => !e.notRegular && !isInProgressName(e.name) && o.pattern.test(e.name))
+  const entries = (await opts.archive.list())
+    .filter((e) => !e.notRegular && !isInProgressName(e.name) && opts.pattern.test(e.name))
     .sort((a, b) => a.name.localeCompare(b.name));
-  const staging = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
+  const staging = await mkdtemp(join(opts.stagingRoot, `settle-${runId}-`));
   try {
     let seq = 0;
     for (const entry of entries) {
-      const f = await stagedFile(o, runId, entry, staging, seq++, firstWith);
+      const f = await stagedFile(opts, runId, entry, staging, seq++, firstWith);
       files.push(f);
       const decoded = f.contentSha256 !== null && f.contentSha256 !== f.sha256 ? { contentSha256: f.contentSha256 } : {};
       const fields = { event: `adopt-${f.outcome}`, file: f.name, sha256: f.sha256, ...decoded, evidence: f.evidence, rows: f.rows };
@@ -191,15 +194,16 @@ export async function runAdopt(o: AdoptOptions): Promise<AdoptResult> {
       else log.info(fields, f.message);
     }
   } catch (err) {
-    if (!o.dryRun) await o.ledger.finishRun(runId, (await runOutcomes(o.ledger, runId)).counts, exitStatusOf(err)).catch(() => undefined);
+    if (!opts.dryRun)
+      await opts.ledger.finishRun(runId, (await runOutcomes(opts.ledger, runId)).counts, exitStatusOf(err)).catch(() => undefined);
     if (isConnectionLost(err)) throw new TransientError(`finance database connection lost: ${errorMessage(err)}`, { cause: err });
     throw err;
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
-  const exitStatus = o.exitStatusFor(files);
-  if (!o.dryRun) await o.ledger.finishRun(runId, (await runOutcomes(o.ledger, runId)).counts, exitStatus);
-  return { runId, dryRun: o.dryRun, files, exitStatus };
+  const exitStatus = opts.exitStatusFor(files);
+  if (!opts.dryRun) await opts.ledger.finishRun(runId, (await runOutcomes(opts.ledger, runId)).counts, exitStatus);
+  return { runId, dryRun: opts.dryRun, files, exitStatus };
 }
 
 /** An archived file already looked at, under its delivered bytes' hash and its content's. */
@@ -212,14 +216,14 @@ interface SeenBefore {
 
 /** One archived file: staged, hashed and decoded in one read, checked against earlier files, then decided. */
 async function stagedFile(
-  o: AdoptOptions,
+  opts: AdoptOptions,
   runId: string,
   entry: IntakeEntry,
   staging: string,
   seq: number,
   firstWith: Map<string, SeenBefore>,
 ): Promise<AdoptedFile> {
-  const staged = await stageAndHash(o.archive, entry, staging, seq, o.decode).catch((err: unknown): Staged => {
+  const staged = await stageAndHash(opts.archive, entry, staging, seq, opts.decode).catch((err: unknown): Staged => {
     if (err instanceof FileGoneError) return { kind: 'gone' };
     throw err;
   });
@@ -249,7 +253,7 @@ async function stagedFile(
     const sameBytes = repeatOf(staged.sha256);
     if (sameBytes) return sameBytes;
     firstWith.set(staged.sha256, seen);
-    if (content.kind !== 'content') return undecodable(o, entry, staged.sha256, content);
+    if (content.kind !== 'content') return undecodable(opts, entry, staged.sha256, content);
     seen.contentSha256 = content.sha256;
     if (content.sha256 !== staged.sha256) {
       // a gzipped and a plain copy of one CSV, or two encryptions of it, are one content: a past double load
@@ -257,7 +261,7 @@ async function stagedFile(
       if (sameContent) return sameContent;
       firstWith.set(content.sha256, seen);
     }
-    return await adoptOne(o, runId, entry, staged.sha256, content);
+    return await adoptOne(opts, runId, entry, staged.sha256, content);
   } finally {
     await removeContent(content, staged.path);
     await unlink(staged.path).catch(() => undefined);

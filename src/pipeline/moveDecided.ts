@@ -36,10 +36,10 @@ const REPLACED =
  * is recorded as intended before it is made, so that a crash between the move and its
  * record is finished by the next run (finishUnfinishedMoves), never lost.
  */
-export async function moveDecided(ctx: MoveContext, f: FileInRun, staged: DecidedFile, to: Destination, log: Logger): Promise<void> {
-  const routed = await route(ctx, f, staged, to, log);
+export async function moveDecided(ctx: MoveContext, file: FileInRun, staged: DecidedFile, to: Destination, log: Logger): Promise<void> {
+  const routed = await route(ctx, file, staged, to, log);
   if (routed === null) return;
-  if (!(await ctx.ledger.markMoved({ ...f, landed: routed.landed }, routed.location, replacedDetails(routed)))) return;
+  if (!(await ctx.ledger.markMoved({ ...file, landed: routed.landed }, routed.location, replacedDetails(routed)))) return;
   log.info({ event: 'moved', to: routed.location }, `moved to ${routed.location}`);
 }
 
@@ -48,8 +48,8 @@ export async function moveDecided(ctx: MoveContext, f: FileInRun, staged: Decide
  * kept count as the same) whose file has not been moved yet. A later upload of the same
  * name and bytes is a resend, not this.
  */
-export function awaitsItsMove(row: FileRow, f: FileInRun): boolean {
-  return row.location === null && (row.arrival === null || row.arrival === f.arrival);
+export function awaitsItsMove(row: FileRow, file: FileInRun): boolean {
+  return row.location === null && (row.arrival === null || row.arrival === file.arrival);
 }
 
 /**
@@ -59,7 +59,7 @@ export function awaitsItsMove(row: FileRow, f: FileInRun): boolean {
  */
 export async function skipDuplicate(
   ctx: MoveContext,
-  f: FileInRun,
+  file: FileInRun,
   staged: DecidedFile,
   original: FileRow,
   log: Logger,
@@ -67,12 +67,12 @@ export async function skipDuplicate(
   how: { match: 'bytes' | 'content'; details: Record<string, unknown> },
 ): Promise<void> {
   const duplicateOf = { name: original.name, run: original.runId, source: 'ledger', match: how.match };
-  const sameName = original.name === f.name;
-  const routed = await route(ctx, f, staged, 'duplicates', log);
+  const sameName = original.name === file.name;
+  const routed = await route(ctx, file, staged, 'duplicates', log);
   if (routed === null) return;
   // A resend of the same name and bytes shares the archived file's ledger row: only the events record it.
-  const ownRow = !sameName || original.sha256 !== f.sha256;
-  const landed = { ...f, landed: routed.landed };
+  const ownRow = !sameName || original.sha256 !== file.sha256;
+  const landed = { ...file, landed: routed.landed };
   if (!(await ctx.ledger.recordSkip(landed, ownRow, routed.location, { duplicateOf, ...how.details }, replacedDetails(routed)))) {
     log.info({ event: 'gone', to: routed.location }, 'another run moved and counted this file');
     return;
@@ -94,17 +94,17 @@ function replacedDetails(routed: RouteResult): Record<string, unknown> {
  */
 async function route(
   ctx: MoveContext,
-  f: FileInRun,
+  file: FileInRun,
   staged: DecidedFile,
   to: Destination,
   log: Logger,
 ): Promise<(RouteResult & { landed?: string }) | null> {
   try {
-    await ctx.ledger.intendMove(f, to);
-    faultPoint('before-move', f.name);
-    const routed = await ctx.intake.route(f.name, to, staged);
-    faultPoint('after-move', f.name);
-    if (!routed.replaced) await ctx.moveMarker?.(f.name, to);
+    await ctx.ledger.intendMove(file, to);
+    faultPoint('before-move', file.name);
+    const routed = await ctx.intake.route(file.name, to, staged);
+    faultPoint('after-move', file.name);
+    if (!routed.replaced) await ctx.moveMarker?.(file.name, to);
     const landed = await ctx.intake.landedShape(routed.location).catch(() => null);
     if (routed.replaced) {
       ctx.counts.moveFailures++;
@@ -141,11 +141,11 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
     const flog = log.child({ file: intent.name, sha256: intent.sha256 });
     const now = await ctx.intake.stat(intent.name);
     if (now && `${now.size}:${now.mtimeMs}` === intent.arrival) continue; // this run's pass moves it
-    const f: FileInRun = { ...intent, runId, size: Number(intent.arrival.split(':')[0]) };
-    const location = await ctx.intake.findLanded(intent.name, intent.destination, intent.sha256, f.size);
+    const file: FileInRun = { ...intent, runId, size: Number(intent.arrival.split(':')[0]) };
+    const location = await ctx.intake.findLanded(intent.name, intent.destination, intent.sha256, file.size);
     if (location === null) {
       ctx.counts.moveFailures++;
-      await ctx.ledger.abandonMoveIntent(f);
+      await ctx.ledger.abandonMoveIntent(file);
       flog.error(
         { event: 'move-lost', to: intent.destination, movingRun: intent.runId },
         `run ${intent.runId} began moving this file to ${intent.destination} and died; it is neither in the intake nor there`,
@@ -157,7 +157,7 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
     // a skip found by the finance database was counted when it was decided; a ledger skip is counted with its move
     const counted = own?.state === 'duplicate' && own.location === null && own.arrival === intent.arrival;
     if (intent.destination !== 'duplicates' || counted) {
-      if (await ctx.ledger.markMoved(f, location, recovered)) {
+      if (await ctx.ledger.markMoved(file, location, recovered)) {
         flog.warn({ event: 'moved', to: location, ...recovered }, `recorded the move that run ${intent.runId} made: ${location}`);
       }
       continue;
@@ -165,7 +165,7 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
     const original = await ctx.ledger.liveHolder(intent.sha256);
     const duplicateOf = original ? { name: original.name, run: original.runId, source: 'ledger' } : undefined;
     const renamed = !(own && own.state === 'loaded');
-    if (await ctx.ledger.recordSkip(f, renamed, location, { duplicateOf, ...recovered }, recovered)) {
+    if (await ctx.ledger.recordSkip(file, renamed, location, { duplicateOf, ...recovered }, recovered)) {
       flog.warn({ event: 'skipped', to: location, ...recovered }, `recorded the skip that run ${intent.runId} moved: ${location}`);
     }
   }

@@ -7,22 +7,22 @@ import { stageAndHash } from './stageAndHash.js';
 
 /** The ready marker follows its file into the same folder (best effort: a marker left behind is harmless). */
 export async function moveMarker(
-  o: { intake: Intake; readyMarker?: string | undefined },
+  opts: { intake: Intake; readyMarker?: string | undefined },
   name: string,
   to: Destination,
   stagingDir: string,
   tag: string,
   log: Logger,
 ): Promise<void> {
-  if (!o.readyMarker) return;
-  const markerName = name + o.readyMarker;
+  if (!opts.readyMarker) return;
+  const markerName = name + opts.readyMarker;
   try {
-    const entry = await o.intake.stat(markerName);
+    const entry = await opts.intake.stat(markerName);
     if (!entry) return;
-    const staged = await stageAndHash(o.intake, entry, stagingDir, tag);
+    const staged = await stageAndHash(opts.intake, entry, stagingDir, tag);
     if (staged.kind !== 'staged') return;
     try {
-      const routed = await o.intake.route(markerName, to, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256 });
+      const routed = await opts.intake.route(markerName, to, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256 });
       log.info({ event: 'marker-moved', to: routed.location }, `its ready marker moved to ${routed.location}`);
     } finally {
       await unlink(staged.path).catch(() => undefined);

@@ -62,14 +62,17 @@ export interface ReprocessResult {
  * `reprocessed` event records the reason and the operator. Nothing is claimed and nothing
  * moves. A dry run validates and counts, then rolls back and writes nothing to the ledger.
  */
-export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult> {
+export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessResult> {
   // a dry run leaves no trace in the ledger, not even its run
-  const runId = o.dryRun
+  const runId = opts.dryRun
     ? newRunId()
-    : await o.ledger.startRun({ mode: 'reprocess', host: hostname(), pid: process.pid }, () => newRunId());
-  const log = o.logger.child({ run: runId, reprocess: true });
-  log.info({ event: 'reprocess-started', reason: o.reason, operator: o.operator, dryRun: o.dryRun, files: o.names }, 'reprocessing');
-  const staging = await mkdtemp(join(o.stagingRoot, `settle-${runId}-`));
+    : await opts.ledger.startRun({ mode: 'reprocess', host: hostname(), pid: process.pid }, () => newRunId());
+  const log = opts.logger.child({ run: runId, reprocess: true });
+  log.info(
+    { event: 'reprocess-started', reason: opts.reason, operator: opts.operator, dryRun: opts.dryRun, files: opts.names },
+    'reprocessing',
+  );
+  const staging = await mkdtemp(join(opts.stagingRoot, `settle-${runId}-`));
   const files: ReprocessedFile[] = [];
   let seq = 0;
 
@@ -80,9 +83,9 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
     };
     if (!row.location) return fail('failed', 'its move to the archive never happened: let a run finish it first');
     const archived = basename(row.location);
-    const entry = await o.archive.stat(archived);
-    if (!entry) return fail('failed', `${archived} is not in the archive ${o.archive.description}`);
-    const staged = await stageAndHash(o.archive, entry, staging, seq++, o.decode);
+    const entry = await opts.archive.stat(archived);
+    if (!entry) return fail('failed', `${archived} is not in the archive ${opts.archive.description}`);
+    const staged = await stageAndHash(opts.archive, entry, staging, seq++, opts.decode);
     if (staged.kind !== 'staged') return fail('failed', `${archived} could not be read whole from the archive`);
     const { content } = staged;
     try {
@@ -92,21 +95,21 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
       if (content.sha256 !== contentOf(row)) return fail('failed', `${archived} no longer decodes to the content that was loaded`);
       // the rows hang off the content's file marker, whatever wrapping the delivery had
       const req = { stagedPath: content.path, sha256: content.sha256, name: row.name, runId };
-      const r = await o.finance.reload(req, { dryRun: o.dryRun, reason: o.reason });
-      if (!o.dryRun) {
-        await o.ledger.recordReprocessed(
+      const r = await opts.finance.reload(req, { dryRun: opts.dryRun, reason: opts.reason });
+      if (!opts.dryRun) {
+        await opts.ledger.recordReprocessed(
           { name: row.name, sha256: row.sha256, runId },
-          { rows: r.rows, previousRows: r.previousRows, reason: o.reason, operator: o.operator },
+          { rows: r.rows, previousRows: r.previousRows, reason: opts.reason, operator: opts.operator },
         );
       }
       log.info(
-        { event: o.dryRun ? 'would-reprocess' : 'reprocessed', file: row.name, rows: r.rows, previousRows: r.previousRows },
-        `${row.name}: ${r.previousRows} rows ${o.dryRun ? 'would be' : 'were'} replaced by ${r.rows}`,
+        { event: opts.dryRun ? 'would-reprocess' : 'reprocessed', file: row.name, rows: r.rows, previousRows: r.previousRows },
+        `${row.name}: ${r.previousRows} rows ${opts.dryRun ? 'would be' : 'were'} replaced by ${r.rows}`,
       );
       return {
         name: row.name,
         sha256: row.sha256,
-        outcome: o.dryRun ? 'would-reprocess' : 'reprocessed',
+        outcome: opts.dryRun ? 'would-reprocess' : 'reprocessed',
         rows: r.rows,
         previousRows: r.previousRows,
       };
@@ -121,8 +124,8 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
   };
 
   try {
-    for (const name of o.names) {
-      const loaded = await o.ledger.loadedNamed(name);
+    for (const name of opts.names) {
+      const loaded = await opts.ledger.loadedNamed(name);
       if (loaded.length === 0) {
         files.push({ name, sha256: null, outcome: 'failed', rows: 0, error: 'this ledger has no load of it: nothing to reprocess' });
         log.error({ event: 'reprocess-failed', file: name }, `${name}: never loaded, nothing to reprocess`);
@@ -136,14 +139,14 @@ export async function runReprocess(o: ReprocessOptions): Promise<ReprocessResult
 
   const count = (outcome: ReprocessedFile['outcome']) => files.filter((f) => f.outcome === outcome).length;
   const counts = {
-    reprocessed: count(o.dryRun ? 'would-reprocess' : 'reprocessed'),
+    reprocessed: count(opts.dryRun ? 'would-reprocess' : 'reprocessed'),
     rejected: count('rejected'),
     failed: count('failed'),
     rows: files.reduce((n, f) => n + f.rows, 0),
   };
-  const exitStatus = o.exitStatusFor(counts);
-  if (!o.dryRun) {
-    await o.ledger.finishRun(runId, { ...NO_COUNTS, ...counts }, exitStatus);
+  const exitStatus = opts.exitStatusFor(counts);
+  if (!opts.dryRun) {
+    await opts.ledger.finishRun(runId, { ...NO_COUNTS, ...counts }, exitStatus);
   }
-  return { runId, dryRun: o.dryRun, counts, files, exitStatus };
+  return { runId, dryRun: opts.dryRun, counts, files, exitStatus };
 }

@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import pg from 'pg';
 import { startTestPostgres, type RunningPostgres } from './postgresServer.js';
 import { runCli } from './cli.js';
+import { assertFreshBuild } from './freshBuild.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,6 +20,7 @@ declare module 'vitest' {
  * database is migrated once by the CLI itself; each test file clones it.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  assertFreshBuild();
   let server: RunningPostgres | undefined;
   let dir: string | undefined;
   let adminUrl = process.env.TEST_DATABASE_URL;

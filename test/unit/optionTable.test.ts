@@ -31,7 +31,7 @@ describe('the one option table', () => {
   it('takes --mode from SETTLE_MODE and from the config file key "mode", flags first', () => {
     expect(resolveSettings({}, { SETTLE_MODE: 'manual' }).mode).toBe('manual');
     expect(resolveSettings({ mode: 'scheduled' }, { SETTLE_MODE: 'manual' }).mode).toBe('scheduled');
-    expect(() => resolveSettings({}, { SETTLE_MODE: 'nightly' })).toThrow('mode "nightly" must be scheduled or manual');
+    expect(() => resolveSettings({}, { SETTLE_MODE: 'nightly' })).toThrow('SETTLE_MODE: "nightly" must be one of scheduled, manual');
     const config = join(mkdtempSync(join(tmpdir(), 'settle-options-')), 'config.json');
     writeFileSync(config, JSON.stringify({ mode: 'manual' }));
     expect(resolveSettings({ config }, {}).mode).toBe('manual');

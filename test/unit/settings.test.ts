@@ -45,7 +45,8 @@ describe('settings', () => {
   });
 
   it.each([
-    [{ stableFor: 'soon' }, 'expected a number of seconds'],
+    [{ stableFor: 'soon' }, 'expected a duration such as 30, 30s, 90m, 1h30m, 26h or 2d'],
+    [{ stableFor: '30m1h' }, 'expected a duration'],
     [{ schema: 'Finance; DROP' }, 'lower-case SQL identifier'],
     [{ claimLease: '5' }, 'too short'],
     [{ dbTimeout: '0' }, 'at least 1s'],
@@ -67,6 +68,25 @@ describe('settings', () => {
 
   it.each(['0', '1023', '1.5', '1MiB', '-5', String(64 * 1024 * 1024 + 1)])('refuses %j as a record-size limit', (value) => {
     expect(() => resolveSettings({ maxRecordBytes: value }, {})).toThrow(/--max-record-bytes: expected a whole number of bytes/);
+  });
+
+  it.each([
+    ['30', 30],
+    ['30s', 30],
+    ['90m', 5400],
+    ['1h30m', 5400],
+    ['26h', 93_600],
+    ['2d', 172_800],
+    ['1d2h', 93_600],
+    [45, 45],
+  ])('reads the duration %j as %d seconds, for every duration setting', (value, seconds) => {
+    const s = resolveSettings(
+      { stableFor: value, maxWait: value, ledgerTimeout: value, dbTimeout: value },
+      { SETTLE_MAX_AGE: String(value) },
+    );
+    expect([s.stableForSeconds, s.maxWaitSeconds, s.ledgerTimeoutSeconds, s.dbTimeoutSeconds, s.maxAgeSeconds]).toEqual(
+      Array(5).fill(seconds),
+    );
   });
 
   it('puts archive, duplicates and rejected beside the intake', () => {
