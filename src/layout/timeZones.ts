@@ -118,3 +118,27 @@ export function offsetText(minutes: number): string {
   const a = Math.abs(minutes);
   return `${sign}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
 }
+
+let dashedZones: Map<string, string> | undefined;
+
+/**
+ * The IANA zone a file's name ends with, as Stripe names a Dashboard download
+ * (`…_America-Chicago.csv`: the zone's `/` written `-`, after an underscore), or undefined.
+ * Known zones are matched whole, so `_America-New_York.csv` and `_America-Argentina-Buenos_Aires.csv`
+ * read right whatever underscores and dashes their names hold; the longest match wins.
+ */
+export function zoneInFileName(fileName: string): string | undefined {
+  if (!dashedZones) {
+    dashedZones = new Map();
+    for (const zone of ['UTC', 'Etc/UTC', ...Intl.supportedValuesOf('timeZone')]) dashedZones.set(zone.replaceAll('/', '-'), zone);
+  }
+  const base = fileName.slice(Math.max(fileName.lastIndexOf('/'), fileName.lastIndexOf('\\')) + 1);
+  // every extension goes: a download may arrive as .csv.gz or .csv.pgp
+  const stem = base.replace(/(\.[A-Za-z0-9]+)+$/, '');
+  let best: string | undefined;
+  for (let i = stem.indexOf('_'); i !== -1; i = stem.indexOf('_', i + 1)) {
+    const zone = dashedZones.get(stem.slice(i + 1));
+    if (zone !== undefined && (best === undefined || zone.length > best.length)) best = zone;
+  }
+  return best;
+}
