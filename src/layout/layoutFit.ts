@@ -50,9 +50,22 @@ function columnsFound(layout: Layout, header: readonly string[] | undefined): nu
 }
 
 /**
+ * Words of a file's name that say which of two layouts reading the same columns it is, by the
+ * table they load (Stripe's two itemized reports share their columns; a layout extending one
+ * keeps its table).
+ */
+const NAME_HINTS: Record<string, RegExp> = {
+  stripe_payout_reconciliation: /payout|settlement/i,
+  stripe_balance_change: /activity|balance/i,
+};
+
+/** Whether a file's name points to a layout (1) or not (0). */
+export const namedFor = (layout: Layout, fileName: string) => Number(NAME_HINTS[layout.table]?.test(fileName) ?? false);
+
+/**
  * Each layout against a file's first rows, best first: those that read them come before those
  * that refuse them, then more columns found before fewer (a preset naming more of the header is
- * the more specific), then the layouts' own order.
+ * the more specific), then the one the file's name points to, then the layouts' own order.
  */
 export async function rankLayouts(path: string, fileName: string, layouts: readonly Layout[]): Promise<LayoutFit[]> {
   const byDelimiter = new Map<string, CsvRecord[]>();
@@ -65,7 +78,13 @@ export async function rankLayouts(path: string, fileName: string, layouts: reado
   }
   return fits
     .map((fit, order) => ({ fit, order }))
-    .sort((a, b) => Number(b.fit.fits) - Number(a.fit.fits) || b.fit.found - a.fit.found || a.order - b.order)
+    .sort(
+      (a, b) =>
+        Number(b.fit.fits) - Number(a.fit.fits) ||
+        b.fit.found - a.fit.found ||
+        namedFor(b.fit.layout, fileName) - namedFor(a.fit.layout, fileName) ||
+        a.order - b.order,
+    )
     .map(({ fit }) => fit);
 }
 

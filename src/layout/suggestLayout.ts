@@ -1,6 +1,6 @@
 import { draftLayout, type Draft } from './draftLayout.js';
 import type { Layout } from './layout.js';
-import { firstRecords, rankLayouts, type LayoutFit } from './layoutFit.js';
+import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
 import { PRESETS } from './presets.js';
 import { quoteValue } from './quoteValue.js';
 
@@ -19,11 +19,6 @@ export interface Suggestion {
 }
 
 const DELIMITERS = [',', ';', '\t', '|'];
-/** A preset's words in a file's name, to tell apart presets that read the same columns (Stripe's two itemized reports). */
-const NAME_HINTS: Record<string, RegExp> = {
-  'stripe-itemized-payout-reconciliation': /payout|settlement/i,
-  'stripe-itemized-balance-change': /activity|balance/i,
-};
 
 /** A table name from a file's name: its words without dates, batch numbers or the extension. */
 function tableName(fileName: string): string {
@@ -53,7 +48,7 @@ async function sniffDelimiter(path: string) {
 }
 
 /** Of layouts that fit alike, the one the file's name points to, else the first. */
-const byName = (fits: LayoutFit[], fileName: string) => fits.find((f) => NAME_HINTS[f.layout.name]?.test(fileName)) ?? fits[0]!;
+const byName = (fits: LayoutFit[], fileName: string) => fits.find((f) => namedFor(f.layout, fileName) === 1) ?? fits[0]!;
 
 const describe = (fit: LayoutFit) =>
   fit.layout.header
