@@ -128,12 +128,12 @@ async function main() {
     accepted: count('accepted'),
     broken: count('broken'),
     gaps: count('gap'),
-    readerCases: suite.length,
-    readerAgrees: count('agrees'),
-    readerByDesign: count('refused by design'),
-    readerDiffers: count('differs'),
+    reader_cases: suite.length,
+    reader_agrees: count('agrees'),
+    reader_by_design: count('refused by design'),
+    reader_differs: count('differs'),
   };
-  const right = totals.accepted + totals.broken + totals.readerAgrees + totals.readerByDesign;
+  const right = totals.accepted + totals.broken + totals.reader_agrees + totals.reader_by_design;
   if (json) process.stdout.write(`${JSON.stringify({ version: 1, results, totals: { ...totals, right } })}\n`);
   else {
     const short = (s) => (s.length > 140 ? `${s.slice(0, 139)}…` : s);
@@ -145,11 +145,11 @@ async function main() {
     );
     process.stdout.write(
       `${totals.exports} exports: ${totals.accepted} accepted, ${totals.broken} broken (the file is at fault), ${totals.gaps} gaps; ` +
-        `record reader: ${totals.readerAgrees} of ${totals.readerCases} cases agree, ${totals.readerByDesign} refused by design, ${totals.readerDiffers} differ\n` +
+        `record reader: ${totals.reader_agrees} of ${totals.reader_cases} cases agree, ${totals.reader_by_design} refused by design, ${totals.reader_differs} differ\n` +
         `${right} of ${totals.cases} cases right\n`,
     );
   }
-  process.exitCode = totals.gaps + totals.readerDiffers > 0 ? 1 : 0;
+  process.exitCode = totals.gaps + totals.reader_differs > 0 ? 1 : 0;
 }
 
 await main();

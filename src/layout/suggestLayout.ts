@@ -22,16 +22,14 @@ const DELIMITERS = [',', ';', '\t', '|'];
 
 /** A table name from a file's name: its words without dates, batch numbers or the extension. */
 function tableName(fileName: string): string {
-  const stem = fileName
+  const words = fileName
     .replace(/^.*[\\/]/, '')
     .replace(/(\.[A-Za-z0-9]+)+$/, '')
     .toLowerCase()
-    .replace(/\d{4,}/g, '')
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .replace(/_+/g, '_')
-    .slice(0, 50);
-  return /^[a-z]/.test(stem) ? stem : `partner_${stem}`.replace(/_$/, '') || 'partner_rows';
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w !== '' && !/^\d+$/.test(w));
+  const name = words.join('_').slice(0, 50).replace(/_+$/, '');
+  return /^[a-z]/.test(name) ? name : name === '' ? 'partner_rows' : `partner_${name}`;
 }
 
 /** The delimiter whose reading gives the most records of one width above one field. */
