@@ -1,8 +1,9 @@
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { globToRegExp } from '../../src/intake/names.js';
 import { parseLayout } from '../../src/layout/parseLayout.js';
 import { findBadRows } from '../../src/layout/readSettlement.js';
 import { suggestLayout } from '../../src/layout/suggestLayout.js';
@@ -82,5 +83,22 @@ describe('layout suggest', () => {
     expect(s.config.layout).toMatchObject({ header: false, recordTypes: { H: 'info', I: 'data', F: 'info', L: 'info' } });
     expect(s.draft!.columns.find((c) => c.name === 'field_3')).toMatchObject({ type: 'timestamp', format: "yyyy-MM-dd'T'HH:mm:ss.SSSX" });
     expect((await findBadRows(path, parseLayout(s.config.layout, 'draft'))).error).toBeNull();
+  });
+});
+
+describe('the example configs under fixtures/layouts', () => {
+  const dir = fileURLToPath(new URL('../../fixtures/layouts/', import.meta.url));
+  const configs = readdirSync(dir).filter((f) => f.endsWith('.config.json'));
+
+  it.each(configs)('%s reads the sample its pattern takes', async (name) => {
+    const config = JSON.parse(readFileSync(join(dir, name), 'utf8')) as { pattern: string; layout: Record<string, unknown> };
+    const layout = parseLayout(config.layout, name);
+    const samples = readdirSync(dir).filter((f) => !f.endsWith('.json') && globToRegExp(config.pattern).test(f));
+    // a layout that only extends a preset with a zone is proven by the preset's own sample
+    if (config.layout.extends !== undefined && samples.length === 0) return;
+    expect(samples).toHaveLength(1);
+    const { rows, error } = await findBadRows(join(dir, samples[0]!), layout, { fileName: samples[0]! });
+    expect(error).toBeNull();
+    expect(rows).toBeGreaterThan(0);
   });
 });
