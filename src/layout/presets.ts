@@ -11,6 +11,21 @@ import { readLayoutObject } from './layoutObject.js';
 const optional = { required: false } as const;
 const amount = (name: string, from: string, scale: number | typeof AS_WRITTEN = 4) => ({ name, from, type: 'decimal', scale, ...optional });
 
+/** The columns that open Adyen's transaction reports: the accounts and the payment. */
+const ADYEN_PAYMENT = [
+  { name: 'company_account', from: 'Company Account', type: 'text' },
+  { name: 'merchant_account', from: 'Merchant Account', type: 'text' },
+  { name: 'psp_reference', from: 'Psp Reference', type: 'text' },
+  { name: 'merchant_reference', from: 'Merchant Reference', type: 'text', ...optional },
+  { name: 'payment_method', from: 'Payment Method', type: 'text', ...optional },
+];
+
+/** An Adyen time: in the account's zone, whose abbreviation (`CET`, `PDT`…) the `TimeZone` column beside it gives. */
+const adyenTime = (name: string, from: string) => [
+  { name, from, type: 'timestamp', format: 'yyyy-MM-dd HH:mm:ss', timeZoneFrom: 'time_zone' },
+  { name: 'time_zone', from: 'TimeZone', type: 'text' },
+];
+
 /**
  * Adyen's "Settlement details" report: headers in words, the creation time in the company
  * account's zone with that zone's abbreviation in the next column, debit/credit pairs of which
@@ -22,13 +37,8 @@ const amount = (name: string, from: string, scale: number | typeof AS_WRITTEN = 
 const ADYEN_SETTLEMENT = {
   table: 'adyen_settlement_details',
   columns: [
-    { name: 'company_account', from: 'Company Account', type: 'text' },
-    { name: 'merchant_account', from: 'Merchant Account', type: 'text' },
-    { name: 'psp_reference', from: 'Psp Reference', type: 'text' },
-    { name: 'merchant_reference', from: 'Merchant Reference', type: 'text', ...optional },
-    { name: 'payment_method', from: 'Payment Method', type: 'text', ...optional },
-    { name: 'creation_date', from: 'Creation Date', type: 'timestamp', format: 'yyyy-MM-dd HH:mm:ss', timeZoneFrom: 'time_zone' },
-    { name: 'time_zone', from: 'TimeZone', type: 'text' },
+    ...ADYEN_PAYMENT,
+    ...adyenTime('creation_date', 'Creation Date'),
     { name: 'type', from: 'Type', type: 'text' },
     // empty on some Settled lines: kept as '' in the key
     { name: 'modification_reference', from: 'Modification Reference', type: 'text', ...optional },
@@ -60,14 +70,9 @@ const ADYEN_SETTLEMENT = {
 const ADYEN_PAYMENTS_ACCOUNTING = {
   table: 'adyen_payments_accounting',
   columns: [
-    { name: 'company_account', from: 'Company Account', type: 'text' },
-    { name: 'merchant_account', from: 'Merchant Account', type: 'text' },
-    { name: 'psp_reference', from: 'Psp Reference', type: 'text' },
-    { name: 'merchant_reference', from: 'Merchant Reference', type: 'text', ...optional },
-    { name: 'payment_method', from: 'Payment Method', type: 'text', ...optional },
+    ...ADYEN_PAYMENT,
     { name: 'payment_method_variant', from: 'Payment Method Variant', type: 'text', ...optional },
-    { name: 'booking_date', from: 'Booking Date', type: 'timestamp', format: 'yyyy-MM-dd HH:mm:ss', timeZoneFrom: 'time_zone' },
-    { name: 'time_zone', from: 'TimeZone', type: 'text' },
+    ...adyenTime('booking_date', 'Booking Date'),
     { name: 'record_type', from: 'Record Type', type: 'text' },
     // empty on Received and Authorised lines: kept as '' in the key
     { name: 'modification_psp_reference', from: 'Modification Psp Reference', type: 'text', ...optional },
