@@ -89,8 +89,10 @@ async function existingTable(client: pg.ClientBase, schema: string, layout: Layo
 /**
  * What `migrate` must do for a layout's table: create it, or add the columns the layout gained
  * (nullable: the rows already there have no value; the reader still requires new rows to have
- * one). A column whose type changed, or a different natural key, is refused with the statement
- * to run by hand: migrate never rewrites loaded rows.
+ * one), let a column the layout now allows empty be NULL, and widen a decimal the layout now
+ * keeps as written to `numeric` (both change no loaded row). A column whose type changed
+ * otherwise, or a different natural key, is refused with the statement to run by hand: migrate
+ * never rewrites loaded rows.
  */
 export async function layoutTableChanges({ client, schema, layout }: FinanceTarget): Promise<string[]> {
   const have = await existingTable(client, schema, layout);
@@ -98,12 +100,21 @@ export async function layoutTableChanges({ client, schema, layout }: FinanceTarg
   const t = `${id(schema)}.${id(layout.table)}`;
   const problems: string[] = [];
   const changes: string[] = [];
+  const keys = new Set(layout.naturalKey);
   for (const c of layout.columns) {
     const now = have.columns.get(c.name);
-    if (!now) changes.push(`ALTER TABLE ${t} ADD COLUMN ${id(c.name)} ${sqlType(c)}`);
-    // a text column holds any value exactly as the reader wrote it: only another type could round or refuse
-    else if (now.type !== describedType(c) && now.type !== 'text')
-      problems.push(`column ${c.name} is ${now.type}, the layout says ${describedType(c)}`);
+    if (!now) {
+      changes.push(`ALTER TABLE ${t} ADD COLUMN ${id(c.name)} ${sqlType(c)}`);
+      continue;
+    }
+    const wanted = describedType(c);
+    if (now.type !== wanted) {
+      // numeric(p,s) to numeric keeps every value as it is: no row is rewritten
+      if (wanted === 'numeric' && now.type.startsWith('numeric(')) changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(c.name)} TYPE numeric`);
+      // a text column holds any value exactly as the reader wrote it: only another type could round or refuse
+      else if (now.type !== 'text') problems.push(`column ${c.name} is ${now.type}, the layout says ${wanted}`);
+    }
+    if (!now.nullable && !c.required && !keys.has(c.name)) changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(c.name)} DROP NOT NULL`);
   }
   for (const p of ['load_id', 'source_line']) if (!have.columns.has(p)) problems.push(`it lacks the provenance column ${p}`);
   if (have.key === null || have.key.join(',') !== layout.naturalKey.join(',')) {

@@ -374,6 +374,39 @@ describe('layouts in the configuration and in migrate', () => {
     ]);
   });
 
+  it('widens a table whose layout now keeps a rate as written and lets a column be empty, rewriting no row', async () => {
+    const table = `widen_${Date.now().toString(36)}`;
+    const before = {
+      table,
+      columns: [
+        { name: 'ref', type: 'text' },
+        { name: 'rate', type: 'decimal', scale: 10 },
+        { name: 'note', type: 'text' },
+      ],
+      naturalKey: 'ref',
+    };
+    const { ws, config, run } = await layoutWorkspace(before, 'widen_*.csv');
+    await ws.put('widen_1.csv', 'ref,rate,note\nR-1,1.5,first\n');
+    expect((await run()).summary).toMatchObject({ loaded: 1 });
+    const after = {
+      ...before,
+      columns: [before.columns[0], { name: 'rate', type: 'decimal', scale: 'asWritten' }, { name: 'note', type: 'text', required: false }],
+    };
+    await writeFile(config, JSON.stringify({ layout: after, pattern: 'widen_*.csv' }));
+    const sql = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger, '--print-sql']);
+    expect(sql.stdout).toContain(`ALTER TABLE "settle"."${table}" ALTER COLUMN "rate" TYPE numeric;`);
+    expect(sql.stdout).toContain(`ALTER TABLE "settle"."${table}" ALTER COLUMN "note" DROP NOT NULL;`);
+    const m = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger]);
+    expect(m.stdout).toMatch(new RegExp(`table settle\\.${table} 2 column\\(s\\) widened`));
+    await ws.put('widen_2.csv', 'ref,rate,note\nR-2,0.006733333333333,\n');
+    expect((await run()).summary).toMatchObject({ loaded: 1, rows: 1 });
+    const rows = await db.client.query(`SELECT ref, rate::text, note FROM settle.${table} ORDER BY ref`);
+    expect(rows.rows).toEqual([
+      { ref: 'R-1', rate: '1.5000000000', note: 'first' },
+      { ref: 'R-2', rate: '0.006733333333333', note: null },
+    ]);
+  });
+
   it.each([
     [{ columns: [{ name: 'id', type: 'text' }], naturalKey: 'id', delimiter: ':' }, /layout "delimiter" must be one of/],
     [
