@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
-import { EXIT_OK, UsageError } from '../errors.js';
+import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
 import { suggestLayout, type Suggestion } from '../layout/suggestLayout.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -24,6 +24,7 @@ function printSuggestion(file: string, s: Suggestion): string {
     lines.push(`  natural key: ${s.draft.naturalKey.join(', ')}; ${printable(s.draft.naturalKeyWhy)}`);
     for (const note of s.draft.notes) lines.push(`  note: ${printable(note)}`);
   }
+  if (s.config.layout === undefined) return `${lines.join('\n')}\n`;
   lines.push(
     `  config (save it, review it, then \`settle-ingest check --config FILE ${printable(file)}\`):`,
     ...configText(s)
@@ -52,6 +53,8 @@ export function registerLayout(program: Command, setExit: (status: number) => vo
       }
       const suggestions: { file: string; s: Suggestion }[] = [];
       for (const file of files) suggestions.push({ file, s: await suggestLayout(file, basename(file)) });
+      // a file that gave neither a preset nor a draft (nothing could be read) is exit 1
+      const exitStatus = suggestions.some(({ s }) => s.config.layout === undefined) ? EXIT_PROBLEM : EXIT_OK;
       if (flags.json) {
         const docs = suggestions.map(({ file, s }) => ({
           file,
@@ -65,10 +68,10 @@ export function registerLayout(program: Command, setExit: (status: number) => vo
           // the config as a file's text: its layout keys are configuration's own (camelCase), not this document's
           config: configText(s),
         }));
-        process.stdout.write(`${jsonDocument({ files: docs, exitStatus: EXIT_OK })}\n`);
+        process.stdout.write(`${jsonDocument({ files: docs, exitStatus })}\n`);
       } else {
         process.stdout.write(suggestions.map(({ file, s }) => printSuggestion(file, s)).join('\n'));
       }
-      setExit(EXIT_OK);
+      setExit(exitStatus);
     });
 }

@@ -12,7 +12,7 @@ export interface Suggestion {
   why: string;
   /** other presets that read the file as well */
   alsoFits: string[];
-  /** the config file to start from: `{"layout": …}` (a preset's name, an extension of one, or a draft) */
+  /** the config file to start from: `{"layout": …}` (a preset's name, an extension of one, or a draft); empty when nothing could be read */
   config: Record<string, unknown>;
   /** for a draft: each column as inferred, the key candidate and the draft's assumptions */
   draft?: Draft;
@@ -92,6 +92,8 @@ export async function suggestLayout(
     return { preset: null, why, alsoFits: [], config };
   }
   const { delimiter, records } = await sniffDelimiter(path);
+  if (records.length === 0)
+    return { preset: null, why: 'no record could be read to learn from: the file is empty, or not CSV in UTF-8', alsoFits: [], config: {} };
   const draft = draftLayout(records, delimiter, tableName(fileName));
   const closest = ranked.find((f) => f.found > 0);
   const why = closest
