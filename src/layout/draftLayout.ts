@@ -236,10 +236,13 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   const inferred = headerTexts.map((_, i) => inferType(keptValues(i), mark, groupSeparator));
   const left = (i: number) => kept.map((r) => r.fields[i]!);
 
-  const zoneColumn = headerTexts.findIndex((_, i) => {
-    const values = valuesOf(i);
-    return values.length > 0 && values.every((v) => parseZone(v) !== undefined && !/^[+-]?\d/.test(v));
-  });
+  // columns naming a zone (CET, PDT, Europe/Paris): a time takes the first one after it, as Adyen writes them
+  const zoneColumns = headerTexts
+    .map((_, i) => i)
+    .filter((i) => {
+      const values = valuesOf(i);
+      return values.length > 0 && values.every((v) => parseZone(v) !== undefined && !/^[+-]?\d/.test(v));
+    });
   const columns: DraftColumn[] = headerTexts.map((header, i) => {
     const t = inferred[i]!;
     const required = left(i).every((v) => v.trim() !== '');
@@ -251,6 +254,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
     if (t.scale !== undefined && t.scale !== 2) json.scale = t.scale;
     if (t.format !== undefined && t.format !== (t.type === 'date' ? 'yyyy-MM-dd' : 'yyyy-MM-dd HH:mm:ss')) json.format = t.format;
     let why = t.why;
+    const zoneColumn = zoneColumns.find((z) => z > i) ?? zoneColumns[0] ?? -1;
     if (t.type === 'timestamp' && !/X/.test(t.format ?? '')) {
       if (zoneColumn !== -1) {
         json.timeZoneFrom = names[zoneColumn];
