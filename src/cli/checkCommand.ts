@@ -1,5 +1,5 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
@@ -52,7 +52,9 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
           try {
             if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
             const { rows, skippedRows, error } =
-              content.kind === 'refused' ? { rows: 0, skippedRows: 0, error: content.error } : await findBadRows(content.path, s.layout);
+              content.kind === 'refused'
+                ? { rows: 0, skippedRows: 0, error: content.error }
+                : await findBadRows(content.path, s.layout, { fileName: basename(file) });
             checked.push({
               file,
               outcome: error ? 'rejected' : 'ok',

@@ -11,6 +11,7 @@ import { registerRun } from './runCommand.js';
 import { registerStatus } from './statusCommand.js';
 import { registerConfig } from './configCommand.js';
 import { registerCheck } from './checkCommand.js';
+import { registerLayout } from './layoutCommand.js';
 import { STATUS_EXIT } from '../report/status.js';
 
 function packageVersion(): string {
@@ -72,6 +73,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   registerAdopt(program, setExit);
   registerStatus(program, setExit);
   registerCheck(program, setExit);
+  registerLayout(program, setExit);
   registerConfig(program);
   program
     .command('demo')

@@ -54,14 +54,17 @@ async function migrateEverything(s: Settings): Promise<MigrateResult> {
   });
 }
 
+/** `given 1 new column(s)`, `given 1 new column(s), 2 column(s) changed`. */
+function changedTable(changes: string[]): string {
+  const added = changes.filter((c) => c.includes(' ADD COLUMN ')).length;
+  const changed = changes.length - added;
+  return [added > 0 ? `given ${added} new column(s)` : '', changed > 0 ? `${changed} column(s) widened` : ''].filter(Boolean).join(', ');
+}
+
 function migrateLine(r: MigrateResult): string {
   const applied = r.applied.length ? `applied ${r.applied.join(', ')}` : 'up to date';
   const table =
-    r.tableChanges.length === 0
-      ? 'fits its layout'
-      : r.tableChanges[0]!.startsWith('CREATE')
-        ? 'created'
-        : `given ${r.tableChanges.length} new column(s)`;
+    r.tableChanges.length === 0 ? 'fits its layout' : r.tableChanges[0]!.startsWith('CREATE') ? 'created' : changedTable(r.tableChanges);
   return `migrate done: finance schema ${r.financeSchema} at version ${r.financeVersion} (${applied}); table ${r.table} ${table}; ledger ${r.ledger} current`;
 }
 

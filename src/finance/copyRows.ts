@@ -42,7 +42,7 @@ async function* copyText(
   const provenance = `,${loadId},`;
   let batch = Buffer.allocUnsafe(BATCH_BYTES);
   let used = 0;
-  for await (const block of settlementBlocks(req.stagedPath, layout, { stats: counter.stats })) {
+  for await (const block of settlementBlocks(req.stagedPath, layout, { stats: counter.stats, fileName: req.name })) {
     for (let row = block.next(); row !== null; row = block.next()) {
       // a row COPY can take as the partner wrote it is not joined again
       const text = (row.text ?? copyLine(row.values)) + provenance + row.line + '\n';
@@ -104,7 +104,8 @@ export async function finishLoad(t: FinanceTarget, req: LoadRequest, loadId: num
  */
 export async function explainFailure(t: FinanceTarget, req: LoadRequest, err: unknown): Promise<unknown> {
   // the load stopped at the first bad row; the reject names every one (read again, off the database)
-  if (err instanceof RejectError) return (await findBadRows(req.stagedPath, t.layout).catch(() => null))?.error ?? err;
+  if (err instanceof RejectError)
+    return (await findBadRows(req.stagedPath, t.layout, { fileName: req.name }).catch(() => null))?.error ?? err;
   const code = pgCode(err);
   if (code === PG_UNIQUE_VIOLATION) {
     const overlap = await describeKeyOverlap(t, req);

@@ -87,9 +87,9 @@ export class FinanceDb implements FinanceTarget {
     return loadFacts(this);
   }
 
-  /** How many of a staged file's rows have their natural key in the layout's table (`adopt`). */
-  keyPresence(path: string): Promise<KeyPresence> {
-    return keyPresence(this, path);
+  /** How many of a staged file's rows have their natural key in the layout's table (`adopt`); `fileName`: the name it was delivered under. */
+  keyPresence(path: string, fileName: string): Promise<KeyPresence> {
+    return keyPresence(this, path, fileName);
   }
 
   async close(): Promise<void> {

@@ -40,7 +40,7 @@ export async function describeKeyOverlap(t: FinanceTarget, req: LoadRequest): Pr
     batch = [];
   };
 
-  for await (const row of readSettlement(req.stagedPath, t.layout)) {
+  for await (const row of readSettlement(req.stagedPath, t.layout, { fileName: req.name })) {
     const values = lookup.keyOf(row.values);
     const key = lookup.identity(values);
     const seen = firstLine.get(key);

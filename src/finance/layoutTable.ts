@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { UsageError } from '../errors.js';
 import { MAX_INTEGER_DIGITS } from '../layout/columnValues.js';
-import type { ColumnSpec, Layout } from '../layout/layout.js';
+import { AS_WRITTEN, type ColumnSpec, type Layout } from '../layout/layout.js';
 import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;
@@ -12,6 +12,8 @@ export function sqlType(c: ColumnSpec): string {
     case 'text':
       return 'text';
     case 'decimal':
+      // kept with the places the file wrote (an exchange rate): numeric without a scale
+      if (c.scale === AS_WRITTEN) return 'numeric';
       return `numeric(${MAX_INTEGER_DIGITS + (c.scale ?? 2)}, ${c.scale ?? 2})`;
     case 'date':
       return 'date';
@@ -26,7 +28,7 @@ export function sqlType(c: ColumnSpec): string {
 
 /** `information_schema`'s spelling of the same types, to compare with an existing table. */
 function describedType(c: ColumnSpec): string {
-  return c.type === 'decimal' ? `numeric(${MAX_INTEGER_DIGITS + (c.scale ?? 2)},${c.scale ?? 2})` : sqlType(c);
+  return c.type === 'decimal' && c.scale !== AS_WRITTEN ? `numeric(${MAX_INTEGER_DIGITS + (c.scale ?? 2)},${c.scale ?? 2})` : sqlType(c);
 }
 
 const constraintName = (layout: Layout) => `${layout.table}_natural_key`;
@@ -37,7 +39,9 @@ const constraintName = (layout: Layout) => `${layout.table}_natural_key`;
  */
 export function createTableSql(schema: string, layout: Layout): string[] {
   const t = `${id(schema)}.${id(layout.table)}`;
-  const columns = layout.columns.map((c) => `  ${id(c.name)} ${sqlType(c)}${c.required ? ' NOT NULL' : ''}`);
+  // a key part is never NULL (UNIQUE would not compare it): an empty optional one is ''
+  const keys = new Set(layout.naturalKey);
+  const columns = layout.columns.map((c) => `  ${id(c.name)} ${sqlType(c)}${c.required || keys.has(c.name) ? ' NOT NULL' : ''}`);
   return [
     [
       `CREATE TABLE ${t} (`,
@@ -60,7 +64,8 @@ interface Existing {
 
 async function existingTable(client: pg.ClientBase, schema: string, layout: Layout): Promise<Existing | null> {
   const cols = await client.query<{ column_name: string; type: string; is_nullable: string }>(
-    `SELECT column_name, CASE WHEN data_type = 'numeric' THEN format('numeric(%s,%s)', numeric_precision, numeric_scale)
+    `SELECT column_name, CASE WHEN data_type = 'numeric' AND numeric_precision IS NULL THEN 'numeric'
+                              WHEN data_type = 'numeric' THEN format('numeric(%s,%s)', numeric_precision, numeric_scale)
                               WHEN data_type = 'character' THEN format('character(%s)', character_maximum_length)
                               ELSE data_type END AS type, is_nullable
        FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2`,
@@ -84,8 +89,10 @@ async function existingTable(client: pg.ClientBase, schema: string, layout: Layo
 /**
  * What `migrate` must do for a layout's table: create it, or add the columns the layout gained
  * (nullable: the rows already there have no value; the reader still requires new rows to have
- * one). A column whose type changed, or a different natural key, is refused with the statement
- * to run by hand: migrate never rewrites loaded rows.
+ * one), let a column the layout now allows empty be NULL, and widen a decimal the layout now
+ * keeps as written to `numeric` (both change no loaded row). A column whose type changed
+ * otherwise, or a different natural key, is refused with the statement to run by hand: migrate
+ * never rewrites loaded rows.
  */
 export async function layoutTableChanges({ client, schema, layout }: FinanceTarget): Promise<string[]> {
   const have = await existingTable(client, schema, layout);
@@ -93,12 +100,21 @@ export async function layoutTableChanges({ client, schema, layout }: FinanceTarg
   const t = `${id(schema)}.${id(layout.table)}`;
   const problems: string[] = [];
   const changes: string[] = [];
+  const keys = new Set(layout.naturalKey);
   for (const c of layout.columns) {
     const now = have.columns.get(c.name);
-    if (!now) changes.push(`ALTER TABLE ${t} ADD COLUMN ${id(c.name)} ${sqlType(c)}`);
-    // a text column holds any value exactly as the reader wrote it: only another type could round or refuse
-    else if (now.type !== describedType(c) && now.type !== 'text')
-      problems.push(`column ${c.name} is ${now.type}, the layout says ${describedType(c)}`);
+    if (!now) {
+      changes.push(`ALTER TABLE ${t} ADD COLUMN ${id(c.name)} ${sqlType(c)}`);
+      continue;
+    }
+    const wanted = describedType(c);
+    if (now.type !== wanted) {
+      // numeric(p,s) to numeric keeps every value as it is: no row is rewritten
+      if (wanted === 'numeric' && now.type.startsWith('numeric(')) changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(c.name)} TYPE numeric`);
+      // a text column holds any value exactly as the reader wrote it: only another type could round or refuse
+      else if (now.type !== 'text') problems.push(`column ${c.name} is ${now.type}, the layout says ${wanted}`);
+    }
+    if (!now.nullable && !c.required && !keys.has(c.name)) changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(c.name)} DROP NOT NULL`);
   }
   for (const p of ['load_id', 'source_line']) if (!have.columns.has(p)) problems.push(`it lacks the provenance column ${p}`);
   if (have.key === null || have.key.join(',') !== layout.naturalKey.join(',')) {

@@ -1,6 +1,6 @@
 import { isActiveCurrency } from './currencies.js';
 import { compileDateFormat, type DateParts } from './dateFormat.js';
-import type { ColumnSpec, Layout } from './layout.js';
+import { AS_WRITTEN, type ColumnSpec, type Layout } from './layout.js';
 import { codePoint, HIDDEN_CHARACTER } from './quoteValue.js';
 import { offsetText, parseZone, wallClockOffset, type Zone } from './timeZones.js';
 
@@ -65,29 +65,58 @@ function remembered(convert: Converter): Converter {
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+const SURROUNDING_SPACES = /^ +| +$/g;
+
+/** The most places a decimal of scale `asWritten` may have: an exchange rate's 15, and room to spare. */
+export const MAX_WRITTEN_SCALE = 30;
+
 /**
  * A decimal as the file wrote it, checked as a string (money never passes through a float):
  * an optional minus, digits (grouped by threes when the layout has a group separator), and at
- * most `scale` places after the layout's decimal mark. No exponent, no plus sign.
+ * most `scale` places after the layout's decimal mark. No exponent, no plus sign. A leading
+ * mark without a zero (`.11`, `-.5`, as some exporters write) reads as `0.11`; spaces around
+ * the value are no part of it. Both are looked at only when the plain form does not match, so
+ * the usual value costs one regular expression.
  */
 export function decimalReader(
   layout: Pick<Layout, 'decimalMark' | 'groupSeparator'>,
-  scale: number,
+  scale: number | typeof AS_WRITTEN,
 ): (value: string) => string | undefined {
+  const places = scale === AS_WRITTEN ? MAX_WRITTEN_SCALE : scale;
   const mark = escapeRe(layout.decimalMark);
-  const places = scale === 0 ? '' : `(?:${mark}\\d{1,${scale}})?`;
-  const plain = new RegExp(`^-?\\d{1,${MAX_INTEGER_DIGITS}}${places}$`);
+  const fraction = places === 0 ? '' : `(?:${mark}\\d{1,${places}})?`;
+  const plain = new RegExp(`^-?\\d{1,${MAX_INTEGER_DIGITS}}${fraction}$`);
+  const leadingMark = places === 0 ? undefined : new RegExp(`^(-?)${mark}(\\d{1,${places}})$`);
   const group = layout.groupSeparator;
-  const grouped = group ? new RegExp(`^-?\\d{1,3}(?:${escapeRe(group)}\\d{3})+${places}$`) : undefined;
-  const canonical = layout.decimalMark === '.' && !group;
-  return (value) => {
-    if (plain.test(value)) return canonical || layout.decimalMark === '.' ? value : value.replace(',', '.');
-    if (!grouped?.test(value)) return undefined;
-    const digits = value.split(group).join('');
-    const normal = layout.decimalMark === '.' ? digits : digits.replace(',', '.');
-    const whole = normal.replace('-', '').split('.')[0]!;
-    return whole.length <= MAX_INTEGER_DIGITS ? normal : undefined;
+  const grouped = group ? new RegExp(`^-?\\d{1,3}(?:${escapeRe(group)}\\d{3})+${fraction}$`) : undefined;
+  const comma = layout.decimalMark === ',';
+  const unusual = (value: string): string | undefined => {
+    const lead = leadingMark?.exec(value);
+    if (lead) return `${lead[1]}0.${lead[2]}`;
+    if (grouped?.test(value)) {
+      const digits = value.split(group).join('');
+      const normal = comma ? digits.replace(',', '.') : digits;
+      const whole = normal.replace('-', '').split('.')[0]!;
+      return whole.length <= MAX_INTEGER_DIGITS ? normal : undefined;
+    }
+    const trimmed = value.replace(SURROUNDING_SPACES, '');
+    return trimmed !== value && trimmed !== '' ? read(trimmed) : undefined;
   };
+  const read = (value: string): string | undefined => {
+    if (plain.test(value)) return comma ? value.replace(',', '.') : value;
+    return unusual(value);
+  };
+  return read;
+}
+
+/** `10400` minor units with 2 places implied as `104.00`; undefined when the value is no whole number. */
+function fromMinorUnits(value: string, places: number): string | undefined {
+  if (!/^-?\d{1,30}$/.test(value)) return undefined;
+  const negative = value.startsWith('-');
+  const digits = (negative ? value.slice(1) : value).replace(/^0+(?=\d)/, '').padStart(places + 1, '0');
+  if (digits.length - places > MAX_INTEGER_DIGITS) return undefined;
+  const text = places === 0 ? digits : `${digits.slice(0, -places)}.${digits.slice(-places)}`;
+  return negative ? `-${text}` : text;
 }
 
 const INTEGER = /^-?\d{1,18}$/;
@@ -102,9 +131,13 @@ function timeOk(p: DateParts): boolean {
   return p.h < 24 && p.mi < 60 && p.s < 60;
 }
 
-/** One converter per layout column, in the layout's order. */
-export function columnConverters(layout: Layout): Converter[] {
-  return layout.columns.map((spec) => converter(layout, spec));
+/**
+ * One converter per layout column, in the layout's order. `specs` are the columns as one
+ * file's header resolved them (a zone found in the file name, an alternative header's zone);
+ * by default the layout's own.
+ */
+export function columnConverters(layout: Layout, specs: readonly ColumnSpec[] = layout.columns): Converter[] {
+  return specs.map((spec) => converter(layout, spec));
 }
 
 function converter(layout: Layout, spec: ColumnSpec): Converter {
@@ -118,13 +151,8 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
         const code = v.toUpperCase();
         return isActiveCurrency(code) ? code : { problem: 'is not an active ISO 4217 currency code' };
       });
-    case 'decimal': {
-      const scale = spec.scale ?? 2;
-      const read = decimalReader(layout, scale);
-      const example = `${layout.groupSeparator ? `1${layout.groupSeparator}250` : '1250'}${scale > 0 ? `${layout.decimalMark}${'0'.repeat(scale)}` : ''}`;
-      const problem = { problem: `is not a decimal amount with at most ${scale} places (like ${example})` };
-      return (v) => read(v) ?? problem;
-    }
+    case 'decimal':
+      return decimalConverter(layout, spec);
     case 'date': {
       const format = spec.format ?? 'yyyy-MM-dd';
       const parse = compileDateFormat(format, false).parse!;
@@ -135,9 +163,49 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
       });
     }
     case 'timestamp':
-      // a zone from another column makes the same text two instants: only a fixed zone is remembered
-      return spec.timeZoneFrom !== undefined ? timestampConverter(layout, spec) : remembered(timestampConverter(layout, spec));
+      // a zone or a time from another column makes the same text two instants: only a fixed zone is remembered
+      return spec.timeZoneFrom !== undefined || spec.timeFrom !== undefined
+        ? timestampConverter(layout, spec)
+        : remembered(timestampConverter(layout, spec));
   }
+}
+
+const columnIndex = (layout: Layout, name: string | undefined) =>
+  name === undefined ? -1 : layout.columns.findIndex((c) => c.name === name);
+
+function decimalConverter(layout: Layout, spec: ColumnSpec): Converter {
+  const scale = spec.scale ?? 2;
+  const minor = spec.minorUnits;
+  let read: (v: string) => string | undefined;
+  let problem: { problem: string };
+  if (minor !== undefined) {
+    read = (v) => fromMinorUnits(v, minor);
+    problem = {
+      problem: `is not a whole number of minor units (${minor} places implied, like 10400 for ${fromMinorUnits('10400', minor)})`,
+    };
+  } else {
+    read = decimalReader(layout, scale);
+    const places = scale === AS_WRITTEN ? 'as many places as written' : `at most ${scale} places`;
+    const digits = scale === AS_WRITTEN ? 4 : scale;
+    const example = `${layout.groupSeparator ? `1${layout.groupSeparator}250` : '1250'}${digits > 0 ? `${layout.decimalMark}${'0'.repeat(digits)}` : ''}`;
+    problem = { problem: `is not a decimal amount with ${places} (like ${example})` };
+  }
+  const sign = spec.sign;
+  if (sign === undefined) return (v) => read(v) ?? problem;
+  // written unsigned: the other column says debit (negative) or credit
+  const at = columnIndex(layout, sign.from);
+  const negative = new Set(sign.negative);
+  const positive = new Set(sign.positive);
+  const marks = [...sign.negative, ...sign.positive].map((m) => `"${m}"`).join(' or ');
+  return (v, row) => {
+    const amount = read(v);
+    if (amount === undefined) return problem;
+    if (amount.startsWith('-')) return { problem: `is signed, but its sign comes from ${sign.from}` };
+    const mark = row[at] ?? '';
+    if (negative.has(mark)) return `-${amount}`;
+    if (positive.has(mark)) return amount;
+    return { problem: `has no sign: ${sign.from} is "${mark.slice(0, 40)}", not ${marks}` };
+  };
 }
 
 function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {
@@ -146,13 +214,16 @@ function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {
   const parse = compiled.parse!;
   const problem = { problem: `is not a time stamp (${format})` };
   const fixedZone = spec.timeZone !== undefined ? parseZone(spec.timeZone)! : undefined;
-  const zoneIndex = spec.timeZoneFrom !== undefined ? layout.columns.findIndex((c) => c.name === spec.timeZoneFrom) : -1;
+  const zoneIndex = columnIndex(layout, spec.timeZoneFrom);
+  const timeIndex = columnIndex(layout, spec.timeFrom);
   const zoneCache = new Map<string, Zone | undefined>();
-  return (v, row) => {
+  return (written, row) => {
+    const v = timeIndex === -1 ? written : `${written} ${row[timeIndex] ?? ''}`;
     const p = parse(v);
-    if (!p || !isCalendarDate(p.y, p.mo, p.d) || !timeOk(p)) return problem;
+    if (!p || !isCalendarDate(p.y, p.mo, p.d) || !timeOk(p))
+      return timeIndex === -1 ? problem : { problem: `with ${spec.timeFrom} "${(row[timeIndex] ?? '').slice(0, 40)}" ${problem.problem}` };
     const wall = `${dateText(p)} ${pad2(p.h)}:${pad2(p.mi)}:${pad2(p.s)}${p.frac ? `.${p.frac}` : ''}`;
-    if (p.offset !== undefined) return `${wall}${p.offset === 'Z' ? '+00:00' : p.offset}`;
+    if (p.offset !== undefined) return `${wall}${p.offset}`;
     let zone = fixedZone;
     if (zone === undefined) {
       const text = row[zoneIndex] ?? '';

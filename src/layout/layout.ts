@@ -2,21 +2,57 @@
 
 export type ColumnType = 'text' | 'decimal' | 'date' | 'timestamp' | 'currency' | 'integer';
 
+/**
+ * A timestamp column whose zone is the report's own: the layout's `timeZone`, else the zone the
+ * file's name ends with (`…_America-Chicago.csv`, as Stripe's Dashboard names a download).
+ */
+export const LOCAL_ZONE = 'local';
+
+/** A decimal column kept with as many places as the file wrote (an exchange rate): `numeric` without a scale. */
+export const AS_WRITTEN = 'asWritten';
+
+/** Another header text a column may be found under, when its own is absent (Stripe's `created` for `created_utc`). */
+export interface ColumnSource {
+  header: string;
+  /** the zone of the times found under this header, when it differs from the column's */
+  timeZone?: string;
+}
+
+/** The sign of an amount written unsigned, given by another column (PayPal's `DR`/`CR`). */
+export interface SignRule {
+  /** the layout column holding the debit/credit mark */
+  from: string;
+  negative: string[];
+  positive: string[];
+}
+
 export interface ColumnSpec {
   /** the table's column: a lower-case SQL identifier */
   name: string;
   /** the partner's header text for it (matched exactly, after trimming spaces) */
   from: string;
+  /** other header texts to look for, in order, when `from` is absent */
+  alternatives?: ColumnSource[];
+  /** the header names `from` several times: the 1-based one meant */
+  occurrence?: number;
+  /** a file without a header: the column's 1-based field */
+  position?: number;
   type: ColumnType;
   required: boolean;
-  /** decimal only: the most digits after the decimal mark */
-  scale?: number;
+  /** decimal only: the most digits after the decimal mark, or `asWritten` (any, kept as written) */
+  scale?: number | typeof AS_WRITTEN;
+  /** decimal only: the file writes whole minor units (`10400` for 104.00): the places implied */
+  minorUnits?: number;
+  /** decimal only: written unsigned, its sign from another column */
+  sign?: SignRule;
   /** date and timestamp: the partner's pattern, e.g. `dd/MM/yyyy` or `yyyy-MM-dd HH:mm:ss` */
   format?: string;
-  /** timestamp: the zone its wall-clock times are in (IANA name, `UTC` or `+01:00`) */
+  /** timestamp: the zone its wall-clock times are in (IANA name, `UTC`, `+01:00`, or `local`) */
   timeZone?: string;
   /** timestamp: the layout column whose value names each row's zone (Adyen's `TimeZone`) */
   timeZoneFrom?: string;
+  /** timestamp: the layout column holding the time of day, when the file writes date and time apart */
+  timeFrom?: string;
 }
 
 /** Rows that are counted but not loaded: a partner's payout, fee or summary lines. */
@@ -28,7 +64,7 @@ export interface SkipRule {
 
 /** A closing total line: the file is complete only when it is there and agrees. */
 export interface Trailer {
-  /** the trailer's first field, e.g. `Total` */
+  /** the trailer's first field, e.g. `Total` (in a file of record types: the trailer's type) */
   firstField: string;
   /** which field (1-based) of the trailer holds the number of data rows */
   rowCountField?: number;
@@ -36,6 +72,14 @@ export interface Trailer {
   sumField?: number;
   sumOf?: string;
 }
+
+/**
+ * What a record of a file of several record types is, told by its first field: `data` (a row
+ * to load), `header` (names the data records' fields), `skip` (counted as left out, not
+ * loaded), `info` (a section header or a footer of totals: neither loaded nor counted), or a
+ * `count` record whose `field` states how many data records came since the last one of its type.
+ */
+export type RecordRole = { role: 'data' } | { role: 'header' } | { role: 'skip' } | { role: 'info' } | { role: 'count'; field: number };
 
 export interface Layout {
   /** the preset's name, or `custom` */
@@ -48,12 +92,18 @@ export interface Layout {
   groupSeparator: '' | ',' | '.' | ' ';
   /** preamble lines before the header */
   skipLines: number;
+  /** false: the file has no header line; every column says its `position` */
+  header: boolean;
+  /** the zone of timestamp columns that give none and of `local` ones */
+  timeZone?: string;
   columns: ColumnSpec[];
   /** one column or several: UNIQUE in the table */
   naturalKey: string[];
   extraColumns: 'ignore' | 'reject';
   skipRows: SkipRule[];
   trailer?: Trailer;
+  /** a file of several record types, by the text of their first field */
+  recordTypes?: ReadonlyMap<string, RecordRole>;
   /**
    * The longest record read before the file is rejected (`maxRecordBytes` in the settings,
    * not part of a layout's own configuration): it bounds the reader's memory.
@@ -69,14 +119,13 @@ export const PROVENANCE_COLUMNS = ['load_id', 'source_line'] as const;
 /** Names a layout column may not take: the provenance and the old provenance of migrated tables. */
 export const RESERVED_COLUMNS: readonly string[] = [...PROVENANCE_COLUMNS, 'source_sha256', 'source_name', 'run_id'];
 
-/** A column as presets write it: required, named as its header, decimals with 2 places unless said otherwise. */
-export const layoutColumn = (name: string, type: ColumnType, extra: Partial<ColumnSpec> = {}): ColumnSpec => ({
+/** A column as the default layout writes it: required, named as its header, decimals with 2 places. */
+const layoutColumn = (name: string, type: ColumnType): ColumnSpec => ({
   name,
   from: name,
   type,
   required: true,
   ...(type === 'decimal' ? { scale: 2 } : {}),
-  ...extra,
 });
 
 /** Shared by every layout that does not say otherwise. */
@@ -85,6 +134,7 @@ export const LAYOUT_DEFAULTS = {
   decimalMark: '.',
   groupSeparator: '',
   skipLines: 0,
+  header: true,
   extraColumns: 'ignore',
   skipRows: [],
 } as const satisfies Partial<Layout>;
@@ -112,4 +162,9 @@ export const DEFAULT_LAYOUT: Layout = {
 /** How messages name a natural key: `transaction_id`, or `(merchant_account, psp_reference)`. */
 export function keyName(layout: Layout): string {
   return layout.naturalKey.length === 1 ? layout.naturalKey[0]! : `(${layout.naturalKey.join(', ')})`;
+}
+
+/** Key columns that may be empty: an empty one is stored as '' (never NULL, which UNIQUE would not compare). */
+export function optionalKeyColumns(layout: Layout): string[] {
+  return layout.naturalKey.filter((k) => !layout.columns.find((c) => c.name === k)!.required);
 }

@@ -1,74 +1,303 @@
-import { DEFAULT_LAYOUT, LAYOUT_DEFAULTS, layoutColumn as col, type Layout } from './layout.js';
+import { AS_WRITTEN, DEFAULT_LAYOUT, type Layout } from './layout.js';
+import { readLayoutObject } from './layoutObject.js';
 
 /**
- * Adyen's "Settlement details" report, from its published structure: headers in words, the
- * creation time in the company account's zone with that zone's abbreviation in the next column,
- * debit/credit pairs of which one is empty, and fee, payout and correction lines that carry no
- * Psp Reference (counted, not loaded: they are not payments and have no key). A payment has
- * several lines (Settled, Refunded, Chargeback…), told apart by type and modification reference.
+ * The shipped presets, each written as configuration would write it (and read by the same
+ * parser), each from its partner's published report structure and proven on the exports in
+ * ../shared/acceptance-real (`npm run conformance`). Amounts are exact decimals; a column a
+ * partner lets its users leave out is optional; a header the preset does not name is ignored.
  */
-const ADYEN: Layout = {
-  ...LAYOUT_DEFAULTS,
-  name: 'adyen-settlement-details',
+
+const optional = { required: false } as const;
+const amount = (name: string, from: string, scale: number | typeof AS_WRITTEN = 4) => ({ name, from, type: 'decimal', scale, ...optional });
+
+/** The columns that open Adyen's transaction reports: the accounts and the payment. */
+const ADYEN_PAYMENT = [
+  { name: 'company_account', from: 'Company Account', type: 'text' },
+  { name: 'merchant_account', from: 'Merchant Account', type: 'text' },
+  { name: 'psp_reference', from: 'Psp Reference', type: 'text' },
+  { name: 'merchant_reference', from: 'Merchant Reference', type: 'text', ...optional },
+  { name: 'payment_method', from: 'Payment Method', type: 'text', ...optional },
+];
+
+/** An Adyen time: in the account's zone, whose abbreviation (`CET`, `PDT`…) the `TimeZone` column beside it gives. */
+const adyenTime = (name: string, from: string) => [
+  { name, from, type: 'timestamp', format: 'yyyy-MM-dd HH:mm:ss', timeZoneFrom: 'time_zone' },
+  { name: 'time_zone', from: 'TimeZone', type: 'text' },
+];
+
+/**
+ * Adyen's "Settlement details" report: headers in words, the creation time in the company
+ * account's zone with that zone's abbreviation in the next column, debit/credit pairs of which
+ * one is empty, exchange rates with as many places as Adyen writes (15 and more). Every line
+ * without a Psp Reference (fees, payouts, balance transfers, corrections, invoice deductions,
+ * whatever Adyen names them) is counted, not loaded: it is no payment and has no key. Which
+ * columns a report has is chosen per account: the net and fee columns may be absent.
+ */
+const ADYEN_SETTLEMENT = {
   table: 'adyen_settlement_details',
   columns: [
-    col('company_account', 'text', { from: 'Company Account' }),
-    col('merchant_account', 'text', { from: 'Merchant Account' }),
-    col('psp_reference', 'text', { from: 'Psp Reference' }),
-    col('merchant_reference', 'text', { from: 'Merchant Reference', required: false }),
-    col('payment_method', 'text', { from: 'Payment Method', required: false }),
-    col('creation_date', 'timestamp', { from: 'Creation Date', format: 'yyyy-MM-dd HH:mm:ss', timeZoneFrom: 'time_zone' }),
-    col('time_zone', 'text', { from: 'TimeZone' }),
-    col('type', 'text', { from: 'Type' }),
-    col('modification_reference', 'text', { from: 'Modification Reference' }),
-    col('gross_currency', 'currency', { from: 'Gross Currency' }),
-    col('gross_debit', 'decimal', { from: 'Gross Debit (GC)', required: false, scale: 4 }),
-    col('gross_credit', 'decimal', { from: 'Gross Credit (GC)', required: false, scale: 4 }),
-    col('exchange_rate', 'decimal', { from: 'Exchange Rate', required: false, scale: 10 }),
-    col('net_currency', 'currency', { from: 'Net Currency' }),
-    col('net_debit', 'decimal', { from: 'Net Debit (NC)', required: false, scale: 4 }),
-    col('net_credit', 'decimal', { from: 'Net Credit (NC)', required: false, scale: 4 }),
-    col('commission', 'decimal', { from: 'Commission (NC)', required: false, scale: 4 }),
-    col('markup', 'decimal', { from: 'Markup (NC)', required: false, scale: 4 }),
-    col('scheme_fees', 'decimal', { from: 'Scheme Fees (NC)', required: false, scale: 4 }),
-    col('interchange', 'decimal', { from: 'Interchange (NC)', required: false, scale: 4 }),
-    col('payment_method_variant', 'text', { from: 'Payment Method Variant', required: false }),
-    col('modification_merchant_reference', 'text', { from: 'Modification Merchant Reference', required: false }),
-    col('batch_number', 'integer', { from: 'Batch Number' }),
+    ...ADYEN_PAYMENT,
+    ...adyenTime('creation_date', 'Creation Date'),
+    { name: 'type', from: 'Type', type: 'text' },
+    // empty on some Settled lines: kept as '' in the key
+    { name: 'modification_reference', from: 'Modification Reference', type: 'text', ...optional },
+    { name: 'gross_currency', from: 'Gross Currency', type: 'currency' },
+    amount('gross_debit', 'Gross Debit (GC)'),
+    amount('gross_credit', 'Gross Credit (GC)'),
+    amount('exchange_rate', 'Exchange Rate', AS_WRITTEN),
+    { name: 'net_currency', from: 'Net Currency', type: 'currency', ...optional },
+    amount('net_debit', 'Net Debit (NC)'),
+    amount('net_credit', 'Net Credit (NC)'),
+    amount('commission', 'Commission (NC)'),
+    amount('markup', 'Markup (NC)'),
+    amount('scheme_fees', 'Scheme Fees (NC)'),
+    amount('interchange', 'Interchange (NC)'),
+    { name: 'payment_method_variant', from: 'Payment Method Variant', type: 'text', ...optional },
+    { name: 'modification_merchant_reference', from: 'Modification Merchant Reference', type: 'text', ...optional },
+    { name: 'batch_number', from: 'Batch Number', type: 'integer' },
   ],
   naturalKey: ['merchant_account', 'psp_reference', 'type', 'modification_reference'],
-  skipRows: [{ column: 'type', values: ['Fee', 'MiscCosts', 'MerchantPayout', 'DepositCorrection', 'InvoiceDeduction'] }],
+  skipRows: [{ column: 'psp_reference', values: [''] }],
 };
 
 /**
- * Stripe's itemized payout reconciliation report (payout_reconciliation.itemized): lower-case
- * headers, times in UTC in the `_utc` columns, lower-case currency codes, amounts in major units
- * with fees and refunds negative. Which columns a report has is chosen per account, so all but
- * the essentials are optional and may be absent from the header.
+ * Adyen's "Payments accounting" report: every status change of every payment (Received,
+ * Authorised, SentForSettle, Settled, Refunded, Chargeback…), each a line of its own, the
+ * booking time in the account's zone named in the next column. Some exports name `Settlement
+ * Currency` twice: the first is the one Adyen documents.
  */
-const STRIPE: Layout = {
-  ...LAYOUT_DEFAULTS,
-  name: 'stripe-itemized-payout-reconciliation',
-  table: 'stripe_payout_reconciliation',
+const ADYEN_PAYMENTS_ACCOUNTING = {
+  table: 'adyen_payments_accounting',
   columns: [
-    col('balance_transaction_id', 'text'),
-    col('created_utc', 'timestamp', { format: 'yyyy-MM-dd HH:mm:ss', timeZone: 'UTC' }),
-    col('available_on_utc', 'timestamp', { format: 'yyyy-MM-dd HH:mm:ss', timeZone: 'UTC', required: false }),
-    col('currency', 'currency'),
-    col('gross', 'decimal', { scale: 3 }),
-    col('fee', 'decimal', { scale: 3 }),
-    col('net', 'decimal', { scale: 3 }),
-    col('reporting_category', 'text'),
-    col('source_id', 'text', { required: false }),
-    col('description', 'text', { required: false }),
-    col('customer_facing_amount', 'decimal', { scale: 3, required: false }),
-    col('customer_facing_currency', 'currency', { required: false }),
-    col('automatic_payout_id', 'text', { required: false }),
-    col('automatic_payout_effective_at_utc', 'timestamp', { format: 'yyyy-MM-dd HH:mm:ss', timeZone: 'UTC', required: false }),
-    col('charge_id', 'text', { required: false }),
-    col('payment_intent_id', 'text', { required: false }),
+    ...ADYEN_PAYMENT,
+    { name: 'payment_method_variant', from: 'Payment Method Variant', type: 'text', ...optional },
+    ...adyenTime('booking_date', 'Booking Date'),
+    { name: 'record_type', from: 'Record Type', type: 'text' },
+    // empty on Received and Authorised lines: kept as '' in the key
+    { name: 'modification_psp_reference', from: 'Modification Psp Reference', type: 'text', ...optional },
+    { name: 'main_currency', from: 'Main Currency', type: 'currency' },
+    { name: 'main_amount', from: 'Main Amount', type: 'decimal', scale: 4 },
+    { name: 'payment_currency', from: 'Payment Currency', type: 'currency', ...optional },
+    amount('received_pc', 'Received (PC)'),
+    amount('exchange_rate', 'Exchange Rate', AS_WRITTEN),
+    amount('authorised_pc', 'Authorised (PC)'),
+    amount('captured_pc', 'Captured (PC)'),
+    { name: 'settlement_currency', from: 'Settlement Currency', occurrence: 1, type: 'currency', ...optional },
+    amount('payable_sc', 'Payable (SC)'),
+    amount('commission_sc', 'Commission (SC)'),
+    amount('markup_sc', 'Markup (SC)'),
+    amount('scheme_fees_sc', 'Scheme Fees (SC)'),
+    amount('interchange_sc', 'Interchange (SC)'),
+    { name: 'processing_fee_currency', from: 'Processing Fee Currency', type: 'currency', ...optional },
+    amount('processing_fee_fc', 'Processing Fee (FC)'),
+    { name: 'payable_batch', from: 'Payable Batch', type: 'integer', ...optional },
+    { name: 'modification_merchant_reference', from: 'Modification Merchant Reference', type: 'text', ...optional },
   ],
+  naturalKey: ['merchant_account', 'psp_reference', 'record_type', 'modification_psp_reference'],
+};
+
+/**
+ * A Stripe time: `NAME_utc` as the API writes it (UTC), else `NAME` as the Dashboard downloads
+ * it and the API writes it when asked for a `timezone`: in the report's zone (the layout's
+ * `timeZone`, else the download's file-name suffix such as `_America-Chicago.csv`).
+ */
+const stripeTime = (name: string, required = true) => ({
+  name: `${name}_utc`,
+  from: [`${name}_utc`, { header: name, timeZone: 'local' }],
+  type: 'timestamp',
+  format: 'yyyy-MM-dd HH:mm:ss',
+  timeZone: 'UTC',
+  ...(required ? {} : optional),
+});
+
+/**
+ * Stripe's itemized reports of balance transactions: lower-case headers, currencies in either
+ * case, amounts in major units with up to 3 places, `fee` positive (what Stripe charged) and
+ * `net` = `gross` − `fee`. Which columns a report has is chosen per account, so all but the
+ * essentials are optional; metadata columns (`payment_metadata[…]`) and others are ignored.
+ */
+const stripeColumns = (payouts: boolean) => [
+  { name: 'balance_transaction_id', type: 'text' },
+  stripeTime('created'),
+  stripeTime('available_on', false),
+  { name: 'currency', type: 'currency' },
+  { name: 'gross', type: 'decimal', scale: 3 },
+  { name: 'fee', type: 'decimal', scale: 3 },
+  { name: 'net', type: 'decimal', scale: 3 },
+  { name: 'reporting_category', type: 'text' },
+  { name: 'source_id', type: 'text', ...optional },
+  { name: 'description', type: 'text', ...optional },
+  { name: 'customer_facing_amount', type: 'decimal', scale: 3, ...optional },
+  { name: 'customer_facing_currency', type: 'currency', ...optional },
+  { name: 'automatic_payout_id', type: 'text', ...optional },
+  stripeTime('automatic_payout_effective_at', false),
+  { name: 'charge_id', type: 'text', ...optional },
+  { name: 'payment_intent_id', type: 'text', ...optional },
+  ...(payouts ? [] : [{ name: 'regulatory_tag', type: 'text', ...optional }]),
+];
+
+/** `payout_reconciliation.itemized`: the transactions each automatic payout settled. */
+const STRIPE_PAYOUT_RECONCILIATION = {
+  table: 'stripe_payout_reconciliation',
+  columns: stripeColumns(true),
   naturalKey: ['balance_transaction_id'],
 };
 
-export const PRESETS: ReadonlyMap<string, Layout> = new Map([DEFAULT_LAYOUT, ADYEN, STRIPE].map((l) => [l.name, l]));
+/** `balance_change_from_activity.itemized`: every transaction that changed the balance (payouts aside). */
+const STRIPE_BALANCE_CHANGE = {
+  table: 'stripe_balance_change',
+  columns: stripeColumns(false),
+  naturalKey: ['balance_transaction_id'],
+};
+
+/**
+ * PayPal's Settlement report (`STL-yyyymmdd.sequence.version.csv`): records told by their first
+ * field, the `CH` record naming the columns of the `SB` ones; amounts unsigned in minor units
+ * (two places implied, whatever the currency: PayPal writes 100 yen as 10000), signed by the
+ * debit/credit column beside each; times with their offset (`2026/01/06 03:12:28 -0800`). The
+ * section and report counts (`SC`, `RC`) must agree with the body records, and the file is
+ * complete only with its `FF` footer, whose count must agree too.
+ */
+const PAYPAL_SETTLEMENT = {
+  table: 'paypal_settlement_report',
+  recordTypes: { RH: 'info', FH: 'info', SH: 'info', CH: 'header', SB: 'data', SF: 'info', SC: { count: 2 }, RF: 'info', RC: { count: 2 } },
+  trailer: { firstField: 'FF', rowCountField: 2 },
+  columns: [
+    { name: 'transaction_id', from: 'Transaction ID', type: 'text' },
+    { name: 'invoice_id', from: 'Invoice ID', type: 'text', ...optional },
+    { name: 'paypal_reference_id', from: 'PayPal Reference ID', type: 'text', ...optional },
+    { name: 'paypal_reference_id_type', from: 'PayPal Reference ID Type', type: 'text', ...optional },
+    { name: 'transaction_event_code', from: 'Transaction Event Code', type: 'text' },
+    { name: 'initiated_at', from: 'Transaction Initiation Date', type: 'timestamp', format: 'yyyy/MM/dd HH:mm:ss XX' },
+    { name: 'completed_at', from: 'Transaction Completion Date', type: 'timestamp', format: 'yyyy/MM/dd HH:mm:ss XX', ...optional },
+    { name: 'transaction_debit_or_credit', from: 'Transaction Debit or Credit', type: 'text' },
+    {
+      name: 'gross_amount',
+      from: 'Gross Transaction Amount',
+      type: 'decimal',
+      minorUnits: 2,
+      sign: { from: 'transaction_debit_or_credit', negative: ['DR'], positive: ['CR'] },
+    },
+    { name: 'gross_currency', from: 'Gross Transaction Currency', type: 'currency' },
+    { name: 'fee_debit_or_credit', from: 'Fee Debit or Credit', type: 'text', ...optional },
+    {
+      name: 'fee_amount',
+      from: 'Fee Amount',
+      type: 'decimal',
+      minorUnits: 2,
+      sign: { from: 'fee_debit_or_credit', negative: ['DR'], positive: ['CR'] },
+      ...optional,
+    },
+    { name: 'fee_currency', from: 'Fee Currency', type: 'currency', ...optional },
+    { name: 'custom_field', from: 'Custom Field', type: 'text', ...optional },
+    { name: 'consumer_id', from: 'Consumer ID', type: 'text', ...optional },
+    { name: 'payment_tracking_id', from: 'Payment Tracking ID', type: 'text', ...optional },
+    { name: 'store_id', from: 'Store ID', type: 'text', ...optional },
+    { name: 'bank_reference_id', from: 'Bank Reference ID', type: 'text', ...optional },
+  ],
+  naturalKey: ['transaction_id'],
+};
+
+/**
+ * Braintree's Transaction-Level Fee report (flat-rate and blended pricing; the IC+ estimate
+ * columns are ignored): one line per disbursed transaction, dates `yyyy-MM-dd`, fees with up
+ * to 4 places, `Discount` a rate.
+ */
+const BRAINTREE_FEES = {
+  table: 'braintree_transaction_fees',
+  columns: [
+    { name: 'merchant_account_id', from: 'Merchant Account ID', type: 'text' },
+    { name: 'transaction_id', from: 'Transaction ID', type: 'text' },
+    { name: 'original_transaction_id', from: 'Original Transaction ID', type: 'text', ...optional },
+    { name: 'transaction_type', from: 'Transaction Type', type: 'text' },
+    { name: 'presentment_currency', from: 'Presentment Currency', type: 'currency', ...optional },
+    amount('presentment_amount', 'Presentment Amount', 2),
+    { name: 'settlement_currency', from: 'Settlement Currency', type: 'currency' },
+    amount('original_sale_amount', 'Original Sale Amount', 2),
+    { name: 'settlement_amount', from: 'Settlement Amount', type: 'decimal', scale: 2 },
+    { name: 'settlement_date', from: 'Settlement Date', type: 'date' },
+    { name: 'disbursement_date', from: 'Disbursement Date', type: 'date', ...optional },
+    { name: 'deposit_id', from: 'Deposit ID', type: 'text', ...optional },
+    { name: 'payment_instrument', from: 'Payment Instrument', type: 'text', ...optional },
+    { name: 'card_brand', from: 'Card Brand', type: 'text', ...optional },
+    { name: 'card_type', from: 'Card Type', type: 'text', ...optional },
+    amount('refunded_amount', 'Refunded Amount', 2),
+    { name: 'refund_type', from: 'Refund Type', type: 'text', ...optional },
+    amount('exchange_rate', 'Exchange Rate', AS_WRITTEN),
+    { name: 'order_id', from: 'Order ID', type: 'text', ...optional },
+    { name: 'acquirer_reference_number', from: 'Acquirer Reference Number', type: 'text', ...optional },
+    { name: 'card_issuing_country', from: 'Card Issuing Country', type: 'text', ...optional },
+    amount('discount_rate', 'Discount', AS_WRITTEN),
+    amount('discount_credit', 'Discount Credit'),
+    amount('per_transaction_fee', 'Per Transaction Fee'),
+    amount('per_transaction_fee_credit', 'Per Transaction Fee Credit'),
+    amount('multicurrency_fee_amount', 'Multicurrency Fee Amount'),
+    amount('multicurrency_fee_credit', 'Multicurrency Fee Credit'),
+    amount('braintree_total_amount', 'Braintree Total Amount'),
+    amount('total_fee_amount', 'Total Fee Amount'),
+  ],
+  naturalKey: ['transaction_id'],
+};
+
+const checkoutTime = { type: 'timestamp', format: "yyyy-MM-dd'T'HH:mm:ss.SSS", timeZone: 'UTC' } as const;
+
+/**
+ * Checkout.com's Settlement Breakdown report (`settlement-breakdown_{entity}_{date}_{payout}_1.csv`):
+ * every financial movement of one payout, times in ISO form in UTC, deductions negative. The
+ * payout's own line (`Merchant Payout`, no Payment ID) is counted, not loaded.
+ */
+const CHECKOUT_SETTLEMENT = {
+  table: 'checkout_settlement_breakdown',
+  columns: [
+    { name: 'client_entity_id', from: 'Client Entity ID', type: 'text' },
+    { name: 'client_entity_name', from: 'Client Entity Name', type: 'text', ...optional },
+    { name: 'processing_channel_id', from: 'Processing Channel ID', type: 'text', ...optional },
+    { name: 'processing_channel_name', from: 'Processing Channel Name', type: 'text', ...optional },
+    { name: 'type', from: 'Type', type: 'text' },
+    { name: 'payment_id', from: 'Payment ID', type: 'text' },
+    { name: 'reference', from: 'Reference', type: 'text', ...optional },
+    { name: 'processed_on', from: 'Processed On', ...checkoutTime },
+    { name: 'available_on', from: 'Available On', ...checkoutTime, ...optional },
+    { name: 'holding_currency', from: 'Holding Currency', type: 'currency' },
+    { name: 'payout_id', from: 'Payout ID', type: 'text' },
+    { name: 'gross_in_holding_currency', from: 'Gross In Holding Currency', type: 'decimal', scale: 4 },
+    amount('deduction_in_holding_currency', 'Deduction In Holding Currency'),
+    { name: 'net_in_holding_currency', from: 'Net In Holding Currency', type: 'decimal', scale: 4 },
+    amount('processing_fee_in_holding_currency', 'Processing Fee In Holding Currency'),
+    amount('scheme_fee_in_holding_currency', 'Scheme Fee In Holding Currency'),
+    amount('interchange_in_holding_currency', 'Interchange In Holding Currency'),
+    amount('tax_in_holding_currency', 'Tax In Holding Currency'),
+    amount('reserve_in_holding_currency', 'Reserve In Holding Currency'),
+    { name: 'processing_currency', from: 'Processing Currency', type: 'currency', ...optional },
+    amount('gross_in_processing_currency', 'Gross In Processing Currency'),
+    amount('fx_rate_applied', 'FX Rate Applied', AS_WRITTEN),
+    { name: 'payment_method', from: 'Payment Method', type: 'text', ...optional },
+  ],
+  naturalKey: ['payout_id', 'payment_id', 'type'],
+  skipRows: [{ column: 'payment_id', values: [''] }],
+};
+
+const SOURCES: [string, Record<string, unknown>][] = [
+  ['adyen-settlement-details', ADYEN_SETTLEMENT],
+  ['adyen-payments-accounting', ADYEN_PAYMENTS_ACCOUNTING],
+  ['stripe-itemized-payout-reconciliation', STRIPE_PAYOUT_RECONCILIATION],
+  ['stripe-itemized-balance-change', STRIPE_BALANCE_CHANGE],
+  ['paypal-settlement-report', PAYPAL_SETTLEMENT],
+  ['braintree-transaction-level-fees', BRAINTREE_FEES],
+  ['checkout-settlement-breakdown', CHECKOUT_SETTLEMENT],
+];
+
+const preset = (name: string, source: Record<string, unknown>): Layout =>
+  readLayoutObject(
+    source,
+    (what) => {
+      throw new Error(`preset ${name}: layout ${what}`);
+    },
+    name,
+  );
+
+export const PRESETS: ReadonlyMap<string, Layout> = new Map([
+  [DEFAULT_LAYOUT.name, DEFAULT_LAYOUT],
+  ...SOURCES.map(([name, source]): [string, Layout] => [name, preset(name, source)]),
+]);

@@ -1,13 +1,22 @@
 import { RejectError } from '../errors.js';
 import { CsvRecordError, csvRecordBlocks, type CsvOptions, type RecordBlock } from './csvRecords.js';
-import { DEFAULT_MAX_RECORD_BYTES, type Layout } from './layout.js';
-import { planRows, type RowPlan } from './rowPlan.js';
+import { DEFAULT_MAX_RECORD_BYTES, type Layout, type RecordRole } from './layout.js';
+import { quoteValue } from './quoteValue.js';
+import { planPositions, planRows, type PlanContext, type RowPlan } from './rowPlan.js';
 import { TrailerCheck } from './trailer.js';
 
 /** What a read saw besides the rows it yielded. */
 export interface ReadStats {
-  /** data rows the layout's skipRows left out (counted, not loaded) */
+  /** data rows the layout's skipRows left out (counted, not loaded), and records of a `skip` type */
   skipped: number;
+}
+
+export interface ReadOptions {
+  /** go on after a bad row, to name every one (up to 100) in the end */
+  every?: boolean;
+  stats?: ReadStats;
+  /** the name the file was delivered under: a layout may take its zone from it */
+  fileName?: string;
 }
 
 export interface SettlementRow {
@@ -30,17 +39,19 @@ function unchanged(values: (string | null)[], fields: readonly string[]): boolea
   return true;
 }
 
-/** How messages name a record's field: by the layout column its header names, else by position and header text. */
-function fieldName(layout: Layout, header: string[] | undefined, i: number): string {
+/** How messages name a record's field: by the layout column the plan put there, else by position and header text. */
+function fieldName(layout: Layout, plan: RowPlan | undefined, header: string[] | undefined, i: number): string {
+  const column = plan?.columnAt(i);
+  if (column !== undefined) return column;
   const text = header?.[i]?.trim();
-  if (text === undefined) return layout.columns[i]?.name ?? `column ${i + 1}`;
+  if (text === undefined) return plan ? `column ${i + 1}` : (layout.columns[i]?.name ?? `column ${i + 1}`);
   return layout.columns.find((c) => c.from === text)?.name ?? `column ${i + 1} (${text.slice(0, 40)})`;
 }
 
 /** A record that cannot be read, as the reject that names its line and field. */
-function csvReject(err: CsvRecordError, layout: Layout, header: string[] | undefined): RejectError {
+function csvReject(err: CsvRecordError, layout: Layout, plan: RowPlan | undefined, header: string[] | undefined): RejectError {
   const { line, column } = err;
-  const field = column === undefined ? 'record' : fieldName(layout, header, column);
+  const field = column === undefined ? 'record' : fieldName(layout, plan, header, column);
   const where = column === undefined ? `line ${line}` : `line ${line}, field ${field}`;
   return new RejectError(`${where}: ${err.problem}`, { line, field }, { cause: err });
 }
@@ -90,8 +101,9 @@ export interface RowBlock {
 }
 
 /**
- * One file's reading state across its blocks: the header's plan, the trailer's tally and the
- * bad rows. It is the block it hands out, over each read's records in turn.
+ * One file's reading state across its blocks: the header's plan, the trailer's tally, the
+ * record types' counts and the bad rows. It is the block it hands out, over each read's
+ * records in turn.
  */
 class SettlementReader implements RowBlock {
   private plan: RowPlan | undefined;
@@ -99,14 +111,22 @@ class SettlementReader implements RowBlock {
   private readonly bad = new BadRows();
   private readonly trailer: TrailerCheck | undefined;
   private readonly asWritten: boolean;
+  private readonly types: ReadonlyMap<string, RecordRole> | undefined;
+  private readonly context: PlanContext;
+  /** a file of record types: the data records so far, and how many there were at each count record's last one */
+  private dataRecords = 0;
+  private readonly counted = new Map<string, { records: number; line: number }>();
   private records: RecordBlock = { next: () => null };
 
   constructor(
     private readonly layout: Layout,
-    private readonly opts: { every?: boolean; stats?: ReadStats },
+    private readonly opts: ReadOptions,
   ) {
     this.trailer = layout.trailer ? new TrailerCheck(layout) : undefined;
     this.asWritten = layout.delimiter === ',';
+    this.types = layout.recordTypes;
+    this.context = opts.fileName !== undefined ? { fileName: opts.fileName } : {};
+    if (!layout.header) this.plan = planPositions(layout, layout.skipLines + 1, this.context);
   }
 
   over(records: RecordBlock): RowBlock {
@@ -115,17 +135,21 @@ class SettlementReader implements RowBlock {
   }
 
   next(): SettlementRow | null {
-    const { trailer, bad, opts } = this;
+    const { trailer, bad, opts, types } = this;
     try {
       for (let r = this.records.next(); r !== null; r = this.records.next()) {
         const { fields, line, text } = r;
+        if (types !== undefined) {
+          if (trailer?.isTrailer(fields, line)) continue;
+          if (!this.dataRecord(types, fields, line)) continue;
+        }
         const plan = this.plan;
         if (!plan) {
           this.header = fields;
-          this.plan = planRows(this.layout, fields, line);
+          this.plan = planRows(this.layout, fields, line, this.context);
           continue;
         }
-        if (trailer?.isTrailer(fields, line)) continue;
+        if (types === undefined && trailer?.isTrailer(fields, line)) continue;
         let values: (string | null)[] | 'skip';
         trailer?.countRow();
         try {
@@ -151,12 +175,66 @@ class SettlementReader implements RowBlock {
     }
   }
 
+  /**
+   * A record of a file of record types, by its first field: true for a data record (read as a
+   * row next); a header record plans the rows, a count record is checked, others are passed.
+   */
+  private dataRecord(types: ReadonlyMap<string, RecordRole>, fields: readonly string[], line: number): boolean {
+    const type = fields[0] ?? '';
+    const role = types.get(type);
+    if (role === undefined) {
+      const known = [...types.keys(), ...(this.layout.trailer ? [this.layout.trailer.firstField] : [])].join(', ');
+      throw new RejectError(`line ${line}: ${quoteValue(type)} is not a record type of the layout (${known})`, {
+        line,
+        field: 'record type',
+      });
+    }
+    switch (role.role) {
+      case 'data': {
+        this.dataRecords++;
+        if (this.plan) return true;
+        const header = [...types].find(([, r]) => r.role === 'header')![0];
+        throw new RejectError(`line ${line}: a data record (${type}) before the header record (${header})`, { line, field: 'record type' });
+      }
+      case 'header':
+        this.header = [...fields];
+        this.plan = planRows(this.layout, fields, line, this.context);
+        return false;
+      case 'skip':
+        if (this.opts.stats) this.opts.stats.skipped++;
+        return false;
+      case 'info':
+        return false;
+      case 'count':
+        this.checkCount(type, role.field, fields, line);
+        return false;
+    }
+  }
+
+  /** A count record: the data records since the last one of its type (or the file's start) are as many as it says. */
+  private checkCount(type: string, field: number, fields: readonly string[], line: number): void {
+    const stated = (fields[field - 1] ?? '').trim();
+    const before = this.counted.get(type);
+    const records = this.dataRecords - (before?.records ?? 0);
+    this.counted.set(type, { records: this.dataRecords, line });
+    const fail = (what: string) => {
+      const err = new RejectError(`line ${line}, ${type}: ${what}`, { line, field: type });
+      if (!this.opts.every) throw err;
+      this.bad.add(err);
+    };
+    const since = before ? `since line ${before.line}` : 'before it';
+    if (!/^\d{1,15}$/.test(stated)) fail(`the count ${quoteValue(stated)} (field ${field}) is not a number`);
+    else if (Number(stated) !== records) fail(`says ${Number(stated)} data records, the file has ${records} ${since}`);
+  }
+
   /** After the last block: a header was there, the trailer agrees, no row was bad. */
   finish(): void {
     try {
       if (!this.plan) {
         const line = this.layout.skipLines + 1;
-        throw new RejectError(`line ${line}: the file is empty (no header)`, { line, field: 'header' });
+        const header = this.types && [...this.types].find(([, r]) => r.role === 'header')?.[0];
+        const what = header ? `has no header record (${header})` : 'is empty (no header)';
+        throw new RejectError(`line ${line}: the file ${what}`, { line, field: 'header' });
       }
       this.trailer?.finish(this.bad.count);
     } catch (err) {
@@ -167,7 +245,7 @@ class SettlementReader implements RowBlock {
 
   /** What ends the reading: after bad rows were collected, a reject joins them; anything else goes as it is. */
   private fatal(err: unknown): unknown {
-    const fatal = err instanceof CsvRecordError ? csvReject(err, this.layout, this.header) : err;
+    const fatal = err instanceof CsvRecordError ? csvReject(err, this.layout, this.plan, this.header) : err;
     if (!(fatal instanceof RejectError) || this.bad.count === 0) return fatal;
     this.bad.add(fatal);
     return this.bad.toError();
@@ -184,22 +262,14 @@ class SettlementReader implements RowBlock {
  * then "and N more") and a partner fixes them in one round trip. A file that cannot be parsed
  * further (an unclosed quote, a record over the size limit) ends the reading there.
  */
-export async function* settlementBlocks(
-  path: string,
-  layout: Layout,
-  opts: { every?: boolean; stats?: ReadStats } = {},
-): AsyncGenerator<RowBlock> {
+export async function* settlementBlocks(path: string, layout: Layout, opts: ReadOptions = {}): AsyncGenerator<RowBlock> {
   const reader = new SettlementReader(layout, opts);
   for await (const records of csvRecordBlocks(path, csvOptions(layout))) yield reader.over(records);
   reader.finish();
 }
 
 /** The same rows one at a time (settlementBlocks), for readers that wait on something between rows (key lookups, `check`). */
-export async function* readSettlement(
-  path: string,
-  layout: Layout,
-  opts: { every?: boolean; stats?: ReadStats } = {},
-): AsyncGenerator<SettlementRow> {
+export async function* readSettlement(path: string, layout: Layout, opts: ReadOptions = {}): AsyncGenerator<SettlementRow> {
   for await (const block of settlementBlocks(path, layout, opts)) for (let row = block.next(); row !== null; row = block.next()) yield row;
 }
 
@@ -207,11 +277,15 @@ export async function* readSettlement(
  * Every bad row of a file, as one RejectError (null when the file is good), read without a
  * database: what `check` prints, and what a rejected load reports after its rollback.
  */
-export async function findBadRows(path: string, layout: Layout): Promise<{ rows: number; skippedRows: number; error: RejectError | null }> {
+export async function findBadRows(
+  path: string,
+  layout: Layout,
+  opts: Pick<ReadOptions, 'fileName'> = {},
+): Promise<{ rows: number; skippedRows: number; error: RejectError | null }> {
   let rows = 0;
   const stats = { skipped: 0 };
   try {
-    for await (const row of readSettlement(path, layout, { every: true, stats })) if (row) rows++;
+    for await (const row of readSettlement(path, layout, { ...opts, every: true, stats })) if (row) rows++;
     return { rows, skippedRows: stats.skipped, error: null };
   } catch (err) {
     if (err instanceof RejectError) return { rows, skippedRows: stats.skipped, error: err };

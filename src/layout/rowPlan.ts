@@ -1,42 +1,81 @@
 import { RejectError } from '../errors.js';
 import { columnConverters, keyProblem } from './columnValues.js';
-import type { Layout } from './layout.js';
+import { compileDateFormat } from './dateFormat.js';
+import { LOCAL_ZONE, type ColumnSpec, type Layout } from './layout.js';
 import { quoteValue } from './quoteValue.js';
+import { zoneInFileName } from './timeZones.js';
 
 /**
- * What the header said about where each layout column is, compiled once per file: each row is
- * then checked and converted without looking anything up.
+ * What the header (or, in a file without one, the layout's positions) said about where each
+ * layout column is, compiled once per file: each row is then checked and converted without
+ * looking anything up.
  */
 export interface RowPlan {
-  /** the header's field count: every row must have as many */
+  /** the record's field count: every row must have as many (a file without a header: its first row's) */
   width: number;
-  /** the header names exactly the layout's columns, in its order: a row's fields are its columns */
+  /**
+   * The header names exactly the layout's columns, in its order, and no empty value stands for
+   * anything but NULL: a row's fields are its columns as COPY takes them.
+   */
   inOrder: boolean;
   /** checks and converts a record: its values in the layout's column order (null for empty optional ones), or 'skip' */
   row(fields: readonly string[], line: number): (string | null)[] | 'skip';
   /** the raw text of a layout column in a record (for the trailer's sum of a skipped row) */
   indexOf(column: string): number;
+  /** the layout column at a record's 0-based field, if any: how messages name it */
+  columnAt(field: number): string | undefined;
+}
+
+/** What a plan knows of the file beyond its records: the name its zone may come from. */
+export interface PlanContext {
+  fileName?: string;
 }
 
 const header = (line: number, what: string) => new RejectError(`line ${line}: header ${what}`, { line, field: 'header' });
 
+/** Where a layout column was found in one file's header, and the zone of the header it was found under. */
+interface Found {
+  at: number;
+  timeZone?: string;
+}
+
 /**
- * Matches the header to the layout by name, in any order (`from` is the partner's text).
- * A required column the header lacks, a header naming one column twice, and (with
- * `extraColumns: "reject"`) a column the layout does not know are each a reject naming it.
+ * Matches the header to the layout by name, in any order (`from`, then its alternatives, are
+ * the partner's texts; `occurrence` picks one of a name given twice). A required column the
+ * header lacks, a header naming one column twice, and (with `extraColumns: "reject"`) a column
+ * the layout does not know are each a reject naming it.
  */
-export function planRows(layout: Layout, headerFields: readonly string[], line: number): RowPlan {
+export function planRows(layout: Layout, headerFields: readonly string[], line: number, context: PlanContext = {}): RowPlan {
   const names = headerFields.map((f) => f.trim());
-  const positions = new Map<string, number>();
+  const places = new Map<string, number[]>();
   names.forEach((n, i) => {
-    if (positions.has(n)) {
-      if (layout.columns.some((c) => c.from === n))
-        throw header(line, `names ${quoteValue(n)} twice (columns ${positions.get(n)! + 1} and ${i + 1})`);
-      return;
-    }
-    positions.set(n, i);
+    const list = places.get(n);
+    if (list) list.push(i);
+    else places.set(n, [i]);
   });
-  const missing = layout.columns.filter((c) => c.required && !positions.has(c.from)).map((c) => quoteValue(c.from));
+  const lookUp = (c: ColumnSpec, text: string): number | undefined => {
+    const list = places.get(text);
+    if (!list) return undefined;
+    if (c.occurrence !== undefined) return list[c.occurrence - 1];
+    if (list.length > 1) {
+      const at = list.map((i) => i + 1).join(' and ');
+      throw header(line, `names ${quoteValue(text)} twice (columns ${at}): say which with the column's "occurrence"`);
+    }
+    return list[0];
+  };
+  const found: (Found | undefined)[] = layout.columns.map((c) => {
+    const at = lookUp(c, c.from);
+    if (at !== undefined) return { at, ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}) };
+    for (const alt of c.alternatives ?? []) {
+      const altAt = lookUp(c, alt.header);
+      if (altAt !== undefined)
+        return { at: altAt, ...((alt.timeZone ?? c.timeZone) !== undefined ? { timeZone: alt.timeZone ?? c.timeZone } : {}) };
+    }
+    return undefined;
+  });
+  const missing = layout.columns
+    .filter((c, i) => c.required && found[i] === undefined)
+    .map((c) => [c.from, ...(c.alternatives ?? []).map((a) => a.header)].map((h) => quoteValue(h)).join(' or '));
   if (missing.length > 0) {
     throw header(
       line,
@@ -44,35 +83,106 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
     );
   }
   if (layout.extraColumns === 'reject') {
-    const known = new Set(layout.columns.map((c) => c.from));
+    const known = new Set(layout.columns.flatMap((c) => [c.from, ...(c.alternatives ?? []).map((a) => a.header)]));
     const extra = names.filter((n) => !known.has(n)).map((n) => quoteValue(n));
     if (extra.length > 0)
       throw header(line, `has ${extra.length === 1 ? 'a column' : 'columns'} the layout does not know: ${extra.join(', ')}`);
   }
+  const skipAt = (column: string) => {
+    const i = layout.columns.findIndex((c) => c.name === column);
+    const at = i !== -1 ? found[i]?.at : (places.get(column)?.[0] ?? undefined);
+    if (at === undefined) throw header(line, `lacks the column ${quoteValue(column)} that skipRows looks at`);
+    return at;
+  };
+  return compilePlan(layout, found, names.length, skipAt, (i) => names[found[i]!.at]!, line, context);
+}
 
-  const index = layout.columns.map((c) => positions.get(c.from) ?? -1);
-  const converters = columnConverters(layout);
+/** A file without a header: each column at its `position`; every record as wide as the first. */
+export function planPositions(layout: Layout, line: number, context: PlanContext = {}): RowPlan {
+  const found = layout.columns.map((c) => ({ at: c.position! - 1, ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}) }));
+  const skipAt = (column: string) => found[layout.columns.findIndex((c) => c.name === column)]!.at;
+  return compilePlan(layout, found, -1, skipAt, (i) => `field ${layout.columns[i]!.position}`, line, context);
+}
+
+/**
+ * The zone of a timestamp column in one file: its header's (or the column's), the layout's for
+ * one that names none, and for `local` the layout's, else the one the file's name ends with.
+ */
+function fileZone(
+  layout: Layout,
+  c: ColumnSpec,
+  zone: string | undefined,
+  where: string,
+  line: number,
+  context: PlanContext,
+): string | undefined {
+  if (c.type !== 'timestamp' || c.timeZoneFrom !== undefined) return zone;
+  if (zone === undefined && c.format !== undefined && compileDateFormat(c.format, true).hasOffset) return zone;
+  if (zone !== undefined && zone !== LOCAL_ZONE) return zone;
+  if (layout.timeZone !== undefined) return layout.timeZone;
+  const named = context.fileName !== undefined ? zoneInFileName(context.fileName) : undefined;
+  if (named !== undefined) return named;
+  const file = context.fileName !== undefined ? `the file name ${quoteValue(context.fileName)}` : 'the file name';
+  throw header(
+    line,
+    `column ${quoteValue(where)} (${c.name}) is in the report's own time zone, and neither the layout's "timeZone" nor ${file} (like …_America-Chicago.csv) says which`,
+  );
+}
+
+function compilePlan(
+  layout: Layout,
+  found: (Found | undefined)[],
+  headerWidth: number,
+  skipAt: (column: string) => number,
+  shownAs: (column: number) => string,
+  line: number,
+  context: PlanContext,
+): RowPlan {
+  const specs = layout.columns.map((c, i) => {
+    const f = found[i];
+    if (f === undefined) return c;
+    const zone = fileZone(layout, c, f.timeZone, shownAs(i), line, context);
+    return zone === c.timeZone ? c : { ...c, timeZone: zone! };
+  });
+  const index = found.map((f) => f?.at ?? -1);
+  const converters = columnConverters(layout, specs);
   const keys = new Set(layout.naturalKey);
   const isKey = layout.columns.map((c) => keys.has(c.name));
   const required = layout.columns.map((c) => c.required);
+  // an empty optional key part is '' (UNIQUE never compares NULLs), any other empty optional value NULL
+  const empty = layout.columns.map((c, i) => (isKey[i] && !c.required ? '' : null));
   const columnNames = layout.columns.map((c) => c.name);
-  const skips = layout.skipRows.map((rule) => {
-    const spec = layout.columns.find((c) => c.name === rule.column);
-    const at = positions.get(spec ? spec.from : rule.column);
-    if (at === undefined) throw header(line, `lacks the column ${quoteValue(rule.column)} that skipRows looks at`);
-    return { at, values: new Set(rule.values) };
-  });
-  const width = names.length;
+  const skips = layout.skipRows.map((rule) => ({ at: skipAt(rule.column), values: new Set(rule.values) }));
+  let width = headerWidth;
+  const last = Math.max(...index);
   const n = layout.columns.length;
   const raw: string[] = new Array(n);
   const bad = (l: number, field: string, message: string) => new RejectError(`line ${l}, field ${field}: ${message}`, { line: l, field });
 
   return {
-    width,
-    inOrder: width === n && index.every((at, i) => at === i),
+    get width() {
+      return width;
+    },
+    inOrder: headerWidth === n && index.every((at, i) => at === i) && empty.every((e) => e === null),
     indexOf: (column) => index[columnNames.indexOf(column)] ?? -1,
+    columnAt: (field) => {
+      const i = index.indexOf(field);
+      return i === -1 ? undefined : columnNames[i];
+    },
     row(fields, l) {
-      if (fields.length !== width) throw new RejectError(`line ${l}: expected ${width} fields, found ${fields.length}`, { line: l });
+      if (fields.length !== width) {
+        if (width === -1 && fields.length > last) width = fields.length;
+        else {
+          // a short summary line is told by its label before its width: never by an empty
+          // field, which a record cut short has too
+          for (const s of skips) {
+            const v = fields[s.at];
+            if (v !== undefined && v !== '' && s.values.has(v)) return 'skip';
+          }
+          const expected = width === -1 ? `at least ${last + 1}` : String(width);
+          throw new RejectError(`line ${l}: expected ${expected} fields, found ${fields.length}`, { line: l });
+        }
+      }
       for (const s of skips) if (s.values.has(fields[s.at]!)) return 'skip';
       for (let i = 0; i < n; i++) raw[i] = index[i]! === -1 ? '' : fields[index[i]!]!;
       const values: (string | null)[] = new Array(n);
@@ -81,7 +191,7 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
         if (value.includes('\0')) throw bad(l, columnNames[i]!, 'contains a NUL character'); // PostgreSQL text cannot hold it
         if (value === '') {
           if (required[i]) throw bad(l, columnNames[i]!, 'required value is missing');
-          values[i] = null;
+          values[i] = empty[i] ?? null;
           continue;
         }
         const out = converters[i]!(value, raw);

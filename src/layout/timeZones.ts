@@ -121,3 +121,44 @@ export function offsetText(minutes: number): string {
   const a = Math.abs(minutes);
   return `${sign}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
 }
+
+let dashedZones: Map<string, string> | undefined;
+
+/** An IANA name as Stripe writes it in a file name (`/` as `-`): the canonical names first, then any spelling Intl knows. */
+function dashedZone(text: string): string | undefined {
+  if (!dashedZones) {
+    dashedZones = new Map();
+    for (const zone of ['UTC', 'Etc/UTC', ...Intl.supportedValuesOf('timeZone')]) dashedZones.set(zone.replaceAll('/', '-'), zone);
+  }
+  const known = dashedZones.get(text);
+  if (known !== undefined || !/^[A-Z][A-Za-z_]*-[A-Za-z0-9_+-]+$/.test(text)) return known;
+  // a link name (America/Argentina/Buenos_Aires) or a name holding a dash (Port-au-Prince): each dash may be a `/`
+  const dashes = [...text.matchAll(/-/g)].map((m) => m.index);
+  if (dashes.length > 5) return undefined;
+  for (let mask = (1 << dashes.length) - 1; mask > 0; mask--) {
+    const chars = [...text];
+    dashes.forEach((at, k) => {
+      if (mask & (1 << k)) chars[at] = '/';
+    });
+    const candidate = chars.join('');
+    if (parseZone(candidate) !== undefined && candidate.includes('/')) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * The IANA zone a file's name ends with, as Stripe names a Dashboard download
+ * (`…_America-Chicago.csv`: the zone's `/` written `-`, after an underscore), or undefined.
+ * Zones are matched whole, so `_America-New_York.csv` and `_America-Argentina-Buenos_Aires.csv`
+ * read right whatever underscores and dashes their names hold; the longest match wins.
+ */
+export function zoneInFileName(fileName: string): string | undefined {
+  const base = fileName.slice(Math.max(fileName.lastIndexOf('/'), fileName.lastIndexOf('\\')) + 1);
+  // every extension goes: a download may arrive as .csv.gz or .csv.pgp
+  const stem = base.replace(/(\.[A-Za-z0-9]+)+$/, '');
+  for (let i = stem.indexOf('_'); i !== -1; i = stem.indexOf('_', i + 1)) {
+    const zone = dashedZone(stem.slice(i + 1));
+    if (zone !== undefined) return zone;
+  }
+  return undefined;
+}

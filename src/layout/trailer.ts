@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { RejectError } from '../errors.js';
-import { decimalReader } from './columnValues.js';
+import { decimalReader, MAX_WRITTEN_SCALE } from './columnValues.js';
 import type { Layout, Trailer } from './layout.js';
 import { quoteValue } from './quoteValue.js';
 import type { RowPlan } from './rowPlan.js';
@@ -39,7 +39,8 @@ export class TrailerCheck {
 
   constructor(private readonly layout: Layout) {
     this.spec = layout.trailer!;
-    this.scale = layout.columns.find((c) => c.name === this.spec.sumOf)?.scale ?? 2;
+    const scale = layout.columns.find((c) => c.name === this.spec.sumOf)?.scale ?? 2;
+    this.scale = typeof scale === 'number' ? scale : MAX_WRITTEN_SCALE;
     this.readAmount = decimalReader(layout, 12);
   }
 

@@ -56,6 +56,9 @@ describe('--json', () => {
     await json('adopt', ['adopt', '--archive', ws.archive], { ledger: adopter.ledger });
     const checkFiles = [join(ws.archive, 'settle_20261120_a01.csv'), join(ws.rejected, 'settle_20261120_b01.csv')];
     outputs.set('check', await ws.cli(['check', ...checkFiles, '--json'])); // no ledger: it reads files only
+    const draft = join(ws.root, 'remittance.csv');
+    await writeFile(draft, 'Remittance ID;Amount\nRM-1;1,50\nRM-2;2,00\n');
+    outputs.set('layout suggest', await ws.cli(['layout', 'suggest', checkFiles[0]!, draft, '--json']));
     await json('status', ['status']);
     await json('status (unknown)', ['status'], { ledger: join(ws.root, 'missing.sqlite') });
 

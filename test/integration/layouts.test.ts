@@ -125,7 +125,7 @@ describe('the adyen-settlement-details preset', () => {
 describe('the stripe-itemized-payout-reconciliation preset', () => {
   const NAME = 'stripe_payout_reconciliation_2026-03-16.csv';
 
-  it('loads lower-case currencies upper-cased, negative fees and refunds exact, times as UTC, and optional columns the report left out as NULL', async () => {
+  it('loads lower-case currencies upper-cased, fees as Stripe writes them (positive, net = gross - fee) and refunds exact, times as UTC, and optional columns the report left out as NULL', async () => {
     const { ws, run } = await layoutWorkspace('stripe-itemized-payout-reconciliation', 'stripe_payout_reconciliation_*.csv');
     await db.client.query('TRUNCATE settle.stripe_payout_reconciliation');
     await ws.put(NAME, await fixture(NAME));
@@ -141,7 +141,7 @@ describe('the stripe-itemized-payout-reconciliation preset', () => {
       balance_transaction_id: 'txn_3OqAbc1234567890',
       currency: 'USD',
       gross: '120.000',
-      fee: '-3.780',
+      fee: '3.780',
       net: '116.220',
       customer_facing_currency: 'USD',
       created: '2026-03-12 14:03:11',
@@ -154,7 +154,7 @@ describe('the stripe-itemized-payout-reconciliation preset', () => {
 
     // another account's report: fewer columns, in another order; a renamed resend of the first is skipped
     const other =
-      'reporting_category,net,fee,gross,currency,created_utc,balance_transaction_id\ncharge,9.41,-0.59,10.00,gbp,2026-03-15 08:00:00,txn_OTHER1\n';
+      'reporting_category,net,fee,gross,currency,created_utc,balance_transaction_id\ncharge,9.41,0.59,10.00,gbp,2026-03-15 08:00:00,txn_OTHER1\n';
     await ws.put('stripe_payout_reconciliation_2026-03-17.csv', other);
     await ws.put('stripe_payout_reconciliation_2026-03-16_again.csv', await fixture(NAME));
     const second = await run();
@@ -165,7 +165,7 @@ describe('the stripe-itemized-payout-reconciliation preset', () => {
     expect(gbp.rows).toEqual([{ currency: 'GBP', description: null }]);
 
     // the first report again with one more row: rejected whole, naming the keys it shares
-    const more = (await fixture(NAME)) + 'txn_NEW5234567890,2026-03-14 10:00:00,2026-03-16 00:00:00,usd,5.00,-0.45,4.55,charge,,,,,,\n';
+    const more = (await fixture(NAME)) + 'txn_NEW5234567890,2026-03-14 10:00:00,2026-03-16 00:00:00,usd,5.00,0.45,4.55,charge,,,,,,\n';
     await ws.put('stripe_payout_reconciliation_2026-03-16_plus.csv', more);
     const third = await run(['--json']);
     expect(third.status).toBe(1);
@@ -213,7 +213,7 @@ describe("audit and reprocess on a layout's own table", () => {
     onTestFinished(() => own.close());
     const { ws, config, run } = await layoutWorkspace('stripe-itemized-payout-reconciliation', 'stripe_audit_*.csv', own);
     const text =
-      'balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category\ntxn_AUD1,2026-03-15 08:00:00,eur,10.00,-0.59,9.41,charge\ntxn_AUD2,2026-03-15 09:00:00,eur,5.00,-0.30,4.70,charge\n';
+      'balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category\ntxn_AUD1,2026-03-15 08:00:00,eur,10.00,0.59,9.41,charge\ntxn_AUD2,2026-03-15 09:00:00,eur,5.00,0.30,4.70,charge\n';
     await ws.put('stripe_audit_1.csv', text);
     expect((await run()).summary).toMatchObject({ loaded: 1, rows: 2 });
     const audit = () => ws.cli(['audit', '--config', config, '--intake', ws.intake, '--ledger', ws.ledger, '--json']);
@@ -374,6 +374,39 @@ describe('layouts in the configuration and in migrate', () => {
     ]);
   });
 
+  it('widens a table whose layout now keeps a rate as written and lets a column be empty, rewriting no row', async () => {
+    const table = `widen_${Date.now().toString(36)}`;
+    const before = {
+      table,
+      columns: [
+        { name: 'ref', type: 'text' },
+        { name: 'rate', type: 'decimal', scale: 10 },
+        { name: 'note', type: 'text' },
+      ],
+      naturalKey: 'ref',
+    };
+    const { ws, config, run } = await layoutWorkspace(before, 'widen_*.csv');
+    await ws.put('widen_1.csv', 'ref,rate,note\nR-1,1.5,first\n');
+    expect((await run()).summary).toMatchObject({ loaded: 1 });
+    const after = {
+      ...before,
+      columns: [before.columns[0], { name: 'rate', type: 'decimal', scale: 'asWritten' }, { name: 'note', type: 'text', required: false }],
+    };
+    await writeFile(config, JSON.stringify({ layout: after, pattern: 'widen_*.csv' }));
+    const sql = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger, '--print-sql']);
+    expect(sql.stdout).toContain(`ALTER TABLE "settle"."${table}" ALTER COLUMN "rate" TYPE numeric;`);
+    expect(sql.stdout).toContain(`ALTER TABLE "settle"."${table}" ALTER COLUMN "note" DROP NOT NULL;`);
+    const m = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger]);
+    expect(m.stdout).toMatch(new RegExp(`table settle\\.${table} 2 column\\(s\\) widened`));
+    await ws.put('widen_2.csv', 'ref,rate,note\nR-2,0.006733333333333,\n');
+    expect((await run()).summary).toMatchObject({ loaded: 1, rows: 1 });
+    const rows = await db.client.query(`SELECT ref, rate::text, note FROM settle.${table} ORDER BY ref`);
+    expect(rows.rows).toEqual([
+      { ref: 'R-1', rate: '1.5000000000', note: 'first' },
+      { ref: 'R-2', rate: '0.006733333333333', note: null },
+    ]);
+  });
+
   it.each([
     [{ columns: [{ name: 'id', type: 'text' }], naturalKey: 'id', delimiter: ':' }, /layout "delimiter" must be one of/],
     [
@@ -396,7 +429,10 @@ describe('layouts in the configuration and in migrate', () => {
       /trailer: "sumOf" must name a decimal column/,
     ],
     [{ columns: [{ name: 'id', type: 'text' }], naturalKey: 'id', colums: [] }, /layout key "colums" is unknown/],
-    ['adyen', /layout "adyen" is not a preset \(presets: default, adyen-settlement-details, stripe-itemized-payout-reconciliation\)/],
+    [
+      'adyen',
+      /layout "adyen" is not a preset \(presets: default, adyen-settlement-details, adyen-payments-accounting, stripe-itemized-payout-reconciliation, /,
+    ],
   ])('refuses a bad layout in the config file with exit 2, naming the key (%#)', async (layout, message) => {
     const ws = await Workspace.create(db.url);
     const config = join(ws.root, 'bad.json');

@@ -169,7 +169,7 @@ describe('a settlement row against the default layout', () => {
   it('refuses a header that names a layout column twice', () => {
     const names = DEFAULT_LAYOUT.columns.map((c) => c.name);
     expect(rejection(() => validateHeader(DEFAULT_LAYOUT, [...names, 'currency'], 1)).message).toBe(
-      'line 1: header names "currency" twice (columns 9 and 10)',
+      'line 1: header names "currency" twice (columns 9 and 10): say which with the column\'s "occurrence"',
     );
   });
 });

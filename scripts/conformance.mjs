@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+// `npm run conformance -- DIR [--config FILE]… [--json]`: checks every partner export in DIR
+// against the layouts that claim it, and prints one table: file, layout, result and why.
+//
+// How a folder maps to layouts: a subfolder of DIR named exactly as a preset or an example
+// config (fixtures/layouts/NAME.config.json, or a --config FILE's name) is read with that layout
+// only; any other subfolder is a partner's, and every preset and config whose name begins with a
+// word the folder's name begins with is a candidate (`adyen-other` takes adyen-*, `checkoutcom`
+// checkout-*, `stripe` stripe-*). Each file is read with the candidates in the order they fit it
+// (the header naming most of a layout's columns first); the first that accepts the whole file
+// wins. A folder holding a CSV conformance suite (csvs/ or csv/ beside json/) checks the record
+// reader against the records the suite expects. Nothing is loaded: a file is accepted when every
+// row checks and its natural keys do not repeat.
+//
+// A refusal is `broken` when the file itself is at fault whatever the layout (a record cut short
+// or too long for its own header, a quote left open, bytes that are not UTF-8, a trailer or count
+// record that disagrees) and a `gap` otherwise. Exit status 1 when there is a gap.
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join, relative } from 'node:path';
+import { textTable } from '../dist/report/textTable.js';
+import { PRESETS } from '../dist/layout/presets.js';
+import { parseLayout } from '../dist/layout/parseLayout.js';
+import { rankLayouts } from '../dist/layout/layoutFit.js';
+import { findBadRows, readSettlement } from '../dist/layout/readSettlement.js';
+import { checkSuite, suiteFolders } from './csvSuites.mjs';
+
+const CONFIGS = new URL('../fixtures/layouts/', import.meta.url);
+const BROKEN = [
+  /: expected (at least )?\d+ fields, found \d+/,
+  /a quoted value is not closed/,
+  /not valid UTF-8/,
+  /closing double quote is followed by/,
+  /trailer/,
+  /says \d+ data records/,
+];
+
+function usage(message) {
+  process.stderr.write(`conformance: ${message}\nusage: npm run conformance -- DIR [--config FILE]... [--json]\n`);
+  process.exit(2);
+}
+
+async function exampleLayouts(extra) {
+  const files = [...(await readdir(CONFIGS)).filter((f) => f.endsWith('.config.json')).map((f) => new URL(f, CONFIGS).pathname), ...extra];
+  const out = [];
+  for (const path of files) {
+    const name = basename(path).replace(/\.config\.json$|\.json$/, '');
+    const config = JSON.parse(await readFile(path, 'utf8'));
+    if (config.layout === undefined) usage(`${path} has no "layout"`);
+    out.push({ ...parseLayout(config.layout, `${path}: "layout"`), name });
+  }
+  return out;
+}
+
+/** The layouts that claim a folder: the one named like it, else every one of the partner its name begins with. */
+function candidates(folder, layouts) {
+  const exact = layouts.filter((l) => l.name === folder);
+  if (exact.length > 0) return exact;
+  return layouts.filter((l) => l.name !== 'default' && folder.startsWith(l.name.split('-')[0]));
+}
+
+/** Natural keys that repeat within the file: a load would refuse them. */
+async function repeatedKey(path, layout, fileName) {
+  const at = layout.naturalKey.map((k) => layout.columns.findIndex((c) => c.name === k));
+  const seen = new Map();
+  for await (const row of readSettlement(path, layout, { fileName })) {
+    const key = JSON.stringify(at.map((i) => row.values[i]));
+    if (seen.has(key)) return `line ${row.line}: the natural key (${layout.naturalKey.join(', ')}) repeats line ${seen.get(key)}`;
+    seen.set(key, row.line);
+  }
+  return null;
+}
+
+async function checkFile(path, fileName, layouts) {
+  if (layouts.length === 0) return { layout: '—', result: 'gap', why: 'no preset or example config claims this folder' };
+  const ranked = await rankLayouts(path, fileName, layouts);
+  for (const fit of ranked.filter((f) => f.fits)) {
+    const { rows, skippedRows, error } = await findBadRows(path, fit.layout, { fileName });
+    if (error) continue;
+    const repeated = await repeatedKey(path, fit.layout, fileName);
+    if (repeated) return { layout: fit.layout.name, result: 'gap', why: repeated };
+    return { layout: fit.layout.name, result: 'accepted', why: `${rows} rows${skippedRows ? `, ${skippedRows} counted, not loaded` : ''}` };
+  }
+  const best = ranked[0];
+  const { error } = await findBadRows(path, best.layout, { fileName });
+  const why = error?.message ?? best.problem ?? 'refused';
+  return { layout: best.layout.name, result: BROKEN.some((re) => re.test(why)) ? 'broken' : 'gap', why };
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const json = args.includes('--json');
+  const extra = [];
+  const dirs = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--json') continue;
+    if (args[i] === '--config') extra.push(args[++i] ?? usage('--config needs a file'));
+    else if (args[i].startsWith('--')) usage(`unknown option ${args[i]}`);
+    else dirs.push(args[i]);
+  }
+  if (dirs.length !== 1) usage('give one folder of partner exports');
+  const dir = dirs[0];
+  if (!(await stat(dir).catch(() => null))?.isDirectory()) usage(`${dir} is not a folder`);
+  const layouts = [...PRESETS.values(), ...(await exampleLayouts(extra))];
+
+  const results = [];
+  const walk = async (folder, claimed) => {
+    const suite = await suiteFolders(folder);
+    if (suite) {
+      for (const c of await checkSuite(suite))
+        results.push({ file: relative(dir, join(suite.csv, c.file)), layout: 'record reader', result: c.result, why: c.why });
+      return;
+    }
+    for (const entry of (await readdir(folder, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) await walk(path, claimed ?? candidates(entry.name, layouts));
+      else if (entry.isFile() && claimed && !/^readme/i.test(entry.name))
+        results.push({ file: relative(dir, path), ...(await checkFile(path, entry.name, claimed)) });
+    }
+  };
+  await walk(dir, null);
+
+  const count = (r) => results.filter((x) => x.result === r).length;
+  const exports = results.filter((r) => r.layout !== 'record reader');
+  const suite = results.filter((r) => r.layout === 'record reader');
+  const totals = {
+    cases: results.length,
+    exports: exports.length,
+    accepted: count('accepted'),
+    broken: count('broken'),
+    gaps: count('gap'),
+    reader_cases: suite.length,
+    reader_agrees: count('agrees'),
+    reader_by_design: count('refused by design'),
+    reader_differs: count('differs'),
+  };
+  const right = totals.accepted + totals.broken + totals.reader_agrees + totals.reader_by_design;
+  if (json) process.stdout.write(`${JSON.stringify({ version: 1, results, totals: { ...totals, right } })}\n`);
+  else {
+    const short = (s) => (s.length > 140 ? `${s.slice(0, 139)}…` : s);
+    process.stdout.write(
+      `${textTable(
+        ['file', 'layout', 'result', 'why'],
+        results.map((r) => [r.file, r.layout, r.result, short(r.why)]),
+      )}\n\n`,
+    );
+    process.stdout.write(
+      `${totals.exports} exports: ${totals.accepted} accepted, ${totals.broken} broken (the file is at fault), ${totals.gaps} gaps; ` +
+        `record reader: ${totals.reader_agrees} of ${totals.reader_cases} cases agree, ${totals.reader_by_design} refused by design, ${totals.reader_differs} differ\n` +
+        `${right} of ${totals.cases} cases right\n`,
+    );
+  }
+  process.exitCode = totals.gaps + totals.reader_differs > 0 ? 1 : 0;
+}
+
+await main();

@@ -1,0 +1,184 @@
+import { AS_WRITTEN, LOCAL_ZONE, RESERVED_COLUMNS, type ColumnSource, type ColumnSpec, type ColumnType, type SignRule } from './layout.js';
+import { compileDateFormat } from './dateFormat.js';
+import { zoneProblem } from './timeZones.js';
+
+export const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'decimal', 'date', 'timestamp', 'currency', 'integer'];
+const COLUMN_KEYS = [
+  'name',
+  'from',
+  'occurrence',
+  'position',
+  'type',
+  'required',
+  'scale',
+  'minorUnits',
+  'sign',
+  'format',
+  'timeZone',
+  'timeZoneFrom',
+  'timeFrom',
+];
+
+type Fail = (what: string) => never;
+
+/** Why a configured zone is not usable (`local` too, where a column may take the report's own zone). */
+function columnZoneProblem(zone: unknown): string | undefined {
+  if (typeof zone !== 'string') return 'must be a string';
+  return zone === LOCAL_ZONE ? undefined : zoneProblem(zone);
+}
+
+/**
+ * `from` as a layout writes it: the header's text, or a list of texts to look for in order
+ * (each a string or `{"header", "timeZone"}`): the first is the column's own header, the rest
+ * its alternatives.
+ */
+function parseFrom(raw: unknown, name: string, timestamp: boolean, fail: Fail): { from?: string; alternatives?: ColumnSource[] } {
+  if (raw === undefined) return {};
+  const where = `column "${name}": "from"`;
+  const entries = Array.isArray(raw) ? raw : [raw];
+  if (entries.length === 0) fail(`${where} must be the header's text, or a list of header texts`);
+  const sources = entries.map((e): ColumnSource => {
+    if (typeof e === 'string') {
+      if (e.trim() === '') fail(`${where} must be the header's text`);
+      return { header: e.trim() };
+    }
+    if (!e || typeof e !== 'object' || Array.isArray(e)) return fail(`${where} must list header texts or {"header", "timeZone"}`);
+    const { header, timeZone, ...rest } = e as Record<string, unknown>;
+    if (Object.keys(rest).length > 0) fail(`${where}: key "${Object.keys(rest)[0]}" is unknown (keys: header, timeZone)`);
+    if (typeof header !== 'string' || header.trim() === '') fail(`${where}: "header" must be the header's text`);
+    if (timeZone !== undefined) {
+      if (!timestamp) fail(`${where}: "timeZone" is for timestamp columns`);
+      const problem = columnZoneProblem(timeZone);
+      if (problem) fail(`${where}: "timeZone" ${problem}`);
+    }
+    return { header: (header as string).trim(), ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}) };
+  });
+  const [first, ...alternatives] = sources;
+  if (first!.timeZone !== undefined) fail(`${where}: give the first header's zone as the column's "timeZone"`);
+  return { from: first!.header, ...(alternatives.length > 0 ? { alternatives } : {}) };
+}
+
+function parseSign(raw: unknown, name: string, fail: Fail): SignRule {
+  const where = `column "${name}": "sign"`;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return fail(`${where} must be {"from", "negative", "positive"}`);
+  const { from, negative, positive, ...rest } = raw as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) fail(`${where}: key "${Object.keys(rest)[0]}" is unknown (keys: from, negative, positive)`);
+  if (typeof from !== 'string') fail(`${where}: "from" must name the column holding the debit/credit mark`);
+  const marks = (v: unknown, key: string) => {
+    if (!Array.isArray(v) || v.length === 0 || v.some((m) => typeof m !== 'string' || m === ''))
+      fail(`${where}: "${key}" must be a non-empty list of the marks, e.g. ["DR"]`);
+    return v as string[];
+  };
+  const neg = marks(negative, 'negative');
+  const pos = marks(positive, 'positive');
+  if (neg.some((m) => pos.includes(m))) fail(`${where}: a mark may not be both negative and positive`);
+  return { from: from as string, negative: neg, positive: pos };
+}
+
+/**
+ * One column of a layout object, every mistake a usage error naming it. `header`: whether the
+ * layout's files have a header (else the column needs its `position`).
+ */
+export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail): ColumnSpec {
+  if (!c || typeof c !== 'object' || Array.isArray(c)) return fail(`column ${i + 1} must be an object`);
+  const o = c as Record<string, unknown>;
+  const { name, type, required, scale, minorUnits, format, timeZone, timeZoneFrom, timeFrom, occurrence, position } = o;
+  if (typeof name !== 'string' || !IDENTIFIER.test(name)) return fail(`column ${i + 1}: "name" must be a lower-case SQL identifier`);
+  for (const k of Object.keys(o))
+    if (!COLUMN_KEYS.includes(k)) fail(`column "${name}": key "${k}" is unknown (keys: ${COLUMN_KEYS.join(', ')})`);
+  const col = (what: string) => fail(`column "${name}": ${what}`);
+  if (RESERVED_COLUMNS.includes(name)) col('the name is reserved for provenance');
+  if (typeof type !== 'string' || !COLUMN_TYPES.includes(type as ColumnType)) col(`"type" must be one of ${COLUMN_TYPES.join(', ')}`);
+  const timestamp = type === 'timestamp';
+  const { from, alternatives } = parseFrom(o.from, name, timestamp, fail);
+  if (required !== undefined && typeof required !== 'boolean') col('"required" must be true or false');
+
+  if (header) {
+    if (position !== undefined) col('"position" is for a layout with "header": false (columns by position)');
+    if (occurrence !== undefined && (!Number.isInteger(occurrence) || (occurrence as number) < 1))
+      col('"occurrence" must be 1 or more: which of the header\'s columns of that name');
+  } else {
+    if (!Number.isInteger(position) || (position as number) < 1 || (position as number) > 10_000)
+      col('a layout with "header": false needs each column\'s "position" (1 for the first field)');
+    if (o.from !== undefined || occurrence !== undefined) col('"from" and "occurrence" name a header: this layout has none');
+  }
+
+  if (type !== 'decimal' && (scale !== undefined || minorUnits !== undefined || o.sign !== undefined))
+    col('"scale", "minorUnits" and "sign" are for decimal columns');
+  if (scale !== undefined && scale !== AS_WRITTEN && (!Number.isInteger(scale) || (scale as number) < 0 || (scale as number) > 12))
+    col(`"scale" must be 0 to 12, or "${AS_WRITTEN}" (as many places as the file writes)`);
+  if (minorUnits !== undefined) {
+    if (!Number.isInteger(minorUnits) || (minorUnits as number) < 0 || (minorUnits as number) > 6)
+      col('"minorUnits" must be 0 to 6 (the places implied)');
+    if (scale !== undefined && scale !== minorUnits) col('"scale" of a column in minor units is its "minorUnits"');
+  }
+  const sign = o.sign !== undefined ? parseSign(o.sign, name, fail) : undefined;
+
+  const timed = type === 'date' || timestamp;
+  if (format !== undefined) {
+    if (!timed || typeof format !== 'string') col('"format" is for date and timestamp columns');
+    const problem = compileDateFormat(format as string, timestamp).problem;
+    if (problem) col(`"format" ${problem}`);
+  }
+  if ((timeZone !== undefined || timeZoneFrom !== undefined || timeFrom !== undefined) && !timestamp)
+    col('"timeZone", "timeZoneFrom" and "timeFrom" are for timestamp columns');
+  if (timeZone !== undefined && timeZoneFrom !== undefined) col('give "timeZone" or "timeZoneFrom", not both');
+  if (timeZone !== undefined) {
+    const problem = columnZoneProblem(timeZone);
+    if (problem) col(`"timeZone" ${problem}`);
+  }
+  if (timeZoneFrom !== undefined && typeof timeZoneFrom !== 'string') col('"timeZoneFrom" must name a column');
+  if (timeFrom !== undefined && typeof timeFrom !== 'string') col('"timeFrom" must name a column');
+
+  return {
+    name,
+    from: from ?? name,
+    ...(alternatives ? { alternatives } : {}),
+    ...(occurrence !== undefined ? { occurrence: occurrence as number } : {}),
+    ...(position !== undefined ? { position: position as number } : {}),
+    type: type as ColumnType,
+    required: (required as boolean | undefined) ?? true,
+    ...(type === 'decimal' ? { scale: (minorUnits as number | undefined) ?? (scale as number | typeof AS_WRITTEN | undefined) ?? 2 } : {}),
+    ...(minorUnits !== undefined ? { minorUnits: minorUnits as number } : {}),
+    ...(sign ? { sign } : {}),
+    ...(format !== undefined ? { format: format as string } : {}),
+    ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}),
+    ...(timeZoneFrom !== undefined ? { timeZoneFrom: timeZoneFrom as string } : {}),
+    ...(timeFrom !== undefined ? { timeFrom: timeFrom as string } : {}),
+  };
+}
+
+/**
+ * What the columns say of each other: names and headers taken once, the columns that
+ * `timeZoneFrom`, `timeFrom` and `sign` name, and a zone for every timestamp.
+ */
+export function checkColumns(columns: ColumnSpec[], header: boolean, layoutZone: string | undefined, fail: Fail): void {
+  const names = new Set<string>();
+  const taken = new Map<string, string>();
+  for (const c of columns) {
+    if (names.has(c.name)) fail(`column "${c.name}" appears twice`);
+    names.add(c.name);
+    const place = header ? `header "${c.from}"${c.occurrence ? ` (occurrence ${c.occurrence})` : ''}` : `position ${c.position}`;
+    if (taken.has(place)) fail(`${place} is taken by two columns ("${taken.get(place)}" and "${c.name}")`);
+    taken.set(place, c.name);
+  }
+  const other = (c: ColumnSpec, key: string, ref: string | undefined, type?: ColumnType) => {
+    if (ref === undefined) return;
+    const target = columns.find((t) => t.name === ref);
+    if (!target || ref === c.name) fail(`column "${c.name}": "${key}" must name another of its columns`);
+    if (type && target!.type !== type) fail(`column "${c.name}": "${key}" must name a ${type} column`);
+  };
+  for (const c of columns) {
+    other(c, 'timeZoneFrom', c.timeZoneFrom);
+    other(c, 'timeFrom', c.timeFrom, 'text');
+    other(c, 'sign.from', c.sign?.from, 'text');
+    if (c.type !== 'timestamp') continue;
+    const ownOffset = c.format !== undefined && compileDateFormat(c.format, true).hasOffset === true;
+    if (c.timeZone === undefined && c.timeZoneFrom === undefined && !ownOffset && layoutZone === undefined) {
+      fail(
+        `column "${c.name}": a timestamp needs "timeZone" (e.g. "UTC", "Europe/Amsterdam", "${LOCAL_ZONE}"), "timeZoneFrom", or the layout's "timeZone"`,
+      );
+    }
+  }
+}

@@ -1,0 +1,204 @@
+import { LAYOUT_DEFAULTS, type ColumnSpec, type ColumnType, type Layout, type RecordRole, type SkipRule, type Trailer } from './layout.js';
+import { checkColumns, IDENTIFIER, parseColumn } from './layoutColumns.js';
+import { zoneProblem } from './timeZones.js';
+
+const DELIMITERS = [',', ';', '|', '\t'];
+const GROUP_SEPARATORS = ['', ',', '.', ' '];
+/** key columns are compared as text when a clash is explained: only types whose text is canonical */
+const KEY_TYPES: readonly ColumnType[] = ['text', 'integer', 'date', 'currency'];
+export const LAYOUT_KEYS = [
+  'extends',
+  'table',
+  'delimiter',
+  'decimalMark',
+  'groupSeparator',
+  'skipLines',
+  'header',
+  'timeZone',
+  'columns',
+  'naturalKey',
+  'extraColumns',
+  'skipRows',
+  'trailer',
+  'recordTypes',
+];
+const ROLES = ['data', 'header', 'skip', 'info'] as const;
+
+export type Fail = (what: string) => never;
+
+/**
+ * A layout object from configuration (DESIGN.md "Layouts"), every mistake a usage error naming
+ * the key. `name`: the preset's, or `custom`.
+ */
+export function readLayoutObject(o: Record<string, unknown>, fail: Fail, name: string): Layout {
+  for (const k of Object.keys(o)) if (!LAYOUT_KEYS.includes(k)) fail(`key "${k}" is unknown (keys: ${LAYOUT_KEYS.join(', ')})`);
+
+  const table = o.table ?? 'settlement_rows';
+  if (typeof table !== 'string' || !IDENTIFIER.test(table)) fail('"table" must be a lower-case SQL identifier');
+  if (['file_loads', 'loads', 'schema_migrations'].includes(table as string))
+    fail(`"table" may not be "${String(table)}": it is settle-ingest's own`);
+  const delimiter = o.delimiter ?? LAYOUT_DEFAULTS.delimiter;
+  if (typeof delimiter !== 'string' || !DELIMITERS.includes(delimiter)) fail('"delimiter" must be one of "," ";" "|" or a tab');
+  const decimalMark = o.decimalMark ?? LAYOUT_DEFAULTS.decimalMark;
+  if (decimalMark !== '.' && decimalMark !== ',') fail('"decimalMark" must be "." or ","');
+  const groupSeparator = o.groupSeparator ?? LAYOUT_DEFAULTS.groupSeparator;
+  if (typeof groupSeparator !== 'string' || !GROUP_SEPARATORS.includes(groupSeparator)) {
+    fail('"groupSeparator" must be "" (none), ",", "." or " "');
+  }
+  if (groupSeparator === decimalMark) fail('"groupSeparator" and "decimalMark" must differ');
+  // a decimal mark or group separator that is also the delimiter is read from quoted values
+  // only: unquoted, the value splits into more fields and the row is refused for its width
+  const skipLines = o.skipLines ?? 0;
+  if (!Number.isInteger(skipLines) || (skipLines as number) < 0 || (skipLines as number) > 1000)
+    fail('"skipLines" must be a whole number, 0 to 1000');
+  const header = o.header ?? true;
+  if (typeof header !== 'boolean') fail('"header" must be true (columns by header name) or false (columns by position)');
+  const timeZone = o.timeZone;
+  if (timeZone !== undefined) {
+    const problem = typeof timeZone === 'string' ? zoneProblem(timeZone) : 'must be a string';
+    if (problem) fail(`"timeZone" ${problem}`);
+  }
+  const extraColumns = o.extraColumns ?? 'ignore';
+  if (extraColumns !== 'ignore' && extraColumns !== 'reject') fail('"extraColumns" must be "ignore" or "reject"');
+
+  if (!Array.isArray(o.columns) || o.columns.length === 0) fail('"columns" must be a non-empty array');
+  const columns = (o.columns as unknown[]).map((c, i) => parseColumn(c, i, header as boolean, fail));
+  checkColumns(columns, header as boolean, timeZone as string | undefined, fail);
+
+  const keyRaw = o.naturalKey ?? 'transaction_id';
+  const naturalKey = typeof keyRaw === 'string' ? [keyRaw] : keyRaw;
+  if (
+    !Array.isArray(naturalKey) ||
+    naturalKey.length === 0 ||
+    naturalKey.some((k) => typeof k !== 'string' || !columns.some((c) => c.name === k))
+  ) {
+    fail('"naturalKey" must name one of its columns, or a list of them');
+  }
+  const keys = naturalKey as string[];
+  if (new Set(keys).size !== keys.length) fail('"naturalKey" names a column twice');
+  for (const k of keys) {
+    const spec = columns.find((c) => c.name === k)!;
+    if (!KEY_TYPES.includes(spec.type)) fail(`natural key column "${k}" must be of type ${KEY_TYPES.join(', ')}`);
+    // an empty optional part is kept as '' (UNIQUE never compares NULLs): only text has one
+    if (!spec.required && spec.type !== 'text')
+      fail(`natural key column "${k}" must be required, or of type text (an empty one is kept as '')`);
+  }
+  if (keys.every((k) => !columns.find((c) => c.name === k)!.required)) fail('"naturalKey" needs at least one required column');
+
+  const recordTypes = o.recordTypes !== undefined ? parseRecordTypes(o.recordTypes, header as boolean, fail) : undefined;
+  const trailer = o.trailer !== undefined ? parseTrailer(o.trailer, columns, fail) : undefined;
+  if (trailer && recordTypes?.has(trailer.firstField))
+    fail(`recordTypes: "${trailer.firstField}" is the trailer's type: leave it to "trailer"`);
+  return {
+    name,
+    table: table as string,
+    delimiter: delimiter as string,
+    decimalMark: decimalMark as Layout['decimalMark'],
+    groupSeparator: groupSeparator as Layout['groupSeparator'],
+    skipLines: skipLines as number,
+    header: header as boolean,
+    ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}),
+    columns,
+    naturalKey: keys,
+    extraColumns: extraColumns as Layout['extraColumns'],
+    skipRows: parseSkipRows(o.skipRows, columns, header as boolean, fail),
+    ...(trailer ? { trailer } : {}),
+    ...(recordTypes ? { recordTypes } : {}),
+  };
+}
+
+function parseSkipRows(raw: unknown, columns: ColumnSpec[], header: boolean, fail: Fail): SkipRule[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) return fail('"skipRows" must be a list of {"column", "values"}');
+  return raw.map((r, i) => {
+    const { column, values } = (r ?? {}) as Record<string, unknown>;
+    if (typeof column !== 'string' || column === '') fail(`skipRows ${i + 1}: "column" must name a column or a header`);
+    if (!header && !columns.some((c) => c.name === column)) fail(`skipRows ${i + 1}: "column" must name one of the layout's columns`);
+    if (!Array.isArray(values) || values.length === 0 || values.some((v) => typeof v !== 'string')) {
+      fail(`skipRows ${i + 1}: "values" must be a non-empty list of strings ("" for an empty field)`);
+    }
+    return { column: column as string, values: values as string[] };
+  });
+}
+
+function parseTrailer(raw: unknown, columns: ColumnSpec[], fail: Fail): Trailer {
+  if (!raw || typeof raw !== 'object') return fail('"trailer" must be an object with "firstField"');
+  const { firstField, rowCountField, sumField, sumOf } = raw as Record<string, unknown>;
+  if (typeof firstField !== 'string' || firstField === '')
+    fail('trailer: "firstField" must be the text that opens the trailer line, e.g. "Total"');
+  const position = (v: unknown, key: string) => {
+    if (v !== undefined && (!Number.isInteger(v) || (v as number) < 2)) fail(`trailer: "${key}" must be a field position, 2 or more`);
+  };
+  position(rowCountField, 'rowCountField');
+  position(sumField, 'sumField');
+  if (rowCountField === undefined && sumField === undefined) fail('trailer: give "rowCountField", "sumField" or both');
+  if ((sumField === undefined) !== (sumOf === undefined)) fail('trailer: "sumField" and "sumOf" go together');
+  if (sumOf !== undefined && !columns.some((c) => c.name === sumOf && c.type === 'decimal')) {
+    fail('trailer: "sumOf" must name a decimal column');
+  }
+  return {
+    firstField: firstField as string,
+    ...(rowCountField !== undefined ? { rowCountField: rowCountField as number } : {}),
+    ...(sumField !== undefined ? { sumField: sumField as number, sumOf: sumOf as string } : {}),
+  };
+}
+
+/** `{"SB": "data", "CH": "header", "SC": {"count": 2}, …}`: each record type by its first field. */
+function parseRecordTypes(raw: unknown, header: boolean, fail: Fail): ReadonlyMap<string, RecordRole> {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    return fail('"recordTypes" must be an object: each type (the first field) and its role (data, header, skip, info or {"count": FIELD})');
+  const types = new Map<string, RecordRole>();
+  for (const [type, role] of Object.entries(raw as Record<string, unknown>)) {
+    const where = `recordTypes "${type}"`;
+    if (type === '') fail('recordTypes: a type must be the text of a first field');
+    if (typeof role === 'string' && (ROLES as readonly string[]).includes(role)) {
+      types.set(type, { role } as RecordRole);
+      continue;
+    }
+    const field = (role as { count?: unknown } | null)?.count;
+    if (role && typeof role === 'object' && Object.keys(role).length === 1 && Number.isInteger(field) && (field as number) >= 2) {
+      types.set(type, { role: 'count', field: field as number });
+      continue;
+    }
+    fail(`${where} must be "data", "header", "skip", "info" or {"count": FIELD} (the field holding the number of data records, 2 or more)`);
+  }
+  const roles = [...types.values()].map((r) => r.role);
+  if (!roles.includes('data')) fail('recordTypes: name the type of the data records ("data")');
+  const headers = roles.filter((r) => r === 'header').length;
+  if (header && headers !== 1) fail('recordTypes: name the one type whose record is the header ("header"), or set "header": false');
+  if (!header && headers > 0) fail('recordTypes: a "header" type needs "header": true');
+  return types;
+}
+
+/** A layout as configuration writes it: what `layout suggest` prints and what `extends` starts from. */
+export function toLayoutJson(layout: Layout): Record<string, unknown> {
+  const out: Record<string, unknown> = { table: layout.table };
+  if (layout.delimiter !== LAYOUT_DEFAULTS.delimiter) out.delimiter = layout.delimiter;
+  if (layout.decimalMark !== LAYOUT_DEFAULTS.decimalMark) out.decimalMark = layout.decimalMark;
+  if (layout.groupSeparator !== LAYOUT_DEFAULTS.groupSeparator) out.groupSeparator = layout.groupSeparator;
+  if (layout.skipLines !== 0) out.skipLines = layout.skipLines;
+  if (!layout.header) out.header = false;
+  if (layout.timeZone !== undefined) out.timeZone = layout.timeZone;
+  out.columns = layout.columns.map(columnJson);
+  out.naturalKey = layout.naturalKey.length === 1 ? layout.naturalKey[0] : layout.naturalKey;
+  if (layout.extraColumns !== 'ignore') out.extraColumns = layout.extraColumns;
+  if (layout.skipRows.length > 0) out.skipRows = layout.skipRows.map((r) => ({ column: r.column, values: r.values }));
+  if (layout.trailer) out.trailer = { ...layout.trailer };
+  if (layout.recordTypes)
+    out.recordTypes = Object.fromEntries([...layout.recordTypes].map(([t, r]) => [t, r.role === 'count' ? { count: r.field } : r.role]));
+  return out;
+}
+
+function columnJson(c: ColumnSpec): Record<string, unknown> {
+  const { name, from, alternatives, required, scale, minorUnits, ...rest } = c;
+  const out: Record<string, unknown> = { name };
+  if (c.position === undefined && (from !== name || alternatives)) {
+    out.from = alternatives ? [from, ...alternatives.map((a) => (a.timeZone ? { ...a } : a.header))] : from;
+  }
+  out.type = c.type;
+  if (!required) out.required = false;
+  if (c.type === 'decimal' && minorUnits === undefined && scale !== 2) out.scale = scale;
+  if (minorUnits !== undefined) out.minorUnits = minorUnits;
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined && k !== 'type') out[k] = v;
+  return out;
+}

@@ -1,0 +1,103 @@
+import { draftLayout, type Draft } from './draftLayout.js';
+import type { Layout } from './layout.js';
+import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
+import { PRESETS } from './presets.js';
+import { quoteValue } from './quoteValue.js';
+
+/** What `layout suggest` says of one file. */
+export interface Suggestion {
+  /** the preset that fits, if one does */
+  preset: string | null;
+  /** why that preset, or why none */
+  why: string;
+  /** other presets that read the file as well */
+  alsoFits: string[];
+  /** the config file to start from: `{"layout": …}` (a preset's name, an extension of one, or a draft); empty when nothing could be read */
+  config: Record<string, unknown>;
+  /** for a draft: each column as inferred, the key candidate and the draft's assumptions */
+  draft?: Draft;
+}
+
+const DELIMITERS = [',', ';', '\t', '|'];
+
+/** A table name from a file's name: its words without dates, batch numbers or the extension. */
+function tableName(fileName: string): string {
+  const words = fileName
+    .replace(/^.*[\\/]/, '')
+    .replace(/(\.[A-Za-z0-9]+)+$/, '')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w !== '' && !/^\d+$/.test(w));
+  const name = words.join('_').slice(0, 50).replace(/_+$/, '');
+  return /^[a-z]/.test(name) ? name : name === '' ? 'partner_rows' : `partner_${name}`;
+}
+
+/** The delimiter whose reading gives the most records of one width above one field. */
+async function sniffDelimiter(path: string) {
+  let best = { delimiter: ',', score: -1, records: [] as Awaited<ReturnType<typeof firstRecords>> };
+  for (const delimiter of DELIMITERS) {
+    const records = await firstRecords(path, delimiter, 1000);
+    const counts = new Map<number, number>();
+    for (const r of records) if (r.fields.length > 1) counts.set(r.fields.length, (counts.get(r.fields.length) ?? 0) + 1);
+    const score = Math.max(0, ...[...counts].map(([width, n]) => n * Math.log2(width)));
+    if (score > best.score) best = { delimiter, score, records };
+  }
+  return best;
+}
+
+/** Of layouts that fit alike, the one the file's name points to, else the first. */
+const byName = (fits: LayoutFit[], fileName: string) => fits.find((f) => namedFor(f.layout, fileName) === 1) ?? fits[0]!;
+
+const describe = (fit: LayoutFit) =>
+  fit.layout.header
+    ? `the header names ${fit.found} of its ${fit.layout.columns.length} columns (all it requires), and the first ${fit.rows} rows check`
+    : `its records and the first ${fit.rows} rows check`;
+
+/**
+ * Which preset reads a file, and why; or, when none does, a draft layout inferred from the
+ * file's first records for a person to review (`check` then proves it). `layouts`: the
+ * candidates, the shipped presets by default.
+ */
+export async function suggestLayout(
+  path: string,
+  fileName: string,
+  layouts: readonly Layout[] = [...PRESETS.values()],
+): Promise<Suggestion> {
+  const ranked = await rankLayouts(path, fileName, layouts);
+  const fitting = ranked.filter((f) => f.fits && f.found > 0);
+  if (fitting.length > 0) {
+    const top = fitting.filter((f) => f.found === fitting[0]!.found);
+    const hinted = byName(top, fileName);
+    const others = fitting.filter((f) => f !== hinted).map((f) => f.layout.name);
+    const tie =
+      top.length > 1
+        ? `; ${top
+            .filter((f) => f !== hinted)
+            .map((f) => f.layout.name)
+            .join(', ')} reads it as well${hinted !== top[0] ? ' (the file name points here)' : ''}`
+        : '';
+    return { preset: hinted.layout.name, why: `${describe(hinted)}${tie}`, alsoFits: others, config: { layout: hinted.layout.name } };
+  }
+  // a preset whose columns are all there but whose times need a zone the file's name does not give
+  const needZone = ranked.filter((f) => f.problem?.includes("is in the report's own time zone"));
+  if (needZone.length > 0) {
+    const zoned = byName(
+      needZone.filter((f) => f.found === needZone[0]!.found),
+      fileName,
+    );
+    const config = { layout: { extends: zoned.layout.name, timeZone: 'UTC' } };
+    const why =
+      `${zoned.layout.name} reads its columns, but the file's times are in the report's own zone and its name (${quoteValue(fileName)}) does not say which: ` +
+      'extend the preset with the zone the reports are made in (UTC, as here, is what Stripe uses when none was asked for; a Dashboard download named like …_America-Chicago.csv needs none)';
+    return { preset: null, why, alsoFits: [], config };
+  }
+  const { delimiter, records } = await sniffDelimiter(path);
+  if (records.length === 0)
+    return { preset: null, why: 'no record could be read to learn from: the file is empty, or not CSV in UTF-8', alsoFits: [], config: {} };
+  const draft = draftLayout(records, delimiter, tableName(fileName));
+  const closest = ranked.find((f) => f.found > 0);
+  const why = closest
+    ? `no preset fits (closest: ${closest.layout.name}, ${closest.problem ?? 'which does not read it'}): a draft layout from the first ${records.length} records`
+    : `no preset fits: a draft layout from the first ${records.length} records`;
+  return { preset: null, why, alsoFits: [], config: { layout: draft.layout }, draft };
+}
