@@ -8,6 +8,8 @@ import { TrailerCheck } from './trailer.js';
 export interface ReadStats {
   /** data rows the layout's skipRows left out (counted, not loaded) */
   skipped: number;
+  /** bytes of the file read so far, when asked for (a progress line) */
+  bytes?: number;
 }
 
 export interface SettlementRow {
@@ -190,7 +192,8 @@ export async function* settlementBlocks(
   opts: { every?: boolean; stats?: ReadStats } = {},
 ): AsyncGenerator<RowBlock> {
   const reader = new SettlementReader(layout, opts);
-  for await (const records of csvRecordBlocks(path, csvOptions(layout))) yield reader.over(records);
+  const progress = opts.stats?.bytes !== undefined ? (opts.stats as { bytes: number }) : undefined;
+  for await (const records of csvRecordBlocks(path, { ...csvOptions(layout), progress })) yield reader.over(records);
   reader.finish();
 }
 

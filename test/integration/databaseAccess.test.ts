@@ -92,6 +92,17 @@ describe('least privilege: a migration role owns the schema, an ingest role only
     expect((await ws.cli(['report', 'skips', '--ledger', ws.ledger])).status).toBe(0);
     const audit = await ws.cli(['audit', '--intake', ws.intake, '--ledger', ws.ledger]);
     expect(audit.status, audit.stderr + audit.stdout).toBe(0);
+
+    // reprocessing deletes the rows it replaces: without DELETE it says so first, exit 2, nothing touched
+    const reprocess = ['--reprocess', '--reason', 'layout fix', '--files', 'settle_20261201_a01.csv'];
+    const noDelete = await ws.run(reprocess);
+    expect(noDelete.status).toBe(2);
+    expect(oneLine(noDelete.stderr)).toMatch(/lacks DELETE on table settle\.settlement_rows: grant as the schema's owner/);
+    expect(noDelete.stdout).toBe('');
+    const kept = await admin.query(`SELECT count(*)::int AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'PRIV-%'`);
+    expect(kept.rows[0].n).toBe(5);
+    expect(ws.events().map((e) => e.event)).not.toContain('reprocessed');
+    expect(ws.runs().map((r) => r.mode)).not.toContain('reprocess');
   });
 });
 
@@ -152,6 +163,12 @@ describe('configuration errors are one line, exit 2, and say what to do', () => 
       [],
       { DATABASE_URL: 'not a url' },
       /finance database "not a url" is not a postgres:\/\/ URL: write postgres:\/\//,
+    ],
+    [
+      'an unparsable URL whose password holds a space: the password is never printed',
+      [],
+      { DATABASE_URL: 'postgres://ingest:S3cr3t xyz@db.example/finance' },
+      /^(?!.*S3cr3t)(?!.*xyz).*finance database "postgres:\/\/ingest:\*\*\*@db\.example\/finance"/,
     ],
     [
       'a bad pattern',
