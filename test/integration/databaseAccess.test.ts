@@ -165,12 +165,6 @@ describe('configuration errors are one line, exit 2, and say what to do', () => 
       /finance database "not a url" is not a postgres:\/\/ URL: write postgres:\/\//,
     ],
     [
-      'an unparsable URL whose password holds a space: the password is never printed',
-      [],
-      { DATABASE_URL: 'postgres://ingest:S3cr3t xyz@db.example/finance' },
-      /^(?!.*S3cr3t)(?!.*xyz).*finance database "postgres:\/\/ingest:\*\*\*@db\.example\/finance"/,
-    ],
-    [
       'a bad pattern',
       ['--pattern', 'settle_[z-a].csv'],
       {},
@@ -194,6 +188,16 @@ describe('configuration errors are one line, exit 2, and say what to do', () => 
       expect(await ws.files('intake')).toEqual(['settle_20261204_a01.csv']);
     });
   }
+
+  it('a URL whose password holds a space never prints the password, whole or in part', async () => {
+    await ws.put('settle_20261204_a01.csv', sampleSettlement({ date: '2026-12-04', rows: 2, idPrefix: 'CONF' }).text);
+    const r = await ws.run([], { DATABASE_URL: 'postgres://ingest:S3cr3t xyz@127.0.0.1:1/finance' });
+    expect(r.status).toBe(1); // nothing listens there: unreachable, try again next run
+    expect(oneLine(r.stderr)).toBe(
+      'settle-ingest: finance database postgres://ingest:***@127.0.0.1:1/finance is unreachable: connect ECONNREFUSED 127.0.0.1:1',
+    );
+    expect(await ws.files('intake')).toEqual(['settle_20261204_a01.csv']);
+  });
 
   it('out-of-range report numbers, a mistyped flag and a mistyped config key', async () => {
     const weeks = await ws.cli(['report', 'skips', '--weeks', '99999999999999', '--ledger', ws.ledger]);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import type { CliResult } from '../support/cli.js';
-import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
@@ -23,7 +23,8 @@ function keysOf(value: unknown, into: Set<string>, all: Set<string>): void {
 
 describe('--json', () => {
   it('and the JSON log follow one convention: snake_case keys at every depth, ISO 8601 times', async () => {
-    const ws = await Workspace.create(db.url);
+    const own = await financeDatabase(); // its loads must not show in the other test's audit
+    const ws = await Workspace.create(own.url);
     const logFile = join(ws.root, 'run.log');
     const a01 = sampleSettlement({ date: '2026-11-21', rows: 3, idPrefix: 'LOGC' }).text;
     await ws.put('settle_20261121_a01.csv', a01);
@@ -41,6 +42,7 @@ describe('--json', () => {
     expect([...keys].filter((k) => !SNAKE.test(k))).toEqual([]);
     for (const l of lines) expect(l.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(lines.find((l) => l.event === 'skipped')).toMatchObject({ duplicate_of: { name: 'settle_20261121_a01.csv', match: 'bytes' } });
+    await own.close();
   });
 
   it('is one object with "version": 1 and snake_case keys only, for every command, and the README names every key', async () => {
