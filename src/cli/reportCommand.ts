@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { DRY_RUN_PREFIX } from '../pipeline/runId.js';
 import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { EXIT_PROBLEM, UsageError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -52,7 +53,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
       // an unknown run id is "nothing matches" (exit 1); an empty ledger has simply no runs yet
       if (!r && runId !== undefined) setExit(EXIT_PROBLEM);
       if (flags.json) print(jsonDocument({ run: r ? runJson(r.run) : null, decisions: r ? r.decisions.map(decisionJson) : [] }));
-      else print(r ? formatRunReport(r) : runId === undefined ? 'no runs recorded yet' : `no run ${runId} in the ledger`);
+      else print(r ? formatRunReport(r) : runId === undefined ? 'no runs recorded yet' : noSuchRun(runId));
     });
 
   withSettingOptions(report.command('skips'), 'report')
@@ -77,4 +78,12 @@ export function registerReports(program: Command, setExit: (status: number) => v
       if (events.length === 0) setExit(EXIT_PROBLEM);
       print(flags.json ? jsonDocument({ query: asked, events: events.map(eventJson) }) : formatHistory(events, asked, askedIsRun));
     });
+}
+
+/** Why `report run ID` finds nothing: a dry run's id is never recorded; any other is unknown to this ledger. */
+function noSuchRun(runId: string): string {
+  if (runId.startsWith(DRY_RUN_PREFIX)) {
+    return `${runId} is a dry run's id: a dry run (--dry-run) records nothing in the ledger; what it found was in its own output`;
+  }
+  return `no run ${runId} in the ledger`;
 }

@@ -21,7 +21,12 @@ export interface ReprocessFlags {
 export function reprocessNames(flags: ReprocessFlags): string[] {
   const given = [flags.reason, flags.files, flags.fileList, flags.dryRun].some((x) => x !== undefined);
   if (!flags.reprocess) {
-    if (given) throw new UsageError('--reason, --files, --file-list and --dry-run go with --reprocess');
+    if (flags.dryRun) {
+      throw new UsageError(
+        '--dry-run goes with --reprocess (a reload checked and counted, nothing committed); a run has no dry run: to check files without loading them, use `settle-ingest check FILE…`',
+      );
+    }
+    if (given) throw new UsageError('--reason, --files and --file-list go with --reprocess');
     return [];
   }
   if (!flags.reason?.trim()) throw new UsageError('--reprocess needs --reason TEXT: the ledger keeps why rows were replaced');
@@ -52,7 +57,7 @@ export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: s
   return withResources(s, async (r) => {
     const logger = r.logger();
     const ledger = await r.ledger();
-    const finance = await r.finance('load');
+    const finance = await r.finance('reprocess');
     const archive = await r.archive();
     if (!archive) throw new UsageError('there is no archive folder yet: nothing was ever loaded to reprocess');
     return runReprocess({

@@ -19,6 +19,7 @@ import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type Repro
 import { runExitStatus } from './exitStatus.js';
 import { withResources } from './resources.js';
 import { summaryJson, summaryLine } from './summaryOutput.js';
+import { progressLine, waitingLine } from './terminal.js';
 
 export interface RunFlags extends RawFlags {
   json?: boolean;
@@ -124,7 +125,8 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
         mode,
         stagingRoot: s.staging,
         logger,
-        onProgress: (file, rows) => r.status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
+        onProgress: (progress) => r.status.show(progressLine(progress)),
+        onWaiting: (waiting) => r.status.show(waitingLine(waiting, s.stableForSeconds), waiting.first),
         stop: stopping.signal,
         exitStatusFor: runExitStatus,
         decode,

@@ -11,11 +11,11 @@ interface StatusFlags extends RawFlags {
 }
 
 /** Every failure to judge, from a bad flag to an unreadable ledger, is UNKNOWN (3): never a false CRITICAL or OK. */
-function unknown(flags: StatusFlags, message: string): number {
+function unknown(json: boolean | undefined, message: string): number {
   const state = 'UNKNOWN';
   const line = statusLine(state, message);
   const doc = { state: 'unknown', exit_status: STATUS_EXIT[state], message, line };
-  process.stdout.write(`${flags.json ? jsonDocument(doc) : line}\n`);
+  process.stdout.write(`${json ? jsonDocument(doc) : line}\n`);
   return STATUS_EXIT[state];
 }
 
@@ -27,7 +27,7 @@ async function check(flags: StatusFlags): Promise<number> {
     limits = { maxAgeSeconds: s.maxAgeSeconds, maxWaitingRuns: s.maxWaitingRuns };
     facts = await withResources(s, async (r) => statusFacts(await r.ledger(), limits));
   } catch (err) {
-    return unknown(flags, errorMessage(err));
+    return unknown(flags.json, errorMessage(err));
   }
   const c = judgeStatus(facts, limits);
   process.stdout.write(`${flags.json ? jsonDocument(statusJson(c, limits)) : statusLine(c.state, c.message, c)}\n`);
@@ -45,6 +45,6 @@ export function registerStatus(program: Command, setExit: (status: number) => vo
     .action(async (flags: StatusFlags) => setExit(await check(flags)));
   // a mistyped flag is UNKNOWN on stdout, where the monitoring system looks
   cmd.showHelpAfterError(false).configureOutput({
-    outputError: (text) => process.stdout.write(`${statusLine('UNKNOWN', text.trim())}\n`),
+    outputError: (text) => void unknown(process.argv.includes('--json'), text.trim().replace(/^error: /, '')),
   });
 }

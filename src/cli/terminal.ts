@@ -1,3 +1,5 @@
+import type { GateWaiting } from '../pipeline/completenessGate.js';
+import type { LoadProgress } from '../pipeline/runContext.js';
 import { printable } from '../report/printable.js';
 
 /**
@@ -28,4 +30,21 @@ export class TerminalStatus {
     this.stream.write('\r\x1b[K');
     this.shown = false;
   }
+}
+
+const MB = 1_000_000;
+const mb = (bytes: number) => (bytes / MB).toFixed(bytes < 10 * MB ? 1 : 0);
+
+/** `settle_x.csv: 45% · 1,234,567 rows · 56 of 125 MB · 18.3 MB/s`: a load's progress as a person reads it. */
+export function progressLine(p: LoadProgress, now = Date.now()): string {
+  const share = p.totalBytes > 0 ? `${Math.min(100, Math.floor((p.bytes / p.totalBytes) * 100))}%` : '';
+  const seconds = (now - p.startedAt) / 1000;
+  const rate = seconds >= 0.5 ? ` · ${(p.bytes / MB / seconds).toFixed(1)} MB/s` : '';
+  return `${p.file}: ${share ? `${share} · ` : ''}${p.rows.toLocaleString('en-US')} rows · ${mb(p.bytes)} of ${mb(p.totalBytes)} MB${rate}`;
+}
+
+/** `waiting for settle_x.csv (and 2 more) to stay unchanged for 30s (--stable-for): 12s to go`. */
+export function waitingLine(w: GateWaiting, stableForSeconds: number): string {
+  const more = w.files.length > 1 ? ` (and ${w.files.length - 1} more)` : '';
+  return `waiting for ${w.files[0] ?? 'files'}${more} to stay unchanged for ${stableForSeconds}s (--stable-for): ${Math.ceil(w.remainingMs / 1000)}s to go`;
 }

@@ -7,6 +7,10 @@ export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, typ
 const LAYOUT_PRESETS = [...PRESETS.keys()];
 
 const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'history', 'audit', 'adopt', 'status', 'config'];
+/** the commands that reach the finance database (report, history and status read the ledger only) */
+const FINANCE: readonly CommandName[] = ['migrate', 'run', 'audit', 'adopt', 'config'];
+/** the commands that write a log (the others answer on stdout and stderr) */
+const LOGGING: readonly CommandName[] = ['run', 'audit', 'adopt', 'config'];
 const FOLDERS: readonly CommandName[] = ['run', 'audit', 'config'];
 const SFTP: readonly CommandName[] = ['run', 'audit', 'adopt', 'config'];
 /** gzip, zip and OpenPGP deliveries are decoded by a run (and its reprocessing), by check and by adopt */
@@ -100,7 +104,7 @@ export const OPTION_TABLE = {
     kind: 'bytes',
     range: { min: 1024, max: 64 * 1024 * 1024 },
     default: String(DEFAULTS.maxRecordBytes),
-    commands: [...CONFIGURED, 'check'],
+    commands: ['run', 'adopt', 'check', 'config'],
     details: "a record is a line, or quoted lines; bounds the reader's memory (1024 to 67108864)",
   },
   databaseUrl: {
@@ -110,7 +114,7 @@ export const OPTION_TABLE = {
     env: 'DATABASE_URL',
     kind: 'string',
     default: 'the PG* variables',
-    commands: CONFIGURED,
+    commands: FINANCE,
     details:
       '`postgres://USER@HOST[:PORT]/DATABASE`, see [Connecting](#connecting-to-postgresql); its password (`user:…@`, `password=`, `sslpassword=`) is never printed, logged or stored',
   },
@@ -122,7 +126,7 @@ export const OPTION_TABLE = {
     kind: 'duration',
     range: { min: 1, why: 'a connection must have time to open' },
     default: durationText(DEFAULTS.dbTimeout),
-    commands: CONFIGURED,
+    commands: FINANCE,
     details:
       'past it the file fails (claim released, file left in intake, exit 1); a COPY may stream for longer: it is cancelled only when the server takes no data for this long; raise it for a `migrate`, `audit` or reprocessing on very large tables',
   },
@@ -133,7 +137,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_SCHEMA',
     kind: 'string',
     default: DEFAULTS.schema,
-    commands: CONFIGURED,
+    commands: FINANCE,
   },
   logFile: {
     flag: '--log-file',
@@ -142,7 +146,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_LOG_FILE',
     kind: 'string',
     path: true,
-    commands: CONFIGURED,
+    commands: LOGGING,
     details:
       'one line per file decision; on a terminal stderr shows them as short text lines, with a progress line while a long file loads',
   },
@@ -154,7 +158,7 @@ export const OPTION_TABLE = {
     kind: 'string',
     default: DEFAULTS.logLevel,
     choices: LOG_LEVELS,
-    commands: CONFIGURED,
+    commands: LOGGING,
   },
   pgpKey: {
     flag: '--pgp-key',
@@ -346,7 +350,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_LAYOUT',
     kind: 'layout',
     default: 'the "default" preset',
-    commands: [...CONFIGURED, 'check'],
+    commands: [...FINANCE, 'check'],
     per: { check: { description: `a shipped layout: ${LAYOUT_PRESETS.join(', ')}; or the config file's` } },
     details: 'see [Layouts](#layouts)',
   },

@@ -51,7 +51,7 @@ async function* copyText(
         if (used > 0) yield batch.subarray(0, used);
         batch = Buffer.allocUnsafe(Math.max(BATCH_BYTES, text.length * 3));
         used = 0;
-        req.onProgress?.(counter.rows);
+        req.onProgress?.(counter.rows, counter.stats.bytes ?? 0);
       }
       used += batch.write(text, used);
       counter.rows++;
@@ -67,14 +67,14 @@ async function* copyText(
 export async function streamRows(t: FinanceTarget, req: LoadRequest, loadId: number): Promise<{ rows: number; skippedRows: number }> {
   const { client, layout } = t;
   const columns = [...layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
-  const counter = { rows: 0, stats: { skipped: 0 } };
+  const counter = { rows: 0, stats: { skipped: 0, bytes: 0 } };
   // A large file may stream for longer than --db-timeout: the COPY is judged by progress
   // (statementWatch.ts cancels it when the server stops taking data), not by its duration.
   await client.query('SET LOCAL statement_timeout = 0');
   const table = `${escapeIdentifier(t.schema)}.${escapeIdentifier(layout.table)}`;
   const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT csv)`));
   await feedCopy(copyText(layout, req, loadId, counter), copy);
-  req.onProgress?.(counter.rows);
+  req.onProgress?.(counter.rows, counter.stats.bytes);
   return { rows: counter.rows, skippedRows: counter.stats.skipped };
 }
 

@@ -3,7 +3,7 @@ import type { Layout } from '../layout/layout.js';
 import { connectFinance, type FinanceConnectOptions } from './connectFinance.js';
 import { copyRows } from './copyRows.js';
 import { loadFacts, type LoadFacts } from './financeFacts.js';
-import { assertMigratePrivileges, assertPrivileges, readNeeds, runNeeds } from './financePrivileges.js';
+import { assertMigratePrivileges, assertPrivileges, readNeeds, reprocessNeeds, runNeeds } from './financePrivileges.js';
 import { findFileMarker, type FileMarker } from './fileMarker.js';
 import { keyPresence, type KeyPresence } from './keyPresence.js';
 import { assertLayoutFitsTable } from './layoutTable.js';
@@ -12,11 +12,13 @@ import { reloadRows, type ReloadResult } from './reloadRows.js';
 import type { FinanceTarget, LoadRequest, LoadResult } from './target.js';
 
 /**
- * What a command does with the finance database: `load` (run, reprocess) and `read` (audit,
- * adopt) need it migrated and their privileges; `migrate` checks its own privileges and brings
- * the schema up to date.
+ * What a command does with the finance database: `load` (run), `reprocess` (which also deletes
+ * the rows it replaces) and `read` (audit, adopt) need it migrated and their privileges;
+ * `migrate` checks its own privileges and brings the schema up to date.
  */
-export type FinancePurpose = 'load' | 'read' | 'migrate';
+export type FinancePurpose = 'load' | 'reprocess' | 'read' | 'migrate';
+
+const NEEDS = { load: runNeeds, reprocess: reprocessNeeds, read: readNeeds } as const;
 
 /**
  * The finance database as the rest of the tool sees it: one connection, bound to its schema and
@@ -52,9 +54,9 @@ export class FinanceDb implements FinanceTarget {
    */
   async assertReady(purpose: FinancePurpose): Promise<void> {
     if (purpose === 'migrate') return assertMigratePrivileges(this);
-    await assertPrivileges(this, purpose === 'load' ? runNeeds(this.layout.table) : readNeeds(this.layout.table));
+    await assertPrivileges(this, NEEDS[purpose](this.layout.table));
     await assertFinanceCurrent(this);
-    if (purpose === 'load') await assertLayoutFitsTable(this);
+    if (purpose !== 'read') await assertLayoutFitsTable(this);
   }
 
   /** Creates or upgrades the finance schema, then the layout's table. */

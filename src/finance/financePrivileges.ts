@@ -15,6 +15,11 @@ export function runNeeds(table: string): TableNeeds {
   };
 }
 
+/** Reprocessing replaces a content's rows: a run's privileges, and DELETE on the table. */
+export function reprocessNeeds(table: string): TableNeeds {
+  return { ...runNeeds(table), [table]: ['SELECT', 'INSERT', 'DELETE'] };
+}
+
 /** `audit` and `adopt` only read. */
 export function readNeeds(table: string): TableNeeds {
   return { schema_migrations: ['SELECT'], file_loads: ['SELECT'], loads: ['SELECT'], [table]: ['SELECT'] };

@@ -20,7 +20,8 @@ export interface LoadRequest {
   deliveredSha256?: string;
   name: string;
   runId: string;
-  onProgress?: (rows: number) => void;
+  /** rows copied so far, and the bytes of the staged content read for them */
+  onProgress?: (rows: number, bytes: number) => void;
 }
 
 export type LoadResult =

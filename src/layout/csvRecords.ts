@@ -42,6 +42,8 @@ export interface CsvOptions {
   skipLines?: number;
   /** read size; small values only to prove that chunk boundaries change nothing */
   chunkBytes?: number;
+  /** bytes of the file read so far, updated after each read (a progress line's share) */
+  progress?: { bytes: number };
 }
 
 const QUOTE = 0x22;
@@ -287,6 +289,7 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
     for (;;) {
       const { bytesRead } = await file.read(readBuf, 0, readBuf.length, null);
       if (bytesRead === 0) break;
+      if (opts.progress) opts.progress.bytes += bytesRead;
       const chunk = readBuf.subarray(0, bytesRead);
       let buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
       carry = null;

@@ -9,6 +9,8 @@ import { TrailerCheck } from './trailer.js';
 export interface ReadStats {
   /** data rows the layout's skipRows left out (counted, not loaded), and records of a `skip` type */
   skipped: number;
+  /** bytes of the file read so far, when asked for (a progress line) */
+  bytes?: number;
 }
 
 export interface ReadOptions {
@@ -264,7 +266,8 @@ class SettlementReader implements RowBlock {
  */
 export async function* settlementBlocks(path: string, layout: Layout, opts: ReadOptions = {}): AsyncGenerator<RowBlock> {
   const reader = new SettlementReader(layout, opts);
-  for await (const records of csvRecordBlocks(path, csvOptions(layout))) yield reader.over(records);
+  const progress = opts.stats?.bytes !== undefined ? (opts.stats as { bytes: number }) : undefined;
+  for await (const records of csvRecordBlocks(path, { ...csvOptions(layout), progress })) yield reader.over(records);
   reader.finish();
 }
 

@@ -55,3 +55,14 @@ export function staleClaimEvent(
     },
   };
 }
+
+/**
+ * How a skip matched its original: the same delivered bytes, or the same content inside other
+ * bytes (a re-compressed or re-encrypted resend). Skips record it; for those from before they
+ * did, a decoded delivery that met the finance database's file marker is the content's match.
+ */
+export function sameAsWords(details: Record<string, unknown>): 'same bytes as' | 'same content as' {
+  const dup = details.duplicateOf as { source?: string; match?: string } | undefined;
+  const content = dup?.match ? dup.match === 'content' : dup?.source === 'finance-database' && typeof details.contentSha256 === 'string';
+  return content ? 'same content as' : 'same bytes as';
+}

@@ -174,7 +174,7 @@ function undecodable(opts: AdoptOptions, entry: IntakeEntry, sha256: string, con
 export async function runAdopt(opts: AdoptOptions): Promise<AdoptResult> {
   // a dry run leaves no trace in the ledger, not even its run
   const runId = opts.dryRun
-    ? newRunId()
+    ? newRunId(new Date(), { dryRun: true })
     : await opts.ledger.startRun({ mode: 'manual', host: hostname(), pid: process.pid }, () => newRunId());
   const log = opts.logger.child({ run: runId, adopt: true });
   const files: AdoptedFile[] = [];

@@ -1,6 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Intake, IntakeEntry } from '../intake/intake.js';
 
+/** What the gate waits for now: the files still being watched, and the least time before any may be ready. */
+export interface GateWaiting {
+  files: string[];
+  /** until the first file could be ready, at the soonest */
+  remainingMs: number;
+  /** the first report of this wait */
+  first: boolean;
+}
+
 export interface GateResult {
   ready: IntakeEntry[];
   notReady: { entry: IntakeEntry; reason: string }[];
@@ -16,12 +25,13 @@ const sameShape = (a: IntakeEntry, b: IntakeEntry) => a.size === b.size && a.mti
 export async function completenessGate(
   intake: Intake,
   entries: IntakeEntry[],
-  opts: { stableForMs: number; deadline: number; stop?: AbortSignal | undefined },
+  opts: { stableForMs: number; deadline: number; stop?: AbortSignal | undefined; onWaiting?: (waiting: GateWaiting) => void },
 ): Promise<GateResult> {
   if (opts.stableForMs <= 0) return { ready: entries, notReady: [] };
   const pollMs = Math.min(1000, Math.max(100, opts.stableForMs / 3));
   const ready: IntakeEntry[] = [];
   const watching = new Map(entries.map((e) => [e.name, { last: e, unchangedSince: Date.now() }]));
+  let reports = 0;
 
   for (;;) {
     const now = Date.now();
@@ -34,6 +44,8 @@ export async function completenessGate(
       }
     }
     if (watching.size === 0 || now >= opts.deadline || opts.stop?.aborted) break;
+    const soonest = Math.min(...[...watching.values()].map((w) => w.unchangedSince + opts.stableForMs - now));
+    opts.onWaiting?.({ files: [...watching.keys()], remainingMs: Math.max(0, soonest), first: reports++ === 0 });
     await sleep(Math.min(pollMs, Math.max(0, opts.deadline - now)));
     for (const [name, w] of watching) {
       const current = await intake.stat(name);

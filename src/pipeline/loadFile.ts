@@ -13,12 +13,14 @@ import type { RunContext, StagedDelivery } from './runContext.js';
  */
 export async function loadClaimed(run: RunContext, file: FileInRun, staged: StagedDelivery, log: Logger): Promise<void> {
   let copied = 0;
+  const startedAt = Date.now();
   const both = contentDetails(staged.content, file.sha256);
   const { layout } = run.finance;
   try {
     // a delivery whose wrapping is bad (a bomb, a wrong signature) is rejected like a bad row
     if (staged.content.kind === 'refused') throw staged.content.error;
     if (staged.content.kind !== 'content') throw new Error('a delivery that could not be decoded is never claimed');
+    const content = staged.content;
     const result = await run.finance.load({
       stagedPath: staged.content.path,
       // the file marker holds the content's hash: a re-encrypted or re-compressed resend meets it
@@ -26,10 +28,10 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       deliveredSha256: file.sha256,
       name: file.name,
       runId: file.runId,
-      onProgress: (rows) => {
+      onProgress: (rows, bytes) => {
         if (copied === 0 && rows > 0) faultPoint('mid-copy');
         copied = rows;
-        run.onProgress?.(file.name, rows);
+        run.onProgress?.({ file: file.name, rows, bytes, totalBytes: content.size, startedAt });
       },
     });
     faultPoint('after-commit');

@@ -6,6 +6,7 @@ import type { Destination } from '../destination.js';
 import type { Ledger, MoveIntent } from '../ledger/ledger.js';
 import { ownerIsGone } from '../owner.js';
 import type { FileRow } from '../ledger/types.js';
+import { sameAsWords } from '../ledger/ledgerEvents.js';
 
 /** One staged file of a run, as the ledger knows it. */
 export interface FileInRun {
@@ -79,7 +80,7 @@ export async function skipDuplicate(
   }
   log.warn(
     { event: 'skipped', duplicateOf, to: routed.location },
-    `skipped: same content as ${original.name}, loaded by run ${original.runId}${sameName ? ' (same-name resend)' : ''}; moved to ${routed.location}`,
+    `skipped: ${sameAsWords({ duplicateOf })} ${original.name}, loaded by run ${original.runId}${sameName ? ' (same-name resend)' : ''}; moved to ${routed.location}`,
   );
 }
 

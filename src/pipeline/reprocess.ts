@@ -65,7 +65,7 @@ export interface ReprocessResult {
 export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessResult> {
   // a dry run leaves no trace in the ledger, not even its run
   const runId = opts.dryRun
-    ? newRunId()
+    ? newRunId(new Date(), { dryRun: true })
     : await opts.ledger.startRun({ mode: 'reprocess', host: hostname(), pid: process.pid }, () => newRunId());
   const log = opts.logger.child({ run: runId, reprocess: true });
   log.info(

@@ -11,9 +11,18 @@ export interface RunContext extends MoveContext {
   owner: ClaimOwner;
   claimLeaseSeconds: number;
   /** rows as they stream into the database, for a progress line on a terminal */
-  onProgress?: ((file: string, rows: number) => void) | undefined;
+  onProgress?: ((progress: LoadProgress) => void) | undefined;
   /** set when the run must stop after the file in hand: the finance database went away, or a stop was asked for */
   abortedBy?: string;
+}
+
+/** A load in progress: rows copied, and the bytes of the file's content read for them. */
+export interface LoadProgress {
+  file: string;
+  rows: number;
+  bytes: number;
+  totalBytes: number;
+  startedAt: number;
 }
 
 /** The staged delivered bytes (what moves when the intake name was replaced) and the content inside them (what loads). */

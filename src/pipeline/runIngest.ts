@@ -12,12 +12,12 @@ import type { FinanceDb } from '../finance/financeDb.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { removeContent } from '../delivery/stagedContent.js';
 import { classifyName } from './classifyName.js';
-import { completenessGate } from './completenessGate.js';
+import { completenessGate, type GateWaiting } from './completenessGate.js';
 import { isConnectionLost } from './connectionLost.js';
 import { decideFile } from './decideFile.js';
 import { filesChangedAfterMove, finishUnfinishedMoves, type ChangedAfterMove } from './moveDecided.js';
 import { moveMarker } from './readyMarker.js';
-import type { RunContext } from './runContext.js';
+import type { LoadProgress, RunContext } from './runContext.js';
 import { stageAndHash } from './stageAndHash.js';
 import { closeDeadRuns, makeStagingDir, removeDeadStaging, settleStaleClaims } from './startOfRun.js';
 import { waitForTrailer } from './trailerGate.js';
@@ -43,7 +43,9 @@ export interface IngestOptions {
   stagingRoot: string;
   logger: Logger;
   /** called as rows stream into the database, for a progress line on a terminal */
-  onProgress?: (file: string, rows: number) => void;
+  onProgress?: (progress: LoadProgress) => void;
+  /** called while the completeness gate waits for files to stay unchanged, for a terminal */
+  onWaiting?: (waiting: GateWaiting) => void;
   /** asks the run to stop after the file in hand (SIGTERM from cron or systemd) */
   stop?: AbortSignal;
   /** how gzip, zip and OpenPGP deliveries are unwrapped; unset: every file is taken as it is */
@@ -150,7 +152,21 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       if (safe.length === 0) break;
 
       // 2. the completeness gate
-      const gate = await completenessGate(intake, safe, { stableForMs: opts.stableForSeconds * 1000, deadline, stop: opts.stop });
+      const gate = await completenessGate(intake, safe, {
+        stableForMs: opts.stableForSeconds * 1000,
+        deadline,
+        stop: opts.stop,
+        onWaiting: (waiting) => {
+          if (waiting.first) {
+            const names = waiting.files.slice(0, 3).join(', ') + (waiting.files.length > 3 ? `, and ${waiting.files.length - 3} more` : '');
+            log.info(
+              { event: 'waiting-stable', files: waiting.files.length, stableFor: opts.stableForSeconds },
+              `waiting for ${waiting.files.length} file(s) to stay unchanged for ${opts.stableForSeconds}s (--stable-for): ${names}`,
+            );
+          }
+          opts.onWaiting?.(waiting);
+        },
+      });
       if (stopRequested()) break;
       for (const { entry, reason } of gate.notReady) await unstaged(entry, 'not_ready', reason);
       if (gate.ready.length === 0) break;

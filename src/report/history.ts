@@ -1,3 +1,4 @@
+import { sameAsWords } from '../ledger/ledgerEvents.js';
 import { basename } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -44,17 +45,6 @@ export async function fileHistory(ledger: Ledger, asked: string): Promise<Ledger
 /** One ledger event for `--json` (`history`, `report run`). */
 export function eventJson(e: LedgerEvent): Record<string, unknown> {
   return { id: e.id, run: e.runId, at: e.at, event: e.event, name: e.name, sha256: e.sha256, details: e.details };
-}
-
-/**
- * How a skip matched its original: the same delivered bytes, or the same content inside other
- * bytes (a re-compressed or re-encrypted resend). Skips record it; for those from before they
- * did, a decoded delivery that met the finance database's file marker is the content's match.
- */
-export function sameAsWords(details: Record<string, unknown>): 'same bytes as' | 'same content as' {
-  const dup = details.duplicateOf as { source?: string; match?: string } | undefined;
-  const content = dup?.match ? dup.match === 'content' : dup?.source === 'finance-database' && typeof details.contentSha256 === 'string';
-  return content ? 'same content as' : 'same bytes as';
 }
 
 /** An event's details as a person reads them: the original a skip duplicated, a reject's reason, … */

@@ -1,6 +1,6 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { COUNT_KEY, type LedgerEvent } from '../ledger/types.js';
-import { sameAsWords } from './history.js';
+import { sameAsWords } from '../ledger/ledgerEvents.js';
 import { isoWeek } from './isoWeek.js';
 import { textTable } from './textTable.js';
 

@@ -35,8 +35,9 @@ export async function statusFacts(ledger: Ledger, limits: StatusLimits): Promise
   };
 }
 
-/** `45m`, `3h`, `30h`: how people say how long ago a nightly job last worked. */
+/** `6s`, `45m`, `3h`, `30h`: how people say how long ago a nightly job last worked (never `0m` for seconds ago). */
 export function ago(seconds: number): string {
+  if (seconds < 59.5) return `${Math.round(seconds)}s`;
   return seconds < 3600 ? `${Math.floor(seconds / 60)}m` : `${Math.floor(seconds / 3600)}h`;
 }
 

@@ -92,6 +92,17 @@ describe('least privilege: a migration role owns the schema, an ingest role only
     expect((await ws.cli(['report', 'skips', '--ledger', ws.ledger])).status).toBe(0);
     const audit = await ws.cli(['audit', '--intake', ws.intake, '--ledger', ws.ledger]);
     expect(audit.status, audit.stderr + audit.stdout).toBe(0);
+
+    // reprocessing deletes the rows it replaces: without DELETE it says so first, exit 2, nothing touched
+    const reprocess = ['--reprocess', '--reason', 'layout fix', '--files', 'settle_20261201_a01.csv'];
+    const noDelete = await ws.run(reprocess);
+    expect(noDelete.status).toBe(2);
+    expect(oneLine(noDelete.stderr)).toMatch(/lacks DELETE on table settle\.settlement_rows: grant as the schema's owner/);
+    expect(noDelete.stdout).toBe('');
+    const kept = await admin.query(`SELECT count(*)::int AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'PRIV-%'`);
+    expect(kept.rows[0].n).toBe(5);
+    expect(ws.events().map((e) => e.event)).not.toContain('reprocessed');
+    expect(ws.runs().map((r) => r.mode)).not.toContain('reprocess');
   });
 });
 
@@ -177,6 +188,16 @@ describe('configuration errors are one line, exit 2, and say what to do', () => 
       expect(await ws.files('intake')).toEqual(['settle_20261204_a01.csv']);
     });
   }
+
+  it('a URL whose password holds a space never prints the password, whole or in part', async () => {
+    await ws.put('settle_20261204_a01.csv', sampleSettlement({ date: '2026-12-04', rows: 2, idPrefix: 'CONF' }).text);
+    const r = await ws.run([], { DATABASE_URL: 'postgres://ingest:S3cr3t xyz@127.0.0.1:1/finance' });
+    expect(r.status).toBe(1); // nothing listens there: unreachable, try again next run
+    expect(oneLine(r.stderr)).toBe(
+      'settle-ingest: finance database postgres://ingest:***@127.0.0.1:1/finance is unreachable: connect ECONNREFUSED 127.0.0.1:1',
+    );
+    expect(await ws.files('intake')).toEqual(['settle_20261204_a01.csv']);
+  });
 
   it('out-of-range report numbers, a mistyped flag and a mistyped config key', async () => {
     const weeks = await ws.cli(['report', 'skips', '--weeks', '99999999999999', '--ledger', ws.ledger]);

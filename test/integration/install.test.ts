@@ -94,10 +94,35 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     expect(existsSync(command)).toBe(true);
   });
 
-  it('the cron line calls the installed command and sets no password', async () => {
-    const cron = await readFile(join(ROOT, 'ops', 'settle-ingest.cron'), 'utf8');
-    const job = cron.split('\n').find((l) => /^\d/.test(l))!;
+  it('the cron file calls the installed command, sets no password, and is what the README shows', async () => {
+    const cron = await readFile(join(ROOT, 'ops', 'cron.d', 'settle-ingest'), 'utf8');
+    const lines = cron.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    const job = lines.find((l) => /^\d/.test(l))!;
+    // minute hour day month weekday user command, as /etc/cron.d wants it
+    expect(job).toMatch(/^(\S+\s+){5}settle\s+\S/);
     expect(job).toContain('/usr/local/bin/settle-ingest run');
+    expect(job).not.toContain('%'); // cron would cut the command there
     expect(cron).not.toMatch(/npx|node_modules|PGPASSWORD=|:\/\/[^@\s]*:[^@\s]*@/);
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const shown = /```cron\n([\s\S]*?)```/.exec(readme)![1]!.trim().split('\n');
+    expect(shown).toEqual(lines);
+  });
+
+  it('the cron file has a name Debian cron runs from /etc/cron.d (no dot), as run-parts judges names', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'settle-cron.d-'));
+    const names = await readdir(join(ROOT, 'ops', 'cron.d'));
+    expect(names).toEqual(['settle-ingest']);
+    for (const name of names) await writeFile(join(dir, name), await readFile(join(ROOT, 'ops', 'cron.d', name)));
+    await writeFile(join(dir, 'settle-ingest.cron'), ''); // the old name, which cron skipped
+    const listed = spawnSync('run-parts', ['--list', dir], { encoding: 'utf8' });
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout.trim().split('\n')).toEqual([join(dir, 'settle-ingest')]);
+  });
+
+  it('the systemd service starts without an environment file (a .pgpass-only setup)', async () => {
+    const service = await readFile(join(ROOT, 'ops', 'settle-ingest.service'), 'utf8');
+    const environmentFiles = service.split('\n').filter((l) => l.startsWith('EnvironmentFile='));
+    expect(environmentFiles.length).toBeGreaterThan(0);
+    for (const line of environmentFiles) expect(line).toMatch(/^EnvironmentFile=-\//);
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import type { CliResult } from '../support/cli.js';
-import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
@@ -22,6 +22,29 @@ function keysOf(value: unknown, into: Set<string>, all: Set<string>): void {
 }
 
 describe('--json', () => {
+  it('and the JSON log follow one convention: snake_case keys at every depth, ISO 8601 times', async () => {
+    const own = await financeDatabase(); // its loads must not show in the other test's audit
+    const ws = await Workspace.create(own.url);
+    const logFile = join(ws.root, 'run.log');
+    const a01 = sampleSettlement({ date: '2026-11-21', rows: 3, idPrefix: 'LOGC' }).text;
+    await ws.put('settle_20261121_a01.csv', a01);
+    await ws.put('settle_20261121_a02.csv', a01);
+    const r = await ws.cli([...ws.runArgs(), '--log-file', logFile, '--json']);
+    const run = JSON.parse(r.stdout) as { files: { name: string; outcome: string }[] };
+    expect(run.files.map((f) => f.outcome).sort()).toEqual(['loaded', 'skipped']);
+    const lines = (await readFile(logFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.event)).toEqual(expect.arrayContaining(['run-started', 'loaded', 'skipped', 'run-finished']));
+    const keys = new Set<string>();
+    keysOf(lines, new Set(), keys);
+    expect([...keys].filter((k) => !SNAKE.test(k))).toEqual([]);
+    for (const l of lines) expect(l.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(lines.find((l) => l.event === 'skipped')).toMatchObject({ duplicate_of: { name: 'settle_20261121_a01.csv', match: 'bytes' } });
+    await own.close();
+  });
+
   it('is one object with "version": 1 and snake_case keys only, for every command, and the README names every key', async () => {
     const ws = await Workspace.create(db.url, { migrate: false });
     const outputs = new Map<string, CliResult>();
@@ -61,6 +84,9 @@ describe('--json', () => {
     outputs.set('layout suggest', await ws.cli(['layout', 'suggest', checkFiles[0]!, draft, '--json']));
     await json('status', ['status']);
     await json('status (unknown)', ['status'], { ledger: join(ws.root, 'missing.sqlite') });
+    // an error is a JSON object too, on stdout, with the status the process exits with
+    const noLedger = await json('run (no ledger: an error)', ['run', '--intake', ws.intake], { ledger: join(ws.root, 'missing.sqlite') });
+    const badFlag = await json('report runs --lats (bad usage: an error)', ['report', 'runs', '--lats', '3']);
 
     const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('## JSON output'), readme.indexOf('\n## ', readme.indexOf('## JSON output') + 1));
@@ -81,6 +107,14 @@ describe('--json', () => {
         [...documented].filter((k) => !section.includes(`\`${k}\``)),
         `${label}: keys the README does not name`,
       ).toEqual([]);
+    }
+    for (const [r, words] of [
+      [noLedger, 'does not exist: run `settle-ingest migrate` first'],
+      [badFlag, "unknown option '--lats'"],
+    ] as const) {
+      expect(r.status).toBe(2);
+      expect(JSON.parse(r.stdout)).toEqual({ version: 1, error: { message: expect.stringContaining(words), exit_status: 2 } });
+      expect(r.stderr).toContain(words); // the one line for a person stays where it was
     }
     const waiting = JSON.parse(outputs.get('run (a skip, a file waiting too long)')!.stdout);
     expect(waiting).toMatchObject({ skipped: 1, exit_status: 1 });

@@ -187,7 +187,7 @@ describe('the reports from a PostgreSQL ledger', () => {
     const history = await ws.cli(['history', sha.slice(0, 10), '--ledger', db.url, '--json']);
     expect(JSON.parse(history.stdout).events.map((e: { event: string }) => e.event)).toEqual(['claimed', 'loaded', 'moved']);
     const status = await ws.cli(['status', '--ledger', db.url]);
-    expect(status.stdout).toMatch(new RegExp(`^SETTLE-INGEST OK - last success 0m ago \\(run ${run}\\)`));
+    expect(status.stdout).toMatch(new RegExp(`^SETTLE-INGEST OK - last success \\d+s ago \\(run ${run}\\)`));
     expect(status.status).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactLogLine } from '../../src/cli/logger.js';
+import { conventionalLogLine } from '../../src/cli/logger.js';
 import { redactSecrets } from '../../src/redactSecrets.js';
 
 describe('secrets in printed and stored text', () => {
@@ -15,6 +15,11 @@ describe('secrets in printed and stored text', () => {
     ['PGPASSWORD=S3CRET psql', 'PGPASSWORD=*** psql'],
     ['finance database postgres://u:p@ss/w@rd@host/db is unreachable', 'finance database postgres://u:***@host/db is unreachable'],
     ['postgres://user@corp:S3CRET@host/db', 'postgres://user@corp:***@host/db'],
+    [
+      'finance database "postgres://u:S3cr3t xyz@host/db" is not a usable URL',
+      'finance database "postgres://u:***@host/db" is not a usable URL',
+    ],
+    ['postgres://u:pa@ ss word@host/db refused', 'postgres://u:***@host/db refused'],
   ])('hides the password in %s', (text, expected) => {
     expect(redactSecrets(text)).toBe(expected);
     expect(redactSecrets(expected)).toBe(expected);
@@ -29,7 +34,7 @@ describe('secrets in printed and stored text', () => {
   });
 });
 
-describe('log lines', () => {
+describe('log lines (the JSON log)', () => {
   it('lose the secrets of every string, and stay one valid JSON line', () => {
     const line = `${JSON.stringify({
       level: 50,
@@ -38,7 +43,7 @@ describe('log lines', () => {
       nested: { urls: ['postgres://db/finance?password=S3CRET'] },
       rows: 3,
     })}\n`;
-    const out = redactLogLine(line);
+    const out = conventionalLogLine(line);
     expect(out).not.toContain('S3CRET');
     expect(out.endsWith('}\n')).toBe(true);
     expect(JSON.parse(out)).toEqual({
@@ -50,8 +55,18 @@ describe('log lines', () => {
     });
   });
 
-  it('pass unchanged when they hold nothing to hide', () => {
-    const line = '{"level":30,"msg":"loaded 12 rows"}\n';
-    expect(redactLogLine(line)).toBe(line);
+  it('pass unchanged when they hold nothing to hide and follow the convention already', () => {
+    const line = '{"level":30,"time":"2026-03-14T02:00:03.000Z","msg":"loaded 12 rows"}\n';
+    expect(conventionalLogLine(line)).toBe(line);
+  });
+
+  it('have snake_case keys at every depth, as --json has', () => {
+    const line = `${JSON.stringify({ level: 40, contentSha256: 'ab', duplicateOf: { name: 'a01', matchKind: 'bytes' }, skippedRows: 2 })}\n`;
+    expect(JSON.parse(conventionalLogLine(line))).toEqual({
+      level: 40,
+      content_sha256: 'ab',
+      duplicate_of: { name: 'a01', match_kind: 'bytes' },
+      skipped_rows: 2,
+    });
   });
 });

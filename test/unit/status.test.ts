@@ -23,6 +23,9 @@ describe('the status check', () => {
   it('is CRITICAL past the max age or without any success, and with a stale claim; critical problems come first', () => {
     expect(line({ lastSuccess: succeeded(30) })).toMatch(/^SETTLE-INGEST CRITICAL - no successful run for 30h \(run r-ok\) \|/);
     expect(line({ lastSuccess: succeeded(25.9) })).toMatch(/^SETTLE-INGEST OK/);
+    // a limit of seconds says seconds, never "for 0m"
+    const strict = judgeStatus(facts({ lastSuccess: succeeded(6 / 3600) }), { ...limits, maxAgeSeconds: 5 }, NOW);
+    expect(strict.message).toBe('no successful run for 6s (run r-ok)');
     expect(line({ lastSuccess: undefined })).toBe(
       'SETTLE-INGEST CRITICAL - no successful run recorded | last_success_age=U stale_claims=0 files_waiting_too_long=0',
     );

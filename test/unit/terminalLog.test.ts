@@ -5,7 +5,7 @@ describe('logs on a terminal', () => {
   it('show time, level, file and message of a JSON log line', () => {
     const json = JSON.stringify({
       level: 40,
-      time: Date.UTC(2026, 2, 14, 2, 0, 3),
+      time: new Date(Date.UTC(2026, 2, 14, 2, 0, 3)).toISOString(),
       file: 'settle_a02.csv',
       msg: 'skipped: same content as settle_a01.csv',
     });
