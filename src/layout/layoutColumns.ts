@@ -82,16 +82,16 @@ function parseSign(raw: unknown, name: string, fail: Fail): SignRule {
  */
 export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail): ColumnSpec {
   if (!c || typeof c !== 'object' || Array.isArray(c)) return fail(`column ${i + 1} must be an object`);
-  const o = c as Record<string, unknown>;
-  const { name, type, required, scale, minorUnits, format, timeZone, timeZoneFrom, timeFrom, occurrence, position } = o;
+  const raw = c as Record<string, unknown>;
+  const { name, type, required, scale, minorUnits, format, timeZone, timeZoneFrom, timeFrom, occurrence, position } = raw;
   if (typeof name !== 'string' || !IDENTIFIER.test(name)) return fail(`column ${i + 1}: "name" must be a lower-case SQL identifier`);
-  for (const k of Object.keys(o))
+  for (const k of Object.keys(raw))
     if (!COLUMN_KEYS.includes(k)) fail(`column "${name}": key "${k}" is unknown (keys: ${COLUMN_KEYS.join(', ')})`);
   const col = (what: string) => fail(`column "${name}": ${what}`);
   if (RESERVED_COLUMNS.includes(name)) col('the name is reserved for provenance');
   if (typeof type !== 'string' || !COLUMN_TYPES.includes(type as ColumnType)) col(`"type" must be one of ${COLUMN_TYPES.join(', ')}`);
   const timestamp = type === 'timestamp';
-  const { from, alternatives } = parseFrom(o.from, name, timestamp, fail);
+  const { from, alternatives } = parseFrom(raw.from, name, timestamp, fail);
   if (required !== undefined && typeof required !== 'boolean') col('"required" must be true or false');
 
   if (header) {
@@ -101,10 +101,10 @@ export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail):
   } else {
     if (!Number.isInteger(position) || (position as number) < 1 || (position as number) > 10_000)
       col('a layout with "header": false needs each column\'s "position" (1 for the first field)');
-    if (o.from !== undefined || occurrence !== undefined) col('"from" and "occurrence" name a header: this layout has none');
+    if (raw.from !== undefined || occurrence !== undefined) col('"from" and "occurrence" name a header: this layout has none');
   }
 
-  if (type !== 'decimal' && (scale !== undefined || minorUnits !== undefined || o.sign !== undefined))
+  if (type !== 'decimal' && (scale !== undefined || minorUnits !== undefined || raw.sign !== undefined))
     col('"scale", "minorUnits" and "sign" are for decimal columns');
   if (scale !== undefined && scale !== AS_WRITTEN && (!Number.isInteger(scale) || (scale as number) < 0 || (scale as number) > 12))
     col(`"scale" must be 0 to 12, or "${AS_WRITTEN}" (as many places as the file writes)`);
@@ -113,7 +113,7 @@ export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail):
       col('"minorUnits" must be 0 to 6 (the places implied)');
     if (scale !== undefined && scale !== minorUnits) col('"scale" of a column in minor units is its "minorUnits"');
   }
-  const sign = o.sign !== undefined ? parseSign(o.sign, name, fail) : undefined;
+  const sign = raw.sign !== undefined ? parseSign(raw.sign, name, fail) : undefined;
 
   const timed = type === 'date' || timestamp;
   if (format !== undefined) {

@@ -30,42 +30,42 @@ export type Fail = (what: string) => never;
  * A layout object from configuration (DESIGN.md "Layouts"), every mistake a usage error naming
  * the key. `name`: the preset's, or `custom`.
  */
-export function readLayoutObject(o: Record<string, unknown>, fail: Fail, name: string): Layout {
-  for (const k of Object.keys(o)) if (!LAYOUT_KEYS.includes(k)) fail(`key "${k}" is unknown (keys: ${LAYOUT_KEYS.join(', ')})`);
+export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name: string): Layout {
+  for (const k of Object.keys(raw)) if (!LAYOUT_KEYS.includes(k)) fail(`key "${k}" is unknown (keys: ${LAYOUT_KEYS.join(', ')})`);
 
-  const table = o.table ?? 'settlement_rows';
+  const table = raw.table ?? 'settlement_rows';
   if (typeof table !== 'string' || !IDENTIFIER.test(table)) fail('"table" must be a lower-case SQL identifier');
   if (['file_loads', 'loads', 'schema_migrations'].includes(table as string))
     fail(`"table" may not be "${String(table)}": it is settle-ingest's own`);
-  const delimiter = o.delimiter ?? LAYOUT_DEFAULTS.delimiter;
+  const delimiter = raw.delimiter ?? LAYOUT_DEFAULTS.delimiter;
   if (typeof delimiter !== 'string' || !DELIMITERS.includes(delimiter)) fail('"delimiter" must be one of "," ";" "|" or a tab');
-  const decimalMark = o.decimalMark ?? LAYOUT_DEFAULTS.decimalMark;
+  const decimalMark = raw.decimalMark ?? LAYOUT_DEFAULTS.decimalMark;
   if (decimalMark !== '.' && decimalMark !== ',') fail('"decimalMark" must be "." or ","');
-  const groupSeparator = o.groupSeparator ?? LAYOUT_DEFAULTS.groupSeparator;
+  const groupSeparator = raw.groupSeparator ?? LAYOUT_DEFAULTS.groupSeparator;
   if (typeof groupSeparator !== 'string' || !GROUP_SEPARATORS.includes(groupSeparator)) {
     fail('"groupSeparator" must be "" (none), ",", "." or " "');
   }
   if (groupSeparator === decimalMark) fail('"groupSeparator" and "decimalMark" must differ');
   // a decimal mark or group separator that is also the delimiter is read from quoted values
   // only: unquoted, the value splits into more fields and the row is refused for its width
-  const skipLines = o.skipLines ?? 0;
+  const skipLines = raw.skipLines ?? 0;
   if (!Number.isInteger(skipLines) || (skipLines as number) < 0 || (skipLines as number) > 1000)
     fail('"skipLines" must be a whole number, 0 to 1000');
-  const header = o.header ?? true;
+  const header = raw.header ?? true;
   if (typeof header !== 'boolean') fail('"header" must be true (columns by header name) or false (columns by position)');
-  const timeZone = o.timeZone;
+  const timeZone = raw.timeZone;
   if (timeZone !== undefined) {
     const problem = typeof timeZone === 'string' ? zoneProblem(timeZone) : 'must be a string';
     if (problem) fail(`"timeZone" ${problem}`);
   }
-  const extraColumns = o.extraColumns ?? 'ignore';
+  const extraColumns = raw.extraColumns ?? 'ignore';
   if (extraColumns !== 'ignore' && extraColumns !== 'reject') fail('"extraColumns" must be "ignore" or "reject"');
 
-  if (!Array.isArray(o.columns) || o.columns.length === 0) fail('"columns" must be a non-empty array');
-  const columns = (o.columns as unknown[]).map((c, i) => parseColumn(c, i, header as boolean, fail));
+  if (!Array.isArray(raw.columns) || raw.columns.length === 0) fail('"columns" must be a non-empty array');
+  const columns = (raw.columns as unknown[]).map((c, i) => parseColumn(c, i, header as boolean, fail));
   checkColumns(columns, header as boolean, timeZone as string | undefined, fail);
 
-  const keyRaw = o.naturalKey ?? 'transaction_id';
+  const keyRaw = raw.naturalKey ?? 'transaction_id';
   const naturalKey = typeof keyRaw === 'string' ? [keyRaw] : keyRaw;
   if (
     !Array.isArray(naturalKey) ||
@@ -85,8 +85,8 @@ export function readLayoutObject(o: Record<string, unknown>, fail: Fail, name: s
   }
   if (keys.every((k) => !columns.find((c) => c.name === k)!.required)) fail('"naturalKey" needs at least one required column');
 
-  const recordTypes = o.recordTypes !== undefined ? parseRecordTypes(o.recordTypes, header as boolean, fail) : undefined;
-  const trailer = o.trailer !== undefined ? parseTrailer(o.trailer, columns, fail) : undefined;
+  const recordTypes = raw.recordTypes !== undefined ? parseRecordTypes(raw.recordTypes, header as boolean, fail) : undefined;
+  const trailer = raw.trailer !== undefined ? parseTrailer(raw.trailer, columns, fail) : undefined;
   if (trailer && recordTypes?.has(trailer.firstField))
     fail(`recordTypes: "${trailer.firstField}" is the trailer's type: leave it to "trailer"`);
   return {
@@ -101,7 +101,7 @@ export function readLayoutObject(o: Record<string, unknown>, fail: Fail, name: s
     columns,
     naturalKey: keys,
     extraColumns: extraColumns as Layout['extraColumns'],
-    skipRows: parseSkipRows(o.skipRows, columns, header as boolean, fail),
+    skipRows: parseSkipRows(raw.skipRows, columns, header as boolean, fail),
     ...(trailer ? { trailer } : {}),
     ...(recordTypes ? { recordTypes } : {}),
   };
