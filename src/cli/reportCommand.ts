@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
+import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
 import { EXIT_PROBLEM, UsageError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { withResources } from './resources.js';
@@ -25,8 +25,16 @@ function count(value: string | undefined, fallback: number, flag: string, max: n
   return Number(value);
 }
 
-function withLedger<T>(s: Settings, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
-  return withResources(s, async (r) => fn(await r.ledger()));
+/**
+ * What a report reads: the ledger of the shared settings, opened to read only, and the partners
+ * it is about (undefined: all, as the ledger has them). A name --partner gives need not be in
+ * the config: a ledger keeps the runs of partners since removed from it.
+ */
+function withLedger<T>(flags: RawFlags, fn: (ledger: Ledger, partners: string[] | undefined) => Promise<T>): Promise<T> {
+  const { partners } = resolvePartners(flags, process.env, { unconfigured: 'allow' });
+  const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
+  const s: Settings = partners[0]!;
+  return withResources(s, async (r) => fn(await r.ledger({ create: false, readOnly: true }), asked));
 }
 
 const print = (text: string) => process.stdout.write(`${text}\n`);
@@ -39,7 +47,8 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .option('--last <n>', 'how many runs (default 20)')
     .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
-      const runs = await withLedger(resolveSettings(flags), (l) => l.recentRuns(count(flags.last, 20, '--last', 100_000)));
+      const last = count(flags.last, 20, '--last', 100_000);
+      const runs = await withLedger(flags, (l, partners) => l.recentRuns(last, partners));
       print(flags.json ? jsonDocument({ runs: runs.map(runJson) }) : formatRuns(runs));
     });
 
@@ -48,7 +57,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .description('every file decision of one run, with its outcome, rows and reason or the original it duplicated')
     .option('--json', 'one JSON object')
     .action(async (runId: string | undefined, flags: ReportFlags) => {
-      const r = await withLedger(resolveSettings(flags), (l) => runReport(l, runId));
+      const r = await withLedger(flags, (l, partners) => runReport(l, runId, partners));
       // an unknown run id is "nothing matches" (exit 1); an empty ledger has simply no runs yet
       if (!r && runId !== undefined) setExit(EXIT_PROBLEM);
       if (flags.json) print(jsonDocument({ run: r ? runJson(r.run) : null, decisions: r ? r.decisions.map(decisionJson) : [] }));
@@ -61,7 +70,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 8, '--weeks', 1000);
-      const result = await withLedger(resolveSettings(flags), (l) => skipsByWeek(l, weeks));
+      const result = await withLedger(flags, (l, partners) => skipsByWeek(l, weeks, partners));
       print(flags.json ? jsonDocument({ ...result }) : formatSkips(result));
     });
 
@@ -70,8 +79,8 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .description('every ledger event for one file or content, oldest first; exit 1 when nothing matches')
     .option('--json', 'one JSON object')
     .action(async (asked: string, flags: ReportFlags) => {
-      const { events, askedIsRun } = await withLedger(resolveSettings(flags), async (l) => {
-        const found = await fileHistory(l, asked);
+      const { events, askedIsRun } = await withLedger(flags, async (l, partners) => {
+        const found = (await fileHistory(l, asked)).filter((e) => !partners || partners.includes(e.partner));
         return { events: found, askedIsRun: found.length === 0 && (await l.run(asked)) !== undefined };
       });
       if (events.length === 0) setExit(EXIT_PROBLEM);

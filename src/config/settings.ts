@@ -6,6 +6,7 @@ import { dateTokenCount, expandDateTokens, globToRegExp } from '../intake/names.
 import { minutesOfDay, weekdaysOf, type Expect } from '../calendar/expect.js';
 import { holidayCodeProblem } from '../calendar/holidays.js';
 import { DEFAULT_LAYOUT, type Layout } from '../layout/layout.js';
+import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { parseLayout } from '../layout/parseLayout.js';
 import { nearest } from './nearest.js';
 import type { SftpSettings } from '../intake/openIntake.js';
@@ -14,9 +15,6 @@ import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec,
 
 type Key = SettingKey;
 export type RawFlags = Partial<Record<Key | 'config' | 'partner', unknown>>;
-
-/** The partner of a config file without `"partners"`: everything at the top is its own. */
-export const DEFAULT_PARTNER = 'default';
 
 /** A partner's name: lower-case letters, digits and `-` (it names runs, metrics labels and unit instances). */
 const PARTNER_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -355,6 +353,8 @@ export interface PartnerSelection {
   partners: Settings[];
   /** every partner the config file names; `default` alone without `"partners"` */
   configured: string[];
+  /** their settings, as the file gives them (a flag for a partner's own setting applies to the one chosen) */
+  all: Settings[];
   /** the config file names its partners (`"partners"`) */
   named: boolean;
 }
@@ -411,7 +411,7 @@ export function resolvePartners(
   if (named && partners.length === 1 && own.given && configured.includes(partners[0]!.partner)) {
     partners[0] = resolveOne(partners[0]!.partner, flags, env);
   }
-  return { partners, configured, named };
+  return { partners, configured, named, all };
 }
 
 /**

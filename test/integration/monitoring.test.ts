@@ -9,8 +9,9 @@ import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/works
 
 const db = sharedFinanceDatabase();
 
-const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds';
-const EXIT_STATUS = 'settle_ingest_last_run_exit_status';
+// every series names its partner: a config without "partners" is the one partner `default`
+const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds{partner="default"}';
+const EXIT_STATUS = 'settle_ingest_last_run_exit_status{partner="default"}';
 
 /** The status check as a monitoring system runs it: its exit status and its one line. */
 async function status(
