@@ -1,6 +1,11 @@
 import type { Command } from 'commander';
 import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
-import { EXIT_PROBLEM, UsageError } from '../errors.js';
+import { basename, dirname, join, resolve } from 'node:path';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { nowMs } from '../clock.js';
+import { EXIT_PROBLEM, UsageError, errorMessage } from '../errors.js';
+import { deliveriesHtml } from '../report/deliveriesHtml.js';
+import { deliveriesReport, formatDeliveries } from '../report/deliveriesReport.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { withResources } from './resources.js';
 import { eventJson, fileHistory, formatHistory } from '../report/history.js';
@@ -14,6 +19,7 @@ interface ReportFlags extends RawFlags {
   json?: boolean;
   last?: string;
   weeks?: string;
+  html?: string;
 }
 
 /** Bounded so that a typo of many digits is a usage error, not a date out of range deep in a query. */
@@ -30,17 +36,34 @@ function count(value: string | undefined, fallback: number, flag: string, max: n
  * it is about (undefined: all, as the ledger has them). A name --partner gives need not be in
  * the config: a ledger keeps the runs of partners since removed from it.
  */
-function withLedger<T>(flags: RawFlags, fn: (ledger: Ledger, partners: string[] | undefined) => Promise<T>): Promise<T> {
+function withLedger<T>(
+  flags: RawFlags,
+  fn: (ledger: Ledger, partners: string[] | undefined, settings: Settings[]) => Promise<T>,
+): Promise<T> {
   const { partners } = resolvePartners(flags, process.env, { unconfigured: 'allow' });
   const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
   const s: Settings = partners[0]!;
-  return withResources(s, async (r) => fn(await r.ledger({ create: false, readOnly: true }), asked));
+  return withResources(s, async (r) => fn(await r.ledger({ create: false, readOnly: true }), asked, partners));
+}
+
+/** Written beside itself and renamed: a browser or a mailer never reads half a page. */
+async function writeWhole(path: string, text: string): Promise<void> {
+  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    await writeFile(temp, text, { mode: 0o644 });
+    await rename(temp, path);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw new UsageError(`--html ${path} cannot be written: ${errorMessage(err)}`, { cause: err });
+  }
 }
 
 const print = (text: string) => process.stdout.write(`${text}\n`);
 
 export function registerReports(program: Command, setExit: (status: number) => void): void {
-  const report = program.command('report').description('what the ledger says: recent runs, one run file by file, weekly skips');
+  const report = program
+    .command('report')
+    .description('what the ledger says: recent runs, one run file by file, weekly skips, the deliveries partners owe');
 
   withSettingOptions(report.command('runs'), 'report')
     .description('the recent runs, newest first: how each ended and why, host, duration, counts, exit status')
@@ -72,6 +95,22 @@ export function registerReports(program: Command, setExit: (status: number) => v
       const weeks = count(flags.weeks, 8, '--weeks', 1000);
       const result = await withLedger(flags, (l, partners) => skipsByWeek(l, weeks, partners));
       print(flags.json ? jsonDocument({ ...result }) : formatSkips(result));
+    });
+
+  withSettingOptions(report.command('deliveries'), 'report')
+    .description("per partner and due day: on time, late (by how much), missing, rejected, with each day's skips and holds")
+    .option('--weeks <n>', 'how many weeks back (default 4)')
+    .option('--html <file>', 'also write it as one self-contained page: a calendar per partner and the weekly counts as charts')
+    .option('--json', 'one JSON object')
+    .action(async (flags: ReportFlags) => {
+      const weeks = count(flags.weeks, 4, '--weeks', 520);
+      const { result, ledger } = await withLedger(flags, async (l, _asked, partners) => ({
+        result: await deliveriesReport(l, partners, weeks, nowMs()),
+        ledger: l.location,
+      }));
+      if (flags.html) await writeWhole(flags.html, deliveriesHtml(result, { ledger }));
+      if (flags.json) print(jsonDocument({ ...result, ...(flags.html ? { html: resolve(flags.html) } : {}) }));
+      else print(`${formatDeliveries(result)}${flags.html ? `\n\nwritten as a page to ${resolve(flags.html)}` : ''}`);
     });
 
   withSettingOptions(program.command('history'), 'history')

@@ -130,7 +130,7 @@ export async function deliveryDays(ledger: Ledger, p: PartnerDeliveries, first: 
         ...base,
         state: due.owed ? (onTime ? 'on_time' : 'late') : 'not_owed',
         deliveredAt: delivered.at,
-        lateSeconds: onTime ? null : late / 1000,
+        lateSeconds: onTime ? null : Math.round(late / 1000),
         level: null,
       };
     }
@@ -139,7 +139,7 @@ export async function deliveryDays(ledger: Ledger, p: PartnerDeliveries, first: 
     if (overdueSeconds <= 0) return { ...base, state: 'not_due', deliveredAt: null, lateSeconds: null, level: null };
     const level = overdueSeconds > expect.errorAfterSeconds ? 'critical' : overdueSeconds > expect.warnAfterSeconds ? 'warning' : null;
     const state: DayState = level === null ? 'due' : files.some((f) => f.outcome === 'rejected') ? 'rejected' : 'missing';
-    return { ...base, state, deliveredAt: null, lateSeconds: overdueSeconds, level };
+    return { ...base, state, deliveredAt: null, lateSeconds: Math.round(overdueSeconds), level };
   });
 }
 
