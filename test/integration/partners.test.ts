@@ -1,8 +1,10 @@
-import { mkdir, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import pg from 'pg';
+import { finished, startCli } from '../support/cli.js';
 import { freePort } from '../support/postgresServer.js';
 import { TestSshd } from '../support/sshd.js';
 import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
@@ -128,5 +130,48 @@ describe('several partners in one config', () => {
         .filter(Boolean)
         .map((l) => l.split(/\s+/)[0]),
     ).toEqual(['stripe', 'adyen', 'stripe', 'adyen']);
+  });
+});
+
+describe('status only reads', () => {
+  it('answers for a monitoring user who may read the SQLite ledger and nothing more', async () => {
+    const ws = await Workspace.create(db.url);
+    await ws.put('settle_20260703_a01.csv', sampleSettlement({ date: '2026-07-03', rows: 2, idPrefix: 'RO' }).text);
+    expect((await ws.run()).status).toBe(0);
+    // the ledger's folder is the settle user's own: the monitoring user may read the file, write nothing there
+    await chmod(ws.root, 0o755);
+    await chmod(ws.ledger, 0o644);
+    const nobody = { uid: 65534, gid: 65534 };
+    for (const args of [
+      ['status', '--ledger', ws.ledger],
+      ['report', 'runs', '--ledger', ws.ledger],
+    ]) {
+      const r = await finished(startCli(args, {}, { cwd: '/', as: nobody }));
+      expect({ args, status: r.status, stderr: r.stderr }).toMatchObject({ args, status: 0, stderr: '' });
+      expect(r.stdout).toMatch(args[0] === 'status' ? /^SETTLE-INGEST OK - last success \d+m ago/ : /^run\s+mode/);
+    }
+  });
+
+  it('answers for a PostgreSQL role with SELECT on the ledger and nothing more', async () => {
+    const ws = await Workspace.create(db.url, { ledger: 'postgres' });
+    await ws.put('settle_20260704_a01.csv', sampleSettlement({ date: '2026-07-04', rows: 2, idPrefix: 'ROPG' }).text);
+    expect((await ws.run()).status).toBe(0);
+    const role = `settle_monitor_${process.pid}`;
+    await db.client.query(`CREATE ROLE ${role} LOGIN PASSWORD 'pw'`);
+    await db.client.query(`GRANT USAGE ON SCHEMA settle_ledger TO ${role}`);
+    await db.client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA settle_ledger TO ${role}`);
+    const url = new URL(db.url);
+    url.username = role;
+    url.password = 'pw';
+    const r = await ws.cli(['status', '--ledger', url.toString()]);
+    expect(r.stdout + r.stderr).toMatch(/^SETTLE-INGEST OK - last success \d+m ago/);
+    expect(r.status).toBe(0);
+    // and it could not have written: the role has no INSERT anywhere in the ledger
+    const c = new pg.Client({ connectionString: url.toString() });
+    await c.connect();
+    await expect(
+      c.query(`INSERT INTO settle_ledger.runs (run_id, mode, host, pid, started_at) VALUES ('x', 'manual', 'h', 1, now())`),
+    ).rejects.toThrow(/permission denied/);
+    await c.end();
   });
 });
