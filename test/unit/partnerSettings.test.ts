@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -137,5 +137,21 @@ describe('partners in one config file', () => {
     expect(dayInName(s.patternText, 'stripe_20260231_a01.csv')).toBeNull();
     expect(dayInName('*_{yyyy-MM-dd}.csv', 'payout_reconciliation_2026-03-16.csv')).toBe('2026-03-16');
     expect(dayInName('settle_*.csv', 'settle_20260316.csv')).toBeNull();
+  });
+});
+
+describe('the README', () => {
+  it('shows a two-partner config, with the expected deliveries, that settle-ingest takes as it stands', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Several partners'));
+    const json = /```json\n([\s\S]*?)```/.exec(section)![1]!;
+    const config = join(mkdtempSync(join(tmpdir(), 'settle-readme-')), 'config.json');
+    writeFileSync(config, json);
+    const { partners } = resolvePartners({ config }, {});
+    expect(partners.map((p) => [p.partner, p.layout.name, p.expect?.every])).toEqual([
+      ['adyen', 'adyen-settlement-details', 'day'],
+      ['stripe', 'stripe-itemized-payout-reconciliation', 'business day'],
+    ]);
+    expect(dayInName(partners[1]!.patternText, 'stripe_payout_reconciliation_2026-03-16.csv')).toBe('2026-03-16');
   });
 });
