@@ -133,6 +133,28 @@ describe('several partners in one config', () => {
   });
 });
 
+describe('migrate with several partners', () => {
+  it("creates every partner's layout table, and says which partners' files go to each", async () => {
+    const ws = await Workspace.create(db.url);
+    const config = await partnersConfig(ws, {
+      adyen: { intake: join(ws.root, 'adyen'), layout: 'adyen-settlement-details' },
+      stripe: { intake: join(ws.root, 'stripe'), layout: 'stripe-itemized-payout-reconciliation' },
+      bank: { intake: join(ws.root, 'bank') },
+    });
+    const r = await ws.cli(['migrate', '--config', config, '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const tables = JSON.parse(r.stdout).tables as { table: string; partners: string[] }[];
+    expect(tables.map((t) => [t.table.replace(/^settle\./, ''), t.partners])).toEqual([
+      [expect.stringMatching(/adyen/), ['adyen']],
+      [expect.stringMatching(/stripe/), ['stripe']],
+      ['settlement_rows', ['bank']],
+    ]);
+    for (const { table } of tables) {
+      expect((await db.client.query('SELECT to_regclass($1) AS t', [table])).rows[0].t, table).not.toBeNull();
+    }
+  });
+});
+
 describe('status only reads', () => {
   it('answers for a monitoring user who may read the SQLite ledger and nothing more', async () => {
     const ws = await Workspace.create(db.url);
