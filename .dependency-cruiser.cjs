@@ -3,7 +3,7 @@
 // Rooms by rank; a room may import only rooms of a lower rank (and the base files in src/*.ts):
 //   4  cli
 //   3  pipeline, report, config
-//   2  intake, ledger, finance, delivery, demo
+//   2  intake, ledger, finance, delivery, demo, calendar
 //   1  layout, db
 //   0  src/*.ts (errors, faults, owner, redaction, private files, destinations)
 // and no circle anywhere, between files or folders, type-only imports included.
@@ -17,6 +17,7 @@ const RANKS = {
   finance: 2,
   delivery: 2,
   demo: 2,
+  calendar: 2,
   layout: 1,
   db: 1,
 };

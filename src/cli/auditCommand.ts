@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { resolveSettings, type RawFlags } from '../config/settings.js';
+import { resolvePartners, type RawFlags } from '../config/settings.js';
+import { openArchive } from '../intake/openIntake.js';
 import { FileGoneError, type FolderReader } from '../intake/intake.js';
 import { audit } from '../report/audit.js';
 import { printable } from '../report/printable.js';
@@ -21,12 +22,23 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
     .description('cross-check ledger, finance database and archive; exit 1 on any discrepancy')
     .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {
-      const s = resolveSettings(flags);
-      const result = await withResources(s, async (r) => {
-        r.logger();
+      const { partners, named } = resolvePartners(flags);
+      const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
+      const result = await withResources(partners[0]!, async (r) => {
+        const logger = r.logger();
         const ledger = await r.ledger();
         const finance = await r.finance('read');
-        return audit(ledger, finance, (await r.archive()) ?? EMPTY_ARCHIVE);
+        // each chosen partner's archive; one partner's is the one its settings name
+        const archives: { partner: string; archive: FolderReader }[] = [];
+        try {
+          for (const p of partners) {
+            const archive = named ? await openArchive(p, logger) : await r.archive();
+            archives.push({ partner: p.partner, archive: archive ?? EMPTY_ARCHIVE });
+          }
+          return await audit(ledger, finance, archives, asked);
+        } finally {
+          if (named) for (const a of archives) await a.archive.close().catch(() => undefined);
+        }
       });
       if (flags.json) process.stdout.write(`${jsonDocument({ ...result })}\n`);
       else {

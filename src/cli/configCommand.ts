@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from '../config/optionTable.js';
 import { durationText } from '../config/optionSpec.js';
-import { resolveSettings, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
+import { resolvePartners, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
 import { textTable } from '../report/textTable.js';
 
 export interface EffectiveSetting {
+  /** with `"partners"` in the config file: the partner a setting is for; null for the shared ones */
+  partner?: string | null;
   setting: string;
   /** null: not set, and no default */
   value: string | null;
@@ -45,23 +47,44 @@ function shown(key: string, value: unknown): string {
   if (SECRET.test(key)) return '***';
   if (typeof value === 'string') return redactSecrets(value);
   if (Array.isArray(value)) return value.join(',');
+  if (key === 'expect' && value && typeof value === 'object') return JSON.stringify(value);
   if (key === 'layout' && value && typeof value === 'object')
     return `custom (${(value as { columns?: unknown[] }).columns?.length ?? 0} columns)`;
   return JSON.stringify(value);
 }
 
-/** Every setting's effective value, secrets hidden, and where it came from. Invalid settings are refused first. */
+/**
+ * Every setting's effective value, secrets hidden, and where it came from; with `"partners"`,
+ * the shared settings once and then each chosen partner's own. Invalid settings are refused first.
+ */
 export function effectiveConfig(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): EffectiveSetting[] {
-  const s = resolveSettings(flags, env);
-  const pick = settingPicker(flags, env);
-  const out: EffectiveSetting[] = SETTING_KEYS.map((key) => {
-    const p = pick(key);
-    if (p) return { setting: key, value: shown(key, p.value), source: p.source, from: p.from };
-    return { setting: key, value: defaultOf(key, s), source: 'default', from: null };
-  });
+  const { partners, named } = resolvePartners(flags, env);
+  const effective = (s: Settings, keys: SettingKey[], partner: string | null | undefined): EffectiveSetting[] => {
+    const pick = settingPicker(flags, env, named ? s.partner : undefined);
+    return keys.map((key) => {
+      const p = pick(key);
+      const where = partner === undefined ? {} : { partner };
+      if (p) return { ...where, setting: key, value: shown(key, p.value), source: p.source, from: p.from };
+      return { ...where, setting: key, value: defaultOf(key, s), source: 'default', from: null };
+    });
+  };
+  const shared = (key: SettingKey) => (OPTION_TABLE[key] as OptionSpec).scope === 'shared';
+  const out: EffectiveSetting[] = named
+    ? [
+        ...effective(partners[0]!, SETTING_KEYS.filter(shared), null),
+        ...partners.flatMap((s) =>
+          effective(
+            s,
+            SETTING_KEYS.filter((k) => !shared(k)),
+            s.partner,
+          ),
+        ),
+      ]
+    : effective(partners[0]!, SETTING_KEYS, undefined);
   if (flags.config ?? env.SETTLE_CONFIG) {
     const from = flags.config !== undefined ? '--config' : 'SETTLE_CONFIG';
     out.unshift({
+      ...(named ? { partner: null } : {}),
       setting: 'config',
       value: String(flags.config ?? env.SETTLE_CONFIG),
       source: from === '--config' ? 'flag' : 'environment',
@@ -69,7 +92,7 @@ export function effectiveConfig(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     });
   }
   for (const k of LIBPQ) {
-    if (env[k]) out.push({ setting: k, value: shown(k, env[k]), source: 'environment', from: k });
+    if (env[k]) out.push({ ...(named ? { partner: null } : {}), setting: k, value: shown(k, env[k]), source: 'environment', from: k });
   }
   return out;
 }
@@ -85,6 +108,14 @@ export function registerConfig(program: Command): void {
         return;
       }
       const rows = settings.map((e) => [e.setting, e.value ?? '(not set)', e.from ? `${e.source} ${e.from}` : e.source]);
-      process.stdout.write(`${textTable(['setting', 'value', 'from'], rows)}\n`);
+      const byPartner = settings.some((e) => e.partner !== undefined);
+      process.stdout.write(
+        byPartner
+          ? `${textTable(
+              ['partner', 'setting', 'value', 'from'],
+              settings.map((e, i) => [e.partner ?? '(all)', ...rows[i]!]),
+            )}\n`
+          : `${textTable(['setting', 'value', 'from'], rows)}\n`,
+      );
     });
 }

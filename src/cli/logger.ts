@@ -39,8 +39,9 @@ export function conventionalLogLine(line: string): string {
  * terminal the same lines are shown short and readable (the log file keeps the JSON).
  * Every line passes conventionalLogLine on its way out.
  */
-export function createLogger(opts: { level: string; file: string | undefined; status: TerminalStatus }): Logger {
-  const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname() };
+export function createLogger(opts: { level: string; file: string | undefined; status: TerminalStatus; partner: string }): Logger {
+  // every line names its partner: several partners' runs append to one log
+  const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname(), partner: opts.partner };
   const options = { level: opts.level, base, timestamp: pino.stdTimeFunctions.isoTime };
   if (opts.file) {
     const mode = privateFileMode(opts.file);

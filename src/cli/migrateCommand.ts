@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
+import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
 import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -9,9 +9,11 @@ export interface MigrateResult {
   financeVersion: number;
   /** finance migrations applied by this call (none when it was up to date) */
   applied: number[];
-  /** the layout's table, and what migrate did to it (created, columns added; none when it fit) */
+  /** the (first) layout's table, and what migrate did to it (created, columns added; none when it fit) */
   table: string;
   tableChanges: string[];
+  /** every partner's layout table (one entry per table), with the partners whose files go there */
+  tables: { table: string; partners: string[]; tableChanges: string[] }[];
   ledger: string;
 }
 
@@ -24,31 +26,56 @@ export function registerMigrate(program: Command): void {
       "print the SQL migrate would run on the finance database (pending migrations, the layout's table) and change nothing",
     )
     .action(async (flags: RawFlags & { json?: boolean; printSql?: boolean }) => {
-      const s = resolveSettings(flags);
+      const { partners } = resolvePartners(flags);
       if (flags.printSql) {
-        process.stdout.write(`${await printSql(s)}\n`);
+        process.stdout.write(`${await printSql(partners)}\n`);
         return;
       }
-      const r = await migrateEverything(s);
+      const r = await migrateEverything(partners);
       process.stdout.write(`${flags.json ? jsonDocument({ ...r }) : migrateLine(r)}\n`);
     });
 }
 
-function printSql(s: Settings): Promise<string> {
-  return withResources(s, async (r) => (await r.finance('migrate')).migrationSql());
+/** One layout per table: partners that share a layout (and so a table) migrate it once. */
+function layoutsOf(partners: Settings[]): { settings: Settings; partners: string[] }[] {
+  const byTable = new Map<string, { settings: Settings; partners: string[] }>();
+  for (const p of partners) {
+    const entry = byTable.get(p.layout.table) ?? { settings: p, partners: [] };
+    entry.partners.push(p.partner);
+    byTable.set(p.layout.table, entry);
+  }
+  return [...byTable.values()];
 }
 
-/** Migrates the finance schema, the layout's table and the ledger. */
-async function migrateEverything(s: Settings): Promise<MigrateResult> {
+function printSql(partners: Settings[]): Promise<string> {
+  return withResources(partners[0]!, async (r) => {
+    const finance = await r.finance('migrate');
+    const parts: string[] = [];
+    for (const { settings } of layoutsOf(partners)) parts.push(await finance.forLayout(settings.layout).migrationSql());
+    return parts.join('\n\n');
+  });
+}
+
+/** Migrates the finance schema, every partner's layout table and the ledger. */
+async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
+  const s = partners[0]!;
   return withResources(s, async (r) => {
-    const finance = await (await r.finance('migrate')).migrate();
+    const db = await r.finance('migrate');
+    const tables: MigrateResult['tables'] = [];
+    let first: Awaited<ReturnType<typeof db.migrate>> | undefined;
+    for (const layout of layoutsOf(partners)) {
+      const done = await db.forLayout(layout.settings.layout).migrate();
+      first ??= done;
+      tables.push({ table: done.table, partners: layout.partners, tableChanges: done.tableChanges });
+    }
     const ledger = await r.ledger({ create: true });
     return {
       financeSchema: s.schema,
-      financeVersion: finance.current,
-      applied: finance.applied,
-      table: finance.table,
-      tableChanges: finance.tableChanges,
+      financeVersion: first!.current,
+      applied: first!.applied,
+      table: first!.table,
+      tableChanges: first!.tableChanges,
+      tables,
       ledger: ledger.location,
     };
   });
@@ -61,14 +88,21 @@ function changedTable(changes: string[]): string {
   return [added > 0 ? `given ${added} new column(s)` : '', changed > 0 ? `${changed} column(s) widened` : ''].filter(Boolean).join(', ');
 }
 
+function tableWords(changes: string[]): string {
+  if (changes.length === 0) return 'fits its layout';
+  return changes[0]!.startsWith('CREATE') ? 'created' : changedTable(changes);
+}
+
 function migrateLine(r: MigrateResult): string {
   const applied = r.applied.length ? `applied ${r.applied.join(', ')}` : 'up to date';
-  const table =
-    r.tableChanges.length === 0 ? 'fits its layout' : r.tableChanges[0]!.startsWith('CREATE') ? 'created' : changedTable(r.tableChanges);
-  return `migrate done: finance schema ${r.financeSchema} at version ${r.financeVersion} (${applied}); table ${r.table} ${table}; ledger ${r.ledger} current`;
+  const tables =
+    r.tables.length <= 1
+      ? `table ${r.table} ${tableWords(r.tableChanges)}`
+      : r.tables.map((t) => `table ${t.table} (${t.partners.join(', ')}) ${tableWords(t.tableChanges)}`).join('; ');
+  return `migrate done: finance schema ${r.financeSchema} at version ${r.financeVersion} (${applied}); ${tables}; ledger ${r.ledger} current`;
 }
 
 /** Migrates the finance schema and the ledger; returns the one-line report. */
 export async function migrateAll(s: Settings): Promise<string> {
-  return migrateLine(await migrateEverything(s));
+  return migrateLine(await migrateEverything([s]));
 }

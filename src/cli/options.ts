@@ -14,6 +14,7 @@ export function withSettingOptions(cmd: Command, command: CommandName): Command 
     const sources = per?.required ? '' : optionSources(spec);
     const option = new Option(`${spec.flag}${spec.value ? ` ${spec.value}` : ''}`, `${per?.description ?? spec.description}${sources}`);
     if (spec.choices) option.choices(spec.choices);
+    if (spec.repeatable) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     if (per?.required) option.makeOptionMandatory();
     cmd.addOption(option);
   }

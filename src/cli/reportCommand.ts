@@ -1,7 +1,12 @@
 import type { Command } from 'commander';
 import { DRY_RUN_PREFIX } from '../pipeline/runId.js';
-import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
-import { EXIT_PROBLEM, UsageError } from '../errors.js';
+import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
+import { basename, dirname, join, resolve } from 'node:path';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { nowMs } from '../clock.js';
+import { EXIT_PROBLEM, UsageError, errorMessage } from '../errors.js';
+import { deliveriesHtml } from '../report/deliveriesHtml.js';
+import { deliveriesReport, formatDeliveries } from '../report/deliveriesReport.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { withResources } from './resources.js';
 import { eventJson, fileHistory, formatHistory } from '../report/history.js';
@@ -15,6 +20,7 @@ interface ReportFlags extends RawFlags {
   json?: boolean;
   last?: string;
   weeks?: string;
+  html?: string;
 }
 
 /** Bounded so that a typo of many digits is a usage error, not a date out of range deep in a query. */
@@ -26,21 +32,47 @@ function count(value: string | undefined, fallback: number, flag: string, max: n
   return Number(value);
 }
 
-function withLedger<T>(s: Settings, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
-  return withResources(s, async (r) => fn(await r.ledger()));
+/**
+ * What a report reads: the ledger of the shared settings, opened to read only, and the partners
+ * it is about (undefined: all, as the ledger has them). A name --partner gives need not be in
+ * the config: a ledger keeps the runs of partners since removed from it.
+ */
+function withLedger<T>(
+  flags: RawFlags,
+  fn: (ledger: Ledger, partners: string[] | undefined, settings: Settings[]) => Promise<T>,
+): Promise<T> {
+  const { partners } = resolvePartners(flags, process.env, { unconfigured: 'allow' });
+  const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
+  const s: Settings = partners[0]!;
+  return withResources(s, async (r) => fn(await r.ledger({ create: false, readOnly: true }), asked, partners));
+}
+
+/** Written beside itself and renamed: a browser or a mailer never reads half a page. */
+async function writeWhole(path: string, text: string): Promise<void> {
+  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    await writeFile(temp, text, { mode: 0o644 });
+    await rename(temp, path);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw new UsageError(`--html ${path} cannot be written: ${errorMessage(err)}`, { cause: err });
+  }
 }
 
 const print = (text: string) => process.stdout.write(`${text}\n`);
 
 export function registerReports(program: Command, setExit: (status: number) => void): void {
-  const report = program.command('report').description('what the ledger says: recent runs, one run file by file, weekly skips');
+  const report = program
+    .command('report')
+    .description('what the ledger says: recent runs, one run file by file, weekly skips, the deliveries partners owe');
 
   withSettingOptions(report.command('runs'), 'report')
     .description('the recent runs, newest first: how each ended and why, host, duration, counts, exit status')
     .option('--last <n>', 'how many runs (default 20)')
     .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
-      const runs = await withLedger(resolveSettings(flags), (l) => l.recentRuns(count(flags.last, 20, '--last', 100_000)));
+      const last = count(flags.last, 20, '--last', 100_000);
+      const runs = await withLedger(flags, (l, partners) => l.recentRuns(last, partners));
       print(flags.json ? jsonDocument({ runs: runs.map(runJson) }) : formatRuns(runs));
     });
 
@@ -49,7 +81,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .description('every file decision of one run, with its outcome, rows and reason or the original it duplicated')
     .option('--json', 'one JSON object')
     .action(async (runId: string | undefined, flags: ReportFlags) => {
-      const r = await withLedger(resolveSettings(flags), (l) => runReport(l, runId));
+      const r = await withLedger(flags, (l, partners) => runReport(l, runId, partners));
       // an unknown run id is "nothing matches" (exit 1); an empty ledger has simply no runs yet
       if (!r && runId !== undefined) setExit(EXIT_PROBLEM);
       if (flags.json) print(jsonDocument({ run: r ? runJson(r.run) : null, decisions: r ? r.decisions.map(decisionJson) : [] }));
@@ -62,8 +94,24 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 8, '--weeks', 1000);
-      const result = await withLedger(resolveSettings(flags), (l) => skipsByWeek(l, weeks));
+      const result = await withLedger(flags, (l, partners) => skipsByWeek(l, weeks, partners));
       print(flags.json ? jsonDocument({ ...result }) : formatSkips(result));
+    });
+
+  withSettingOptions(report.command('deliveries'), 'report')
+    .description("per partner and due day: on time, late (by how much), missing, rejected, with each day's skips and holds")
+    .option('--weeks <n>', 'how many weeks back (default 4)')
+    .option('--html <file>', 'also write it as one self-contained page: a calendar per partner and the weekly counts as charts')
+    .option('--json', 'one JSON object')
+    .action(async (flags: ReportFlags) => {
+      const weeks = count(flags.weeks, 4, '--weeks', 520);
+      const { result, ledger } = await withLedger(flags, async (l, _asked, partners) => ({
+        result: await deliveriesReport(l, partners, weeks, nowMs()),
+        ledger: l.location,
+      }));
+      if (flags.html) await writeWhole(flags.html, deliveriesHtml(result, { ledger }));
+      if (flags.json) print(jsonDocument({ ...result, ...(flags.html ? { html: resolve(flags.html) } : {}) }));
+      else print(`${formatDeliveries(result)}${flags.html ? `\n\nwritten as a page to ${resolve(flags.html)}` : ''}`);
     });
 
   withSettingOptions(program.command('history'), 'history')
@@ -71,8 +119,8 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .description('every ledger event for one file or content, oldest first; exit 1 when nothing matches')
     .option('--json', 'one JSON object')
     .action(async (asked: string, flags: ReportFlags) => {
-      const { events, askedIsRun } = await withLedger(resolveSettings(flags), async (l) => {
-        const found = await fileHistory(l, asked);
+      const { events, askedIsRun } = await withLedger(flags, async (l, partners) => {
+        const found = (await fileHistory(l, asked)).filter((e) => !partners || partners.includes(e.partner));
         return { events: found, askedIsRun: found.length === 0 && (await l.run(asked)) !== undefined };
       });
       if (events.length === 0) setExit(EXIT_PROBLEM);

@@ -15,8 +15,9 @@ export interface CommandResources {
   readonly status: TerminalStatus;
   /** the logger: created on first use, so a command that logs nothing never opens the log file */
   logger(): Logger;
-  /** the configured ledger: created or upgraded for `migrate`, required current otherwise */
-  ledger(opts?: { create: boolean }): Promise<Ledger>;
+  /** the configured ledger, as the settings' partner's view: created or upgraded for `migrate`, required current otherwise */
+  /** `readOnly`: the reports and `status`, for a monitoring user who may read the ledger and nothing more */
+  ledger(opts?: { create: boolean; readOnly?: boolean }): Promise<Ledger>;
   finance(purpose: FinancePurpose, stop?: AbortSignal): Promise<FinanceDb>;
   intake(): Promise<Intake>;
   /** null when a local archive folder does not exist yet */
@@ -38,9 +39,14 @@ export async function withResources<T>(s: Settings, fn: (r: CommandResources) =>
   let logger: Logger | undefined;
   const r: CommandResources = {
     status,
-    logger: () => (logger ??= createLogger({ level: s.logLevel, file: s.logFile, status })),
-    ledger: (opts = { create: false }) =>
-      opened(openLedger(s.ledger, { create: opts.create, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 }), (l) => l.close()),
+    logger: () => (logger ??= createLogger({ level: s.logLevel, file: s.logFile, status, partner: s.partner })),
+    ledger: async (opts = { create: false }) =>
+      (
+        await opened(
+          openLedger(s.ledger, { create: opts.create, readOnly: opts.readOnly === true, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 }),
+          (l) => l.close(),
+        )
+      ).forPartner(s.partner),
     // only a run logs a connection that breaks while idle; the others learn it from their next query
     finance: (purpose, stop) => opened(openFinance(s, purpose, purpose === 'load' ? r.logger() : undefined, stop), (db) => db.close()),
     intake: () => opened(openIntake(s, r.logger()), (i) => i.close()),

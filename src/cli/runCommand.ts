@@ -1,12 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
+import { nowMs } from '../clock.js';
 import { UsageError, errorMessage, exitStatusOf } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS } from '../ledger/types.js';
 import { newRunId } from '../pipeline/runId.js';
-import { writeRunMetrics, type RunMetricsInput } from '../report/metricsFile.js';
-import { resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
+import { oldestWaiting, writeRunMetrics, type DeliveryMetrics, type PartnerRunMetrics } from '../report/metricsFile.js';
+import { lastDeliveryAt, overdueDeliveries, type OverdueDelivery } from '../report/deliveries.js';
+import { resolvePartners, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { Intake } from '../intake/intake.js';
 import { checkIntakeSetting } from '../intake/openIntake.js';
@@ -14,11 +16,11 @@ import { globToRegExp } from '../intake/names.js';
 import type { RunMode } from '../ledger/types.js';
 import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { withSettingOptions } from './options.js';
-import { loadDecodeOptions } from '../delivery/decodeSettings.js';
+import { loadDecodeOptions, type DecodeOptions } from '../delivery/decodeSettings.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { runExitStatus } from './exitStatus.js';
 import { withResources } from './resources.js';
-import { summaryJson, summaryLine } from './summaryOutput.js';
+import { partnersJson, partnersText, summaryJson, summaryLine, type PartnerOutcome } from './summaryOutput.js';
 import { progressLine, waitingLine } from './terminal.js';
 
 export interface RunFlags extends RawFlags {
@@ -28,8 +30,8 @@ export interface RunFlags extends RawFlags {
 
 export function registerRun(program: Command, setExit: (status: number) => void): void {
   withSettingOptions(program.command('run'), 'run')
-    .description('one ingest run: every ready file in the intake loaded, skipped, held or rejected')
-    .option('--json', 'print the summary as one JSON object with one entry per file')
+    .description('one ingest run: every ready file in the intake loaded, skipped, held or rejected; each partner in turn')
+    .option('--json', 'print the summary as one JSON object with one entry per file (and per partner)')
     .option('--reprocess', 'reload already-loaded files from the archive with this release, replacing their rows')
     .option('--reason <text>', 'with --reprocess: why (kept in the ledger with the operator)')
     .option('--files <names...>', 'with --reprocess: the file names to reload')
@@ -37,23 +39,33 @@ export function registerRun(program: Command, setExit: (status: number) => void)
     .option('--dry-run', 'with --reprocess: check and count, commit nothing')
     .action(async (flags: RunFlags & ReprocessFlags) => {
       const names = reprocessNames(flags);
-      const settings = resolveSettings(flags);
       if (flags.reprocess) {
-        const r = await reprocessOnce(settings, flags, names);
+        // files are reloaded from one partner's archive, with its layout
+        const r = await reprocessOnce(resolveSettings(flags), flags, names);
         process.stdout.write(`${flags.json ? reprocessJson(r) : reprocessLine(r)}\n`);
         setExit(r.exitStatus);
         return;
       }
-      const result = await ingestOnce(settings, flags);
-      process.stdout.write(`${flags.json ? summaryJson(result) : summaryLine(result)}\n`);
-      setExit(result.exitStatus);
+      const { partners, named, all } = resolvePartners(flags);
+      const outcomes = await ingestPartners(partners, flags, all);
+      if (!named) {
+        // one partner, `default`: the run prints what it always printed
+        const [one] = outcomes;
+        if (one!.error !== undefined) throw one!.error;
+        process.stdout.write(`${flags.json ? summaryJson(one!.result!, one!.overdue) : summaryLine(one!.result!, one!.overdue)}\n`);
+        setExit(one!.exitStatus);
+        return;
+      }
+      process.stdout.write(`${flags.json ? partnersJson(outcomes) : partnersText(outcomes)}\n`);
+      setExit(Math.max(...outcomes.map((o) => o.exitStatus)));
     });
 }
 
 /**
  * The first SIGTERM or SIGINT asks the run to finish the file in hand and stop (exit 1,
  * "stopped"), cancelling its statement if that is stuck waiting on the finance database; a
- * second one ends the process at once, which recovery also covers.
+ * second one ends the process at once, which recovery also covers. The partners not yet
+ * begun are not begun.
  */
 function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
   const stop = new AbortController();
@@ -68,78 +80,171 @@ function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
   return { signal: stop.signal, dispose: () => handlers.forEach((off) => off()) };
 }
 
-/** The whole `run` command short of printing: also what `demo` runs. */
-export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
+/** What a partner's run needs that is read from its settings alone: refused (exit 2) before any partner's run is recorded. */
+interface Prepared {
+  settings: Settings;
+  pattern: RegExp;
+  ignore: RegExp[];
+  decode: DecodeOptions;
+}
+
+async function prepare(s: Settings): Promise<Prepared> {
   checkIntakeSetting(s);
   // a pattern that cannot compile is refused before a run is recorded
   const pattern = globToRegExp(s.pattern);
   const ignore = s.ignore.map(globToRegExp);
   // keys are read and unlocked before a run is recorded: a wrong passphrase touches nothing (exit 2)
   const decode = await loadDecodeOptions(s.decode, pattern);
+  return { settings: s, pattern, ignore, decode };
+}
+
+/** The whole `run` command for one partner short of printing: also what `demo` runs. */
+export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
+  const [outcome] = await ingestPartners([s], flags);
+  if (outcome!.error !== undefined) throw outcome!.error;
+  return outcome!.result!;
+}
+
+/**
+ * Every partner in turn, each with its own intake connection, staging and run in the ledger.
+ * One partner's trouble (its server away, a missing privilege on its table) is its outcome and
+ * never stops the next; a stop asked for (SIGTERM) ends the partner in hand and begins no other.
+ * The metrics file is written once, for all partners, after the last.
+ */
+export async function ingestPartners(partners: Settings[], flags: RunFlags, all: Settings[] = partners): Promise<PartnerOutcome[]> {
+  const prepared: Prepared[] = [];
+  for (const p of partners) prepared.push(await prepare(p));
+  const stopping = stopOnSignal();
+  const outcomes: PartnerOutcome[] = [];
+  const ran: PartnerRunMetrics[] = [];
+  try {
+    for (const p of prepared) {
+      if (stopping.signal.aborted) {
+        const reason = `asked to stop (${String(stopping.signal.reason ?? 'signal')}) before this partner's run began`;
+        outcomes.push({ partner: p.settings.partner, exitStatus: 1, error: new UsageError(reason), notBegun: true });
+        continue;
+      }
+      const startedAt = nowMs();
+      const metrics: PartnerRunMetrics = { partner: p.settings.partner, startedAt, endedAt: startedAt, exitStatus: 0, counts: NO_COUNTS };
+      try {
+        const { result, overdue } = await ingestPartner(p, flags, stopping.signal, metrics);
+        // a delivery past errorAfter makes the command exit 1; the run itself, as the ledger keeps it, did its work
+        const late = overdue?.some((d) => d.level === 'critical') ? 1 : 0;
+        outcomes.push({
+          partner: p.settings.partner,
+          exitStatus: Math.max(result.exitStatus, late),
+          result,
+          ...(overdue ? { overdue } : {}),
+        });
+        metrics.exitStatus = result.exitStatus;
+        metrics.counts = result.counts;
+      } catch (err) {
+        outcomes.push({ partner: p.settings.partner, exitStatus: exitStatusOf(err), error: err, runId: metrics.runId });
+        metrics.exitStatus = exitStatusOf(err);
+      }
+      metrics.endedAt = nowMs();
+      ran.push(metrics);
+    }
+  } finally {
+    stopping.dispose();
+  }
+  await writeMetrics(partners[0]!, all, ran);
+  return outcomes;
+}
+
+/** One metrics file for all partners: the ledger is opened once more for what it says of each. */
+async function writeMetrics(shared: Settings, all: Settings[], ran: PartnerRunMetrics[]): Promise<void> {
+  if (!shared.metricsFile) return;
+  const path = shared.metricsFile;
+  const names = all.map((p) => p.partner);
+  await withResources(shared, async (r) => {
+    const logger = r.logger();
+    let ledger: Ledger | undefined;
+    try {
+      ledger = await r.ledger();
+    } catch {
+      // not even a ledger: the metrics still say how the run ended, and keep the last success they had
+    }
+    const deliveries = async (partner: string): Promise<DeliveryMetrics> => {
+      const s = all.find((p) => p.partner === partner);
+      const view = ledger!.forPartner(partner);
+      const overdue = s?.expect ? await overdueDeliveries(view, { partner, expect: s.expect, patternText: s.patternText }, nowMs()) : [];
+      return {
+        lastDeliveryAt: await lastDeliveryAt(view, partner),
+        overdue: {
+          warning: overdue.filter((d) => d.level === 'warning').length,
+          critical: overdue.filter((d) => d.level === 'critical').length,
+        },
+      };
+    };
+    await writeRunMetrics(path, { partners: names, ran, ...(ledger ? { ledger, deliveries } : {}) }, logger);
+  }).catch(() => undefined);
+}
+
+/** One partner's run: its own ledger view, finance connection, intake, staging and summary. */
+async function ingestPartner(
+  p: Prepared,
+  flags: RunFlags,
+  stop: AbortSignal,
+  metrics: PartnerRunMetrics,
+): Promise<{ result: IngestResult; overdue?: OverdueDelivery[] }> {
+  const s = p.settings;
   return withResources(s, async (r) => {
     const logger = r.logger();
-    const mode = s.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled');
-    const startedAt = Date.now();
-    const metrics = (m: RunMetricsInput) => (s.metricsFile ? writeRunMetrics(s.metricsFile, m, logger) : Promise.resolve());
+    const mode = s.mode ?? flags.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled');
     let ledger: Ledger;
     try {
       ledger = await r.ledger();
     } catch (err) {
       // not even a ledger to record the run in: the log file and the metrics still say so
       if (s.logFile) logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
-      await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS });
       throw err;
     }
-    const stopping = stopOnSignal();
-    let metricsWritten = false;
+    const runId = await ledger.startRun({ mode, host: hostname(), pid: process.pid }, () => newRunId());
+    metrics.runId = runId;
+    let finance: FinanceDb;
+    let intake: Intake;
     try {
-      const runId = await ledger.startRun({ mode, host: hostname(), pid: process.pid }, () => newRunId());
-      let finance: FinanceDb;
-      let intake: Intake;
-      try {
-        // cheapest and most likely refusals first: the database being down stops the run before any download
-        finance = await r.finance('load', stopping.signal);
-        intake = await r.intake();
-        await assertStagingUsable(s.staging);
-      } catch (err) {
-        const reason = errorMessage(err);
-        // on stderr the one-line error below says it already; a log file must say it too
-        if (s.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
-        await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
-        metricsWritten = true;
-        await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS, ledger });
-        throw err;
-      }
-      const result = await runIngest({
-        runId,
-        intake,
-        ledger,
-        finance,
-        pattern,
-        ignore,
-        readyMarker: s.readyMarker,
-        maxWaitingRuns: s.maxWaitingRuns,
-        stableForSeconds: s.stableForSeconds,
-        maxWaitSeconds: s.maxWaitSeconds,
-        claimLeaseSeconds: s.claimLeaseSeconds,
-        mode,
-        stagingRoot: s.staging,
-        logger,
-        onProgress: (progress) => r.status.show(progressLine(progress)),
-        onWaiting: (waiting) => r.status.show(waitingLine(waiting, s.stableForSeconds), waiting.first),
-        stop: stopping.signal,
-        exitStatusFor: runExitStatus,
-        decode,
-      });
-      metricsWritten = true;
-      await metrics({ startedAt, exitStatus: result.exitStatus, counts: result.counts, ledger, intake });
-      return result;
+      // cheapest and most likely refusals first: the database being down stops the run before any download
+      finance = await r.finance('load', stop);
+      intake = await r.intake();
+      await assertStagingUsable(s.staging);
     } catch (err) {
-      if (!metricsWritten) await metrics({ startedAt, exitStatus: exitStatusOf(err), counts: NO_COUNTS, ledger }).catch(() => undefined);
+      const reason = errorMessage(err);
+      // on stderr the one-line error below says it already; a log file must say it too
+      if (s.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
+      await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
       throw err;
-    } finally {
-      stopping.dispose();
     }
+    const result = await runIngest({
+      runId,
+      intake,
+      ledger,
+      finance,
+      pattern: p.pattern,
+      ignore: p.ignore,
+      readyMarker: s.readyMarker,
+      maxWaitingRuns: s.maxWaitingRuns,
+      stableForSeconds: s.stableForSeconds,
+      maxWaitSeconds: s.maxWaitSeconds,
+      claimLeaseSeconds: s.claimLeaseSeconds,
+      mode,
+      stagingRoot: s.staging,
+      logger,
+      onProgress: (progress) => r.status.show(progressLine(progress)),
+      onWaiting: (waiting) => r.status.show(waitingLine(waiting, s.stableForSeconds), waiting.first),
+      stop,
+      exitStatusFor: runExitStatus,
+      decode: p.decode,
+    });
+    if (s.metricsFile) metrics.oldestWaitingSeconds = await oldestWaiting(intake);
+    if (!s.expect) return { result };
+    // after the run's own files: the deliveries the partner owes, named on its summary line
+    const overdue = await overdueDeliveries(ledger, { partner: s.partner, expect: s.expect, patternText: s.patternText }, nowMs());
+    for (const d of overdue) {
+      logger[d.level === 'critical' ? 'error' : 'warn']({ event: 'delivery-overdue', run: runId, ...d }, `overdue: ${d.message}`);
+    }
+    return { result, overdue };
   });
 }
 

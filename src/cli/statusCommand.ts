@@ -1,7 +1,19 @@
 import type { Command } from 'commander';
-import { resolveSettings, type RawFlags } from '../config/settings.js';
+import { nowMs } from '../clock.js';
+import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
 import { errorMessage } from '../errors.js';
-import { judgeStatus, STATUS_EXIT, statusFacts, statusJson, statusLine, type StatusFacts, type StatusLimits } from '../report/status.js';
+import { DEFAULT_PARTNER } from '../ledger/types.js';
+import { overdueDeliveries } from '../report/deliveries.js';
+import {
+  judgePartners,
+  judgeStatus,
+  STATUS_EXIT,
+  statusFacts,
+  statusJson,
+  statusLine,
+  type StatusCheck,
+  type StatusLimits,
+} from '../report/status.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withResources } from './resources.js';
 import { withSettingOptions } from './options.js';
@@ -19,24 +31,62 @@ function unknown(json: boolean | undefined, message: string): number {
   return STATUS_EXIT[state];
 }
 
+interface Judged {
+  partner: string;
+  check: StatusCheck;
+  limits: StatusLimits;
+}
+
+const limitsOf = (s: Settings): StatusLimits => ({ maxAgeSeconds: s.maxAgeSeconds, maxWaitingRuns: s.maxWaitingRuns });
+
+/**
+ * Each partner judged on its own from the ledger, opened to read only: the config's partners
+ * (or those --partner names); without "partners" in the config, every partner the ledger has
+ * runs of (`default` alone, for a ledger of one partner).
+ */
+async function judgeAll(flags: StatusFlags): Promise<Judged[]> {
+  const { partners, named } = resolvePartners(flags, process.env, { unconfigured: 'allow' });
+  const asked = flags.partner !== undefined || Boolean(process.env.SETTLE_PARTNER);
+  return withResources(partners[0]!, async (r) => {
+    const ledger = await r.ledger({ create: false, readOnly: true });
+    let judged = partners;
+    if (!named && !asked) {
+      const seen = await ledger.partnersSeen();
+      if (seen.length > 0) judged = seen.map((partner) => ({ ...partners[0]!, partner }));
+    }
+    const now = nowMs();
+    const out: Judged[] = [];
+    for (const s of judged) {
+      const view = ledger.forPartner(s.partner);
+      const limits = limitsOf(s);
+      const facts = await statusFacts(view, limits);
+      if (s.expect)
+        facts.overdue = await overdueDeliveries(view, { partner: s.partner, expect: s.expect, patternText: s.patternText }, now);
+      out.push({ partner: s.partner, check: judgeStatus(facts, limits, now), limits });
+    }
+    return out;
+  });
+}
+
 async function check(flags: StatusFlags): Promise<number> {
-  let limits: StatusLimits;
-  let facts: StatusFacts;
+  let judged: Judged[];
   try {
-    const s = resolveSettings(flags);
-    limits = { maxAgeSeconds: s.maxAgeSeconds, maxWaitingRuns: s.maxWaitingRuns };
-    facts = await withResources(s, async (r) => statusFacts(await r.ledger(), limits));
+    judged = await judgeAll(flags);
   } catch (err) {
     return unknown(flags.json, errorMessage(err));
   }
-  const c = judgeStatus(facts, limits);
-  process.stdout.write(`${flags.json ? jsonDocument(statusJson(c, limits)) : statusLine(c.state, c.message, c)}\n`);
+  // one partner, `default`: the line it always was; several: each named
+  const single = judged.length === 1 && judged[0]!.partner === DEFAULT_PARTNER;
+  const c = single ? judged[0]!.check : judgePartners(judged);
+  const doc = () => jsonDocument(statusJson(c, judged[0]!.limits, judged));
+  process.stdout.write(`${flags.json ? doc() : statusLine(c.state, c.message, c)}\n`);
   return STATUS_EXIT[c.state];
 }
 
 /**
- * `status`: "did last night work?" for Nagios, Icinga, a systemd unit or a cron wrapper.
- * It reads the ledger only, so it answers while the finance database or the intake is down.
+ * `status`: "did last night work?" for Nagios, Icinga, a systemd unit or a cron wrapper, each
+ * partner judged on its own, with the deliveries they owe. It only reads the ledger, so it
+ * answers while the finance database or the intake is down, and as a user who may read nothing else.
  */
 export function registerStatus(program: Command, setExit: (status: number) => void): void {
   const cmd = withSettingOptions(program.command('status'), 'status')

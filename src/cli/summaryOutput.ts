@@ -1,4 +1,7 @@
+import { errorMessage } from '../errors.js';
+import { NO_COUNTS, type RunCounts } from '../ledger/types.js';
 import type { IngestResult } from '../pipeline/runIngest.js';
+import type { OverdueDelivery } from '../report/deliveries.js';
 import { printable } from '../report/printable.js';
 import { COUNT_FIELDS, countsText } from '../report/runCounts.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -8,8 +11,9 @@ import { jsonDocument } from './jsonOutput.js';
  * must always be explained on it: a non-zero count, or a tail naming what stopped the run
  * or which files have waited in the intake too long.
  */
-export function summaryLine(r: IngestResult): string {
+export function summaryLine(r: IngestResult, overdue: OverdueDelivery[] = []): string {
   const tails = [
+    ...(overdue.length > 0 ? [`overdue: ${overdue.map((d) => d.message).join('; ')}`] : []),
     ...(r.abortedBy ? [`stopped early: ${r.abortedBy}`] : []),
     ...(r.waitingTooLong.length > 0 ? [`waiting too long: ${r.waitingTooLong.map((w) => `${w.name} for ${w.runs} runs`).join(', ')}`] : []),
     ...(r.changedAfterMove.length > 0 ? [`changed after its move: ${r.changedAfterMove.map((c) => c.location).join(', ')}`] : []),
@@ -19,13 +23,20 @@ export function summaryLine(r: IngestResult): string {
 }
 
 /** `--json`: the same counts at top level plus one entry per file. */
-export function summaryJson(r: IngestResult): string {
-  return jsonDocument({
+export function summaryJson(r: IngestResult, overdue?: OverdueDelivery[]): string {
+  return jsonDocument(summaryObject(r, overdue));
+}
+
+/** `overdue`: the partner's deliveries past `warnAfter` (when it has `expect`); past `errorAfter`, exit 1. */
+function summaryObject(r: IngestResult, overdue?: OverdueDelivery[]): Record<string, unknown> {
+  const late = overdue?.some((d) => d.level === 'critical') ? 1 : 0;
+  return {
     run: r.runId,
     mode: r.mode,
     ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, r.counts[key]])),
-    exit_status: r.exitStatus,
+    exit_status: Math.max(r.exitStatus, late),
     ...(r.abortedBy ? { stopped_early: r.abortedBy } : {}),
+    ...(overdue ? { overdue_deliveries: overdue } : {}),
     waiting_too_long: r.waitingTooLong,
     changed_after_move: r.changedAfterMove,
     files: r.files.map((f) => ({
@@ -37,5 +48,68 @@ export function summaryJson(r: IngestResult): string {
       ...(f.heldFor ? { held_for: f.heldFor } : {}),
       ...(f.error ? { error: f.error } : {}),
     })),
+  };
+}
+
+/** One partner's part of a run of several: its result, or why it could not start. */
+export interface PartnerOutcome {
+  partner: string;
+  exitStatus: number;
+  result?: IngestResult;
+  /** the run could not start (its server away, its table without privileges), or was not begun after a stop */
+  error?: unknown;
+  /** the run recorded for a partner that could not start, once there was a ledger to record it */
+  runId?: string;
+  /** with `expect`: its deliveries past `warnAfter` */
+  overdue?: OverdueDelivery[];
+  notBegun?: boolean;
+}
+
+const partnerCounts = (o: PartnerOutcome) => o.result?.counts ?? NO_COUNTS;
+
+/** The partners' counts added up, in the summary line's fields. */
+function totalCounts(outcomes: PartnerOutcome[]): RunCounts {
+  const total = { ...NO_COUNTS };
+  for (const o of outcomes) for (const [, key] of COUNT_FIELDS) (total[key] as number) += partnerCounts(o)[key] ?? 0;
+  return total;
+}
+
+/**
+ * A run of several partners: one line per partner (`adyen: run ID done: loaded=1 …`), a partner
+ * that could not start saying why, then the total line in the same fields and order.
+ */
+export function partnersText(outcomes: PartnerOutcome[]): string {
+  const lines = outcomes.map((o) => {
+    if (o.result) return `${o.partner}: ${summaryLine(o.result, o.overdue)}`;
+    const what = o.notBegun ? 'not begun' : 'could not start';
+    const run = o.runId ? `run ${o.runId} ` : '';
+    return `${o.partner}: ${run}not started: ${countsText(NO_COUNTS)} (${printable(`${what}: ${errorMessage(o.error)}`)})`;
+  });
+  const notStarted = outcomes.filter((o) => !o.result).map((o) => o.partner);
+  const stopped = outcomes.some((o) => o.result?.abortedBy || o.notBegun);
+  const tail = notStarted.length > 0 ? ` (not started: ${notStarted.join(', ')})` : '';
+  lines.push(`total (${outcomes.length} partners) ${stopped ? 'stopped' : 'done'}: ${countsText(totalCounts(outcomes))}${tail}`);
+  return lines.join('\n');
+}
+
+/** `--json` of a run of several: one object per partner (as a one-partner run's) and the totals. */
+export function partnersJson(outcomes: PartnerOutcome[]): string {
+  const counts = (c: RunCounts) => Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, c[key]]));
+  return jsonDocument({
+    partners: outcomes.map((o) =>
+      o.result
+        ? { partner: o.partner, status: o.result.abortedBy ? 'stopped' : 'finished', ...summaryObject(o.result, o.overdue) }
+        : {
+            partner: o.partner,
+            status: o.notBegun ? 'not_begun' : 'not_started',
+            run: o.runId ?? null,
+            ...counts(NO_COUNTS),
+            exit_status: o.exitStatus,
+            error: errorMessage(o.error),
+            files: [],
+          },
+    ),
+    ...counts(totalCounts(outcomes)),
+    exit_status: Math.max(...outcomes.map((o) => o.exitStatus)),
   });
 }

@@ -8,17 +8,31 @@ export type CommandName = 'migrate' | 'run' | 'report' | 'history' | 'audit' | '
  * seconds, written `30`, `30s`, `90m`, `1h30m`, `26h` or `2d`; `count` and `bytes` are whole
  * numbers; `globs` a list of file name patterns; `layout` a preset's name or an object.
  */
-export type OptionKind = 'string' | 'duration' | 'bytes' | 'count' | 'globs' | 'layout';
+export type OptionKind = 'string' | 'duration' | 'bytes' | 'count' | 'globs' | 'layout' | 'expect';
+
+/**
+ * Where a setting may stand when the config file names several partners (`"partners"`):
+ * `shared` only at the top (one ledger, one database, one log for all of them); `own` is what
+ * makes a partner itself (its intake and folders, its file names, its layout, its keys): a flag
+ * or variable for it applies only when one partner is chosen with --partner; any other setting
+ * may stand at the top, be overridden per partner, and a flag or variable for it applies to
+ * every partner a command takes.
+ */
+export type OptionScope = 'shared' | 'own' | 'run';
 
 export interface OptionSpec {
   /** `--intake`; null for a setting that is never a flag (a password, the layout) */
   flag: string | null;
-  /** the value's name in help: `<dir|url>`; `...` for a repeatable flag */
+  /** the value's name in help: `<dir|url>`; `...` for a variadic flag */
   value?: string;
+  /** given more than once, each value is kept (`--partner a --partner b`) */
+  repeatable?: boolean;
   description: string;
   /** the environment variable, or null when there is none */
   env: string | null;
   kind: OptionKind;
+  /** see OptionScope; unset: `run` */
+  scope?: OptionScope;
   /** the default as a person reads it (help, README); the typed value is in DEFAULTS */
   default?: string;
   choices?: readonly string[];

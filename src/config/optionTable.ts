@@ -2,7 +2,7 @@ import { PRESETS } from '../layout/presets.js';
 
 import { DEFAULTS, LOG_LEVELS, RUN_MODES, durationText, type CommandName, type OptionSpec } from './optionSpec.js';
 
-export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, type OptionSpec } from './optionSpec.js';
+export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, type OptionScope, type OptionSpec } from './optionSpec.js';
 
 const LAYOUT_PRESETS = [...PRESETS.keys()];
 
@@ -23,6 +23,7 @@ const DECODING: readonly CommandName[] = ['run', 'check', 'adopt', 'config'];
  */
 export const OPTION_TABLE = {
   intake: {
+    scope: 'own',
     flag: '--intake',
     value: '<dir|url>',
     description: 'intake folder, or sftp://user@host[:port]/path',
@@ -33,6 +34,7 @@ export const OPTION_TABLE = {
     per: { adopt: { description: 'an sftp:// intake, to reach a remote archive' } },
   },
   archive: {
+    scope: 'own',
     flag: '--archive',
     value: '<dir>',
     description: 'where loaded files go',
@@ -44,6 +46,7 @@ export const OPTION_TABLE = {
     per: { adopt: { description: 'the archive to adopt (a path on the server when --intake is sftp://)', required: true } },
   },
   duplicates: {
+    scope: 'own',
     flag: '--duplicates',
     value: '<dir>',
     description: 'where skipped duplicates go',
@@ -54,6 +57,7 @@ export const OPTION_TABLE = {
     commands: FOLDERS,
   },
   rejected: {
+    scope: 'own',
     flag: '--rejected',
     value: '<dir>',
     description: 'where rejected files go',
@@ -64,6 +68,7 @@ export const OPTION_TABLE = {
     commands: FOLDERS,
   },
   pattern: {
+    scope: 'own',
     flag: '--pattern',
     value: '<glob>',
     description: 'file names to take',
@@ -76,6 +81,7 @@ export const OPTION_TABLE = {
       'every other name in the intake is counted `ignored` and named in the log (a symlink, FIFO or other non-regular entry, a name that is not UTF-8 or holds a backslash too: all left untouched); an upload under a temporary name of a file the pattern takes (`*.part`, `*.filepart`, `*.tmp`, `*.partial`, a dot-file) is `not_ready`',
   },
   ledger: {
+    scope: 'shared',
     flag: '--ledger',
     value: '<path|url>',
     description: 'ledger: a SQLite file, or postgres://… shared by several hosts',
@@ -87,6 +93,7 @@ export const OPTION_TABLE = {
     details: 'tables in schema `settle_ledger`; `migrate` creates them',
   },
   ledgerTimeout: {
+    scope: 'shared',
     flag: '--ledger-timeout',
     value: '<duration>',
     description: "how long to wait for another process's ledger write",
@@ -108,6 +115,7 @@ export const OPTION_TABLE = {
     details: "a record is a line, or quoted lines; bounds the reader's memory (1024 to 67108864)",
   },
   databaseUrl: {
+    scope: 'shared',
     flag: '--database-url',
     value: '<url>',
     description: 'finance PostgreSQL URL',
@@ -119,6 +127,7 @@ export const OPTION_TABLE = {
       '`postgres://USER@HOST[:PORT]/DATABASE`, see [Connecting](#connecting-to-postgresql); its password (`user:…@`, `password=`, `sslpassword=`) is never printed, logged or stored',
   },
   dbTimeout: {
+    scope: 'shared',
     flag: '--db-timeout',
     value: '<duration>',
     description: 'longest wait on the finance database: connecting, a lock, a statement',
@@ -131,6 +140,7 @@ export const OPTION_TABLE = {
       'past it the file fails (claim released, file left in intake, exit 1); a COPY may stream for longer: it is cancelled only when the server takes no data for this long; raise it for a `migrate`, `audit` or reprocessing on very large tables',
   },
   schema: {
+    scope: 'shared',
     flag: '--schema',
     value: '<name>',
     description: 'finance schema',
@@ -140,6 +150,7 @@ export const OPTION_TABLE = {
     commands: FINANCE,
   },
   logFile: {
+    scope: 'shared',
     flag: '--log-file',
     value: '<path>',
     description: 'append JSON logs here instead of stderr',
@@ -151,6 +162,7 @@ export const OPTION_TABLE = {
       'one line per file decision; on a terminal stderr shows them as short text lines, with a progress line while a long file loads',
   },
   logLevel: {
+    scope: 'shared',
     flag: '--log-level',
     value: '<level>',
     description: 'log level',
@@ -178,6 +190,7 @@ export const OPTION_TABLE = {
     commands: DECODING,
   },
   pgpVerifyKey: {
+    scope: 'own',
     flag: '--pgp-verify-key',
     value: '<path>',
     description: "the partner's public key: every delivery must carry its valid signature",
@@ -229,6 +242,7 @@ export const OPTION_TABLE = {
     details: '`[host]:port` entries, hashed names, wildcards, `@revoked`',
   },
   hostKeyFingerprint: {
+    scope: 'own',
     flag: '--host-key-fingerprint',
     value: '<SHA256:...>',
     description: 'pin the SFTP server key instead of known_hosts',
@@ -325,6 +339,7 @@ export const OPTION_TABLE = {
       "without it (or a layout's trailer) an upload that stalls longer than `--stable-for` and then resumes cannot be told from a complete file: the next run reports such a file, changed where it landed, by name (exit 1)",
   },
   metricsFile: {
+    scope: 'shared',
     flag: '--metrics-file',
     value: '<path>',
     description: 'write a Prometheus text file here after every run',
@@ -344,6 +359,7 @@ export const OPTION_TABLE = {
     commands: ['status'],
   },
   layout: {
+    scope: 'own',
     flag: '--layout',
     value: '<preset>',
     description: `what the files look like: ${LAYOUT_PRESETS.join(', ')}, or an object in the config file`,
@@ -353,6 +369,16 @@ export const OPTION_TABLE = {
     commands: [...FINANCE, 'check'],
     per: { check: { description: `a shipped layout: ${LAYOUT_PRESETS.join(', ')}; or the config file's` } },
     details: 'see [Layouts](#layouts)',
+  },
+  expect: {
+    flag: null,
+    description: 'the deliveries the partner owes: every, by, timeZone, holidays, files, warnAfter, errorAfter',
+    env: null,
+    kind: 'expect',
+    scope: 'own',
+    commands: ['run', 'report', 'status', 'config'],
+    details:
+      'an object in the config file, at the top or per partner; `status` and the run warn and then fail when a due day has no delivery; see [Several partners](#several-partners)',
   },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -370,10 +396,28 @@ export const CONFIG_OPTION: OptionSpec = {
   commands: [...CONFIGURED, 'check'],
 };
 
-/** Every option a command takes, `--config` first. */
-export function optionsOf(command: CommandName): { key: SettingKey | 'config'; spec: OptionSpec }[] {
+/**
+ * Which partners of the config file a command takes (repeatable; commas in the variable):
+ * never a key in the file, which names the partners themselves under `"partners"`.
+ */
+export const PARTNER_OPTION: OptionSpec = {
+  flag: '--partner',
+  value: '<name>',
+  repeatable: true,
+  description: 'only these partners of the config file (repeatable); default: all',
+  env: 'SETTLE_PARTNER',
+  kind: 'string',
+  commands: [...CONFIGURED, 'check'],
+  details:
+    'a config without `"partners"` is one partner, `default`; a flag or variable for a partner\'s own setting (`--intake`, its folders, `--pattern`, `--layout`, `--host-key-fingerprint`, `--pgp-verify-key`) needs exactly one partner chosen',
+};
+
+/** Every option a command takes, `--config` and `--partner` first. */
+export function optionsOf(command: CommandName): { key: SettingKey | 'config' | 'partner'; spec: OptionSpec }[] {
   const settings = SETTING_KEYS.map((key) => ({ key, spec: OPTION_TABLE[key] as OptionSpec }));
-  return [{ key: 'config' as const, spec: CONFIG_OPTION }, ...settings].filter((o) => o.spec.commands.includes(command));
+  return [{ key: 'config' as const, spec: CONFIG_OPTION }, { key: 'partner' as const, spec: PARTNER_OPTION }, ...settings].filter((o) =>
+    o.spec.commands.includes(command),
+  );
 }
 
 /** What help and README say after the description: where else it comes from, and its default. */

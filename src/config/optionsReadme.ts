@@ -1,4 +1,4 @@
-import { CONFIG_OPTION, OPTION_TABLE, SETTING_KEYS, type OptionSpec } from './optionTable.js';
+import { CONFIG_OPTION, OPTION_TABLE, PARTNER_OPTION, SETTING_KEYS, type OptionSpec } from './optionTable.js';
 
 /** README.md holds the generated table between these two lines; a unit test keeps them equal. */
 export const OPTIONS_BEGIN = '<!-- options:begin (generated from src/config/optionTable.ts) -->';
@@ -32,6 +32,7 @@ export function optionsMarkdown(): string {
     '| flag | environment | config file | default | commands | meaning |',
     '| --- | --- | --- | --- | --- | --- |',
     row('config', CONFIG_OPTION, false),
+    row('partner', PARTNER_OPTION, false),
     ...SETTING_KEYS.map((key) => row(key, OPTION_TABLE[key], true)),
     OPTIONS_END,
   ].join('\n');

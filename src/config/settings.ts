@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { homedir, tmpdir } from 'node:os';
 import { UsageError } from '../errors.js';
-import { globToRegExp } from '../intake/names.js';
+import { dateTokenCount, expandDateTokens, globToRegExp } from '../intake/names.js';
+import { minutesOfDay, weekdaysOf, type Expect } from '../calendar/expect.js';
+import { holidayCodeProblem } from '../calendar/holidays.js';
 import { DEFAULT_LAYOUT, type Layout } from '../layout/layout.js';
+import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { parseLayout } from '../layout/parseLayout.js';
 import { nearest } from './nearest.js';
 import type { SftpSettings } from '../intake/openIntake.js';
@@ -11,9 +14,18 @@ import type { DecodeSettings } from '../delivery/decodeSettings.js';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
 
 type Key = SettingKey;
-export type RawFlags = Partial<Record<Key | 'config', unknown>>;
+export type RawFlags = Partial<Record<Key | 'config' | 'partner', unknown>>;
+
+/** A partner's name: lower-case letters, digits and `-` (it names runs, metrics labels and unit instances). */
+const PARTNER_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 export interface Settings {
+  /** the partner these settings are for (`default` without `"partners"` in the config file) */
+  partner: string;
+  /** the deliveries the partner owes, when its settings say */
+  expect: Expect | undefined;
+  /** the pattern as written, with its date token (`settle_{yyyyMMdd}_*.csv`); `pattern` is its glob */
+  patternText: string;
   intake: string | undefined;
   archive: string | undefined;
   duplicates: string | undefined;
@@ -48,7 +60,30 @@ export interface Settings {
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 
-function readConfigFile(path: string): Record<string, unknown> {
+/** The config file, read and checked once: its top-level settings and each partner's own. */
+interface ConfigFile {
+  path: string;
+  /** paths in the file are relative to its folder */
+  dir: string;
+  top: Record<string, unknown>;
+  /** `"partners"`, in the file's order; undefined when the file has none */
+  partners: Map<string, Record<string, unknown>> | undefined;
+}
+
+/** An unknown key is refused with the nearest known one. */
+function refuseUnknownKeys(object: Record<string, unknown>, known: readonly string[], where: string): void {
+  for (const key of Object.keys(object)) {
+    if (!known.includes(key)) {
+      const guess = nearest(key, known);
+      const hint = guess ? `did you mean "${guess}"?` : `known: ${known.join(', ')}`;
+      throw new UsageError(`${where}: unknown setting "${key}" (${hint})`);
+    }
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function readConfigFile(path: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -61,17 +96,30 @@ function readConfigFile(path: string): Record<string, unknown> {
   } catch (err) {
     throw new UsageError(`config file ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new UsageError(`config file ${path} must hold one JSON object`);
+  if (!isObject(parsed)) throw new UsageError(`config file ${path} must hold one JSON object`);
+  refuseUnknownKeys(parsed, [...SETTING_KEYS, 'partners'], `config file ${path}`);
+  const config: ConfigFile = { path, dir: dirname(resolve(path)), top: parsed, partners: undefined };
+  if (parsed.partners === undefined) return config;
+  const where = `config file ${path}: "partners"`;
+  if (!isObject(parsed.partners) || Object.keys(parsed.partners).length === 0) {
+    throw new UsageError(`${where} must be an object with one entry per partner: {"adyen": {"intake": …}, "stripe": {…}}`);
   }
-  for (const key of Object.keys(parsed)) {
-    if (!(key in OPTION_TABLE)) {
-      const guess = nearest(key, SETTING_KEYS);
-      const hint = guess ? `did you mean "${guess}"?` : `known: ${SETTING_KEYS.join(', ')}`;
-      throw new UsageError(`config file ${path}: unknown setting "${key}" (${hint})`);
+  config.partners = new Map();
+  const partnerKeys = SETTING_KEYS.filter((k) => (OPTION_TABLE[k] as OptionSpec).scope !== 'shared');
+  for (const [name, own] of Object.entries(parsed.partners)) {
+    if (!PARTNER_NAME.test(name)) {
+      throw new UsageError(`${where}: partner name "${name}" must be lower-case letters, digits and - (such as "adyen" or "bank-nl")`);
     }
+    if (!isObject(own)) throw new UsageError(`${where}."${name}" must be an object of that partner's settings`);
+    for (const key of Object.keys(own)) {
+      if (SETTING_KEYS.includes(key as Key) && (OPTION_TABLE[key as Key] as OptionSpec).scope === 'shared') {
+        throw new UsageError(`${where}."${name}": "${key}" is shared by all partners: set it at the top of the config file`);
+      }
+    }
+    refuseUnknownKeys(own, partnerKeys, `${where}."${name}"`);
+    config.partners.set(name, own);
   }
-  return parsed as Record<string, unknown>;
+  return config;
 }
 
 /** What each kind of setting becomes. */
@@ -83,6 +131,8 @@ interface KindValue {
   globs: string[];
   /** a preset's name or an object: parseLayout makes it a layout */
   layout: unknown;
+  /** null: `"expect": null` turns off a default from the top of the file */
+  expect: Expect | null;
 }
 
 const UNIT_SECONDS: Record<string, number> = { d: 86_400, h: 3600, m: 60, s: 1 };
@@ -149,7 +199,67 @@ const PARSE: { [K in OptionKind]: (p: Picked, spec: OptionSpec) => KindValue[K] 
     return (list as string[]).map((g) => namePattern(g.trim(), p.from));
   },
   layout: (p) => p.value,
+  expect: (p) => parseExpect(p),
 };
+
+const EXPECT_KEYS = ['every', 'by', 'timeZone', 'holidays', 'files', 'warnAfter', 'errorAfter'];
+const EXPECT_EXAMPLE = '{"every": "business day", "by": "04:00", "timeZone": "Europe/Amsterdam", "holidays": "NL"}';
+
+/** A partner's expected deliveries (calendar/expect.ts), each key checked and named when wrong. */
+function parseExpect(p: Picked): Expect | null {
+  if (p.value === null) return null;
+  if (!isObject(p.value)) throw new UsageError(`${p.from}: expected an object such as ${EXPECT_EXAMPLE}`);
+  const v = p.value;
+  refuseUnknownKeys(v, EXPECT_KEYS, p.from);
+  const at = (key: string) => `${p.from}."${key}"`;
+  const weekdays = weekdaysOf(v.every ?? 'day');
+  if (!weekdays) {
+    throw new UsageError(
+      `${at('every')}: expected "day", "business day" or a list of weekdays such as ["Mon", "Thu"], got ${JSON.stringify(v.every)}`,
+    );
+  }
+  if (v.by === undefined) throw new UsageError(`${at('by')}: required: the local time a day's files are due by, such as "04:00"`);
+  if (minutesOfDay(v.by) === null) throw new UsageError(`${at('by')}: expected a time of day such as "04:00", got ${JSON.stringify(v.by)}`);
+  const zone = v.timeZone;
+  if (zone === undefined) throw new UsageError(`${at('timeZone')}: required: the partner's zone, an IANA name such as "Europe/Amsterdam"`);
+  if (typeof zone !== 'string' || !isIanaZone(zone)) {
+    throw new UsageError(`${at('timeZone')}: expected an IANA time zone such as "Europe/Amsterdam" or "UTC", got ${JSON.stringify(zone)}`);
+  }
+  let holidays: string | undefined;
+  if (v.holidays !== undefined) {
+    const problem =
+      typeof v.holidays === 'string' ? holidayCodeProblem(v.holidays) : 'expected a country or region code such as "NL" or "DE-BY"';
+    if (problem) throw new UsageError(`${at('holidays')}: ${problem}`);
+    holidays = (v.holidays as string).trim().toUpperCase();
+  }
+  const files = v.files === undefined ? 1 : wholeNumber(v.files);
+  if (!(files >= 1 && files <= 10_000))
+    throw new UsageError(`${at('files')}: expected a whole number from 1 to 10000, got ${JSON.stringify(v.files)}`);
+  const duration = (key: string, fallback: number) => {
+    if (v[key] === undefined) return fallback;
+    const n = parseDuration(v[key]);
+    if (n === null) throw new UsageError(`${at(key)}: expected a duration such as 30m, 1h or 24h, got ${JSON.stringify(v[key])}`);
+    return n;
+  };
+  const warnAfterSeconds = duration('warnAfter', 0);
+  const errorAfterSeconds = duration('errorAfter', 24 * 3600);
+  if (errorAfterSeconds < warnAfterSeconds) {
+    throw new UsageError(`${at('errorAfter')}: must not be shorter than "warnAfter" (${JSON.stringify(v.warnAfter)})`);
+  }
+  const by = String(v.by).trim().padStart(5, '0');
+  const every = typeof v.every === 'string' || v.every === undefined ? String(v.every ?? 'day') : (v.every as string[]).join(', ');
+  return { every, weekdays, holidays, by, timeZone: zone, files, warnAfterSeconds, errorAfterSeconds };
+}
+
+function isIanaZone(zone: string): boolean {
+  if (zone !== 'UTC' && !zone.includes('/')) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A file name pattern that cannot become a matcher (`[z-a]`) is refused with the setting that gave it. */
 function namePattern(pattern: string, from: string): string {
@@ -198,26 +308,176 @@ export interface Picked {
   source: SettingSource;
 }
 
-/** The one precedence rule: a setting's value from a flag, else the environment, else the config file. */
-export function settingPicker(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): (key: Key) => Picked | undefined {
-  const configPath = (flags.config as string | undefined) ?? env.SETTLE_CONFIG;
-  const file = configPath ? readConfigFile(configPath) : {};
-  const fileDir = configPath ? dirname(resolve(configPath)) : undefined;
+/**
+ * The one precedence rule: a setting's value from a flag, else the environment, else the
+ * partner's own entry under `"partners"`, else the top of the config file.
+ */
+export function settingPicker(flags: RawFlags, env: NodeJS.ProcessEnv = process.env, partner?: string): (key: Key) => Picked | undefined {
+  return pickerFor(loadConfig(flags, env), flags, env, partner);
+}
 
+function loadConfig(flags: RawFlags, env: NodeJS.ProcessEnv): ConfigFile | undefined {
+  const configPath = (flags.config as string | undefined) ?? env.SETTLE_CONFIG;
+  return configPath ? readConfigFile(configPath) : undefined;
+}
+
+function pickerFor(
+  config: ConfigFile | undefined,
+  flags: RawFlags,
+  env: NodeJS.ProcessEnv,
+  partner: string | undefined,
+): (key: Key) => Picked | undefined {
+  const own = partner === undefined ? undefined : config?.partners?.get(partner);
+  const fromFile = (entries: Record<string, unknown>, key: Key, where: string): Picked => {
+    const spec: OptionSpec = OPTION_TABLE[key];
+    return {
+      value: spec.path ? relativeTo(config!.dir, entries[key]) : entries[key],
+      from: `${config!.path}: ${where}"${key}"`,
+      source: 'file',
+    };
+  };
   return (key: Key): Picked | undefined => {
     const spec: OptionSpec = OPTION_TABLE[key];
     if (flags[key] !== undefined) return { value: flags[key], from: spec.flag ?? key, source: 'flag' };
     if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '')
       return { value: env[spec.env], from: spec.env, source: 'environment' };
-    if (file[key] !== undefined) {
-      return { value: spec.path ? relativeTo(fileDir, file[key]) : file[key], from: `${configPath}: "${key}"`, source: 'file' };
-    }
+    if (own?.[key] !== undefined) return fromFile(own, key, `"partners"."${partner}".`);
+    if (config?.top[key] !== undefined) return fromFile(config.top, key, '');
     return undefined;
   };
 }
 
+/** The chosen partners' settings, each resolved and checked; see resolvePartners. */
+export interface PartnerSelection {
+  /** the partners chosen (by --partner or SETTLE_PARTNER; else all), in the config file's order */
+  partners: Settings[];
+  /** every partner the config file names; `default` alone without `"partners"` */
+  configured: string[];
+  /** their settings, as the file gives them (a flag for a partner's own setting applies to the one chosen) */
+  all: Settings[];
+  /** the config file names its partners (`"partners"`) */
+  named: boolean;
+}
+
+/** `--partner a --partner b`, `--partner a,b` or SETTLE_PARTNER=a,b; undefined when none is given. */
+function askedPartners(flags: RawFlags, env: NodeJS.ProcessEnv): { names: string[]; from: string } | undefined {
+  const given =
+    flags.partner !== undefined
+      ? { value: flags.partner, from: '--partner' }
+      : env.SETTLE_PARTNER
+        ? { value: env.SETTLE_PARTNER, from: 'SETTLE_PARTNER' }
+        : undefined;
+  if (!given) return undefined;
+  const names = [given.value]
+    .flat()
+    .flatMap((v) => String(v).split(','))
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  if (names.length === 0) throw new UsageError(`${given.from}: expected a partner name`);
+  return { names: [...new Set(names)], from: given.from };
+}
+
+/**
+ * Every partner's settings, resolved and checked before anything is touched (a mistake in any
+ * partner's is exit 2 naming it and the key), then the ones asked for. Without `"partners"`
+ * the config is one partner, `default`. `unconfigured: 'allow'` (the reports): a name the
+ * config does not know still filters what the ledger shows, when the config names no partners.
+ */
+export function resolvePartners(
+  flags: RawFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { unconfigured?: 'refuse' | 'allow' } = {},
+): PartnerSelection {
+  const config = loadConfig(flags, env);
+  const named = config?.partners !== undefined;
+  const configured = named ? [...config!.partners!.keys()] : [DEFAULT_PARTNER];
+  const resolveOne = (partner: string, f: RawFlags, e: NodeJS.ProcessEnv) =>
+    settingsFrom(pickerFor(config, f, e, named ? partner : undefined), e, partner);
+  // every partner is checked as the file has it, before any is chosen: a mistake anywhere is exit 2
+  const own = ownSettingsGiven(flags, env);
+  const all = configured.map((partner) => resolveOne(partner, named ? own.flags : flags, named ? own.env : env));
+  refuseSharedIntakes(all);
+  const asked = askedPartners(flags, env);
+  const chosen = asked ? asked.names.map((name) => chosenPartner(name, asked.from, all, config, opts.unconfigured ?? 'refuse')) : all;
+  if (chosen.length > 1 && own.given) {
+    const names = chosen.map((p) => p.partner).join(', ');
+    throw new UsageError(
+      `${own.given} is one partner's own setting: with ${chosen.length} partners (${names}), choose one with --partner NAME, or set it per partner in the config file`,
+    );
+  }
+  // in the config file's order, whatever order they were asked in; one chosen partner takes the flags for its own settings too
+  const order = (p: Settings) => (configured.includes(p.partner) ? configured.indexOf(p.partner) : configured.length);
+  const partners = [...chosen].sort((a, b) => order(a) - order(b));
+  if (named && partners.length === 1 && own.given && configured.includes(partners[0]!.partner)) {
+    partners[0] = resolveOne(partners[0]!.partner, flags, env);
+  }
+  return { partners, configured, named, all };
+}
+
+/**
+ * The flags and variables without those of a partner's own settings (its intake, folders,
+ * pattern, layout, keys), and the first of them given: applied to every partner they would
+ * make them all the same, so they apply only to one chosen partner.
+ */
+function ownSettingsGiven(flags: RawFlags, env: NodeJS.ProcessEnv): { flags: RawFlags; env: NodeJS.ProcessEnv; given: string | null } {
+  const rest = { flags: { ...flags }, env: { ...env }, given: null as string | null };
+  for (const key of SETTING_KEYS) {
+    const spec: OptionSpec = OPTION_TABLE[key];
+    if (spec.scope !== 'own') continue;
+    if (flags[key] !== undefined) rest.given ??= spec.flag;
+    else if (spec.env && env[spec.env]) rest.given ??= spec.env;
+    delete rest.flags[key];
+    if (spec.env) delete rest.env[spec.env];
+  }
+  return rest;
+}
+
+function chosenPartner(
+  name: string,
+  from: string,
+  all: Settings[],
+  config: ConfigFile | undefined,
+  unconfigured: 'refuse' | 'allow',
+): Settings {
+  const known = all.find((p) => p.partner === name);
+  if (known) return known;
+  if (config?.partners === undefined && unconfigured === 'allow' && PARTNER_NAME.test(name)) return { ...all[0]!, partner: name };
+  const configured = all.map((p) => p.partner);
+  const guess = nearest(name, configured);
+  const where = config ? `config file ${config.path}` : 'the settings (no config file)';
+  throw new UsageError(
+    `${from}: no partner "${name}" in ${where} (${guess ? `did you mean "${guess}"? ` : ''}partners: ${configured.join(', ')})`,
+  );
+}
+
+/** Two partners reading one intake would take each other's files: refused. */
+function refuseSharedIntakes(partners: Settings[]): void {
+  const seen = new Map<string, string>();
+  for (const p of partners) {
+    if (!p.intake) continue;
+    const where = p.intake.includes('://') ? p.intake : resolve(p.intake);
+    const other = seen.get(where);
+    if (other) throw new UsageError(`partners "${other}" and "${p.partner}" have the same intake ${p.intake}: each partner needs its own`);
+    seen.set(where, p.partner);
+  }
+}
+
+/**
+ * The settings of the one partner a command works on (`check`, `adopt`, reprocessing): the
+ * config's only partner, or the one chosen with --partner.
+ */
 export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): Settings {
-  const pick = settingPicker(flags, env);
+  const { partners, configured } = resolvePartners(flags, env);
+  if (partners.length !== 1) {
+    throw new UsageError(
+      `the config file names ${configured.length} partners (${configured.join(', ')}): this command works on one: choose it with --partner NAME`,
+    );
+  }
+  return partners[0]!;
+}
+
+/** One partner's settings from the picker bound to it. */
+function settingsFrom(pick: (key: Key) => Picked | undefined, env: NodeJS.ProcessEnv, partner: string): Settings {
   /** A setting's value parsed by its kind, or undefined when nothing set it. */
   const read = <K extends Key>(key: K): KindValue[(typeof OPTION_TABLE)[K]['kind']] | undefined => {
     const p = pick(key);
@@ -233,12 +493,19 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
   if (passphrase?.source === 'flag')
     throw new UsageError('the PGP passphrase is never a flag: use SETTLE_PGP_PASSPHRASE or the config file');
 
+  const patternText = read('pattern') ?? DEFAULTS.pattern;
+  const patternFrom = pick('pattern')?.from ?? 'pattern';
+  if (dateTokenCount(patternText) > 1)
+    throw new UsageError(`${patternFrom} "${patternText}" has more than one date token: a name carries one day`);
   return {
+    partner,
+    expect: read('expect') ?? undefined,
+    patternText,
     intake: intakeLocation(read('intake'), pick('intake')?.from),
     archive: read('archive'),
     duplicates: read('duplicates'),
     rejected: read('rejected'),
-    pattern: namePattern(read('pattern') ?? DEFAULTS.pattern, pick('pattern')?.from ?? 'pattern'),
+    pattern: namePattern(expandDateTokens(patternText), patternFrom),
     ledger: read('ledger') ?? DEFAULTS.ledger,
     databaseUrl: read('databaseUrl'),
     schema,

@@ -49,3 +49,40 @@ export function globToRegExp(pattern: string): RegExp {
     throw new UsageError(`bad file pattern "${pattern}": ${why}`, { cause: err });
   }
 }
+
+/**
+ * The date a pattern may say a name carries: `settle_{yyyyMMdd}_*.csv`. In matching, a token
+ * is its digits (the pattern is still a glob); the day a file is for is read from them.
+ */
+const DATE_TOKENS = [
+  { token: '{yyyyMMdd}', glob: '[0-9]'.repeat(8), capture: '(\\d{4})(\\d{2})(\\d{2})' },
+  { token: '{yyyy-MM-dd}', glob: '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]', capture: '(\\d{4})-(\\d{2})-(\\d{2})' },
+] as const;
+
+const PLACEHOLDER = 'QQSETTLEINGESTDAYQQ';
+
+/** How many date tokens a pattern holds. */
+export function dateTokenCount(pattern: string): number {
+  return DATE_TOKENS.reduce((n, t) => n + pattern.split(t.token).length - 1, 0);
+}
+
+/** The pattern as a plain glob: each date token stands for its digits. */
+export function expandDateTokens(pattern: string): string {
+  return DATE_TOKENS.reduce((p, t) => p.replaceAll(t.token, t.glob), pattern);
+}
+
+/**
+ * The day (`YYYY-MM-DD`) a name carries by its pattern's date token, or null when the pattern
+ * has none or the digits are not a real date (`20260231`).
+ */
+export function dayInName(pattern: string, name: string): string | null {
+  const token = DATE_TOKENS.find((t) => pattern.includes(t.token));
+  if (!token) return null;
+  const marked = globToRegExp(expandDateTokens(pattern.replace(token.token, PLACEHOLDER)));
+  const m = new RegExp(marked.source.replace(PLACEHOLDER, token.capture), marked.flags).exec(name);
+  if (!m) return null;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d) return null;
+  return date.toISOString().slice(0, 10);
+}

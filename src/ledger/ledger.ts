@@ -16,6 +16,8 @@ export interface ClaimRequest {
 }
 
 export interface EventInput {
+  /** unset: the partner of the ledger view that records it */
+  partner?: string;
   runId: string | null;
   event: EventKind;
   name: string;
@@ -59,6 +61,14 @@ export interface MoveIntent extends MovedFile {
 export interface Ledger {
   /** where it lives, for messages (a path, or a URL without its password) */
   readonly location: string;
+  /**
+   * The partner this view records runs, files, events and moves for, and whose unfinished and
+   * landed moves it looks at; content identity (claims, holders, hashes) is the ledger's, not a
+   * partner's. `default` for a config without "partners".
+   */
+  readonly partner: string;
+  /** the same store, writing for another partner (closing any view closes the store) */
+  forPartner(partner: string): Ledger;
   close(): Promise<void>;
 
   /** records a new run under the first free id from `newId` and returns it */
@@ -72,15 +82,22 @@ export interface Ledger {
   openRuns(): Promise<RunRow[]>;
   closeDeadRun(runId: string, foundBy: string, reason: string): Promise<boolean>;
   run(runId: string): Promise<RunRow | undefined>;
-  recentRuns(limit: number): Promise<RunRow[]>;
-  /** the latest scheduled or manual run that finished its work (`successful`: and exited 0) */
-  latestIngestRun(opts: { successful: boolean }): Promise<RunRow | undefined>;
+  /** newest first; `partners`: only theirs */
+  recentRuns(limit: number, partners?: string[]): Promise<RunRow[]>;
+  /** the latest scheduled or manual run that finished its work (`successful`: and exited 0), of one partner or of any */
+  latestIngestRun(opts: { successful: boolean; partner?: string }): Promise<RunRow | undefined>;
+  /** when the partner's first run started, if it ever ran */
+  firstRunAt(partner: string): Promise<string | undefined>;
+  /** the partners the ledger has runs of */
+  partnersSeen(): Promise<string[]>;
 
   record(e: EventInput): Promise<void>;
   eventsOfRun(runId: string): Promise<LedgerEvent[]>;
   /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
-  eventsSince(kinds: EventKind[], since: string): Promise<LedgerEvent[]>;
+  eventsSince(kinds: EventKind[], since: string, partners?: string[]): Promise<LedgerEvent[]>;
+  /** the partner's latest event of these kinds */
+  latestEvent(kinds: EventKind[], partner: string): Promise<LedgerEvent | undefined>;
   /** the contents (SHA-256) whose hash starts with `prefix` (lower-case hex), at most `limit` */
   contentsWithPrefix(prefix: string, limit: number): Promise<string[]>;
   contentsLoadedTwice(): Promise<{ sha256: string; loads: number }[]>;
@@ -90,7 +107,7 @@ export interface Ledger {
   liveHolder(sha256: string): Promise<FileRow | undefined>;
   /** the row that currently owns this decoded content under any delivered bytes (plain, gzipped, encrypted), if any */
   liveContentHolder(contentSha256: string): Promise<FileRow | undefined>;
-  filesInState(state: FileState): Promise<FileRow[]>;
+  filesInState(state: FileState, partners?: string[]): Promise<FileRow[]>;
   knowsContent(sha256: string): Promise<FileRow[]>;
   loadedNamed(name: string): Promise<FileRow[]>;
 

@@ -42,6 +42,8 @@ export function staleClaimEvent(
   to: { state: 'loaded' | 'failed'; rows?: number; reason: string },
 ): EventInput {
   return {
+    // the file's partner, whichever partner's run found its claim stale
+    partner: stale.partner,
     runId,
     event: to.state === 'loaded' ? 'recovered' : 'expired',
     name: stale.name,

@@ -56,7 +56,7 @@ class PgPort implements SqlPort {
 }
 
 /** Connects, and creates or upgrades the schema (`create`) or checks that it is current. */
-export async function openPgLedger(url: string, opts: { create: boolean; busyTimeoutMs?: number }): Promise<SqlLedger> {
+export async function openPgLedger(url: string, opts: { create: boolean; readOnly?: boolean; busyTimeoutMs?: number }): Promise<SqlLedger> {
   const location = redactSecrets(url);
   const client = await connectPostgres(url, {
     what: 'ledger',
@@ -68,6 +68,8 @@ export async function openPgLedger(url: string, opts: { create: boolean; busyTim
     if (opts.create) await migratePg(client, LEDGER_SCHEMA, 'ledger-pg');
     else await assertPgCurrent(client, LEDGER_SCHEMA, 'ledger-pg', `ledger ${location}: schema`);
     await client.query(`SET search_path TO ${pg.escapeIdentifier(LEDGER_SCHEMA)}`);
+    // status and the reports: a role with SELECT alone reads it, and nothing here could write
+    if (opts.readOnly) await client.query('SET default_transaction_read_only = on');
     // like SQLite's busy timeout: a ledger locked or hung past --ledger-timeout is an error (exit 1), never a hang
     const waitMs = Math.max(1000, Math.round(opts.busyTimeoutMs ?? 15_000));
     await client.query(`SET lock_timeout = ${waitMs}`);

@@ -27,10 +27,10 @@ export const LIVE = (alias: string) =>
  */
 export const CLAIM_SQL = `
 INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, owner_host, owner_pid, owner_started_at,
-                             lease_until, first_seen_at, updated_at, content_sha256)
-VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                             lease_until, first_seen_at, updated_at, content_sha256, partner)
+VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (name, sha256) DO UPDATE SET
-  state = 'claimed', content_sha256 = excluded.content_sha256, run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
+  state = 'claimed', partner = excluded.partner, content_sha256 = excluded.content_sha256, run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
   owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
   lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL,
   updated_at = excluded.updated_at
@@ -56,8 +56,8 @@ export const HOLDS_LIVE_CONTENT = (alias: string) => `(${alias}.sha256 = ? OR ${
  * PostgreSQL run the same text (the SELECT's WHERE also keeps SQLite's upsert unambiguous).
  */
 export const ADOPT_SQL = `
-INSERT INTO processed_files (name, sha256, content_sha256, state, run_id, size, row_count, location, first_seen_at, updated_at)
-SELECT ?, ?, ?, 'loaded', ?, ?, ?, ?, ?, ?
+INSERT INTO processed_files (name, sha256, content_sha256, state, run_id, size, row_count, location, first_seen_at, updated_at, partner)
+SELECT ?, ?, ?, 'loaded', ?, ?, ?, ?, ?, ?, ?
 WHERE NOT EXISTS (SELECT 1 FROM processed_files live WHERE ${HOLDS_LIVE_CONTENT('live')})
 ON CONFLICT DO NOTHING`;
 
@@ -66,16 +66,16 @@ ON CONFLICT DO NOTHING`;
 
 /** The (name, bytes) is held: created, or an earlier non-live row of it updated. */
 export const HELD_SQL = `
-INSERT INTO processed_files (name, sha256, state, run_id, size, first_seen_at, updated_at, content_sha256)
-VALUES (?, ?, 'held', ?, ?, ?, ?, ?)
-ON CONFLICT (name, sha256) DO UPDATE SET state = 'held', run_id = excluded.run_id,
+INSERT INTO processed_files (name, sha256, state, run_id, size, first_seen_at, updated_at, content_sha256, partner)
+VALUES (?, ?, 'held', ?, ?, ?, ?, ?, ?)
+ON CONFLICT (name, sha256) DO UPDATE SET state = 'held', partner = excluded.partner, run_id = excluded.run_id,
   reason = NULL, location = NULL, updated_at = excluded.updated_at, content_sha256 = excluded.content_sha256
 WHERE processed_files.state NOT IN ('claimed', 'loaded')`;
 
 /** The (name, bytes) is a duplicate, moved to `location`. */
 export const DUPLICATE_SQL = `
-INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, location, first_seen_at, updated_at, content_sha256)
-VALUES (?, ?, 'duplicate', ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', run_id = excluded.run_id, reason = NULL,
+INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, location, first_seen_at, updated_at, content_sha256, partner)
+VALUES (?, ?, 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', partner = excluded.partner, run_id = excluded.run_id, reason = NULL,
   arrival = excluded.arrival, location = excluded.location, updated_at = excluded.updated_at
 WHERE processed_files.state NOT IN ('claimed', 'loaded')`;

@@ -1,3 +1,4 @@
+import { nowIso as now } from '../clock.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
 import type { Destination } from '../destination.js';
@@ -5,11 +6,25 @@ import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveInte
 import { ADOPT_SQL, CLAIM_SQL, DUPLICATE_SQL, END_CLAIM, HELD_SQL, HOLDS_LIVE_CONTENT, LIVE } from './processedFilesSql.js';
 import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL } from './sqlMoves.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
-import { eventRow, fileRow, intentRow, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
+import { eventRow, fileRow, intentRow, iso, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
 
-import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
+import {
+  DEFAULT_PARTNER,
+  type EventKind,
+  type FileRow,
+  type FileState,
+  type LedgerEvent,
+  type RunCounts,
+  type RunMode,
+  type RunRow,
+} from './types.js';
 
-const now = () => new Date().toISOString();
+/** `partner IN (?, …)`, or nothing when every partner is asked for. */
+function partnerFilter(partners: string[] | undefined, column = 'partner'): { sql: string; params: string[] } {
+  if (partners === undefined) return { sql: '', params: [] };
+  if (partners.length === 0) return { sql: ' AND 1 = 0', params: [] };
+  return { sql: ` AND ${column} IN (${marks(partners.length)})`, params: partners };
+}
 
 /**
  * The ledger's rules, written once for every store. Each public method is one step of the
@@ -17,17 +32,27 @@ const now = () => new Date().toISOString();
  * method's statements on the same connection.
  */
 export class SqlLedger implements Ledger {
-  private queue: Promise<unknown> = Promise.resolve();
-
-  constructor(private readonly db: SqlPort) {}
+  /**
+   * `partner`: the partner this view writes for (its runs, files, events and moves) and whose
+   * unfinished moves it finishes; every view of one store shares its connection and its queue.
+   */
+  constructor(
+    private readonly db: SqlPort,
+    readonly partner: string = DEFAULT_PARTNER,
+    private readonly line: { tail: Promise<unknown> } = { tail: Promise.resolve() },
+  ) {}
 
   get location(): string {
     return this.db.location;
   }
 
+  forPartner(partner: string): SqlLedger {
+    return partner === this.partner ? this : new SqlLedger(this.db, partner, this.line);
+  }
+
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.queue.then(fn, fn);
-    this.queue = result.catch(() => undefined);
+    const result = this.line.tail.then(fn, fn);
+    this.line.tail = result.catch(() => undefined);
     return result;
   }
 
@@ -54,8 +79,8 @@ export class SqlLedger implements Ledger {
       const runId = newId();
       const inserted = await this.tx(() =>
         this.db.run(
-          `INSERT INTO runs (run_id, mode, host, pid, started_at, status) VALUES (?, ?, ?, ?, ?, 'running') ON CONFLICT DO NOTHING`,
-          [runId, run.mode, run.host, run.pid, now()],
+          `INSERT INTO runs (run_id, mode, host, pid, started_at, status, partner) VALUES (?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`,
+          [runId, run.mode, run.host, run.pid, now(), this.partner],
         ),
       );
       if (inserted === 1) return runId;
@@ -101,23 +126,41 @@ export class SqlLedger implements Ledger {
     return rows[0] ? runRow(rows[0]) : undefined;
   }
 
-  async recentRuns(limit: number): Promise<RunRow[]> {
-    return (await this.read('SELECT * FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?', [limit])).map(runRow);
+  async recentRuns(limit: number, partners?: string[]): Promise<RunRow[]> {
+    const only = partnerFilter(partners);
+    const rows = await this.read(`SELECT * FROM runs WHERE 1 = 1${only.sql} ORDER BY started_at DESC, run_id DESC LIMIT ?`, [
+      ...only.params,
+      limit,
+    ]);
+    return rows.map(runRow);
   }
 
   /** Runs from before statuses were kept (status NULL) count as finished once they have an end. */
-  async latestIngestRun(opts: { successful: boolean }): Promise<RunRow | undefined> {
+  async latestIngestRun(opts: { successful: boolean; partner?: string }): Promise<RunRow | undefined> {
+    const only = partnerFilter(opts.partner === undefined ? undefined : [opts.partner]);
     const rows = await this.read(
       `SELECT * FROM runs WHERE mode <> 'reprocess' AND ended_at IS NOT NULL AND (status = 'finished' OR status IS NULL)
-         ${opts.successful ? 'AND exit_status = 0' : ''} ORDER BY ended_at DESC, run_id DESC LIMIT 1`,
+         ${opts.successful ? 'AND exit_status = 0' : ''}${only.sql} ORDER BY ended_at DESC, run_id DESC LIMIT 1`,
+      only.params,
     );
     return rows[0] ? runRow(rows[0]) : undefined;
+  }
+
+  /** When the partner's first run started: what it owes is judged from then on. */
+  async firstRunAt(partner: string): Promise<string | undefined> {
+    const rows = await this.read('SELECT min(started_at) AS at FROM runs WHERE partner = ?', [partner]);
+    return iso(rows[0]?.at) ?? undefined;
+  }
+
+  /** The partners the ledger has runs of. */
+  async partnersSeen(): Promise<string[]> {
+    return (await this.read('SELECT DISTINCT partner FROM runs ORDER BY partner')).map((r) => String(r.partner));
   }
 
   // ---- events
 
   private appendEvent(e: EventInput): Promise<number> {
-    return this.db.run('INSERT INTO ledger_events (run_id, at, event, name, sha256, details) VALUES (?, ?, ?, ?, ?, ?)', [
+    return this.db.run('INSERT INTO ledger_events (run_id, at, event, name, sha256, details, partner) VALUES (?, ?, ?, ?, ?, ?, ?)', [
       e.runId,
       now(),
       e.event,
@@ -125,6 +168,7 @@ export class SqlLedger implements Ledger {
       e.sha256,
       // a reason may quote an error that quotes a URL: nothing the ledger keeps carries a password
       JSON.stringify(redactValues(e.details ?? {})),
+      e.partner ?? this.partner,
     ]);
   }
 
@@ -151,8 +195,17 @@ export class SqlLedger implements Ledger {
   }
 
   /** Events of the given kinds at or after `since` (ISO time), oldest first. */
-  eventsSince(kinds: EventKind[], since: string): Promise<LedgerEvent[]> {
-    return this.events(`event IN (${marks(kinds.length)}) AND at >= ?`, [...kinds, since]);
+  eventsSince(kinds: EventKind[], since: string, partners?: string[]): Promise<LedgerEvent[]> {
+    const only = partnerFilter(partners);
+    return this.events(`event IN (${marks(kinds.length)}) AND at >= ?${only.sql}`, [...kinds, since, ...only.params]);
+  }
+
+  async latestEvent(kinds: EventKind[], partner: string): Promise<LedgerEvent | undefined> {
+    const rows = await this.read(
+      `SELECT * FROM ledger_events WHERE event IN (${marks(kinds.length)}) AND partner = ? ORDER BY id DESC LIMIT 1`,
+      [...kinds, partner],
+    );
+    return rows[0] ? eventRow(rows[0]) : undefined;
   }
 
   async contentsWithPrefix(prefix: string, limit: number): Promise<string[]> {
@@ -194,8 +247,9 @@ export class SqlLedger implements Ledger {
     return (await this.files(HOLDS_LIVE_CONTENT('processed_files'), [contentSha256, contentSha256]))[0];
   }
 
-  filesInState(state: FileState): Promise<FileRow[]> {
-    return this.files('state = ?', [state]);
+  filesInState(state: FileState, partners?: string[]): Promise<FileRow[]> {
+    const only = partnerFilter(partners);
+    return this.files(`state = ?${only.sql}`, [state, ...only.params]);
   }
 
   /** Whether the ledger has ever seen this content, under any name and in any state. */
@@ -226,6 +280,7 @@ export class SqlLedger implements Ledger {
           at,
           at,
           req.contentSha256 ?? null,
+          this.partner,
         ]);
         if (won.length === 0) return false;
         await this.appendEvent(claimedEvent(req));
@@ -268,26 +323,27 @@ export class SqlLedger implements Ledger {
   ): Promise<void> {
     await this.tx(async () => {
       const at = now();
-      await this.db.run(HELD_SQL, [f.name, f.sha256, f.runId, f.size, at, at, f.contentSha256 ?? null]);
+      await this.db.run(HELD_SQL, [f.name, f.sha256, f.runId, f.size, at, at, f.contentSha256 ?? null, this.partner]);
       await this.appendEvent(outcomeEvent('held', f, details));
     });
   }
 
   /** Recorded before a decided file leaves the intake; the record of its landing removes it. */
   async intendMove(f: MovedFile, destination: Destination): Promise<void> {
-    await this.tx(() => this.db.run(INTEND_MOVE_SQL, [f.name, f.sha256, f.arrival, destination, f.runId, now()]));
+    await this.tx(() => this.db.run(INTEND_MOVE_SQL, [f.name, f.sha256, f.arrival, destination, f.runId, now(), this.partner]));
   }
 
-  /** Moves begun and not recorded, with the run that began each: a crash between a move and its record. */
+  /** This partner's moves begun and not recorded, with the run that began each: a crash between a move and its record. */
   async moveIntents(): Promise<MoveIntent[]> {
-    return (await this.read(MOVE_INTENTS_SQL)).map(intentRow);
+    return (await this.read(MOVE_INTENTS_SQL, [this.partner])).map(intentRow);
   }
 
-  /** Moves recorded since `since` with the shape their file landed in. */
+  /** This partner's moves recorded since `since`, with the shape their file landed in. */
   async movesSince(since: string): Promise<LandedMove[]> {
-    const rows = await this.read('SELECT location, name, sha256, run_id, at, landed FROM moves WHERE at >= ? AND landed IS NOT NULL', [
-      since,
-    ]);
+    const rows = await this.read(
+      'SELECT location, name, sha256, run_id, at, landed FROM moves WHERE at >= ? AND landed IS NOT NULL AND partner = ?',
+      [since, this.partner],
+    );
     return rows.map(landedRow);
   }
 
@@ -304,7 +360,7 @@ export class SqlLedger implements Ledger {
   markMoved(f: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
     return this.tx(async () => {
       await dropIntent(this.db, f);
-      if (!(await insertMove(this.db, f, location))) return false;
+      if (!(await insertMove(this.db, f, location, this.partner, now()))) return false;
       await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
         location,
         now(),
@@ -325,10 +381,21 @@ export class SqlLedger implements Ledger {
   ): Promise<boolean> {
     return this.tx(async () => {
       await dropIntent(this.db, f);
-      if (!(await insertMove(this.db, f, location))) return false;
+      if (!(await insertMove(this.db, f, location, this.partner, now()))) return false;
       if (ownRow) {
         const at = now();
-        await this.db.run(DUPLICATE_SQL, [f.name, f.sha256, f.runId, f.size, f.arrival, location, at, at, f.contentSha256 ?? null]);
+        await this.db.run(DUPLICATE_SQL, [
+          f.name,
+          f.sha256,
+          f.runId,
+          f.size,
+          f.arrival,
+          location,
+          at,
+          at,
+          f.contentSha256 ?? null,
+          this.partner,
+        ]);
       }
       await this.appendEvent(outcomeEvent('skipped', f, details));
       await this.appendEvent(movedEvent(f, location, moveDetails));
@@ -357,7 +424,7 @@ export class SqlLedger implements Ledger {
   ): Promise<boolean> {
     return this.tx(async () => {
       const at = now();
-      const row = [f.name, f.sha256, f.contentSha256, f.runId, f.size, rows, location, at, at];
+      const row = [f.name, f.sha256, f.contentSha256, f.runId, f.size, rows, location, at, at, this.partner];
       const inserted = await this.db.run(ADOPT_SQL, [...row, f.contentSha256, f.contentSha256]);
       if (inserted !== 1) return false;
       const details = { adopted: true, from: location, rows, ...evidence };

@@ -4,10 +4,10 @@ import type { SqlPort } from './sqlPort.js';
 /** The statements of the ledger's record of moves, used inside SqlLedger's transactions. */
 
 /** The once-only record of a landing: false when another run already recorded this very move. */
-export async function insertMove(db: SqlPort, f: MovedFile, location: string): Promise<boolean> {
+export async function insertMove(db: SqlPort, f: MovedFile, location: string, partner: string, at: string): Promise<boolean> {
   const inserted = await db.run(
-    'INSERT INTO moves (location, name, sha256, arrival, run_id, at, landed) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-    [location, f.name, f.sha256, f.arrival, f.runId, new Date().toISOString(), f.landed ?? null],
+    'INSERT INTO moves (location, name, sha256, arrival, run_id, at, landed, partner) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    [location, f.name, f.sha256, f.arrival, f.runId, at, f.landed ?? null, partner],
   );
   return inserted === 1;
 }
@@ -18,9 +18,10 @@ export function dropIntent(db: SqlPort, f: MovedFile): Promise<number> {
 }
 
 /** Recorded before a decided file leaves the intake (the latest mover's); the record of its landing removes it. */
-export const INTEND_MOVE_SQL = `INSERT INTO move_intents (name, sha256, arrival, destination, run_id, at) VALUES (?, ?, ?, ?, ?, ?)
-  ON CONFLICT (name, sha256, arrival) DO UPDATE SET destination = excluded.destination, run_id = excluded.run_id, at = excluded.at`;
+export const INTEND_MOVE_SQL = `INSERT INTO move_intents (name, sha256, arrival, destination, run_id, at, partner) VALUES (?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (name, sha256, arrival) DO UPDATE SET destination = excluded.destination, run_id = excluded.run_id, at = excluded.at,
+    partner = excluded.partner`;
 
-/** Moves begun and not recorded, with whether the run that began each has ended, and where it ran. */
+/** One partner's moves begun and not recorded, with whether the run that began each has ended, and where it ran. */
 export const MOVE_INTENTS_SQL = `SELECT i.name, i.sha256, i.arrival, i.destination, i.run_id, i.at, r.ended_at, r.host, r.pid
-  FROM move_intents i JOIN runs r ON r.run_id = i.run_id ORDER BY i.at`;
+  FROM move_intents i JOIN runs r ON r.run_id = i.run_id WHERE i.partner = ? ORDER BY i.at`;

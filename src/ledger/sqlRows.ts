@@ -1,17 +1,29 @@
 import type { Destination } from '../destination.js';
 import type { LandedMove, MoveIntent } from './ledger.js';
 import type { SqlRow } from './sqlPort.js';
-import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow, RunStatus } from './types.js';
+import {
+  DEFAULT_PARTNER,
+  type EventKind,
+  type FileRow,
+  type FileState,
+  type LedgerEvent,
+  type RunCounts,
+  type RunMode,
+  type RunRow,
+  type RunStatus,
+} from './types.js';
 
 /** Rows as either store's driver returns them, decoded: a time may be a Date or text, a count a string, JSON text or an object. */
 export const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+const partnerOf = (r: SqlRow) => (r.partner === null || r.partner === undefined ? DEFAULT_PARTNER : String(r.partner));
 export const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 export function fileRow(r: SqlRow): FileRow {
   return {
     id: Number(r.id),
+    partner: partnerOf(r),
     name: String(r.name),
     sha256: String(r.sha256),
     contentSha256: text(r.content_sha256),
@@ -34,6 +46,7 @@ export function fileRow(r: SqlRow): FileRow {
 export function runRow(r: SqlRow): RunRow {
   return {
     runId: String(r.run_id),
+    partner: partnerOf(r),
     status: (text(r.status) as RunStatus | null) ?? null,
     reason: text(r.reason),
     mode: r.mode as RunMode,
@@ -59,6 +72,7 @@ export function runRow(r: SqlRow): RunRow {
 export function eventRow(r: SqlRow): LedgerEvent {
   return {
     id: Number(r.id),
+    partner: partnerOf(r),
     runId: text(r.run_id),
     at: iso(r.at)!,
     event: r.event as EventKind,

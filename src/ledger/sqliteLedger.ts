@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { assertNotWorldWritableFolder, createPrivateFile } from '../privateFiles.js';
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
@@ -94,8 +94,35 @@ class SqlitePort implements SqlPort {
   }
 }
 
-/** Opens the SQLite ledger. `run` and the reports need it to exist and be current; `migrate` creates it. */
-export function openSqliteLedger(path: string, opts: { create: boolean; busyTimeoutMs?: number }): SqlLedger {
+const READ_ONLY_WAL = /^SQLITE_(READONLY|CANTOPEN)/;
+
+/**
+ * The ledger for reading only (`status`, the reports), also for a monitoring user who may read
+ * the file and nothing more. A WAL ledger opened read-only needs its `-shm` file, which SQLite
+ * removes when the last writer closes and which such a user cannot create: then the ledger is
+ * read from one copy of the file in memory. With no writer open there is no write-ahead log,
+ * so that copy holds everything the ledger does.
+ */
+function openReadOnly(path: string, busyTimeoutMs: number): Database.Database {
+  const db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+  try {
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return db;
+  } catch (err) {
+    db.close();
+    if (!READ_ONLY_WAL.test(sqliteCode(err))) throw err;
+  }
+  const bytes = readFileSync(path);
+  // the header's WAL marks (bytes 18 and 19): an image in memory has no log beside it
+  if (bytes.length > 19 && bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1;
+  return new Database(bytes, { readonly: true });
+}
+
+/**
+ * Opens the SQLite ledger. `run` and the reports need it to exist and be current; `migrate`
+ * creates it; `readOnly` never writes to it (see openReadOnly).
+ */
+export function openSqliteLedger(path: string, opts: { create: boolean; readOnly?: boolean; busyTimeoutMs?: number }): SqlLedger {
   const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (!opts.create && !existsSync(path)) {
     throw new UsageError(`ledger ${path} does not exist: run \`settle-ingest migrate\` first`);
@@ -103,6 +130,11 @@ export function openSqliteLedger(path: string, opts: { create: boolean; busyTime
   let db: Database.Database | undefined;
   try {
     assertNotWorldWritableFolder(path, 'ledger');
+    if (opts.readOnly && !opts.create) {
+      db = openReadOnly(path, busyTimeoutMs);
+      assertLedgerCurrent(db, path);
+      return new SqlLedger(new SqlitePort(path, db, busyTimeoutMs));
+    }
     if (opts.create) createPrivateFile(path);
     db = new Database(path, { fileMustExist: !opts.create, timeout: busyTimeoutMs });
     db.pragma('journal_mode = WAL');

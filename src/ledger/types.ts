@@ -1,3 +1,6 @@
+/** The partner of a config without "partners", and of every row from before partners were kept. */
+export const DEFAULT_PARTNER = 'default';
+
 export type FileState = 'claimed' | 'loaded' | 'duplicate' | 'held' | 'rejected' | 'failed';
 
 export type EventKind =
@@ -20,6 +23,8 @@ export type RunMode = 'scheduled' | 'manual' | 'reprocess';
 
 export interface FileRow {
   id: number;
+  /** the partner whose intake it came from (the latest to decide it) */
+  partner: string;
   name: string;
   /** the bytes as delivered: the claim key */
   sha256: string;
@@ -46,6 +51,7 @@ export const contentOf = (row: Pick<FileRow, 'sha256' | 'contentSha256'>): strin
 
 export interface LedgerEvent {
   id: number;
+  partner: string;
   runId: string | null;
   at: string;
   event: EventKind;
@@ -59,6 +65,7 @@ export type RunStatus = 'running' | 'finished' | 'not_started' | 'died';
 
 export interface RunRow {
   runId: string;
+  partner: string;
   /** null on runs recorded before statuses were kept */
   status: RunStatus | null;
   reason: string | null;

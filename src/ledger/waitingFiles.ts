@@ -16,7 +16,7 @@ export interface WaitingFile {
 }
 
 /**
- * The runs in a row that left `name` waiting in the intake (not ready, held, failed), newest
+ * The runs in a row (of the ledger view's partner) that left `name` waiting in the intake (not ready, held, failed), newest
  * first back to the last time the name was settled, and when the first of them saw it.
  */
 export async function runsWaiting(ledger: Ledger, name: string): Promise<{ runs: number; since: string }> {
@@ -25,7 +25,8 @@ export async function runsWaiting(ledger: Ledger, name: string): Promise<{ runs:
   const events = await ledger.eventsFor(name);
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
-    if (e.name !== name) continue; // the same content under another name is another file
+    // the same content under another name, or another partner's file of this name, is another file
+    if (e.name !== name || e.partner !== ledger.partner) continue;
     if (SETTLED.has(e.event)) break;
     if (WAITING.has(e.event) && e.runId) {
       runs.add(e.runId);

@@ -71,7 +71,15 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       return;
     }
     const match = (result.deliveredSha256 ?? staged.content.sha256) === file.sha256 ? 'bytes' : 'content';
-    const duplicateOf = { name: result.fileName, run: result.runId, source: 'finance-database', match };
+    // the finance database knows the run; the ledger (when it still has that run) its partner
+    const originalPartner = (await run.ledger.run(result.runId))?.partner;
+    const duplicateOf = {
+      name: result.fileName,
+      run: result.runId,
+      ...(originalPartner ? { partner: originalPartner } : {}),
+      source: 'finance-database',
+      match,
+    };
     const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
     if (await run.ledger.finalizeClaim(file, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason, ...both })) {
       // a re-compressed or re-encrypted resend meets the content's marker by design; plain bytes only when the ledger lost it

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { nowMs } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, type DecidedFile, type Intake, type RouteResult } from '../intake/intake.js';
@@ -67,7 +68,8 @@ export async function skipDuplicate(
   /** `match`: the original's delivered bytes, or its content inside other bytes; `details`: the wrapping's */
   how: { match: 'bytes' | 'content'; details: Record<string, unknown> },
 ): Promise<void> {
-  const duplicateOf = { name: original.name, run: original.runId, source: 'ledger', match: how.match };
+  // content identity is the ledger's: the original may be another partner's file
+  const duplicateOf = { name: original.name, run: original.runId, partner: original.partner, source: 'ledger', match: how.match };
   const sameName = original.name === file.name;
   const routed = await route(ctx, file, staged, 'duplicates', log);
   if (routed === null) return;
@@ -164,7 +166,7 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
       continue;
     }
     const original = await ctx.ledger.liveHolder(intent.sha256);
-    const duplicateOf = original ? { name: original.name, run: original.runId, source: 'ledger' } : undefined;
+    const duplicateOf = original ? { name: original.name, run: original.runId, partner: original.partner, source: 'ledger' } : undefined;
     const renamed = !(own && own.state === 'loaded');
     if (await ctx.ledger.recordSkip(file, renamed, location, { duplicateOf, ...recovered }, recovered)) {
       flog.warn({ event: 'skipped', to: location, ...recovered }, `recorded the skip that run ${intent.runId} moved: ${location}`);
@@ -193,7 +195,7 @@ const LANDED_WATCH_HOURS = 48;
  * reporting it until an operator deals with it.
  */
 export async function filesChangedAfterMove(ctx: MoveContext, log: Logger): Promise<ChangedAfterMove[]> {
-  const since = new Date(Date.now() - LANDED_WATCH_HOURS * 3_600_000).toISOString();
+  const since = new Date(nowMs() - LANDED_WATCH_HOURS * 3_600_000).toISOString();
   const changed: ChangedAfterMove[] = [];
   for (const m of await ctx.ledger.movesSince(since)) {
     const now = await ctx.intake.landedShape(m.location).catch(() => null);

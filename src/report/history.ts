@@ -2,7 +2,7 @@ import { sameAsWords } from '../ledger/ledgerEvents.js';
 import { basename } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { LedgerEvent } from '../ledger/types.js';
+import { DEFAULT_PARTNER, type LedgerEvent } from '../ledger/types.js';
 import { printable } from './printable.js';
 import { textTable } from './textTable.js';
 
@@ -44,7 +44,12 @@ export async function fileHistory(ledger: Ledger, asked: string): Promise<Ledger
 
 /** One ledger event for `--json` (`history`, `report run`). */
 export function eventJson(e: LedgerEvent): Record<string, unknown> {
-  return { id: e.id, run: e.runId, at: e.at, event: e.event, name: e.name, sha256: e.sha256, details: e.details };
+  return { id: e.id, partner: e.partner, run: e.runId, at: e.at, event: e.event, name: e.name, sha256: e.sha256, details: e.details };
+}
+
+/** ` of adyen` when the original of a skip is another partner's file: content identity is the ledger's, not a partner's. */
+export function ofPartner(original: string | undefined, own: string): string {
+  return original && original !== own ? ` of ${original}` : '';
 }
 
 /** An event's details as a person reads them: the original a skip duplicated, a reject's reason, … */
@@ -52,10 +57,11 @@ export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: 
   const d = e.details as Record<string, unknown>;
   const parts: string[] = [];
   if (opts.rows && typeof d.rows === 'number') parts.push(`${d.rows} rows`);
-  const dup = d.duplicateOf as { name: string; run: string; source?: string } | undefined;
+  const dup = d.duplicateOf as { name: string; run: string; partner?: string; source?: string } | undefined;
   const decoded = typeof d.contentSha256 === 'string';
   if (dup) {
-    parts.push(`${sameAsWords(d)} ${dup.name}, run ${dup.run}${dup.source === 'finance-database' ? ' (per the finance database)' : ''}`);
+    const db = dup.source === 'finance-database' ? ' (per the finance database)' : '';
+    parts.push(`${sameAsWords(d)} ${dup.name}${ofPartner(dup.partner, e.partner)}, run ${dup.run}${db}`);
   }
   // a wrapped delivery (gzip, zip, OpenPGP): the content inside has its own hash, the file marker's
   if (decoded)
@@ -76,10 +82,12 @@ export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: 
 export function formatHistory(events: LedgerEvent[], asked: string, askedIsRun: boolean): string {
   if (events.length === 0)
     return `no ledger events for ${printable(asked)}${askedIsRun ? `: it is a run, see \`settle-ingest report run ${asked}\`` : ''}`;
+  const byPartner = events.some((e) => e.partner !== DEFAULT_PARTNER);
   return textTable(
-    ['time (UTC)', 'run', 'event', 'file', 'sha256', 'details'],
+    ['time (UTC)', ...(byPartner ? ['partner'] : []), 'run', 'event', 'file', 'sha256', 'details'],
     events.map((e) => [
       e.at.replace('T', ' ').replace('Z', ''),
+      ...(byPartner ? [e.partner] : []),
       e.runId ?? '-',
       e.event,
       e.name,

@@ -10,16 +10,16 @@ import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js
  */
 
 /** Claims whose owner on this host is provably gone, or whose lease has passed: a run died holding them. */
-export async function staleClaims(ledger: Ledger, now = Date.now()): Promise<FileRow[]> {
-  return (await ledger.filesInState('claimed')).filter((c) => staleClaimReason(c, now) !== null);
+export async function staleClaims(ledger: Ledger, partners?: string[], now = Date.now()): Promise<FileRow[]> {
+  return (await ledger.filesInState('claimed', partners)).filter((c) => staleClaimReason(c, now) !== null);
 }
 
 /**
- * The files the latest finished run left in the intake (held, not ready, failed) that have
+ * The files the latest finished run of the ledger view's partner left in the intake (held, not ready, failed) that have
  * waited there in more than `maxRuns` runs in a row (0: every waiting file, with its streak).
  */
 export async function filesWaitingNow(ledger: Ledger, maxRuns: number): Promise<WaitingFile[]> {
-  const last = await ledger.latestIngestRun({ successful: false });
+  const last = await ledger.latestIngestRun({ successful: false, partner: ledger.partner });
   if (!last) return [];
   return filesWaitingTooLong(ledger, (await runOutcomes(ledger, last.runId)).files, maxRuns);
 }

@@ -4,84 +4,199 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { RunCounts } from '../ledger/types.js';
+import { NO_COUNTS, type RunCounts, type RunRow } from '../ledger/types.js';
 import { filesWaitingNow, staleClaims } from './ledgerHealth.js';
-import { COUNT_FIELDS } from './runCounts.js';
+import { COUNT_FIELDS, recordedCounts } from './runCounts.js';
 
-export interface RunMetricsInput {
+/** What one partner's run of this process leaves for the metrics. */
+export interface PartnerRunMetrics {
+  partner: string;
+  /** the run recorded for it, once one was */
+  runId?: string;
   startedAt: number;
+  endedAt: number;
   exitStatus: number;
   counts: RunCounts;
+  /** age of the oldest file still in the partner's intake; undefined when it could not be listed */
+  oldestWaitingSeconds?: number;
+}
+
+/** What a partner's deliveries say for the metrics (report/deliveries.ts). */
+export interface DeliveryMetrics {
+  /** when its latest file loaded (ms), null when none ever did */
+  lastDeliveryAt: number | null;
+  /** due days past `by` + `warnAfter` (warning) and past `by` + `errorAfter` (critical) without a delivery */
+  overdue: { warning: number; critical: number };
+}
+
+export interface RunMetricsInput {
+  /** every partner of the config file, in its order: one metrics file for all of them */
+  partners: string[];
+  /** the partners this process ran; the others keep what the ledger says of their last run */
+  ran: PartnerRunMetrics[];
   /** absent when the ledger itself could not be opened */
   ledger?: Ledger;
-  /** absent when the intake could not be reached */
-  intake?: Intake;
+  /** each partner's deliveries; absent when the ledger could not be opened */
+  deliveries?: (partner: string) => Promise<DeliveryMetrics>;
 }
 
 const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds';
+const LAST_DELIVERY = 'settle_ingest_last_delivery_timestamp_seconds';
 
 /** The summary line's counts of files (rows have their own gauge). */
 const OUTCOMES = COUNT_FIELDS.filter(([, key]) => key !== 'rows');
 
-/** The last success from the ledger; without a ledger, what the previous file said (never reset to 0 by an outage). */
-async function lastSuccess(path: string, ledger: Ledger | undefined): Promise<number> {
-  if (ledger) {
-    const ok = await ledger.latestIngestRun({ successful: true });
-    if (ok?.endedAt) return Date.parse(ok.endedAt) / 1000;
-  }
-  const previous = await readFile(path, 'utf8').catch(() => '');
-  const m = new RegExp(`^${LAST_SUCCESS} (\\S+)$`, 'm').exec(previous);
-  return m ? Number(m[1]) : 0;
-}
-
-/** The longest streak of runs that left one file waiting in the intake (held, not ready, failed). */
-async function longestWait(ledger: Ledger | undefined): Promise<number> {
-  if (!ledger) return 0;
-  return Math.max(0, ...(await filesWaitingNow(ledger, 0)).map((w) => w.runs));
-}
-
-/** Age of the oldest regular file still in the intake (0 when empty or unreachable). */
-async function oldestWaiting(intake: Intake | undefined): Promise<number> {
-  if (!intake) return 0;
-  const files = (await intake.list().catch(() => [])).filter((f) => !f.notRegular);
-  const oldest = Math.min(...files.map((f) => f.mtimeMs));
+/** Age of the oldest regular file still in the intake (0 when empty), undefined when it cannot be listed. */
+export async function oldestWaiting(intake: Intake): Promise<number | undefined> {
+  const files = await intake.list().catch(() => undefined);
+  if (!files) return undefined;
+  const oldest = Math.min(...files.filter((f) => !f.notRegular).map((f) => f.mtimeMs));
   return Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0;
 }
 
-function gauge(name: string, help: string, samples: [string, number][]): string {
+/** The samples of the file this one replaces: what a partner keeps when nothing newer is known. */
+async function previousSamples(path: string): Promise<Map<string, number>> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  const samples = new Map<string, number>();
+  for (const m of text.matchAll(/^(settle_ingest_[a-z_]+(?:\{[^}]*\})?) (\S+)$/gm)) samples.set(m[1]!, Number(m[2]));
+  return samples;
+}
+
+type Sample = [labels: string, value: number];
+
+function gauge(name: string, help: string, samples: Sample[]): string {
   const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`];
   for (const [labels, value] of samples) lines.push(`${name}${labels} ${Number.isInteger(value) ? value : value.toFixed(3)}`);
   return lines.join('\n');
 }
 
+/** One partner's samples, from its run in this process, else its last run in the ledger, else the previous file. */
+interface PartnerSamples {
+  lastRun: number;
+  lastSuccess: number;
+  files: Record<string, number>;
+  rows: number;
+  duration: number;
+  exitStatus: number;
+  staleClaims: number;
+  longestWaiting: number;
+  oldestWaiting: number;
+  lastDelivery: number;
+  overdue: { warning: number; critical: number };
+}
+
+const seconds = (iso: string | null | undefined) => (iso ? Date.parse(iso) / 1000 : null);
+
+async function partnerSamples(m: RunMetricsInput, partner: string, previous: Map<string, number>): Promise<PartnerSamples> {
+  const label = `{partner="${partner}"}`;
+  const before = (name: string, labels = label) => previous.get(`settle_ingest_${name}${labels}`);
+  const ran = m.ran.find((r) => r.partner === partner);
+  const ledger = m.ledger?.forPartner(partner);
+  const last: RunRow | undefined = ran || !ledger ? undefined : ((await ledger.recentRuns(1, [partner]))[0] ?? undefined);
+  const counts = ran ? ran.counts : last ? recordedCounts(last) : NO_COUNTS;
+  const success = ledger ? seconds((await ledger.latestIngestRun({ successful: true, partner }))?.endedAt) : null;
+  const deliveries = m.deliveries ? await m.deliveries(partner) : undefined;
+  return {
+    lastRun: ran ? ran.endedAt / 1000 : (seconds(last?.endedAt) ?? before('last_run_timestamp_seconds') ?? 0),
+    // without a ledger, what the previous file said: an outage never resets it to 0
+    lastSuccess: success ?? before('last_success_timestamp_seconds') ?? 0,
+    files: Object.fromEntries(
+      OUTCOMES.map(([outcome, key]) => [
+        outcome,
+        ran || last ? (counts[key] ?? 0) : (before('last_run_files', `{partner="${partner}",outcome="${outcome}"}`) ?? 0),
+      ]),
+    ),
+    rows: ran || last ? (counts.rows ?? 0) : (before('last_run_rows') ?? 0),
+    duration: ran
+      ? (ran.endedAt - ran.startedAt) / 1000
+      : last?.endedAt
+        ? (Date.parse(last.endedAt) - Date.parse(last.startedAt)) / 1000
+        : (before('last_run_duration_seconds') ?? 0),
+    exitStatus: ran ? ran.exitStatus : (last?.exitStatus ?? before('last_run_exit_status') ?? 0),
+    staleClaims: ledger ? (await staleClaims(ledger, [partner])).length : 0,
+    longestWaiting: ledger ? Math.max(0, ...(await filesWaitingNow(ledger, 0)).map((w) => w.runs)) : 0,
+    oldestWaiting: ran?.oldestWaitingSeconds ?? before('oldest_waiting_file_age_seconds') ?? 0,
+    lastDelivery: deliveries ? (deliveries.lastDeliveryAt ?? 0) / 1000 : (before(LAST_DELIVERY.slice('settle_ingest_'.length)) ?? 0),
+    overdue: deliveries?.overdue ?? {
+      warning: before('overdue_deliveries', `{partner="${partner}",level="warning"}`) ?? 0,
+      critical: before('overdue_deliveries', `{partner="${partner}",level="critical"}`) ?? 0,
+    },
+  };
+}
+
 /**
- * The run as a Prometheus text file for node_exporter's textfile collector, written after
- * every run (also one that could not start) and replaced atomically: the collector never
- * reads half a file. A failure to write it is logged, never fatal to the run.
+ * Every partner's last run as one Prometheus text file for node_exporter's textfile collector,
+ * each series labelled with its `partner`, written after every run (also one that could not
+ * start) and replaced atomically: the collector never reads half a file. A failure to write it
+ * is logged, never fatal to the run.
  */
 export async function writeRunMetrics(path: string, m: RunMetricsInput, log: Logger): Promise<void> {
   try {
-    const now = Date.now() / 1000;
+    const previous = await previousSamples(path);
+    const all: [string, PartnerSamples][] = [];
+    for (const partner of m.partners) all.push([partner, await partnerSamples(m, partner, previous)]);
+    const each = (value: (p: PartnerSamples) => number): Sample[] => all.map(([partner, p]) => [`{partner="${partner}"}`, value(p)]);
     const text = [
-      gauge('settle_ingest_last_run_timestamp_seconds', 'When the last run ended (Unix time).', [['', Math.round(now)]]),
-      gauge(LAST_SUCCESS, 'When the last run that exited 0 ended (Unix time).', [['', Math.round(await lastSuccess(path, m.ledger))]]),
+      gauge(
+        'settle_ingest_last_run_timestamp_seconds',
+        'When the last run ended (Unix time).',
+        each((p) => Math.round(p.lastRun)),
+      ),
+      gauge(
+        LAST_SUCCESS,
+        'When the last run that exited 0 ended (Unix time).',
+        each((p) => Math.round(p.lastSuccess)),
+      ),
       gauge(
         'settle_ingest_last_run_files',
         'Files of the last run per outcome.',
-        OUTCOMES.map(([label, key]) => [`{outcome="${label}"}`, m.counts[key] ?? 0]),
+        all.flatMap(([partner, p]) =>
+          OUTCOMES.map(([outcome]): Sample => [`{partner="${partner}",outcome="${outcome}"}`, p.files[outcome]!]),
+        ),
       ),
-      gauge('settle_ingest_last_run_rows', 'Rows loaded by the last run.', [['', m.counts.rows]]),
-      gauge('settle_ingest_last_run_duration_seconds', 'How long the last run took.', [['', (Date.now() - m.startedAt) / 1000]]),
-      gauge('settle_ingest_last_run_exit_status', 'Exit status of the last run (0 ok, 1 problem, 2 configuration).', [['', m.exitStatus]]),
-      gauge('settle_ingest_stale_claims', 'Claims in the ledger whose owner is gone or whose lease has passed.', [
-        ['', m.ledger ? (await staleClaims(m.ledger)).length : 0],
-      ]),
-      gauge('settle_ingest_longest_waiting_runs', 'Runs in a row that the longest-waiting file was left in the intake.', [
-        ['', await longestWait(m.ledger)],
-      ]),
-      gauge('settle_ingest_oldest_waiting_file_age_seconds', 'Age of the oldest file still in the intake.', [
-        ['', Math.round(await oldestWaiting(m.intake))],
-      ]),
+      gauge(
+        'settle_ingest_last_run_rows',
+        'Rows loaded by the last run.',
+        each((p) => p.rows),
+      ),
+      gauge(
+        'settle_ingest_last_run_duration_seconds',
+        'How long the last run took.',
+        each((p) => p.duration),
+      ),
+      gauge(
+        'settle_ingest_last_run_exit_status',
+        'Exit status of the last run (0 ok, 1 problem, 2 configuration).',
+        each((p) => p.exitStatus),
+      ),
+      gauge(
+        'settle_ingest_stale_claims',
+        'Claims in the ledger whose owner is gone or whose lease has passed.',
+        each((p) => p.staleClaims),
+      ),
+      gauge(
+        'settle_ingest_longest_waiting_runs',
+        'Runs in a row that the longest-waiting file was left in the intake.',
+        each((p) => p.longestWaiting),
+      ),
+      gauge(
+        'settle_ingest_oldest_waiting_file_age_seconds',
+        'Age of the oldest file still in the intake.',
+        each((p) => Math.round(p.oldestWaiting)),
+      ),
+      gauge(
+        LAST_DELIVERY,
+        'When the latest file of the partner loaded (Unix time; 0: never).',
+        each((p) => Math.round(p.lastDelivery)),
+      ),
+      gauge(
+        'settle_ingest_overdue_deliveries',
+        'Due days without a delivery past by + warnAfter (level warning) and past by + errorAfter (level critical).',
+        all.flatMap(([partner, p]): Sample[] => [
+          [`{partner="${partner}",level="warning"}`, p.overdue.warning],
+          [`{partner="${partner}",level="critical"}`, p.overdue.critical],
+        ]),
+      ),
     ].join('\n');
     const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
     await writeFile(temp, `${text}\n`, { mode: 0o644 });

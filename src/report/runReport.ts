@@ -2,7 +2,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { OUTCOME_EVENTS, type LedgerEvent, type RunRow } from '../ledger/types.js';
 import { describeEvent } from './history.js';
 import { countsText, recordedCounts } from './runCounts.js';
-import { durationSeconds, formatDuration, statusOf, utcTime } from './runsReport.js';
+import { durationSeconds, formatDuration, manyPartners, statusOf, utcTime } from './runsReport.js';
 import { textTable } from './textTable.js';
 
 /** What decides a file's fate in a run: its outcome, a stale claim settled, a reprocessing. */
@@ -15,9 +15,9 @@ export interface RunReport {
 }
 
 /** `report run [RUN_ID]`: every file decision of one run (default: the latest); undefined when there is no such run. */
-export async function runReport(ledger: Ledger, runId?: string): Promise<RunReport | undefined> {
-  const run = runId === undefined ? (await ledger.recentRuns(1))[0] : await ledger.run(runId);
-  if (!run) return undefined;
+export async function runReport(ledger: Ledger, runId?: string, partners?: string[]): Promise<RunReport | undefined> {
+  const run = runId === undefined ? (await ledger.recentRuns(1, partners))[0] : await ledger.run(runId);
+  if (!run || (partners && !partners.includes(run.partner))) return undefined;
   const decisions = (await ledger.eventsOfRun(run.runId)).filter((e) => DECISIONS.includes(e.event));
   return { run, decisions };
 }
@@ -29,6 +29,7 @@ export function decisionJson(e: LedgerEvent): Record<string, unknown> {
   const d = e.details;
   return {
     at: e.at,
+    partner: e.partner,
     outcome: e.event,
     name: e.name,
     sha256: e.sha256,
@@ -44,7 +45,7 @@ export function decisionJson(e: LedgerEvent): Record<string, unknown> {
 export function formatRunReport(r: RunReport): string {
   const run = r.run;
   const lines = [
-    `run ${run.runId}: ${run.mode} on ${run.host} (pid ${run.pid}), started ${utcTime(run.startedAt)} UTC, ` +
+    `run ${run.runId}: ${manyPartners([run]) ? `partner ${run.partner}, ` : ''}${run.mode} on ${run.host} (pid ${run.pid}), started ${utcTime(run.startedAt)} UTC, ` +
       `took ${formatDuration(durationSeconds(run))}, ${statusOf(run)}, exit ${run.exitStatus ?? '-'}`,
     countsText(recordedCounts(run)),
   ];

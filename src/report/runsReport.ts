@@ -1,4 +1,4 @@
-import type { RunRow, RunStatus } from '../ledger/types.js';
+import { DEFAULT_PARTNER, type RunRow, type RunStatus } from '../ledger/types.js';
 import { COUNT_FIELDS, recordedCounts } from './runCounts.js';
 import { textTable } from './textTable.js';
 
@@ -23,6 +23,9 @@ export function formatDuration(seconds: number | null): string {
   return `${Math.floor(s / 3600)}h${pad(Math.floor((s % 3600) / 60))}m`;
 }
 
+/** Whether rows come from a config of several partners (a partner column is worth its width), not only from `default`. */
+export const manyPartners = (rows: { partner: string }[]) => rows.some((r) => r.partner !== DEFAULT_PARTNER);
+
 export const utcTime = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 19) : '-');
 
 /** One run for `--json` (`report runs`, `report run`, `status`): the counts under the summary line's names. */
@@ -30,6 +33,7 @@ export function runJson(r: RunRow): Record<string, unknown> {
   const counts = recordedCounts(r);
   return {
     run: r.runId,
+    partner: r.partner,
     mode: r.mode,
     status: statusOf(r),
     reason: r.reason,
@@ -47,11 +51,24 @@ export function runJson(r: RunRow): Record<string, unknown> {
 /** `report runs`: the recent runs, newest first, with how each ended and why, as the ledger recorded them. */
 export function formatRuns(runs: RunRow[]): string {
   if (runs.length === 0) return 'no runs recorded yet';
+  const byPartner = manyPartners(runs);
   return textTable(
-    ['run', 'mode', 'host', 'started (UTC)', 'took', 'status', 'exit', ...COUNT_FIELDS.map(([label]) => label), 'reason'],
+    [
+      ...(byPartner ? ['partner'] : []),
+      'run',
+      'mode',
+      'host',
+      'started (UTC)',
+      'took',
+      'status',
+      'exit',
+      ...COUNT_FIELDS.map(([label]) => label),
+      'reason',
+    ],
     runs.map((r) => {
       const counts = recordedCounts(r);
       return [
+        ...(byPartner ? [r.partner] : []),
         r.runId,
         r.mode,
         r.host,

@@ -1,6 +1,9 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { COUNT_KEY, type LedgerEvent } from '../ledger/types.js';
+import { nowMs } from '../clock.js';
 import { sameAsWords } from '../ledger/ledgerEvents.js';
+import { ofPartner } from './history.js';
+import { manyPartners } from './runsReport.js';
 import { isoWeek } from './isoWeek.js';
 import { textTable } from './textTable.js';
 
@@ -20,6 +23,7 @@ export interface WeekOfSkips {
   notReady: number;
   ignored: number;
   files: {
+    partner: string;
     name: string;
     outcome: 'skipped' | 'held';
     run: string | null;
@@ -28,6 +32,8 @@ export interface WeekOfSkips {
     contentSha256: string | null;
     sameAs?: string;
     originalRun?: string;
+    /** the partner whose file it duplicated (content identity is the ledger's, not a partner's) */
+    originalPartner?: string;
     /** how it matches `sameAs`: the same delivered bytes, the same content in other bytes, or a held twin */
     why?: 'same bytes as' | 'same content as' | 'twin of';
   }[];
@@ -35,6 +41,7 @@ export interface WeekOfSkips {
 
 /** A file that was rejected, failed, not ready or ignored in the period, however many times. */
 export interface ListedFile {
+  partner: string;
   name: string;
   sha256: string | null;
   times: number;
@@ -61,8 +68,17 @@ const weekKey = (e: Reviewed) => COUNT_KEY[e] as Exclude<keyof WeekOfSkips, 'wee
 function listFiles(events: LedgerEvent[]): ListedFile[] {
   const byFile = new Map<string, ListedFile>();
   for (const e of events) {
-    const key = `${e.name}\0${e.sha256 ?? ''}`;
-    const f = byFile.get(key) ?? { name: e.name, sha256: e.sha256, times: 0, firstAt: e.at, lastAt: e.at, lastRun: null, reason: null };
+    const key = `${e.partner}\0${e.name}\0${e.sha256 ?? ''}`;
+    const f = byFile.get(key) ?? {
+      partner: e.partner,
+      name: e.name,
+      sha256: e.sha256,
+      times: 0,
+      firstAt: e.at,
+      lastAt: e.at,
+      lastRun: null,
+      reason: null,
+    };
     f.times++;
     f.lastAt = e.at;
     f.lastRun = e.runId;
@@ -77,9 +93,9 @@ function listFiles(events: LedgerEvent[]): ListedFile[] {
  * every count and each skip and hold with the file it duplicated; then rejected, failed,
  * not-ready and ignored files, each once, in their own sections.
  */
-export async function skipsByWeek(ledger: Ledger, weeks: number, now = new Date()): Promise<SkipsReport> {
+export async function skipsByWeek(ledger: Ledger, weeks: number, partners?: string[], now = new Date(nowMs())): Promise<SkipsReport> {
   const since = new Date(now.getTime() - weeks * 7 * 86_400_000).toISOString();
-  const events = await ledger.eventsSince([...REVIEWED], since);
+  const events = await ledger.eventsSince([...REVIEWED], since, partners);
   const byWeek = new Map<string, WeekOfSkips>();
   for (const e of events) {
     const week = isoWeek(new Date(e.at));
@@ -87,18 +103,26 @@ export async function skipsByWeek(ledger: Ledger, weeks: number, now = new Date(
     w[weekKey(e.event as Reviewed)]++;
     if (e.event === 'skipped' || e.event === 'held') {
       const d = e.details as {
-        duplicateOf?: { name: string; run: string };
+        duplicateOf?: { name: string; run: string; partner?: string };
         heldFor?: { name: string; run: string };
         contentSha256?: string;
       };
       w.files.push({
+        partner: e.partner,
         name: e.name,
         outcome: e.event,
         run: e.runId,
         sha256: e.sha256,
         contentSha256: d.contentSha256 ?? e.sha256,
         ...(d.heldFor ? { sameAs: d.heldFor.name, originalRun: d.heldFor.run, why: 'twin of' as const } : {}),
-        ...(d.duplicateOf ? { sameAs: d.duplicateOf.name, originalRun: d.duplicateOf.run, why: sameAsWords(e.details) } : {}),
+        ...(d.duplicateOf
+          ? {
+              sameAs: d.duplicateOf.name,
+              originalRun: d.duplicateOf.run,
+              ...(d.duplicateOf.partner ? { originalPartner: d.duplicateOf.partner } : {}),
+              why: sameAsWords(e.details),
+            }
+          : {}),
       });
     }
     byWeek.set(week, w);
@@ -129,17 +153,27 @@ export function formatSkips(r: SkipsReport): string {
       r.weeks.map((w) => [w.week, w.skipped, w.held, w.rejected, w.failed, w.notReady, w.ignored]),
     ),
   ];
+  const byPartner = manyPartners([...r.weeks.flatMap((w) => w.files), ...r.rejected, ...r.failed, ...r.notReady, ...r.ignored]);
+  const partnerCell = (f: { partner: string }) => (byPartner ? [f.partner] : []);
+  const partnerHead = byPartner ? ['partner'] : [];
   const skips = r.weeks.flatMap((w) =>
     w.files.map((f, i) => {
-      const why = f.sameAs ? `${f.why} ${f.sameAs} (run ${f.originalRun})` : '';
-      return [i === 0 ? w.week : '', f.outcome, f.name, f.run ?? '-', why];
+      const why = f.sameAs ? `${f.why} ${f.sameAs}${ofPartner(f.originalPartner, f.partner)} (run ${f.originalRun})` : '';
+      return [i === 0 ? w.week : '', ...partnerCell(f), f.outcome, f.name, f.run ?? '-', why];
     }),
   );
-  out.push('', 'skips and holds:', skips.length ? textTable(['week', 'outcome', 'file', 'run', 'why'], skips) : '  none');
+  out.push('', 'skips and holds:', skips.length ? textTable(['week', ...partnerHead, 'outcome', 'file', 'run', 'why'], skips) : '  none');
   for (const [title, key] of SECTIONS) {
     const files = r[key];
-    const rows = files.map((f) => [f.name, f.times, f.lastAt.replace('T', ' ').slice(0, 19), f.lastRun ?? '-', f.reason ?? '']);
-    out.push('', `${title}:`, files.length ? textTable(['file', 'times', 'last (UTC)', 'run', 'reason'], rows) : '  none');
+    const rows = files.map((f) => [
+      ...partnerCell(f),
+      f.name,
+      f.times,
+      f.lastAt.replace('T', ' ').slice(0, 19),
+      f.lastRun ?? '-',
+      f.reason ?? '',
+    ]);
+    out.push('', `${title}:`, files.length ? textTable([...partnerHead, 'file', 'times', 'last (UTC)', 'run', 'reason'], rows) : '  none');
   }
   return out.join('\n');
 }

@@ -1,6 +1,7 @@
 import type { Ledger } from '../ledger/ledger.js';
 import type { FileRow, RunRow } from '../ledger/types.js';
 import type { WaitingFile } from '../ledger/waitingFiles.js';
+import type { OverdueDelivery } from './deliveries.js';
 import { filesWaitingNow, staleClaims } from './ledgerHealth.js';
 
 /** The monitoring convention of Nagios, Icinga and their kin: the exit status is the state. */
@@ -12,12 +13,14 @@ export interface StatusLimits {
   maxWaitingRuns: number;
 }
 
-/** What the check reads from the ledger, and nothing else. */
+/** What the check reads from the ledger for one partner, and nothing else. */
 export interface StatusFacts {
   lastSuccess: RunRow | undefined;
   staleClaims: FileRow[];
   /** files that have waited in the intake more than the limit */
   waitingTooLong: WaitingFile[];
+  /** due days without a delivery past `by` + `warnAfter` (report/deliveries.ts); empty without `expect` */
+  overdue?: OverdueDelivery[];
 }
 
 export interface StatusCheck extends StatusFacts {
@@ -25,12 +28,16 @@ export interface StatusCheck extends StatusFacts {
   /** the text after `SETTLE-INGEST STATE - `: what is wrong, worst first, or when the last success was */
   message: string;
   lastSuccessAgeSeconds: number | null;
+  /** the problems behind the state, worst first */
+  critical: string[];
+  warning: string[];
 }
 
+/** One partner's facts, from its ledger view (its runs, its files). */
 export async function statusFacts(ledger: Ledger, limits: StatusLimits): Promise<StatusFacts> {
   return {
-    lastSuccess: await ledger.latestIngestRun({ successful: true }),
-    staleClaims: await staleClaims(ledger),
+    lastSuccess: await ledger.latestIngestRun({ successful: true, partner: ledger.partner }),
+    staleClaims: await staleClaims(ledger, [ledger.partner]),
     waitingTooLong: await filesWaitingNow(ledger, limits.maxWaitingRuns),
   };
 }
@@ -43,15 +50,18 @@ export function ago(seconds: number): string {
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
+const lastText = (c: Pick<StatusCheck, 'lastSuccess' | 'lastSuccessAgeSeconds'>) =>
+  c.lastSuccess ? `last success ${ago(c.lastSuccessAgeSeconds!)} ago (run ${c.lastSuccess.runId})` : 'no successful run recorded';
+
 /**
- * CRITICAL when no run succeeded within the max age or a claim is stale (a run died holding
- * it: nothing of that content loads until a run settles it); WARNING when a file has waited
- * in the intake more runs than allowed; OK otherwise.
+ * One partner: CRITICAL when no run succeeded within the max age, a claim is stale (a run died
+ * holding it: nothing of that content loads until a run settles it) or a due day's delivery is
+ * past `errorAfter`; WARNING when a file has waited in the intake more runs than allowed or a
+ * delivery is past `warnAfter`; OK otherwise.
  */
 export function judgeStatus(facts: StatusFacts, limits: StatusLimits, now = Date.now()): StatusCheck {
   const last = facts.lastSuccess;
   const age = last?.endedAt ? Math.max(0, (now - Date.parse(last.endedAt)) / 1000) : null;
-  const lastText = last ? `last success ${ago(age!)} ago (run ${last.runId})` : 'no successful run recorded';
   const critical: string[] = [];
   if (age === null) critical.push('no successful run recorded');
   else if (age > limits.maxAgeSeconds) critical.push(`no successful run for ${ago(age)} (run ${last!.runId})`);
@@ -59,12 +69,51 @@ export function judgeStatus(facts: StatusFacts, limits: StatusLimits, now = Date
     const which = facts.staleClaims.map((c) => `${c.name} of run ${c.runId}`).join(', ');
     critical.push(`${plural(facts.staleClaims.length, 'stale claim', 'stale claims')}: ${which}`);
   }
-  const warning = facts.waitingTooLong.map((w) => `${w.name} waiting for ${w.runs} runs (${w.outcome})`);
+  const overdue = facts.overdue ?? [];
+  critical.push(...overdue.filter((d) => d.level === 'critical').map((d) => d.message));
+  const warning = [
+    ...overdue.filter((d) => d.level === 'warning').map((d) => d.message),
+    ...facts.waitingTooLong.map((w) => `${w.name} waiting for ${w.runs} runs (${w.outcome})`),
+  ];
   const state: StatusState = critical.length > 0 ? 'CRITICAL' : warning.length > 0 ? 'WARNING' : 'OK';
   const problems = [...critical, ...warning];
+  const since = lastText({ lastSuccess: last, lastSuccessAgeSeconds: age });
   // a warning alone still says when the job last worked; a critical age already says it
-  if (state === 'WARNING') problems.push(lastText);
-  return { ...facts, state, message: state === 'OK' ? lastText : problems.join('; '), lastSuccessAgeSeconds: age };
+  if (state === 'WARNING') problems.push(since);
+  return { ...facts, state, message: state === 'OK' ? since : problems.join('; '), lastSuccessAgeSeconds: age, critical, warning };
+}
+
+const SEVERITY: Record<StatusState, number> = { CRITICAL: 0, UNKNOWN: 1, WARNING: 2, OK: 3 };
+
+/**
+ * Several partners, each judged on its own (one partner's success never hides another's
+ * failure): the worst state, its problems first, each named by its partner, then the partners
+ * that are fine with their last success. A single partner's check stays as it is.
+ */
+export function judgePartners(checks: { partner: string; check: StatusCheck }[]): StatusCheck & { partners: typeof checks } {
+  const worst = [...checks].sort((a, b) => SEVERITY[a.check.state] - SEVERITY[b.check.state]);
+  const state = worst[0]!.check.state;
+  const parts = worst.flatMap(({ partner, check }) => {
+    if (check.state === 'OK') return [`${partner}: ${state === 'OK' ? '' : 'OK, '}${lastText(check)}`];
+    const problems = [...check.critical, ...check.warning].map((p) => `${partner}: ${p}`);
+    return check.state === 'WARNING' ? [...problems, `${partner}: ${lastText(check)}`] : problems;
+  });
+  // the oldest last success is the one the max age is about; a partner without any makes it unknown
+  const ages = checks.map((c) => c.check.lastSuccessAgeSeconds);
+  const oldest = ages.includes(null) ? null : Math.max(...(ages as number[]));
+  const oldestCheck = checks.find((c) => c.check.lastSuccessAgeSeconds === oldest)?.check;
+  return {
+    state,
+    message: parts.join('; '),
+    lastSuccess: oldest === null ? undefined : oldestCheck?.lastSuccess,
+    lastSuccessAgeSeconds: oldest,
+    staleClaims: checks.flatMap((c) => c.check.staleClaims),
+    waitingTooLong: checks.flatMap((c) => c.check.waitingTooLong.map((w) => ({ ...w, partner: c.partner }))),
+    ...(checks.some((c) => c.check.overdue !== undefined) ? { overdue: checks.flatMap((c) => c.check.overdue ?? []) } : {}),
+    critical: checks.flatMap((c) => c.check.critical.map((p) => `${c.partner}: ${p}`)),
+    warning: checks.flatMap((c) => c.check.warning.map((p) => `${c.partner}: ${p}`)),
+    partners: checks,
+  };
 }
 
 /**
@@ -75,18 +124,17 @@ export function judgeStatus(facts: StatusFacts, limits: StatusLimits, now = Date
 export function statusLine(state: StatusState, message: string, check?: StatusCheck): string {
   const perf = check
     ? ` | last_success_age=${check.lastSuccessAgeSeconds === null ? 'U' : `${Math.round(check.lastSuccessAgeSeconds)}s`}` +
-      ` stale_claims=${check.staleClaims.length} files_waiting_too_long=${check.waitingTooLong.length}`
+      ` stale_claims=${check.staleClaims.length} files_waiting_too_long=${check.waitingTooLong.length}` +
+      (check.overdue ? ` overdue_deliveries=${check.overdue.length}` : '')
     : '';
   return `SETTLE-INGEST ${state} - ${message.replace(/[\r\n|]+/g, ' ')}${perf}`;
 }
 
-/** `status --json`: the same verdict with what it rests on. */
-export function statusJson(c: StatusCheck, limits: StatusLimits): Record<string, unknown> {
+function checkJson(c: StatusCheck, limits: StatusLimits): Record<string, unknown> {
   return {
     state: c.state.toLowerCase(),
     exitStatus: STATUS_EXIT[c.state],
     message: c.message,
-    line: statusLine(c.state, c.message, c),
     lastSuccess: c.lastSuccess
       ? { run: c.lastSuccess.runId, endedAt: c.lastSuccess.endedAt, ageSeconds: Math.round(c.lastSuccessAgeSeconds ?? 0) }
       : null,
@@ -99,7 +147,25 @@ export function statusJson(c: StatusCheck, limits: StatusLimits): Record<string,
       leaseUntil: f.leaseUntil,
     })),
     waitingTooLong: c.waitingTooLong,
+    ...(c.overdue ? { overdueDeliveries: c.overdue.map(({ message, ...d }) => ({ ...d, message })) } : {}),
     maxAgeSeconds: limits.maxAgeSeconds,
     maxWaitingRuns: limits.maxWaitingRuns,
+  };
+}
+
+/** `status --json`: the same verdict with what it rests on, and each partner's own. */
+export function statusJson(
+  c: StatusCheck,
+  limits: StatusLimits,
+  partners: { partner: string; check: StatusCheck; limits: StatusLimits }[] = [],
+): Record<string, unknown> {
+  const { state, exitStatus, message, ...rest } = checkJson(c, limits);
+  return {
+    state,
+    exitStatus,
+    message,
+    line: statusLine(c.state, c.message, c),
+    ...rest,
+    partners: partners.map((p) => ({ partner: p.partner, ...checkJson(p.check, p.limits) })),
   };
 }

@@ -36,15 +36,26 @@ describe('the human output of every command', () => {
     await expect(await shown(['status', ...ledger])).toMatchFileSnapshot(snapshot('status'));
   });
 
-  it.each(['', 'migrate', 'run', 'report', 'report runs', 'report run', 'report skips', 'history', 'audit', 'adopt', 'status', 'demo'])(
-    'is pinned for settle-ingest %s --help',
-    async (command) => {
-      const args = [...command.split(' ').filter(Boolean), '--help'];
-      const r = await runCli(args);
-      expect(r.status).toBe(0);
-      await expect(`$ settle-ingest ${args.join(' ')}\n${r.stdout}`).toMatchFileSnapshot(
-        snapshot(`help-${command.replaceAll(' ', '-') || 'settle-ingest'}`),
-      );
-    },
-  );
+  it.each([
+    '',
+    'migrate',
+    'run',
+    'report',
+    'report runs',
+    'report run',
+    'report skips',
+    'report deliveries',
+    'history',
+    'audit',
+    'adopt',
+    'status',
+    'demo',
+  ])('is pinned for settle-ingest %s --help', async (command) => {
+    const args = [...command.split(' ').filter(Boolean), '--help'];
+    const r = await runCli(args);
+    expect(r.status).toBe(0);
+    await expect(`$ settle-ingest ${args.join(' ')}\n${r.stdout}`).toMatchFileSnapshot(
+      snapshot(`help-${command.replaceAll(' ', '-') || 'settle-ingest'}`),
+    );
+  });
 });

@@ -79,20 +79,37 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
   });
 
   // skipped, and counted as skipped, where systemd-analyze does not exist
-  it.skipIf(!hasSystemdAnalyze)('the systemd units in ops/ pass systemd-analyze verify with the installed command', async () => {
-    const units = join(tmp, 'units');
-    await mkdir(units);
-    const service = await readFile(join(ROOT, 'ops', 'settle-ingest.service'), 'utf8');
-    expect(service).toContain('ExecStart=/usr/local/bin/settle-ingest run');
-    // the same unit, pointing at where this test installed the command instead of /usr/local
-    await writeFile(join(units, 'settle-ingest.service'), service.replaceAll('/usr/local/bin/settle-ingest', command));
-    await writeFile(join(units, 'settle-ingest.timer'), await readFile(join(ROOT, 'ops', 'settle-ingest.timer')));
-    const r = spawnSync('systemd-analyze', ['verify', join(units, 'settle-ingest.service'), join(units, 'settle-ingest.timer')], {
-      encoding: 'utf8',
-    });
-    expect(r.status, r.stderr).toBe(0);
-    expect(existsSync(command)).toBe(true);
-  });
+  it.skipIf(!hasSystemdAnalyze)(
+    'the systemd units in ops/ (the template for several configs too) pass systemd-analyze verify with the installed command',
+    async () => {
+      const units = join(tmp, 'units');
+      await mkdir(units);
+      const service = await readFile(join(ROOT, 'ops', 'settle-ingest.service'), 'utf8');
+      expect(service).toContain('ExecStart=/usr/local/bin/settle-ingest run');
+      // the same unit, pointing at where this test installed the command instead of /usr/local
+      await writeFile(join(units, 'settle-ingest.service'), service.replaceAll('/usr/local/bin/settle-ingest', command));
+      await writeFile(join(units, 'settle-ingest.timer'), await readFile(join(ROOT, 'ops', 'settle-ingest.timer')));
+      const r = spawnSync('systemd-analyze', ['verify', join(units, 'settle-ingest.service'), join(units, 'settle-ingest.timer')], {
+        encoding: 'utf8',
+      });
+      expect(r.status, r.stderr).toBe(0);
+      expect(existsSync(command)).toBe(true);
+
+      // the template: one instance per config file, every partner of it in one run
+      const template = await readFile(join(ROOT, 'ops', 'settle-ingest@.service'), 'utf8');
+      expect(template).toContain('Environment=SETTLE_CONFIG=/etc/settle-ingest/%i.json');
+      await writeFile(join(units, 'settle-ingest@.service'), template.replaceAll('/usr/local/bin/settle-ingest', command));
+      await writeFile(join(units, 'settle-ingest@.timer'), await readFile(join(ROOT, 'ops', 'settle-ingest@.timer')));
+      const instance = spawnSync(
+        'systemd-analyze',
+        ['verify', join(units, 'settle-ingest@finance.service'), join(units, 'settle-ingest@finance.timer')],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(instance.status, instance.stderr).toBe(0);
+    },
+  );
 
   it('the cron file calls the installed command, sets no password, and is what the README shows', async () => {
     const cron = await readFile(join(ROOT, 'ops', 'cron.d', 'settle-ingest'), 'utf8');

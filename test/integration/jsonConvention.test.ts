@@ -126,6 +126,7 @@ describe('--json', () => {
     expect(audit.checks.flatMap((c) => c.discrepancies)).toEqual([
       {
         kind: 'archived_file_unknown',
+        partner: 'default',
         file: 'settle_20261119_z01.csv',
         sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
         run: null,

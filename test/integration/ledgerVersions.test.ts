@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
@@ -65,6 +66,49 @@ describe('ledger versions', () => {
     });
     expect(await ws.files('duplicates')).toEqual(['settle_20260801_a02.csv']);
     expect(await ws.files('archive')).toEqual(['settle_20260801_b01.csv']);
+
+    // the old rows belong to the one partner of a config without "partners", and so does the new run
+    expect(ws.query<{ partner: string }>('SELECT DISTINCT partner FROM runs UNION SELECT partner FROM ledger_events')).toEqual([
+      { partner: 'default' },
+    ]);
+    expect(
+      JSON.parse((await ws.cli(['report', 'runs', '--ledger', ws.ledger, '--json'])).stdout).runs.map(
+        (x: { run: string; partner: string }) => x.partner,
+      ),
+    ).toEqual(['default', 'default']);
+  });
+
+  it('keeps an old single-partner config and ledger working as before once upgraded: the same summary line, report and status', async () => {
+    const ws = await Workspace.create(db.url, { migrate: false });
+    const text = sampleSettlement({ date: '2026-08-03', rows: 2, idPrefix: 'OLDC' }).text;
+    const sha = createHash('sha256').update(text).digest('hex');
+    const at = new Date(Date.now() - 3600_000).toISOString();
+    // the last release's ledger (all its migrations, none of the partners one), with a night in it
+    const l = ledgerAtVersion(ws.ledger, 8);
+    l.prepare(
+      `INSERT INTO runs (run_id, mode, host, pid, started_at, ended_at, status, loaded, skipped, held, rejected, failed, not_ready, ignored, stale, move_failed, row_count, exit_status)
+       VALUES ('r-old', 'scheduled', 'h', 1, ?, ?, 'finished', 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0)`,
+    ).run(at, at);
+    l.prepare(
+      `INSERT INTO processed_files (name, sha256, content_sha256, state, run_id, size, row_count, location, arrival, first_seen_at, updated_at)
+       VALUES ('settle_20260803_a01.csv', ?, ?, 'loaded', 'r-old', ?, 2, ?, '1:1', ?, ?)`,
+    ).run(sha, sha, text.length, join(ws.archive, 'settle_20260803_a01.csv'), at, at);
+    l.close();
+    const config = join(ws.root, 'old-config.json');
+    await writeFile(config, JSON.stringify({ intake: ws.intake, ledger: ws.ledger, stableFor: 0 }));
+    expect((await ws.cli(['migrate', '--config', config])).status).toBe(0);
+
+    expect((await ws.cli(['status', '--config', config])).stdout).toMatch(
+      /^SETTLE-INGEST OK - last success 1h ago \(run r-old\) \| last_success_age=\d+s stale_claims=0 files_waiting_too_long=0\n$/,
+    );
+    await ws.put('settle_20260803_a02.csv', text);
+    const r = await ws.cli(['run', '--config', config]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /^run r-\S+ done: loaded=0 skipped=1 held=0 rejected=0 failed=0 not_ready=0 ignored=0 stale=0 move_failed=0 rows=0\n$/,
+    );
+    const runs = (await ws.cli(['report', 'runs', '--config', config])).stdout.split('\n');
+    expect(runs[0]).toMatch(/^run\s+mode\s+host/); // no partner column for the one partner
   });
 
   it('refuses a ledger newer than this release: every command exits 2 (status: UNKNOWN) and says so', async () => {

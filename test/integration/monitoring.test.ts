@@ -9,8 +9,9 @@ import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/works
 
 const db = sharedFinanceDatabase();
 
-const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds';
-const EXIT_STATUS = 'settle_ingest_last_run_exit_status';
+// every series names its partner: a config without "partners" is the one partner `default`
+const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds{partner="default"}';
+const EXIT_STATUS = 'settle_ingest_last_run_exit_status{partner="default"}';
 
 /** The status check as a monitoring system runs it: its exit status and its one line. */
 async function status(
@@ -167,7 +168,7 @@ describe('the Prometheus alert rules in ops/', () => {
     expect(promtool(['check', 'rules', rules])).toMatchObject({ status: 0 });
   });
 
-  it('fire on no success in 26 h, a stale claim, a file waiting more than two runs, a failed last run and missing metrics', async () => {
+  it('fire on no success in 26 h, a stale claim, a file waiting more than two runs, a failed last run, missing metrics, and per partner on a late or missing delivery and on days without any', async () => {
     // the annotations are for people; promtool would compare them too, so the copy under test drops them
     const lines = (await readFile(rules, 'utf8')).split('\n');
     const kept: string[] = [];
@@ -183,6 +184,10 @@ describe('the Prometheus alert rules in ops/', () => {
     const series = (name: string, values: string) => `      - series: '${name}{instance="h"}'\n        values: '${values}'`;
     const fires = (at: string, alert: string, severity: string) =>
       `      - eval_time: ${at}\n        alertname: ${alert}\n        exp_alerts:\n          - exp_labels: { severity: ${severity}, instance: h }`;
+    const partnerSeries = (name: string, partner: string, values: string, more = '') =>
+      `      - series: '${name}{instance="h",partner="${partner}"${more}}'\n        values: '${values}'`;
+    const partnerFires = (at: string, alert: string, severity: string, partner: string, more = '') =>
+      `      - eval_time: ${at}\n        alertname: ${alert}\n        exp_alerts:\n          - exp_labels: { severity: ${severity}, instance: h, partner: ${partner}${more} }`;
     const quiet = (at: string, alert: string) => `      - eval_time: ${at}\n        alertname: ${alert}\n        exp_alerts: []`;
     // hourly samples: the last success at 1h and never again; a stale claim at 3h; a file waiting 1, 2, 3 runs; exit 1 at 4h
     await writeFile(
@@ -208,6 +213,22 @@ describe('the Prometheus alert rules in ops/', () => {
         quiet('3h', 'SettleIngestLastRunFailed'),
         fires('4h', 'SettleIngestLastRunFailed', 'warning'),
         quiet('2h', 'SettleIngestMetricsMissing'),
+        // per partner: stripe late at 2h, missing at 3h (past errorAfter), delivered again at 4h; adyen's last file at 1h, none since
+        '  - interval: 1h',
+        '    input_series:',
+        partnerSeries('settle_ingest_overdue_deliveries', 'stripe', '0 0 1 0 0', ',level="warning"'),
+        partnerSeries('settle_ingest_overdue_deliveries', 'stripe', '0 0 0 1 0', ',level="critical"'),
+        partnerSeries('settle_ingest_last_delivery_timestamp_seconds', 'adyen', '0 3600x200'),
+        partnerSeries('settle_ingest_last_delivery_timestamp_seconds', 'stripe', '0x200'),
+        '    alert_rule_test:',
+        quiet('1h', 'SettleIngestDeliveryLate'),
+        partnerFires('2h', 'SettleIngestDeliveryLate', 'warning', 'stripe', ', level: warning'),
+        quiet('2h', 'SettleIngestDeliveryMissing'),
+        partnerFires('3h', 'SettleIngestDeliveryMissing', 'critical', 'stripe', ', level: critical'),
+        quiet('4h', 'SettleIngestDeliveryMissing'),
+        // four days after adyen's last file (at 1h), and never for stripe, which never delivered at all (status says that)
+        quiet('96h', 'SettleIngestNoDeliveryForDays'),
+        partnerFires('98h', 'SettleIngestNoDeliveryForDays', 'warning', 'adyen'),
         '  - interval: 1h',
         '    input_series: []',
         '    alert_rule_test:',

@@ -147,6 +147,7 @@ describe('report skips and ops/weekly-skips.sql', () => {
 
     expect(report.weeks[1].files).toEqual([
       {
+        partner: 'default',
         name: 'settle_20261231_a02.csv',
         outcome: 'skipped',
         run: 'r-a',
@@ -156,7 +157,14 @@ describe('report skips and ops/weekly-skips.sql', () => {
         original_run: 'r-0',
         why: 'same bytes as',
       },
-      { name: 'settle_20261231_b02.csv', outcome: 'held', run: 'r-a', sha256: 'b'.repeat(64), content_sha256: 'b'.repeat(64) },
+      {
+        partner: 'default',
+        name: 'settle_20261231_b02.csv',
+        outcome: 'held',
+        run: 'r-a',
+        sha256: 'b'.repeat(64),
+        content_sha256: 'b'.repeat(64),
+      },
     ]);
     expect(report.rejected).toEqual([
       expect.objectContaining({ name: 'settle_20270101_a01.csv', times: 1, reason: 'line 3, field fee_amount: bad' }),

@@ -23,7 +23,8 @@ export function runCli(args: string[], env: Record<string, string> = {}, opts: {
 export function startCli(
   args: string[],
   env: Record<string, string> = {},
-  opts: { cwd?: string; throughPipe?: boolean } = {},
+  /** `as`: another user (the tests run as root), e.g. a monitoring user who may only read */
+  opts: { cwd?: string; throughPipe?: boolean; as?: { uid: number; gid: number } } = {},
 ): ChildProcess {
   const base: Record<string, string> = {};
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
@@ -32,6 +33,7 @@ export function startCli(
     env: { ...base, ...env },
     cwd: opts.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(opts.as ?? {}),
   });
 }
 

@@ -1,0 +1,190 @@
+import { addDays, daysBetween, dueDay, localDay } from '../calendar/dueDays.js';
+import type { Expect } from '../calendar/expect.js';
+import { dayInName } from '../intake/names.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerEvent } from '../ledger/types.js';
+
+/** What judging a partner's deliveries needs from its settings. */
+export interface PartnerDeliveries {
+  partner: string;
+  expect: Expect;
+  /** the pattern as written: a date token in it says which day a file is for */
+  patternText: string;
+}
+
+/**
+ * How a day stands: `on_time` or `late` (its files loaded, after `by` for late); `missing` or
+ * `rejected` (past `by` + `warnAfter` without them; rejected: files came and were rejected, which
+ * is arrived, not delivered); `due` (past `by`, within `warnAfter`); `not_due` (before `by`);
+ * `not_owed` (a weekend, a holiday, not a delivery day).
+ */
+export type DayState = 'on_time' | 'late' | 'missing' | 'rejected' | 'due' | 'not_due' | 'not_owed';
+
+export interface DayFile {
+  name: string;
+  outcome: 'loaded' | 'rejected' | 'skipped' | 'held';
+  at: string;
+  run: string | null;
+  rows: number | null;
+  /** a reject's reason; for a skip or hold, the file it duplicated or waits for */
+  why: string | null;
+}
+
+export interface DeliveryDay {
+  day: string;
+  weekday: string;
+  owed: boolean;
+  notOwedBecause: string | null;
+  /** when its files are due (ISO, UTC) */
+  dueBy: string;
+  state: DayState;
+  /** when the file that completed the day loaded */
+  deliveredAt: string | null;
+  /** after `by`: how late it loaded, or (still missing) how late it is now */
+  lateSeconds: number | null;
+  /** for an owed day past `warnAfter` without its delivery */
+  level: 'warning' | 'critical' | null;
+  files: DayFile[];
+}
+
+export interface OverdueDelivery {
+  partner: string;
+  day: string;
+  weekday: string;
+  dueBy: string;
+  by: string;
+  timeZone: string;
+  lateSeconds: number;
+  level: 'warning' | 'critical';
+  filesLoaded: number;
+  filesExpected: number;
+  rejected: number;
+  /** `no delivery for Mon 2026-03-16, due by 04:00 Europe/Amsterdam, 6h late` (where several partners are judged, `stripe: ` before it) */
+  message: string;
+}
+
+/** How far back `status` and the run look for owed days: older gaps stay in `report deliveries`. */
+export const LOOKBACK_DAYS = 31;
+
+const KINDS = ['loaded', 'recovered', 'rejected', 'skipped', 'held'] as const;
+
+/** `45m`, `6h`, `30h`, `4d`: how late, as an on-call engineer says it. */
+export function lateText(seconds: number): string {
+  if (seconds < 3600) return `${Math.max(1, Math.floor(seconds / 60))}m`;
+  if (seconds < 72 * 3600) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}
+
+/** The day a file is for: the date its name carries by the pattern, else the local day it was recorded on. */
+export function fileDay(p: PartnerDeliveries, e: Pick<LedgerEvent, 'name' | 'at'>): string {
+  return dayInName(p.patternText, e.name) ?? localDay(Date.parse(e.at), p.expect.timeZone);
+}
+
+function dayFile(e: LedgerEvent): DayFile {
+  const d = e.details as { rows?: number; reason?: string; duplicateOf?: { name: string }; heldFor?: { name: string } };
+  const outcome = e.event === 'recovered' ? 'loaded' : (e.event as DayFile['outcome']);
+  const why = d.duplicateOf ? `same as ${d.duplicateOf.name}` : d.heldFor ? `twin ${d.heldFor.name} loading` : (d.reason ?? null);
+  return {
+    name: e.name,
+    outcome,
+    at: e.at,
+    run: e.runId,
+    rows: typeof d.rows === 'number' ? d.rows : null,
+    why: outcome === 'loaded' ? null : why,
+  };
+}
+
+/**
+ * Each day from `first` to `last` (the partner's local days) judged against what the ledger
+ * holds for it at `now`: a late file closes its day, a rejected one counts as arrived but not
+ * delivered, a skipped resend is not a delivery (its original is), and a holiday or weekend is
+ * never owed. Newest day last.
+ */
+export async function deliveryDays(ledger: Ledger, p: PartnerDeliveries, first: string, last: string, now: number): Promise<DeliveryDay[]> {
+  // a file for a day may load before it (sent the evening before) or long after it (a backfill)
+  const since = new Date(Date.parse(`${addDays(first, -2)}T00:00:00Z`)).toISOString();
+  const events = await ledger.eventsSince([...KINDS], since, [p.partner]);
+  const byDay = new Map<string, LedgerEvent[]>();
+  for (const e of events) {
+    const day = fileDay(p, e);
+    byDay.set(day, [...(byDay.get(day) ?? []), e]);
+  }
+  const { expect } = p;
+  return daysBetween(first, last).map((day) => {
+    const due = dueDay(expect, day);
+    const files = (byDay.get(day) ?? []).map(dayFile);
+    const loads = files.filter((f) => f.outcome === 'loaded').sort((a, b) => a.at.localeCompare(b.at));
+    const base = {
+      day,
+      weekday: due.weekday,
+      owed: due.owed,
+      notOwedBecause: due.notOwedBecause ?? null,
+      dueBy: new Date(due.dueBy).toISOString(),
+      files,
+    };
+    const delivered = loads.length >= expect.files ? loads[expect.files - 1]! : undefined;
+    if (delivered) {
+      const late = Date.parse(delivered.at) - due.dueBy;
+      const onTime = late <= 0 || !due.owed;
+      return {
+        ...base,
+        state: due.owed ? (onTime ? 'on_time' : 'late') : 'not_owed',
+        deliveredAt: delivered.at,
+        lateSeconds: onTime ? null : Math.round(late / 1000),
+        level: null,
+      };
+    }
+    if (!due.owed) return { ...base, state: 'not_owed', deliveredAt: null, lateSeconds: null, level: null };
+    const overdueSeconds = (now - due.dueBy) / 1000;
+    if (overdueSeconds <= 0) return { ...base, state: 'not_due', deliveredAt: null, lateSeconds: null, level: null };
+    const level = overdueSeconds > expect.errorAfterSeconds ? 'critical' : overdueSeconds > expect.warnAfterSeconds ? 'warning' : null;
+    const state: DayState = level === null ? 'due' : files.some((f) => f.outcome === 'rejected') ? 'rejected' : 'missing';
+    return { ...base, state, deliveredAt: null, lateSeconds: Math.round(overdueSeconds), level };
+  });
+}
+
+/** The owed days `status` and the run look at: from the partner's first run (or LOOKBACK_DAYS ago) to today. */
+export async function recentDays(ledger: Ledger, p: PartnerDeliveries, now: number): Promise<{ first: string; last: string } | null> {
+  const firstRun = await ledger.firstRunAt(p.partner);
+  if (!firstRun) return null; // a partner never run owes nothing yet
+  const today = localDay(now, p.expect.timeZone);
+  const earliest = addDays(today, -LOOKBACK_DAYS);
+  const started = localDay(Date.parse(firstRun), p.expect.timeZone);
+  return { first: started > earliest ? started : earliest, last: today };
+}
+
+/** The owed days past `by` + `warnAfter` without their delivery, oldest first. */
+export async function overdueDeliveries(ledger: Ledger, p: PartnerDeliveries, now: number): Promise<OverdueDelivery[]> {
+  const window = await recentDays(ledger, p, now);
+  if (!window) return [];
+  const days = await deliveryDays(ledger, p, window.first, window.last, now);
+  return days.filter((d) => d.level !== null).map((d) => overdueOf(p, d));
+}
+
+function overdueOf(p: PartnerDeliveries, d: DeliveryDay): OverdueDelivery {
+  const loaded = d.files.filter((f) => f.outcome === 'loaded').length;
+  const rejected = d.files.filter((f) => f.outcome === 'rejected').length;
+  const expected = p.expect.files;
+  const what = loaded > 0 ? `${loaded} of ${expected} files for` : `no delivery for`;
+  const rejects = rejected > 0 ? ` (${rejected} ${rejected === 1 ? 'file' : 'files'} rejected)` : '';
+  return {
+    partner: p.partner,
+    day: d.day,
+    weekday: d.weekday,
+    dueBy: d.dueBy,
+    by: p.expect.by,
+    timeZone: p.expect.timeZone,
+    lateSeconds: Math.round(d.lateSeconds!),
+    level: d.level!,
+    filesLoaded: loaded,
+    filesExpected: expected,
+    rejected,
+    message: `${what} ${d.weekday} ${d.day}${rejects}, due by ${p.expect.by} ${p.expect.timeZone}, ${lateText(d.lateSeconds!)} late`,
+  };
+}
+
+/** The latest load of a partner's files (ms), null when none ever loaded: the metrics' last delivery. */
+export async function lastDeliveryAt(ledger: Ledger, partner: string): Promise<number | null> {
+  const last = await ledger.latestEvent(['loaded', 'recovered'], partner);
+  return last ? Date.parse(last.at) : null;
+}

@@ -1,0 +1,136 @@
+import { addDays, localDay } from '../calendar/dueDays.js';
+import type { Expect } from '../calendar/expect.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { deliveryDays, lateText, type DayState, type DeliveryDay, type PartnerDeliveries } from './deliveries.js';
+import { isoWeek } from './isoWeek.js';
+import { textTable } from './textTable.js';
+
+/** A partner in the report: what it owes, if its settings say. */
+export interface ReportedPartner {
+  partner: string;
+  expect: Expect | undefined;
+  patternText: string;
+}
+
+export interface WeekCounts {
+  week: string;
+  onTime: number;
+  late: number;
+  missing: number;
+  rejected: number;
+  /** resends skipped and files held, on the days of the week */
+  skipped: number;
+  held: number;
+}
+
+export interface PartnerReport {
+  partner: string;
+  /** null: no `expect` in its settings, nothing judged */
+  expect: Expect | null;
+  /** its local days, oldest first, from its first run or the window's start */
+  days: DeliveryDay[];
+  weeks: WeekCounts[];
+}
+
+export interface DeliveriesReport {
+  generatedAt: string;
+  weeksBack: number;
+  partners: PartnerReport[];
+}
+
+/** How each state is said to a person, and which count of the week it adds to. */
+export const STATE_WORDS: Record<DayState, string> = {
+  on_time: 'on time',
+  late: 'late',
+  missing: 'MISSING',
+  rejected: 'REJECTED',
+  due: 'due (within warnAfter)',
+  not_due: 'not due yet',
+  not_owed: 'not owed',
+};
+
+function weekCounts(days: DeliveryDay[]): WeekCounts[] {
+  const byWeek = new Map<string, WeekCounts>();
+  for (const d of days) {
+    const week = isoWeek(new Date(`${d.day}T12:00:00Z`));
+    const w = byWeek.get(week) ?? { week, onTime: 0, late: 0, missing: 0, rejected: 0, skipped: 0, held: 0 };
+    if (d.state === 'on_time') w.onTime++;
+    if (d.state === 'late') w.late++;
+    if (d.state === 'missing') w.missing++;
+    if (d.state === 'rejected') w.rejected++;
+    w.skipped += d.files.filter((f) => f.outcome === 'skipped').length;
+    w.held += d.files.filter((f) => f.outcome === 'held').length;
+    byWeek.set(week, w);
+  }
+  return [...byWeek.values()];
+}
+
+/**
+ * `report deliveries`: per partner and local day over the last `weeks` weeks (from its first
+ * run, if that is later), delivered on time, late and by how much, missing, rejected, with the
+ * skips and holds of each day; and the weekly counts.
+ */
+export async function deliveriesReport(ledger: Ledger, partners: ReportedPartner[], weeks: number, now: number): Promise<DeliveriesReport> {
+  const out: PartnerReport[] = [];
+  for (const p of partners) {
+    if (!p.expect) {
+      out.push({ partner: p.partner, expect: null, days: [], weeks: [] });
+      continue;
+    }
+    const judged: PartnerDeliveries = { partner: p.partner, expect: p.expect, patternText: p.patternText };
+    const today = localDay(now, p.expect.timeZone);
+    const firstRun = await ledger.firstRunAt(p.partner);
+    const windowStart = addDays(today, -(weeks * 7 - 1));
+    const started = firstRun ? localDay(Date.parse(firstRun), p.expect.timeZone) : today;
+    const days = await deliveryDays(ledger, judged, started > windowStart ? started : windowStart, today, now);
+    out.push({ partner: p.partner, expect: p.expect, days, weeks: weekCounts(days) });
+  }
+  return { generatedAt: new Date(now).toISOString(), weeksBack: weeks, partners: out };
+}
+
+/** `every business day by 04:00 Europe/Amsterdam, less the public holidays of NL; 1 file; warning after 1h, critical after 24h` */
+export function expectWords(e: Expect): string {
+  const hours = (s: number) => lateText(s).replace(/^1m$/, '0m');
+  const holidays = e.holidays ? `, less the public holidays of ${e.holidays}` : '';
+  return `every ${e.every} by ${e.by} ${e.timeZone}${holidays}; ${e.files} ${e.files === 1 ? 'file' : 'files'}; warning after ${e.warnAfterSeconds ? hours(e.warnAfterSeconds) : '0m'}, critical after ${hours(e.errorAfterSeconds)}`;
+}
+
+/** A time as the partner's clock shows it: `Thu 03:00`. */
+export function localTime(iso: string, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-GB', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+    .format(new Date(iso))
+    .replace(',', '');
+}
+
+export function formatDeliveries(r: DeliveriesReport): string {
+  const out: string[] = [];
+  for (const p of r.partners) {
+    if (out.length) out.push('');
+    if (!p.expect) {
+      out.push(`${p.partner}: no "expect" in its settings: its deliveries are not judged`);
+      continue;
+    }
+    const zone = p.expect.timeZone;
+    out.push(`${p.partner}: ${expectWords(p.expect)}`);
+    const rows = p.days.map((d) => {
+      const state = d.state === 'not_owed' ? `not owed (${d.notOwedBecause})` : STATE_WORDS[d.state];
+      const files = d.files.map((f) => (f.outcome === 'loaded' ? f.name : `${f.name} (${f.outcome}${f.why ? `: ${f.why}` : ''})`));
+      return [
+        `${d.weekday} ${d.day}`,
+        state,
+        d.deliveredAt ? localTime(d.deliveredAt, zone) : '-',
+        d.lateSeconds !== null && d.state !== 'due' ? lateText(d.lateSeconds) : '-',
+        files.join(', ') || '-',
+      ];
+    });
+    out.push(textTable(['day', 'state', `loaded (${zone})`, 'late', 'files'], [...rows].reverse()));
+    out.push(
+      '',
+      textTable(
+        ['week', 'on time', 'late', 'missing', 'rejected', 'skipped', 'held'],
+        [...p.weeks].reverse().map((w) => [w.week, w.onTime, w.late, w.missing, w.rejected, w.skipped, w.held]),
+      ),
+    );
+  }
+  return out.length ? out.join('\n') : 'no partners to report';
+}

@@ -1,0 +1,157 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { resolvePartners, resolveSettings } from '../../src/config/settings.js';
+import { UsageError } from '../../src/errors.js';
+import { dayInName } from '../../src/intake/names.js';
+import { globToRegExp } from '../../src/intake/names.js';
+
+/** A config file of two partners, written to a folder of its own. */
+function twoPartners(extra: Record<string, unknown> = {}, partners: Record<string, unknown> = {}): { config: string; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'settle-partners-'));
+  const config = join(dir, 'config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      ledger: 'ledger.sqlite',
+      stableFor: 60,
+      partners: {
+        adyen: { intake: 'adyen/intake', layout: 'adyen-settlement-details', pattern: 'settlement_detail_report_batch_*.csv' },
+        stripe: {
+          intake: 'sftp://ingest@sftp.stripe.example/out',
+          stableFor: '2m',
+          expect: { every: 'business day', by: '04:00', timeZone: 'Europe/Amsterdam', holidays: 'NL', warnAfter: '1h' },
+        },
+        ...partners,
+      },
+      ...extra,
+    }),
+  );
+  return { config, dir };
+}
+
+const refused = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError);
+    return (err as Error).message;
+  }
+  throw new Error('not refused');
+};
+
+describe('partners in one config file', () => {
+  it('gives each partner its own settings over the shared ones, paths relative to the file, in the file order', () => {
+    const { config, dir } = twoPartners();
+    const { partners, configured, named } = resolvePartners({ config }, {});
+    expect(named).toBe(true);
+    expect(configured).toEqual(['adyen', 'stripe']);
+    const [adyen, stripe] = partners;
+    expect(adyen).toMatchObject({
+      partner: 'adyen',
+      intake: join(dir, 'adyen/intake'),
+      stableForSeconds: 60,
+      ledger: join(dir, 'ledger.sqlite'),
+    });
+    expect(adyen!.layout.name).toBe('adyen-settlement-details');
+    expect(adyen!.expect).toBeUndefined();
+    expect(stripe).toMatchObject({ partner: 'stripe', stableForSeconds: 120, pattern: 'settle_*.csv', ledger: join(dir, 'ledger.sqlite') });
+    expect(stripe!.expect).toEqual({
+      every: 'business day',
+      weekdays: [1, 2, 3, 4, 5],
+      holidays: 'NL',
+      by: '04:00',
+      timeZone: 'Europe/Amsterdam',
+      files: 1,
+      warnAfterSeconds: 3600,
+      errorAfterSeconds: 86_400,
+    });
+  });
+
+  it('takes the partners asked for with --partner (repeated, or with commas) or SETTLE_PARTNER, in the file order', () => {
+    const { config } = twoPartners();
+    expect(resolvePartners({ config, partner: ['stripe'] }, {}).partners.map((p) => p.partner)).toEqual(['stripe']);
+    expect(resolvePartners({ config, partner: ['stripe', 'adyen'] }, {}).partners.map((p) => p.partner)).toEqual(['adyen', 'stripe']);
+    expect(resolvePartners({ config }, { SETTLE_PARTNER: 'stripe,adyen' }).partners).toHaveLength(2);
+    expect(refused(() => resolvePartners({ config, partner: ['strype'] }, {}))).toMatch(/no partner "strype" .*did you mean "stripe"\?/);
+  });
+
+  it('applies a flag to every partner, but a partner’s own setting (its intake) only to one chosen partner', () => {
+    const { config } = twoPartners();
+    expect(resolvePartners({ config, stableFor: '0' }, {}).partners.map((p) => p.stableForSeconds)).toEqual([0, 0]);
+    expect(refused(() => resolvePartners({ config, intake: '/elsewhere' }, {}))).toMatch(
+      /^--intake is one partner's own setting: with 2 partners \(adyen, stripe\), choose one with --partner NAME/,
+    );
+    expect(refused(() => resolvePartners({ config }, { SETTLE_PATTERN: 'x_*.csv' }))).toMatch(
+      /^SETTLE_PATTERN is one partner's own setting/,
+    );
+    expect(resolvePartners({ config, partner: ['adyen'], intake: '/elsewhere' }, {}).partners[0]!.intake).toBe('/elsewhere');
+    expect(refused(() => resolveSettings({ config }, {}))).toMatch(/names 2 partners \(adyen, stripe\): this command works on one/);
+  });
+
+  it.each([
+    [{ adyen: { ledger: 'x.sqlite' } }, '"partners"."adyen": "ledger" is shared by all partners: set it at the top'],
+    [{ stripe: { stableFor: 'soon' } }, '"partners"."stripe"."stableFor": expected a duration'],
+    [{ adyen: { intak: 'x' } }, '"partners"."adyen": unknown setting "intak" (did you mean "intake"?)'],
+    [{ Adyen: { intake: 'y' } }, 'partner name "Adyen" must be lower-case letters, digits and -'],
+    [{ bank: { intake: 'adyen/intake' } }, 'partners "adyen" and "bank" have the same intake'],
+    [{ bank: { intake: 'b', pattern: 'b_{yyyyMMdd}_{yyyyMMdd}.csv' } }, 'has more than one date token'],
+    [
+      { bank: { intake: 'b', expect: { by: '4am', timeZone: 'UTC' } } },
+      '"partners"."bank"."expect"."by": expected a time of day such as "04:00"',
+    ],
+    [{ bank: { intake: 'b', expect: { by: '04:00' } } }, '"partners"."bank"."expect"."timeZone": required'],
+    [{ bank: { intake: 'b', expect: { by: '04:00', timeZone: 'Mars/Olympus' } } }, '"timeZone": expected an IANA time zone'],
+    [
+      { bank: { intake: 'b', expect: { by: '04:00', timeZone: 'UTC', every: 'weekday' } } },
+      '"every": expected "day", "business day" or a list of weekdays',
+    ],
+    [{ bank: { intake: 'b', expect: { by: '04:00', timeZone: 'UTC', holidays: 'XX' } } }, '"holidays": "XX" is not a country code'],
+    [{ bank: { intake: 'b', expect: { by: '04:00', timeZone: 'UTC', holidays: 'DE-XX' } } }, '"holidays": "DE-XX": DE has no region XX'],
+    [
+      { bank: { intake: 'b', expect: { by: '04:00', timeZone: 'UTC', warnAfter: '2h', errorAfter: '1h' } } },
+      '"errorAfter": must not be shorter than "warnAfter"',
+    ],
+  ])('refuses a mistake in one partner’s settings, naming the partner and the key: %j', (partners, words) => {
+    const { config } = twoPartners({}, partners);
+    expect(refused(() => resolvePartners({ config, partner: ['adyen'] }, {}))).toContain(words);
+  });
+
+  it('is one partner, "default", without "partners"', () => {
+    const { partners, configured, named } = resolvePartners({ intake: '/srv/in' }, {});
+    expect({ configured, named }).toEqual({ configured: ['default'], named: false });
+    expect(partners.map((p) => [p.partner, p.intake])).toEqual([['default', '/srv/in']]);
+    expect(resolveSettings({ partner: ['default'] }, {}).partner).toBe('default');
+    expect(refused(() => resolveSettings({ partner: ['adyen'] }, {}))).toMatch(/no partner "adyen"/);
+    // the reports filter what the ledger holds by any partner's name
+    expect(resolvePartners({ partner: ['adyen'] }, {}, { unconfigured: 'allow' }).partners.map((p) => p.partner)).toEqual(['adyen']);
+  });
+
+  it('reads a date in a name by the pattern’s token, and the pattern still matches as a glob', () => {
+    const s = resolveSettings({ pattern: 'stripe_{yyyyMMdd}_*.csv' }, {});
+    expect(s.patternText).toBe('stripe_{yyyyMMdd}_*.csv');
+    expect(globToRegExp(s.pattern).test('stripe_20260316_a01.csv')).toBe(true);
+    expect(globToRegExp(s.pattern).test('stripe_2026031_a01.csv')).toBe(false);
+    expect(dayInName(s.patternText, 'stripe_20260316_a01.csv')).toBe('2026-03-16');
+    expect(dayInName(s.patternText, 'stripe_20260231_a01.csv')).toBeNull();
+    expect(dayInName('*_{yyyy-MM-dd}.csv', 'payout_reconciliation_2026-03-16.csv')).toBe('2026-03-16');
+    expect(dayInName('settle_*.csv', 'settle_20260316.csv')).toBeNull();
+  });
+});
+
+describe('the README', () => {
+  it('shows a two-partner config, with the expected deliveries, that settle-ingest takes as it stands', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Several partners'));
+    const json = /```json\n([\s\S]*?)```/.exec(section)![1]!;
+    const config = join(mkdtempSync(join(tmpdir(), 'settle-readme-')), 'config.json');
+    writeFileSync(config, json);
+    const { partners } = resolvePartners({ config }, {});
+    expect(partners.map((p) => [p.partner, p.layout.name, p.expect?.every])).toEqual([
+      ['adyen', 'adyen-settlement-details', 'day'],
+      ['stripe', 'stripe-itemized-payout-reconciliation', 'business day'],
+    ]);
+    expect(dayInName(partners[1]!.patternText, 'stripe_payout_reconciliation_2026-03-16.csv')).toBe('2026-03-16');
+  });
+});
