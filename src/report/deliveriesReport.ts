@@ -92,7 +92,7 @@ export async function deliveriesReport(ledger: Ledger, partners: ReportedPartner
 export function expectWords(e: Expect): string {
   const hours = (s: number) => lateText(s).replace(/^1m$/, '0m');
   const holidays = e.holidays ? `, less the public holidays of ${e.holidays}` : '';
-  return `every ${e.every} by ${e.by} ${e.timeZone}${holidays}; ${e.files} ${e.files === 1 ? 'file' : 'files'}; warning after ${e.warnAfterSeconds ? hours(e.warnAfterSeconds) : '0m'}, critical after ${hours(e.errorAfterSeconds)}`;
+  return `every ${e.every} by ${e.by} ${e.timeZone}${holidays}; ${e.files} ${e.files === 1 ? 'file' : 'files'}; ${e.warnAfterSeconds ? `warning after ${hours(e.warnAfterSeconds)}` : 'warning once due'}, critical after ${hours(e.errorAfterSeconds)}`;
 }
 
 /** A time as the partner's clock shows it: `Thu 03:00`. */
