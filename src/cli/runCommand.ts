@@ -12,7 +12,7 @@ import type { Intake } from '../intake/intake.js';
 import { checkIntakeSetting } from '../intake/openIntake.js';
 import { globToRegExp } from '../intake/names.js';
 import type { RunMode } from '../ledger/types.js';
-import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
+import { RunEndedError, runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { withSettingOptions } from './options.js';
 import { loadDecodeOptions } from '../delivery/decodeSettings.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
@@ -43,7 +43,11 @@ export function registerRun(program: Command, setExit: (status: number) => void)
         setExit(r.exitStatus);
         return;
       }
-      const result = await ingestOnce(settings, flags);
+      const result = await ingestOnce(settings, flags).catch((err) => {
+        // a run that ended on an error after it started still gives --json its object
+        if (flags.json && err instanceof RunEndedError) process.stdout.write(`${summaryJson(err.result)}\n`);
+        throw err;
+      });
       process.stdout.write(`${flags.json ? summaryJson(result) : summaryLine(result)}\n`);
       setExit(result.exitStatus);
     });
@@ -98,7 +102,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
       try {
         // cheapest and most likely refusals first: the database being down stops the run before any download
         finance = await r.finance('load', stopping.signal);
-        intake = await r.intake();
+        intake = await r.intake(stopping.signal);
         await assertStagingUsable(s.staging);
       } catch (err) {
         const reason = errorMessage(err);
@@ -125,6 +129,7 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
         stagingRoot: s.staging,
         logger,
         onProgress: (file, rows) => r.status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
+        onDownload: (file, bytes, size) => r.status.show(`${file}: ${downloaded(bytes, size)}`),
         stop: stopping.signal,
         exitStatusFor: runExitStatus,
         decode,
@@ -145,4 +150,11 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
 async function assertStagingUsable(dir: string): Promise<void> {
   const st = await stat(dir).catch(() => null);
   if (!st?.isDirectory()) throw new UsageError(`staging folder ${dir} does not exist or is not a folder (--staging, SETTLE_STAGING)`);
+}
+
+/** `12.5 of 700.0 MiB read (2%)`: a long download's progress on a terminal. */
+export function downloaded(bytes: number, size: number): string {
+  const mib = (n: number) => (n / 1024 ** 2).toFixed(1);
+  const share = size > 0 ? ` (${Math.min(100, Math.floor((bytes / size) * 100))}%)` : '';
+  return `${mib(bytes)} of ${mib(size)} MiB read${share}`;
 }

@@ -195,7 +195,7 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
     if (typeof p.value !== 'string' || p.value === '') throw new UsageError(`${p.from}: expected a non-empty string`);
     return p.value;
   };
-  const secs = (key: 'stableFor' | 'maxWait' | 'claimLease' | 'ledgerTimeout' | 'dbTimeout'): number => {
+  const secs = (key: 'stableFor' | 'maxWait' | 'claimLease' | 'ledgerTimeout' | 'dbTimeout' | 'sftpTimeout'): number => {
     const p = pick(key);
     return p === undefined ? DEFAULTS[key] : seconds(p.value, p.from);
   };
@@ -210,6 +210,8 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
   if (claimLeaseSeconds < 60) throw new UsageError(`claim lease of ${claimLeaseSeconds}s is too short: a load must fit in it`);
   const dbTimeoutSeconds = secs('dbTimeout');
   if (dbTimeoutSeconds < 1) throw new UsageError(`database timeout of ${dbTimeoutSeconds}s is too short: it must be at least 1s`);
+  const sftpTimeoutSeconds = secs('sftpTimeout');
+  if (sftpTimeoutSeconds < 1) throw new UsageError(`SFTP timeout of ${sftpTimeoutSeconds}s is too short: it must be at least 1s`);
   const layoutPick = pick('layout');
   const mode = str('mode') as Settings['mode'];
   if (mode !== undefined && !RUN_MODES.includes(mode)) throw new UsageError(`mode "${mode}" must be ${RUN_MODES.join(' or ')}`);
@@ -247,6 +249,8 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
       agentSocket: env.SSH_AUTH_SOCK || undefined,
       knownHosts: str('knownHosts') ?? join(env.HOME ?? homedir(), '.ssh', 'known_hosts'),
       hostKeyFingerprint: str('hostKeyFingerprint'),
+      timeoutSeconds: sftpTimeoutSeconds,
+      minBytesPerSecond: bounded(pick('sftpMinRate'), DEFAULTS.sftpMinRate, 0, 1024 ** 3, 'bytes a second'),
     },
     decode: decodeSettings(pick, str),
   };

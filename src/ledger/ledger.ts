@@ -116,6 +116,11 @@ export interface Ledger {
   /** recorded before a decided file leaves the intake; markMoved or recordSkip removes it */
   intendMove(f: MovedFile, destination: Destination): Promise<void>;
   moveIntents(): Promise<MoveIntent[]>;
+  /**
+   * A run that began or recorded moving this very upload (name and size:mtime as listed):
+   * whether a name that vanished from the intake was taken by a run, or by nobody.
+   */
+  moveOfArrival(name: string, arrival: string): Promise<{ runId: string; location: string | null } | undefined>;
   abandonMoveIntent(f: MovedFile): Promise<void>;
   movesSince(since: string): Promise<LandedMove[]>;
   updateLanded(location: string, sha256: string, landed: string): Promise<void>;

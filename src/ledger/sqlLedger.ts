@@ -5,7 +5,7 @@ import type { Destination } from '../destination.js';
 import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { CLAIM_SQL, END_CLAIM, LIVE } from './claimStatement.js';
 import { ADOPT_SQL, HOLDS_LIVE_CONTENT } from './adoptStatement.js';
-import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL } from './sqlMoves.js';
+import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL_SQL } from './sqlMoves.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
 import { eventRow, fileRow, intentRow, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
 
@@ -283,6 +283,11 @@ export class SqlLedger implements Ledger {
   /** Moves begun and not recorded, with the run that began each: a crash between a move and its record. */
   async moveIntents(): Promise<MoveIntent[]> {
     return (await this.read(MOVE_INTENTS_SQL)).map(intentRow);
+  }
+
+  async moveOfArrival(name: string, arrival: string): Promise<{ runId: string; location: string | null } | undefined> {
+    const [row] = await this.read(MOVE_OF_ARRIVAL_SQL, [name, arrival, name, arrival]);
+    return row ? { runId: String(row.run_id), location: row.location === null ? null : String(row.location) } : undefined;
   }
 
   /** Moves recorded since `since` with the shape their file landed in. */

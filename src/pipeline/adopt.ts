@@ -220,7 +220,7 @@ async function stagedFile(
   firstWith: Map<string, SeenBefore>,
 ): Promise<AdoptedFile> {
   const staged = await stageAndHash(o.archive, entry, staging, seq, o.decode).catch((err: unknown): Staged => {
-    if (err instanceof FileGoneError) return { kind: 'gone' };
+    if (err instanceof FileGoneError) return { kind: 'gone', answer: err.message };
     throw err;
   });
   if (staged.kind !== 'staged') {

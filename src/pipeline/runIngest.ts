@@ -1,6 +1,6 @@
 import { rm, unlink } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { SettleError, TransientError, errorMessage, exitStatusOf } from '../errors.js';
+import { SettleError, TransientError, errorMessage, exitStatusOf, type ExitStatus } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, NotRegularFileError, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { currentOwner } from '../owner.js';
@@ -44,6 +44,8 @@ export interface IngestOptions {
   logger: Logger;
   /** called as rows stream into the database, for a progress line on a terminal */
   onProgress?: (file: string, rows: number) => void;
+  /** called as a file's bytes are read (downloaded, from an SFTP server), for a progress line on a terminal */
+  onDownload?: (file: string, bytes: number, size: number) => void;
   /** asks the run to stop after the file in hand (SIGTERM from cron or systemd) */
   stop?: AbortSignal;
   /** how gzip, zip and OpenPGP deliveries are unwrapped; unset: every file is taken as it is */
@@ -64,8 +66,22 @@ export interface IngestFindings {
 }
 
 export interface IngestResult extends RunOutcomes, IngestFindings {
-  /** as the command layer judged it, and as the ledger's `runs` keeps it */
-  exitStatus: 0 | 1;
+  /** as the command layer judged it, and as the ledger's `runs` keeps it (2 only for a run ended by a usage error) */
+  exitStatus: ExitStatus;
+}
+
+/**
+ * A run that could not go on (its intake unreachable, its ledger locked) after it started: the
+ * error as it was, and what the run did until then, read back from the ledger, for `--json`.
+ */
+export class RunEndedError extends SettleError {
+  constructor(
+    readonly result: IngestResult,
+    err: unknown,
+  ) {
+    super(errorMessage(err), exitStatusOf(err), { cause: (err as { cause?: unknown })?.cause ?? err });
+    this.name = 'RunEndedError';
+  }
 }
 
 /** A run looks at the intake again after its batch, a bounded number of times. */
@@ -89,7 +105,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     claimLeaseSeconds: opts.claimLeaseSeconds,
     onProgress: opts.onProgress,
     counts: { moveFailures: 0 },
-    moveMarker: (name, to) => moveMarker(opts, name, to, stagingDir, `m${seq++}`, log.child({ file: name })),
+    moveMarker: (name, to) => moveMarker(opts, name, to, stagingDir, `m${seq++}`, runId, log.child({ file: name })),
   };
   log.info({ event: 'run-started', mode: opts.mode, intake: intake.description }, 'run started');
 
@@ -102,6 +118,15 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     await ledger.record({ runId, event, name: entry.name, sha256: null, details: { reason, size: entry.size } });
     const line = event === 'failed' ? `could not stage the file, left in intake: ${reason}` : 'not ready: left for the next run';
     log[event === 'failed' ? 'error' : 'warn']({ event: event.replace('_', '-'), file: entry.name, size: entry.size, reason }, line);
+  };
+  // listed, then gone: taken by another run (whose move the ledger has), or by nobody, which is said
+  const vanished = async (entry: IntakeEntry, answer: string) => {
+    const move = await ledger.moveOfArrival(entry.name, `${entry.size}:${entry.mtimeMs}`);
+    if (move) {
+      log.info({ event: 'gone', file: entry.name, movedBy: move.runId }, `left the intake before it was read: run ${move.runId} has it`);
+      return;
+    }
+    await unstaged(entry, 'failed', `listed, then gone before it could be read, and no run moved it (${answer})`);
   };
   const ignored = async (entry: IntakeEntry, reason: string) => {
     await ledger.record({ runId, event: 'ignored', name: entry.name, sha256: null, details: { reason, size: entry.size } });
@@ -153,14 +178,16 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       const gate = await completenessGate(intake, safe, { stableForMs: opts.stableForSeconds * 1000, deadline, stop: opts.stop });
       if (stopRequested()) break;
       for (const { entry, reason } of gate.notReady) await unstaged(entry, 'not_ready', reason);
+      for (const entry of gate.gone) await vanished(entry, 'the server no longer lists it');
       if (gate.ready.length === 0) break;
 
       for (const entry of gate.ready) {
         if (stopRequested()) break listing;
         const flog = log.child({ file: entry.name });
         // 3. stage + SHA-256 (+ decode)
-        const staged = await stageAndHash(intake, entry, stagingDir, seq++, opts.decode).catch((err) => {
-          if (err instanceof FileGoneError) return { kind: 'gone' as const };
+        const onRead = opts.onDownload && ((bytes: number) => opts.onDownload!(entry.name, bytes, entry.size));
+        const staged = await stageAndHash(intake, entry, stagingDir, seq++, opts.decode, onRead).catch((err) => {
+          if (err instanceof FileGoneError) return { kind: 'gone' as const, answer: err.message };
           // a link, FIFO or device where a file was listed: refused as it is, never read
           if (err instanceof NotRegularFileError) return { kind: 'unreadable' as const, reason: err.message };
           // disk full, an I/O error on the intake: nothing was claimed; the file waits for the next run
@@ -168,11 +195,12 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
         });
         if (staged.kind === 'unreadable') {
           await unstaged(entry, 'failed', staged.reason);
+          if (stopRequested()) break listing;
           await intake.ensureReachable(); // a source that stays away ends the run here, with one line
           continue;
         }
         if (staged.kind === 'gone') {
-          flog.info({ event: 'gone' }, 'left the intake before it was read: another run has it');
+          await vanished(entry, staged.answer);
           continue;
         }
         if (staged.kind === 'changed') {
@@ -198,7 +226,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
             await unstaged(entry, 'not_ready', incomplete);
             continue;
           }
-          await decideFile(run, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, content }, slog);
+          await decideFile(run, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, movingRun: runId, content }, slog);
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
           run.abortedBy = `finance database connection lost: ${errorMessage(err)}`;
@@ -211,14 +239,17 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       }
     }
   } catch (err) {
-    // the run cannot go on (intake unlistable, ledger locked): still close its record if possible
+    // the run cannot go on (intake unlistable, ledger locked): still close its record if possible, and say what it did
+    let ended: IngestResult | undefined;
     try {
-      const counts = { ...(await runOutcomes(ledger, runId)).counts, moveFailed: run.counts.moveFailures };
+      const outcomes = await runOutcomes(ledger, runId);
+      const counts = { ...outcomes.counts, moveFailed: run.counts.moveFailures };
       await ledger.finishRun(runId, counts, exitStatusOf(err), { status: 'finished', reason: errorMessage(err) });
+      ended = { ...outcomes, counts, waitingTooLong: [], changedAfterMove, abortedBy: errorMessage(err), exitStatus: exitStatusOf(err) };
     } catch {
       // the original error says more than this one would
     }
-    throw err;
+    throw ended ? new RunEndedError(ended, err) : err;
   } finally {
     if (stagingDir) await rm(stagingDir, { recursive: true, force: true });
   }

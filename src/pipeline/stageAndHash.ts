@@ -15,7 +15,8 @@ export type Staged =
   | { kind: 'staged'; path: string; sha256: string; size: number; pin: FilePin; content: StagedContent }
   /** the file changed while it was copied: it was not complete after all */
   | { kind: 'changed'; reason: string }
-  | { kind: 'gone' };
+  /** the name was gone by the end of the read: `answer` says how */
+  | { kind: 'gone'; answer: string };
 
 async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
   for (let done = 0; done < chunk.length;) done += (await out.write(chunk, done)).bytesWritten;
@@ -37,6 +38,8 @@ export async function stageAndHash(
   stagingDir: string,
   seq: number | string,
   decode?: DecodeOptions,
+  /** the bytes read so far, after each read block: a progress line for a long download */
+  onRead?: (bytes: number) => void,
 ): Promise<Staged> {
   faultPoint('before-open', entry.name);
   const file = await intake.pin(entry.name);
@@ -64,6 +67,7 @@ export async function stageAndHash(
       for await (const chunk of file.stream as AsyncIterable<Buffer>) {
         hash.update(chunk);
         size += chunk.length;
+        onRead?.(size);
         await writing;
         writing = writeAll(out, chunk);
         if (head) {
@@ -81,7 +85,7 @@ export async function stageAndHash(
     tee = undefined;
     faultPoint('after-download', entry.name);
     const after = await file.current();
-    if (!(await intake.stat(entry.name))) return { kind: 'gone' };
+    if (!(await intake.stat(entry.name))) return { kind: 'gone', answer: 'gone by the end of its read' };
     const asListed = file.pin.size === entry.size && file.pin.mtimeMs === entry.mtimeMs;
     if (!asListed || !isPinned(after, file.pin) || size !== file.pin.size) {
       return { kind: 'changed', reason: `changed while being read (${entry.size} bytes listed, ${size} read, ${after.size} now)` };

@@ -23,28 +23,6 @@ afterAll(async () => {
   await Promise.all([...servers.values()].map((s) => s.destroy()));
 });
 
-/**
- * What the findings of issue 17 still break, per server: those cases run as expected failures
- * (those that hang until the test's own timeout are skipped instead).
- */
-const ALL: SftpServerKind[] = [...SFTP_SERVER_KINDS];
-const FINDINGS: Partial<Record<string, SftpServerKind[]>> = {
-  baseline: ['rclone'],
-  'link-after-listing': ['proftpd', 'rclone', 'hostile'],
-  'link-before-rename': ALL,
-  'never-over-a-file': ALL,
-  'same-shape-rewrite': ALL,
-  'listed-then-missing': ALL,
-  'hang-download': ALL,
-  'hang-after-commit': ALL,
-  'finished-moves': ALL,
-  trickle: ['hostile'],
-  'rename-noop': ['hostile'],
-};
-const HANGS: Partial<Record<string, SftpServerKind[]>> = { sigterm: ALL, 'json-unreachable': ALL };
-const known = (what: string, kind: SftpServerKind) =>
-  HANGS[what]?.includes(kind) ? it.skip : FINDINGS[what]?.includes(kind) ? it.fails : it;
-
 /** Runs a shell command at an injection point of the run (src/faults.ts), for the file in hand. */
 const hookAt = (step: string, command: string) => ({ SETTLE_TEST_FAULT: `hook:${step}`, SETTLE_TEST_HOOK: command });
 
@@ -74,13 +52,13 @@ describe.each(SFTP_SERVER_KINDS)('an sftp:// intake on %s', (kind) => {
   const setup = () => remoteIntake(server(), db.url);
   afterEach(() => hostile().behave({}));
 
-  /** An archived name: the file's own (or with a clash suffix), or on a server whose RENAME replaces, one unique to its move. */
+  /** An archived name: the file's own, or on a server whose RENAME replaces, one unique to its move (or to its staged copy's). */
   const archivedAs = (name: string) => {
     const [stem, ext] = [name.replace(/\.csv$/, ''), '.csv'];
-    return overwrites ? new RegExp(`^${stem}\\.r-\\d{8}-\\d{4}-[0-9a-f]{4}${ext}$`) : new RegExp(`^${stem}${ext}$`);
+    return overwrites ? new RegExp(`^${stem}\\.r-\\d{8}-\\d{4}-[0-9a-f]{4}(-staged)?${ext}$`) : new RegExp(`^${stem}${ext}$`);
   };
 
-  known('baseline', kind)('loads a file, skips its renamed resend, and moves both on the server', async () => {
+  it('loads a file, skips its renamed resend, and moves both on the server', async () => {
     const r = await setup();
     const a01 = sampleSettlement({ date: '2026-10-01', rows: 40, idPrefix: `BASE${kind}` }).text;
     await r.put('settle_20261001_a01.csv', a01);
@@ -97,64 +75,58 @@ describe.each(SFTP_SERVER_KINDS)('an sftp:// intake on %s', (kind) => {
     await expectNoTemporaries(r);
   });
 
-  known('link-after-listing', kind)(
-    'a file swapped for a symlink to an outside CSV after its listing (same size and mtime) is refused: nothing of it loaded, nothing moved',
-    async () => {
-      if (kind === 'hostile') hostile().behave({ lstatFollows: true, renameFollows: true }); // as ProFTPD's
-      const r = await setup();
-      const [inside, outsideText] = sameShape('2026-10-02', 6, `LNKI${kind}`, `LNKO${kind}`);
-      const outside = join(r.root, 'outside.csv');
-      await writeFile(outside, outsideText);
-      await r.put('settle_20261002_a01.csv', inside);
-      const listed = await lstat(join(r.intake, 'settle_20261002_a01.csv'));
-      await utimes(outside, listed.atime, listed.mtime);
-      await r.put('settle_20261002_b01.csv', sampleSettlement({ date: '2026-10-02', rows: 3, idPrefix: `LNKB${kind}` }).text);
-      const swap = `case "$SETTLE_TEST_HOOK_FILE" in *a01*) ln -sfn '${outside}' '${r.intake}/settle_20261002_a01.csv' ;; esac`;
-      const res = await r.run(['--json'], hookAt('before-open', swap));
-      expect(res.status).toBe(1);
-      const j = JSON.parse(res.stdout);
-      expect(j).toMatchObject({ loaded: 1, failed: 1, rows: 3 });
-      expect(j.files.find((f: { outcome: string }) => f.outcome === 'failed')).toMatchObject({
-        name: 'settle_20261002_a01.csv',
-        sha256: null,
-        // what the server said: a link (its READLINK, its LSTAT), or no such file (rclone hides links)
-        error: expect.stringMatching(/symbolic link|no longer there|does not exist/),
-      });
-      expect(await rowsWithPrefix(db, `LNKO${kind}`)).toBe(0);
-      expect(await readFile(outside, 'utf8')).toBe(outsideText);
-      expect(await readlink(join(r.intake, 'settle_20261002_a01.csv'))).toBe(outside);
-      expect(await r.files('archive')).toEqual([expect.stringMatching(archivedAs('settle_20261002_b01.csv'))]);
-      expect(r.ws.ledgerFile('settle_20261002_a01.csv')).toBeUndefined();
-      await expectNoTemporaries(r);
-    },
-  );
+  it('a file swapped for a symlink to an outside CSV after its listing (same size and mtime) is refused: nothing of it loaded, nothing moved', async () => {
+    if (kind === 'hostile') hostile().behave({ lstatFollows: true, renameFollows: true }); // as ProFTPD's
+    const r = await setup();
+    const [inside, outsideText] = sameShape('2026-10-02', 6, `LNKI${kind}`, `LNKO${kind}`);
+    const outside = join(r.root, 'outside.csv');
+    await writeFile(outside, outsideText);
+    await r.put('settle_20261002_a01.csv', inside);
+    const listed = await lstat(join(r.intake, 'settle_20261002_a01.csv'));
+    await utimes(outside, listed.atime, listed.mtime);
+    await r.put('settle_20261002_b01.csv', sampleSettlement({ date: '2026-10-02', rows: 3, idPrefix: `LNKB${kind}` }).text);
+    const swap = `case "$SETTLE_TEST_HOOK_FILE" in *a01*) ln -sfn '${outside}' '${r.intake}/settle_20261002_a01.csv' ;; esac`;
+    const res = await r.run(['--json'], hookAt('before-open', swap));
+    expect(res.status).toBe(1);
+    const j = JSON.parse(res.stdout);
+    expect(j).toMatchObject({ loaded: 1, failed: 1, rows: 3 });
+    expect(j.files.find((f: { outcome: string }) => f.outcome === 'failed')).toMatchObject({
+      name: 'settle_20261002_a01.csv',
+      sha256: null,
+      // what the server said: a link (its READLINK, its LSTAT), or no such file (rclone hides links)
+      error: expect.stringMatching(/symbolic link|no longer there|does not exist/),
+    });
+    expect(await rowsWithPrefix(db, `LNKO${kind}`)).toBe(0);
+    expect(await readFile(outside, 'utf8')).toBe(outsideText);
+    expect(await readlink(join(r.intake, 'settle_20261002_a01.csv'))).toBe(outside);
+    expect(await r.files('archive')).toEqual([expect.stringMatching(archivedAs('settle_20261002_b01.csv'))]);
+    expect(r.ws.ledgerFile('settle_20261002_a01.csv')).toBeUndefined();
+    await expectNoTemporaries(r);
+  });
 
-  known('link-before-rename', kind)(
-    'a file swapped for a symlink just before its rename: the staged copy is archived, the link and what it points to stay as they were',
-    async () => {
-      if (kind === 'hostile') hostile().behave({ lstatFollows: true, renameFollows: true });
-      const r = await setup();
-      const name = 'settle_20261003_a01.csv';
-      const text = sampleSettlement({ date: '2026-10-03', rows: 7, idPrefix: `LNKM${kind}` }).text;
-      await r.put(name, text);
-      const outside = join(r.root, 'outside.csv');
-      await writeFile(outside, 'not a settlement file, and not ours to move\n');
-      const res = await r.run(['--json'], hookAt('before-rename', `ln -sfn '${outside}' '${r.intake}/${name}'`));
-      expect(res.status).toBe(1);
-      expect(JSON.parse(res.stdout)).toMatchObject({ loaded: 1, rows: 7, move_failed: 1 });
-      const [archived] = await r.files('archive');
-      expect(archived).toMatch(archivedAs(name));
-      expect(await r.read('archive', archived!)).toBe(text);
-      expect(await readFile(outside, 'utf8')).toBe('not a settlement file, and not ours to move\n');
-      expect(await readlink(join(r.intake, name))).toBe(outside);
-      expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: r.location('archive', archived!) });
-      const moved = r.ws.events().filter((e) => e.event === 'moved');
-      expect(moved).toEqual([expect.objectContaining({ details: expect.objectContaining({ bytesFrom: 'staging' }) })]);
-      await expectNoTemporaries(r);
-    },
-  );
+  it('a file swapped for a symlink just before its rename: the staged copy is archived, the link and what it points to stay as they were', async () => {
+    if (kind === 'hostile') hostile().behave({ lstatFollows: true, renameFollows: true });
+    const r = await setup();
+    const name = 'settle_20261003_a01.csv';
+    const text = sampleSettlement({ date: '2026-10-03', rows: 7, idPrefix: `LNKM${kind}` }).text;
+    await r.put(name, text);
+    const outside = join(r.root, 'outside.csv');
+    await writeFile(outside, 'not a settlement file, and not ours to move\n');
+    const res = await r.run(['--json'], hookAt('before-rename', `ln -sfn '${outside}' '${r.intake}/${name}'`));
+    expect(res.status).toBe(1);
+    expect(JSON.parse(res.stdout)).toMatchObject({ loaded: 1, rows: 7, move_failed: 1 });
+    const [archived] = await r.files('archive');
+    expect(archived).toMatch(archivedAs(name));
+    expect(await r.read('archive', archived!)).toBe(text);
+    expect(await readFile(outside, 'utf8')).toBe('not a settlement file, and not ours to move\n');
+    expect(await readlink(join(r.intake, name))).toBe(outside);
+    expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: r.location('archive', archived!) });
+    const moved = r.ws.events().filter((e) => e.event === 'moved');
+    expect(moved).toEqual([expect.objectContaining({ details: expect.objectContaining({ bytesFrom: 'staging' }) })]);
+    await expectNoTemporaries(r);
+  });
 
-  known('never-over-a-file', kind)('a file that appears at the landing name just before the rename is never overwritten', async () => {
+  it('a file that appears at the landing name just before the rename is never overwritten', async () => {
     const r = await setup();
     const name = 'settle_20261004_a01.csv';
     const text = sampleSettlement({ date: '2026-10-04', rows: 5, idPrefix: `OVER${kind}` }).text;
@@ -172,124 +144,109 @@ describe.each(SFTP_SERVER_KINDS)('an sftp:// intake on %s', (kind) => {
     await expectNoTemporaries(r);
   });
 
-  known('same-shape-rewrite', kind)(
-    'a rewrite between the read and the move that keeps size and mtime: the staged bytes are archived, the new upload stays and loads next run',
-    async () => {
-      const r = await setup();
-      const name = 'settle_20261005_a01.csv';
-      const [v1, v2] = sameShape('2026-10-05', 30, `SHPA${kind}`, `SHPB${kind}`);
-      await r.put(name, v1);
-      const v2Path = join(r.ws.root, 'v2.csv');
-      await writeFile(v2Path, v2);
-      const path = join(r.intake, name);
-      const mtime = Math.floor((await lstat(path)).mtimeMs / 1000);
-      // the partner's uploader rewrites the file in place and its clock puts the same second back
-      const rewrite = `cat '${v2Path}' > '${path}' && touch -d @${mtime} '${path}'`;
-      const first = await r.run(['--json'], hookAt('before-move', rewrite));
-      expect(first.status).toBe(1);
-      expect(JSON.parse(first.stdout)).toMatchObject({ loaded: 1, rows: 30, move_failed: 1 });
-      const [archived] = await r.files('archive');
-      expect(await r.read('archive', archived!)).toBe(v1);
-      expect(await r.files('intake')).toEqual([name]);
-      expect(await r.read('intake', name)).toBe(v2);
-      expect([await rowsWithPrefix(db, `SHPA${kind}`), await rowsWithPrefix(db, `SHPB${kind}`)]).toEqual([30, 0]);
+  it('a rewrite between the read and the move that keeps size and mtime: the staged bytes are archived, the new upload stays and loads next run', async () => {
+    const r = await setup();
+    const name = 'settle_20261005_a01.csv';
+    const [v1, v2] = sameShape('2026-10-05', 30, `SHPA${kind}`, `SHPB${kind}`);
+    await r.put(name, v1);
+    const v2Path = join(r.ws.root, 'v2.csv');
+    await writeFile(v2Path, v2);
+    const path = join(r.intake, name);
+    const mtime = Math.floor((await lstat(path)).mtimeMs / 1000);
+    // the partner's uploader rewrites the file in place and its clock puts the same second back
+    const rewrite = `cat '${v2Path}' > '${path}' && touch -d @${mtime} '${path}'`;
+    const first = await r.run(['--json'], hookAt('before-move', rewrite));
+    expect(first.status).toBe(1);
+    expect(JSON.parse(first.stdout)).toMatchObject({ loaded: 1, rows: 30, move_failed: 1 });
+    const [archived] = await r.files('archive');
+    expect(await r.read('archive', archived!)).toBe(v1);
+    expect(await r.files('intake')).toEqual([name]);
+    expect(await r.read('intake', name)).toBe(v2);
+    expect([await rowsWithPrefix(db, `SHPA${kind}`), await rowsWithPrefix(db, `SHPB${kind}`)]).toEqual([30, 0]);
 
-      const second = await r.run();
-      expect(second.status).toBe(0);
-      expect(parseSummary(second.stdout)).toMatchObject({ loaded: 1, rows: 30 });
-      expect([await rowsWithPrefix(db, `SHPA${kind}`), await rowsWithPrefix(db, `SHPB${kind}`)]).toEqual([30, 30]);
-      expect(await r.files('intake')).toEqual([]);
-      expect(await r.files('archive')).toHaveLength(2);
-      await expectNoTemporaries(r);
-    },
-  );
+    const second = await r.run();
+    expect(second.status).toBe(0);
+    expect(parseSummary(second.stdout)).toMatchObject({ loaded: 1, rows: 30 });
+    expect([await rowsWithPrefix(db, `SHPA${kind}`), await rowsWithPrefix(db, `SHPB${kind}`)]).toEqual([30, 30]);
+    expect(await r.files('intake')).toEqual([]);
+    expect(await r.files('archive')).toHaveLength(2);
+    await expectNoTemporaries(r);
+  });
 
-  known('listed-then-missing', kind)(
-    'a listed file that the server then calls missing is counted failed with its answer, never dropped',
-    async () => {
-      const r = await setup();
-      await r.put('settle_20261006_a01.csv', sampleSettlement({ date: '2026-10-06', rows: 4, idPrefix: `GONE${kind}` }).text);
-      const res = await r.run(['--json'], hookAt('before-open', `rm '${r.intake}/settle_20261006_a01.csv'`));
-      expect(res.status).toBe(1);
-      const j = JSON.parse(res.stdout);
-      expect(j).toMatchObject({ loaded: 0, failed: 1 });
-      expect(j.files).toEqual([
-        expect.objectContaining({ name: 'settle_20261006_a01.csv', outcome: 'failed', error: expect.stringMatching(/listed, then/) }),
-      ]);
-    },
-  );
+  it('a listed file that the server then calls missing is counted failed with its answer, never dropped', async () => {
+    const r = await setup();
+    await r.put('settle_20261006_a01.csv', sampleSettlement({ date: '2026-10-06', rows: 4, idPrefix: `GONE${kind}` }).text);
+    const res = await r.run(['--json'], hookAt('before-open', `rm '${r.intake}/settle_20261006_a01.csv'`));
+    expect(res.status).toBe(1);
+    const j = JSON.parse(res.stdout);
+    expect(j).toMatchObject({ loaded: 0, failed: 1 });
+    expect(j.files).toEqual([
+      expect.objectContaining({ name: 'settle_20261006_a01.csv', outcome: 'failed', error: expect.stringMatching(/listed, then/) }),
+    ]);
+  });
 
-  known('hang-download', kind)(
-    'a download the server stops answering fails within --sftp-timeout: nothing claimed, the file left, the next run loads it',
-    async () => {
-      const r = await setup();
-      const name = 'settle_20261007_a01.csv';
-      await r.put(name, sampleSettlement({ date: '2026-10-07', rows: 8, idPrefix: `HANG${kind}` }).text);
-      const res = await r.run(['--json', '--sftp-timeout', '1'], hookAt('before-open', server().freezeCommand()));
-      await server().thaw();
-      expect(res.status).toBe(1);
-      // the file failed and the run went on, or the server stayed away and the run ended: said either way
-      const j = JSON.parse(res.stdout);
-      expect(j).toMatchObject({ loaded: 0, exit_status: 1 });
-      expect(JSON.stringify(j)).toMatch(/did not answer|unreachable/);
-      expect(r.ws.ledgerFiles()).toEqual([]);
-      expect(await r.files('intake')).toEqual([name]);
-      const next = await r.run();
-      expect(next.status).toBe(0);
-      expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 8 });
-    },
-  );
+  it('a download the server stops answering fails within --sftp-timeout: nothing claimed, the file left, the next run loads it', async () => {
+    const r = await setup();
+    const name = 'settle_20261007_a01.csv';
+    await r.put(name, sampleSettlement({ date: '2026-10-07', rows: 8, idPrefix: `HANG${kind}` }).text);
+    const res = await r.run(['--json', '--sftp-timeout', '2'], hookAt('before-open', server().freezeCommand()));
+    await server().thaw();
+    expect(res.status).toBe(1);
+    // the file failed and the run went on, or the server stayed away and the run ended: said either way
+    const j = JSON.parse(res.stdout);
+    expect(j).toMatchObject({ loaded: 0, exit_status: 1 });
+    expect(JSON.stringify(j)).toMatch(/did not answer|unreachable/);
+    expect(r.ws.ledgerFiles()).toEqual([]);
+    expect(await r.files('intake')).toEqual([name]);
+    const next = await r.run();
+    expect(next.status).toBe(0);
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 8 });
+  });
 
-  known('hang-after-commit', kind)(
-    'a move the server stops answering after the COMMIT fails within --sftp-timeout; the next run finishes it and says so',
-    async () => {
-      const r = await setup();
-      const name = 'settle_20261008_a01.csv';
-      await r.put(name, sampleSettlement({ date: '2026-10-08', rows: 9, idPrefix: `HANGM${kind}` }).text);
-      const res = await r.run(['--json', '--sftp-timeout', '1'], hookAt('before-move', server().freezeCommand()));
-      await server().thaw();
-      expect(res.status).toBe(1);
-      const j = JSON.parse(res.stdout);
-      expect(j).toMatchObject({ loaded: 1, rows: 9 });
-      expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: null });
-      expect(await r.files('intake')).toEqual([name]);
+  it('a move the server stops answering after the COMMIT fails within --sftp-timeout; the next run finishes it and says so', async () => {
+    const r = await setup();
+    const name = 'settle_20261008_a01.csv';
+    await r.put(name, sampleSettlement({ date: '2026-10-08', rows: 9, idPrefix: `HANGM${kind}` }).text);
+    const res = await r.run(['--json', '--sftp-timeout', '2'], hookAt('before-move', server().freezeCommand()));
+    await server().thaw();
+    expect(res.status).toBe(1);
+    const j = JSON.parse(res.stdout);
+    expect(j).toMatchObject({ loaded: 1, rows: 9 });
+    expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: null });
+    expect(await r.files('intake')).toEqual([name]);
 
-      const next = await r.run(['--json']);
-      expect(next.status).toBe(0);
-      const k = JSON.parse(next.stdout);
-      expect(k).toMatchObject({ loaded: 0, skipped: 0 });
-      const [archived] = await r.files('archive');
-      expect(k.finished_moves).toEqual([{ name, location: r.location('archive', archived!), decided_by: j.run }]);
-      expect(await rowsWithPrefix(db, `HANGM${kind}`)).toBe(9);
-      expect(await r.files('duplicates')).toEqual([]);
-      await expectNoTemporaries(r);
-    },
-  );
+    const next = await r.run(['--json']);
+    expect(next.status).toBe(0);
+    const k = JSON.parse(next.stdout);
+    expect(k).toMatchObject({ loaded: 0, skipped: 0 });
+    const [archived] = await r.files('archive');
+    expect(k.finished_moves).toEqual([{ name, location: r.location('archive', archived!), decided_by: j.run }]);
+    expect(await rowsWithPrefix(db, `HANGM${kind}`)).toBe(9);
+    expect(await r.files('duplicates')).toEqual([]);
+    await expectNoTemporaries(r);
+  });
 
-  known('sigterm', kind)(
-    'SIGTERM stops a run stuck in an SFTP wait within seconds (exit 1, stopped); the next run loads the file',
-    async () => {
-      const r = await setup();
-      const name = 'settle_20261009_a01.csv';
-      await r.put(name, sampleSettlement({ date: '2026-10-09', rows: 3, idPrefix: `TERM${kind}` }).text);
-      const stuck = join(r.ws.root, 'stuck');
-      const child = r.ws.startRunWith(r.args(), hookAt('before-open', `${server().freezeCommand()}\ntouch '${stuck}'`));
-      const done = finished(child);
-      while (!(await lstat(stuck).catch(() => null)) && child.exitCode === null) await new Promise((w) => setTimeout(w, 20));
-      const asked = Date.now();
-      child.kill('SIGTERM');
-      const res = await done;
-      const tookMs = Date.now() - asked;
-      await server().thaw();
-      expect(res.status).toBe(1);
-      expect(res.stdout).toMatch(/^run \S+ stopped: .*\(stopped early: asked to stop \(SIGTERM\)/m);
-      expect(tookMs).toBeLessThan(15_000);
-      expect(r.ws.ledgerFiles()).toEqual([]);
-      expect(parseSummary((await r.run()).stdout)).toMatchObject({ loaded: 1, rows: 3 });
-    },
-  );
+  it('SIGTERM stops a run stuck in an SFTP wait within seconds (exit 1, stopped); the next run loads the file', async () => {
+    const r = await setup();
+    const name = 'settle_20261009_a01.csv';
+    await r.put(name, sampleSettlement({ date: '2026-10-09', rows: 3, idPrefix: `TERM${kind}` }).text);
+    const stuck = join(r.ws.root, 'stuck');
+    const child = r.ws.startRunWith(r.args(), hookAt('before-open', `${server().freezeCommand()}\ntouch '${stuck}'`));
+    const done = finished(child);
+    while (!(await lstat(stuck).catch(() => null)) && child.exitCode === null) await new Promise((w) => setTimeout(w, 20));
+    const asked = Date.now();
+    child.kill('SIGTERM');
+    const res = await done;
+    const tookMs = Date.now() - asked;
+    await server().thaw();
+    expect(res.status).toBe(1);
+    expect(res.stdout).toMatch(/^run \S+ stopped: .*\(stopped early: asked to stop \(SIGTERM\)/m);
+    expect(tookMs).toBeLessThan(15_000);
+    expect(r.ws.ledgerFiles()).toEqual([]);
+    expect(parseSummary((await r.run()).stdout)).toMatchObject({ loaded: 1, rows: 3 });
+  });
 
-  known('json-unreachable', kind)('--json prints its object when the run ends on a server gone away after a load', async () => {
+  it('--json prints its object when the run ends on a server gone away after a load', async () => {
     const r = await setup();
     await r.put('settle_20261010_a01.csv', sampleSettlement({ date: '2026-10-10', rows: 2, idPrefix: `JSNA${kind}` }).text);
     await r.put('settle_20261010_b01.csv', sampleSettlement({ date: '2026-10-10', rows: 2, idPrefix: `JSNB${kind}` }).text);
@@ -303,10 +260,13 @@ describe.each(SFTP_SERVER_KINDS)('an sftp:// intake on %s', (kind) => {
     expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(/SFTP server .* is unreachable after \d attempts/)]);
     const j = JSON.parse(res.stdout);
     expect(j).toMatchObject({ version: 1, loaded: 1, rows: 2, exit_status: 1, stopped_early: expect.stringMatching(/unreachable/) });
-    expect(j.files).toEqual([expect.objectContaining({ name: 'settle_20261010_a01.csv', outcome: 'loaded' })]);
+    expect(j.files).toEqual([
+      expect.objectContaining({ name: 'settle_20261010_a01.csv', outcome: 'loaded' }),
+      expect.objectContaining({ name: 'settle_20261010_b01.csv', outcome: 'failed', error: expect.stringMatching(/unreachable/) }),
+    ]);
   });
 
-  known('finished-moves', kind)('a move finished for an earlier run is counted and listed', async () => {
+  it('a move finished for an earlier run is counted and listed', async () => {
     const r = await setup();
     const name = 'settle_20261011_a01.csv';
     await r.put(name, sampleSettlement({ date: '2026-10-11', rows: 5, idPrefix: `FIN${kind}` }).text);
@@ -327,12 +287,12 @@ describe('what only the hostile server does', () => {
   const setup = () => remoteIntake(hostile(), db.url);
   afterEach(() => hostile().behave({}));
 
-  known('trickle', 'hostile')('a download that trickles below --sftp-min-rate fails; the next run loads it', async () => {
+  it('a download that trickles below --sftp-min-rate fails; the next run loads it', async () => {
     const r = await setup();
     const name = 'settle_20261012_a01.csv';
     await r.put(name, sampleSettlement({ date: '2026-10-12', rows: 50, idPrefix: 'TRICKLE' }).text);
     hostile().behave({ trickle: { bytes: 16, everyMs: 200 } });
-    const res = await r.run(['--json', '--sftp-timeout', '1', '--sftp-min-rate', '1024']);
+    const res = await r.run(['--json', '--sftp-timeout', '2', '--sftp-min-rate', '1024']);
     hostile().behave({});
     expect(res.status).toBe(1);
     const j = JSON.parse(res.stdout);
@@ -342,28 +302,25 @@ describe('what only the hostile server does', () => {
     expect(parseSummary((await r.run()).stdout)).toMatchObject({ loaded: 1, rows: 50 });
   });
 
-  known('rename-noop', 'hostile')(
-    'a RENAME answered done that did nothing is caught: no location recorded, no temporaries, the next run moves it',
-    async () => {
-      const r = await setup();
-      const name = 'settle_20261013_a01.csv';
-      const text = sampleSettlement({ date: '2026-10-13', rows: 6, idPrefix: 'NOOP' }).text;
-      await r.put(name, text);
-      const first = await r.run(['--json'], hookAt('before-move', hostile().behaveCommand({ renameNoop: true })));
-      hostile().behave({});
-      expect(first.status).toBe(1);
-      expect(JSON.parse(first.stdout)).toMatchObject({ loaded: 1, move_failed: 1 });
-      expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: null });
-      expect(await r.files('intake')).toEqual([name]);
-      expect(await r.files('archive')).toEqual([]);
-      await expectNoTemporaries(r);
+  it('a RENAME answered done that did nothing is caught: no location recorded, no temporaries, the next run moves it', async () => {
+    const r = await setup();
+    const name = 'settle_20261013_a01.csv';
+    const text = sampleSettlement({ date: '2026-10-13', rows: 6, idPrefix: 'NOOP' }).text;
+    await r.put(name, text);
+    const first = await r.run(['--json'], hookAt('before-move', hostile().behaveCommand({ renameNoop: true })));
+    hostile().behave({});
+    expect(first.status).toBe(1);
+    expect(JSON.parse(first.stdout)).toMatchObject({ loaded: 1, move_failed: 1 });
+    expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: null });
+    expect(await r.files('intake')).toEqual([name]);
+    expect(await r.files('archive')).toEqual([]);
+    await expectNoTemporaries(r);
 
-      const second = await r.run(['--json']);
-      expect(second.status).toBe(0);
-      expect(JSON.parse(second.stdout)).toMatchObject({ loaded: 0, skipped: 0, finished_moves: [expect.objectContaining({ name })] });
-      expect(await r.files('archive')).toEqual([name]);
-      expect(await r.read('archive', name)).toBe(text);
-      expect(await r.files('duplicates')).toEqual([]);
-    },
-  );
+    const second = await r.run(['--json']);
+    expect(second.status).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ loaded: 0, skipped: 0, finished_moves: [expect.objectContaining({ name })] });
+    expect(await r.files('archive')).toEqual([name]);
+    expect(await r.read('archive', name)).toBe(text);
+    expect(await r.files('duplicates')).toEqual([]);
+  });
 });

@@ -17,7 +17,7 @@ const { STATUS_CODE, flagsToString } = utils.sftp;
 export interface HostileBehaviour {
   /** request types (OPEN, READ, READDIR, RENAME, …) never answered; `*`: none at all. SSH keepalives still are. */
   silent?: string[];
-  /** every READ answers at most `bytes`, `everyMs` after it was asked */
+  /** READs are answered one at a time, each with at most `bytes`, `everyMs` after the one before */
   trickle?: { bytes: number; everyMs: number };
   /** RENAME answers OK and does nothing */
   renameNoop?: boolean;
@@ -197,6 +197,7 @@ export class HostileSftpServer implements TestSftpServer {
       h.writeUInt32BE(id);
       return h;
     };
+    let trickled = Promise.resolve();
     const fileOf = (h: Buffer) => (h.length === 4 ? open.get(h.readUInt32BE(0)) : undefined);
     const fail = (reqid: number, err: unknown) => sftp.status(reqid, statusOf(err), (err as Error).message);
     const attempt = (reqid: number, fn: () => void) => {
@@ -257,7 +258,8 @@ export class HostileSftpServer implements TestSftpServer {
           if (n === 0) sftp.status(reqid, STATUS_CODE.EOF);
           else sftp.data(reqid, buf.subarray(0, n));
         });
-      if (trickle) setTimeout(send, trickle.everyMs);
+      // one answer at a time, however many READs are in flight: a trickle, not a slow parallel stream
+      if (trickle) trickled = trickled.then(() => new Promise((r) => setTimeout(r, trickle.everyMs))).then(send);
       else send();
     });
     sftp.on('WRITE', (reqid, handle, offset, data) => {
