@@ -1,6 +1,9 @@
 import type { Destination } from '../destination.js';
 import type { ClaimOwner } from '../owner.js';
+import type { IgnoredEntry } from './ignoredNames.js';
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
+
+export type { IgnoredEntry } from './ignoredNames.js';
 
 export interface ClaimRequest {
   name: string;
@@ -77,6 +80,14 @@ export interface Ledger {
   latestIngestRun(opts: { successful: boolean }): Promise<RunRow | undefined>;
 
   record(e: EventInput): Promise<void>;
+  /**
+   * The entries this run leaves alone, recorded once per name rather than once per run: an
+   * `ignored` event only for a name new to the ledger or changed since (its size:mtime or the
+   * reason); each is marked as seen by this run all the same. Returns those that got an event.
+   */
+  recordIgnored(runId: string, entries: IgnoredEntry[]): Promise<IgnoredEntry[]>;
+  /** the ignored names this run was the last to see, with why: its count and list of them */
+  ignoredSeenBy(runId: string): Promise<{ name: string; reason: string }[]>;
   eventsOfRun(runId: string): Promise<LedgerEvent[]>;
   /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;

@@ -38,7 +38,11 @@ export async function runOutcomes(ledger: Ledger, runId: string): Promise<RunOut
   const counts: RunCounts = { ...NO_COUNTS };
   const files: FileOutcome[] = [];
   const finishedMoves: FinishedMove[] = [];
+  // ignored names are recorded once: this run's are those it was the last to see (older runs keep their first sightings' events)
+  const ignored = await ledger.ignoredSeenBy(runId);
+  const ignoredNames = new Set(ignored.map((i) => i.name));
   for (const e of await ledger.eventsOfRun(runId)) {
+    if (e.event === 'ignored' && ignoredNames.has(e.name)) continue;
     if (STALE_EVENTS.includes(e.event)) counts.stale++;
     const decidedBy = e.event === 'moved' ? (e.details as { decidedBy?: unknown }).decidedBy : undefined;
     if (typeof decidedBy === 'string' && decidedBy !== runId) {
@@ -64,6 +68,10 @@ export async function runOutcomes(ledger: Ledger, runId: string): Promise<RunOut
       ...(d.heldFor ? { heldFor: d.heldFor } : {}),
       ...(d.reason && outcome !== 'loaded' && outcome !== 'skipped' ? { error: d.reason } : {}),
     });
+  }
+  for (const i of ignored) {
+    counts.ignored++;
+    files.push({ name: i.name, sha256: null, outcome: 'ignored', rows: 0, error: i.reason });
   }
   return { runId, mode: run?.mode ?? 'manual', counts, files, finishedMoves };
 }

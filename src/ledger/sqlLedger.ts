@@ -1,6 +1,7 @@
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
 import { DUPLICATE_SQL, HELD_SQL } from './outcomeStatements.js';
+import { IGNORED_SEEN_BY_SQL, markIgnored, type IgnoredEntry } from './ignoredNames.js';
 import type { Destination } from '../destination.js';
 import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { CLAIM_SQL, END_CLAIM, LIVE } from './claimStatement.js';
@@ -136,6 +137,21 @@ export class SqlLedger implements Ledger {
 
   async record(e: EventInput): Promise<void> {
     await this.tx(() => this.appendEvent(e));
+  }
+
+  recordIgnored(runId: string, entries: IgnoredEntry[]): Promise<IgnoredEntry[]> {
+    if (entries.length === 0) return Promise.resolve([]);
+    return this.tx(async () => {
+      const changed = await markIgnored(this.db, runId, entries, now());
+      for (const e of changed) {
+        await this.appendEvent({ runId, event: 'ignored', name: e.name, sha256: null, details: { reason: e.reason, size: e.size } });
+      }
+      return changed;
+    });
+  }
+
+  async ignoredSeenBy(runId: string): Promise<{ name: string; reason: string }[]> {
+    return (await this.read(IGNORED_SEEN_BY_SQL, [runId])).map((r) => ({ name: String(r.name), reason: String(r.reason) }));
   }
 
   eventsOfRun(runId: string): Promise<LedgerEvent[]> {

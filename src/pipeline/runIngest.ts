@@ -5,7 +5,7 @@ import { faultPoint } from '../faults.js';
 import { FileGoneError, NotRegularFileError, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { currentOwner } from '../owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { IgnoredEntry, Ledger } from '../ledger/ledger.js';
 import type { RunCounts, RunMode } from '../ledger/types.js';
 import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js';
 import type { FinanceDb } from '../finance/financeDb.js';
@@ -128,9 +128,14 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     }
     await unstaged(entry, 'failed', `listed, then gone before it could be read, and no run moved it (${answer})`);
   };
-  const ignored = async (entry: IntakeEntry, reason: string) => {
-    await ledger.record({ runId, event: 'ignored', name: entry.name, sha256: null, details: { reason, size: entry.size } });
-    log.warn({ event: 'ignored', file: entry.name, size: entry.size, reason }, `ignored: ${reason}`);
+  // every entry left alone is counted and named each run; the ledger records a name once, and again only when it changes
+  const ignored = async (entries: IgnoredEntry[]) => {
+    const fresh = new Set((await ledger.recordIgnored(runId, entries)).map((e) => e.name));
+    for (const e of entries) {
+      const fields = { event: 'ignored', file: e.name, size: e.size, reason: e.reason };
+      if (fresh.has(e.name)) log.warn(fields, `ignored: ${e.reason}`);
+      else log.info({ ...fields, known: true }, `ignored (as before): ${e.reason}`);
+    }
   };
 
   try {
@@ -162,6 +167,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       const present = new Set(listed.map((e) => e.name));
       const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));
       const safe: IntakeEntry[] = [];
+      const leftAlone: IgnoredEntry[] = [];
       for (const entry of fresh) {
         lookedAt.add(entry.name);
         const verdict = entry.notRegular
@@ -169,9 +175,11 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
           : classifyName(entry.name, opts, present);
         if (verdict.kind === 'take') safe.push(entry);
         else if (verdict.kind === 'not_ready') await unstaged(entry, 'not_ready', verdict.reason);
-        else if (verdict.kind === 'ignored') await ignored(entry, verdict.reason);
-        else log.debug({ event: 'known-neighbour', file: entry.name }, `left alone: ${verdict.reason}`);
+        else if (verdict.kind === 'ignored') {
+          leftAlone.push({ name: entry.name, arrival: `${entry.size}:${entry.mtimeMs}`, size: entry.size, reason: verdict.reason });
+        } else log.debug({ event: 'known-neighbour', file: entry.name }, `left alone: ${verdict.reason}`);
       }
+      await ignored(leftAlone);
       if (safe.length === 0) break;
 
       // 2. the completeness gate

@@ -1,9 +1,10 @@
-import { lstat, readdir, readFile, readlink, symlink, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { lstat, readdir, readFile, readlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished } from '../support/cli.js';
-import type { HostileSftpServer } from '../support/hostileSftp.js';
+import { HostileSftpServer } from '../support/hostileSftp.js';
 import { remoteIntake, type RemoteIntake } from '../support/remoteIntake.js';
 import { SFTP_SERVER_KINDS, startSftpServer, type SftpServerKind, type TestSftpServer } from '../support/sftpServers.js';
 import { parseSummary, rowsWithPrefix, sharedFinanceDatabase } from '../support/workspace.js';
@@ -322,5 +323,37 @@ describe('what only the hostile server does', () => {
     expect(await r.files('archive')).toEqual([name]);
     expect(await r.read('archive', name)).toBe(text);
     expect(await r.files('duplicates')).toEqual([]);
+  });
+});
+
+describe('DSA host keys, refused as a host key problem', () => {
+  it('a known_hosts that has only a DSA key for the server refuses it (exit 2): nothing listed, nothing downloaded', async () => {
+    const server = servers.get('openssh')!;
+    const r = await remoteIntake(server, db.url);
+    await r.put('settle_20261014_a01.csv', sampleSettlement({ date: '2026-10-14', rows: 2, idPrefix: 'DSAKH' }).text);
+    const dsa = join(r.ws.root, 'dsa');
+    execFileSync('ssh-keygen', ['-q', '-t', 'dsa', '-N', '', '-f', dsa]);
+    const knownHosts = join(r.ws.root, 'known_hosts');
+    await writeFile(knownHosts, `[127.0.0.1]:${server.port} ${(await readFile(`${dsa}.pub`, 'utf8')).split(' ').slice(0, 2).join(' ')}\n`);
+    const res = await r.run(['--known-hosts', knownHosts]);
+    expect(res.status).toBe(2);
+    expect(res.stderr).toMatch(/has only a ssh-dss key for \[127\.0\.0\.1\]:\d+ \(DSA \(ssh-dss\) host keys are refused/);
+    expect(r.ws.runs()).toEqual([expect.objectContaining({ status: 'not_started', exit_status: 2 })]);
+    expect(await r.files('intake')).toEqual(['settle_20261014_a01.csv']);
+  });
+
+  it('a server that offers only a DSA host key is refused (exit 2), even with that key in known_hosts, and what it offers is named', async () => {
+    const dsaOnly = await HostileSftpServer.start({ hostKeyType: 'dsa' });
+    try {
+      const r = await remoteIntake(dsaOnly, db.url);
+      await r.put('settle_20261015_a01.csv', sampleSettlement({ date: '2026-10-15', rows: 2, idPrefix: 'DSAONLY' }).text);
+      const res = await r.run();
+      expect(res.status).toBe(2);
+      expect(res.stderr).toMatch(/offers no host key this tool accepts \(it offers ssh-dss\).*DSA \(ssh-dss\) keys are refused/);
+      expect(r.ws.ledgerFiles()).toEqual([]);
+      expect(await r.files('intake')).toEqual(['settle_20261015_a01.csv']);
+    } finally {
+      await dsaOnly.destroy();
+    }
   });
 });

@@ -1,0 +1,60 @@
+import { marks } from './sqlRows.js';
+import type { SqlPort } from './sqlPort.js';
+
+/** An entry a run leaves alone, as it was listed. */
+export interface IgnoredEntry {
+  name: string;
+  /** size:mtime as listed */
+  arrival: string;
+  size: number;
+  reason: string;
+}
+
+/** Names per statement: well under SQLite's and PostgreSQL's limits on parameters. */
+const CHUNK = 500;
+
+function chunks<T>(list: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += CHUNK) out.push(list.slice(i, i + CHUNK));
+  return out;
+}
+
+/**
+ * The statements behind Ledger.recordIgnored, inside one of SqlLedger's transactions: the names
+ * new to the ledger or changed since their last record come back (they get an `ignored` event);
+ * every one is marked as seen by `runId`, one UPDATE per chunk for those unchanged.
+ */
+export async function markIgnored(db: SqlPort, runId: string, entries: IgnoredEntry[], at: string): Promise<IgnoredEntry[]> {
+  const changed: IgnoredEntry[] = [];
+  for (const part of chunks(entries)) {
+    const rows = await db.all(
+      `SELECT name, arrival, reason FROM ignored_names WHERE name IN (${marks(part.length)})`,
+      part.map((e) => e.name),
+    );
+    const known = new Map(rows.map((r) => [String(r.name), `${String(r.arrival)}\n${String(r.reason)}`]));
+    const unchanged: string[] = [];
+    for (const e of part) {
+      if (known.get(e.name) === `${e.arrival}\n${e.reason}`) {
+        unchanged.push(e.name);
+        continue;
+      }
+      changed.push(e);
+      await db.run(
+        `INSERT INTO ignored_names (name, arrival, reason, first_run, first_at, last_run, last_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET arrival = excluded.arrival, reason = excluded.reason, last_run = excluded.last_run, last_at = excluded.last_at`,
+        [e.name, e.arrival, e.reason, runId, at, runId, at],
+      );
+    }
+    if (unchanged.length > 0) {
+      await db.run(`UPDATE ignored_names SET last_run = ?, last_at = ? WHERE name IN (${marks(unchanged.length)})`, [
+        runId,
+        at,
+        ...unchanged,
+      ]);
+    }
+  }
+  return changed;
+}
+
+/** The ignored names `runId` was the last run to see, with why. */
+export const IGNORED_SEEN_BY_SQL = 'SELECT name, reason FROM ignored_names WHERE last_run = ? ORDER BY name';
