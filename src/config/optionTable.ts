@@ -239,7 +239,7 @@ export const OPTION_TABLE = {
   sftpTimeout: {
     flag: '--sftp-timeout',
     value: '<seconds>',
-    description: 'longest wait for any one answer of the SFTP server (and for its handshake)',
+    description: 'longest wait for any one answer of the SFTP server, or for its handshake',
     env: 'SETTLE_SFTP_TIMEOUT',
     kind: 'seconds',
     default: String(DEFAULTS.sftpTimeout),

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Destination } from '../destination.js';
+import type { DecidedSample } from './sampleCheck.js';
 
 export interface IntakeEntry {
   name: string;
@@ -43,6 +44,11 @@ export interface DecidedFile {
    * (`settle_x.<run>.csv`), and a later run finds it there by this.
    */
   movingRun: string;
+  /**
+   * Where the source has no inodes (SFTP): a sample of the bytes as they were read, to tell
+   * before the move whether the name still holds them (sampleCheck.ts).
+   */
+  sample?: DecidedSample | undefined;
 }
 
 export interface RouteResult {

@@ -29,15 +29,61 @@ export function sampleRanges(size: number, draw: (below: number) => number = ran
   return ranges.sort((a, b) => a[0] - b[0]);
 }
 
-/** SHA-256 over the ranges' bytes, in the ranges' order, each read by `read`. */
-export async function sampleDigest(ranges: readonly ByteRange[], read: (range: ByteRange) => Promise<Buffer>): Promise<string> {
-  const parts = await Promise.all(ranges.map(read));
+/** The decided bytes' sample: which ranges, and the digest of what they held when the file was read. */
+export interface DecidedSample {
+  ranges: readonly ByteRange[];
+  digest: string;
+}
+
+function digestOf(ranges: readonly ByteRange[], parts: readonly Buffer[]): string {
   const hash = createHash('sha256');
   for (const [i, part] of parts.entries()) {
     hash.update(`${ranges[i]![0]}:${part.length}:`);
     hash.update(part);
   }
   return hash.digest('hex');
+}
+
+/** SHA-256 over the ranges' bytes, in the ranges' order, each read by `read`. */
+export async function sampleDigest(ranges: readonly ByteRange[], read: (range: ByteRange) => Promise<Buffer>): Promise<string> {
+  return digestOf(ranges, await Promise.all(ranges.map(read)));
+}
+
+/**
+ * The sample taken as the file streams past during its one read (at most 1.5 MiB kept), so that
+ * the check before its move compares the server's bytes with what was read then, never with a
+ * second read of the staged copy. The ranges are drawn when the read begins.
+ */
+export class SampleTaker {
+  private readonly parts: Buffer[];
+  private readonly filled: number[];
+
+  constructor(readonly ranges: readonly ByteRange[]) {
+    this.parts = ranges.map(([, length]) => Buffer.alloc(length));
+    this.filled = ranges.map(() => 0);
+  }
+
+  /** The bytes at [offset, offset + chunk.length) of the file. */
+  feed(chunk: Buffer, offset: number): void {
+    const end = offset + chunk.length;
+    for (const [i, [position, length]] of this.ranges.entries()) {
+      const from = Math.max(position, offset);
+      const to = Math.min(position + length, end);
+      if (from >= to) continue;
+      chunk.copy(this.parts[i]!, from - position, from - offset, to - offset);
+      this.filled[i] = Math.max(this.filled[i]!, to - position);
+    }
+  }
+
+  sample(): DecidedSample {
+    return {
+      ranges: this.ranges,
+      digest: digestOf(
+        this.ranges,
+        this.parts.map((p, i) => p.subarray(0, this.filled[i])),
+      ),
+    };
+  }
 }
 
 /** The digest of those ranges of a local file (the staged copy). */

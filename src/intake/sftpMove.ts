@@ -169,9 +169,12 @@ export class SftpMover {
     return { kind: 'landed' };
   }
 
-  /** Whether `path` holds the decided bytes: a sample read back (the whole file when small) against the staged copy. */
+  /**
+   * Whether `path` holds the decided bytes: a sample read back (the whole file when small)
+   * against the sample taken while they were read (or, without one, the staged copy's).
+   */
   private async holdsDecided(path: string, decided: DecidedFile, session?: SftpSession): Promise<boolean> {
-    const ranges = sampleRanges(decided.pin.size);
+    const ranges = decided.sample?.ranges ?? sampleRanges(decided.pin.size);
     const read = async (s: SftpSession) => {
       const handle = await s.open(path, 'r');
       try {
@@ -182,7 +185,7 @@ export class SftpMover {
     };
     const [theirs, ours] = await Promise.all([
       session ? read(session) : this.port.run(read),
-      localSampleDigest(decided.stagedPath, ranges),
+      decided.sample?.digest ?? localSampleDigest(decided.stagedPath, ranges),
     ]);
     return theirs === ours;
   }
@@ -206,12 +209,12 @@ export class SftpMover {
       if (!known) {
         known = await this.inWork(s, dir, (work) => probeRename(s, work));
         this.traits.set(s, known);
-        this.port.log.info(
-          { event: 'sftp-rename', ...known },
-          known.replaces
+        const what = known.answersWithoutDoing
+          ? 'this server answered a RENAME as done and did nothing: every rename is checked, and files land under names unique to their move'
+          : known.replaces
             ? "this server's RENAME replaces an existing file: files land under names unique to their move"
-            : "this server's RENAME refuses an existing file: files land under their own names",
-        );
+            : "this server's RENAME refuses an existing file: files land under their own names";
+        this.port.log[known.answersWithoutDoing ? 'warn' : 'info']({ event: 'sftp-rename', ...known }, what);
       }
       return known.replaces;
     };

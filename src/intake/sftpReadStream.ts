@@ -27,15 +27,18 @@ class DownloadFloor {
     return this.session.limits.minBytesPerSecond;
   }
 
-  /** The next chunk, timed. */
+  /** Bytes the server answered with (each READ, not each whole chunk: a trickle fills none). */
+  readonly received = (n: number) => {
+    this.bytes += n;
+  };
+
+  /** The next chunk, its wait timed. */
   async next(chunk: Promise<Buffer>): Promise<Buffer> {
     if (this.min <= 0) return chunk;
     this.timer ??= setInterval(() => this.check(), 250).unref();
     this.waitingSince = Date.now();
     try {
-      const got = await chunk;
-      this.bytes += got.length;
-      return got;
+      return await chunk;
     } finally {
       this.waitedMs += Date.now() - (this.waitingSince ?? Date.now());
       this.waitingSince = undefined;
@@ -77,7 +80,7 @@ export function sftpReadStream(session: SftpSession, handle: Buffer, path: strin
   async function* chunks(): AsyncGenerator<Buffer> {
     let next = 0;
     const issue = () => {
-      const p = session.readFully(handle, path, next, CHUNK);
+      const p = session.readFully(handle, path, next, CHUNK, floor.received);
       p.catch(() => undefined); // awaited in order below; this only keeps an early failure from going unhandled
       next += CHUNK;
       return p;

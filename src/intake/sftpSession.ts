@@ -207,14 +207,15 @@ export class SftpSession {
     );
   }
 
-  /** Reads [position, position + length) completely, or up to the end of the file. */
-  async readFully(handle: Buffer, path: string, position: number, length: number): Promise<Buffer> {
+  /** Reads [position, position + length) completely, or up to the end of the file; `onBytes` hears of each answer. */
+  async readFully(handle: Buffer, path: string, position: number, length: number, onBytes?: (n: number) => void): Promise<Buffer> {
     const buf = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
       const n = await this.read(handle, path, buf, got, length - got, position + got);
       if (n === 0) break; // end of file
       got += n;
+      onBytes?.(n);
     }
     return buf.subarray(0, got);
   }

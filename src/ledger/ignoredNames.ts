@@ -1,14 +1,6 @@
+import type { IgnoredEntry } from './ledger.js';
 import { marks } from './sqlRows.js';
 import type { SqlPort } from './sqlPort.js';
-
-/** An entry a run leaves alone, as it was listed. */
-export interface IgnoredEntry {
-  name: string;
-  /** size:mtime as listed */
-  arrival: string;
-  size: number;
-  reason: string;
-}
 
 /** Names per statement: well under SQLite's and PostgreSQL's limits on parameters. */
 const CHUNK = 500;
@@ -56,5 +48,8 @@ export async function markIgnored(db: SqlPort, runId: string, entries: IgnoredEn
   return changed;
 }
 
-/** The ignored names `runId` was the last run to see, with why. */
-export const IGNORED_SEEN_BY_SQL = 'SELECT name, reason FROM ignored_names WHERE last_run = ? ORDER BY name';
+/** The ignored names `runId` was the last run to see, with why and when. */
+export const IGNORED_SEEN_BY_SQL = 'SELECT name, reason, last_at FROM ignored_names WHERE last_run = ? ORDER BY name';
+
+/** The ignored names some run saw at or after a time, with the last that did. */
+export const IGNORED_SINCE_SQL = 'SELECT name, reason, last_at, last_run FROM ignored_names WHERE last_at >= ? ORDER BY name';

@@ -1,9 +1,15 @@
 import type { Destination } from '../destination.js';
 import type { ClaimOwner } from '../owner.js';
-import type { IgnoredEntry } from './ignoredNames.js';
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
-export type { IgnoredEntry } from './ignoredNames.js';
+/** An entry a run leaves alone, as it was listed. */
+export interface IgnoredEntry {
+  name: string;
+  /** size:mtime as listed */
+  arrival: string;
+  size: number;
+  reason: string;
+}
 
 export interface ClaimRequest {
   name: string;
@@ -86,8 +92,10 @@ export interface Ledger {
    * reason); each is marked as seen by this run all the same. Returns those that got an event.
    */
   recordIgnored(runId: string, entries: IgnoredEntry[]): Promise<IgnoredEntry[]>;
-  /** the ignored names this run was the last to see, with why: its count and list of them */
-  ignoredSeenBy(runId: string): Promise<{ name: string; reason: string }[]>;
+  /** the ignored names this run was the last to see, with why and when: its count and list of them */
+  ignoredSeenBy(runId: string): Promise<{ name: string; reason: string; at: string }[]>;
+  /** the ignored names a run saw at or after `since` (ISO time), with the last run that did */
+  ignoredSince(since: string): Promise<{ name: string; reason: string; lastAt: string; lastRun: string }[]>;
   eventsOfRun(runId: string): Promise<LedgerEvent[]>;
   /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;

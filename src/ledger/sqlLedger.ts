@@ -1,14 +1,14 @@
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
 import { DUPLICATE_SQL, HELD_SQL } from './outcomeStatements.js';
-import { IGNORED_SEEN_BY_SQL, markIgnored, type IgnoredEntry } from './ignoredNames.js';
+import { IGNORED_SEEN_BY_SQL, IGNORED_SINCE_SQL, markIgnored } from './ignoredNames.js';
 import type { Destination } from '../destination.js';
-import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
+import type { ClaimRequest, EventInput, FinalState, IgnoredEntry, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { CLAIM_SQL, END_CLAIM, LIVE } from './claimStatement.js';
 import { ADOPT_SQL, HOLDS_LIVE_CONTENT } from './adoptStatement.js';
 import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL_SQL } from './sqlMoves.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
-import { eventRow, fileRow, intentRow, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
+import { eventRow, fileRow, intentRow, iso, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
 
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
@@ -150,8 +150,21 @@ export class SqlLedger implements Ledger {
     });
   }
 
-  async ignoredSeenBy(runId: string): Promise<{ name: string; reason: string }[]> {
-    return (await this.read(IGNORED_SEEN_BY_SQL, [runId])).map((r) => ({ name: String(r.name), reason: String(r.reason) }));
+  async ignoredSeenBy(runId: string): Promise<{ name: string; reason: string; at: string }[]> {
+    return (await this.read(IGNORED_SEEN_BY_SQL, [runId])).map((r) => ({
+      name: String(r.name),
+      reason: String(r.reason),
+      at: iso(r.last_at)!,
+    }));
+  }
+
+  async ignoredSince(since: string): Promise<{ name: string; reason: string; lastAt: string; lastRun: string }[]> {
+    return (await this.read(IGNORED_SINCE_SQL, [since])).map((r) => ({
+      name: String(r.name),
+      reason: String(r.reason),
+      lastAt: iso(r.last_at)!,
+      lastRun: String(r.last_run),
+    }));
   }
 
   eventsOfRun(runId: string): Promise<LedgerEvent[]> {

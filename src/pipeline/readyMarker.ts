@@ -24,7 +24,7 @@ export async function moveMarker(
     const staged = await stageAndHash(o.intake, entry, stagingDir, tag);
     if (staged.kind !== 'staged') return;
     try {
-      const decided = { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, movingRun };
+      const decided = { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, movingRun, sample: staged.sample };
       const routed = await o.intake.route(markerName, to, decided);
       log.info({ event: 'marker-moved', to: routed.location }, `its ready marker moved to ${routed.location}`);
     } finally {

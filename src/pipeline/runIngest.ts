@@ -234,7 +234,12 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
             await unstaged(entry, 'not_ready', incomplete);
             continue;
           }
-          await decideFile(run, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, movingRun: runId, content }, slog);
+          await decideFile(
+            run,
+            file,
+            { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, movingRun: runId, sample: staged.sample, content },
+            slog,
+          );
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
           run.abortedBy = `finance database connection lost: ${errorMessage(err)}`;

@@ -3,6 +3,7 @@ import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultPoint } from '../faults.js';
 import { isPinned, type FilePin, type FolderReader, type IntakeEntry } from '../intake/intake.js';
+import { SampleTaker, sampleRanges, type DecidedSample } from '../intake/sampleCheck.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { HEAD_BYTES, sniffHead } from '../delivery/sniff.js';
 import { DecodingTee, removeContent, stagedContent, type StagedContent } from '../delivery/stagedContent.js';
@@ -12,7 +13,7 @@ export type Staged =
    * `pin`: the very file the bytes were read from, checked again before its name leaves the
    * intake; `content`: what the delivered bytes hold (the staged copy itself for a plain file)
    */
-  | { kind: 'staged'; path: string; sha256: string; size: number; pin: FilePin; content: StagedContent }
+  | { kind: 'staged'; path: string; sha256: string; size: number; pin: FilePin; content: StagedContent; sample?: DecidedSample }
   /** the file changed while it was copied: it was not complete after all */
   | { kind: 'changed'; reason: string }
   /** the name was gone by the end of the read: `answer` says how */
@@ -51,6 +52,8 @@ export async function stageAndHash(
   let content: StagedContent | undefined;
   try {
     const hash = createHash('sha256');
+    // without inodes (SFTP) the name is later checked against a sample of these very bytes
+    const sampler = file.pin.ino === undefined ? new SampleTaker(sampleRanges(file.pin.size)) : undefined;
     let size = 0;
     const wrapped = () => {
       const bytes = Buffer.concat(head!);
@@ -66,6 +69,7 @@ export async function stageAndHash(
     try {
       for await (const chunk of file.stream as AsyncIterable<Buffer>) {
         hash.update(chunk);
+        sampler?.feed(chunk, size);
         size += chunk.length;
         onRead?.(size);
         await writing;
@@ -94,7 +98,7 @@ export async function stageAndHash(
     // not decoded while read (a plain file, a zip): from the staged copy, which for a plain file is the content
     content ??= await stagedContent(delivered, decode, path);
     kept = true;
-    return { kind: 'staged', ...delivered, pin: file.pin, content };
+    return { kind: 'staged', ...delivered, pin: file.pin, content, ...(sampler ? { sample: sampler.sample() } : {}) };
   } finally {
     await tee?.abort();
     await file.close();

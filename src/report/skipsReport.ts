@@ -110,8 +110,31 @@ export async function skipsByWeek(ledger: Ledger, weeks: number, now = new Date(
     rejected: listed('rejected'),
     failed: listed('failed'),
     notReady: listed('not_ready'),
-    ignored: listed('ignored'),
+    ignored: lastSeen(listed('ignored'), await ledger.ignoredSince(since)),
   };
+}
+
+/**
+ * An ignored name is recorded once (and again when it changes), so its events say when it was
+ * new: the last run that saw it comes from the ledger's record of the name. A name seen in the
+ * period that was recorded before it is listed too, recorded 0 times in the period.
+ */
+function lastSeen(recorded: ListedFile[], seen: { name: string; reason: string; lastAt: string; lastRun: string }[]): ListedFile[] {
+  const byName = new Map(recorded.map((f) => [f.name, f]));
+  for (const s of seen) {
+    const f = byName.get(s.name) ?? {
+      name: s.name,
+      sha256: null,
+      times: 0,
+      firstAt: s.lastAt,
+      lastAt: s.lastAt,
+      lastRun: null,
+      reason: null,
+    };
+    Object.assign(f, { lastAt: s.lastAt, lastRun: s.lastRun, reason: s.reason });
+    byName.set(s.name, f);
+  }
+  return [...byName.values()].sort((a, b) => b.lastAt.localeCompare(a.lastAt));
 }
 
 const SECTIONS: [string, Exclude<keyof SkipsReport, 'weeksBack' | 'weeks'>][] = [

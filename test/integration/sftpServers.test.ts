@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { lstat, readdir, readFile, readlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { finished } from '../support/cli.js';
+import { BIN, finished } from '../support/cli.js';
 import { HostileSftpServer } from '../support/hostileSftp.js';
 import { remoteIntake, type RemoteIntake } from '../support/remoteIntake.js';
 import { SFTP_SERVER_KINDS, startSftpServer, type SftpServerKind, type TestSftpServer } from '../support/sftpServers.js';
@@ -355,5 +355,21 @@ describe('DSA host keys, refused as a host key problem', () => {
     } finally {
       await dsaOnly.destroy();
     }
+  });
+});
+
+describe('on a terminal', () => {
+  it('shows a long download’s progress, then clears it for the summary', async () => {
+    const server = servers.get('openssh')!;
+    const r = await remoteIntake(server, db.url);
+    await r.put('settle_20261016_a01.csv', sampleSettlement({ date: '2026-10-16', rows: 40_000, idPrefix: 'TTY' }).text);
+    // script(1) gives the run a terminal of its own, as an operator's shell does
+    const command = [process.execPath, BIN, ...r.args(['--log-file', join(r.ws.root, 'run.log')])].map((a) => `'${a}'`).join(' ');
+    const res = await finished(
+      spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, DATABASE_URL: db.url }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    expect(res.status).toBe(0);
+    expect(res.stdout).toMatch(/\r\x1b\[Ksettle_20261016_a01\.csv: \d+\.\d of \d+\.\d MiB read \(\d+%\)/);
+    expect(res.stdout).toMatch(/\r\x1b\[Krun \S+ done: loaded=1 /);
   });
 });

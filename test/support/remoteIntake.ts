@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestSftpServer } from './sftpServers.js';
@@ -6,12 +6,21 @@ import { Workspace } from './workspace.js';
 
 export type RemoteFolder = 'intake' | 'archive' | 'duplicates' | 'rejected';
 
+/** A ledger the CLI migrated once per test file: each workspace starts from a copy (a migrate run costs a second). */
+let migratedLedger: Promise<string> | undefined;
+
+async function freshLedger(databaseUrl: string, path: string): Promise<void> {
+  migratedLedger ??= Workspace.create(databaseUrl).then((ws) => ws.ledger);
+  await copyFile(await migratedLedger, path);
+}
+
 /**
  * A folder tree served by an SFTP server (on this machine: a test writes the partner's uploads
  * straight into it) plus a local workspace for the ledger, and the run's arguments to reach it.
  */
 export async function remoteIntake(server: TestSftpServer, databaseUrl: string) {
-  const ws = await Workspace.create(databaseUrl);
+  const ws = await Workspace.create(databaseUrl, { migrate: false });
+  await freshLedger(databaseUrl, ws.ledger);
   const root = await mkdtemp(join(tmpdir(), 'settle-remote-'));
   const intake = join(root, 'intake');
   await mkdir(intake);

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { localSampleDigest, sampleRanges, WHOLE_FILE_BYTES } from '../../src/intake/sampleCheck.js';
+import { localSampleDigest, SampleTaker, sampleRanges, WHOLE_FILE_BYTES } from '../../src/intake/sampleCheck.js';
 
 describe('the bytes read back before and after a move', () => {
   it('are the whole file when it is small', () => {
@@ -36,5 +36,17 @@ describe('the bytes read back before and after a move', () => {
     const whole = [[0, 10]] as const;
     expect(await localSampleDigest(join(dir, 'decided'), whole)).toBe(await localSampleDigest(join(dir, 'decided'), whole));
     expect(createHash('sha256').update(decided).digest('hex')).not.toBe(createHash('sha256').update(rewritten).digest('hex'));
+  });
+
+  it('are taken as the file streams past, in reads of any size, the same as read back afterwards', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'settle-sample-'));
+    const bytes = Buffer.from(Array.from({ length: 2 * 1024 ** 2 + 77 }, (_, i) => (i * 7919) % 251));
+    writeFileSync(join(dir, 'f'), bytes);
+    const ranges = sampleRanges(bytes.length);
+    const taker = new SampleTaker(ranges);
+    for (let at = 0, step = 1; at < bytes.length; at += step, step = (step * 3) % 100_003 || 1) {
+      taker.feed(bytes.subarray(at, at + step), at);
+    }
+    expect(taker.sample()).toEqual({ ranges, digest: await localSampleDigest(join(dir, 'f'), ranges) });
   });
 });
