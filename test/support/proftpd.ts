@@ -1,30 +1,20 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './postgresServer.js';
-import { AWAIT_DEATH, freezePidsCommand, killTree, makeServerKeys, thawPids, untilListening, type TestSftpServer } from './sftpServers.js';
+import { makeServerKeys, ServerProcess } from './sftpServers.js';
 
-const PROFTPD = '/usr/sbin/proftpd';
 /** The login the server knows (its own user file): mapped to this process's uid, so files it writes are ours. */
 const USER = 'settle';
 
 /**
  * A real ProFTPD (Debian's proftpd-core with mod_sftp) on 127.0.0.1: SFTP only, a user file of
- * its own, public-key login, no chroot. One process per session, forked by the listener.
+ * its own, public-key login, no chroot. One process per session, forked by the listener, serving
+ * SSH and SFTP alike.
  */
-export class TestProftpd implements TestSftpServer {
+export class TestProftpd extends ServerProcess {
   readonly kind = 'proftpd';
-  readonly user = USER;
-  private child: ChildProcess | undefined;
-
-  private constructor(
-    readonly dir: string,
-    readonly port: number,
-    readonly clientKey: string,
-    readonly knownHosts: string,
-    readonly hostKeyPub: string,
-  ) {}
 
   static async start(): Promise<TestProftpd> {
     const dir = await mkdtemp(join(tmpdir(), 'settle-proftpd-'));
@@ -74,55 +64,20 @@ export class TestProftpd implements TestSftpServer {
         '',
       ].join('\n'),
     );
-    const server = new TestProftpd(dir, port, keys.clientKey, keys.knownHosts, keys.hostKeyPub);
+    const server = new TestProftpd(dir, port, USER, keys.clientKey, keys.knownHosts, keys.hostKeyPub);
     await server.resume();
     return server;
   }
 
-  async resume(): Promise<void> {
-    let log = '';
-    this.child = spawn(PROFTPD, ['--nodaemon', '-c', join(this.dir, 'proftpd.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
-    this.child.stderr!.on('data', (d) => (log += d));
-    await untilListening(this.port, this.child, () => log, 'proftpd');
+  protected command() {
+    return { file: '/usr/sbin/proftpd', args: ['--nodaemon', '-c', join(this.dir, 'proftpd.conf')] };
   }
 
-  url(path: string): string {
-    return `sftp://${this.user}@127.0.0.1:${this.port}${path}`;
+  protected sessionPids(): string {
+    return `pgrep -P ${this.pid()}`;
   }
 
-  private listener(): number {
-    const pid = this.child?.pid;
-    if (!pid) throw new Error('proftpd is not running');
-    return pid;
-  }
-
-  /** Its session processes stop: SFTP and SSH alike, since mod_sftp serves both from one process. */
-  freezeCommand(): string {
-    return freezePidsCommand(`pgrep -P ${this.listener()}`, join(this.dir, 'frozen'));
-  }
-
-  thaw(): Promise<void> {
-    return thawPids(join(this.dir, 'frozen'));
-  }
-
-  cutCommand(opts: { cut: 'server'; once: string }): string {
-    const listener = this.listener();
-    return [
-      `[ -e '${opts.once}' ] && exit 0; touch '${opts.once}'`,
-      `victims="${listener} $(pgrep -P ${listener} | tr '\\n' ' ')"`,
-      'kill -KILL $victims',
-      AWAIT_DEATH,
-    ].join('\n');
-  }
-
-  async stop(): Promise<void> {
-    await killTree(this.child);
-    this.child = undefined;
-  }
-
-  async destroy(): Promise<void> {
-    await this.thaw();
-    await this.stop();
-    await rm(this.dir, { recursive: true, force: true });
+  protected serverPids(): string {
+    return `echo ${this.pid()}; pgrep -P ${this.pid()}`;
   }
 }

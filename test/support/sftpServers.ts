@@ -1,5 +1,5 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -159,4 +159,83 @@ export async function killTree(child: ChildProcess | undefined): Promise<void> {
     }
   }
   if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
+}
+
+/**
+ * A real server run as a process of its own (OpenSSH, ProFTPD, rclone): started, frozen, cut,
+ * stopped and resumed the same way; each says how it is started and which processes are its
+ * sessions.
+ */
+export abstract class ServerProcess implements TestSftpServer {
+  abstract readonly kind: SftpServerKind;
+  private child: ChildProcess | undefined;
+
+  protected constructor(
+    readonly dir: string,
+    readonly port: number,
+    readonly user: string,
+    readonly clientKey: string,
+    readonly knownHosts: string,
+    readonly hostKeyPub: string,
+  ) {}
+
+  /** how the server is started, in the foreground */
+  protected abstract command(): { file: string; args: string[] };
+  /** a shell expression printing the pids that serve SFTP requests (a freeze stops them) */
+  protected abstract sessionPids(): string;
+  /** a shell expression printing the pids of the whole server (a cut kills them) */
+  protected abstract serverPids(): string;
+
+  async resume(): Promise<void> {
+    let log = '';
+    const { file, args } = this.command();
+    this.child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.child.stderr!.on('data', (d) => (log += d));
+    await untilListening(this.port, this.child, () => log, this.kind);
+  }
+
+  url(path: string): string {
+    return `sftp://${this.user}@127.0.0.1:${this.port}${path}`;
+  }
+
+  /** the process the server was started as */
+  protected pid(): number {
+    const pid = this.child?.pid;
+    if (!pid) throw new Error(`${this.kind} is not running`);
+    return pid;
+  }
+
+  freezeCommand(): string {
+    return freezePidsCommand(this.sessionPids(), join(this.dir, 'frozen'));
+  }
+
+  thaw(): Promise<void> {
+    return thawPids(join(this.dir, 'frozen'));
+  }
+
+  cutCommand(opts: { cut: 'server'; once: string }): string {
+    return this.killOnce(this.serverPids(), opts.once);
+  }
+
+  /** Shell lines that kill what `pids` prints, once (`once` marks it done), returning when they are dead. */
+  protected killOnce(pids: string, once: string): string {
+    return [
+      `[ -e '${once}' ] && exit 0; touch '${once}'`,
+      `victims=$(${pids})`,
+      '[ -n "$victims" ] || { echo "nothing to cut" >&2; exit 1; }',
+      'kill -KILL $victims',
+      AWAIT_DEATH,
+    ].join('\n');
+  }
+
+  async stop(): Promise<void> {
+    await killTree(this.child);
+    this.child = undefined;
+  }
+
+  async destroy(): Promise<void> {
+    await this.thaw();
+    await this.stop();
+    await rm(this.dir, { recursive: true, force: true });
+  }
 }
