@@ -27,7 +27,9 @@ type Landing =
   /** what arrived is not the decided file (rewritten, or a link, between the last look and the rename) */
   | { kind: 'not-ours'; what: string }
   /** the intake name is a link and what it pointed to arrived: the server's RENAME followed the link (ProFTPD's does) */
-  | { kind: 'link-target'; target: string };
+  | { kind: 'link-target'; target: string }
+  /** the decided file arrived and is still in the intake too: the server copied instead of moving */
+  | { kind: 'copied' };
 
 const MAX_SUFFIX = 10_000;
 
@@ -75,6 +77,12 @@ export class SftpMover {
         return { location: this.port.location(target), replaced: false };
       case 'not-done':
         throw new Error(`the server answered the RENAME of ${name} into ${dir} as done, but ${landing.why}: left for the next run`);
+      case 'copied':
+        // the copy is provably the decided bytes, and the intake still has them: only the copy goes
+        await this.port.run((s) => s.unlink(target));
+        throw new Error(
+          `the server's RENAME of ${name} copied it into ${dir} and left it in the intake: not a move, left for the next run`,
+        );
       case 'link-target':
         await this.port.run((s) => s.rename(target, landing.target));
         this.port.log.error(
@@ -154,6 +162,15 @@ export class SftpMover {
     }
     if (src.kind === 'link' && dst.kind === 'file')
       return { kind: 'link-target', target: posix.resolve(posix.dirname(source), src.target) };
+    // the intake name still holds the very file decided: whatever arrived, nothing moved
+    if (
+      src.kind === 'file' &&
+      !opts.copy &&
+      isPinned(remotePin(src.stats), decided.pin) &&
+      (await this.holdsDecided(source, decided, session))
+    ) {
+      return { kind: 'copied' };
+    }
     if (dst.kind !== 'file') return { kind: 'not-ours', what: dst.kind === 'link' ? LINK : dst.what };
     const shape = remotePin(dst.stats);
     const asDecided = opts.copy ? shape.size === decided.pin.size : isPinned(shape, decided.pin);
@@ -267,5 +284,7 @@ function describe(landing: Landing): string {
       return `what arrived is ${landing.what}`;
     case 'link-target':
       return 'a link was followed';
+    case 'copied':
+      return 'it was copied, not moved';
   }
 }

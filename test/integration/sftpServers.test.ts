@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { lstat, readdir, readFile, readlink, utimes, writeFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
@@ -323,6 +323,37 @@ describe('what only the hostile server does', () => {
     expect(await r.files('archive')).toEqual([name]);
     expect(await r.read('archive', name)).toBe(text);
     expect(await r.files('duplicates')).toEqual([]);
+  });
+  it('a RENAME that copies instead of moving is no move: the copy is removed, nothing recorded, the file stays', async () => {
+    const r = await setup();
+    const name = 'settle_20261017_a01.csv';
+    await r.put(name, sampleSettlement({ date: '2026-10-17', rows: 3, idPrefix: 'COPYMV' }).text);
+    const first = await r.run(['--json'], hookAt('before-move', hostile().behaveCommand({ renameCopies: true })));
+    hostile().behave({});
+    expect(first.status).toBe(1);
+    expect(JSON.parse(first.stdout)).toMatchObject({ loaded: 1, move_failed: 1 });
+    expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: null });
+    expect(await r.files('intake')).toEqual([name]);
+    expect(await r.files('archive')).toEqual([]);
+    const second = await r.run(['--json']);
+    expect(JSON.parse(second.stdout)).toMatchObject({ loaded: 0, skipped: 0, finished_moves: [expect.objectContaining({ name })] });
+    expect(await r.files('archive')).toEqual([name]);
+    expect(await r.files('duplicates')).toEqual([]);
+  });
+
+  it('a listing whose attributes describe what a link points to is caught by its own ls -l line: the link is left alone', async () => {
+    const r = await setup();
+    const outside = join(r.root, 'outside.csv');
+    await writeFile(outside, sampleSettlement({ date: '2026-10-18', rows: 3, idPrefix: 'LISTLIE' }).text);
+    await symlink(outside, join(r.intake, 'settle_20261018_a01.csv'));
+    hostile().behave({ listFollows: true, lstatFollows: true });
+    const res = await r.run(['--json']);
+    expect(res.status).toBe(0);
+    const j = JSON.parse(res.stdout);
+    expect(j).toMatchObject({ loaded: 0, ignored: 1 });
+    expect(j.files).toEqual([expect.objectContaining({ name: 'settle_20261018_a01.csv', error: expect.stringMatching(/symbolic link/) })]);
+    expect(await rowsWithPrefix(db, 'LISTLIE')).toBe(0);
+    expect(await readlink(join(r.intake, 'settle_20261018_a01.csv'))).toBe(outside);
   });
 });
 

@@ -27,6 +27,10 @@ export interface HostileBehaviour {
   renameFollows?: boolean;
   /** RENAME replaces an existing target (rclone's does); by default it refuses, as OpenSSH's does */
   renameOverwrites?: boolean;
+  /** RENAME copies and leaves the source where it was */
+  renameCopies?: boolean;
+  /** READDIR gives a link's target's attributes (its `ls -l` line stays the link's own) */
+  listFollows?: boolean;
 }
 
 type Attrs = { mode: number; uid: number; gid: number; size: number; atime: number; mtime: number };
@@ -292,9 +296,11 @@ export class HostileSftpServer implements TestSftpServer {
         if (!d) throw new Error('not a folder handle');
         if (d.sent) return sftp.status(reqid, STATUS_CODE.EOF);
         d.sent = true;
+        const follows = this.now().listFollows === true;
         const names = fs.readdirSync(d.path).map((filename) => {
-          const s = fs.lstatSync(join(d.path, filename));
-          return { filename, longname: longname(filename, s), attrs: attrsOf(s) };
+          const own = fs.lstatSync(join(d.path, filename));
+          const attrs = attrsOf(follows && own.isSymbolicLink() ? fs.statSync(join(d.path, filename)) : own);
+          return { filename, longname: longname(filename, own), attrs };
         });
         sftp.name(reqid, names);
       });
@@ -312,7 +318,8 @@ export class HostileSftpServer implements TestSftpServer {
       if (b.renameNoop) return sftp.status(reqid, STATUS_CODE.OK);
       attempt(reqid, () => {
         if (!b.renameOverwrites && fs.existsSync(to)) throw new Error('target exists');
-        fs.renameSync(b.renameFollows ? fs.realpathSync(from) : from, to);
+        if (b.renameCopies) fs.copyFileSync(from, to, fs.constants.COPYFILE_EXCL);
+        else fs.renameSync(b.renameFollows ? fs.realpathSync(from) : from, to);
         sftp.status(reqid, STATUS_CODE.OK);
       });
     });
