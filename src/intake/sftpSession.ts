@@ -88,6 +88,9 @@ export class SftpSession {
       );
       try {
         client.connect(config);
+        // every request is a small packet answered before the next one may go: Nagle's algorithm
+        // against the server's delayed ACK would add 40 ms to each round trip
+        client.setNoDelay(true);
       } catch (err) {
         // a key that cannot be parsed or decrypted is refused before anything is sent
         settled = true;

@@ -186,7 +186,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       const gate = await completenessGate(intake, safe, { stableForMs: opts.stableForSeconds * 1000, deadline, stop: opts.stop });
       if (stopRequested()) break;
       for (const { entry, reason } of gate.notReady) await unstaged(entry, 'not_ready', reason);
-      for (const entry of gate.gone) await vanished(entry, 'the server no longer lists it');
+      for (const entry of gate.gone) await vanished(entry, 'it is no longer there');
       if (gate.ready.length === 0) break;
 
       for (const entry of gate.ready) {

@@ -173,6 +173,7 @@ export class HostileSftpServer implements TestSftpServer {
   }
 
   private serve(client: Connection): void {
+    (client as unknown as { setNoDelay(on: boolean): void }).setNoDelay(true); // as the client: no 40 ms of Nagle per answer
     this.connections.add(client);
     client.on('close', () => this.connections.delete(client));
     client.on('error', () => undefined);
