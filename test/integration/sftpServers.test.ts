@@ -182,13 +182,18 @@ describe.each(SFTP_SERVER_KINDS)('an sftp:// intake on %s', (kind) => {
     await expectNoTemporaries(r);
   });
 
-  it('a download the server stops answering fails within --sftp-timeout: nothing claimed, the file left, the next run loads it', async () => {
+  /** One file and a run (deadlines of 2 s) during which the server stops answering at `step`, thawed once it ended. */
+  const frozenAt = async (step: string, name: string, rows: number, idPrefix: string) => {
     const r = await setup();
-    const name = 'settle_20261007_a01.csv';
-    await r.put(name, sampleSettlement({ date: '2026-10-07', rows: 8, idPrefix: `HANG${kind}` }).text);
-    const res = await r.run(['--json', '--sftp-timeout', '2'], hookAt('before-open', server().freezeCommand()));
+    await r.put(name, sampleSettlement({ date: '2026-10-07', rows, idPrefix }).text);
+    const res = await r.run(['--json', '--sftp-timeout', '2'], hookAt(step, server().freezeCommand()));
     await server().thaw();
     expect(res.status).toBe(1);
+    return { r, name, res };
+  };
+
+  it('a download the server stops answering fails within --sftp-timeout: nothing claimed, the file left, the next run loads it', async () => {
+    const { r, name, res } = await frozenAt('before-open', 'settle_20261007_a01.csv', 8, `HANG${kind}`);
     // the file failed and the run went on, or the server stayed away and the run ended: said either way
     const j = JSON.parse(res.stdout);
     expect(j).toMatchObject({ loaded: 0, exit_status: 1 });
@@ -201,12 +206,7 @@ describe.each(SFTP_SERVER_KINDS)('an sftp:// intake on %s', (kind) => {
   });
 
   it('a move the server stops answering after the COMMIT fails within --sftp-timeout; the next run finishes it and says so', async () => {
-    const r = await setup();
-    const name = 'settle_20261008_a01.csv';
-    await r.put(name, sampleSettlement({ date: '2026-10-08', rows: 9, idPrefix: `HANGM${kind}` }).text);
-    const res = await r.run(['--json', '--sftp-timeout', '2'], hookAt('before-move', server().freezeCommand()));
-    await server().thaw();
-    expect(res.status).toBe(1);
+    const { r, name, res } = await frozenAt('before-move', 'settle_20261008_a01.csv', 9, `HANGM${kind}`);
     const j = JSON.parse(res.stdout);
     expect(j).toMatchObject({ loaded: 1, rows: 9 });
     expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: null });
@@ -298,43 +298,33 @@ describe('what only the hostile server does', () => {
     expect(parseSummary((await r.run()).stdout)).toMatchObject({ loaded: 1, rows: 50 });
   });
 
-  it('a RENAME answered done that did nothing is caught: no location recorded, no temporaries, the next run moves it', async () => {
-    const r = await setup();
-    const name = 'settle_20261013_a01.csv';
-    const text = sampleSettlement({ date: '2026-10-13', rows: 6, idPrefix: 'NOOP' }).text;
-    await r.put(name, text);
-    const first = await r.run(['--json'], hookAt('before-move', hostile().behaveCommand({ renameNoop: true })));
-    hostile().behave({});
-    expect(first.status).toBe(1);
-    expect(JSON.parse(first.stdout)).toMatchObject({ loaded: 1, move_failed: 1 });
-    expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: null });
-    expect(await r.files('intake')).toEqual([name]);
-    expect(await r.files('archive')).toEqual([]);
-    await expectNoTemporaries(r);
+  it.each([
+    ['answers done and does nothing', { renameNoop: true }, 'NOOP'],
+    ['copies instead of moving', { renameCopies: true }, 'COPYMV'],
+  ] as const)(
+    'a RENAME that %s is no move: nothing recorded, no copy or temporary left, the next run moves the file',
+    async (_what, wrong, idPrefix) => {
+      const r = await setup();
+      const name = `settle_20261013_${idPrefix.toLowerCase()}.csv`;
+      const text = sampleSettlement({ date: '2026-10-13', rows: 6, idPrefix }).text;
+      await r.put(name, text);
+      const first = await r.run(['--json'], hookAt('before-move', hostile().behaveCommand(wrong)));
+      hostile().behave({});
+      expect(first.status).toBe(1);
+      expect(JSON.parse(first.stdout)).toMatchObject({ loaded: 1, move_failed: 1 });
+      expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: null });
+      expect(await r.files('intake')).toEqual([name]);
+      expect(await r.files('archive')).toEqual([]);
+      await expectNoTemporaries(r);
 
-    const second = await r.run(['--json']);
-    expect(second.status).toBe(0);
-    expect(JSON.parse(second.stdout)).toMatchObject({ loaded: 0, skipped: 0, finished_moves: [expect.objectContaining({ name })] });
-    expect(await r.files('archive')).toEqual([name]);
-    expect(await r.read('archive', name)).toBe(text);
-    expect(await r.files('duplicates')).toEqual([]);
-  });
-  it('a RENAME that copies instead of moving is no move: the copy is removed, nothing recorded, the file stays', async () => {
-    const r = await setup();
-    const name = 'settle_20261017_a01.csv';
-    await r.put(name, sampleSettlement({ date: '2026-10-17', rows: 3, idPrefix: 'COPYMV' }).text);
-    const first = await r.run(['--json'], hookAt('before-move', hostile().behaveCommand({ renameCopies: true })));
-    hostile().behave({});
-    expect(first.status).toBe(1);
-    expect(JSON.parse(first.stdout)).toMatchObject({ loaded: 1, move_failed: 1 });
-    expect(r.ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: null });
-    expect(await r.files('intake')).toEqual([name]);
-    expect(await r.files('archive')).toEqual([]);
-    const second = await r.run(['--json']);
-    expect(JSON.parse(second.stdout)).toMatchObject({ loaded: 0, skipped: 0, finished_moves: [expect.objectContaining({ name })] });
-    expect(await r.files('archive')).toEqual([name]);
-    expect(await r.files('duplicates')).toEqual([]);
-  });
+      const second = await r.run(['--json']);
+      expect(second.status).toBe(0);
+      expect(JSON.parse(second.stdout)).toMatchObject({ loaded: 0, skipped: 0, finished_moves: [expect.objectContaining({ name })] });
+      expect(await r.files('archive')).toEqual([name]);
+      expect(await r.read('archive', name)).toBe(text);
+      expect(await r.files('duplicates')).toEqual([]);
+    },
+  );
 
   it('a listing whose attributes describe what a link points to is caught by its own ls -l line: the link is left alone', async () => {
     const r = await setup();
