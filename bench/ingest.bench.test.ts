@@ -284,6 +284,7 @@ it(`measures settle-ingest against its references and goals on ${ROWS.toLocaleSt
         folders,
         { keyPath: sshd.clientKey },
         HostKeyPolicy.fromKnownHosts(sshd.knownHosts, '127.0.0.1', sshd.port),
+        { timeoutMs: 60_000, minBytesPerSecond: 1024 },
         pino({ level: 'silent' }),
       );
       const oursSftp = await timed(() => stageAndHash(sftp, entry, staging, seq++), dropStaged);

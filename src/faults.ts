@@ -22,6 +22,8 @@ export type FaultStep =
   | 'after-download'
   /** the file's outcome is final and its name is about to leave the intake */
   | 'before-move'
+  /** (SFTP) the intake name was looked at and its landing name chosen: the RENAME onto it is about to be sent */
+  | 'before-rename'
   /** the file has left the intake; the ledger does not know where it went yet */
   | 'after-move';
 

@@ -19,7 +19,8 @@ export interface CommandResources {
   /** `readOnly`: the reports and `status`, for a monitoring user who may read the ledger and nothing more */
   ledger(opts?: { create: boolean; readOnly?: boolean }): Promise<Ledger>;
   finance(purpose: FinancePurpose, stop?: AbortSignal): Promise<FinanceDb>;
-  intake(): Promise<Intake>;
+  /** `stop`: a stop request, which gives up an SFTP request stuck then */
+  intake(stop?: AbortSignal): Promise<Intake>;
   /** null when a local archive folder does not exist yet */
   archive(): Promise<FolderReader | null>;
 }
@@ -49,7 +50,7 @@ export async function withResources<T>(s: Settings, fn: (r: CommandResources) =>
       ).forPartner(s.partner),
     // only a run logs a connection that breaks while idle; the others learn it from their next query
     finance: (purpose, stop) => opened(openFinance(s, purpose, purpose === 'load' ? r.logger() : undefined, stop), (db) => db.close()),
-    intake: () => opened(openIntake(s, r.logger()), (i) => i.close()),
+    intake: (stop) => opened(openIntake(s, r.logger(), stop), (i) => i.close()),
     archive: () => opened(openArchive(s, r.logger()), async (a) => a?.close()),
   };
   const closeAll = async () => {

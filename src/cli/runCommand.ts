@@ -14,14 +14,14 @@ import type { Intake } from '../intake/intake.js';
 import { checkIntakeSetting } from '../intake/openIntake.js';
 import { globToRegExp } from '../intake/names.js';
 import type { RunMode } from '../ledger/types.js';
-import { runIngest, type IngestResult } from '../pipeline/runIngest.js';
+import { RunEndedError, runIngest, type IngestResult } from '../pipeline/runIngest.js';
 import { withSettingOptions } from './options.js';
 import { loadDecodeOptions, type DecodeOptions } from '../delivery/decodeSettings.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { runExitStatus } from './exitStatus.js';
 import { withResources } from './resources.js';
 import { partnersJson, partnersText, summaryJson, summaryLine, type PartnerOutcome } from './summaryOutput.js';
-import { progressLine, waitingLine } from './terminal.js';
+import { downloadLine, progressLine, waitingLine } from './terminal.js';
 
 export interface RunFlags extends RawFlags {
   json?: boolean;
@@ -51,7 +51,11 @@ export function registerRun(program: Command, setExit: (status: number) => void)
       if (!named) {
         // one partner, `default`: the run prints what it always printed
         const [one] = outcomes;
-        if (one!.error !== undefined) throw one!.error;
+        if (one!.error !== undefined) {
+          // a run that ended on an error after it started still gives --json its object
+          if (flags.json && one!.error instanceof RunEndedError) process.stdout.write(`${summaryJson(one!.error.result, one!.overdue)}\n`);
+          throw one!.error;
+        }
         process.stdout.write(`${flags.json ? summaryJson(one!.result!, one!.overdue) : summaryLine(one!.result!, one!.overdue)}\n`);
         setExit(one!.exitStatus);
         return;
@@ -139,7 +143,9 @@ export async function ingestPartners(partners: Settings[], flags: RunFlags, all:
         metrics.exitStatus = result.exitStatus;
         metrics.counts = result.counts;
       } catch (err) {
-        outcomes.push({ partner: p.settings.partner, exitStatus: exitStatusOf(err), error: err, runId: metrics.runId });
+        // a run that ended on an error after it started keeps what it did (its summary, its files)
+        const ended = err instanceof RunEndedError ? { result: err.result } : {};
+        outcomes.push({ partner: p.settings.partner, exitStatus: exitStatusOf(err), error: err, runId: metrics.runId, ...ended });
         metrics.exitStatus = exitStatusOf(err);
       }
       metrics.endedAt = nowMs();
@@ -207,7 +213,7 @@ async function ingestPartner(
     try {
       // cheapest and most likely refusals first: the database being down stops the run before any download
       finance = await r.finance('load', stop);
-      intake = await r.intake();
+      intake = await r.intake(stop);
       await assertStagingUsable(s.staging);
     } catch (err) {
       const reason = errorMessage(err);
@@ -232,6 +238,7 @@ async function ingestPartner(
       stagingRoot: s.staging,
       logger,
       onProgress: (progress) => r.status.show(progressLine(progress)),
+      onDownload: (file, bytes, size) => r.status.show(downloadLine(file, bytes, size)),
       onWaiting: (waiting) => r.status.show(waitingLine(waiting, s.stableForSeconds), waiting.first),
       stop,
       exitStatusFor: runExitStatus,

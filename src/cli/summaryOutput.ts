@@ -9,7 +9,8 @@ import { jsonDocument } from './jsonOutput.js';
 /**
  * The one summary line scripts and people read: `run <id> done: loaded=1 skipped=1 …`. Exit 1
  * must always be explained on it: a non-zero count, or a tail naming what stopped the run
- * or which files have waited in the intake too long.
+ * or which files have waited in the intake too long. A tail also names the moves this run
+ * finished for earlier runs, which no count holds.
  */
 export function summaryLine(r: IngestResult, overdue: OverdueDelivery[] = []): string {
   const tails = [
@@ -17,6 +18,9 @@ export function summaryLine(r: IngestResult, overdue: OverdueDelivery[] = []): s
     ...(r.abortedBy ? [`stopped early: ${r.abortedBy}`] : []),
     ...(r.waitingTooLong.length > 0 ? [`waiting too long: ${r.waitingTooLong.map((w) => `${w.name} for ${w.runs} runs`).join(', ')}`] : []),
     ...(r.changedAfterMove.length > 0 ? [`changed after its move: ${r.changedAfterMove.map((c) => c.location).join(', ')}`] : []),
+    ...(r.finishedMoves.length > 0
+      ? [`finished the move of ${r.finishedMoves.map((m) => `${m.name} for run ${m.decidedBy}`).join(', ')}`]
+      : []),
   ];
   const tail = tails.map((t) => ` (${printable(t)})`).join('');
   return `run ${r.runId} ${r.abortedBy ? 'stopped' : 'done'}: ${countsText(r.counts)}${tail}`;
@@ -39,6 +43,7 @@ function summaryObject(r: IngestResult, overdue?: OverdueDelivery[]): Record<str
     ...(overdue ? { overdue_deliveries: overdue } : {}),
     waiting_too_long: r.waitingTooLong,
     changed_after_move: r.changedAfterMove,
+    finished_moves: r.finishedMoves,
     files: r.files.map((f) => ({
       name: f.name,
       sha256: f.sha256,
@@ -80,7 +85,10 @@ function totalCounts(outcomes: PartnerOutcome[]): RunCounts {
  */
 export function partnersText(outcomes: PartnerOutcome[]): string {
   const lines = outcomes.map((o) => {
-    if (o.result) return `${o.partner}: ${summaryLine(o.result, o.overdue)}`;
+    if (o.result) {
+      const ended = o.error !== undefined ? ` (ended: ${printable(errorMessage(o.error))})` : '';
+      return `${o.partner}: ${summaryLine(o.result, o.overdue)}${ended}`;
+    }
     const what = o.notBegun ? 'not begun' : 'could not start';
     const run = o.runId ? `run ${o.runId} ` : '';
     return `${o.partner}: ${run}not started: ${countsText(NO_COUNTS)} (${printable(`${what}: ${errorMessage(o.error)}`)})`;
@@ -98,7 +106,12 @@ export function partnersJson(outcomes: PartnerOutcome[]): string {
   return jsonDocument({
     partners: outcomes.map((o) =>
       o.result
-        ? { partner: o.partner, status: o.result.abortedBy ? 'stopped' : 'finished', ...summaryObject(o.result, o.overdue) }
+        ? {
+            partner: o.partner,
+            status: o.error !== undefined ? 'ended' : o.result.abortedBy ? 'stopped' : 'finished',
+            ...summaryObject(o.result, o.overdue),
+            ...(o.error !== undefined ? { error: errorMessage(o.error) } : {}),
+          }
         : {
             partner: o.partner,
             status: o.notBegun ? 'not_begun' : 'not_started',

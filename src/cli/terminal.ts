@@ -43,6 +43,12 @@ export function progressLine(p: LoadProgress, now = Date.now()): string {
   return `${p.file}: ${share ? `${share} · ` : ''}${p.rows.toLocaleString('en-US')} rows · ${mb(p.bytes)} of ${mb(p.totalBytes)} MB${rate}`;
 }
 
+/** `settle_x.csv: 45% read · 56 of 125 MB`: a download's progress (a file read from an SFTP server). */
+export function downloadLine(file: string, bytes: number, size: number): string {
+  const share = size > 0 ? `${Math.min(100, Math.floor((bytes / size) * 100))}% read · ` : '';
+  return `${file}: ${share}${mb(bytes)} of ${mb(size)} MB`;
+}
+
 /** `waiting for settle_x.csv (and 2 more) to stay unchanged for 30s (--stable-for): 12s to go`. */
 export function waitingLine(w: GateWaiting, stableForSeconds: number): string {
   const more = w.files.length > 1 ? ` (and ${w.files.length - 1} more)` : '';

@@ -62,6 +62,8 @@ export const DEFAULTS = {
   maxAge: 26 * 3600,
   maxInflateRatio: 100,
   maxDecodedBytes: 16 * 1024 ** 3,
+  sftpTimeout: 60,
+  sftpMinRate: 1024,
 } as const;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

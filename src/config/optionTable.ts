@@ -258,6 +258,30 @@ export const OPTION_TABLE = {
     kind: 'string',
     commands: SFTP,
   },
+  sftpTimeout: {
+    flag: '--sftp-timeout',
+    value: '<duration>',
+    description: 'longest wait for any one answer of the SFTP server, or for its handshake',
+    env: 'SETTLE_SFTP_TIMEOUT',
+    kind: 'duration',
+    range: { min: 1, why: 'a server must have time to answer' },
+    default: durationText(DEFAULTS.sftpTimeout),
+    commands: SFTP,
+    details:
+      'SSH keepalives prove only that the connection lives (a `sftp-server` stuck on a hung mount answers them): past this a download fails the file, a move fails the move (claim released or the load kept, file left in the intake, exit 1), and the next run resumes',
+  },
+  sftpMinRate: {
+    flag: '--sftp-min-rate',
+    value: '<bytes>',
+    description: 'a download slower than this many bytes a second fails (0: no floor)',
+    env: 'SETTLE_SFTP_MIN_RATE',
+    kind: 'bytes',
+    range: { min: 0, max: 1024 ** 3 },
+    default: String(DEFAULTS.sftpMinRate),
+    commands: SFTP,
+    details:
+      'measured over each `--sftp-timeout` spent waiting for the server, so a slow disk here never trips it; a server that trickles a few bytes at a time does',
+  },
   stableFor: {
     flag: '--stable-for',
     value: '<duration>',

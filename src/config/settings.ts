@@ -534,6 +534,8 @@ function settingsFrom(pick: (key: Key) => Picked | undefined, env: NodeJS.Proces
       agentSocket: env.SSH_AUTH_SOCK || undefined,
       knownHosts: read('knownHosts') ?? join(env.HOME ?? homedir(), '.ssh', 'known_hosts'),
       hostKeyFingerprint: read('hostKeyFingerprint'),
+      timeoutSeconds: read('sftpTimeout') ?? DEFAULTS.sftpTimeout,
+      minBytesPerSecond: read('sftpMinRate') ?? DEFAULTS.sftpMinRate,
     },
     decode: {
       pgpKeyPath: read('pgpKey'),

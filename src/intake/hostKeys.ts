@@ -2,6 +2,15 @@ import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 
+/**
+ * Host key types refused whatever known_hosts says: DSA keys are 1024-bit with SHA-1, and
+ * OpenSSH itself stopped accepting them. A server that offers nothing else is refused (exit 2).
+ */
+export const REFUSED_HOST_KEY_TYPES: readonly string[] = ['ssh-dss'];
+
+const REFUSED_WHY =
+  'DSA (ssh-dss) host keys are refused: 1024-bit, SHA-1, no longer accepted by OpenSSH; ask for an ed25519, ECDSA or RSA host key';
+
 /** `SHA256:…` as `ssh-keygen -lf` prints it: unpadded base64 of the key blob's SHA-256. */
 export function fingerprint(keyBlob: Buffer): string {
   return `SHA256:${createHash('sha256').update(keyBlob).digest('base64').replace(/=+$/, '')}`;
@@ -103,14 +112,22 @@ export class HostKeyPolicy {
     return new HostKeyPolicy(name, lines, undefined, path);
   }
 
-  /** Key types known for the host, to ask the server for those first. */
+  /** The lines that may vouch for a key: not markers, not a refused type. */
+  private trusted(): KnownHostLine[] {
+    return this.lines.filter((l) => l.marker === null && !REFUSED_HOST_KEY_TYPES.includes(l.type));
+  }
+
+  /** Key types known for the host, to ask the server for those first (never a refused one). */
   knownTypes(): string[] {
-    return [...new Set(this.lines.filter((l) => l.marker === null).map((l) => l.type))];
+    return [...new Set(this.trusted().map((l) => l.type))];
   }
 
   verify(offered: Buffer): HostKeyVerdict {
     const fp = fingerprint(offered);
     const offeredDesc = `${keyType(offered)} key ${fp}`;
+    if (REFUSED_HOST_KEY_TYPES.includes(keyType(offered))) {
+      return { ok: false, reason: `host ${this.name} offered ${offeredDesc}: ${REFUSED_WHY}` };
+    }
     if (this.pinned !== undefined) {
       return fp === this.pinned
         ? { ok: true }
@@ -122,12 +139,19 @@ export class HostKeyPolicy {
     if (this.lines.some((l) => l.marker === '@revoked' && l.key.equals(offered))) {
       return { ok: false, reason: `host key of ${this.name} is marked @revoked in ${this.source}: ${offeredDesc}` };
     }
-    const trusted = this.lines.filter((l) => l.marker === null);
+    const trusted = this.trusted();
     if (trusted.some((l) => l.key.equals(offered))) return { ok: true };
     if (trusted.length > 0) {
       return {
         ok: false,
         reason: `host key of ${this.name} has CHANGED: ${this.source} knows ${trusted.map((l) => `${l.type} ${fingerprint(l.key)}`).join(', ')}, the server offered ${offeredDesc}; someone may be intercepting the connection`,
+      };
+    }
+    const refused = this.lines.filter((l) => l.marker === null && REFUSED_HOST_KEY_TYPES.includes(l.type));
+    if (refused.length > 0) {
+      return {
+        ok: false,
+        reason: `${this.source} has only a ${refused[0]!.type} key for ${this.name} (${REFUSED_WHY}); the server offered ${offeredDesc}: check it out of band, then add it`,
       };
     }
     return {

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Destination } from '../destination.js';
+import type { DecidedSample } from './sampleCheck.js';
 
 export interface IntakeEntry {
   name: string;
@@ -37,6 +38,17 @@ export interface DecidedFile {
   pin: FilePin;
   stagedPath: string;
   sha256: string;
+  /**
+   * The run that moves it, as its move intent records it before the move: where a server's
+   * RENAME replaces an existing target, the file lands under a name unique to this move
+   * (`settle_x.<run>.csv`), and a later run finds it there by this.
+   */
+  movingRun: string;
+  /**
+   * Where the source has no inodes (SFTP): a sample of the bytes as they were read, to tell
+   * before the move whether the name still holds them (sampleCheck.ts).
+   */
+  sample?: DecidedSample | undefined;
 }
 
 export interface RouteResult {
@@ -83,18 +95,33 @@ export interface Intake extends FolderReader {
    * Where a decided file landed in `to` when its move was begun and never recorded (a crash
    * between the two): the location route would have returned, or null when it is not there.
    */
-  findLanded(name: string, to: Destination, sha256: string, size: number): Promise<string | null>;
+  findLanded(name: string, to: Destination, sha256: string, size: number, movingRun: string): Promise<string | null>;
+  /**
+   * The name left the intake before its move and no run moved it (the partner removed it, or
+   * the server hides what it became): the staged copy, exactly the decided bytes, lands in `to`
+   * under a free name. Returns where.
+   */
+  keepStaged(name: string, to: Destination, decided: DecidedFile): Promise<string>;
   /** size:mtime of the regular file at a location a move returned; null when nothing regular is there */
   landedShape(location: string): Promise<string | null>;
   /** Throws a TransientError when the source cannot be reached (after its own bounded retries). */
   ensureReachable(): Promise<void>;
 }
 
-/** The file left the intake between listing and use: another run took it. Not an error. */
+/**
+ * The file left the intake between listing and use. Another run took it (not an error), or
+ * nobody did (the partner removed it, the server hides what it became): the run asks the
+ * ledger which. The message carries the server's own answer when there is one.
+ */
 export class FileGoneError extends Error {
-  constructor(name: string, options?: { cause?: unknown }) {
-    super(`${name} is no longer in the intake`, options);
+  /** set when the intake itself saw another live run holding the name (a local capture) */
+  readonly byAnotherRun: boolean;
+
+  constructor(name: string, options?: { cause?: unknown; byAnotherRun?: boolean }) {
+    const answer = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super(`${name} is no longer there${answer}`, options);
     this.name = 'FileGoneError';
+    this.byAnotherRun = options?.byAnotherRun ?? false;
   }
 }
 
@@ -140,10 +167,14 @@ const NAME_MAX = 255;
  * is shortened when needed so that the name still fits a folder entry (255 bytes).
  */
 export function suffixedName(name: string, n: number): string {
-  if (n === 0) return name;
+  return n === 0 ? name : taggedName(name, String(n));
+}
+
+/** `settle_x.csv` → `settle_x.TAG.csv`, shortened as suffixedName is: a name unique to one move when TAG is. */
+export function taggedName(name: string, tag: string): string {
   const dot = name.lastIndexOf('.');
   const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
-  const tail = `.${n}${ext}`;
+  const tail = `.${tag}${ext}`;
   let cut = stem;
   while (cut.length > 0 && Buffer.byteLength(cut) + Buffer.byteLength(tail) > NAME_MAX) cut = [...cut].slice(0, -1).join('');
   return `${cut}${tail}`;

@@ -7,7 +7,7 @@ import type { Destination } from '../destination.js';
 import { findLanded } from './findLanded.js';
 import { isGone, LocalFolder } from './localFolder.js';
 import { sha256OfPath } from './sha256Of.js';
-import { moveNoOverwrite, recoverInterruptedMoves, sameFolder } from './moveNoOverwrite.js';
+import { landStagedCopy, moveNoOverwrite, recoverInterruptedMoves, sameFolder } from './moveNoOverwrite.js';
 
 export interface LocalFolders {
   intake: string;
@@ -59,7 +59,12 @@ export class LocalIntake extends LocalFolder implements Intake {
     return { location: r.path, replaced: r.replaced };
   }
 
-  findLanded(name: string, to: Destination, sha256: string, size: number): Promise<string | null> {
+  keepStaged(name: string, to: Destination, decided: DecidedFile): Promise<string> {
+    return landStagedCopy(decided, this.folders[to], name);
+  }
+
+  /** (`movingRun` names nothing here: a local move never replaces, so a file lands under its own name or a clash suffix.) */
+  findLanded(name: string, to: Destination, sha256: string, size: number, _movingRun?: string): Promise<string | null> {
     const dir = this.folders[to];
     return findLanded(name, sha256, size, {
       size: async (candidate) => {

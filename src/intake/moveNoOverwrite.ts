@@ -149,9 +149,25 @@ async function capture(intakeDir: string, name: string): Promise<{ dir: string; 
     await rename(join(intakeDir, name), path);
   } catch (err) {
     await rmdir(dir).catch(() => undefined);
-    throw isGone(err) ? new FileGoneError(name, { cause: err }) : err;
+    if (!isGone(err)) throw err;
+    throw new FileGoneError(name, { cause: err, byAnotherRun: await capturedByLiveMover(intakeDir, name) });
   }
   return { dir, path };
+}
+
+/** Whether a live mover of this host holds `name` captured right now (it is moving that very file). */
+async function capturedByLiveMover(intakeDir: string, name: string): Promise<boolean> {
+  for (const e of await readdir(intakeDir, { withFileTypes: true }).catch(() => [])) {
+    if (!e.isDirectory() || !isMoverName(e.name) || moverIsGone(e.name)) continue;
+    if (
+      await lstat(join(intakeDir, e.name, name)).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
+  }
+  return false;
 }
 
 /**
@@ -207,6 +223,18 @@ export async function moveNoOverwrite(
   } finally {
     await rmdir(held.dir).catch(() => undefined);
   }
+}
+
+/**
+ * The staged copy alone into `dir` under a free name: the intake name is gone and no run moved
+ * it, yet the decided bytes must be kept.
+ */
+export async function landStagedCopy(decided: DecidedFile, dir: string, name: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const { dest, temps } = await copyStaged(decided, dir, name);
+  await fsyncPath(dir);
+  for (const t of temps) await unlink(t).catch((e) => (isGone(e) ? undefined : Promise.reject(e)));
+  return dest;
 }
 
 /**

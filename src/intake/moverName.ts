@@ -18,6 +18,15 @@ export function moverName(): string {
   return `${PREFIX}${HOST}-${me.pid}-${me.startedAt}-${randomBytes(6).toString('hex')}`;
 }
 
+/**
+ * The folder, inside a final folder on an SFTP server, where this host's movers keep their
+ * temporaries (a copy on its way in, a probe of the server's RENAME): one per host, so that a
+ * run sweeps its own host's dead movers' leftovers by listing it alone, never the archive.
+ */
+export function workFolderName(): string {
+  return `${PREFIX}${HOST}`;
+}
+
 export function isMoverName(name: string): boolean {
   return PATTERN.test(name);
 }

@@ -8,7 +8,8 @@ import type { Destination } from '../destination.js';
 import { LocalFolder } from './localFolder.js';
 import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
 import type { SftpCredentials } from './sftpFolder.js';
-import type { SftpFolders, SftpIntake } from './sftpIntake.js';
+import type { SftpFolders } from './sftpIntake.js';
+import type { SftpLimits } from './sftpRequests.js';
 import { isSftpUrl, parseSftpUrl, type SftpLocation } from './sftpUrl.js';
 
 /** What opening an intake takes from the settings: where it is, its final folders, and how to reach an SFTP server. */
@@ -27,6 +28,10 @@ export interface SftpSettings {
   agentSocket: string | undefined;
   knownHosts: string;
   hostKeyFingerprint: string | undefined;
+  /** --sftp-timeout: the longest wait for any one answer */
+  timeoutSeconds: number;
+  /** --sftp-min-rate: a download's floor; 0 for none */
+  minBytesPerSecond: number;
 }
 
 /** archive/, duplicates/ and rejected/ default to siblings of the intake folder. */
@@ -48,8 +53,11 @@ export function checkIntakeSetting(s: IntakeSettings): void {
   if (isSftpUrl(s.intake)) parseSftpUrl(s.intake);
 }
 
-/** The intake named by the settings: a local folder or an sftp:// URL, behind one interface. */
-export async function openIntake(s: IntakeSettings, log: Logger): Promise<Intake> {
+/**
+ * The intake named by the settings: a local folder or an sftp:// URL, behind one interface.
+ * `stop`: a stop request (SIGTERM), which gives up an SFTP request that is stuck then.
+ */
+export async function openIntake(s: IntakeSettings, log: Logger, stop?: AbortSignal): Promise<Intake> {
   checkIntakeSetting(s);
   if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
   if (!isSftpUrl(s.intake)) {
@@ -74,6 +82,7 @@ export async function openIntake(s: IntakeSettings, log: Logger): Promise<Intake
   const sftp = await openSftp(
     s,
     loc,
+    stop,
     distinctFromIntake({
       intake: loc.path,
       archive: remote(s.archive, 'archive'),
@@ -91,20 +100,25 @@ export async function openIntake(s: IntakeSettings, log: Logger): Promise<Intake
   return sftp;
 }
 
-/** How to reach and trust the server of an sftp:// setting. */
-function sftpAccess(s: IntakeSettings, loc: SftpLocation): { creds: SftpCredentials; hostKeys: HostKeyPolicy } {
+/** How to reach and trust the server of an sftp:// setting, and how long to wait for it. */
+function sftpAccess(
+  s: IntakeSettings,
+  loc: SftpLocation,
+  stop?: AbortSignal,
+): { creds: SftpCredentials; hostKeys: HostKeyPolicy; limits: SftpLimits } {
   const hostKeys = s.sftp.hostKeyFingerprint
     ? HostKeyPolicy.pinned(s.sftp.hostKeyFingerprint, loc.host, loc.port)
     : HostKeyPolicy.fromKnownHosts(s.sftp.knownHosts, loc.host, loc.port);
   const { keyPath, keyPassphrase, password, agentSocket } = s.sftp;
-  return { creds: { keyPath, keyPassphrase, password, agentSocket }, hostKeys };
+  const limits = { timeoutMs: s.sftp.timeoutSeconds * 1000, minBytesPerSecond: s.sftp.minBytesPerSecond, stop };
+  return { creds: { keyPath, keyPassphrase, password, agentSocket }, hostKeys, limits };
 }
 
-async function openSftp(s: IntakeSettings, loc: SftpLocation, folders: SftpFolders, log: Logger): Promise<SftpIntake> {
+async function openSftp(s: IntakeSettings, loc: SftpLocation, stop: AbortSignal | undefined, folders: SftpFolders, log: Logger) {
   // loaded on demand: ssh2 takes longer to load than a whole idle run may take
   const { SftpIntake } = await import('./sftpIntake.js');
-  const { creds, hostKeys } = sftpAccess(s, loc);
-  return SftpIntake.open(loc, folders, creds, hostKeys, log);
+  const { creds, hostKeys, limits } = sftpAccess(s, loc, stop);
+  return SftpIntake.open(loc, folders, creds, hostKeys, limits, log);
 }
 
 /** The archive folder, to read: for `audit`, `adopt` and reprocessing; null when a local archive does not exist yet. */
@@ -113,9 +127,9 @@ export async function openArchive(s: IntakeSettings, log: Logger): Promise<Folde
   if (s.intake && isSftpUrl(s.intake)) {
     const loc = parseSftpUrl(s.intake);
     const archive = { ...loc, path: s.archive ?? posix.join(posix.dirname(loc.path), 'archive') };
-    const { creds, hostKeys } = sftpAccess(s, archive);
+    const { creds, hostKeys, limits } = sftpAccess(s, archive);
     const { SftpFolder } = await import('./sftpFolder.js');
-    return SftpFolder.openFolder(archive, 'archive', creds, hostKeys, log);
+    return SftpFolder.openFolder(archive, 'archive', creds, hostKeys, limits, log);
   }
   const dir = resolve(s.archive ?? siblingFolder(resolve(s.intake!), 'archive'));
   if (!existsSync(dir)) return null;

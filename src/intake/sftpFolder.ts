@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import type { ConnectConfig } from 'ssh2';
 import { TransientError, UsageError, errorMessage } from '../errors.js';
 import type { HostKeyPolicy } from './hostKeys.js';
-import { kindOf, type FilePin, type FolderReader, type IntakeEntry, type PinnedFile } from './intake.js';
-import { pinRemote, remotePin } from './sftpPin.js';
-import { SftpLoginError, SftpSession, isNotFound } from './sftpSession.js';
+import { kindOf, type FolderReader, type IntakeEntry, type PinnedFile } from './intake.js';
+import { LINK, lookAt, pinRemote, type RemoteLook } from './sftpPin.js';
+import type { SftpLimits } from './sftpRequests.js';
+import { offeredHostKeyTypes, SftpLoginError, SftpSession, isNotFound } from './sftpSession.js';
 import type { SftpLocation } from './sftpUrl.js';
 
 export interface SftpCredentials {
@@ -18,11 +20,20 @@ export interface SftpCredentials {
 
 const CONNECT_ATTEMPTS = 4;
 const FIRST_BACKOFF_MS = 500;
+/** a handshake takes this long at most, or --sftp-timeout when that is shorter */
+const READY_TIMEOUT_MS = 20_000;
+
+/** ssh2's words when the server offers no host key type the client accepts. */
+const NO_HOST_KEY_MATCH = /no matching host key format/i;
+
+/** The entry type an `ls -l` line (READDIR's longname) starts with: `-`, `d`, `l`, …; undefined when it is no such line. */
+const longnameType = (longname: string | undefined) => /^([-dlpscbD])[-rwxsStTlL]{9}/.exec(longname ?? '')?.[1];
 
 /**
  * A folder on an SFTP server, read only: the archive for `audit`, `adopt` and reprocessing,
- * and what an SFTP intake reads. Host keys are always verified; an operation that hits a
- * dropped connection reconnects (bounded, with backoff) and runs once more.
+ * and what an SFTP intake reads. Host keys are always verified; every request has a deadline
+ * (--sftp-timeout); an operation that hits a dropped connection reconnects (bounded, with
+ * backoff) and runs once more.
  */
 export class SftpFolder implements FolderReader {
   readonly description: string;
@@ -34,6 +45,7 @@ export class SftpFolder implements FolderReader {
     protected readonly dir: string,
     private readonly creds: SftpCredentials,
     private readonly hostKeys: HostKeyPolicy,
+    protected readonly limits: SftpLimits,
     protected readonly log: Logger,
   ) {
     this.description = `sftp://${loc.user}@${loc.host}:${loc.port}${dir}`;
@@ -45,9 +57,10 @@ export class SftpFolder implements FolderReader {
     what: string,
     creds: SftpCredentials,
     hostKeys: HostKeyPolicy,
+    limits: SftpLimits,
     log: Logger,
   ): Promise<SftpFolder> {
-    const folder = new SftpFolder(loc, loc.path, creds, hostKeys, log);
+    const folder = new SftpFolder(loc, loc.path, creds, hostKeys, limits, log);
     await folder.connectAndCheck(what);
     return folder;
   }
@@ -65,7 +78,7 @@ export class SftpFolder implements FolderReader {
     }
   }
 
-  private async connect(): Promise<SftpSession> {
+  private connectConfig(): ConnectConfig {
     let privateKey: Buffer | undefined;
     if (this.creds.keyPath) {
       try {
@@ -74,31 +87,45 @@ export class SftpFolder implements FolderReader {
         throw new UsageError(`SFTP key ${this.creds.keyPath} cannot be read: ${errorMessage(err)}`, { cause: err });
       }
     }
+    return {
+      host: this.loc.host,
+      port: this.loc.port,
+      username: this.loc.user,
+      ...(privateKey ? { privateKey, passphrase: this.creds.keyPassphrase } : {}),
+      ...(this.creds.agentSocket ? { agent: this.creds.agentSocket } : {}),
+      ...(this.creds.password ? { password: this.creds.password } : {}),
+      readyTimeout: Math.min(READY_TIMEOUT_MS, this.limits.timeoutMs),
+      // a connection that silently stops answering is declared dead after about 30 s
+      keepaliveInterval: 10_000,
+      keepaliveCountMax: 3,
+      // the types known_hosts has for the host first (never DSA, which is refused: knownTypes)
+      algorithms: { serverHostKey: { prepend: this.hostKeys.knownTypes() } } as never,
+      hostVerifier: (key: Buffer) => {
+        const verdict = this.hostKeys.verify(key);
+        if (!verdict.ok) this.hostKeyProblem = verdict.reason;
+        return verdict.ok;
+      },
+    };
+  }
+
+  private async connect(): Promise<SftpSession> {
+    const config = this.connectConfig();
     let lastError: unknown;
     for (let attempt = 1; attempt <= CONNECT_ATTEMPTS; attempt++) {
       this.hostKeyProblem = undefined;
+      this.refuseWhenStopping();
       try {
-        this.session = await SftpSession.connect({
-          host: this.loc.host,
-          port: this.loc.port,
-          username: this.loc.user,
-          ...(privateKey ? { privateKey, passphrase: this.creds.keyPassphrase } : {}),
-          ...(this.creds.agentSocket ? { agent: this.creds.agentSocket } : {}),
-          ...(this.creds.password ? { password: this.creds.password } : {}),
-          readyTimeout: 20_000,
-          // a connection that silently stops answering is declared dead after about 30 s
-          keepaliveInterval: 10_000,
-          keepaliveCountMax: 3,
-          algorithms: { serverHostKey: { prepend: this.hostKeys.knownTypes() } } as never,
-          hostVerifier: (key: Buffer) => {
-            const verdict = this.hostKeys.verify(key);
-            if (!verdict.ok) this.hostKeyProblem = verdict.reason;
-            return verdict.ok;
-          },
-        });
+        this.session = await SftpSession.connect(config, this.limits);
         return this.session;
       } catch (err) {
         if (this.hostKeyProblem) throw new UsageError(`refusing ${this.description}: ${this.hostKeyProblem}`, { cause: err });
+        if (NO_HOST_KEY_MATCH.test(errorMessage(err))) {
+          const offered = await offeredHostKeyTypes(config);
+          throw new UsageError(
+            `refusing ${this.description}: it offers no host key this tool accepts (it offers ${offered.join(', ') || 'none'}); DSA (ssh-dss) keys are refused: ask for an ed25519, ECDSA or RSA host key`,
+            { cause: err },
+          );
+        }
         if (err instanceof SftpLoginError) {
           throw new UsageError(`${this.description} refused the login: ${errorMessage(err)}`, { cause: err });
         }
@@ -106,7 +133,7 @@ export class SftpFolder implements FolderReader {
         if (attempt < CONNECT_ATTEMPTS) {
           const wait = FIRST_BACKOFF_MS * 2 ** (attempt - 1);
           this.log.warn({ event: 'sftp-retry', attempt, waitMs: wait, reason: errorMessage(err) }, 'SFTP server unreachable, retrying');
-          await sleep(wait);
+          await sleep(wait, undefined, this.limits.stop ? { signal: this.limits.stop } : {}).catch(() => undefined);
         }
       }
     }
@@ -116,6 +143,14 @@ export class SftpFolder implements FolderReader {
         cause: lastError,
       },
     );
+  }
+
+  /** After a stop request no new connection is made: what it was for waits for the next run. */
+  private refuseWhenStopping(): void {
+    const stop = this.limits.stop;
+    if (stop?.aborted) {
+      throw new TransientError(`asked to stop (${String(stop.reason ?? 'signal')}): not connecting to ${this.description} again`);
+    }
   }
 
   /** Runs `op`; when the connection dropped under it, reconnects (bounded) and runs it once more. */
@@ -135,17 +170,27 @@ export class SftpFolder implements FolderReader {
     return posix.join(this.dir, name);
   }
 
+  /**
+   * Every entry but folders. What an entry is comes from the listing's own attributes and its
+   * `ls -l` line: where the two disagree (a link listed with its target's attributes), it is
+   * not taken as a regular file.
+   */
   async list(): Promise<IntakeEntry[]> {
     const entries = await this.withConnection((s) => s.readdir(this.dir));
-    // readdir's attributes are the entry's own (OpenSSH does not follow a link for them)
-    return entries
-      .filter((e) => !e.attrs.isDirectory())
-      .map((e) => ({
-        name: e.filename,
-        size: e.attrs.size,
-        mtimeMs: e.attrs.mtime * 1000,
-        ...(e.attrs.isFile() ? {} : { notRegular: kindOf(e.attrs) }),
-      }));
+    const listed: IntakeEntry[] = [];
+    for (const e of entries) {
+      const type = longnameType(e.longname);
+      if (e.attrs.isDirectory() && (type === undefined || type === 'd')) continue;
+      const notRegular = !e.attrs.isFile()
+        ? kindOf(e.attrs)
+        : type === 'l'
+          ? LINK
+          : type !== undefined && type !== '-'
+            ? 'not a regular file (the listing says so)'
+            : undefined;
+      listed.push({ name: e.filename, size: e.attrs.size, mtimeMs: e.attrs.mtime * 1000, ...(notRegular ? { notRegular } : {}) });
+    }
+    return listed;
   }
 
   async stat(name: string): Promise<IntakeEntry | null> {
@@ -163,18 +208,12 @@ export class SftpFolder implements FolderReader {
   }
 
   protected pinAt(path: string, name: string): Promise<PinnedFile> {
-    return this.withConnection((s) => pinRemote(s.sftp, path, name));
+    return this.withConnection((s) => pinRemote(s, path, name));
   }
 
-  /** The name's own attributes (a link is not followed); null when it is gone. */
-  protected async look(path: string): Promise<{ pin: FilePin; regular: boolean } | null> {
-    try {
-      const s = await this.withConnection((c) => c.lstat(path));
-      return { pin: remotePin(s), regular: s.isFile() };
-    } catch (err) {
-      if (isNotFound(err)) return null;
-      throw err;
-    }
+  /** What the server says is at `path`: by LSTAT and READLINK together (lookAt). */
+  protected look(path: string): Promise<RemoteLook> {
+    return this.withConnection((s) => lookAt(s, path));
   }
 
   async close(): Promise<void> {

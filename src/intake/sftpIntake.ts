@@ -3,10 +3,11 @@ import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import { findLanded } from './findLanded.js';
 import type { HostKeyPolicy } from './hostKeys.js';
-import { FileGoneError, isPinned, suffixedName, type DecidedFile, type Intake, type RouteResult } from './intake.js';
+import { taggedName, type DecidedFile, type Intake, type RouteResult } from './intake.js';
 import type { Destination } from '../destination.js';
-import { moverName } from './moverName.js';
 import { SftpFolder, type SftpCredentials } from './sftpFolder.js';
+import { SftpMover } from './sftpMove.js';
+import type { SftpLimits } from './sftpRequests.js';
 import { sha256OfPinned } from './sha256Of.js';
 import type { SftpLocation } from './sftpUrl.js';
 
@@ -19,19 +20,27 @@ export interface SftpFolders {
   rejected: string;
 }
 
-/** The intake on an SFTP server: read as an SftpFolder, and files moved out of it with SFTP rename. */
+/** The intake on an SFTP server: read as an SftpFolder, and files moved out of it by an SftpMover. */
 export class SftpIntake extends SftpFolder implements Intake {
   readonly mtimeIsLocalClock = false;
   private readonly realFolders = new Map<string, string>();
+  private readonly mover: SftpMover;
 
   private constructor(
     loc: SftpLocation,
     private readonly folders: SftpFolders,
     creds: SftpCredentials,
     hostKeys: HostKeyPolicy,
+    limits: SftpLimits,
     log: Logger,
   ) {
-    super(loc, folders.intake, creds, hostKeys, log);
+    super(loc, folders.intake, creds, hostKeys, limits, log);
+    this.mover = new SftpMover({
+      run: (op) => this.withConnection(op),
+      location: (path) => this.url(path),
+      intakeDir: folders.intake,
+      log,
+    });
   }
 
   static async open(
@@ -39,30 +48,39 @@ export class SftpIntake extends SftpFolder implements Intake {
     folders: SftpFolders,
     creds: SftpCredentials,
     hostKeys: HostKeyPolicy,
+    limits: SftpLimits,
     log: Logger,
   ): Promise<SftpIntake> {
-    const intake = new SftpIntake(loc, folders, creds, hostKeys, log);
+    const intake = new SftpIntake(loc, folders, creds, hostKeys, limits, log);
     await intake.connectAndCheck('intake folder');
     return intake;
   }
 
-  findLanded(name: string, to: Destination, sha256: string, size: number): Promise<string | null> {
+  /**
+   * Where an interrupted move left the file: under the name unique to that move (a server whose
+   * RENAME replaces), or its staged copy's, else under its own name or a clash suffix.
+   */
+  async findLanded(name: string, to: Destination, sha256: string, size: number, movingRun: string): Promise<string | null> {
     const dir = this.folders[to];
-    return findLanded(name, sha256, size, {
-      size: async (candidate) => {
+    const probe = {
+      size: async (candidate: string) => {
         const s = await this.look(posix.join(dir, candidate));
-        return s?.regular ? s.pin.size : null;
+        return s.kind === 'file' ? s.stats.size : null;
       },
-      sha256: async (candidate) => sha256OfPinned(await this.pinAt(posix.join(dir, candidate), candidate)),
-      location: (candidate) => this.url(posix.join(dir, candidate)),
-    });
+      sha256: async (candidate: string) => sha256OfPinned(await this.pinAt(posix.join(dir, candidate), candidate)),
+      location: (candidate: string) => this.url(posix.join(dir, candidate)),
+    };
+    for (const unique of [taggedName(name, movingRun), taggedName(name, `${movingRun}-staged`)]) {
+      if ((await probe.size(unique)) === size && (await probe.sha256(unique)) === sha256) return probe.location(unique);
+    }
+    return findLanded(name, sha256, size, probe);
   }
 
   async landedShape(location: string): Promise<string | null> {
     const prefix = this.url('');
     if (!location.startsWith(prefix)) return null;
     const s = await this.look(location.slice(prefix.length));
-    return s?.regular ? `${s.pin.size}:${s.pin.mtimeMs}` : null;
+    return s.kind === 'file' ? `${s.stats.size}:${s.stats.mtime * 1000}` : null;
   }
 
   async ensureReachable(): Promise<void> {
@@ -92,90 +110,21 @@ export class SftpIntake extends SftpFolder implements Intake {
     return `sftp://${this.loc.host}:${this.loc.port}${path}`;
   }
 
-  /** The first name in `dir` for `name` that nothing holds yet (a rename onto it is refused if one appears meanwhile). */
-  private async freeName(dir: string, name: string, from: number): Promise<{ target: string; n: number }> {
-    for (let n = from; n < 10_000; n++) {
-      const target = posix.join(dir, suffixedName(name, n));
-      if (!(await this.withConnection((s) => s.exists(target)))) return { target, n };
-    }
-    throw new Error(`no free name for ${name} in ${dir}`);
-  }
-
-  /**
-   * SFTP rename, which OpenSSH refuses when the target exists: so a clash is detected, not
-   * overwritten, and the next free suffix is tried. Missing folders are created. Without
-   * inodes, the decided file is known by size and mtime: looked at before the rename and, at
-   * its landing place, after it; a re-upload caught by the rename goes back to the intake.
-   * When the name no longer holds the decided file, the staged copy is uploaded instead.
-   */
-  async route(name: string, to: Destination, decided: DecidedFile): Promise<RouteResult> {
+  /** The final folder `to`, made when missing, and never the intake itself. */
+  private async finalFolder(name: string, to: Destination): Promise<string> {
     const dir = this.folders[to];
     await this.withConnection((s) => s.mkdirs(dir));
     if ((await this.realFolder(dir)) === (await this.realFolder(this.dir))) {
       throw new Error(`refusing to move ${name} into ${dir}: it is the intake folder itself`);
     }
-    const now = await this.look(this.path(name));
-    if (!now) throw new FileGoneError(name);
-    if (!now.regular || !isPinned(now.pin, decided.pin)) return { location: await this.putStaged(decided, dir, name), replaced: true };
-    for (let n = 0; n < 10_000;) {
-      const free = await this.freeName(dir, name, n);
-      n = free.n + 1;
-      try {
-        await this.withConnection((s) => s.rename(this.path(name), free.target));
-      } catch (err) {
-        if ((await this.stat(name)) === null) {
-          // gone from the intake: moved by this very rename before the connection dropped, or by another run
-          if (await this.withConnection((s) => s.exists(free.target))) return { location: this.url(free.target), replaced: false };
-          throw new FileGoneError(name, { cause: err });
-        }
-        if (await this.withConnection((s) => s.exists(free.target))) continue; // taken meanwhile
-        throw err;
-      }
-      const landed = await this.look(free.target);
-      if (landed?.regular && isPinned(landed.pin, decided.pin)) return { location: this.url(free.target), replaced: false };
-      // a re-upload took the name between the look and the rename: it goes back, the staged copy lands instead
-      await this.putBack(free.target, name);
-      return { location: await this.putStaged(decided, dir, name), replaced: true };
-    }
-    throw new Error(`no free name for ${name} in ${dir}`);
+    return dir;
   }
 
-  /** A file moved out by mistake, back under its intake name (or a suffixed one when an even newer upload took it). */
-  private async putBack(from: string, name: string): Promise<void> {
-    for (let n = 0; n < 10_000;) {
-      const free = await this.freeName(this.dir, name, n);
-      n = free.n + 1;
-      try {
-        await this.withConnection((s) => s.rename(from, free.target));
-        return;
-      } catch (err) {
-        if (!(await this.withConnection((s) => s.exists(free.target)))) throw err;
-      }
-    }
+  async route(name: string, to: Destination, decided: DecidedFile): Promise<RouteResult> {
+    return this.mover.move(name, await this.finalFolder(name, to), decided);
   }
 
-  /** The staged copy, exactly the decided bytes, uploaded under a private name, then renamed to a free one. */
-  private async putStaged(decided: DecidedFile, dir: string, name: string): Promise<string> {
-    let temp = '';
-    try {
-      await this.withConnection((s) => {
-        temp = posix.join(dir, moverName()); // a new one per attempt: a dropped attempt may have left its part
-        return s.upload(decided.stagedPath, temp, 0o640);
-      });
-      for (let n = 0; n < 10_000;) {
-        const free = await this.freeName(dir, name, n);
-        n = free.n + 1;
-        try {
-          await this.withConnection((s) => s.rename(temp, free.target));
-          return this.url(free.target);
-        } catch (err) {
-          if (!(await this.withConnection((s) => s.exists(free.target)))) throw err;
-        }
-      }
-      throw new Error(`no free name for ${name} in ${dir}`);
-    } catch (err) {
-      if (temp) await this.withConnection((s) => s.unlink(temp)).catch(() => undefined);
-      throw err;
-    }
+  async keepStaged(name: string, to: Destination, decided: DecidedFile): Promise<string> {
+    return this.mover.landStaged(decided, await this.finalFolder(name, to), name);
   }
 }

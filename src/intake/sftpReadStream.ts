@@ -1,44 +1,86 @@
 import { Readable } from 'node:stream';
-import type { SFTPWrapper } from 'ssh2';
+import { SftpGaveUpError } from './sftpRequests.js';
+import type { SftpSession } from './sftpSession.js';
 
 const CHUNK = 64 * 1024;
 const WINDOW = 32;
 
 /**
+ * A download's floor (--sftp-min-rate): the bytes the server delivered against the time spent
+ * waiting for them. Only time waiting on the server counts, so a slow staging disk or decoder
+ * downstream never trips it; a server that trickles (16 bytes every few seconds, each answer in
+ * time for --sftp-timeout) does, after one stretch of --sftp-timeout spent waiting.
+ */
+class DownloadFloor {
+  private waitedMs = 0;
+  private waitingSince: number | undefined;
+  private bytes = 0;
+  private mark = { waitedMs: 0, bytes: 0 };
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly session: SftpSession,
+    private readonly path: string,
+  ) {}
+
+  private get min(): number {
+    return this.session.limits.minBytesPerSecond;
+  }
+
+  /** Bytes the server answered with (each READ, not each whole chunk: a trickle fills none). */
+  readonly received = (n: number) => {
+    this.bytes += n;
+  };
+
+  /** The next chunk, its wait timed. */
+  async next(chunk: Promise<Buffer>): Promise<Buffer> {
+    if (this.min <= 0) return chunk;
+    this.timer ??= setInterval(() => this.check(), 250).unref();
+    this.waitingSince = Date.now();
+    try {
+      return await chunk;
+    } finally {
+      this.waitedMs += Date.now() - (this.waitingSince ?? Date.now());
+      this.waitingSince = undefined;
+      this.check();
+    }
+  }
+
+  private check(): void {
+    const windowMs = this.session.limits.timeoutMs;
+    const waited = this.waitedMs + (this.waitingSince === undefined ? 0 : Date.now() - this.waitingSince);
+    const span = waited - this.mark.waitedMs;
+    if (span < windowMs) return;
+    const got = this.bytes - this.mark.bytes;
+    this.mark = { waitedMs: waited, bytes: this.bytes };
+    if (got / (span / 1000) >= this.min) return;
+    const s = Number((span / 1000).toFixed(1));
+    this.session.giveUp(
+      new SftpGaveUpError(
+        `the download of ${this.path} fell below --sftp-min-rate ${this.min}: ${got} bytes in ${s}s of waiting for the SFTP server`,
+      ),
+    );
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/**
  * The bytes of a remote file already open as `handle`, in order, with up to WINDOW read
  * requests in flight: a plain SFTP read stream waits one round trip per chunk, which is an
- * order of magnitude slower. Every request also ends when the channel closes, so a cut
- * connection fails the stream instead of leaving it waiting for answers that will never come.
- * The handle stays open: its owner closes it.
+ * order of magnitude slower. Each request has its deadline (SftpRequests) and the whole download
+ * its floor (DownloadFloor); a cut connection fails the stream instead of leaving it waiting for
+ * answers that will never come. The handle stays open: its owner closes it.
  */
-export function sftpReadStream(sftp: SFTPWrapper, handle: Buffer, path: string): Readable {
-  let onGone: () => void = () => undefined;
-  const gone = new Promise<never>((_, reject) => {
-    onGone = () => reject(new Error(`SFTP connection closed while reading ${path}`));
-  });
-  gone.catch(() => undefined);
-  sftp.once('close', onGone);
-  sftp.once('end', onGone);
-
-  const call = <T>(fn: (cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> =>
-    Promise.race([new Promise<T>((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value)))), gone]);
-
-  /** Reads [position, position + length) completely, or up to the end of the file. */
-  const readFully = async (handle: Buffer, position: number, length: number): Promise<Buffer> => {
-    const buf = Buffer.allocUnsafe(length);
-    let got = 0;
-    while (got < length) {
-      const n = await call<number>((cb) => sftp.read(handle, buf, got, length - got, position + got, (err, bytes) => cb(err, bytes)));
-      if (n === 0) break; // end of file
-      got += n;
-    }
-    return buf.subarray(0, got);
-  };
+export function sftpReadStream(session: SftpSession, handle: Buffer, path: string): Readable {
+  const floor = new DownloadFloor(session, path);
 
   async function* chunks(): AsyncGenerator<Buffer> {
     let next = 0;
     const issue = () => {
-      const p = readFully(handle, next, CHUNK);
+      const p = session.readFully(handle, path, next, CHUNK, floor.received);
       p.catch(() => undefined); // awaited in order below; this only keeps an early failure from going unhandled
       next += CHUNK;
       return p;
@@ -47,7 +89,7 @@ export function sftpReadStream(sftp: SFTPWrapper, handle: Buffer, path: string):
     let failed = false;
     try {
       for (;;) {
-        const chunk = await inflight.shift()!;
+        const chunk = await floor.next(inflight.shift()!);
         if (chunk.length > 0) yield chunk;
         if (chunk.length < CHUNK) return; // the end of the file
         inflight.push(issue());
@@ -56,26 +98,10 @@ export function sftpReadStream(sftp: SFTPWrapper, handle: Buffer, path: string):
       failed = true;
       throw err;
     } finally {
-      sftp.removeListener('close', onGone);
-      sftp.removeListener('end', onGone);
+      floor.stop();
       // reads past the end, answered with nothing; on a dead connection nobody answers: do not wait
       if (!failed) await Promise.allSettled(inflight);
     }
   }
   return Readable.from(chunks(), { objectMode: false });
-}
-
-/** One request on the raw SFTP channel: it fails, rather than waits forever, when the channel closes first. */
-export function sftpRequest<T>(sftp: SFTPWrapper, fn: (cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onGone = () => reject(new Error('SFTP connection closed during a request'));
-    sftp.once('close', onGone);
-    sftp.once('end', onGone);
-    fn((err, value) => {
-      sftp.removeListener('close', onGone);
-      sftp.removeListener('end', onGone);
-      if (err) reject(err);
-      else resolve(value);
-    });
-  });
 }

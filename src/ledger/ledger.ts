@@ -2,6 +2,15 @@ import type { Destination } from '../destination.js';
 import type { ClaimOwner } from '../owner.js';
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
+/** An entry a run leaves alone, as it was listed. */
+export interface IgnoredEntry {
+  name: string;
+  /** size:mtime as listed */
+  arrival: string;
+  size: number;
+  reason: string;
+}
+
 export interface ClaimRequest {
   name: string;
   sha256: string;
@@ -92,6 +101,19 @@ export interface Ledger {
   partnersSeen(): Promise<string[]>;
 
   record(e: EventInput): Promise<void>;
+  /**
+   * The entries this run leaves alone, recorded once per name rather than once per run: an
+   * `ignored` event only for a name new to the ledger or changed since (its size:mtime or the
+   * reason); each is marked as seen by this run all the same. Returns those that got an event.
+   */
+  recordIgnored(runId: string, entries: IgnoredEntry[]): Promise<IgnoredEntry[]>;
+  /** the ignored names this run was the last to see, with why and when: its count and list of them */
+  ignoredSeenBy(runId: string): Promise<{ name: string; reason: string; at: string }[]>;
+  /** the ignored names a run saw at or after `since` (ISO time), with the last run that did */
+  ignoredSince(
+    since: string,
+    partners?: string[],
+  ): Promise<{ partner: string; name: string; reason: string; lastAt: string; lastRun: string }[]>;
   eventsOfRun(runId: string): Promise<LedgerEvent[]>;
   /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
@@ -133,6 +155,11 @@ export interface Ledger {
   /** recorded before a decided file leaves the intake; markMoved or recordSkip removes it */
   intendMove(f: MovedFile, destination: Destination): Promise<void>;
   moveIntents(): Promise<MoveIntent[]>;
+  /**
+   * A run that began or recorded moving this very upload (name and size:mtime as listed):
+   * whether a name that vanished from the intake was taken by a run, or by nobody.
+   */
+  moveOfArrival(name: string, arrival: string): Promise<{ runId: string; location: string | null } | undefined>;
   abandonMoveIntent(f: MovedFile): Promise<void>;
   movesSince(since: string): Promise<LandedMove[]>;
   updateLanded(location: string, sha256: string, landed: string): Promise<void>;

@@ -14,11 +14,19 @@ export interface FileOutcome {
   error?: string;
 }
 
+/** A move this run finished for a file whose outcome an earlier run decided (that run died, or its move failed). */
+export interface FinishedMove {
+  name: string;
+  location: string;
+  decidedBy: string;
+}
+
 export interface RunOutcomes {
   runId: string;
   mode: string;
   counts: RunCounts;
   files: FileOutcome[];
+  finishedMoves: FinishedMove[];
 }
 
 /** Settling another run's stale claim: counted, and it makes the run's exit 1 (worth a look). */
@@ -29,8 +37,17 @@ export async function runOutcomes(ledger: Ledger, runId: string): Promise<RunOut
   const run = await ledger.run(runId);
   const counts: RunCounts = { ...NO_COUNTS };
   const files: FileOutcome[] = [];
+  const finishedMoves: FinishedMove[] = [];
+  // ignored names are recorded once: this run's are those it was the last to see (older runs keep their first sightings' events)
+  const ignored = await ledger.ignoredSeenBy(runId);
+  const ignoredNames = new Set(ignored.map((i) => i.name));
   for (const e of await ledger.eventsOfRun(runId)) {
+    if (e.event === 'ignored' && ignoredNames.has(e.name)) continue;
     if (STALE_EVENTS.includes(e.event)) counts.stale++;
+    const decidedBy = e.event === 'moved' ? (e.details as { decidedBy?: unknown }).decidedBy : undefined;
+    if (typeof decidedBy === 'string' && decidedBy !== runId) {
+      finishedMoves.push({ name: e.name, location: String((e.details as { to?: unknown }).to ?? ''), decidedBy });
+    }
     if (!(OUTCOME_EVENTS as readonly string[]).includes(e.event)) continue;
     const outcome = e.event as OutcomeEvent;
     const d = e.details as {
@@ -52,5 +69,9 @@ export async function runOutcomes(ledger: Ledger, runId: string): Promise<RunOut
       ...(d.reason && outcome !== 'loaded' && outcome !== 'skipped' ? { error: d.reason } : {}),
     });
   }
-  return { runId, mode: run?.mode ?? 'manual', counts, files };
+  for (const i of ignored) {
+    counts.ignored++;
+    files.push({ name: i.name, sha256: null, outcome: 'ignored', rows: 0, error: i.reason });
+  }
+  return { runId, mode: run?.mode ?? 'manual', counts, files, finishedMoves };
 }

@@ -1,10 +1,11 @@
 import { nowIso as now } from '../clock.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
+import { IGNORED_SEEN_BY_SQL, IGNORED_SINCE_SQL, markIgnored } from './ignoredNames.js';
 import type { Destination } from '../destination.js';
-import type { ClaimRequest, EventInput, FinalState, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
+import type { ClaimRequest, EventInput, FinalState, IgnoredEntry, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { ADOPT_SQL, CLAIM_SQL, DUPLICATE_SQL, END_CLAIM, HELD_SQL, HOLDS_LIVE_CONTENT, LIVE } from './processedFilesSql.js';
-import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL } from './sqlMoves.js';
+import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL_SQL } from './sqlMoves.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
 import { eventRow, fileRow, intentRow, iso, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
 
@@ -180,6 +181,39 @@ export class SqlLedger implements Ledger {
     await this.tx(() => this.appendEvent(e));
   }
 
+  recordIgnored(runId: string, entries: IgnoredEntry[]): Promise<IgnoredEntry[]> {
+    if (entries.length === 0) return Promise.resolve([]);
+    return this.tx(async () => {
+      const changed = await markIgnored(this.db, this.partner, runId, entries, now());
+      for (const e of changed) {
+        await this.appendEvent({ runId, event: 'ignored', name: e.name, sha256: null, details: { reason: e.reason, size: e.size } });
+      }
+      return changed;
+    });
+  }
+
+  async ignoredSeenBy(runId: string): Promise<{ name: string; reason: string; at: string }[]> {
+    return (await this.read(IGNORED_SEEN_BY_SQL, [runId])).map((r) => ({
+      name: String(r.name),
+      reason: String(r.reason),
+      at: iso(r.last_at)!,
+    }));
+  }
+
+  async ignoredSince(
+    since: string,
+    partners?: string[],
+  ): Promise<{ partner: string; name: string; reason: string; lastAt: string; lastRun: string }[]> {
+    const only = partnerFilter(partners);
+    return (await this.read(`${IGNORED_SINCE_SQL}${only.sql} ORDER BY name`, [since, ...only.params])).map((r) => ({
+      name: String(r.name),
+      reason: String(r.reason),
+      lastAt: iso(r.last_at)!,
+      lastRun: String(r.last_run),
+      partner: String(r.partner),
+    }));
+  }
+
   eventsOfRun(runId: string): Promise<LedgerEvent[]> {
     return this.events('run_id = ?', [runId]);
   }
@@ -336,6 +370,12 @@ export class SqlLedger implements Ledger {
   /** This partner's moves begun and not recorded, with the run that began each: a crash between a move and its record. */
   async moveIntents(): Promise<MoveIntent[]> {
     return (await this.read(MOVE_INTENTS_SQL, [this.partner])).map(intentRow);
+  }
+
+  /** A move of this very upload (name and size:mtime) by any run of this partner: begun, or recorded. */
+  async moveOfArrival(name: string, arrival: string): Promise<{ runId: string; location: string | null } | undefined> {
+    const [row] = await this.read(MOVE_OF_ARRIVAL_SQL, [name, arrival, this.partner, name, arrival, this.partner]);
+    return row ? { runId: String(row.run_id), location: row.location === null ? null : String(row.location) } : undefined;
   }
 
   /** This partner's moves recorded since `since`, with the shape their file landed in. */

@@ -25,3 +25,7 @@ export const INTEND_MOVE_SQL = `INSERT INTO move_intents (name, sha256, arrival,
 /** One partner's moves begun and not recorded, with whether the run that began each has ended, and where it ran. */
 export const MOVE_INTENTS_SQL = `SELECT i.name, i.sha256, i.arrival, i.destination, i.run_id, i.at, r.ended_at, r.host, r.pid
   FROM move_intents i JOIN runs r ON r.run_id = i.run_id WHERE i.partner = ? ORDER BY i.at`;
+
+/** A move of this very upload (name and size:mtime) by any run of the partner: begun (an intent) or recorded. */
+export const MOVE_OF_ARRIVAL_SQL = `SELECT run_id, NULL AS location FROM move_intents WHERE name = ? AND arrival = ? AND partner = ?
+  UNION ALL SELECT run_id, location FROM moves WHERE name = ? AND arrival = ? AND partner = ? LIMIT 1`;

@@ -224,7 +224,7 @@ async function stagedFile(
   firstWith: Map<string, SeenBefore>,
 ): Promise<AdoptedFile> {
   const staged = await stageAndHash(opts.archive, entry, staging, seq, opts.decode).catch((err: unknown): Staged => {
-    if (err instanceof FileGoneError) return { kind: 'gone' };
+    if (err instanceof FileGoneError) return { kind: 'gone', answer: err.message };
     throw err;
   });
   if (staged.kind !== 'staged') {

@@ -13,6 +13,8 @@ export interface GateWaiting {
 export interface GateResult {
   ready: IntakeEntry[];
   notReady: { entry: IntakeEntry; reason: string }[];
+  /** listed, then gone while watched: another run took them, or nobody did (the run asks the ledger) */
+  gone: IntakeEntry[];
 }
 
 const sameShape = (a: IntakeEntry, b: IntakeEntry) => a.size === b.size && a.mtimeMs === b.mtimeMs;
@@ -20,16 +22,17 @@ const sameShape = (a: IntakeEntry, b: IntakeEntry) => a.size === b.size && a.mti
 /**
  * A file is ready when neither its size nor its mtime has changed for `stableForMs`: at
  * once when its mtime (on this host's clock) is already that old, otherwise by polling. Files still changing at
- * `deadline` are left for the next run. Files that vanish are dropped (another run took them).
+ * `deadline` are left for the next run. Files that vanish are returned as gone.
  */
 export async function completenessGate(
   intake: Intake,
   entries: IntakeEntry[],
   opts: { stableForMs: number; deadline: number; stop?: AbortSignal | undefined; onWaiting?: (waiting: GateWaiting) => void },
 ): Promise<GateResult> {
-  if (opts.stableForMs <= 0) return { ready: entries, notReady: [] };
+  if (opts.stableForMs <= 0) return { ready: entries, notReady: [], gone: [] };
   const pollMs = Math.min(1000, Math.max(100, opts.stableForMs / 3));
   const ready: IntakeEntry[] = [];
+  const gone: IntakeEntry[] = [];
   const watching = new Map(entries.map((e) => [e.name, { last: e, unchangedSince: Date.now() }]));
   let reports = 0;
 
@@ -49,13 +52,15 @@ export async function completenessGate(
     await sleep(Math.min(pollMs, Math.max(0, opts.deadline - now)));
     for (const [name, w] of watching) {
       const current = await intake.stat(name);
-      if (!current) watching.delete(name);
-      else if (!sameShape(current, w.last)) watching.set(name, { last: current, unchangedSince: Date.now() });
+      if (!current) {
+        watching.delete(name);
+        gone.push(w.last);
+      } else if (!sameShape(current, w.last)) watching.set(name, { last: current, unchangedSince: Date.now() });
     }
   }
   const notReady = [...watching.values()].map((w) => ({
     entry: w.last,
     reason: `still changing: size or mtime changed within the last ${opts.stableForMs / 1000}s`,
   }));
-  return { ready, notReady };
+  return { ready, notReady, gone };
 }

@@ -38,11 +38,21 @@ const REPLACED =
  * is recorded as intended before it is made, so that a crash between the move and its
  * record is finished by the next run (finishUnfinishedMoves), never lost.
  */
-export async function moveDecided(ctx: MoveContext, file: FileInRun, staged: DecidedFile, to: Destination, log: Logger): Promise<void> {
+export async function moveDecided(
+  ctx: MoveContext,
+  file: FileInRun,
+  staged: DecidedFile,
+  to: Destination,
+  log: Logger,
+  /** the run that decided the outcome, when an earlier one did (this run finishes its move) */
+  decidedBy?: string,
+): Promise<void> {
   const routed = await route(ctx, file, staged, to, log);
   if (routed === null) return;
-  if (!(await ctx.ledger.markMoved({ ...file, landed: routed.landed }, routed.location, replacedDetails(routed)))) return;
-  log.info({ event: 'moved', to: routed.location }, `moved to ${routed.location}`);
+  const earlier = decidedBy !== undefined && decidedBy !== file.runId ? { decidedBy } : {};
+  if (!(await ctx.ledger.markMoved({ ...file, landed: routed.landed }, routed.location, { ...replacedDetails(routed), ...earlier })))
+    return;
+  log.info({ event: 'moved', to: routed.location, ...earlier }, `moved to ${routed.location}`);
 }
 
 /**
@@ -105,7 +115,12 @@ async function route(
   try {
     await ctx.ledger.intendMove(file, to);
     faultPoint('before-move', file.name);
-    const routed = await ctx.intake.route(file.name, to, staged);
+    const routed = await ctx.intake.route(file.name, to, staged).catch(async (err) => {
+      if (!(err instanceof FileGoneError) || (await takenByAnotherRun(ctx, file, to, err))) throw err;
+      // gone, and no run took it: the decided bytes are kept from the staged copy all the same
+      log.error({ event: 'move-vanished', reason: err.message }, `${VANISHED}: ${err.message}`);
+      return { location: await ctx.intake.keepStaged(file.name, to, staged), replaced: true };
+    });
     faultPoint('after-move', file.name);
     if (!routed.replaced) await ctx.moveMarker?.(file.name, to);
     const landed = await ctx.intake.landedShape(routed.location).catch(() => null);
@@ -124,6 +139,20 @@ async function route(
     log.error({ event: 'move-failed', to, reason: errorMessage(err) }, `could not move to ${to}: ${errorMessage(err)}`);
     return null;
   }
+}
+
+const VANISHED = 'the intake name vanished before its move and no run moved it: the staged copy, the decided bytes, is kept instead';
+
+/**
+ * Whether a name gone from the intake at its move was taken by another run: the intake saw it
+ * (a live capture), the ledger has that run's move of this very upload, or the decided bytes
+ * already sit where the move was going (a move begun and not yet recorded).
+ */
+async function takenByAnotherRun(ctx: MoveContext, f: FileInRun, to: Destination, err: FileGoneError): Promise<boolean> {
+  if (err.byAnotherRun) return true;
+  const move = await ctx.ledger.moveOfArrival(f.name, f.arrival);
+  if (move && move.runId !== f.runId) return true;
+  return (await ctx.intake.findLanded(f.name, to, f.sha256, f.size, f.runId)) !== null;
 }
 
 /** Whether the run that began a move may still be making it. */
@@ -145,7 +174,7 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
     const now = await ctx.intake.stat(intent.name);
     if (now && `${now.size}:${now.mtimeMs}` === intent.arrival) continue; // this run's pass moves it
     const file: FileInRun = { ...intent, runId, size: Number(intent.arrival.split(':')[0]) };
-    const location = await ctx.intake.findLanded(intent.name, intent.destination, intent.sha256, file.size);
+    const location = await ctx.intake.findLanded(intent.name, intent.destination, intent.sha256, file.size, intent.runId);
     if (location === null) {
       ctx.counts.moveFailures++;
       await ctx.ledger.abandonMoveIntent(file);
@@ -155,12 +184,13 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
       );
       continue;
     }
-    const recovered = { recovered: true, movingRun: intent.runId };
     const own = await ctx.ledger.file(intent.name, intent.sha256);
+    const recovered = { recovered: true, movingRun: intent.runId };
     // a skip found by the finance database was counted when it was decided; a ledger skip is counted with its move
     const counted = own?.state === 'duplicate' && own.location === null && own.arrival === intent.arrival;
     if (intent.destination !== 'duplicates' || counted) {
-      if (await ctx.ledger.markMoved(file, location, recovered)) {
+      // a move finished for the run that decided the outcome: counted as such (runOutcomes' finishedMoves)
+      if (await ctx.ledger.markMoved(file, location, { ...recovered, decidedBy: own?.runId ?? intent.runId })) {
         flog.warn({ event: 'moved', to: location, ...recovered }, `recorded the move that run ${intent.runId} made: ${location}`);
       }
       continue;

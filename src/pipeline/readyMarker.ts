@@ -12,6 +12,8 @@ export async function moveMarker(
   to: Destination,
   stagingDir: string,
   tag: string,
+  /** the run moving the file, which moves its marker too */
+  movingRun: string,
   log: Logger,
 ): Promise<void> {
   if (!opts.readyMarker) return;
@@ -22,7 +24,8 @@ export async function moveMarker(
     const staged = await stageAndHash(opts.intake, entry, stagingDir, tag);
     if (staged.kind !== 'staged') return;
     try {
-      const routed = await opts.intake.route(markerName, to, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256 });
+      const decided = { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, movingRun, sample: staged.sample };
+      const routed = await opts.intake.route(markerName, to, decided);
       log.info({ event: 'marker-moved', to: routed.location }, `its ready marker moved to ${routed.location}`);
     } finally {
       await unlink(staged.path).catch(() => undefined);

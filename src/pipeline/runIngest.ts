@@ -1,11 +1,11 @@
 import { rm, unlink } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { SettleError, TransientError, errorMessage, exitStatusOf } from '../errors.js';
+import { SettleError, TransientError, errorMessage, exitStatusOf, type ExitStatus } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, NotRegularFileError, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { currentOwner } from '../owner.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { IgnoredEntry, Ledger } from '../ledger/ledger.js';
 import type { RunCounts, RunMode } from '../ledger/types.js';
 import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js';
 import type { FinanceDb } from '../finance/financeDb.js';
@@ -46,6 +46,8 @@ export interface IngestOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** called while the completeness gate waits for files to stay unchanged, for a terminal */
   onWaiting?: (waiting: GateWaiting) => void;
+  /** called as a file's bytes are read (downloaded, from an SFTP server), for a progress line on a terminal */
+  onDownload?: (file: string, bytes: number, size: number) => void;
   /** asks the run to stop after the file in hand (SIGTERM from cron or systemd) */
   stop?: AbortSignal;
   /** how gzip, zip and OpenPGP deliveries are unwrapped; unset: every file is taken as it is */
@@ -66,8 +68,22 @@ export interface IngestFindings {
 }
 
 export interface IngestResult extends RunOutcomes, IngestFindings {
-  /** as the command layer judged it, and as the ledger's `runs` keeps it */
-  exitStatus: 0 | 1;
+  /** as the command layer judged it, and as the ledger's `runs` keeps it (2 only for a run ended by a usage error) */
+  exitStatus: ExitStatus;
+}
+
+/**
+ * A run that could not go on (its intake unreachable, its ledger locked) after it started: the
+ * error as it was, and what the run did until then, read back from the ledger, for `--json`.
+ */
+export class RunEndedError extends SettleError {
+  constructor(
+    readonly result: IngestResult,
+    err: unknown,
+  ) {
+    super(errorMessage(err), exitStatusOf(err), { cause: (err as { cause?: unknown })?.cause ?? err });
+    this.name = 'RunEndedError';
+  }
 }
 
 /** A run looks at the intake again after its batch, a bounded number of times. */
@@ -91,7 +107,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     claimLeaseSeconds: opts.claimLeaseSeconds,
     onProgress: opts.onProgress,
     counts: { moveFailures: 0 },
-    moveMarker: (name, to) => moveMarker(opts, name, to, stagingDir, `m${seq++}`, log.child({ file: name })),
+    moveMarker: (name, to) => moveMarker(opts, name, to, stagingDir, `m${seq++}`, runId, log.child({ file: name })),
   };
   log.info({ event: 'run-started', mode: opts.mode, intake: intake.description }, 'run started');
 
@@ -105,9 +121,23 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     const line = event === 'failed' ? `could not stage the file, left in intake: ${reason}` : 'not ready: left for the next run';
     log[event === 'failed' ? 'error' : 'warn']({ event: event.replace('_', '-'), file: entry.name, size: entry.size, reason }, line);
   };
-  const ignored = async (entry: IntakeEntry, reason: string) => {
-    await ledger.record({ runId, event: 'ignored', name: entry.name, sha256: null, details: { reason, size: entry.size } });
-    log.warn({ event: 'ignored', file: entry.name, size: entry.size, reason }, `ignored: ${reason}`);
+  // listed, then gone: taken by another run (whose move the ledger has), or by nobody, which is said
+  const vanished = async (entry: IntakeEntry, answer: string) => {
+    const move = await ledger.moveOfArrival(entry.name, `${entry.size}:${entry.mtimeMs}`);
+    if (move) {
+      log.info({ event: 'gone', file: entry.name, movedBy: move.runId }, `left the intake before it was read: run ${move.runId} has it`);
+      return;
+    }
+    await unstaged(entry, 'failed', `listed, then gone before it could be read, and no run moved it (${answer})`);
+  };
+  // every entry left alone is counted and named each run; the ledger records a name once, and again only when it changes
+  const ignored = async (entries: IgnoredEntry[]) => {
+    const fresh = new Set((await ledger.recordIgnored(runId, entries)).map((e) => e.name));
+    for (const e of entries) {
+      const fields = { event: 'ignored', file: e.name, size: e.size, reason: e.reason };
+      if (fresh.has(e.name)) log.warn(fields, `ignored: ${e.reason}`);
+      else log.info({ ...fields, known: true }, `ignored (as before): ${e.reason}`);
+    }
   };
 
   try {
@@ -139,6 +169,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       const present = new Set(listed.map((e) => e.name));
       const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));
       const safe: IntakeEntry[] = [];
+      const leftAlone: IgnoredEntry[] = [];
       for (const entry of fresh) {
         lookedAt.add(entry.name);
         const verdict = entry.notRegular
@@ -146,9 +177,11 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
           : classifyName(entry.name, opts, present);
         if (verdict.kind === 'take') safe.push(entry);
         else if (verdict.kind === 'not_ready') await unstaged(entry, 'not_ready', verdict.reason);
-        else if (verdict.kind === 'ignored') await ignored(entry, verdict.reason);
-        else log.debug({ event: 'known-neighbour', file: entry.name }, `left alone: ${verdict.reason}`);
+        else if (verdict.kind === 'ignored') {
+          leftAlone.push({ name: entry.name, arrival: `${entry.size}:${entry.mtimeMs}`, size: entry.size, reason: verdict.reason });
+        } else log.debug({ event: 'known-neighbour', file: entry.name }, `left alone: ${verdict.reason}`);
       }
+      await ignored(leftAlone);
       if (safe.length === 0) break;
 
       // 2. the completeness gate
@@ -169,14 +202,16 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       });
       if (stopRequested()) break;
       for (const { entry, reason } of gate.notReady) await unstaged(entry, 'not_ready', reason);
+      for (const entry of gate.gone) await vanished(entry, 'it is no longer there');
       if (gate.ready.length === 0) break;
 
       for (const entry of gate.ready) {
         if (stopRequested()) break listing;
         const flog = log.child({ file: entry.name });
         // 3. stage + SHA-256 (+ decode)
-        const staged = await stageAndHash(intake, entry, stagingDir, seq++, opts.decode).catch((err) => {
-          if (err instanceof FileGoneError) return { kind: 'gone' as const };
+        const onRead = opts.onDownload && ((bytes: number) => opts.onDownload!(entry.name, bytes, entry.size));
+        const staged = await stageAndHash(intake, entry, stagingDir, seq++, opts.decode, onRead).catch((err) => {
+          if (err instanceof FileGoneError) return { kind: 'gone' as const, answer: err.message };
           // a link, FIFO or device where a file was listed: refused as it is, never read
           if (err instanceof NotRegularFileError) return { kind: 'unreadable' as const, reason: err.message };
           // disk full, an I/O error on the intake: nothing was claimed; the file waits for the next run
@@ -184,11 +219,12 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
         });
         if (staged.kind === 'unreadable') {
           await unstaged(entry, 'failed', staged.reason);
+          if (stopRequested()) break listing;
           await intake.ensureReachable(); // a source that stays away ends the run here, with one line
           continue;
         }
         if (staged.kind === 'gone') {
-          flog.info({ event: 'gone' }, 'left the intake before it was read: another run has it');
+          await vanished(entry, staged.answer);
           continue;
         }
         if (staged.kind === 'changed') {
@@ -214,7 +250,12 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
             await unstaged(entry, 'not_ready', incomplete);
             continue;
           }
-          await decideFile(run, file, { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, content }, slog);
+          await decideFile(
+            run,
+            file,
+            { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, movingRun: runId, sample: staged.sample, content },
+            slog,
+          );
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
           run.abortedBy = `finance database connection lost: ${errorMessage(err)}`;
@@ -227,14 +268,17 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       }
     }
   } catch (err) {
-    // the run cannot go on (intake unlistable, ledger locked): still close its record if possible
+    // the run cannot go on (intake unlistable, ledger locked): still close its record if possible, and say what it did
+    let ended: IngestResult | undefined;
     try {
-      const counts = { ...(await runOutcomes(ledger, runId)).counts, moveFailed: run.counts.moveFailures };
+      const outcomes = await runOutcomes(ledger, runId);
+      const counts = { ...outcomes.counts, moveFailed: run.counts.moveFailures };
       await ledger.finishRun(runId, counts, exitStatusOf(err), { status: 'finished', reason: errorMessage(err) });
+      ended = { ...outcomes, counts, waitingTooLong: [], changedAfterMove, abortedBy: errorMessage(err), exitStatus: exitStatusOf(err) };
     } catch {
       // the original error says more than this one would
     }
-    throw err;
+    throw ended ? new RunEndedError(ended, err) : err;
   } finally {
     if (stagingDir) await rm(stagingDir, { recursive: true, force: true });
   }

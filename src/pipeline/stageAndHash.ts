@@ -3,6 +3,7 @@ import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultPoint } from '../faults.js';
 import { isPinned, type FilePin, type FolderReader, type IntakeEntry } from '../intake/intake.js';
+import { SampleTaker, sampleRanges, type DecidedSample } from '../intake/sampleCheck.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { HEAD_BYTES, sniffHead } from '../delivery/sniff.js';
 import { DecodingTee, removeContent, stagedContent, type StagedContent } from '../delivery/stagedContent.js';
@@ -12,10 +13,11 @@ export type Staged =
    * `pin`: the very file the bytes were read from, checked again before its name leaves the
    * intake; `content`: what the delivered bytes hold (the staged copy itself for a plain file)
    */
-  | { kind: 'staged'; path: string; sha256: string; size: number; pin: FilePin; content: StagedContent }
+  | { kind: 'staged'; path: string; sha256: string; size: number; pin: FilePin; content: StagedContent; sample?: DecidedSample }
   /** the file changed while it was copied: it was not complete after all */
   | { kind: 'changed'; reason: string }
-  | { kind: 'gone' };
+  /** the name was gone by the end of the read: `answer` says how */
+  | { kind: 'gone'; answer: string };
 
 async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
   for (let done = 0; done < chunk.length;) done += (await out.write(chunk, done)).bytesWritten;
@@ -37,6 +39,8 @@ export async function stageAndHash(
   stagingDir: string,
   seq: number | string,
   decode?: DecodeOptions,
+  /** the bytes read so far, after each read block: a progress line for a long download */
+  onRead?: (bytes: number) => void,
 ): Promise<Staged> {
   faultPoint('before-open', entry.name);
   const file = await intake.pin(entry.name);
@@ -48,6 +52,8 @@ export async function stageAndHash(
   let content: StagedContent | undefined;
   try {
     const hash = createHash('sha256');
+    // without inodes (SFTP) the name is later checked against a sample of these very bytes
+    const sampler = file.pin.ino === undefined ? new SampleTaker(sampleRanges(file.pin.size)) : undefined;
     let size = 0;
     const wrapped = () => {
       const bytes = Buffer.concat(head!);
@@ -63,7 +69,9 @@ export async function stageAndHash(
     try {
       for await (const chunk of file.stream as AsyncIterable<Buffer>) {
         hash.update(chunk);
+        sampler?.feed(chunk, size);
         size += chunk.length;
+        onRead?.(size);
         await writing;
         writing = writeAll(out, chunk);
         if (head) {
@@ -81,7 +89,7 @@ export async function stageAndHash(
     tee = undefined;
     faultPoint('after-download', entry.name);
     const after = await file.current();
-    if (!(await intake.stat(entry.name))) return { kind: 'gone' };
+    if (!(await intake.stat(entry.name))) return { kind: 'gone', answer: 'gone by the end of its read' };
     const asListed = file.pin.size === entry.size && file.pin.mtimeMs === entry.mtimeMs;
     if (!asListed || !isPinned(after, file.pin) || size !== file.pin.size) {
       return { kind: 'changed', reason: `changed while being read (${entry.size} bytes listed, ${size} read, ${after.size} now)` };
@@ -90,7 +98,7 @@ export async function stageAndHash(
     // not decoded while read (a plain file, a zip): from the staged copy, which for a plain file is the content
     content ??= await stagedContent(delivered, decode, path);
     kept = true;
-    return { kind: 'staged', ...delivered, pin: file.pin, content };
+    return { kind: 'staged', ...delivered, pin: file.pin, content, ...(sampler ? { sample: sampler.sample() } : {}) };
   } finally {
     await tee?.abort();
     await file.close();

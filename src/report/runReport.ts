@@ -10,7 +10,7 @@ const DECISIONS: readonly string[] = [...OUTCOME_EVENTS, 'recovered', 'expired',
 
 export interface RunReport {
   run: RunRow;
-  /** the run's decision events, in the order it made them */
+  /** the run's decision events, in the order it made them, then the ignored names it saw again (recorded once, by an earlier run) */
   decisions: LedgerEvent[];
 }
 
@@ -19,6 +19,21 @@ export async function runReport(ledger: Ledger, runId?: string, partners?: strin
   const run = runId === undefined ? (await ledger.recentRuns(1, partners))[0] : await ledger.run(runId);
   if (!run || (partners && !partners.includes(run.partner))) return undefined;
   const decisions = (await ledger.eventsOfRun(run.runId)).filter((e) => DECISIONS.includes(e.event));
+  // an ignored name is recorded once: the run that saw it last lists it too, as the run's count has it
+  const listed = new Set(decisions.filter((e) => e.event === 'ignored').map((e) => e.name));
+  for (const i of await ledger.ignoredSeenBy(run.runId)) {
+    if (listed.has(i.name)) continue;
+    decisions.push({
+      id: 0,
+      partner: run.partner,
+      runId: run.runId,
+      at: i.at,
+      event: 'ignored',
+      name: i.name,
+      sha256: null,
+      details: { reason: i.reason },
+    });
+  }
   return { run, decisions };
 }
 

@@ -134,8 +134,36 @@ export async function skipsByWeek(ledger: Ledger, weeks: number, partners?: stri
     rejected: listed('rejected'),
     failed: listed('failed'),
     notReady: listed('not_ready'),
-    ignored: listed('ignored'),
+    ignored: lastSeen(listed('ignored'), await ledger.ignoredSince(since, partners)),
   };
+}
+
+/**
+ * An ignored name is recorded once (and again when it changes), so its events say when it was
+ * new: the last run that saw it comes from the ledger's record of the name. A name seen in the
+ * period that was recorded before it is listed too, recorded 0 times in the period.
+ */
+function lastSeen(
+  recorded: ListedFile[],
+  seen: { partner: string; name: string; reason: string; lastAt: string; lastRun: string }[],
+): ListedFile[] {
+  const key = (f: { partner: string; name: string }) => `${f.partner}\0${f.name}`;
+  const byName = new Map(recorded.map((f) => [key(f), f]));
+  for (const s of seen) {
+    const f = byName.get(key(s)) ?? {
+      partner: s.partner,
+      name: s.name,
+      sha256: null,
+      times: 0,
+      firstAt: s.lastAt,
+      lastAt: s.lastAt,
+      lastRun: null,
+      reason: null,
+    };
+    Object.assign(f, { lastAt: s.lastAt, lastRun: s.lastRun, reason: s.reason });
+    byName.set(key(s), f);
+  }
+  return [...byName.values()].sort((a, b) => b.lastAt.localeCompare(a.lastAt));
 }
 
 const SECTIONS: [string, Exclude<keyof SkipsReport, 'weeksBack' | 'weeks'>][] = [

@@ -143,6 +143,26 @@ describe('what a run does with each file', () => {
     expect(known).toMatchObject({ ignored: 2, not_ready: 4 });
   });
 
+  it('records an ignored name once, not once per run, yet counts and lists it every run; a changed one is recorded again', async () => {
+    const ws = await Workspace.create(db.url);
+    const strangers = ['README.txt', 'notes.md', 'settle_20260408_a01.CSV'];
+    for (const n of strangers) await ws.put(n, 'not a settlement file\n');
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push(JSON.parse((await ws.run(['--json'])).stdout));
+    for (const j of runs) {
+      expect(j).toMatchObject({ ignored: 3, exit_status: 0 });
+      expect(j.files.map((f: { name: string }) => f.name).sort()).toEqual([...strangers].sort());
+    }
+    expect(ws.runs().map((r) => r.ignored)).toEqual([3, 3, 3]);
+    expect(ws.events().filter((e) => e.event === 'ignored')).toHaveLength(3);
+
+    await ws.put('notes.md', 'a longer note, so another size\n');
+    expect(JSON.parse((await ws.run(['--json'])).stdout)).toMatchObject({ ignored: 3 });
+    const events = ws.events().filter((e) => e.event === 'ignored');
+    expect(events.map((e) => e.name).sort()).toEqual([...strangers, 'notes.md'].sort());
+    expect(events.at(-1)).toMatchObject({ name: 'notes.md', run_id: ws.runs()[3]!.run_id });
+  });
+
   it('keeps both files when a second identical resend meets a name already in duplicates/', async () => {
     const ws = await Workspace.create(db.url);
     const f = sampleSettlement({ date: '2026-04-07', rows: 8, idPrefix: 'CLASH' }).text;

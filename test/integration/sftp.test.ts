@@ -1,13 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, readlink, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished, startCli } from '../support/cli.js';
+import { remoteIntake } from '../support/remoteIntake.js';
 import { TestSshd } from '../support/sshd.js';
-import { financeDatabase, parseSummary, sharedFinanceDatabase, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
+import { financeDatabase, parseSummary, sharedFinanceDatabase, ROWS_WITH_SOURCE } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 let sshd: TestSshd;
@@ -17,34 +18,7 @@ beforeAll(async () => {
 afterAll(async () => sshd?.destroy());
 
 /** A folder tree on the SFTP server (this machine) plus a local workspace for the ledger. */
-async function remoteSetup(databaseUrl = db.url) {
-  const ws = await Workspace.create(databaseUrl);
-  const root = await mkdtemp(join(tmpdir(), 'settle-remote-'));
-  const intake = join(root, 'intake');
-  await mkdir(intake);
-  const put = async (name: string, content: string) => {
-    await writeFile(join(intake, name), content);
-    const old = new Date(Date.now() - 3600_000);
-    await utimes(join(intake, name), old, old);
-  };
-  const files = async (folder: string) => (await readdir(join(root, folder)).catch(() => [])).sort();
-  const args = (extra: string[] = []) => [
-    'run',
-    '--intake',
-    sshd.url(intake),
-    '--ledger',
-    ws.ledger,
-    '--stable-for',
-    '0',
-    '--sftp-key',
-    sshd.clientKey,
-    '--known-hosts',
-    sshd.knownHosts,
-    ...extra,
-  ];
-  const run = (extra: string[] = []) => ws.cli(args(extra));
-  return { ws, root, intake, put, files, args, run };
-}
+const remoteSetup = (databaseUrl = db.url) => remoteIntake(sshd, databaseUrl);
 
 /** One 20-row file in a remote intake, and a run whose connection is cut (once) just before it lists the intake. */
 async function runCutAtListing(cut: 'sftp-channel' | 'server', name: string, date: string) {

@@ -79,6 +79,17 @@ describe('host key verification', () => {
     expect(HostKeyPolicy.fromKnownHosts(path, 'sftp.example', 22).verify(A).ok).toBe(false);
   });
 
+  it('refuses DSA: a known_hosts line of type ssh-dss vouches for nothing, and a DSA key offered is refused by its type', () => {
+    const dsa = Buffer.concat([Buffer.from([0, 0, 0, 7]), Buffer.from('ssh-dss'), Buffer.alloc(40, 3)]);
+    const onlyDsa = HostKeyPolicy.fromKnownHosts(knownHosts(`[sftp.example]:2222 ssh-dss ${dsa.toString('base64')}`), 'sftp.example', 2222);
+    expect(onlyDsa.knownTypes()).toEqual([]);
+    expect(onlyDsa.verify(dsa)).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/offered ssh-dss key .*DSA \(ssh-dss\) host keys are refused/),
+    });
+    expect(onlyDsa.verify(A)).toEqual({ ok: false, reason: expect.stringMatching(/has only a ssh-dss key for \[sftp\.example\]:2222/) });
+  });
+
   it('checks a pinned fingerprint', () => {
     const policy = HostKeyPolicy.pinned(fingerprint(A), 'sftp.example', 22);
     expect(policy.verify(A).ok).toBe(true);
