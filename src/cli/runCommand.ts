@@ -124,7 +124,8 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
         mode,
         stagingRoot: s.staging,
         logger,
-        onProgress: (file, rows) => r.status.show(`${file}: ${rows.toLocaleString('en-US')} rows`),
+        // only for a terminal: formatting the count costs more than the batch it reports (docs/BENCHMARKS.md)
+        onProgress: r.status.enabled ? (file, rows) => r.status.show(`${file}: ${rows.toLocaleString('en-US')} rows`) : undefined,
         stop: stopping.signal,
         exitStatusFor: runExitStatus,
         decode,
