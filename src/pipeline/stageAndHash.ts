@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultPoint } from '../faults.js';
-import { isPinned, type FilePin, type FolderReader, type IntakeEntry } from '../intake/intake.js';
+import { isPinned, type FilePin, type FolderReader, type IntakeEntry, type PinnedFile } from '../intake/intake.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { HEAD_BYTES, sniffHead } from '../delivery/sniff.js';
 import { DecodingTee, removeContent, stagedContent, type StagedContent } from '../delivery/stagedContent.js';
@@ -19,6 +19,45 @@ export type Staged =
 
 async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
   for (let done = 0; done < chunk.length;) done += (await out.write(chunk, done)).bytesWritten;
+}
+
+/**
+ * 4 MiB reads and writes: on a 1 GiB file, 1 MiB ones cost the kernel half again as much time
+ * (docs/BENCHMARKS.md), and larger ones gained nothing more.
+ */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+/** how many buffers positional reads take turns in: one being read, one hashed, one written */
+const TURNS = 3;
+
+/**
+ * The pinned file's bytes in chunks. Where the source has positional reads, they are read ahead
+ * into three buffers in turn (a small file's the size of the file): a chunk stays good until
+ * two more have been asked for, long enough for it to be written while the next one is hashed,
+ * and no buffer is allocated and collected per chunk. Elsewhere (SFTP) the stream's chunks.
+ */
+async function* chunksOf(file: PinnedFile): AsyncGenerator<Buffer> {
+  if (!file.readAt) {
+    yield* file.stream as AsyncIterable<Buffer>;
+    return;
+  }
+  const size = Math.min(CHUNK_BYTES, file.pin.size + 1);
+  const buffers = Array.from({ length: TURNS }, () => Buffer.allocUnsafeSlow(size));
+  let position = 0;
+  let turn = 0;
+  let reading = file.readAt(buffers[0]!, 0);
+  try {
+    for (;;) {
+      const bytes = await reading;
+      if (bytes === 0) return;
+      const chunk = buffers[turn % TURNS]!.subarray(0, bytes);
+      position += bytes;
+      turn++;
+      reading = file.readAt(buffers[turn % TURNS]!, position);
+      yield chunk;
+    }
+  } finally {
+    await reading.catch(() => undefined); // the read ahead ends before the file is closed
+  }
 }
 
 /**
@@ -56,20 +95,22 @@ export async function stageAndHash(
       if (outermost === 'gzip' || outermost?.startsWith('pgp')) tee = new DecodingTee(outermost, file.pin.size, decode!, path);
       return tee?.feed(bytes);
     };
-    // a plain loop over the pinned stream, which reads the next chunk ahead: each chunk is hashed
-    // while the one before it is still being written, and at most one write is in flight
+    // a plain loop over the pinned file's chunks, read one ahead: each chunk is hashed while the
+    // one before it is still being written, and at most one write is in flight
     const out = await open(path, 'wx', 0o600);
     let writing: Promise<void> = Promise.resolve();
+    // a chunk of a buffer that is read into again is copied for what keeps it (the head, the decoder)
+    const ownCopy = file.readAt ? (chunk: Buffer) => Buffer.from(chunk) : (chunk: Buffer) => chunk;
     try {
-      for await (const chunk of file.stream as AsyncIterable<Buffer>) {
+      for await (const chunk of chunksOf(file)) {
         hash.update(chunk);
         size += chunk.length;
         await writing;
         writing = writeAll(out, chunk);
         if (head) {
-          head.push(chunk);
+          head.push(ownCopy(chunk));
           if (size >= HEAD_BYTES) await wrapped();
-        } else await tee?.feed(chunk);
+        } else if (tee) await tee.feed(ownCopy(chunk));
       }
       if (head) await wrapped();
       await writing;

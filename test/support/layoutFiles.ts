@@ -21,6 +21,8 @@ export interface GenerateOptions {
   seed: number;
   /** the line end: `\n` unless told */
   eol?: string;
+  /** plain values only (words, amounts, times), as most real files are: for measuring, not for proving */
+  plain?: boolean;
 }
 
 /** A small, seeded generator (mulberry32): tests must be repeatable. */
@@ -140,8 +142,8 @@ function formatted(
 }
 
 /** A CSV field: quoted when it must be (and now and then when it need not). */
-function field(value: string, delimiter: string, random: () => number): string {
-  if (/["\r\n]/.test(value) || value.includes(delimiter) || random() < 0.05) return `"${value.replaceAll('"', '""')}"`;
+function field(value: string, delimiter: string, random: () => number, plain = false): string {
+  if (/["\r\n]/.test(value) || value.includes(delimiter) || (!plain && random() < 0.05)) return `"${value.replaceAll('"', '""')}"`;
   return value;
 }
 
@@ -149,6 +151,7 @@ class ValueMaker {
   constructor(
     private readonly layout: Layout,
     private readonly random: () => number,
+    private readonly plain = false,
   ) {}
 
   private pick<T>(list: readonly T[]): T {
@@ -176,7 +179,10 @@ class ValueMaker {
     let whole: string;
     let frac: string;
     let negative = this.random() < 0.3;
-    if (r < 0.15) {
+    if (this.plain) {
+      whole = String(Math.floor(this.random() * 10 ** (1 + Math.floor(this.random() * 6))));
+      frac = this.digits(scale);
+    } else if (r < 0.15) {
       // the edges: zero in every spelling, the largest and smallest amounts, leading zeros
       const edges: [string, string][] = [
         ['0', ''],
@@ -201,6 +207,11 @@ class ValueMaker {
   }
 
   private civil(): { y: number; mo: number; d: number; h: number; mi: number; s: number } {
+    if (this.plain) {
+      // a month of settlements
+      const r = () => this.random();
+      return { y: 2026, mo: 3, d: 1 + Math.floor(r() * 31), h: Math.floor(r() * 24), mi: Math.floor(r() * 60), s: Math.floor(r() * 60) };
+    }
     if (this.random() < 0.25) {
       const [y, mo, d, h, mi, s] = this.pick(EDGE_TIMES);
       return { y, mo, d, h, mi, s };
@@ -231,18 +242,22 @@ class ValueMaker {
     const hours = Math.floor(this.random() * 16);
     const offset =
       this.random() < 0.15 ? 'Z' : `${this.random() < 0.5 ? '-' : '+'}${pad(hours, 2)}:${pad(this.pick([0, 15, 30, 45, 59]), 2)}`;
-    // a zone whose offset is only known from the date keeps its times within Intl's years
-    return formatted(format, { ...t, y: spec.timeZone?.includes('/') || spec.timeZoneFrom ? Math.max(t.y, 1000) : t.y, frac, offset });
+    // a zone whose offset depends on the date is asked about years from 1000 on (2000 years later keeps a leap day one)
+    const dated = spec.timeZone?.includes('/') || spec.timeZoneFrom !== undefined;
+    return formatted(format, { ...t, y: dated && t.y < 1000 ? t.y + 2000 : t.y, frac, offset });
   }
 
   integer(): string {
+    if (this.plain) return String(1 + Math.floor(this.random() * 50)); // batch numbers and the like
     const r = this.random();
     if (r < 0.1) return this.pick(['0', '-0', '007', '999999999999999999', '-999999999999999999', '9007199254740993']);
     return `${this.random() < 0.2 ? '-' : ''}${this.digits(1 + Math.floor(this.random() * 12)).replace(/^0+(?=\d)/, '')}`;
   }
 
   text(): string {
-    return this.random() < 0.5 ? `${this.pick(['alpha', 'beta', 'gamma', 'delta'])}-${Math.floor(this.random() * 1000)}` : this.pick(TEXTS);
+    return this.plain || this.random() < 0.5
+      ? `${this.pick(['alpha', 'beta', 'gamma', 'delta'])}-${Math.floor(this.random() * 1000)}`
+      : this.pick(TEXTS);
   }
 
   value(spec: ColumnSpec, zoneColumns: Set<string>): string {
@@ -267,16 +282,19 @@ class ValueMaker {
 /** A file in `layout`'s shape whose every row is good: what both COPY formats must load alike. */
 export function generatedFile(layout: Layout, opts: GenerateOptions): GeneratedFile {
   const random = seeded(opts.seed);
-  const maker = new ValueMaker(layout, random);
+  const maker = new ValueMaker(layout, random, opts.plain);
   const eol = opts.eol ?? '\n';
   const d = layout.delimiter;
   const keys = new Set(layout.naturalKey);
   const zoneColumns = new Set(layout.columns.flatMap((c) => (c.timeZoneFrom ? [c.timeZoneFrom] : [])));
   const skipColumns = new Set(layout.skipRows.map((r) => r.column));
   // optional columns are sometimes absent from the header altogether; the others in a shuffled order
-  const present = layout.columns.filter((c) => c.required || zoneColumns.has(c.name) || skipColumns.has(c.name) || random() < 0.8);
-  const order = [...present].sort(() => random() - 0.5);
-  const extra = layout.extraColumns === 'ignore' ? ['Unknown Column'] : [];
+  // (a plain file has every column, in the layout's order, as a partner's export does)
+  const present = layout.columns.filter(
+    (c) => opts.plain || c.required || zoneColumns.has(c.name) || skipColumns.has(c.name) || random() < 0.8,
+  );
+  const order = opts.plain ? present : [...present].sort(() => random() - 0.5);
+  const extra = layout.extraColumns === 'ignore' && !opts.plain ? ['Unknown Column'] : [];
   const headers = [...order.map((c) => c.from), ...extra];
   const lines: string[] = [];
   for (let i = 0; i < layout.skipLines; i++) lines.push(`preamble line ${i + 1}, exported by the partner`);
@@ -296,7 +314,7 @@ export function generatedFile(layout: Layout, opts: GenerateOptions): GeneratedF
       if (!spec.required && !zoneColumns.has(spec.name) && random() < 0.2) return '';
       return maker.value(spec, zoneColumns);
     });
-    lines.push([...values, ...extra.map(() => maker.text())].map((v) => field(v, d, random)).join(d));
+    lines.push([...values, ...extra.map(() => maker.text())].map((v) => field(v, d, random, opts.plain)).join(d));
     written++;
     if (!rule) rows++;
   }
