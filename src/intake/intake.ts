@@ -27,11 +27,11 @@ export interface PinnedFile {
   /** the file's bytes, from the open handle (read it once) */
   readonly stream: Readable;
   /**
-   * Where the source has positional reads (a local file): reads into the caller's buffer from
-   * `position` on, resolving to the bytes read (0 at the end). Staging then reads through a few
-   * buffers it reuses instead of a fresh one per chunk. Use this or `stream`, not both.
+   * Where the source is a local file: a synchronous read into the caller's buffer from
+   * `position` on, returning the bytes read (0 at the end). Staging then reads, hashes and writes
+   * each chunk on one thread, from one buffer. Use this or `stream`, not both.
    */
-  readAt?(buffer: Buffer, position: number): Promise<number>;
+  readSyncAt?(buffer: Buffer, position: number): number;
   /** the open file's identity now: after reading, it differs from `pin` when the file was written meanwhile */
   current(): Promise<FilePin>;
   /** closes the handle; safe to call more than once */

@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, readSync } from 'node:fs';
 import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FileGoneError, kindOf, NotRegularFileError, type FolderReader, type IntakeEntry, type PinnedFile } from './intake.js';
@@ -84,8 +84,8 @@ class LocalPinnedFile implements PinnedFile {
     return this.streamed;
   }
 
-  async readAt(buffer: Buffer, position: number): Promise<number> {
-    return (await this.fh.read(buffer, 0, buffer.length, position)).bytesRead;
+  readSyncAt(buffer: Buffer, position: number): number {
+    return readSync(this.fh.fd, buffer, 0, buffer.length, position);
   }
 
   async current() {
