@@ -279,8 +279,46 @@ class ValueMaker {
   }
 }
 
+/** What of a layout this generator knows how to write: a layout (or column) with more must teach it first. */
+const KNOWN_LAYOUT_KEYS = new Set([
+  'name',
+  'table',
+  'delimiter',
+  'decimalMark',
+  'groupSeparator',
+  'skipLines',
+  'columns',
+  'naturalKey',
+  'extraColumns',
+  'skipRows',
+  'trailer',
+  'maxRecordBytes',
+]);
+const KNOWN_COLUMN_KEYS = new Set(['name', 'from', 'type', 'required', 'scale', 'format', 'timeZone', 'timeZoneFrom']);
+const KNOWN_TYPES = new Set(['text', 'decimal', 'date', 'timestamp', 'currency', 'integer']);
+
+/**
+ * Refuses, loudly, a layout with a feature this generator cannot write (a new key of the layout
+ * language): a file without it would prove nothing about it. Teach `generatedFile` the feature.
+ */
+function assertKnown(layout: Layout): void {
+  const unknown = [
+    ...Object.keys(layout).filter((k) => !KNOWN_LAYOUT_KEYS.has(k)),
+    ...layout.columns.flatMap((c) => [
+      ...Object.keys(c)
+        .filter((k) => !KNOWN_COLUMN_KEYS.has(k))
+        .map((k) => `columns.${k}`),
+      ...(KNOWN_TYPES.has(c.type) ? [] : [`type ${c.type}`]),
+    ]),
+  ];
+  if (unknown.length > 0) {
+    throw new Error(`layout ${layout.name} has what test/support/layoutFiles.ts cannot write yet: ${[...new Set(unknown)].join(', ')}`);
+  }
+}
+
 /** A file in `layout`'s shape whose every row is good: what both COPY formats must load alike. */
 export function generatedFile(layout: Layout, opts: GenerateOptions): GeneratedFile {
+  assertKnown(layout);
   const random = seeded(opts.seed);
   const maker = new ValueMaker(layout, random, opts.plain);
   const eol = opts.eol ?? '\n';
