@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -130,7 +130,18 @@ export async function writeSettlement(path: string, rows: number): Promise<numbe
     if (!out.write(n === 0 ? text : text.slice(text.indexOf('\n') + 1))) await new Promise<void>((r) => out.once('drain', () => r()));
   }
   await new Promise<void>((r) => out.end(() => r()));
+  await flushed(path);
   return (await stat(path)).size;
+}
+
+/** On disk before anything is measured: the kernel writing it back meanwhile would weigh on whatever runs then. */
+async function flushed(path: string): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
 }
 
 /**
@@ -151,6 +162,7 @@ export async function writeHeaderless(path: string, bytes: number): Promise<void
   }
   if (bytes > written) await write(Buffer.from(`${'y'.repeat(Math.max(0, bytes - written - 1))}\n`));
   await new Promise<void>((r) => out.end(() => r()));
+  await flushed(path);
 }
 
 /** A PostgreSQL for the bench, as fast as it can be made or as shipped, with a migrated database. */

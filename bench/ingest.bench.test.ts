@@ -37,7 +37,7 @@ const SMALL_FILES = Number(process.env.BENCH_SMALL_FILES ?? 10_000);
 const STAGING_BYTES = Number(process.env.BENCH_STAGING_BYTES ?? 1024 ** 3);
 /** the servers the load figures are measured on: `fast` (fsync=off), `shipped` (PostgreSQL's defaults) */
 const SERVERS = (process.env.BENCH_SERVERS ?? 'fast,shipped').split(',') as ('fast' | 'shipped')[];
-const TURNS = Number(process.env.BENCH_TURNS ?? 3);
+const TURNS = Number(process.env.BENCH_TURNS ?? 5);
 
 /** no keys: gzip and zip need none */
 const DECODE = {
