@@ -81,7 +81,7 @@ export async function stageAndHash(
       if (head) {
         head.push(owned ? chunk : Buffer.from(chunk));
         if (size >= HEAD_BYTES) await wrapped();
-      } else if (tee) await tee.feed(owned ? chunk : Buffer.from(chunk));
+      } else if (tee) await (owned ? tee.feed(chunk) : tee.feedCopy(chunk));
     };
     let writing: Promise<void> = Promise.resolve();
     try {
