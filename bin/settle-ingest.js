@@ -2,7 +2,22 @@
 // A young generation of 4 MiB semi-spaces: a row's strings die young either way, and the
 // default 16 MiB ones made a 1,000,000-row run peak at 160-190 MiB instead of 130-140 MiB
 // (docs/BENCHMARKS.md). Started as `node bin/settle-ingest.js` the flag is not applied.
-import { main } from '../dist/cli/index.js';
+
+// node-postgres asks, as it loads, whether it runs in a Cloudflare Worker; on Node.js 20 the
+// question (`typeof Response`) loads Node's whole fetch implementation, which this tool never
+// uses: 15-20% of an idle run's CPU (docs/BENCHMARKS.md). Without a global Response while pg
+// loads, the answer is the same "no" straight away; Response is back before anything else runs.
+// (On Node.js 21 and later pg asks `navigator` first and never gets this far.)
+const response = Object.getOwnPropertyDescriptor(globalThis, 'Response');
+Object.defineProperty(globalThis, 'Response', { value: undefined, configurable: true, writable: true });
+try {
+  await import('pg');
+} finally {
+  if (response) Object.defineProperty(globalThis, 'Response', response);
+  else delete globalThis.Response;
+}
+
+const { main } = await import('../dist/cli/index.js');
 
 // Explicit exit: a library's exit hook must not be able to turn a failure into status 0.
 // Everything main() opened is closed by now, and all it printed has left the process.

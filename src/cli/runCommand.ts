@@ -242,10 +242,13 @@ async function ingestPartner(
       stagingRoot: s.staging,
       logger,
       // a file's first figures are drawn at once, however soon after the last line: a short load shows too
-      onProgress: (progress) => {
-        r.status.show(progressLine(progress), progress.file !== progressOf);
-        progressOf = progress.file;
-      },
+      // only for a terminal: formatting the figures costs more than the batch they report (docs/BENCHMARKS.md)
+      onProgress: r.status.enabled
+        ? (progress) => {
+            r.status.show(progressLine(progress), progress.file !== progressOf);
+            progressOf = progress.file;
+          }
+        : undefined,
       onDownload: (file, bytes, size) => r.status.show(downloadLine(file, bytes, size)),
       onWaiting: (waiting) => r.status.show(waitingLine(waiting, s.stableForSeconds), waiting.first),
       stop,

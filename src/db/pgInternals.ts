@@ -10,7 +10,9 @@ import { UsageError } from '../errors.js';
  * (`processID`, `secretKey`), the socket (to measure progress in bytes) and the ReadyForQuery
  * message (to tell one statement from the next). They were read from pg 8; `assertPgInternals`
  * refuses a client that lacks them, and test/integration/pgInternals.test.ts fails loudly when a
- * pg upgrade changes any of them.
+ * pg upgrade changes any of them. One more thing about pg must happen before it loads, so it is
+ * in bin/settle-ingest.js: the global Response is hidden while pg checks for Cloudflare Workers
+ * (a check that would load Node.js's fetch implementation); the same test file holds it.
  */
 
 /** The pg major version these internals were read from. */

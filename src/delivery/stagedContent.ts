@@ -30,6 +30,9 @@ export async function stagedContent(delivered: DeliveredFile, decode: DecodeOpti
   return asStagedContent(decodeDelivery(delivered, decode, outBase));
 }
 
+/** what the decoder is handed at a time, and what its input holds before the reader waits */
+const PIECE_BYTES = 1024 * 1024;
+
 /**
  * Decodes a delivery while it is read: each byte the download reads is handed here too, so the
  * download, the decoding and both hashes take one pass over the source. The decoder sets the
@@ -38,9 +41,12 @@ export async function stagedContent(delivered: DeliveredFile, decode: DecodeOpti
  * hash and staged copy are needed whatever the content turns out to be).
  */
 export class DecodingTee {
-  private readonly input = new PassThrough({ highWaterMark: 1024 * 1024 });
+  private readonly input = new PassThrough({ highWaterMark: PIECE_BYTES });
   private readonly result: Promise<StagedContent>;
   private settled = false;
+  /** copied bytes not yet handed on (feedCopy) */
+  private pending: Buffer | undefined;
+  private pendingBytes = 0;
 
   constructor(outermost: Wrapping, size: number, decode: DecodeOptions, outBase: string) {
     // the decoder's own failure arrives through `result`; this only keeps a second report of it quiet
@@ -51,7 +57,35 @@ export class DecodingTee {
     });
   }
 
+  /** A chunk the decoder may keep: the caller never writes into its buffer again. */
   async feed(chunk: Buffer): Promise<void> {
+    await this.handOn();
+    await this.write(chunk);
+  }
+
+  /**
+   * A chunk of a buffer the caller reads into again: its bytes are copied, and handed on a
+   * piece of 1 MiB at a time, so that the decoder takes a turn per MiB, not per small read.
+   */
+  async feedCopy(chunk: Buffer): Promise<void> {
+    for (let at = 0; at < chunk.length;) {
+      this.pending ??= Buffer.allocUnsafe(PIECE_BYTES);
+      const copied = chunk.copy(this.pending, this.pendingBytes, at);
+      at += copied;
+      this.pendingBytes += copied;
+      if (this.pendingBytes === this.pending.length) await this.handOn();
+    }
+  }
+
+  private async handOn(): Promise<void> {
+    if (!this.pending || this.pendingBytes === 0) return;
+    const piece = this.pending.subarray(0, this.pendingBytes);
+    this.pending = undefined;
+    this.pendingBytes = 0;
+    await this.write(piece);
+  }
+
+  private async write(chunk: Buffer): Promise<void> {
     if (this.settled || this.input.destroyed) return;
     if (this.input.write(chunk)) return;
     await new Promise<void>((resolve) => {
@@ -64,7 +98,8 @@ export class DecodingTee {
   }
 
   /** The whole delivery was fed: its content, once the decoder has finished with it. */
-  end(): Promise<StagedContent> {
+  async end(): Promise<StagedContent> {
+    await this.handOn();
     this.input.end();
     return this.result;
   }

@@ -1,12 +1,15 @@
+import { stat } from 'node:fs/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
 import { keyName, PROVENANCE_COLUMNS, type Layout } from '../layout/layout.js';
-import { findBadRows, settlementBlocks, type ReadStats } from '../layout/readSettlement.js';
+import { findBadRows, settlementBlocks, type ReadStats, type SettlementRow } from '../layout/readSettlement.js';
 import { describeKeyOverlap } from './keyOverlap.js';
-import type { FinanceTarget, LoadRequest, LoadResult } from './target.js';
+import type { CopyFormat, FinanceTarget, LoadRequest, LoadResult } from './target.js';
 import { findFileMarker } from './fileMarker.js';
 import { feedCopy } from './feedCopy.js';
+import { CopyBatches } from './copyBatches.js';
+import { binaryRowsFor } from './copyBinary.js';
 import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../db/pgErrors.js';
 import { explainDbWait } from '../db/statementWatch.js';
 
@@ -25,46 +28,69 @@ function copyLine(values: (string | null)[]): string {
   return values.join(',');
 }
 
-/** Large batches: each is one CopyData message and one write, whatever the rows' size. */
-const BATCH_BYTES = 256 * 1024;
+/** One row into the COPY's batches, as text or binary. */
+type RowWriter = (out: CopyBatches, row: SettlementRow) => void;
+
+/** A row COPY can take as the partner wrote it is not joined again; each carries its load and line. */
+function csvRows(loadId: number): RowWriter {
+  const provenance = `,${loadId},`;
+  return (out, row) => {
+    const text = (row.text ?? copyLine(row.values)) + provenance + row.line + '\n';
+    // a UTF-16 unit is at most 3 bytes of UTF-8
+    out.room(text.length * 3);
+    out.used += out.buf.write(text, out.used);
+  };
+}
 
 /**
- * Turns validated rows into COPY CSV, each with its load and line, in batches written straight
- * into Buffers: each row's text dies young instead of living in a long string until its batch
- * is full, and the COPY stream gets bytes it need not encode again.
+ * The COPY's data: the staged file's checked rows written by `writeRow` into batches that go to
+ * the server as each fills (copyBatches.ts), between what the format puts first and last.
  */
-async function* copyText(
+async function* copyData(
   layout: Layout,
   req: LoadRequest,
-  loadId: number,
   counter: { rows: number; stats: ReadStats },
+  format: { writeRow: RowWriter; start?: (out: CopyBatches) => void; end?: (out: CopyBatches) => void },
 ): AsyncGenerator<Buffer> {
-  const provenance = `,${loadId},`;
-  let batch = Buffer.allocUnsafe(BATCH_BYTES);
-  let used = 0;
+  const out = new CopyBatches();
+  format.start?.(out);
   for await (const block of settlementBlocks(req.stagedPath, layout, { stats: counter.stats, fileName: req.name })) {
     for (let row = block.next(); row !== null; row = block.next()) {
-      // a row COPY can take as the partner wrote it is not joined again
-      const text = (row.text ?? copyLine(row.values)) + provenance + row.line + '\n';
-      // a UTF-16 unit is at most 3 bytes of UTF-8: a row that might not fit starts the next batch
-      if (used + text.length * 3 > batch.length) {
-        if (used > 0) yield batch.subarray(0, used);
-        batch = Buffer.allocUnsafe(Math.max(BATCH_BYTES, text.length * 3));
-        used = 0;
-        req.onProgress?.(counter.rows, counter.stats.bytes ?? 0);
-      }
-      used += batch.write(text, used);
+      format.writeRow(out, row);
       counter.rows++;
+      if (out.hasFull) {
+        req.onProgress?.(counter.rows, counter.stats.bytes ?? 0);
+        yield* out.take();
+      }
     }
   }
-  if (used > 0) yield batch.subarray(0, used);
+  format.end?.(out);
+  yield* out.take(true);
 }
+
+/**
+ * Which format a file's rows take when the request does not say: binary spares the server the
+ * parsing of every value, which pays on a file of many rows; a small file goes as text, without
+ * the look at the table's column types that binary needs first (docs/BENCHMARKS.md).
+ */
+export async function preferredFormat(req: LoadRequest): Promise<CopyFormat> {
+  if (req.format) return req.format;
+  const { size } = await stat(req.stagedPath);
+  return size >= BINARY_FROM_BYTES ? 'binary' : 'text';
+}
+
+/** Files from this size on are sent in binary (when the table's columns allow it). */
+export const BINARY_FROM_BYTES = 1024 * 1024;
 
 /**
  * Streams the staged file's checked rows into the layout's table with COPY, each carrying its
  * load and line; returns how many went in and how many the layout's skipRows left out.
  */
-export async function streamRows(t: FinanceTarget, req: LoadRequest, loadId: number): Promise<{ rows: number; skippedRows: number }> {
+export async function streamRows(
+  t: FinanceTarget,
+  req: LoadRequest,
+  loadId: number,
+): Promise<{ rows: number; skippedRows: number; format: CopyFormat }> {
   const { client, layout } = t;
   const columns = [...layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
   const counter = { rows: 0, stats: { skipped: 0, bytes: 0 } };
@@ -72,10 +98,22 @@ export async function streamRows(t: FinanceTarget, req: LoadRequest, loadId: num
   // (statementWatch.ts cancels it when the server stops taking data), not by its duration.
   await client.query('SET LOCAL statement_timeout = 0');
   const table = `${escapeIdentifier(t.schema)}.${escapeIdentifier(layout.table)}`;
-  const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT csv)`));
-  await feedCopy(copyText(layout, req, loadId, counter), copy);
+  // binary needs every column of a type it writes; a table changed by hand takes text
+  const binary = (await preferredFormat(req)) === 'binary' ? await binaryRowsFor(t) : null;
+  if (binary) {
+    const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT binary)`));
+    const format = {
+      start: (out: CopyBatches) => binary.header(out),
+      writeRow: (out: CopyBatches, row: SettlementRow) => binary.row(out, row.values, loadId, row.line),
+      end: (out: CopyBatches) => binary.trailer(out),
+    };
+    await feedCopy(copyData(layout, req, counter, format), copy);
+  } else {
+    const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT csv)`));
+    await feedCopy(copyData(layout, req, counter, { writeRow: csvRows(loadId) }), copy);
+  }
   req.onProgress?.(counter.rows, counter.stats.bytes);
-  return { rows: counter.rows, skippedRows: counter.stats.skipped };
+  return { rows: counter.rows, skippedRows: counter.stats.skipped, format: binary ? 'binary' : 'text' };
 }
 
 /** A new load of a content (its first, or a reload): the integer every row of it carries. */
@@ -144,10 +182,10 @@ export async function copyRows(t: FinanceTarget, req: LoadRequest): Promise<Load
       };
     }
     const loadId = await startLoad(t, req, null);
-    const { rows, skippedRows } = await streamRows(t, req, loadId);
+    const { rows, skippedRows, format } = await streamRows(t, req, loadId);
     await finishLoad(t, req, loadId, rows);
     await client.query('COMMIT');
-    return { outcome: 'loaded', rows, skippedRows };
+    return { outcome: 'loaded', rows, skippedRows, format };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw await explainFailure(t, req, err);

@@ -26,8 +26,8 @@ export function sqlType(c: ColumnSpec): string {
   }
 }
 
-/** `information_schema`'s spelling of the same types, to compare with an existing table. */
-function describedType(c: ColumnSpec): string {
+/** `information_schema`'s (and `format_type`'s) spelling of the same types, to compare with an existing table. */
+export function describedType(c: ColumnSpec): string {
   return c.type === 'decimal' && c.scale !== AS_WRITTEN ? `numeric(${MAX_INTEGER_DIGITS + (c.scale ?? 2)},${c.scale ?? 2})` : sqlType(c);
 }
 

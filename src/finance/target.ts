@@ -11,6 +11,9 @@ export interface FinanceTarget {
   readonly layout: Layout;
 }
 
+/** How a file's rows are sent: as CSV text the server parses, or in their binary wire forms (copyBinary.ts). */
+export type CopyFormat = 'text' | 'binary';
+
 /** One staged content to load (or reload) into the layout's table. */
 export interface LoadRequest {
   stagedPath: string;
@@ -22,10 +25,12 @@ export interface LoadRequest {
   runId: string;
   /** rows copied so far, and the bytes of the staged content read for them */
   onProgress?: (rows: number, bytes: number) => void;
+  /** how the rows are sent (copyRows.ts); unset: the faster for the file (binary for a large one) */
+  format?: CopyFormat;
 }
 
 export type LoadResult =
-  /** `skippedRows`: rows the layout's skipRows left out, counted and not loaded */
-  | { outcome: 'loaded'; rows: number; skippedRows: number }
+  /** `skippedRows`: rows the layout's skipRows left out, counted and not loaded; `format`: how they went (none for no rows) */
+  | { outcome: 'loaded'; rows: number; skippedRows: number; format?: CopyFormat }
   /** the finance database already holds this content: its file marker says who loaded it */
   | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number; deliveredSha256: string | null };

@@ -27,6 +27,12 @@ export interface PinnedFile {
   readonly pin: FilePin;
   /** the file's bytes, from the open handle (read it once) */
   readonly stream: Readable;
+  /**
+   * Where the source is a local file: a synchronous read into the caller's buffer from
+   * `position` on, returning the bytes read (0 at the end). Staging then reads, hashes and writes
+   * each chunk on one thread, from one buffer. Use this or `stream`, not both.
+   */
+  readSyncAt?(buffer: Buffer, position: number): number;
   /** the open file's identity now: after reading, it differs from `pin` when the file was written meanwhile */
   current(): Promise<FilePin>;
   /** closes the handle; safe to call more than once */

@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, readSync } from 'node:fs';
 import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FileGoneError, kindOf, NotRegularFileError, type FolderReader, type IntakeEntry, type PinnedFile } from './intake.js';
@@ -68,17 +68,24 @@ export class LocalFolder implements FolderReader {
 }
 
 class LocalPinnedFile implements PinnedFile {
-  readonly stream;
+  private streamed: ReturnType<FileHandle['createReadStream']> | undefined;
   private closed = false;
 
   constructor(
     private readonly fh: FileHandle,
     readonly pin: ReturnType<typeof pinOf>,
-  ) {
+  ) {}
+
+  get stream() {
     // 1 MiB reads for staging and hashing at about `openssl dgst`'s cost; a small file gets a small
     // buffer, so that a run over thousands of them does not allocate and collect 1 MiB for each
-    const highWaterMark = Math.max(64 * 1024, Math.min(1024 * 1024, pin.size + 1));
-    this.stream = fh.createReadStream({ highWaterMark, start: 0, autoClose: false });
+    const highWaterMark = Math.max(64 * 1024, Math.min(1024 * 1024, this.pin.size + 1));
+    this.streamed ??= this.fh.createReadStream({ highWaterMark, start: 0, autoClose: false });
+    return this.streamed;
+  }
+
+  readSyncAt(buffer: Buffer, position: number): number {
+    return readSync(this.fh.fd, buffer, 0, buffer.length, position);
   }
 
   async current() {
@@ -88,7 +95,7 @@ class LocalPinnedFile implements PinnedFile {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stream.destroy();
+    this.streamed?.destroy();
     await this.fh.close().catch(() => undefined);
   }
 }

@@ -48,7 +48,10 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       }
       faultPoint('after-finalize');
       const skipped = result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout's skipRows)` : '';
-      log.info({ event: 'loaded', rows: result.rows, skippedRows: result.skippedRows }, `loaded ${result.rows} rows${skipped}`);
+      log.info(
+        { event: 'loaded', rows: result.rows, skippedRows: result.skippedRows, ...(result.format ? { copyFormat: result.format } : {}) },
+        `loaded ${result.rows} rows${skipped}`,
+      );
       await moveDecided(run, file, staged, 'archive', log);
       return;
     }

@@ -85,6 +85,25 @@ describe('a run killed at any step and run again ends as if never interrupted', 
   });
 });
 
+describe('a run killed in the middle of a COPY in binary (a file of 1 MiB or more)', () => {
+  it('leaves nothing of the file, and the next run loads it whole, once', async () => {
+    const ws = await Workspace.create(db.url);
+    const f = sampleSettlement({ date: '2026-06-06', rows: 25_000, idPrefix: 'KBIN' }); // 1.6 MiB: binary, several batches
+    await ws.put('settle_20260606_a01.csv', f.text);
+    const killed = await ws.run([], { SETTLE_TEST_FAULT: 'mid-copy' });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(await loadedRows(db.client, 'KBIN')).toEqual({ rows: 0, distinct: 0, files: 0 });
+
+    const again = await ws.run();
+    expect(again.status).toBe(1); // the killed run's claim is reported as stale
+    // the scenario is the binary path's: the run's log line for the load says so
+    expect(again.stderr).toMatch(/"event":"loaded"[^\n]*"copy_format":"binary"/);
+    expect(parseSummary(again.stdout)).toMatchObject({ loaded: 1, rows: 25_000, stale: 1 });
+    expect(await loadedRows(db.client, 'KBIN')).toEqual({ rows: 25_000, distinct: 25_000, files: 1 });
+    expect(await ws.files('archive')).toEqual(['settle_20260606_a01.csv']);
+  });
+});
+
 describe('a claim expired while its COMMIT was still landing', () => {
   it('is recognised by the next run as its own ledger’s load: archived, not called a duplicate', async () => {
     const ws = await Workspace.create(db.url);

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -11,6 +12,7 @@ import {
   statementInFlight,
 } from '../../src/db/pgInternals.js';
 import { PG_QUERY_CANCELED, pgCode } from '../../src/db/pgErrors.js';
+import { BIN } from '../support/cli.js';
 import { financeDatabase, type FinanceDatabase } from '../support/workspace.js';
 
 let db: FinanceDatabase | undefined;
@@ -52,6 +54,32 @@ describe('the node-postgres internals the statement watch relies on', () => {
     sendCancelRequest(client);
     expect(pgCode(await sleeping)).toBe(PG_QUERY_CANCELED);
     await client.end();
+  });
+});
+
+describe('the start of the executable', () => {
+  it('loads pg without Node.js’s fetch implementation (bin/settle-ingest.js hides Response while pg asks about Cloudflare)', () => {
+    // when this fails, pg asks differently now: look again at the comment in bin/settle-ingest.js
+    const report = 'process.on("exit", () => console.error("undici loaded: " + process.moduleLoadList.some((m) => m.includes("undici"))))';
+    const r = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(report)}`, BIN, '--version'], {
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain('undici loaded: false');
+    // and the global is whole again for anything after it
+    const after = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        `data:text/javascript,${encodeURIComponent('process.on("exit", () => console.error(typeof Response))')}`,
+        BIN,
+        '--version',
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(after.stderr).toContain('function');
   });
 });
 

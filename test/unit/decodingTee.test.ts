@@ -46,6 +46,21 @@ describe('decoding a delivery while it is read', () => {
     }
   });
 
+  it('copies what it is given from a buffer the reader fills again, and hands it on whole', async () => {
+    const gz = gzipSync(csv);
+    const tee = new DecodingTee('gzip', gz.length, OPTIONS, join(dir, 'copied'));
+    // one buffer read into again and again, as staging a local file does: each call's bytes are gone after it
+    const reused = Buffer.alloc(64 * 1024 + 3);
+    for (let at = 0; at < gz.length; at += reused.length) {
+      const n = gz.copy(reused, 0, at, at + reused.length);
+      await tee.feedCopy(reused.subarray(0, n));
+      reused.fill(0xff);
+    }
+    const content = await tee.end();
+    expect(content).toMatchObject({ kind: 'content', sha256: sha(csv), size: Buffer.byteLength(csv) });
+    expect(await readFile(join(dir, 'copied.content'), 'utf8')).toBe(csv);
+  });
+
   it('takes nothing more from a delivery it gave up on, without holding the download back', async () => {
     // gzip's magic, then garbage: the decoder fails at once; megabytes are still fed after it
     const broken = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), randomBytes(8 * 1024 * 1024)]);
