@@ -12,6 +12,7 @@ export type FaultStep =
   | 'mid-copy'
   | 'after-commit'
   | 'before-finalize'
+  /** the outcome and the move it asks for are committed (one transaction); the file is still in the intake */
   | 'after-finalize'
   | 'mid-move'
   /** the intake is about to be listed */
@@ -25,7 +26,9 @@ export type FaultStep =
   /** (SFTP) the intake name was looked at and its landing name chosen: the RENAME onto it is about to be sent */
   | 'before-rename'
   /** the file has left the intake; the ledger does not know where it went yet */
-  | 'after-move';
+  | 'after-move'
+  /** the ledger has recorded the move, in a commit without a sync of its own */
+  | 'after-move-record';
 
 export function faultPoint(step: FaultStep, file?: string): void {
   const fault = process.env.SETTLE_TEST_FAULT;

@@ -137,12 +137,15 @@ export interface Ledger {
 
   /** the conditional create that decides who loads a file: true when this run owns the claim */
   claim(req: ClaimRequest): Promise<boolean>;
-  /** finalizes a claim this run owns; false when it is no longer this run's */
+  /**
+   * Finalizes a claim this run owns; false when it is no longer this run's. `moveTo`: the move
+   * the outcome asks for is intended in the same commit (`f.arrival` then names the upload).
+   */
   finalizeClaim(
-    f: { name: string; sha256: string; runId: string },
+    f: { name: string; sha256: string; runId: string; arrival?: string },
     to: { state: FinalState; event: EventKind; rows?: number; reason?: string },
     details: Record<string, unknown>,
-    extraEvents?: EventKind[],
+    opts?: { extraEvents?: EventKind[]; moveTo?: Destination },
   ): Promise<boolean>;
   /** a hold: the content's twin is claimed by another live run; this file stays in the intake */
   recordHeld(
@@ -151,10 +154,11 @@ export interface Ledger {
   ): Promise<void>;
   /**
    * The file of a decided outcome now sits at `location`. Recorded once per arrival and
-   * landing place: false when another run already recorded this very move.
+   * landing place: false when another run already recorded this very move. Not durable on its
+   * own (a power loss may take it back): its intent is, and the next run records the move then.
    */
   markMoved(f: MovedFile, location: string, moveDetails?: Record<string, unknown>): Promise<boolean>;
-  /** recorded before a decided file leaves the intake; markMoved or recordSkip removes it */
+  /** recorded before a decided file leaves the intake (or with its outcome: finalizeClaim); markMoved or recordSkip removes it */
   intendMove(f: MovedFile, destination: Destination): Promise<void>;
   moveIntents(): Promise<MoveIntent[]>;
   /**

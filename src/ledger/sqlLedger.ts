@@ -57,8 +57,8 @@ export class SqlLedger implements Ledger {
     return result;
   }
 
-  private tx<T>(fn: () => Promise<T>): Promise<T> {
-    return this.serial(() => this.db.transaction(fn));
+  private tx<T>(fn: () => Promise<T>, opts?: { durable?: boolean }): Promise<T> {
+    return this.serial(() => this.db.transaction(fn, opts));
   }
 
   private read(sql: string, params: unknown[] = []): Promise<SqlRow[]> {
@@ -337,11 +337,13 @@ export class SqlLedger implements Ledger {
    * Returns false if the claim is no longer this run's (it was expired by another run).
    */
   finalizeClaim(
-    f: { name: string; sha256: string; runId: string },
+    f: { name: string; sha256: string; runId: string; arrival?: string },
     to: { state: FinalState; event: EventKind; rows?: number; reason?: string },
     details: Record<string, unknown>,
-    extraEvents: EventKind[] = [],
+    opts: { extraEvents?: EventKind[]; moveTo?: Destination } = {},
   ): Promise<boolean> {
+    const extraEvents = opts.extraEvents ?? [];
+    if (opts.moveTo !== undefined && f.arrival === undefined) throw new Error("a move intent needs the file's arrival");
     return this.tx(async () => {
       const changed = await this.db.run(
         `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, ${END_CLAIM}, updated_at = ?
@@ -351,6 +353,10 @@ export class SqlLedger implements Ledger {
       if (changed !== 1) return false;
       for (const event of [to.event, ...extraEvents]) {
         await this.appendEvent({ runId: f.runId, event, name: f.name, sha256: f.sha256, details });
+      }
+      // the outcome and the move it asks for in one commit: a crash after it finishes the move, never decides again
+      if (opts.moveTo !== undefined) {
+        await this.db.run(INTEND_MOVE_SQL, [f.name, f.sha256, f.arrival, opts.moveTo, f.runId, now(), this.partner]);
       }
       return true;
     });
@@ -404,18 +410,22 @@ export class SqlLedger implements Ledger {
   }
 
   markMoved(f: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
-    return this.tx(async () => {
-      await dropIntent(this.db, f);
-      if (!(await insertMove(this.db, f, location, this.partner, now()))) return false;
-      await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
-        location,
-        now(),
-        f.name,
-        f.sha256,
-      ]);
-      await this.appendEvent(movedEvent(f, location, moveDetails));
-      return true;
-    });
+    // not durable on its own: its intent is, and the next run finishes a move it finds unrecorded
+    return this.tx(
+      async () => {
+        await dropIntent(this.db, f);
+        if (!(await insertMove(this.db, f, location, this.partner, now()))) return false;
+        await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
+          location,
+          now(),
+          f.name,
+          f.sha256,
+        ]);
+        await this.appendEvent(movedEvent(f, location, moveDetails));
+        return true;
+      },
+      { durable: false },
+    );
   }
 
   recordSkip(

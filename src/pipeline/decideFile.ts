@@ -23,7 +23,7 @@ export async function decideFile(run: RunContext, file: FileInRun, staged: Stage
     const own = await run.ledger.file(file.name, file.sha256);
     if (own && awaitsItsMove(own, file) && (own.state === 'loaded' || own.state === 'duplicate' || own.state === 'rejected')) {
       log.warn({ event: 'resume-move', state: own.state, decidedBy: own.runId }, `finishing the move of a ${own.state} file`);
-      await moveDecided(run, file, staged, DESTINATION[own.state], log, own.runId);
+      await moveDecided(run, file, staged, DESTINATION[own.state], log, { decidedBy: own.runId });
       return;
     }
 

@@ -42,7 +42,9 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
         ...(result.skippedRows > 0 ? { skippedRows: result.skippedRows, table: layout.table } : { table: layout.table }),
         ...both,
       };
-      if (!(await run.ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: result.rows }, details))) {
+      if (
+        !(await run.ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: result.rows }, details, { moveTo: 'archive' }))
+      ) {
         log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
         return;
       }
@@ -52,7 +54,7 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
         { event: 'loaded', rows: result.rows, skippedRows: result.skippedRows, ...(result.format ? { copyFormat: result.format } : {}) },
         `loaded ${result.rows} rows${skipped}`,
       );
-      await moveDecided(run, file, staged, 'archive', log);
+      await moveDecided(run, file, staged, 'archive', log, { intended: true });
       return;
     }
     // (the same name with other delivered bytes is a resend of the content, re-encrypted or re-compressed: not that load)
@@ -66,10 +68,11 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
           file,
           { state: 'loaded', event: 'recovered', rows: result.rows },
           { rows: result.rows, reason, claimRun: result.runId },
+          { moveTo: 'archive' },
         )
       ) {
         log.warn({ event: 'recovered', claimRun: result.runId, rows: result.rows }, `recovered: ${reason}`);
-        await moveDecided(run, file, staged, 'archive', log);
+        await moveDecided(run, file, staged, 'archive', log, { intended: true });
       }
       return;
     }
@@ -84,24 +87,33 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       match,
     };
     const reason = `content already in the finance database: loaded from ${result.fileName} by run ${result.runId}`;
-    if (await run.ledger.finalizeClaim(file, { state: 'duplicate', event: 'skipped', reason }, { duplicateOf, reason, ...both })) {
+    if (
+      await run.ledger.finalizeClaim(
+        file,
+        { state: 'duplicate', event: 'skipped', reason },
+        { duplicateOf, reason, ...both },
+        { moveTo: 'duplicates' },
+      )
+    ) {
       // a re-compressed or re-encrypted resend meets the content's marker by design; plain bytes only when the ledger lost it
       const how = 'contentSha256' in both ? 'the same content in other delivered bytes' : 'the ledger did not know it';
       log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (${how})`);
-      await moveDecided(run, file, staged, 'duplicates', log);
+      await moveDecided(run, file, staged, 'duplicates', log, { intended: true });
     }
     return;
   } catch (err) {
     if (err instanceof RejectError) {
       const details = { reason: err.message, line: err.line, field: err.field, ...both };
-      if (await run.ledger.finalizeClaim(file, { state: 'rejected', event: 'rejected', reason: err.message }, details)) {
+      if (
+        await run.ledger.finalizeClaim(file, { state: 'rejected', event: 'rejected', reason: err.message }, details, { moveTo: 'rejected' })
+      ) {
         log.error({ event: 'rejected', ...details }, `rejected ${file.name}: ${err.message}`);
-        await moveDecided(run, file, staged, 'rejected', log);
+        await moveDecided(run, file, staged, 'rejected', log, { intended: true });
       }
       return;
     }
     const reason = errorMessage(err);
-    await run.ledger.finalizeClaim(file, { state: 'failed', event: 'failed', reason }, { reason }, ['released']);
+    await run.ledger.finalizeClaim(file, { state: 'failed', event: 'failed', reason }, { reason }, { extraEvents: ['released'] });
     log.error({ event: 'failed', reason }, `failed, claim released, file left in intake: ${reason}`);
     if (isConnectionLost(err)) run.abortedBy = `finance database connection lost: ${reason}`;
   }

@@ -44,14 +44,21 @@ export async function moveDecided(
   staged: DecidedFile,
   to: Destination,
   log: Logger,
-  /** the run that decided the outcome, when an earlier one did (this run finishes its move) */
-  decidedBy?: string,
+  opts: {
+    /** the run that decided the outcome, when an earlier one did (this run finishes its move) */
+    decidedBy?: string;
+    /** the move was intended with the outcome, in its commit (Ledger.finalizeClaim) */
+    intended?: boolean;
+  } = {},
 ): Promise<void> {
-  const routed = await route(ctx, file, staged, to, log);
+  const { decidedBy } = opts;
+  const routed = await route(ctx, file, staged, to, log, opts.intended === true);
   if (routed === null) return;
   const earlier = decidedBy !== undefined && decidedBy !== file.runId ? { decidedBy } : {};
   if (!(await ctx.ledger.markMoved({ ...file, landed: routed.landed }, routed.location, { ...replacedDetails(routed), ...earlier })))
     return;
+  // the record is a commit a power loss may take back: a crash here leaves it (the process's writes are the OS's)
+  faultPoint('after-move-record', file.name);
   log.info({ event: 'moved', to: routed.location, ...earlier }, `moved to ${routed.location}`);
 }
 
@@ -111,9 +118,10 @@ async function route(
   staged: DecidedFile,
   to: Destination,
   log: Logger,
+  intended = false,
 ): Promise<(RouteResult & { landed?: string }) | null> {
   try {
-    await ctx.ledger.intendMove(file, to);
+    if (!intended) await ctx.ledger.intendMove(file, to);
     faultPoint('before-move', file.name);
     const routed = await ctx.intake.route(file.name, to, staged).catch(async (err) => {
       if (!(err instanceof FileGoneError) || (await takenByAnotherRun(ctx, file, to, err))) throw err;

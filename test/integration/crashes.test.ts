@@ -29,7 +29,8 @@ async function loadedRows(client: pg.Client, prefix: string): Promise<{ rows: nu
 
 /**
  * Every fault point, and what the run after the kill must find: a claim with no file marker
- * expired, a claim whose load committed recovered, or (once the ledger says loaded) only a move to finish.
+ * expired, a claim whose load committed recovered, or (once the ledger says loaded, with the move it
+ * asks for in the same commit) only a move to finish.
  */
 const CRASH_STEPS = [
   { step: 'after-claim', settled: 'expired', status: 1 },
@@ -39,6 +40,8 @@ const CRASH_STEPS = [
   { step: 'after-finalize', settled: undefined, status: 0 },
   { step: 'mid-move', settled: undefined, status: 0 },
   { step: 'after-move', settled: undefined, status: 0 },
+  // the move's record is committed without a sync of its own (its intent was synced with the outcome)
+  { step: 'after-move-record', settled: undefined, status: 0 },
 ] as const;
 
 const STORES = ['sqlite', 'postgres'] as const satisfies readonly LedgerStore[];
