@@ -6,10 +6,11 @@ import { accessSync, constants, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { delimiter, join } from 'node:path';
 
 // What the tests need beyond Node.js, said before anything starts (scripts/test-prerequisites.txt)
+// a path (a server, a module) must exist; a bare name must be a command on PATH
 const found = (command) =>
   (command.includes('/') ? [command] : (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, command))).some((path) => {
     try {
-      accessSync(path, constants.X_OK);
+      accessSync(path, command.includes('/') ? constants.F_OK : constants.X_OK);
       return true;
     } catch {
       return false;

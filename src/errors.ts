@@ -19,6 +19,17 @@ export class SettleError extends Error {
   }
 }
 
+/**
+ * An error whose command already printed its `--json` object (a run's summary, say): the
+ * command line still gives it its stderr line and exit status, and no second object.
+ */
+export class AnsweredError extends SettleError {
+  constructor(err: SettleError) {
+    super(err.message, err.exitStatus, { cause: err.cause ?? err });
+    this.name = 'AnsweredError';
+  }
+}
+
 /** Bad flags, bad config, pending migrations: refused before anything is touched. */
 export class UsageError extends SettleError {
   constructor(message: string, options?: { cause?: unknown }) {

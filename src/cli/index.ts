@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { EXIT_PROBLEM, EXIT_USAGE, SettleError, UsageError, errorMessage } from '../errors.js';
+import { EXIT_PROBLEM, EXIT_USAGE, AnsweredError, SettleError, UsageError, errorMessage } from '../errors.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { privilegeError } from '../finance/financePrivileges.js';
 import { registerMigrate } from './migrateCommand.js';
@@ -119,7 +119,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
     if (expected) {
       process.stderr.write(`settle-ingest: ${redactSecrets(expected.message)}\n`);
       if (verbose) process.stderr.write(redactSecrets(causeChain(err)));
-      return failed(expected.message, expected.exitStatus);
+      return expected instanceof AnsweredError ? expected.exitStatus : failed(expected.message, expected.exitStatus);
     }
     process.stderr.write(redactSecrets(`settle-ingest: unexpected error: ${errorMessage(err)}\n${(err as Error)?.stack ?? ''}\n`));
     return failed(`unexpected error: ${errorMessage(err)}`, EXIT_PROBLEM);

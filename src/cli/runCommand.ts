@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { nowMs } from '../clock.js';
-import { UsageError, errorMessage, exitStatusOf } from '../errors.js';
+import { AnsweredError, UsageError, errorMessage, exitStatusOf } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS } from '../ledger/types.js';
 import { newRunId } from '../pipeline/runId.js';
@@ -53,7 +53,10 @@ export function registerRun(program: Command, setExit: (status: number) => void)
         const [one] = outcomes;
         if (one!.error !== undefined) {
           // a run that ended on an error after it started still gives --json its object
-          if (flags.json && one!.error instanceof RunEndedError) process.stdout.write(`${summaryJson(one!.error.result, one!.overdue)}\n`);
+          if (flags.json && one!.error instanceof RunEndedError) {
+            process.stdout.write(`${summaryJson(one!.error.result, one!.overdue)}\n`);
+            throw new AnsweredError(one!.error);
+          }
           throw one!.error;
         }
         process.stdout.write(`${flags.json ? summaryJson(one!.result!, one!.overdue) : summaryLine(one!.result!, one!.overdue)}\n`);
@@ -222,6 +225,7 @@ async function ingestPartner(
       await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
       throw err;
     }
+    let progressOf = '';
     const result = await runIngest({
       runId,
       intake,
@@ -237,7 +241,11 @@ async function ingestPartner(
       mode,
       stagingRoot: s.staging,
       logger,
-      onProgress: (progress) => r.status.show(progressLine(progress)),
+      // a file's first figures are drawn at once, however soon after the last line: a short load shows too
+      onProgress: (progress) => {
+        r.status.show(progressLine(progress), progress.file !== progressOf);
+        progressOf = progress.file;
+      },
       onDownload: (file, bytes, size) => r.status.show(downloadLine(file, bytes, size)),
       onWaiting: (waiting) => r.status.show(waitingLine(waiting, s.stableForSeconds), waiting.first),
       stop,

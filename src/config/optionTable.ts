@@ -352,7 +352,8 @@ export const OPTION_TABLE = {
     default: String(DEFAULTS.maxWaitingRuns),
     commands: ['run', 'status'],
     per: { status: { description: 'WARNING when a file has waited in the intake more runs than this' } },
-    details: 'held, not ready or failed, in more runs in a row than this; named on the summary line',
+    details:
+      'held, not ready, failed, or ignored (a name the pattern does not take and --ignore does not name), in more runs in a row than this; named on the summary line',
   },
   readyMarker: {
     flag: '--ready-marker',

@@ -107,6 +107,8 @@ export interface Ledger {
    * reason); each is marked as seen by this run all the same. Returns those that got an event.
    */
   recordIgnored(runId: string, entries: IgnoredEntry[]): Promise<IgnoredEntry[]>;
+  /** An ignored name's streak: this partner's runs in a row that saw it in the intake, and since when. */
+  ignoredStreak(name: string): Promise<{ runs: number; since: string } | undefined>;
   /** the ignored names this run was the last to see, with why and when: its count and list of them */
   ignoredSeenBy(runId: string): Promise<{ name: string; reason: string; at: string }[]>;
   /** the ignored names a run saw at or after `since` (ISO time), with the last run that did */

@@ -1,7 +1,7 @@
 import { nowIso as now } from '../clock.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
-import { IGNORED_SEEN_BY_SQL, IGNORED_SINCE_SQL, markIgnored } from './ignoredNames.js';
+import { IGNORED_SEEN_BY_SQL, IGNORED_SINCE_SQL, IGNORED_STREAK_SQL, markIgnored, PREVIOUS_RUN_SQL } from './ignoredNames.js';
 import type { Destination } from '../destination.js';
 import type { ClaimRequest, EventInput, FinalState, IgnoredEntry, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { ADOPT_SQL, CLAIM_SQL, DUPLICATE_SQL, END_CLAIM, HELD_SQL, HOLDS_LIVE_CONTENT, LIVE } from './processedFilesSql.js';
@@ -184,12 +184,18 @@ export class SqlLedger implements Ledger {
   recordIgnored(runId: string, entries: IgnoredEntry[]): Promise<IgnoredEntry[]> {
     if (entries.length === 0) return Promise.resolve([]);
     return this.tx(async () => {
-      const changed = await markIgnored(this.db, this.partner, runId, entries, now());
+      const [previous] = await this.db.all(PREVIOUS_RUN_SQL, [this.partner, runId, runId]);
+      const changed = await markIgnored(this.db, this.partner, runId, previous ? String(previous.run_id) : null, entries, now());
       for (const e of changed) {
         await this.appendEvent({ runId, event: 'ignored', name: e.name, sha256: null, details: { reason: e.reason, size: e.size } });
       }
       return changed;
     });
+  }
+
+  async ignoredStreak(name: string): Promise<{ runs: number; since: string } | undefined> {
+    const [row] = await this.read(IGNORED_STREAK_SQL, [this.partner, name]);
+    return row ? { runs: Number(row.runs_in_a_row), since: iso(row.streak_since)! } : undefined;
   }
 
   async ignoredSeenBy(runId: string): Promise<{ name: string; reason: string; at: string }[]> {

@@ -38,14 +38,18 @@ export async function runsWaiting(ledger: Ledger, name: string): Promise<{ runs:
 
 /**
  * Files this run left waiting that have waited in more than `maxRuns` runs in a row: an
- * upload that never finishes, a twin held forever, a file that fails every night.
+ * upload that never finishes, a twin held forever, a file that fails every night, and a name
+ * the pattern does not take that nobody moves or names a known neighbour (--ignore).
  */
 export async function filesWaitingTooLong(ledger: Ledger, files: FileOutcome[], maxRuns: number): Promise<WaitingFile[]> {
   const late: WaitingFile[] = [];
   for (const f of files) {
-    if (!WAITING.has(f.outcome)) continue;
-    const { runs, since } = await runsWaiting(ledger, f.name);
-    if (runs > maxRuns) late.push({ name: f.name, outcome: f.outcome, runs, since });
+    const streak = WAITING.has(f.outcome)
+      ? await runsWaiting(ledger, f.name)
+      : f.outcome === 'ignored'
+        ? await ledger.ignoredStreak(f.name)
+        : undefined;
+    if (streak && streak.runs > maxRuns) late.push({ name: f.name, outcome: f.outcome, runs: streak.runs, since: streak.since });
   }
   return late;
 }

@@ -120,6 +120,8 @@ describe('--json', () => {
     expect(waiting).toMatchObject({ skipped: 1, exit_status: 1 });
     expect(waiting.waiting_too_long).toEqual([
       { name: 'settle_20261120_c01.csv.part', outcome: 'not_ready', runs: 2, since: expect.any(String) },
+      // a name that is not ours, left there run after run, is named too (an --ignore would silence it)
+      { name: 'notes.txt', outcome: 'ignored', runs: 2, since: expect.any(String) },
     ]);
     // the structured audit discrepancy
     const audit = JSON.parse(outputs.get('audit')!.stdout) as { checks: { discrepancies: Record<string, unknown>[] }[] };

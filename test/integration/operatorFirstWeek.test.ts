@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { BIN, runCli } from '../support/cli.js';
@@ -62,6 +64,27 @@ describe("the operator's first week", () => {
     expect(dry.status).toBe(2);
     expect(dry.stderr).toContain('--dry-run goes with --reprocess');
     expect(dry.stderr).toContain('settle-ingest check FILE');
+  });
+
+  it('a name the pattern does not take, left in the intake run after run, is named as waiting too long; a known neighbour is not', async () => {
+    const ws = await Workspace.create(db.url);
+    await ws.put('settle_20261212.CSV', 'the partner changed its names\n'); // the pattern takes .csv only
+    await ws.put('README.txt', 'a known neighbour\n');
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push(await ws.run(['--max-waiting-runs', '2', '--ignore', 'README.txt']));
+    expect(runs.map((r) => r.status)).toEqual([0, 0, 1]);
+    expect(parseSummary(runs[2]!.stdout)).toMatchObject({ ignored: 1 });
+    expect(runs[2]!.stdout).toMatch(/\(waiting too long: settle_20261212\.CSV for 3 runs\)/);
+    const status = await ws.cli(['status', '--ledger', ws.ledger, '--max-waiting-runs', '2']);
+    expect(status.status).toBe(1);
+    expect(status.stdout).toMatch(/^SETTLE-INGEST WARNING - settle_20261212\.CSV waiting for 3 runs \(ignored\)/);
+    expect(status.stdout).not.toContain('README.txt');
+    // once it is moved away, the next sighting starts a new streak
+    await rm(join(ws.intake, 'settle_20261212.CSV'));
+    expect((await ws.run(['--max-waiting-runs', '2'])).status).toBe(0);
+    await ws.put('settle_20261212.CSV', 'the partner changed its names\n');
+    expect((await ws.run(['--max-waiting-runs', '2'])).status).toBe(0);
+    expect(await ws.files('intake')).toEqual(['README.txt', 'settle_20261212.CSV']);
   });
 
   it('report run of a dry run’s id says it was a dry run, which the ledger never records', async () => {

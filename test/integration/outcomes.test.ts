@@ -148,7 +148,8 @@ describe('what a run does with each file', () => {
     const strangers = ['README.txt', 'notes.md', 'settle_20260408_a01.CSV'];
     for (const n of strangers) await ws.put(n, 'not a settlement file\n');
     const runs = [];
-    for (let i = 0; i < 3; i++) runs.push(JSON.parse((await ws.run(['--json'])).stdout));
+    // (left there longer than --max-waiting-runs, they would be named as waiting too long: another test's case)
+    for (let i = 0; i < 3; i++) runs.push(JSON.parse((await ws.run(['--json', '--max-waiting-runs', '9'])).stdout));
     for (const j of runs) {
       expect(j).toMatchObject({ ignored: 3, exit_status: 0 });
       expect(j.files.map((f: { name: string }) => f.name).sort()).toEqual([...strangers].sort());
@@ -157,7 +158,7 @@ describe('what a run does with each file', () => {
     expect(ws.events().filter((e) => e.event === 'ignored')).toHaveLength(3);
 
     await ws.put('notes.md', 'a longer note, so another size\n');
-    expect(JSON.parse((await ws.run(['--json'])).stdout)).toMatchObject({ ignored: 3 });
+    expect(JSON.parse((await ws.run(['--json', '--max-waiting-runs', '9'])).stdout)).toMatchObject({ ignored: 3 });
     const events = ws.events().filter((e) => e.event === 'ignored');
     expect(events.map((e) => e.name).sort()).toEqual([...strangers, 'notes.md'].sort());
     expect(events.at(-1)).toMatchObject({ name: 'notes.md', run_id: ws.runs()[3]!.run_id });
