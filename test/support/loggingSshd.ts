@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -69,7 +69,12 @@ export class TestLoggingSshd extends ServerProcess {
     await mkdir('/run/sshd', { recursive: true, mode: 0o755 }).catch(() => undefined); // privilege separation
     const server = new TestLoggingSshd(dir, port, 'root', keys.clientKey, keys.knownHosts, keys.hostKeyPub);
     await server.startSyslog();
-    await server.resume();
+    try {
+      await server.resume();
+    } catch (err) {
+      await killTree(server.syslog);
+      throw err;
+    }
     return server;
   }
 
@@ -93,22 +98,16 @@ export class TestLoggingSshd extends ServerProcess {
   private async untilLogged(what: string, log: () => string): Promise<void> {
     const marker = `settle-test-marker-${Math.random().toString(36).slice(2)}`;
     const socket = join(this.jail, 'dev', 'log');
-    for (let i = 0; i < 500; i++) {
+    // sent again until it shows: rsyslogd drops what reaches its socket before it is fully started
+    for (let i = 0; i < 300; i++) {
       if (this.syslog?.exitCode !== null) throw new Error(`rsyslogd exited: ${log()}`);
-      const sent = await promisify(execFile)('logger', ['-u', socket, '-t', 'settle-test', marker]).then(
-        () => true,
-        () => false, // the socket is not there yet
-      );
-      if (sent) {
-        for (let j = 0; j < 500; j++) {
-          if ((await readFile(this.logFile, 'utf8').catch(() => '')).includes(marker)) return;
-          await sleep(10);
-        }
-        throw new Error(`rsyslogd did not write ${what}' lines: ${log()}`);
+      await promisify(execFile)('logger', ['-u', socket, '-t', 'settle-test', marker]).catch(() => undefined); // no socket yet
+      for (let j = 0; j < 10; j++) {
+        if ((await readFile(this.logFile, 'utf8').catch(() => '')).includes(marker)) return;
+        await sleep(10);
       }
-      await sleep(20);
     }
-    throw new Error(`rsyslogd did not open ${socket}: ${log()}`);
+    throw new Error(`rsyslogd did not write ${what}' lines to ${this.logFile}: ${log()}`);
   }
 
   protected command() {
@@ -158,5 +157,3 @@ export async function partnerSftp(
     child.stdin.end(`${commands.join('\n')}\n`);
   });
 }
-
-export const removeRunFolder = (dir: string) => rm(dir, { recursive: true, force: true });

@@ -1,5 +1,7 @@
 import { posix } from 'node:path';
 import { classifyName, type NameVerdict } from '../../intake/classifyName.js';
+import { isMoverPath } from '../../intake/moverName.js';
+import { finalName, isInProgressName } from '../../intake/names.js';
 import type { TransferEvent, Upload } from './transferEvents.js';
 
 /** One partner's intake as the transfer log names it, and what its runs take from it. */
@@ -67,6 +69,11 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
   const arrive = (upload: Upload, path: string, at: number, renamedFrom: string | null): Arrival | null => {
     const where = intakeOf(intakes, path);
     if (!where) return null;
+    // a log without renames never shows `X.part` becoming `X`: the upload is taken as X's
+    if (!upload.renamesLogged && isInProgressName(where.name)) {
+      renamedFrom = where.name;
+      where.name = finalName(where.name);
+    }
     const names = new Set(arrivals.filter((a) => a.partner === where.intake.partner && !a.departed).map((a) => a.name));
     const arrival: Arrival = {
       partner: where.intake.partner,
@@ -98,7 +105,8 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
         before.arrival.departed = { at: event.startedAt, how: 'removed', to: null };
       }
       present.set(key(event.server, event.path), { upload: event, arrival });
-      if (!arrival && event.complete) strays.push({ path: event.path, upload: event });
+      // the tool's own temporaries (a probe of the server's RENAME, a copy on its way into a final folder) are no one's upload
+      if (!arrival && event.complete && !isMoverPath(event.path)) strays.push({ path: event.path, upload: event });
     } else if (event.kind === 'rename') {
       const moved = leave(event.server, event.from, event.at, 'renamed', event.to);
       if (!moved) continue; // a file the log did not see arrive (before its first line): nothing to follow

@@ -65,5 +65,5 @@ export function readCsvLine(line: string, place: LogPlace, family: string, zone:
   const at = csvTime(time, zone);
   if (Number.isNaN(at) || path === '' || !/^\s*\d+\s*$/.test(size)) return { kind: 'unreadable' };
   const upload = { kind: 'upload' as const, server: family, at, user: null, place, path, startedAt: at, size: Number(size) };
-  return { kind: 'events', events: [{ ...upload, sizeExact: true, complete: true, from: null }], at };
+  return { kind: 'events', events: [{ ...upload, sizeExact: true, complete: true, from: null, renamesLogged: false }], at };
 }

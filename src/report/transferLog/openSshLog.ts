@@ -153,6 +153,7 @@ export class OpenSshLog {
           sizeExact: truncated,
           complete: m[1] === undefined,
           from: session.from,
+          renamesLogged: true,
         },
       ];
     }

@@ -36,6 +36,11 @@ export interface Upload extends Happening {
   complete: boolean;
   /** the client's address, where the log says */
   from: string | null;
+  /**
+   * false where the log's format has no renames (xferlog, CSV): an upload under a temporary
+   * name (`X.part`) is then taken as the file its uploader renamed it to (`X`)
+   */
+  renamesLogged: boolean;
 }
 
 export interface Rename extends Happening {

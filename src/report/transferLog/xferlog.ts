@@ -38,6 +38,7 @@ export function readXferlogLine(line: string, place: LogPlace, family: string, z
         sizeExact: true,
         complete: status !== 'i',
         from: host!,
+        renamesLogged: false,
       },
     ],
     at,
