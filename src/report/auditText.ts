@@ -18,8 +18,8 @@ export function auditText(result: AuditResult): string {
       lines.push(
         `transfer log ${printable(f.file)} (${f.format}): ${plural(f.lines, 'line', 'lines')}, ${f.transferLines} of transfers, ${f.otherLines} of other things${unreadable}`,
       );
-      for (const u of f.unreadableLines) lines.push(`  line ${u.line} could not be read: ${printable(JSON.stringify(u.text))}`);
-      if (f.unreadable > f.unreadableLines.length) lines.push(`  and ${f.unreadable - f.unreadableLines.length} more`);
+      for (const u of f.unreadableQuoted) lines.push(`  line ${u.line} could not be read: ${printable(JSON.stringify(u.text))}`);
+      if (f.unreadable > f.unreadableQuoted.length) lines.push(`  and ${f.unreadable - f.unreadableQuoted.length} more`);
     }
     const counts = Object.entries(t.counts)
       .map(([k, n]) => `${k}=${n}`)

@@ -140,7 +140,7 @@ describe.each(SERVERS)('the transfer log of $kind', ({ start }) => {
     const audit = await ws.cli([...auditArgs, '--json']);
     expect(audit.status, audit.stderr).toBe(1);
     const doc = JSON.parse(audit.stdout) as {
-      transfer_log: { arrivals: Arrival[]; unmatched: number; unreadable_lines: number; logs: { file: string; unreadable: number }[] };
+      transfer_log: { arrivals: Arrival[]; unmatched: number; unreadable_total: number; logs: { file: string; unreadable: number }[] };
     };
     const t = doc.transfer_log;
     const by = (name: string) => t.arrivals.filter((a) => a.name === name).map((a) => a.outcome ?? a.no_record);
@@ -161,7 +161,7 @@ describe.each(SERVERS)('the transfer log of $kind', ({ start }) => {
     expect(removed[0]!.no_record).toBe('removed_before_run');
     expect(t.unmatched).toBe(2);
     expect(t.logs.map((l) => l.file.replace(/.*\//, ''))).toEqual(['transfer.log.1.gz', 'transfer.log']);
-    expect(t.unreadable_lines).toBe(1);
+    expect(t.unreadable_total).toBe(1);
 
     const text = await ws.cli(auditArgs);
     expect(text.stdout).toContain(`settle_20261201_c01.csv (${Buffer.byteLength(gone)} bytes`);

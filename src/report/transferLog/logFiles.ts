@@ -116,7 +116,7 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       transferLines: 0,
       otherLines: 0,
       unreadable: 0,
-      unreadableLines: [],
+      unreadableQuoted: [],
       firstAt: null,
       lastAt: null,
     };
@@ -135,7 +135,7 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       if (verdict.kind === 'other') report.otherLines++;
       else if (verdict.kind === 'unreadable') {
         report.unreadable++;
-        if (report.unreadableLines.length < QUOTED) report.unreadableLines.push({ line: n, text: line.slice(0, 200) });
+        if (report.unreadableQuoted.length < QUOTED) report.unreadableQuoted.push({ line: n, text: line.slice(0, 200) });
       } else {
         report.transferLines++;
         if (verdict.at !== null) {

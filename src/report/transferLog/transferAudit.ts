@@ -18,7 +18,7 @@ export interface TransferAuditResult {
   /** per outcome (and per reason an arrival has no record) */
   counts: Record<string, number>;
   unmatched: number;
-  unreadableLines: number;
+  unreadableTotal: number;
 }
 
 /** What the transfer log audit needs of a partner's settings. */
@@ -50,7 +50,7 @@ export async function transferAudit(ledger: Ledger, partners: TransferLogPartner
     group.partners.push(p);
     groups.set(k, group);
   }
-  const result: TransferAuditResult = { logs: [], arrivals: [], outsideIntakes: [], counts: {}, unmatched: 0, unreadableLines: 0 };
+  const result: TransferAuditResult = { logs: [], arrivals: [], outsideIntakes: [], counts: {}, unmatched: 0, unreadableTotal: 0 };
   for (const group of groups.values()) {
     const logs = await readTransferLogs(group.files, logZone(group.zone).zone);
     const intakes: IntakeView[] = group.partners.map((p) => ({
@@ -79,6 +79,6 @@ export async function transferAudit(ledger: Ledger, partners: TransferLogPartner
     result.counts[k] = (result.counts[k] ?? 0) + 1;
   }
   result.unmatched = result.arrivals.filter((a) => a.unmatched).length;
-  result.unreadableLines = result.logs.reduce((n, f) => n + f.unreadable, 0);
+  result.unreadableTotal = result.logs.reduce((n, f) => n + f.unreadable, 0);
   return result;
 }

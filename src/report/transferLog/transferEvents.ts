@@ -67,7 +67,7 @@ export interface LogFileReport {
   otherLines: number;
   /** lines that could not be read: counted, and the first of them kept */
   unreadable: number;
-  unreadableLines: { line: number; text: string }[];
+  unreadableQuoted: { line: number; text: string }[];
   firstAt: number | null;
   lastAt: number | null;
 }
