@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { currentOwner } from '../../src/owner.js';
 import { TestLoggingSshd, partnerSftp } from '../support/loggingSshd.js';
+import { stageClaim } from '../support/otherRun.js';
 import { TestProftpd } from '../support/proftpd.js';
 import { financeDatabase, Workspace } from '../support/workspace.js';
 
@@ -22,33 +23,6 @@ interface Arrival {
   at: string;
   duplicate_of: { name: string } | null;
   message: string;
-}
-
-/** Another run's live claim on `name` (this test process is its owner: alive), as if it were loading it right now. */
-function otherRunLoading(ws: Workspace, name: string, text: string) {
-  const owner = currentOwner();
-  ws.withLedger((l) => {
-    const at = new Date().toISOString();
-    l.prepare(`INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES ('r-other', 'scheduled', ?, ?, ?)`).run(
-      owner.host,
-      owner.pid,
-      at,
-    );
-    l.prepare(
-      `INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at, lease_until, first_seen_at, updated_at)
-       VALUES (?, ?, 'claimed', 'r-other', ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      name,
-      sha256(text),
-      Buffer.byteLength(text),
-      owner.host,
-      owner.pid,
-      owner.startedAt,
-      new Date(Date.now() + 3600_000).toISOString(),
-      at,
-      at,
-    );
-  });
 }
 
 /**
@@ -127,7 +101,7 @@ describe.each(SERVERS)('the transfer log of $kind', ({ start }) => {
       `put ${join(files, 'first')} ${into('settle_20261201_d01.csv')}`,
       `put ${join(files, 'second')} ${into('settle_20261201_d01.csv')}`,
     ]);
-    otherRunLoading(ws, 'settle_20261201_h01.csv', held);
+    stageClaim(ws, 'settle_20261201_h01.csv', held, currentOwner()); // this test process is alive: the claim is live
     const access = ['--sftp-key', server.clientKey, '--known-hosts', server.knownHosts];
     const intake = server.url(folder);
     const run = await ws.cli(['run', '--intake', intake, '--ledger', ws.ledger, '--stable-for', '0', ...access, '--json']);

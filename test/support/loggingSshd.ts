@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { freePort } from './postgresServer.js';
 import { killTree, makeServerKeys, ServerProcess } from './sftpServers.js';
+import { writeSshdConfig } from './sshd.js';
 
 /**
  * A real OpenSSH sshd on 127.0.0.1 whose sessions run `internal-sftp -l INFO` chrooted (as a
@@ -35,27 +36,11 @@ export class TestLoggingSshd extends ServerProcess {
     await mkdir(join(dir, 'jail', 'dev'), { recursive: true, mode: 0o755 });
     const port = await freePort();
     const keys = await makeServerKeys(dir, port);
-    await writeFile(join(dir, 'authorized_keys'), await readFile(`${keys.clientKey}.pub`));
-    await writeFile(
-      join(dir, 'sshd_config'),
-      [
-        'ListenAddress 127.0.0.1',
-        `Port ${port}`,
-        `HostKey ${keys.hostKey}`,
-        `PidFile ${join(dir, 'sshd.pid')}`,
-        `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-        'PubkeyAuthentication yes',
-        'PasswordAuthentication no',
-        'KbdInteractiveAuthentication no',
-        'PermitRootLogin prohibit-password',
-        'UsePAM no',
-        'StrictModes no',
-        'Subsystem sftp internal-sftp -l INFO',
-        `ChrootDirectory ${join(dir, 'jail')}`,
-        'ForceCommand internal-sftp -l INFO',
-        '',
-      ].join('\n'),
-    );
+    await writeSshdConfig(dir, port, keys, [
+      'Subsystem sftp internal-sftp -l INFO',
+      `ChrootDirectory ${join(dir, 'jail')}`,
+      'ForceCommand internal-sftp -l INFO',
+    ]);
     await writeFile(
       join(dir, 'rsyslog.conf'),
       [
