@@ -15,6 +15,7 @@ import { formatRuns, runJson } from '../report/runsReport.js';
 import { formatSkips, skipsByWeek } from '../report/skipsReport.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
+import { registerEvidence } from './evidenceCommand.js';
 
 interface ReportFlags extends RawFlags {
   json?: boolean;
@@ -64,7 +65,7 @@ const print = (text: string) => process.stdout.write(`${text}\n`);
 export function registerReports(program: Command, setExit: (status: number) => void): void {
   const report = program
     .command('report')
-    .description('what the ledger says: recent runs, one run file by file, weekly skips, the deliveries partners owe');
+    .description('what the ledger says: recent runs, one run file by file, weekly skips, the deliveries partners owe, an evidence pack');
 
   withSettingOptions(report.command('runs'), 'report')
     .description('the recent runs, newest first: how each ended and why, host, duration, counts, exit status')
@@ -113,6 +114,8 @@ export function registerReports(program: Command, setExit: (status: number) => v
       if (flags.json) print(jsonDocument({ ...result, ...(flags.html ? { html: resolve(flags.html) } : {}) }));
       else print(`${formatDeliveries(result)}${flags.html ? `\n\nwritten as a page to ${resolve(flags.html)}` : ''}`);
     });
+
+  registerEvidence(report, setExit);
 
   withSettingOptions(program.command('history'), 'history')
     .argument('<file-or-sha256>', 'a file name (or path), a content SHA-256, or its first 8 or more hex digits')

@@ -1,14 +1,15 @@
 import { DEFAULT_MAX_RECORD_BYTES } from '../layout/layout.js';
 
-/** The commands that read settings; `report` stands for its subcommands. */
-export type CommandName = 'migrate' | 'run' | 'report' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check';
+/** The commands that read settings; `report` stands for its subcommands but `report evidence`, which takes audit's settings too. */
+export type CommandName = 'migrate' | 'run' | 'report' | 'evidence' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check';
 
 /**
  * How a setting's text becomes a value; settings.ts holds one parser per kind: `duration` is
  * seconds, written `30`, `30s`, `90m`, `1h30m`, `26h` or `2d`; `count` and `bytes` are whole
- * numbers; `globs` a list of file name patterns; `layout` a preset's name or an object.
+ * numbers; `globs` a list of file name patterns; `paths` a list of files, each of whose names may hold a
+ * wildcard (`xferlog*`, for the rotated ones); `layout` a preset's name or an object.
  */
-export type OptionKind = 'string' | 'duration' | 'bytes' | 'count' | 'globs' | 'layout' | 'expect';
+export type OptionKind = 'string' | 'duration' | 'bytes' | 'count' | 'globs' | 'paths' | 'layout' | 'expect';
 
 /**
  * Where a setting may stand when the config file names several partners (`"partners"`):

@@ -6,13 +6,15 @@ export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, typ
 
 const LAYOUT_PRESETS = [...PRESETS.keys()];
 
-const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'history', 'audit', 'adopt', 'status', 'config'];
-/** the commands that reach the finance database (report, history and status read the ledger only) */
-const FINANCE: readonly CommandName[] = ['migrate', 'run', 'audit', 'adopt', 'config'];
+const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'evidence', 'history', 'audit', 'adopt', 'status', 'config'];
+/** the commands that reach the finance database (report, history and status read the ledger only; `report evidence` holds an audit) */
+const FINANCE: readonly CommandName[] = ['migrate', 'run', 'audit', 'evidence', 'adopt', 'config'];
 /** the commands that write a log (the others answer on stdout and stderr) */
-const LOGGING: readonly CommandName[] = ['run', 'audit', 'adopt', 'config'];
-const FOLDERS: readonly CommandName[] = ['run', 'audit', 'config'];
-const SFTP: readonly CommandName[] = ['run', 'audit', 'adopt', 'config'];
+const LOGGING: readonly CommandName[] = ['run', 'audit', 'evidence', 'adopt', 'config'];
+const FOLDERS: readonly CommandName[] = ['run', 'audit', 'evidence', 'config'];
+const SFTP: readonly CommandName[] = ['run', 'audit', 'evidence', 'adopt', 'config'];
+/** the commands that read the SFTP server's own log of uploads */
+const TRANSFER_LOG: readonly CommandName[] = ['audit', 'evidence', 'config'];
 /** gzip, zip and OpenPGP deliveries are decoded by a run (and its reprocessing), by check and by adopt */
 const DECODING: readonly CommandName[] = ['run', 'check', 'adopt', 'config'];
 
@@ -394,6 +396,40 @@ export const OPTION_TABLE = {
     commands: [...FINANCE, 'check'],
     per: { check: { description: `a shipped layout: ${LAYOUT_PRESETS.join(', ')}; or the config file's` } },
     details: 'see [Layouts](#layouts)',
+  },
+  transferLog: {
+    flag: '--transfer-log',
+    value: '<file...>',
+    description:
+      "the SFTP server's own log of uploads (OpenSSH sftp-server syslog lines, xferlog, or CSV time,path,size): each upload into an intake is matched to what the ledger did with it",
+    env: 'SETTLE_TRANSFER_LOG',
+    kind: 'paths',
+    path: true,
+    commands: TRANSFER_LOG,
+    details:
+      'repeatable; rotated and gzipped files too (`/var/log/proftpd/xferlog*`: a wildcard in a file name takes every file it matches); commas in the environment; an upload without a ledger outcome is named (exit 1); see [The transfer log](#the-transfer-log-every-upload-accounted-for)',
+  },
+  transferLogRoot: {
+    flag: '--transfer-log-root',
+    value: '<dir>',
+    description: "the folder the transfer log's paths start from, in the intake's own terms: a chrooted partner's chroot",
+    env: 'SETTLE_TRANSFER_LOG_ROOT',
+    kind: 'string',
+    default: '/',
+    commands: TRANSFER_LOG,
+    details:
+      "OpenSSH logs a chrooted session's paths inside its chroot (`ChrootDirectory /srv/sftp/%u`: `/in/x.csv` for `/srv/sftp/adyen/in/x.csv`, root `/srv/sftp/adyen`); a path the client sent without a leading `/` is taken from here too",
+  },
+  transferLogTimeZone: {
+    flag: '--transfer-log-time-zone',
+    value: '<zone>',
+    description: "the zone of the transfer log's times where a line does not say it (syslog's `Dec  1 02:00:01`, xferlog)",
+    env: 'SETTLE_TRANSFER_LOG_TIME_ZONE',
+    kind: 'string',
+    default: "this host's zone",
+    commands: TRANSFER_LOG,
+    details:
+      'an IANA name (`Europe/Amsterdam`), `UTC` or an offset (`+01:00`); syslog and ProFTPD write local time, vsftpd UTC unless `use_localtime`',
   },
   expect: {
     flag: null,

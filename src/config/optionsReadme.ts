@@ -1,4 +1,4 @@
-import { CONFIG_OPTION, OPTION_TABLE, PARTNER_OPTION, SETTING_KEYS, type OptionSpec } from './optionTable.js';
+import { CONFIG_OPTION, OPTION_TABLE, PARTNER_OPTION, SETTING_KEYS, type CommandName, type OptionSpec } from './optionTable.js';
 
 /** README.md holds the generated table between these two lines; a unit test keeps them equal. */
 export const OPTIONS_BEGIN = '<!-- options:begin (generated from src/config/optionTable.ts) -->';
@@ -13,6 +13,9 @@ function flagCell(spec: OptionSpec): string {
   return code(value ? `${spec.flag} ${value}` : spec.flag);
 }
 
+/** `evidence` is a subcommand of `report` with settings of its own (audit's): named as it is typed. */
+const commandWords = (command: CommandName) => (command === 'evidence' ? 'report evidence' : command);
+
 function row(key: string, spec: OptionSpec, inFile: boolean): string {
   const meaning = spec.details ? `${spec.description}; ${spec.details}` : spec.description;
   return `| ${[
@@ -20,7 +23,7 @@ function row(key: string, spec: OptionSpec, inFile: boolean): string {
     spec.env ? code(spec.env) : '—',
     inFile ? code(`"${key}"`) : '—',
     spec.default === undefined ? '—' : spec.default.includes(' ') ? cell(spec.default) : code(spec.default),
-    spec.commands.join(', '),
+    spec.commands.map(commandWords).join(', '),
     cell(meaning),
   ].join(' | ')} |`;
 }

@@ -8,6 +8,7 @@ import { holidayCodeProblem } from '../calendar/holidays.js';
 import { DEFAULT_LAYOUT, type Layout } from '../layout/layout.js';
 import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { parseLayout } from '../layout/parseLayout.js';
+import { zoneProblem } from '../layout/timeZones.js';
 import { nearest } from './nearest.js';
 import type { SftpSettings } from '../intake/openIntake.js';
 import type { DecodeSettings } from '../delivery/decodeSettings.js';
@@ -56,6 +57,17 @@ export interface Settings {
   sftp: SftpSettings;
   /** compressed, zipped and OpenPGP deliveries (src/delivery/) */
   decode: DecodeSettings;
+  /** the SFTP server's own log of uploads, for `audit` and `report evidence` */
+  transferLog: TransferLogSettings;
+}
+
+export interface TransferLogSettings {
+  /** the log files (a wildcard in a file name as written: expanded when they are read); empty: none */
+  files: string[];
+  /** the folder, in the intake's own terms, that the log's paths start from (a chroot) */
+  root: string;
+  /** the zone of times a line does not give one for; undefined: this host's */
+  timeZone: string | undefined;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
@@ -129,6 +141,7 @@ interface KindValue {
   bytes: number;
   count: number;
   globs: string[];
+  paths: string[];
   /** a preset's name or an object: parseLayout makes it a layout */
   layout: unknown;
   /** null: `"expect": null` turns off a default from the top of the file */
@@ -197,6 +210,14 @@ const PARSE: { [K in OptionKind]: (p: Picked, spec: OptionSpec) => KindValue[K] 
       throw new UsageError(`${p.from}: expected file name patterns, got ${JSON.stringify(p.value)}`);
     }
     return (list as string[]).map((g) => namePattern(g.trim(), p.from));
+  },
+  // repeated flags, a JSON array (or one string) in the file, or commas in the environment
+  paths: (p) => {
+    const list = typeof p.value === 'string' ? p.value.split(',') : p.value;
+    if (!Array.isArray(list) || list.length === 0 || list.some((f) => typeof f !== 'string' || f.trim() === '')) {
+      throw new UsageError(`${p.from}: expected file paths, got ${JSON.stringify(p.value)}`);
+    }
+    return (list as string[]).map((f) => f.trim());
   },
   layout: (p) => p.value,
   expect: (p) => parseExpect(p),
@@ -285,6 +306,21 @@ function intakeLocation(value: string | undefined, from: string | undefined): st
   return value;
 }
 
+/** The transfer log's root is a path as the intake names it: absolute, without `..`. */
+function transferLogRoot(value: string | undefined, from: string | undefined): string {
+  if (value === undefined) return '/';
+  if (!value.startsWith('/') || value.split('/').includes('..')) {
+    throw new UsageError(`${from}: "${value}" must be an absolute folder path without "..", such as /srv/sftp/adyen`);
+  }
+  return value.length > 1 ? value.replace(/\/+$/, '') : value;
+}
+
+function timeZoneSetting(value: string | undefined, from: string | undefined): string | undefined {
+  const problem = value === undefined ? undefined : zoneProblem(value);
+  if (problem) throw new UsageError(`${from}: ${problem}`);
+  return value;
+}
+
 function readyMarker(suffix: string | undefined): string | undefined {
   if (suffix !== undefined && !/^\.[A-Za-z0-9._-]{1,32}$/.test(suffix)) {
     throw new UsageError(`ready marker "${suffix}" must be a file name suffix such as .done or .ok`);
@@ -294,6 +330,7 @@ function readyMarker(suffix: string | undefined): string | undefined {
 
 /** Folder paths in a config file are relative to the file, not to wherever cron starts. */
 function relativeTo(base: string | undefined, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => relativeTo(base, v));
   if (base === undefined || typeof value !== 'string' || value.includes('://') || isAbsolute(value)) return value;
   return join(base, value);
 }
@@ -536,6 +573,11 @@ function settingsFrom(pick: (key: Key) => Picked | undefined, env: NodeJS.Proces
       hostKeyFingerprint: read('hostKeyFingerprint'),
       timeoutSeconds: read('sftpTimeout') ?? DEFAULTS.sftpTimeout,
       minBytesPerSecond: read('sftpMinRate') ?? DEFAULTS.sftpMinRate,
+    },
+    transferLog: {
+      files: read('transferLog') ?? [],
+      root: transferLogRoot(read('transferLogRoot'), pick('transferLogRoot')?.from),
+      timeZone: timeZoneSetting(read('transferLogTimeZone'), pick('transferLogTimeZone')?.from),
     },
     decode: {
       pgpKeyPath: read('pgpKey'),

@@ -27,6 +27,11 @@ export function workFolderName(): string {
   return `${PREFIX}${HOST}`;
 }
 
+/** Whether a path is in a mover's work folder or is one of its temporaries: the tool's own, never a partner's upload. */
+export function isMoverPath(path: string): boolean {
+  return path.split('/').some((part) => part.startsWith(PREFIX));
+}
+
 export function isMoverName(name: string): boolean {
   return PATTERN.test(name);
 }

@@ -53,44 +53,60 @@ export function checkIntakeSetting(s: IntakeSettings): void {
   if (isSftpUrl(s.intake)) parseSftpUrl(s.intake);
 }
 
+/** The intake and its final folders: local paths, or paths on the SFTP server for an sftp:// intake. */
+export interface IntakeFolders {
+  /** the sftp:// intake's server, or null for a local folder */
+  sftp: SftpLocation | null;
+  intake: string;
+  archive: string;
+  duplicates: string;
+  rejected: string;
+}
+
 /**
- * The intake named by the settings: a local folder or an sftp:// URL, behind one interface.
- * `stop`: a stop request (SIGTERM), which gives up an SFTP request that is stuck then.
+ * Where the settings put the intake and its final folders, checked: archive/, duplicates/ and
+ * rejected/ default to siblings of the intake (on the server, for an sftp:// intake, where they
+ * must be absolute paths).
  */
-export async function openIntake(s: IntakeSettings, log: Logger, stop?: AbortSignal): Promise<Intake> {
+export function intakeFolders(s: IntakeSettings): IntakeFolders {
   checkIntakeSetting(s);
-  if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
-  if (!isSftpUrl(s.intake)) {
-    const intake = resolve(s.intake);
-    const folders = distinctFromIntake({
+  if (!isSftpUrl(s.intake!)) {
+    const intake = resolve(s.intake!);
+    return distinctFromIntake({
+      sftp: null,
       intake,
       archive: resolve(s.archive ?? siblingFolder(intake, 'archive')),
       duplicates: resolve(s.duplicates ?? siblingFolder(intake, 'duplicates')),
       rejected: resolve(s.rejected ?? siblingFolder(intake, 'rejected')),
     });
-    const local = await LocalIntake.open(folders, log);
-    await refuseIntakeAliases(folders);
-    return local;
   }
-  const loc = parseSftpUrl(s.intake);
-  // on the server, the final folders default to siblings of the intake path there
+  const loc = parseSftpUrl(s.intake!);
   const remote = (value: string | undefined, name: Destination) => {
     if (value === undefined) return posix.join(posix.dirname(loc.path), name);
     if (!value.startsWith('/')) throw new UsageError(`--${name} must be an absolute path on the SFTP server, got ${value}`);
     return posix.normalize(value).replace(/\/+$/, '');
   };
-  const sftp = await openSftp(
-    s,
-    loc,
-    stop,
-    distinctFromIntake({
-      intake: loc.path,
-      archive: remote(s.archive, 'archive'),
-      duplicates: remote(s.duplicates, 'duplicates'),
-      rejected: remote(s.rejected, 'rejected'),
-    }),
-    log,
-  );
+  return distinctFromIntake({
+    sftp: loc,
+    intake: loc.path,
+    archive: remote(s.archive, 'archive'),
+    duplicates: remote(s.duplicates, 'duplicates'),
+    rejected: remote(s.rejected, 'rejected'),
+  });
+}
+
+/**
+ * The intake named by the settings: a local folder or an sftp:// URL, behind one interface.
+ * `stop`: a stop request (SIGTERM), which gives up an SFTP request that is stuck then.
+ */
+export async function openIntake(s: IntakeSettings, log: Logger, stop?: AbortSignal): Promise<Intake> {
+  const { sftp: loc, ...folders } = intakeFolders(s);
+  if (!loc) {
+    const local = await LocalIntake.open(folders, log);
+    await refuseIntakeAliases(folders);
+    return local;
+  }
+  const sftp = await openSftp(s, loc, stop, folders, log);
   try {
     await sftp.refuseIntakeAliases();
   } catch (err) {

@@ -11,7 +11,7 @@ import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { removeContent } from '../delivery/stagedContent.js';
-import { classifyName } from './classifyName.js';
+import { classifyName } from '../intake/classifyName.js';
 import { completenessGate, type GateWaiting } from './completenessGate.js';
 import { isConnectionLost } from './connectionLost.js';
 import { decideFile } from './decideFile.js';

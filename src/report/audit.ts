@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import { staleClaims } from './ledgerHealth.js';
 import { contentOf } from '../ledger/types.js';
+import type { TransferAuditResult } from './transferLog/transferAudit.js';
 
 /** What kind of discrepancy: a script decides by this, a person reads the message. */
 export type DiscrepancyKind =
@@ -14,7 +15,8 @@ export type DiscrepancyKind =
   | 'load_unknown_to_ledger'
   | 'table_row_count_differs'
   | 'stale_claim'
-  | 'archived_file_unknown';
+  | 'archived_file_unknown'
+  | 'upload_unmatched';
 
 export interface Discrepancy {
   kind: DiscrepancyKind;
@@ -29,6 +31,8 @@ export interface Discrepancy {
 export interface AuditResult {
   checks: { name: string; discrepancies: Discrepancy[] }[];
   discrepancies: number;
+  /** the uploads the SFTP server logged, matched to the ledger (`--transfer-log`); null without one */
+  transferLog: TransferAuditResult | null;
 }
 
 const found = (
@@ -56,6 +60,7 @@ export async function audit(
   finance: FinanceDb,
   archives: { partner: string; archive: FolderReader }[],
   partners?: string[],
+  transferLog: TransferAuditResult | null = null,
 ): Promise<AuditResult> {
   const { schema } = finance;
   const facts = await finance.loadFacts();
@@ -144,5 +149,12 @@ export async function audit(
   }
   check('every archived file is known to the ledger', unknown);
 
-  return { checks, discrepancies: checks.reduce((n, c) => n + c.discrepancies.length, 0) };
+  if (transferLog) {
+    check(
+      'every upload in the transfer log has a ledger outcome',
+      transferLog.arrivals.filter((a) => a.unmatched).map((a) => found('upload_unmatched', a.name, null, null, a.message, a.partner)),
+    );
+  }
+
+  return { checks, discrepancies: checks.reduce((n, c) => n + c.discrepancies.length, 0), transferLog };
 }

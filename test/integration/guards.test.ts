@@ -1,5 +1,4 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hostname } from 'node:os';
@@ -13,40 +12,13 @@ import { readMigrations } from '../../src/db/migrationFiles.js';
 const FINANCE_VERSIONS = readMigrations('finance').map((m) => m.version);
 import { finished, runCli, startCli } from '../support/cli.js';
 import { financeDatabase, sharedFinanceDatabase, parseSummary, Workspace, ROWS_WITH_SOURCE } from '../support/workspace.js';
+import { stageClaim } from '../support/otherRun.js';
 
 const db = sharedFinanceDatabase();
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 async function rowsFrom(name: string): Promise<number> {
   const r = await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
   return Number(r.rows[0]!.n);
-}
-
-/** Stages another run's claim on `name`, as if that run were loading it right now. */
-function stageClaim(ws: Workspace, name: string, text: string, owner: { host: string; pid: number; startedAt: string }) {
-  ws.withLedger((l) => {
-    const at = new Date().toISOString();
-    l.prepare(`INSERT INTO runs (run_id, mode, host, pid, started_at) VALUES ('r-other', 'scheduled', ?, ?, ?)`).run(
-      owner.host,
-      owner.pid,
-      at,
-    );
-    l.prepare(
-      `INSERT INTO processed_files (name, sha256, state, run_id, size, owner_host, owner_pid, owner_started_at, lease_until, first_seen_at, updated_at)
-       VALUES (?, ?, 'claimed', 'r-other', ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      name,
-      sha256(text),
-      Buffer.byteLength(text),
-      owner.host,
-      owner.pid,
-      owner.startedAt,
-      new Date(Date.now() + 3600_000).toISOString(),
-      at,
-      at,
-    );
-  });
 }
 
 describe('guards', () => {

@@ -74,6 +74,17 @@ describe('--json', () => {
     await json('history', ['history', 'settle_20261120_a02.csv']);
     await writeFile(join(ws.archive, 'settle_20261119_z01.csv'), 'put here by hand\n');
     expect((await json('audit', ['audit', '--intake', ws.intake])).status).toBe(1);
+    // the server's uploads as a CSV export: the one loaded, and one no run ever saw
+    const uploadedAt = new Date(Date.now() - 3600_000).toISOString();
+    const transferLog = join(ws.root, 'uploads.csv');
+    await writeFile(
+      transferLog,
+      `time,path,size\n${uploadedAt},${join(ws.intake, 'settle_20261120_a01.csv')},${Buffer.byteLength(a01)}\n${uploadedAt},${join(ws.intake, 'settle_20261120_x01.csv')},10\nnot a line\n`,
+    );
+    expect((await json('audit --transfer-log', ['audit', '--intake', ws.intake, '--transfer-log', transferLog])).status).toBe(1);
+    const today = new Date().toISOString().slice(0, 10);
+    const evidence = ['report', 'evidence', '--from', today, '--to', today, '--out', join(ws.root, 'evidence'), '--intake', ws.intake];
+    expect((await json('report evidence', [...evidence, '--transfer-log', transferLog])).status).toBe(1);
     await copyFile(join(ws.archive, 'settle_20261120_a01.csv'), join(ws.archive, 'settle_20261120_a01_copy.csv'));
     const adopter = await Workspace.create(db.url);
     await json('adopt', ['adopt', '--archive', ws.archive], { ledger: adopter.ledger });

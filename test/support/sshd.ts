@@ -4,6 +4,32 @@ import { join } from 'node:path';
 import { freePort } from './postgresServer.js';
 import { makeServerKeys, ServerProcess } from './sftpServers.js';
 
+/** The test sshds' config and authorized key: on 127.0.0.1 with their own host key, the client key alone, then `extra` lines. */
+export async function writeSshdConfig(
+  dir: string,
+  port: number,
+  keys: { hostKey: string; clientKey: string },
+  extra: string[],
+): Promise<void> {
+  await writeFile(join(dir, 'authorized_keys'), await readFile(`${keys.clientKey}.pub`));
+  const lines = [
+    'ListenAddress 127.0.0.1',
+    `Port ${port}`,
+    `HostKey ${keys.hostKey}`,
+    `PidFile ${join(dir, 'sshd.pid')}`,
+    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+    'PubkeyAuthentication yes',
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'PermitRootLogin prohibit-password',
+    'UsePAM no',
+    'StrictModes no',
+    ...extra,
+    '',
+  ];
+  await writeFile(join(dir, 'sshd_config'), lines.join('\n'));
+}
+
 /** A real OpenSSH server on 127.0.0.1 with its own config, host key and client key. */
 export class TestSshd extends ServerProcess {
   readonly kind = 'openssh';
@@ -13,26 +39,10 @@ export class TestSshd extends ServerProcess {
     await chmod(dir, 0o755);
     const port = await freePort();
     const keys = await makeServerKeys(dir, port);
-    await writeFile(join(dir, 'authorized_keys'), await readFile(`${keys.clientKey}.pub`));
-    await writeFile(
-      join(dir, 'sshd_config'),
-      [
-        'ListenAddress 127.0.0.1',
-        `Port ${port}`,
-        `HostKey ${keys.hostKey}`,
-        `PidFile ${join(dir, 'sshd.pid')}`,
-        `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-        'PubkeyAuthentication yes',
-        'PasswordAuthentication no',
-        'KbdInteractiveAuthentication no',
-        'PermitRootLogin prohibit-password',
-        'UsePAM no',
-        'StrictModes no',
-        // a process of its own per session (as most installations have it), so a test can end one SFTP channel
-        'Subsystem sftp /usr/lib/openssh/sftp-server',
-        '',
-      ].join('\n'),
-    );
+    await writeSshdConfig(dir, port, keys, [
+      // a process of its own per session (as most installations have it), so a test can end one SFTP channel
+      'Subsystem sftp /usr/lib/openssh/sftp-server',
+    ]);
     await mkdir('/run/sshd', { recursive: true, mode: 0o755 }).catch(() => undefined); // privilege separation
     const sshd = new TestSshd(dir, port, userInfo().username, keys.clientKey, keys.knownHosts, keys.hostKeyPub);
     await sshd.resume();

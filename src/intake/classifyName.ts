@@ -1,4 +1,4 @@
-import { finalName, isInProgressName, isUnsafeName } from '../intake/names.js';
+import { finalName, isInProgressName, isUnsafeName } from './names.js';
 
 export type NameVerdict = { kind: 'take' } | { kind: 'known' | 'ignored' | 'not_ready'; reason: string };
 

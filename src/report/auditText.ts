@@ -1,0 +1,41 @@
+import type { AuditResult } from './audit.js';
+import { printable } from './printable.js';
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** `audit`'s answer for a person: each check, then what the transfer log showed, then the verdict. */
+export function auditText(result: AuditResult): string {
+  const lines: string[] = [];
+  for (const c of result.checks) {
+    const n = c.discrepancies.length;
+    lines.push(`audit: ${c.name}: ${n === 0 ? 'ok' : plural(n, 'discrepancy', 'discrepancies')}`);
+    for (const d of c.discrepancies) lines.push(`  ${printable(d.message)}`);
+  }
+  const t = result.transferLog;
+  if (t) {
+    for (const f of t.logs) {
+      const unreadable = f.unreadable === 0 ? '' : `, ${f.unreadable} UNREADABLE`;
+      lines.push(
+        `transfer log ${printable(f.file)} (${f.format}): ${plural(f.lines, 'line', 'lines')}, ${f.transferLines} of transfers, ${f.otherLines} of other things${unreadable}`,
+      );
+      for (const u of f.unreadableQuoted) lines.push(`  line ${u.line} could not be read: ${printable(JSON.stringify(u.text))}`);
+      if (f.unreadable > f.unreadableQuoted.length) lines.push(`  and ${f.unreadable - f.unreadableQuoted.length} more`);
+    }
+    const counts = Object.entries(t.counts)
+      .map(([k, n]) => `${k}=${n}`)
+      .join(' ');
+    lines.push(
+      `transfer log: ${plural(t.arrivals.length, 'upload', 'uploads')} into the intakes: ${counts || 'none'}; unmatched=${t.unmatched}`,
+    );
+    for (const a of t.arrivals) lines.push(`  ${printable(a.message)}`);
+    if (t.outsideIntakes.length > 0) {
+      lines.push(`transfer log: ${plural(t.outsideIntakes.length, 'upload', 'uploads')} into folders no run reads:`);
+      for (const s of t.outsideIntakes) lines.push(`  ${printable(s.message)}`);
+    }
+  }
+  const n = result.discrepancies;
+  lines.push(
+    `audit ${n === 0 ? 'clean' : 'found problems'}: ${plural(result.checks.length, 'check', 'checks')}, ${plural(n, 'discrepancy', 'discrepancies')}`,
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,69 @@
+import type { Zone } from '../../layout/timeZones.js';
+import { isoTime } from './logTimes.js';
+import type { LineVerdict, LogPlace } from './transferEvents.js';
+
+/**
+ * A plain CSV of uploads for a server whose own log this tool does not read (export it from
+ * the server's audit trail): one completed upload per line, `time,path,size`, with an optional
+ * header line `time,path,size`. The time is ISO 8601 (`2026-12-01T02:00:01Z`; without an offset,
+ * in the transfer log's zone) or seconds since the epoch; a path with a comma or a quote is
+ * quoted as CSV quotes (`"…"`, a quote doubled).
+ */
+const HEADER = /^\s*"?time"?\s*,\s*"?path"?\s*,\s*"?size"?\s*$/i;
+
+/** One line's fields, split as CSV quotes them; null when the quoting is broken. */
+export function csvFields(line: string): string[] | null {
+  const fields: string[] = [];
+  let i = 0;
+  for (;;) {
+    if (line[i] === '"') {
+      let value = '';
+      i++;
+      for (;;) {
+        const q = line.indexOf('"', i);
+        if (q < 0) return null;
+        value += line.slice(i, q);
+        if (line[q + 1] === '"') {
+          value += '"';
+          i = q + 2;
+          continue;
+        }
+        i = q + 1;
+        break;
+      }
+      fields.push(value);
+      if (i === line.length) return fields;
+      if (line[i] !== ',') return null;
+      i++;
+      continue;
+    }
+    const comma = line.indexOf(',', i);
+    if (comma < 0) {
+      fields.push(line.slice(i));
+      return fields;
+    }
+    fields.push(line.slice(i, comma));
+    i = comma + 1;
+  }
+}
+
+export function isCsvHeader(line: string): boolean {
+  return HEADER.test(line);
+}
+
+function csvTime(text: string, zone: Zone): number {
+  const t = text.trim();
+  if (/^\d{9,11}(\.\d+)?$/.test(t)) return Math.round(Number(t) * 1000);
+  return isoTime(t, zone);
+}
+
+export function readCsvLine(line: string, place: LogPlace, family: string, zone: Zone): LineVerdict {
+  if (isCsvHeader(line)) return { kind: 'other' };
+  const fields = csvFields(line.replace(/\r$/, ''));
+  if (!fields || fields.length !== 3) return { kind: 'unreadable' };
+  const [time, path, size] = fields as [string, string, string];
+  const at = csvTime(time, zone);
+  if (Number.isNaN(at) || path === '' || !/^\s*\d+\s*$/.test(size)) return { kind: 'unreadable' };
+  const upload = { kind: 'upload' as const, server: family, at, user: null, place, path, startedAt: at, size: Number(size) };
+  return { kind: 'events', events: [{ ...upload, sizeExact: true, complete: true, from: null, renamesLogged: false }], at };
+}

@@ -1,0 +1,60 @@
+import { UsageError } from '../../errors.js';
+import { parseZone, wallClockOffset, type Zone } from '../../layout/timeZones.js';
+
+export const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** The zone a log's times are in where a line does not say: the one configured, else this host's (as syslog writes). */
+export function logZone(configured: string | undefined): { zone: Zone; name: string } {
+  const name = configured ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC';
+  const zone = parseZone(name) ?? parseZone(name.toUpperCase());
+  if (!zone)
+    throw new UsageError(
+      `transfer log time zone "${name}" is not a time zone (an IANA name such as "Europe/Amsterdam", "UTC", or "+01:00")`,
+    );
+  return { zone, name };
+}
+
+/** A wall-clock time in `zone` as milliseconds since the epoch; NaN when it is no real date. */
+export function wallClock(zone: Zone, y: number, mo: number, d: number, h: number, mi: number, s: number, ms = 0): number {
+  const asUtc = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  const check = new Date(asUtc);
+  if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d || h > 23 || mi > 59 || s > 60) return NaN;
+  return asUtc - wallClockOffset(zone, y, mo, d, h, mi) * 60_000;
+}
+
+/**
+ * A time written with its offset (`2026-12-01T02:00:01.5+01:00`, `…Z`), or without one (then in
+ * `zone`); NaN when it is not such a time.
+ */
+export function isoTime(text: string, zone: Zone): number {
+  const m = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\s?(Z|[+-]\d\d:?\d\d)?$/i.exec(text);
+  if (!m) return NaN;
+  const ms = m[7] ? Math.floor(Number(`0.${m[7]}`) * 1000) : 0;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (m[8] === undefined) return wallClock(zone, y, mo, d, h, mi, s, ms);
+  const offset = parseZone(m[8].toUpperCase() === 'Z' ? 'Z' : m[8].replace(/^([+-]\d\d)(\d\d)$/, '$1:$2'));
+  if (!offset || !('fixed' in offset)) return NaN;
+  return wallClock({ fixed: offset.fixed }, y, mo, d, h, mi, s, ms);
+}
+
+/**
+ * The year of a syslog line that does not write one (`Dec  1 02:00:01`): the year of the file's
+ * last change, or the one before for a date that would fall after it (a December line in a file
+ * last written in January).
+ */
+export function yearBefore(reference: number, zone: Zone, month: number, day: number): number {
+  const ref = new Date(reference + wallClockOffsetAt(zone, reference) * 60_000);
+  const year = ref.getUTCFullYear();
+  const sameYear = Date.UTC(year, month - 1, day);
+  return sameYear > Date.UTC(ref.getUTCFullYear(), ref.getUTCMonth(), ref.getUTCDate()) + 86_400_000 ? year - 1 : year;
+}
+
+function wallClockOffsetAt(zone: Zone, utcMs: number): number {
+  const d = new Date(utcMs);
+  return wallClockOffset(zone, d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes());
+}
+
+/** A time for people: `2026-12-01 02:00:01 UTC`. */
+export function utcText(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}

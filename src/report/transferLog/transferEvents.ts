@@ -1,0 +1,78 @@
+/**
+ * What an SFTP server's own log says happened to the files it served, in one shape whatever the
+ * log's format (OpenSSH's sftp-server lines, xferlog, a plain CSV): uploads, renames and removals,
+ * each with where in which log it was read. Times are milliseconds since the epoch (UTC).
+ */
+
+/** A line of a log file, for the messages that name it. */
+export interface LogPlace {
+  file: string;
+  line: number;
+}
+
+interface Happening {
+  /**
+   * Whose paths these are: one server's namespace (the log's file family, and the host a
+   * syslog line names), so that two servers' `/in/x.csv` are never one file.
+   */
+  server: string;
+  at: number;
+  /** the login that did it, where the log says */
+  user: string | null;
+  place: LogPlace;
+}
+
+export interface Upload extends Happening {
+  kind: 'upload';
+  /** the path as the log has it: the server's path, as the client named it */
+  path: string;
+  /** when the write began (OpenSSH's open, xferlog's time less its transfer time); `at` is when it ended */
+  startedAt: number;
+  /** bytes written */
+  size: number;
+  /** false when the file was opened without truncating it (a resumed upload): it may hold more than was written */
+  sizeExact: boolean;
+  /** false for an upload the connection cut short (OpenSSH's `forced close`, xferlog's status `i`) */
+  complete: boolean;
+  /** the client's address, where the log says */
+  from: string | null;
+  /**
+   * false where the log's format has no renames (xferlog, CSV): an upload under a temporary
+   * name (`X.part`) is then taken as the file its uploader renamed it to (`X`)
+   */
+  renamesLogged: boolean;
+}
+
+export interface Rename extends Happening {
+  kind: 'rename';
+  from: string;
+  to: string;
+}
+
+export interface Removal extends Happening {
+  kind: 'remove';
+  path: string;
+}
+
+export type TransferEvent = Upload | Rename | Removal;
+
+/** How a log file was read: every line is one of these, and none is passed over without a count. */
+export interface LogFileReport {
+  file: string;
+  format: LogFormat | 'empty';
+  lines: number;
+  /** lines that told of a transfer (an upload, a rename, a removal, a session, a download) */
+  transferLines: number;
+  /** lines of the log that are about something else (other programs in a syslog file, a header) */
+  otherLines: number;
+  /** lines that could not be read: counted, and the first of them kept */
+  unreadable: number;
+  unreadableQuoted: { line: number; text: string }[];
+  firstAt: number | null;
+  lastAt: number | null;
+}
+
+export type LogFormat = 'openssh-syslog' | 'xferlog' | 'csv';
+
+/** What a format's line reader makes of one line. */
+export type LineVerdict = { kind: 'events'; events: TransferEvent[]; at: number | null } | { kind: 'other' } | { kind: 'unreadable' };
