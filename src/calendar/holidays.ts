@@ -1,4 +1,22 @@
-import Holidays from 'date-holidays';
+import { createRequire } from 'node:module';
+import type HolidaysClass from 'date-holidays';
+
+type Holidays = HolidaysClass;
+
+/**
+ * date-holidays is loaded on first use, not with the command: its rules of every country take
+ * about 0.25 s to load, which a run or `status` without `"expect"` should not pay (the idle run's
+ * budget is 0.4 s, docs/BENCHMARKS.md).
+ */
+let library: typeof HolidaysClass | undefined;
+function holidaysLibrary(): typeof HolidaysClass {
+  library ??= createRequire(import.meta.url)('date-holidays') as typeof HolidaysClass;
+  return library;
+}
+const newHolidays = (country?: string, region?: string): Holidays => {
+  const Library = holidaysLibrary();
+  return country === undefined ? new Library() : region ? new Library(country, region) : new Library(country);
+};
 
 /**
  * Public holidays from date-holidays, a well-kept library of the world's holiday rules (countries
@@ -18,10 +36,10 @@ function split(code: string): [string, string | undefined] {
 /** Why a holiday code is not one date-holidays knows, if it is not. */
 export function holidayCodeProblem(code: string): string | undefined {
   const [country, region] = split(code);
-  const countries = new Holidays().getCountries() as Record<string, string>;
+  const countries = newHolidays().getCountries() as Record<string, string>;
   if (!countries[country]) return `"${code}" is not a country code date-holidays knows (such as NL, DE, GB, US)`;
   if (region === undefined) return undefined;
-  const regions = (new Holidays().getStates(country) ?? {}) as Record<string, string>;
+  const regions = (newHolidays().getStates(country) ?? {}) as Record<string, string>;
   if (!regions[region]) {
     const known = Object.keys(regions);
     return `"${code}": ${country} has no region ${region}${known.length ? ` (known: ${known.join(', ')})` : ''}`;
@@ -37,7 +55,7 @@ function publicHolidays(code: string, year: number): Set<string> {
     const [country, region] = split(code);
     let calendar = calendars.get(code.toUpperCase());
     if (!calendar) {
-      calendar = region ? new Holidays(country, region) : new Holidays(country);
+      calendar = newHolidays(country, region);
       calendars.set(code.toUpperCase(), calendar);
     }
     days = new Set(
@@ -55,7 +73,7 @@ function publicHolidays(code: string, year: number): Set<string> {
 export function holidayOn(code: string, day: string): string | undefined {
   if (!publicHolidays(code, Number(day.slice(0, 4))).has(day)) return undefined;
   const [country, region] = split(code);
-  const found = (region ? new Holidays(country, region) : new Holidays(country)).isHoliday(new Date(`${day}T12:00:00Z`));
+  const found = newHolidays(country, region).isHoliday(new Date(`${day}T12:00:00Z`));
   const publicOne = Array.isArray(found) ? found.find((h) => h.type === 'public') : undefined;
   return publicOne?.name ?? 'public holiday';
 }
