@@ -27,7 +27,7 @@ export type FaultStep =
   | 'before-rename'
   /** the file has left the intake; the ledger does not know where it went yet */
   | 'after-move'
-  /** the ledger has recorded the move, in a commit without a sync of its own */
+  /** the ledger has recorded the move */
   | 'after-move-record';
 
 export function faultPoint(step: FaultStep, file?: string): void {

@@ -154,8 +154,7 @@ export interface Ledger {
   ): Promise<void>;
   /**
    * The file of a decided outcome now sits at `location`. Recorded once per arrival and
-   * landing place: false when another run already recorded this very move. Not durable on its
-   * own (a power loss may take it back): its intent is, and the next run records the move then.
+   * landing place: false when another run already recorded this very move.
    */
   markMoved(f: MovedFile, location: string, moveDetails?: Record<string, unknown>): Promise<boolean>;
   /** recorded before a decided file leaves the intake (or with its outcome: finalizeClaim); markMoved or recordSkip removes it */

@@ -34,11 +34,9 @@ class PgPort implements SqlPort {
     return (await this.query(sql, params)).rowCount ?? 0;
   }
 
-  async transaction<T>(fn: () => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
     await this.all('BEGIN');
     try {
-      // the commit returns before its WAL record is flushed: a crash of the server may take it back
-      if (opts.durable === false) await this.all('SET LOCAL synchronous_commit = off');
       const result = await fn();
       await this.all('COMMIT');
       return result;

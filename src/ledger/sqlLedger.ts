@@ -57,8 +57,8 @@ export class SqlLedger implements Ledger {
     return result;
   }
 
-  private tx<T>(fn: () => Promise<T>, opts?: { durable?: boolean }): Promise<T> {
-    return this.serial(() => this.db.transaction(fn, opts));
+  private tx<T>(fn: () => Promise<T>): Promise<T> {
+    return this.serial(() => this.db.transaction(fn));
   }
 
   private read(sql: string, params: unknown[] = []): Promise<SqlRow[]> {
@@ -410,22 +410,18 @@ export class SqlLedger implements Ledger {
   }
 
   markMoved(f: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
-    // not durable on its own: its intent is, and the next run finishes a move it finds unrecorded
-    return this.tx(
-      async () => {
-        await dropIntent(this.db, f);
-        if (!(await insertMove(this.db, f, location, this.partner, now()))) return false;
-        await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
-          location,
-          now(),
-          f.name,
-          f.sha256,
-        ]);
-        await this.appendEvent(movedEvent(f, location, moveDetails));
-        return true;
-      },
-      { durable: false },
-    );
+    return this.tx(async () => {
+      await dropIntent(this.db, f);
+      if (!(await insertMove(this.db, f, location, this.partner, now()))) return false;
+      await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
+        location,
+        now(),
+        f.name,
+        f.sha256,
+      ]);
+      await this.appendEvent(movedEvent(f, location, moveDetails));
+      return true;
+    });
   }
 
   recordSkip(

@@ -16,12 +16,8 @@ export interface SqlPort {
   all(sql: string, params?: unknown[]): Promise<SqlRow[]>;
   /** a write without RETURNING: the number of rows it changed */
   run(sql: string, params?: unknown[]): Promise<number>;
-  /**
-   * `fn` in one write transaction: its state changes and events commit together or not at all.
-   * `durable: false`: a commit that a power loss may take back (never a crash of the process):
-   * only for a record the next run rebuilds from a durable one (a move from its intent).
-   */
-  transaction<T>(fn: () => Promise<T>, opts?: { durable?: boolean }): Promise<T>;
+  /** `fn` in one write transaction: its state changes and events commit together or not at all */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
   /** the statement broke a UNIQUE constraint (another claimant won at the same instant) */
   isUniqueViolation(err: unknown): boolean;
   close(): Promise<void>;

@@ -73,22 +73,15 @@ class SqlitePort implements SqlPort {
   }
 
   /** IMMEDIATE: the write lock is taken at BEGIN, so two writers queue instead of deadlocking. */
-  async transaction<T>(fn: () => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
-    // in WAL mode, NORMAL leaves the WAL unsynced at COMMIT: the next FULL commit syncs it, with this one
-    const relaxed = opts.durable === false;
-    if (relaxed) this.db.pragma('synchronous = NORMAL');
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
     try {
-      this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
-      try {
-        const result = await fn();
-        this.guard(() => this.db.exec('COMMIT'));
-        return result;
-      } catch (err) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-        throw err;
-      }
-    } finally {
-      if (relaxed) this.db.pragma('synchronous = FULL');
+      const result = await fn();
+      this.guard(() => this.db.exec('COMMIT'));
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw err;
     }
   }
 

@@ -57,7 +57,6 @@ export async function moveDecided(
   const earlier = decidedBy !== undefined && decidedBy !== file.runId ? { decidedBy } : {};
   if (!(await ctx.ledger.markMoved({ ...file, landed: routed.landed }, routed.location, { ...replacedDetails(routed), ...earlier })))
     return;
-  // the record is a commit a power loss may take back: a crash here leaves it (the process's writes are the OS's)
   faultPoint('after-move-record', file.name);
   log.info({ event: 'moved', to: routed.location, ...earlier }, `moved to ${routed.location}`);
 }

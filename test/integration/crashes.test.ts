@@ -40,7 +40,6 @@ const CRASH_STEPS = [
   { step: 'after-finalize', settled: undefined, status: 0 },
   { step: 'mid-move', settled: undefined, status: 0 },
   { step: 'after-move', settled: undefined, status: 0 },
-  // the move's record is committed without a sync of its own (its intent was synced with the outcome)
   { step: 'after-move-record', settled: undefined, status: 0 },
 ] as const;
 
