@@ -89,6 +89,13 @@ export async function stageAndHash(
         if (size >= HEAD_BYTES) await wrapped();
       } else if (tee) await (owned ? tee.feed(chunk) : tee.feedCopy(chunk));
     };
+    // what every chunk read gets, whichever loop read it: the hash, the sample, the count
+    const took = (chunk: Buffer) => {
+      hash.update(chunk);
+      sampler?.feed(chunk, size);
+      size += chunk.length;
+      onRead?.(size);
+    };
     let writing: Promise<void> = Promise.resolve();
     try {
       if (file.readSyncAt) {
@@ -97,10 +104,7 @@ export async function stageAndHash(
           const bytes = file.readSyncAt(buffer, size);
           if (bytes === 0) break;
           const chunk = buffer.subarray(0, bytes);
-          hash.update(chunk);
-          sampler?.feed(chunk, size);
-          size += bytes;
-          onRead?.(size);
+          took(chunk);
           writeAllSync(out.fd, chunk);
           if (head || tee) await decodeAlong(chunk, false);
           if ((sinceTurn += bytes) >= YIELD_EVERY_BYTES) {
@@ -112,10 +116,7 @@ export async function stageAndHash(
         // a stream (SFTP) reads the next chunk ahead: each chunk is hashed while the one before
         // it is still being written, and at most one write is in flight
         for await (const chunk of file.stream as AsyncIterable<Buffer>) {
-          hash.update(chunk);
-          sampler?.feed(chunk, size);
-          size += chunk.length;
-          onRead?.(size);
+          took(chunk);
           await writing;
           writing = writeAll(out, chunk);
           await decodeAlong(chunk, true);
