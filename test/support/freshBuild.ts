@@ -18,12 +18,17 @@ function sources(dir: string): string[] {
  */
 export function staleBuild(root = ROOT): string[] {
   const src = join(root, 'src');
-  return sources(src).flatMap((file) => {
+  // the CLI as the bin runs it: every module joined after tsc wrote them (scripts/bundle.mjs)
+  const bundle = join(root, 'dist', 'bundle', 'cli.js');
+  const bundledAt = statSync(bundle, { throwIfNoEntry: false })?.mtimeMs;
+  const stale = sources(src).flatMap((file) => {
     const built = join(root, 'dist', relative(src, file).replace(/\.ts$/, '.js'));
     const builtAt = statSync(built, { throwIfNoEntry: false })?.mtimeMs;
     if (builtAt === undefined) return [`${relative(root, built)} is missing`];
-    return statSync(file).mtimeMs > builtAt ? [`${relative(root, file)} is newer than ${relative(root, built)}`] : [];
+    if (statSync(file).mtimeMs > builtAt) return [`${relative(root, file)} is newer than ${relative(root, built)}`];
+    return bundledAt !== undefined && builtAt > bundledAt ? [`${relative(root, built)} is newer than ${relative(root, bundle)}`] : [];
   });
+  return bundledAt === undefined ? [`${relative(root, bundle)} is missing`, ...stale] : stale;
 }
 
 export function assertFreshBuild(): void {
