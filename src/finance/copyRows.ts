@@ -119,20 +119,25 @@ export async function streamRows(
 /** A new load of a content (its first, or a reload): the integer every row of it carries. */
 export async function startLoad(t: FinanceTarget, req: LoadRequest, reason: string | null): Promise<number> {
   const s = escapeIdentifier(t.schema);
+  // the load and the marker's pointer to it in one statement (one round trip a file, not two)
   const r = await t.client.query<{ load_id: number }>(
-    `INSERT INTO ${s}.loads (sha256, run_id, reason) VALUES ($1, $2, $3) RETURNING load_id`,
+    `WITH load AS (INSERT INTO ${s}.loads (sha256, run_id, reason) VALUES ($1, $2, $3) RETURNING load_id)
+     UPDATE ${s}.file_loads SET load_id = load.load_id FROM load WHERE sha256 = $1 RETURNING load.load_id`,
     [req.sha256, req.runId, reason],
   );
-  const loadId = r.rows[0]!.load_id;
-  await t.client.query(`UPDATE ${s}.file_loads SET load_id = $2 WHERE sha256 = $1`, [req.sha256, loadId]);
-  return loadId;
+  if (r.rows.length !== 1) throw new Error(`the file marker of ${req.sha256} is missing: its load was not started`);
+  return r.rows[0]!.load_id;
 }
 
-/** The rows a load put in: on the file marker and on the load. */
+/** The rows a load put in: on the file marker and on the load, in one statement. */
 export async function finishLoad(t: FinanceTarget, req: LoadRequest, loadId: number, rows: number): Promise<void> {
   const s = escapeIdentifier(t.schema);
-  await t.client.query(`UPDATE ${s}.file_loads SET row_count = $2 WHERE sha256 = $1`, [req.sha256, rows]);
-  await t.client.query(`UPDATE ${s}.loads SET row_count = $2 WHERE load_id = $1`, [loadId, rows]);
+  const r = await t.client.query<{ n: number }>(
+    `WITH load AS (UPDATE ${s}.loads SET row_count = $3 WHERE load_id = $2 RETURNING load_id)
+     UPDATE ${s}.file_loads SET row_count = $3 WHERE sha256 = $1 AND load_id IN (SELECT load_id FROM load) RETURNING 1 AS n`,
+    [req.sha256, loadId, rows],
+  );
+  if (r.rows.length !== 1) throw new Error(`the rows of load ${loadId} (${req.sha256}) could not be counted on its marker`);
 }
 
 /**
