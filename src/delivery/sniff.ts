@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { readAt } from '../syncFs.js';
 
 export type Wrapping = 'gzip' | 'zip' | 'pgp-binary' | 'pgp-armored';
 
@@ -63,12 +63,5 @@ export function sniffHead(head: Buffer): Wrapping | null {
 
 /** What wraps the file at `path` (its first HEAD_BYTES). */
 export async function sniff(path: string): Promise<Wrapping | null> {
-  const file = await open(path, 'r');
-  try {
-    const buf = Buffer.alloc(HEAD_BYTES);
-    const { bytesRead } = await file.read(buf, 0, buf.length, 0);
-    return sniffHead(buf.subarray(0, bytesRead));
-  } finally {
-    await file.close();
-  }
+  return sniffHead(await readAt(path, HEAD_BYTES, 0));
 }

@@ -1,4 +1,4 @@
-import { unlink } from 'node:fs/promises';
+import { unlink } from '../syncFs.js';
 import { PassThrough } from 'node:stream';
 import { RejectError, errorMessage } from '../errors.js';
 import type { DecodeOptions } from './decodeSettings.js';

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { stat } from '../syncFs.js';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';

@@ -1,6 +1,7 @@
-import { constants, readSync } from 'node:fs';
-import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { once } from 'node:events';
+import { closeSync, constants, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { lstat, readdir, stat } from '../syncFs.js';
 import { FileGoneError, kindOf, NotRegularFileError, type FolderReader, type IntakeEntry, type PinnedFile } from './intake.js';
 import { pinOf } from './moveNoOverwrite.js';
 
@@ -50,29 +51,33 @@ export class LocalFolder implements FolderReader {
     const before = await lstat(path).catch((err) => Promise.reject(isGone(err) ? new FileGoneError(name, { cause: err }) : err));
     if (!before.isFile()) throw refuse(kindOf(before));
     // swapped after that look: O_NOFOLLOW refuses a symlink (ELOOP), O_NONBLOCK keeps a FIFO from blocking
-    const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err) => {
+    let fd: number;
+    try {
+      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (err) {
       if (isGone(err)) throw new FileGoneError(name, { cause: err });
       if (errCode(err) === 'ELOOP') throw refuse('a symbolic link, not a regular file', err);
       if (errCode(err) === 'ENXIO') throw refuse('a socket or device, not a regular file', err);
       throw err;
-    });
-    const s = await fh.stat();
+    }
+    const s = fstatSync(fd);
     if (!s.isFile()) {
-      await fh.close();
+      closeSync(fd);
       throw refuse(kindOf(s));
     }
-    return new LocalPinnedFile(fh, pinOf(s));
+    return new LocalPinnedFile(fd, pinOf(s));
   }
 
   async close(): Promise<void> {}
 }
 
+/** The file opened once: its descriptor is used on this thread (src/syncFs.ts), its stream read through the pool. */
 class LocalPinnedFile implements PinnedFile {
-  private streamed: ReturnType<FileHandle['createReadStream']> | undefined;
+  private streamed: ReturnType<typeof createReadStream> | undefined;
   private closed = false;
 
   constructor(
-    private readonly fh: FileHandle,
+    private readonly fd: number,
     readonly pin: ReturnType<typeof pinOf>,
   ) {}
 
@@ -80,22 +85,27 @@ class LocalPinnedFile implements PinnedFile {
     // 1 MiB reads for staging and hashing at about `openssl dgst`'s cost; a small file gets a small
     // buffer, so that a run over thousands of them does not allocate and collect 1 MiB for each
     const highWaterMark = Math.max(64 * 1024, Math.min(1024 * 1024, this.pin.size + 1));
-    this.streamed ??= this.fh.createReadStream({ highWaterMark, start: 0, autoClose: false });
+    this.streamed ??= createReadStream('', { fd: this.fd, highWaterMark, start: 0, autoClose: false });
     return this.streamed;
   }
 
   readSyncAt(buffer: Buffer, position: number): number {
-    return readSync(this.fh.fd, buffer, 0, buffer.length, position);
+    return readSync(this.fd, buffer, 0, buffer.length, position);
   }
 
   async current() {
-    return pinOf(await this.fh.stat());
+    return pinOf(fstatSync(this.fd));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.streamed?.destroy();
-    await this.fh.close().catch(() => undefined);
+    // a read of the stream still in the pool must end before its descriptor can be given back
+    if (this.streamed && !this.streamed.closed) {
+      const ended = once(this.streamed, 'close');
+      this.streamed.destroy();
+      await ended;
+    }
+    closeSync(this.fd);
   }
 }

@@ -1,4 +1,4 @@
-import { lstat, stat } from 'node:fs/promises';
+import { lstat, stat } from '../syncFs.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { TransientError, UsageError } from '../errors.js';

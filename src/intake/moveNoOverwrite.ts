@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { constants, createReadStream, type Stats } from 'node:fs';
-import { copyFile, link, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultPoint } from '../faults.js';
+import { fsyncPath, link, lstat, mkdir, readdir, rename, rmdir, stat, unlink } from '../syncFs.js';
 import { FileGoneError, isPinned, suffixedName, type DecidedFile, type FilePin } from './intake.js';
 import { isMoverName, moverIsGone, moverName } from './moverName.js';
 
@@ -13,15 +14,6 @@ const cannotLink = (err: unknown) => ['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP']
 
 export const pinOf = (s: Stats): FilePin => ({ size: s.size, mtimeMs: s.mtimeMs, dev: s.dev, ino: s.ino });
 const sameInode = (a: Stats, b: { dev?: number; ino?: number }) => a.dev === b.dev && a.ino === b.ino;
-
-async function fsyncPath(path: string): Promise<void> {
-  const fh = await open(path, constants.O_RDONLY);
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
 
 async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { readAt, stat } from '../syncFs.js';
 import { RejectError } from '../errors.js';
 import { decimalReader, MAX_WRITTEN_SCALE } from './columnValues.js';
 import type { Layout, Trailer } from './layout.js';
@@ -122,21 +122,14 @@ const TAIL_BYTES = 64 * 1024;
  * reader's.
  */
 export async function endsWithTrailer(path: string, layout: Layout): Promise<boolean> {
-  const file = await open(path, 'r');
-  try {
-    const { size } = await file.stat();
-    const length = Math.min(size, TAIL_BYTES);
-    const buffer = Buffer.alloc(length);
-    await file.read(buffer, 0, length, size - length);
-    const lines = buffer.toString('utf8').split(/\r\n|\n|\r/);
-    while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
-    const last = lines[lines.length - 1] ?? '';
-    const first = last
-      .split(layout.delimiter)[0]!
-      .trim()
-      .replace(/^"(.*)"$/, '$1');
-    return first === layout.trailer!.firstField;
-  } finally {
-    await file.close();
-  }
+  const { size } = await stat(path);
+  const length = Math.min(size, TAIL_BYTES);
+  const lines = (await readAt(path, length, size - length)).toString('utf8').split(/\r\n|\n|\r/);
+  while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
+  const last = lines[lines.length - 1] ?? '';
+  const first = last
+    .split(layout.delimiter)[0]!
+    .trim()
+    .replace(/^"(.*)"$/, '$1');
+  return first === layout.trailer!.firstField;
 }

@@ -1,9 +1,10 @@
-import { rm, unlink } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { SettleError, TransientError, errorMessage, exitStatusOf, type ExitStatus } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, NotRegularFileError, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { currentOwner } from '../owner.js';
+import { unlink } from '../syncFs.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
 import type { IgnoredEntry, Ledger } from '../ledger/ledger.js';
 import type { RunCounts, RunMode } from '../ledger/types.js';

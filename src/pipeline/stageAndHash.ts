@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { writeSync } from 'node:fs';
-import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, openSync, write, writeSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { setImmediate } from 'node:timers/promises';
 import { join } from 'node:path';
 import { faultPoint } from '../faults.js';
@@ -9,6 +9,7 @@ import { SampleTaker, sampleRanges, type DecidedSample } from '../intake/sampleC
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { HEAD_BYTES, sniffHead } from '../delivery/sniff.js';
 import { DecodingTee, removeContent, stagedContent, type StagedContent } from '../delivery/stagedContent.js';
+import { unlink } from '../syncFs.js';
 
 export type Staged =
   /**
@@ -21,8 +22,11 @@ export type Staged =
   /** the name was gone by the end of the read: `answer` says how */
   | { kind: 'gone'; answer: string };
 
-async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
-  for (let done = 0; done < chunk.length;) done += (await out.write(chunk, done)).bytesWritten;
+const writeAt = promisify(write);
+
+/** All of `chunk` into the staging file at the current position, in the thread pool (beside the download). */
+async function writeAll(fd: number, chunk: Buffer): Promise<void> {
+  for (let done = 0; done < chunk.length;) done += (await writeAt(fd, chunk, done, chunk.length - done, null)).bytesWritten;
 }
 
 /**
@@ -81,7 +85,8 @@ export async function stageAndHash(
       if (outermost === 'gzip' || outermost?.startsWith('pgp')) tee = new DecodingTee(outermost, file.pin.size, decode!, path);
       return tee?.feed(bytes);
     };
-    const out = await open(path, 'wx', 0o600);
+    // opened, written (a local file) and closed on this thread (src/syncFs.ts)
+    const out = openSync(path, 'wx', 0o600);
     // what the decoder needs of each chunk besides the hash and the staged copy; `owned`: the chunk's buffer is not read into again
     const decodeAlong = async (chunk: Buffer, owned: boolean) => {
       if (head) {
@@ -105,7 +110,7 @@ export async function stageAndHash(
           if (bytes === 0) break;
           const chunk = buffer.subarray(0, bytes);
           took(chunk);
-          writeAllSync(out.fd, chunk);
+          writeAllSync(out, chunk);
           if (head || tee) await decodeAlong(chunk, false);
           if ((sinceTurn += bytes) >= YIELD_EVERY_BYTES) {
             sinceTurn = 0;
@@ -126,7 +131,7 @@ export async function stageAndHash(
       await writing;
     } finally {
       await writing.catch(() => undefined);
-      await out.close();
+      closeSync(out);
     }
     if (tee) content = await tee.end();
     tee = undefined;
