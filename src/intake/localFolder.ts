@@ -100,12 +100,12 @@ class LocalPinnedFile implements PinnedFile {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // a read of the stream still in the pool must end before its descriptor can be given back
-    if (this.streamed && !this.streamed.closed) {
+    if (!this.streamed) return closeSync(this.fd);
+    // a stream, once destroyed, closes the descriptor itself (after any read still in the pool)
+    if (!this.streamed.closed) {
       const ended = once(this.streamed, 'close');
       this.streamed.destroy();
       await ended;
     }
-    closeSync(this.fd);
   }
 }
