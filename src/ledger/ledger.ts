@@ -161,10 +161,10 @@ export interface Ledger {
   intendMove(f: MovedFile, destination: Destination): Promise<void>;
   moveIntents(): Promise<MoveIntent[]>;
   /**
-   * A run that began or recorded moving this very upload (name and size:mtime as listed):
-   * whether a name that vanished from the intake was taken by a run, or by nobody.
+   * A run (other than `otherThan`) that began or recorded moving this very upload (name and
+   * size:mtime as listed): whether a name that vanished from the intake was taken by a run, or by nobody.
    */
-  moveOfArrival(name: string, arrival: string): Promise<{ runId: string; location: string | null } | undefined>;
+  moveOfArrival(name: string, arrival: string, otherThan?: string): Promise<{ runId: string; location: string | null } | undefined>;
   abandonMoveIntent(f: MovedFile): Promise<void>;
   movesSince(since: string): Promise<LandedMove[]>;
   updateLanded(location: string, sha256: string, landed: string): Promise<void>;

@@ -384,9 +384,12 @@ export class SqlLedger implements Ledger {
     return (await this.read(MOVE_INTENTS_SQL, [this.partner])).map(intentRow);
   }
 
-  /** A move of this very upload (name and size:mtime) by any run of this partner: begun, or recorded. */
-  async moveOfArrival(name: string, arrival: string): Promise<{ runId: string; location: string | null } | undefined> {
-    const [row] = await this.read(MOVE_OF_ARRIVAL_SQL, [name, arrival, this.partner, name, arrival, this.partner]);
+  /**
+   * A move of this very upload (name and size:mtime) by a run of this partner other than
+   * `otherThan`: begun, or recorded. The asking run's own intent must not hide another run's move.
+   */
+  async moveOfArrival(name: string, arrival: string, otherThan = ''): Promise<{ runId: string; location: string | null } | undefined> {
+    const [row] = await this.read(MOVE_OF_ARRIVAL_SQL, [name, arrival, this.partner, otherThan, name, arrival, this.partner, otherThan]);
     return row ? { runId: String(row.run_id), location: row.location === null ? null : String(row.location) } : undefined;
   }
 

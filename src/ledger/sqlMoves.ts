@@ -27,5 +27,5 @@ export const MOVE_INTENTS_SQL = `SELECT i.name, i.sha256, i.arrival, i.destinati
   FROM move_intents i JOIN runs r ON r.run_id = i.run_id WHERE i.partner = ? ORDER BY i.at`;
 
 /** A move of this very upload (name and size:mtime) by any run of the partner: begun (an intent) or recorded. */
-export const MOVE_OF_ARRIVAL_SQL = `SELECT run_id, NULL AS location FROM move_intents WHERE name = ? AND arrival = ? AND partner = ?
-  UNION ALL SELECT run_id, location FROM moves WHERE name = ? AND arrival = ? AND partner = ? LIMIT 1`;
+export const MOVE_OF_ARRIVAL_SQL = `SELECT run_id, NULL AS location FROM move_intents WHERE name = ? AND arrival = ? AND partner = ? AND run_id <> ?
+  UNION ALL SELECT run_id, location FROM moves WHERE name = ? AND arrival = ? AND partner = ? AND run_id <> ? LIMIT 1`;

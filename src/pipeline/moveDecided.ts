@@ -157,8 +157,8 @@ const VANISHED = 'the intake name vanished before its move and no run moved it: 
  */
 async function takenByAnotherRun(ctx: MoveContext, f: FileInRun, to: Destination, err: FileGoneError): Promise<boolean> {
   if (err.byAnotherRun) return true;
-  const move = await ctx.ledger.moveOfArrival(f.name, f.arrival);
-  if (move && move.runId !== f.runId) return true;
+  // another run's move of this upload, even when this run has recorded its own intent for it since
+  if (await ctx.ledger.moveOfArrival(f.name, f.arrival, f.runId)) return true;
   return (await ctx.intake.findLanded(f.name, to, f.sha256, f.size, f.runId)) !== null;
 }
 

@@ -62,6 +62,19 @@ export function claimSemantics(store: string, fresh: () => Promise<Ledger>): voi
       expect(await claim(l, 'settle_a02.csv', SHA_A, 'r2')).toBe(true);
     });
 
+    it("names another run's recorded move of an upload to a run whose own intent for it came later", async () => {
+      const l = await fresh();
+      const f = { name: 'settle_a01.csv', sha256: SHA_A, runId: 'r1', arrival: '10:1' };
+      await claim(l, f.name, SHA_A);
+      await l.finalizeClaim(f, { state: 'loaded', event: 'loaded', rows: 3 }, { moveTo: 'archive' });
+      expect(await l.markMoved(f, '/archive/settle_a01.csv')).toBe(true);
+      // r2 read the same upload before r1 moved it, found its content loaded, and means to move it to duplicates
+      await l.intendMove({ ...f, runId: 'r2' }, 'duplicates');
+      expect(await l.moveOfArrival(f.name, f.arrival, 'r2')).toEqual({ runId: 'r1', location: '/archive/settle_a01.csv' });
+      expect(await l.moveOfArrival(f.name, f.arrival, 'r1')).toEqual({ runId: 'r2', location: null });
+      expect(await l.moveOfArrival(f.name, '10:2', 'r2')).toBeUndefined();
+    });
+
     it('finalizes only the claim this run owns', async () => {
       const l = await fresh();
       await claim(l, 'settle_a01.csv', SHA_A);
