@@ -1,4 +1,3 @@
-import { stat } from '../syncFs.js';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
@@ -11,6 +10,7 @@ import { feedCopy } from './feedCopy.js';
 import { CopyBatches } from './copyBatches.js';
 import { binaryRowsFor } from './copyBinary.js';
 import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../db/pgErrors.js';
+import { stat } from '../syncFs.js';
 import { explainDbWait } from '../db/statementWatch.js';
 
 const { escapeIdentifier } = pg;
@@ -100,18 +100,15 @@ export async function streamRows(
   const table = `${escapeIdentifier(t.schema)}.${escapeIdentifier(layout.table)}`;
   // binary needs every column of a type it writes; a table changed by hand takes text
   const binary = (await preferredFormat(req)) === 'binary' ? await binaryRowsFor(t) : null;
-  if (binary) {
-    const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT binary)`));
-    const format = {
-      start: (out: CopyBatches) => binary.header(out),
-      writeRow: (out: CopyBatches, row: SettlementRow) => binary.row(out, row.values, loadId, row.line),
-      end: (out: CopyBatches) => binary.trailer(out),
-    };
-    await feedCopy(copyData(layout, req, counter, format), copy);
-  } else {
-    const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT csv)`));
-    await feedCopy(copyData(layout, req, counter, { writeRow: csvRows(loadId) }), copy);
-  }
+  const format = binary
+    ? {
+        start: (out: CopyBatches) => binary.header(out),
+        writeRow: (out: CopyBatches, row: SettlementRow) => binary.row(out, row.values, loadId, row.line),
+        end: (out: CopyBatches) => binary.trailer(out),
+      }
+    : { writeRow: csvRows(loadId) };
+  const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT ${binary ? 'binary' : 'csv'})`));
+  await feedCopy(copyData(layout, req, counter, format), copy);
   req.onProgress?.(counter.rows, counter.stats.bytes);
   return { rows: counter.rows, skippedRows: counter.stats.skipped, format: binary ? 'binary' : 'text' };
 }

@@ -5,7 +5,7 @@ import { IGNORED_SEEN_BY_SQL, IGNORED_SINCE_SQL, IGNORED_STREAK_SQL, markIgnored
 import type { Destination } from '../destination.js';
 import type { ClaimRequest, EventInput, FinalState, IgnoredEntry, LandedMove, Ledger, MoveIntent, MovedFile } from './ledger.js';
 import { ADOPT_SQL, CLAIM_SQL, DUPLICATE_SQL, END_CLAIM, HELD_SQL, HOLDS_LIVE_CONTENT, LIVE } from './processedFilesSql.js';
-import { dropIntent, insertMove, INTEND_MOVE_SQL, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL_SQL } from './sqlMoves.js';
+import { dropIntent, insertIntent, insertMove, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL_SQL } from './sqlMoves.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
 import { eventRow, fileRow, intentRow, iso, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
 
@@ -355,9 +355,7 @@ export class SqlLedger implements Ledger {
         await this.appendEvent({ runId: f.runId, event, name: f.name, sha256: f.sha256, details });
       }
       // the outcome and the move it asks for in one commit: a crash after it finishes the move, never decides again
-      if (opts.moveTo !== undefined) {
-        await this.db.run(INTEND_MOVE_SQL, [f.name, f.sha256, f.arrival, opts.moveTo, f.runId, now(), this.partner]);
-      }
+      if (opts.moveTo !== undefined) await insertIntent(this.db, { ...f, arrival: f.arrival! }, opts.moveTo, this.partner, now());
       return true;
     });
   }
@@ -376,7 +374,7 @@ export class SqlLedger implements Ledger {
 
   /** Recorded before a decided file leaves the intake; the record of its landing removes it. */
   async intendMove(f: MovedFile, destination: Destination): Promise<void> {
-    await this.tx(() => this.db.run(INTEND_MOVE_SQL, [f.name, f.sha256, f.arrival, destination, f.runId, now(), this.partner]));
+    await this.tx(() => insertIntent(this.db, f, destination, this.partner, now()));
   }
 
   /** This partner's moves begun and not recorded, with the run that began each: a crash between a move and its record. */

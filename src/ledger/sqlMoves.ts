@@ -1,3 +1,4 @@
+import type { Destination } from '../destination.js';
 import type { MovedFile } from './ledger.js';
 import type { SqlPort } from './sqlPort.js';
 
@@ -18,14 +19,19 @@ export function dropIntent(db: SqlPort, f: MovedFile): Promise<number> {
 }
 
 /** Recorded before a decided file leaves the intake (the latest mover's); the record of its landing removes it. */
-export const INTEND_MOVE_SQL = `INSERT INTO move_intents (name, sha256, arrival, destination, run_id, at, partner) VALUES (?, ?, ?, ?, ?, ?, ?)
+export function insertIntent(db: SqlPort, f: MovedFile, destination: Destination, partner: string, at: string): Promise<number> {
+  return db.run(
+    `INSERT INTO move_intents (name, sha256, arrival, destination, run_id, at, partner) VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (name, sha256, arrival) DO UPDATE SET destination = excluded.destination, run_id = excluded.run_id, at = excluded.at,
-    partner = excluded.partner`;
+    partner = excluded.partner`,
+    [f.name, f.sha256, f.arrival, destination, f.runId, at, partner],
+  );
+}
 
 /** One partner's moves begun and not recorded, with whether the run that began each has ended, and where it ran. */
 export const MOVE_INTENTS_SQL = `SELECT i.name, i.sha256, i.arrival, i.destination, i.run_id, i.at, r.ended_at, r.host, r.pid
   FROM move_intents i JOIN runs r ON r.run_id = i.run_id WHERE i.partner = ? ORDER BY i.at`;
 
-/** A move of this very upload (name and size:mtime) by any run of the partner: begun (an intent) or recorded. */
+/** A move of this very upload (name and size:mtime) by a run of the partner other than the asking one: begun (an intent) or recorded. */
 export const MOVE_OF_ARRIVAL_SQL = `SELECT run_id, NULL AS location FROM move_intents WHERE name = ? AND arrival = ? AND partner = ? AND run_id <> ?
   UNION ALL SELECT run_id, location FROM moves WHERE name = ? AND arrival = ? AND partner = ? AND run_id <> ? LIMIT 1`;
