@@ -13,7 +13,7 @@ import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../db/pgErrors.js';
 import { stat } from '../syncFs.js';
 import { explainDbWait } from '../db/statementWatch.js';
 
-const { escapeIdentifier } = pg;
+const { escapeIdentifier, escapeLiteral } = pg;
 
 const NEEDS_QUOTES = /[",\r\n\\]/;
 
@@ -84,7 +84,10 @@ export const BINARY_FROM_BYTES = 1024 * 1024;
 
 /**
  * Streams the staged file's checked rows into the layout's table with COPY, each carrying its
- * load and line; returns how many went in and how many the layout's skipRows left out.
+ * load and line; returns how many went in and how many the layout's skipRows left out. The
+ * transaction has its statement timeout off by then (NO_STATEMENT_TIMEOUT): a large file may
+ * stream for longer than --db-timeout, and the COPY is judged by progress instead
+ * (statementWatch.ts cancels it when the server stops taking data).
  */
 export async function streamRows(
   t: FinanceTarget,
@@ -94,9 +97,6 @@ export async function streamRows(
   const { client, layout } = t;
   const columns = [...layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
   const counter = { rows: 0, stats: { skipped: 0, bytes: 0 } };
-  // A large file may stream for longer than --db-timeout: the COPY is judged by progress
-  // (statementWatch.ts cancels it when the server stops taking data), not by its duration.
-  await client.query('SET LOCAL statement_timeout = 0');
   const table = `${escapeIdentifier(t.schema)}.${escapeIdentifier(layout.table)}`;
   // binary needs every column of a type it writes; a table changed by hand takes text
   const binary = (await preferredFormat(req)) === 'binary' ? await binaryRowsFor(t) : null;
@@ -113,28 +113,71 @@ export async function streamRows(
   return { rows: counter.rows, skippedRows: counter.stats.skipped, format: binary ? 'binary' : 'text' };
 }
 
-/** A new load of a content (its first, or a reload): the integer every row of it carries. */
-export async function startLoad(t: FinanceTarget, req: LoadRequest, reason: string | null): Promise<number> {
-  const s = escapeIdentifier(t.schema);
-  // the load and the marker's pointer to it in one statement (one round trip a file, not two)
-  const r = await t.client.query<{ load_id: number }>(
-    `WITH load AS (INSERT INTO ${s}.loads (sha256, run_id, reason) VALUES ($1, $2, $3) RETURNING load_id)
-     UPDATE ${s}.file_loads SET load_id = load.load_id FROM load WHERE sha256 = $1 RETURNING load.load_id`,
-    [req.sha256, req.runId, reason],
-  );
-  if (r.rows.length !== 1) throw new Error(`the file marker of ${req.sha256} is missing: its load was not started`);
-  return r.rows[0]!.load_id;
+/**
+ * The statements a load sends as text, each batch in one round trip (a file of a few rows spends
+ * most of its load waiting on them: docs/BENCHMARKS.md). Their values go in as literals: hex
+ * hashes, our run id, integers, the layout's table and the file's name, each quoted by
+ * `escapeLiteral` (a name with quotes, backslashes or semicolons is stored as it is: tested).
+ */
+const lit = (v: string | null): string => (v === null ? 'NULL' : escapeLiteral(v));
+
+/** The results of a text batch of several statements (node-postgres returns one per statement). */
+async function batch(t: FinanceTarget, sql: string): Promise<pg.QueryResult[]> {
+  return (await t.client.query(sql)) as unknown as pg.QueryResult[];
 }
 
-/** The rows a load put in: on the file marker and on the load, in one statement. */
-export async function finishLoad(t: FinanceTarget, req: LoadRequest, loadId: number, rows: number): Promise<void> {
+/** A COPY may stream for longer than --db-timeout: it is judged by progress (statementWatch.ts), not by its duration. */
+const NO_STATEMENT_TIMEOUT = 'SET LOCAL statement_timeout = 0';
+
+/**
+ * A file's first load, in one round trip: BEGIN, its file marker (waiting on a concurrent insert
+ * of the same content, conflicting once that has committed) and its load, then the COPY's
+ * timeout. Returns the load's integer, or null when the content has a marker already: nothing
+ * is inserted and the transaction is still open, for the caller to roll back.
+ */
+async function beginFirstLoad(t: FinanceTarget, req: LoadRequest): Promise<number | null> {
   const s = escapeIdentifier(t.schema);
-  const r = await t.client.query<{ n: number }>(
-    `WITH load AS (UPDATE ${s}.loads SET row_count = $3 WHERE load_id = $2 RETURNING load_id)
-     UPDATE ${s}.file_loads SET row_count = $3 WHERE sha256 = $1 AND load_id IN (SELECT load_id FROM load) RETURNING 1 AS n`,
-    [req.sha256, loadId, rows],
+  const [, started] = await batch(
+    t,
+    `BEGIN;
+     WITH marker AS (
+       INSERT INTO ${s}.file_loads (sha256, file_name, run_id, row_count, target_table, delivered_sha256)
+       VALUES (${lit(req.sha256)}, ${lit(req.name)}, ${lit(req.runId)}, 0, ${lit(t.layout.table)}, ${lit(req.deliveredSha256 ?? req.sha256)})
+       ON CONFLICT (sha256) DO NOTHING RETURNING sha256),
+     load AS (INSERT INTO ${s}.loads (sha256, run_id, reason) SELECT sha256, ${lit(req.runId)}, NULL FROM marker RETURNING load_id)
+     SELECT load_id FROM load;
+     ${NO_STATEMENT_TIMEOUT}`,
   );
-  if (r.rows.length !== 1) throw new Error(`the rows of load ${loadId} (${req.sha256}) could not be counted on its marker`);
+  return (started!.rows[0] as { load_id: number } | undefined)?.load_id ?? null;
+}
+
+/** A reload of a content whose marker is locked (`run --reprocess`): its new load, and the COPY's timeout. */
+export async function startReload(t: FinanceTarget, req: LoadRequest, reason: string): Promise<number> {
+  const s = escapeIdentifier(t.schema);
+  const [started] = await batch(
+    t,
+    `INSERT INTO ${s}.loads (sha256, run_id, reason) VALUES (${lit(req.sha256)}, ${lit(req.runId)}, ${lit(reason)}) RETURNING load_id;
+     ${NO_STATEMENT_TIMEOUT}`,
+  );
+  return (started!.rows[0] as { load_id: number }).load_id;
+}
+
+/**
+ * Ends a load's transaction, in one round trip: the rows it put in counted on the load and on the
+ * file marker, which then points to this load, then `end` (COMMIT, or ROLLBACK for a dry run).
+ * Unless both rows were there to count, the statement fails and `end` is never reached.
+ */
+export async function endLoad(t: FinanceTarget, req: LoadRequest, loadId: number, rows: number, end: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+  const s = escapeIdentifier(t.schema);
+  const unCounted = `the rows of load ${loadId} (${req.sha256}) could not be counted on its marker`;
+  await batch(
+    t,
+    `WITH load AS (UPDATE ${s}.loads SET row_count = ${rows} WHERE load_id = ${loadId} AND sha256 = ${lit(req.sha256)} RETURNING load_id),
+     marker AS (UPDATE ${s}.file_loads f SET row_count = ${rows}, load_id = load.load_id FROM load WHERE f.sha256 = ${lit(req.sha256)} RETURNING 1)
+     -- a failed cast is the error that stops the batch before ${end}: a plain statement has no RAISE
+     SELECT CASE WHEN count(*) = 1 THEN 1 ELSE (${lit(unCounted)} || ': ' || count(*))::integer END AS counted FROM marker;
+     ${end}`,
+  );
 }
 
 /**
@@ -161,16 +204,9 @@ export async function explainFailure(t: FinanceTarget, req: LoadRequest, err: un
  */
 export async function copyRows(t: FinanceTarget, req: LoadRequest): Promise<LoadResult> {
   const { client } = t;
-  const s = escapeIdentifier(t.schema);
-  await client.query('BEGIN');
   try {
-    // Waits on a concurrent insert of the same content; conflicts once it has committed.
-    const marker = await client.query(
-      `INSERT INTO ${s}.file_loads (sha256, file_name, run_id, row_count, target_table, delivered_sha256) VALUES ($1, $2, $3, 0, $4, $5)
-       ON CONFLICT (sha256) DO NOTHING`,
-      [req.sha256, req.name, req.runId, t.layout.table, req.deliveredSha256 ?? req.sha256],
-    );
-    if (marker.rowCount === 0) {
+    const loadId = await beginFirstLoad(t, req);
+    if (loadId === null) {
       await client.query('ROLLBACK');
       const prior = (await findFileMarker(t, req.sha256))!;
       // the same bytes with no rows: another "no activity" day, loaded as such (nothing to guard)
@@ -183,10 +219,8 @@ export async function copyRows(t: FinanceTarget, req: LoadRequest): Promise<Load
         deliveredSha256: prior.deliveredSha256,
       };
     }
-    const loadId = await startLoad(t, req, null);
     const { rows, skippedRows, format } = await streamRows(t, req, loadId);
-    await finishLoad(t, req, loadId, rows);
-    await client.query('COMMIT');
+    await endLoad(t, req, loadId, rows, 'COMMIT');
     return { outcome: 'loaded', rows, skippedRows, format };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);

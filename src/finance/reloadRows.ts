@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { TransientError } from '../errors.js';
-import { explainFailure, finishLoad, startLoad, streamRows } from './copyRows.js';
+import { endLoad, explainFailure, startReload, streamRows } from './copyRows.js';
 import type { FinanceTarget, LoadRequest } from './target.js';
 
 const { escapeIdentifier } = pg;
@@ -32,10 +32,9 @@ export async function reloadRows(t: FinanceTarget, req: LoadRequest, opts: { dry
       req.sha256,
     ]);
     await client.query(`UPDATE ${s}.file_loads SET target_table = $2 WHERE sha256 = $1`, [req.sha256, layout.table]);
-    const loadId = await startLoad(t, req, opts.reason);
+    const loadId = await startReload(t, req, opts.reason);
     const { rows } = await streamRows(t, req, loadId);
-    await finishLoad(t, req, loadId, rows);
-    await client.query(opts.dryRun ? 'ROLLBACK' : 'COMMIT');
+    await endLoad(t, req, loadId, rows, opts.dryRun ? 'ROLLBACK' : 'COMMIT');
     return { previousRows: removed.rowCount ?? 0, rows };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RejectError } from '../../src/errors.js';
-import { copyRows } from '../../src/finance/copyRows.js';
+import { copyRows, endLoad } from '../../src/finance/copyRows.js';
 import { createTableSql } from '../../src/finance/layoutTable.js';
 import type { CopyFormat, FinanceTarget } from '../../src/finance/target.js';
 import { PROVENANCE_COLUMNS, type Layout } from '../../src/layout/layout.js';
@@ -278,5 +278,31 @@ describe('the table decides whether binary can be used', () => {
       `SELECT count(*)::int AS n FROM settle.formats_varchar WHERE ${PROVENANCE_COLUMNS.join(' > 0 AND ')} > 0`,
     );
     expect(provenance.rows[0]).toEqual({ n: file.rows });
+  });
+});
+
+describe('the end of a load', () => {
+  it('counts the rows on its load and file marker, or fails before its COMMIT: nothing of the transaction stays', async () => {
+    const target = { client: db.client, schema: SCHEMA, layout: PRESETS.get('default')! };
+    const [ours, theirs] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
+    const req = { stagedPath: '/nonexistent', sha256: ours, name: 'uncounted.csv', runId: 'r-uncounted' };
+    await db.client.query('BEGIN');
+    try {
+      await db.client.query(
+        `INSERT INTO settle.file_loads (sha256, file_name, run_id, row_count, target_table)
+         VALUES ($1, 'uncounted.csv', 'r-uncounted', 0, 'settlement_rows'), ($2, 'other.csv', 'r-other', 0, 'settlement_rows')`,
+        [ours, theirs],
+      );
+      // a load of the other content: this marker's rows cannot be counted on it
+      const other = await db.client.query<{ load_id: number }>(
+        `INSERT INTO settle.loads (sha256, run_id) VALUES ($1, 'r-other') RETURNING load_id`,
+        [theirs],
+      );
+      await expect(endLoad(target, req, other.rows[0]!.load_id, 5, 'COMMIT')).rejects.toThrow(/could not be counted on its marker/);
+    } finally {
+      await db.client.query('ROLLBACK');
+    }
+    const markers = await db.client.query('SELECT 1 FROM settle.file_loads WHERE sha256 IN ($1, $2)', [ours, theirs]);
+    expect(markers.rows).toEqual([]);
   });
 });

@@ -36,6 +36,26 @@ describe('names and files a run does not take', () => {
   });
 });
 
+describe('names a run takes as they are', () => {
+  it('stores a name with quotes, semicolons, comment marks and dollar quotes on the file marker exactly as it is', async () => {
+    // the load's statements carry their values as quoted literals (copyRows.ts): a name must stay a value
+    const ws = await Workspace.create(db.url);
+    const name = "settle_20261006_it's'; DROP TABLE settle.file_loads; -- $$ $x$ “ü” .csv";
+    await ws.put(name, sampleSettlement({ date: '2026-10-06', rows: 3, idPrefix: 'QUOTED' }).text);
+    const r = await ws.run(['--json']);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ loaded: 1, failed: 0 });
+    expect(await ws.files('archive')).toEqual([name]);
+    const sha256 = ws.ledgerFile(name)!.sha256;
+    const marker = await db.client.query<{ file_name: string; row_count: number; rows: string }>(
+      `SELECT f.file_name, f.row_count, (SELECT count(*) FROM settle.settlement_rows r WHERE r.load_id = f.load_id) AS rows
+         FROM settle.file_loads f WHERE f.sha256 = $1`,
+      [sha256],
+    );
+    expect(marker.rows).toEqual([{ file_name: name, row_count: 3, rows: '3' }]);
+  });
+});
+
 describe('files that quote partners’ data', () => {
   it('creates the ledger and the log file readable by their owner only', async () => {
     const ws = await Workspace.create(db.url);
