@@ -21,6 +21,8 @@ export type FaultStep =
   | 'before-open'
   /** the file's bytes were read to their end, staged, hashed and decoded; it is still open */
   | 'after-download'
+  /** the file is staged and was still in the intake at the end of its read; the ledger is about to decide it (its claim) */
+  | 'before-claim'
   /** the file's outcome is final and its name is about to leave the intake */
   | 'before-move'
   /** (SFTP) the intake name was looked at and its landing name chosen: the RENAME onto it is about to be sent */

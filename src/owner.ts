@@ -21,8 +21,12 @@ function procStartTime(pid: number): string | null {
   }
 }
 
+/** This process's start time: read once (every claim and every move names its owner), it never changes. */
+let ownStartTime: string | undefined;
+
 export function currentOwner(): ClaimOwner {
-  return { host: hostname(), pid: process.pid, startedAt: procStartTime(process.pid) ?? 'unknown' };
+  ownStartTime ??= procStartTime(process.pid) ?? 'unknown';
+  return { host: hostname(), pid: process.pid, startedAt: ownStartTime };
 }
 
 /**

@@ -251,6 +251,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
             await unstaged(entry, 'not_ready', incomplete);
             continue;
           }
+          faultPoint('before-claim', entry.name);
           await decideFile(
             run,
             file,
