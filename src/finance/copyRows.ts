@@ -170,11 +170,11 @@ export async function startReload(t: FinanceTarget, req: LoadRequest, reason: st
 export async function endLoad(t: FinanceTarget, req: LoadRequest, loadId: number, rows: number, end: 'COMMIT' | 'ROLLBACK'): Promise<void> {
   const s = escapeIdentifier(t.schema);
   const unCounted = `the rows of load ${loadId} (${req.sha256}) could not be counted on its marker`;
+  // a failed cast is the error that stops the batch before `end`: a plain statement has no RAISE
   await batch(
     t,
     `WITH load AS (UPDATE ${s}.loads SET row_count = ${rows} WHERE load_id = ${loadId} AND sha256 = ${lit(req.sha256)} RETURNING load_id),
      marker AS (UPDATE ${s}.file_loads f SET row_count = ${rows}, load_id = load.load_id FROM load WHERE f.sha256 = ${lit(req.sha256)} RETURNING 1)
-     -- a failed cast is the error that stops the batch before ${end}: a plain statement has no RAISE
      SELECT CASE WHEN count(*) = 1 THEN 1 ELSE (${lit(unCounted)} || ': ' || count(*))::integer END AS counted FROM marker;
      ${end}`,
   );
