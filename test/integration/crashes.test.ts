@@ -219,35 +219,40 @@ describe('two runs started at the same moment', () => {
 });
 
 describe('a run that finds its upload moved by another run', () => {
-  it('holding a staged copy of a file another run loads and archives meanwhile: skips nothing, keeps no second copy', async () => {
-    const ws = await Workspace.create(db.url);
-    const name = 'settle_20260603_a01.csv';
-    const text = sampleSettlement({ date: '2026-06-03', rows: 5, idPrefix: 'MOVEDBY' }).text;
-    await ws.put(name, text);
-    const staged = join(ws.root, 'b-staged');
-    const go = join(ws.root, 'go');
-    // run B has staged the upload (still in the intake then) and waits before deciding it; run A loads and archives it meanwhile
-    const waitAfterStaging = `touch "${staged}"; i=0; while [ ! -e "${go}" ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.01; done`;
-    const runB = finished(ws.startRun(['--json'], { SETTLE_TEST_FAULT: 'hook:before-claim', SETTLE_TEST_HOOK: waitAfterStaging }));
-    for (let i = 0; !existsSync(staged); i++) {
-      expect(i, 'run B never reached its staged copy').toBeLessThan(6000);
-      await sleep(10);
-    }
-    const a = await ws.run(['--json']);
-    expect(a.status, a.stderr).toBe(0);
-    expect(JSON.parse(a.stdout)).toMatchObject({ loaded: 1, skipped: 0 });
-    await writeFile(go, '');
-    const b = await runB;
-    expect(b.status, b.stderr).toBe(0);
-    // the upload B read is the one A moved: B finds A's move, not its own intent, and says nothing was lost
-    expect(JSON.parse(b.stdout)).toMatchObject({ loaded: 0, skipped: 0, failed: 0, move_failed: 0 });
-    expect(await ws.files('intake')).toEqual([]);
-    expect(await ws.files('archive')).toEqual([name]);
-    expect(await ws.files('duplicates')).toEqual([]);
-    expect(ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: expect.stringContaining('archive') });
-    const rows = await db.client.query<{ n: string }>(
-      `SELECT count(*) AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'MOVEDBY%'`,
-    );
-    expect(rows.rows[0]!.n).toBe('5');
-  });
+  it.each(STORES)(
+    'holding a staged copy of a file another run loads and archives meanwhile: skips nothing, keeps no second copy (%s ledger)',
+    async (store) => {
+      const own = store === 'postgres' ? await financeDatabase() : undefined;
+      try {
+        const ws = await Workspace.create(own?.url ?? db.url, { ledger: store });
+        const name = 'settle_20260603_a01.csv';
+        const text = sampleSettlement({ date: '2026-06-03', rows: 5, idPrefix: `MOVEDBY${store[0]}` }).text;
+        await ws.put(name, text);
+        const staged = join(ws.root, 'b-staged');
+        const go = join(ws.root, 'go');
+        // run B has staged the upload (still in the intake then) and waits before deciding it; run A loads and archives it meanwhile
+        const waitAfterStaging = `touch "${staged}"; i=0; while [ ! -e "${go}" ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.01; done`;
+        const runB = finished(ws.startRun(['--json'], { SETTLE_TEST_FAULT: 'hook:before-claim', SETTLE_TEST_HOOK: waitAfterStaging }));
+        for (let i = 0; !existsSync(staged); i++) {
+          expect(i, 'run B never reached its staged copy').toBeLessThan(6000);
+          await sleep(10);
+        }
+        const a = await ws.run(['--json']);
+        expect(a.status, a.stderr).toBe(0);
+        expect(JSON.parse(a.stdout)).toMatchObject({ loaded: 1, skipped: 0 });
+        await writeFile(go, '');
+        const b = await runB;
+        expect(b.status, b.stderr).toBe(0);
+        // the upload B read is the one A moved: B finds A's move, not its own intent, and says nothing was lost
+        expect(JSON.parse(b.stdout)).toMatchObject({ loaded: 0, skipped: 0, failed: 0, move_failed: 0 });
+        expect(await ws.files('intake')).toEqual([]);
+        expect(await ws.files('archive')).toEqual([name]);
+        expect(await ws.files('duplicates')).toEqual([]);
+        expect(ws.ledgerFile(name)).toMatchObject({ state: 'loaded', location: expect.stringContaining('archive') });
+        expect(await loadedRows(own?.client ?? db.client, `MOVEDBY${store[0]}`)).toEqual({ rows: 5, distinct: 5, files: 1 });
+      } finally {
+        await own?.close();
+      }
+    },
+  );
 });
