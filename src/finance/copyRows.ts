@@ -119,7 +119,7 @@ export async function streamRows(
  * hashes, our run id, integers, the layout's table and the file's name, each quoted by
  * `escapeLiteral` (a name with quotes, backslashes or semicolons is stored as it is: tested).
  */
-const lit = (v: string | null): string => (v === null ? 'NULL' : escapeLiteral(v));
+const lit = escapeLiteral;
 
 /** The results of a text batch of several statements (node-postgres returns one per statement). */
 async function batch(t: FinanceTarget, sql: string): Promise<pg.QueryResult[]> {
