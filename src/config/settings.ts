@@ -10,7 +10,9 @@ import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { parseLayout } from '../layout/parseLayout.js';
 import { zoneProblem } from '../layout/timeZones.js';
 import { nearest } from './nearest.js';
-import type { SftpSettings } from '../intake/openIntake.js';
+import { DuplicateKeyError, parseJsonText } from './jsonText.js';
+import { folderPlaces, type FolderPlace, type SftpSettings } from '../intake/openIntake.js';
+import { createTableSql } from '../finance/layoutTable.js';
 import type { DecodeSettings } from '../delivery/decodeSettings.js';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
 
@@ -104,8 +106,10 @@ function readConfigFile(path: string): ConfigFile {
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // a byte order mark (as some editors save UTF-8) is no part of the JSON, nor a column
+    parsed = parseJsonText(text.replace(/^\uFEFF/, ''));
   } catch (err) {
+    if (err instanceof DuplicateKeyError) throw new UsageError(`config file ${path}: ${err.message}`, { cause: err });
     throw new UsageError(`config file ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   if (!isObject(parsed)) throw new UsageError(`config file ${path} must hold one JSON object`);
@@ -433,7 +437,8 @@ export function resolvePartners(
   // every partner is checked as the file has it, before any is chosen: a mistake anywhere is exit 2
   const own = ownSettingsGiven(flags, env);
   const all = configured.map((partner) => resolveOne(partner, named ? own.flags : flags, named ? own.env : env));
-  refuseSharedIntakes(all);
+  refuseSharedFolders(all);
+  refuseClashingTables(all);
   const asked = askedPartners(flags, env);
   const chosen = asked ? asked.names.map((name) => chosenPartner(name, asked.from, all, config, opts.unconfigured ?? 'refuse')) : all;
   if (chosen.length > 1 && own.given) {
@@ -487,15 +492,49 @@ function chosenPartner(
   );
 }
 
-/** Two partners reading one intake would take each other's files: refused. */
-function refuseSharedIntakes(partners: Settings[]): void {
-  const seen = new Map<string, string>();
+/**
+ * Each partner's folders are its own: two partners reading one intake would take each other's
+ * files, and one's archive (or duplicates, rejected) being another's intake would feed it what
+ * the first moved; a final folder shared would mix two partners' evidence. Compared where the
+ * folders really are (links resolved, per SFTP login and server: folderPlaces).
+ */
+function refuseSharedFolders(partners: Settings[]): void {
+  const seen = new Map<string, { partner: string } & FolderPlace>();
   for (const p of partners) {
     if (!p.intake) continue;
-    const where = p.intake.includes('://') ? p.intake : resolve(p.intake);
-    const other = seen.get(where);
-    if (other) throw new UsageError(`partners "${other}" and "${p.partner}" have the same intake ${p.intake}: each partner needs its own`);
-    seen.set(where, p.partner);
+    for (const use of folderPlaces(p)) {
+      const other = seen.get(use.place);
+      if (other === undefined) seen.set(use.place, { partner: p.partner, ...use });
+      if (other === undefined || other.partner === p.partner) continue;
+      const both =
+        other.folder === use.folder
+          ? `${other.partner}'s ${other.role} and ${p.partner}'s ${use.role} are both ${use.folder}`
+          : `${other.partner}'s ${other.role} ${other.folder} and ${p.partner}'s ${use.role} ${use.folder} are one folder, ${use.place}${use.folder.includes('://') ? '' : ' (links resolved)'}`;
+      const hint = use.role === 'intake' && other.role === 'intake' ? '' : ' (archive, duplicates and rejected default to siblings of its intake)';
+      throw new UsageError(
+        `partners "${other.partner}" and "${p.partner}" share one folder: ${both}: each partner needs folders of its own${hint}`,
+      );
+    }
+  }
+}
+
+/**
+ * Partners whose layouts write one finance table share it only when their layouts define it
+ * alike (the same CREATE TABLE: columns, types, natural key), as two partners of one preset or
+ * of the default layout do; `migrate` creates it once and names both. Any difference would
+ * leave one partner's rows unable to fit the table the other's layout made: refused.
+ */
+function refuseClashingTables(partners: Settings[]): void {
+  const byTable = new Map<string, { partner: string; definition: string }>();
+  for (const p of partners) {
+    const definition = createTableSql(p.schema, p.layout).join(';\n');
+    const other = byTable.get(p.layout.table);
+    if (other === undefined) byTable.set(p.layout.table, { partner: p.partner, definition });
+    else if (other.definition !== definition) {
+      throw new UsageError(
+        `partners "${other.partner}" and "${p.partner}" both load into table ${p.schema}.${p.layout.table}, but their layouts define it differently: give one layout a "table" of its own (or the same columns and natural key, to share it)`,
+      );
+    }
   }
 }
 

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { dirname, join, posix, resolve } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, posix, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
@@ -93,6 +93,43 @@ export function intakeFolders(s: IntakeSettings): IntakeFolders {
     duplicates: remote(s.duplicates, 'duplicates'),
     rejected: remote(s.rejected, 'rejected'),
   });
+}
+
+/** One folder a partner's settings name: its role, as written out, and where it is (see folderPlaces). */
+export interface FolderPlace {
+  role: 'intake' | Destination;
+  folder: string;
+  /** equal for two settings that name one folder */
+  place: string;
+}
+
+/**
+ * The intake and its final folders, each with where it really is: a local folder with its links
+ * resolved (the part that does not exist yet appended to the real path of the part that does);
+ * on an SFTP server, the login, host, port and normalized path (a login of its own may see
+ * folders of its own, a chroot, so only the same login on the same server is the same folder).
+ */
+export function folderPlaces(s: IntakeSettings): FolderPlace[] {
+  const { sftp: loc, ...folders } = intakeFolders(s);
+  return (['intake', 'archive', 'duplicates', 'rejected'] as const).map((role) => {
+    if (!loc) return { role, folder: folders[role], place: realFolderPath(folders[role]) };
+    const server = `sftp://${loc.user}@${loc.host.toLowerCase()}:${loc.port}`;
+    return { role, folder: `sftp://${loc.user}@${loc.host}:${loc.port}${folders[role]}`, place: server + posix.normalize(folders[role]) };
+  });
+}
+
+/** An absolute folder path with its links resolved, as far as it exists. */
+function realFolderPath(folder: string): string {
+  const missing: string[] = [];
+  for (let at = folder; ; at = dirname(at)) {
+    try {
+      return join(realpathSync(at), ...missing);
+    } catch {
+      // not there yet (archive/ is made by the first move): the real path of what is there, and the rest
+      if (dirname(at) === at) return folder;
+      missing.unshift(basename(at));
+    }
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -95,7 +95,7 @@ describe('partners in one config file', () => {
     [{ stripe: { stableFor: 'soon' } }, '"partners"."stripe"."stableFor": expected a duration'],
     [{ adyen: { intak: 'x' } }, '"partners"."adyen": unknown setting "intak" (did you mean "intake"?)'],
     [{ Adyen: { intake: 'y' } }, 'partner name "Adyen" must be lower-case letters, digits and -'],
-    [{ bank: { intake: 'adyen/intake' } }, 'partners "adyen" and "bank" have the same intake'],
+    [{ bank: { intake: 'adyen/intake' } }, "partners \"adyen\" and \"bank\" share one folder: adyen's intake and bank's intake are both"],
     [{ bank: { intake: 'b', pattern: 'b_{yyyyMMdd}_{yyyyMMdd}.csv' } }, 'has more than one date token'],
     [
       { bank: { intake: 'b', expect: { by: '4am', timeZone: 'UTC' } } },
@@ -137,6 +137,90 @@ describe('partners in one config file', () => {
     expect(dayInName(s.patternText, 'stripe_20260231_a01.csv')).toBeNull();
     expect(dayInName('*_{yyyy-MM-dd}.csv', 'payout_reconciliation_2026-03-16.csv')).toBe('2026-03-16');
     expect(dayInName('settle_*.csv', 'settle_20260316.csv')).toBeNull();
+  });
+});
+
+describe('what partners may not share', () => {
+  /** A config of these partners in a folder of its own; paths in it are relative to that folder. */
+  const configOf = (partners: Record<string, unknown>) => {
+    const dir = mkdtempSync(join(tmpdir(), 'settle-shared-'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ partners }));
+    return { dir, config };
+  };
+
+  it('refuses two intakes that are one folder through a symlink, naming both partners and the real folder', () => {
+    const { dir, config } = configOf({ adyen: { intake: 'adyen/intake' }, stripe: { intake: 'stripe-in' } });
+    mkdirSync(join(dir, 'adyen/intake'), { recursive: true });
+    symlinkSync(join(dir, 'adyen/intake'), join(dir, 'stripe-in'));
+    expect(refused(() => resolvePartners({ config }, {}))).toBe(
+      `partners "adyen" and "stripe" share one folder: adyen's intake ${join(dir, 'adyen/intake')} and stripe's intake ${join(dir, 'stripe-in')} are one folder, ${join(dir, 'adyen/intake')} (links resolved): each partner needs folders of its own`,
+    );
+  });
+
+  it("refuses one partner's archive (default or set, existing or not yet) being another's intake or final folder", () => {
+    // bank's intake is adyen's default archive, a sibling of adyen's intake that does not exist yet
+    const sibling = configOf({ adyen: { intake: 'adyen/intake' }, bank: { intake: 'adyen/archive', archive: 'bank/archive' } });
+    expect(refused(() => resolvePartners({ config: sibling.config }, {}))).toMatch(
+      /^partners "adyen" and "bank" share one folder: adyen's archive and bank's intake are both .*\/adyen\/archive: each partner/,
+    );
+    // intakes side by side would share their default archive/, the sibling of each
+    const sideBySide = configOf({ adyen: { intake: 'adyen' }, bank: { intake: 'bank' } });
+    expect(refused(() => resolvePartners({ config: sideBySide.config }, {}))).toMatch(
+      /adyen's archive and bank's archive are both .*\/archive: each partner needs folders of its own \(archive, duplicates and rejected default to siblings of its intake\)$/,
+    );
+    const { dir, config } = configOf({ adyen: { intake: 'a/in', rejected: 'shared' }, bank: { intake: 'b/in', rejected: 'link/shared' } });
+    symlinkSync(dir, join(dir, 'link'));
+    expect(refused(() => resolvePartners({ config }, {}))).toMatch(/adyen's rejected .* and bank's rejected .* are one folder/);
+  });
+
+  it('tells SFTP folders by login, server and normalized path', () => {
+    const same = configOf({ adyen: { intake: 'sftp://in@Sftp.example:22/out' }, bank: { intake: 'sftp://in@sftp.example//out/' } });
+    expect(refused(() => resolvePartners({ config: same.config }, {}))).toMatch(
+      /^partners "adyen" and "bank" share one folder: adyen's intake sftp:\/\/in@Sftp\.example:22\/out and bank's intake sftp:\/\/in@sftp\.example:22\/\/out are one folder, sftp:\/\/in@sftp\.example:22\/out: /,
+    );
+    const archive = configOf({ adyen: { intake: 'sftp://in@h/a/in', archive: '/b/in' }, bank: { intake: 'sftp://in@h:22/b/in' } });
+    expect(refused(() => resolvePartners({ config: archive.config }, {}))).toMatch(/adyen's archive and bank's intake are both sftp:/);
+    // two logins may each see a folder of their own under one path (a chroot per partner)
+    const chroots = configOf({ adyen: { intake: 'sftp://adyen@h/upload' }, bank: { intake: 'sftp://bank@h/upload' } });
+    expect(resolvePartners({ config: chroots.config }, {}).partners).toHaveLength(2);
+  });
+
+  it('lets partners share a table their layouts define alike, and refuses one they define differently', () => {
+    const alike = configOf({
+      a: { intake: 'a/in', layout: 'adyen-settlement-details' },
+      b: { intake: 'b/in', layout: 'adyen-settlement-details' },
+      c: { intake: 'c/in' },
+      d: { intake: 'd/in' },
+    });
+    expect(resolvePartners({ config: alike.config }, {}).partners.map((p) => p.layout.table)).toEqual([
+      'adyen_settlement_details',
+      'adyen_settlement_details',
+      'settlement_rows',
+      'settlement_rows',
+    ]);
+    const differ = configOf({
+      a: { intake: 'a/in' },
+      b: { intake: 'b/in', layout: { extends: 'adyen-settlement-details', table: 'settlement_rows' } },
+    });
+    expect(refused(() => resolvePartners({ config: differ.config }, {}))).toBe(
+      'partners "a" and "b" both load into table settle.settlement_rows, but their layouts define it differently: give one layout a "table" of its own (or the same columns and natural key, to share it)',
+    );
+  });
+
+  it('refuses a partner named twice, or a key given twice, naming the file and both places', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'settle-twice-'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, '{\n  "partners": {\n    "adyen": {"intake": "a"},\n    "adyen": {"intake": "b"}\n  }\n}\n');
+    expect(refused(() => resolvePartners({ config }, {}))).toBe(
+      `config file ${config}: "partners"."adyen" is given twice (line 3, column 5, and line 4, column 5): JSON would keep only the last and ignore the first: keep one`,
+    );
+    writeFileSync(config, '{"partners": {"adyen": {"intake": "a", "pattern": "x_*.csv",\n "pattern": "y_*.csv"}}}');
+    expect(refused(() => resolvePartners({ config }, {}))).toMatch(/: "partners"\."adyen"\."pattern" is given twice \(line 1, column 40, and line 2, column 2\)/);
+    writeFileSync(config, '{\n  "ledger": "l.sqlite"\n  "stableFor": 0\n}');
+    expect(refused(() => resolvePartners({ config }, {}))).toBe(
+      `config file ${config} is not valid JSON: line 3, column 3: expected "," or "}" after a value in an object, found "\\""`,
+    );
   });
 });
 
