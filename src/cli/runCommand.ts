@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { nowMs } from '../clock.js';
-import { AnsweredError, UsageError, errorMessage, exitStatusOf } from '../errors.js';
+import { AnsweredError, EXIT_PROBLEM, EXIT_USAGE, UsageError, errorMessage, exitStatusOf } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS } from '../ledger/types.js';
 import { newRunId } from '../pipeline/runId.js';
@@ -11,7 +11,7 @@ import { lastDeliveryAt, overdueDeliveries, type OverdueDelivery } from '../repo
 import { resolvePartners, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { Intake } from '../intake/intake.js';
-import { checkIntakeSetting } from '../intake/openIntake.js';
+import { checkIntakeAccess, checkIntakeSetting } from '../intake/openIntake.js';
 import { globToRegExp } from '../intake/names.js';
 import type { RunMode } from '../ledger/types.js';
 import { RunEndedError, runIngest, type IngestResult } from '../pipeline/runIngest.js';
@@ -93,6 +93,8 @@ interface Prepared {
   pattern: RegExp;
   ignore: RegExp[];
   decode: DecodeOptions;
+  /** why the partner cannot run, found before any partner ran (checkAccess): its run is recorded as not started */
+  refusal?: unknown;
 }
 
 async function prepare(s: Settings): Promise<Prepared> {
@@ -105,6 +107,31 @@ async function prepare(s: Settings): Promise<Prepared> {
   return { settings: s, pattern, ignore, decode };
 }
 
+/**
+ * What opening the partner's intake and staging needs that is known without a connection (its
+ * folders, SFTP credentials and host key settings, the staging folder): the refusal, or
+ * undefined when all hold.
+ */
+async function checkAccess(p: Prepared): Promise<unknown> {
+  try {
+    await checkIntakeAccess(p.settings);
+    await assertStagingUsable(p.settings.staging);
+    return undefined;
+  } catch (err) {
+    if (exitStatusOf(err) !== EXIT_USAGE) throw err;
+    return err;
+  }
+}
+
+/** One line for the refusals found before any partner ran: the only one's own message, or each partner's named. */
+function refusalError(refused: Prepared[], all: Prepared[]): unknown {
+  if (all.length === 1) return refused[0]!.refusal;
+  const each = refused.map((p) => `partner "${p.settings.partner}": ${errorMessage(p.refusal)}`).join('; ');
+  return new UsageError(`${each} (no partner was run: every partner's settings are checked before the first runs)`, {
+    cause: refused[0]!.refusal,
+  });
+}
+
 /** The whole `run` command for one partner short of printing: also what `demo` runs. */
 export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
   const [outcome] = await ingestPartners([s], flags);
@@ -114,18 +141,24 @@ export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestRe
 
 /**
  * Every partner in turn, each with its own intake connection, staging and run in the ledger.
- * One partner's trouble (its server away, a missing privilege on its table) is its outcome and
- * never stops the next; a stop asked for (SIGTERM) ends the partner in hand and begins no other.
- * The metrics file is written once, for all partners, after the last.
+ * Exit 2 means nothing was touched, so every partner's settings and what its intake and staging
+ * need are checked before the first runs: a refusal there runs no partner (the refused ones are
+ * recorded as not started, with the reason) and is exit 2. After that, one partner's trouble
+ * (its server away, a missing privilege on its table) is its outcome and never stops the next;
+ * once some partner's run did its work, a refusal found later is exit 1, never 2. A stop asked
+ * for (SIGTERM) ends the partner in hand and begins no other. The metrics file is written once,
+ * for all partners, after the last.
  */
 export async function ingestPartners(partners: Settings[], flags: RunFlags, all: Settings[] = partners): Promise<PartnerOutcome[]> {
   const prepared: Prepared[] = [];
   for (const p of partners) prepared.push(await prepare(p));
+  for (const p of prepared) p.refusal = await checkAccess(p);
+  const refused = prepared.filter((p) => p.refusal !== undefined);
   const stopping = stopOnSignal();
   const outcomes: PartnerOutcome[] = [];
   const ran: PartnerRunMetrics[] = [];
   try {
-    for (const p of prepared) {
+    for (const p of refused.length > 0 ? refused : prepared) {
       if (stopping.signal.aborted) {
         const reason = `asked to stop (${String(stopping.signal.reason ?? 'signal')}) before this partner's run began`;
         outcomes.push({ partner: p.settings.partner, exitStatus: 1, error: new UsageError(reason), notBegun: true });
@@ -158,6 +191,11 @@ export async function ingestPartners(partners: Settings[], flags: RunFlags, all:
     stopping.dispose();
   }
   await writeMetrics(partners[0]!, all, ran);
+  if (refused.length > 0) throw refusalError(refused, prepared);
+  if (outcomes.some((o) => o.result !== undefined)) {
+    // some partner's run did its work: the command touched something, whatever another's refusal says
+    for (const o of outcomes) if (o.exitStatus === EXIT_USAGE) o.exitStatus = EXIT_PROBLEM;
+  }
   return outcomes;
 }
 
@@ -214,6 +252,8 @@ async function ingestPartner(
     let finance: FinanceDb;
     let intake: Intake;
     try {
+      // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
+      if (p.refusal !== undefined) throw p.refusal;
       // cheapest and most likely refusals first: the database being down stops the run before any download
       finance = await r.finance('load', stop);
       intake = await r.intake(stop);

@@ -189,7 +189,8 @@ function scan(text: string): void {
         else frame.length++;
         break;
       }
-      if (text[at] !== close) fail(`expected "," or "${close}" after a value in ${frame.kind === 'object' ? 'an object' : 'a list'}, found ${found()}`);
+      if (text[at] !== close)
+        fail(`expected "," or "${close}" after a value in ${frame.kind === 'object' ? 'an object' : 'a list'}, found ${found()}`);
       at++;
       stack.pop();
     }

@@ -510,7 +510,8 @@ function refuseSharedFolders(partners: Settings[]): void {
         other.folder === use.folder
           ? `${other.partner}'s ${other.role} and ${p.partner}'s ${use.role} are both ${use.folder}`
           : `${other.partner}'s ${other.role} ${other.folder} and ${p.partner}'s ${use.role} ${use.folder} are one folder, ${use.place}${use.folder.includes('://') ? '' : ' (links resolved)'}`;
-      const hint = use.role === 'intake' && other.role === 'intake' ? '' : ' (archive, duplicates and rejected default to siblings of its intake)';
+      const hint =
+        use.role === 'intake' && other.role === 'intake' ? '' : ' (archive, duplicates and rejected default to siblings of its intake)';
       throw new UsageError(
         `partners "${other.partner}" and "${p.partner}" share one folder: ${both}: each partner needs folders of its own${hint}`,
       );

@@ -7,7 +7,7 @@ import type { FolderReader, Intake } from './intake.js';
 import type { Destination } from '../destination.js';
 import { LocalFolder } from './localFolder.js';
 import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
-import type { SftpCredentials } from './sftpFolder.js';
+import { checkCredentials, type SftpCredentials } from './sftpCredentials.js';
 import type { SftpFolders } from './sftpIntake.js';
 import type { SftpLimits } from './sftpRequests.js';
 import { isSftpUrl, parseSftpUrl, type SftpLocation } from './sftpUrl.js';
@@ -151,6 +151,24 @@ export async function openIntake(s: IntakeSettings, log: Logger, stop?: AbortSig
     throw err;
   }
   return sftp;
+}
+
+/**
+ * What opening the intake needs that is known without a connection, so that every partner's is
+ * checked before the first partner runs: a local intake folder that is there (and no final
+ * folder an alias of it); for an sftp:// intake, how to trust the server (known_hosts readable,
+ * or a pinned fingerprint well formed) and how to log in (checkCredentials). What only the
+ * server can say (its host key, the login, its folders) is found when the partner's run opens it.
+ */
+export async function checkIntakeAccess(s: IntakeSettings): Promise<void> {
+  const { sftp: loc, ...folders } = intakeFolders(s);
+  if (!loc) {
+    await LocalIntake.open(folders);
+    await refuseIntakeAliases(folders);
+    return;
+  }
+  sftpAccess(s, loc);
+  await checkCredentials(s.sftp);
 }
 
 /** How to reach and trust the server of an sftp:// setting, and how long to wait for it. */

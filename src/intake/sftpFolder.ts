@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -10,13 +9,9 @@ import { LINK, lookAt, pinRemote, type RemoteLook } from './sftpPin.js';
 import type { SftpLimits } from './sftpRequests.js';
 import { offeredHostKeyTypes, SftpLoginError, SftpSession, isNotFound } from './sftpSession.js';
 import type { SftpLocation } from './sftpUrl.js';
+import { readSftpKey, refuseNoCredentials, type SftpCredentials } from './sftpCredentials.js';
 
-export interface SftpCredentials {
-  keyPath?: string;
-  keyPassphrase?: string;
-  password?: string;
-  agentSocket?: string;
-}
+export type { SftpCredentials } from './sftpCredentials.js';
 
 const CONNECT_ATTEMPTS = 4;
 const FIRST_BACKOFF_MS = 500;
@@ -67,9 +62,7 @@ export class SftpFolder implements FolderReader {
 
   /** Connects, and refuses a folder that is missing on the server. */
   protected async connectAndCheck(what: string): Promise<void> {
-    if (!this.creds.keyPath && !this.creds.agentSocket && !this.creds.password) {
-      throw new UsageError('no SFTP credentials: set --sftp-key, run an ssh-agent (SSH_AUTH_SOCK), or set SETTLE_SFTP_PASSWORD');
-    }
+    refuseNoCredentials(this.creds);
     const session = await this.connect();
     const found = await session.stat(this.dir).catch(() => null);
     if (!found?.isDirectory()) {
@@ -79,14 +72,7 @@ export class SftpFolder implements FolderReader {
   }
 
   private connectConfig(): ConnectConfig {
-    let privateKey: Buffer | undefined;
-    if (this.creds.keyPath) {
-      try {
-        privateKey = readFileSync(this.creds.keyPath);
-      } catch (err) {
-        throw new UsageError(`SFTP key ${this.creds.keyPath} cannot be read: ${errorMessage(err)}`, { cause: err });
-      }
-    }
+    const privateKey = this.creds.keyPath ? readSftpKey(this.creds.keyPath) : undefined;
     return {
       host: this.loc.host,
       port: this.loc.port,

@@ -137,9 +137,9 @@ describe('migrate with several partners', () => {
   it("creates every partner's layout table, and says which partners' files go to each", async () => {
     const ws = await Workspace.create(db.url);
     const config = await partnersConfig(ws, {
-      adyen: { intake: join(ws.root, 'adyen'), layout: 'adyen-settlement-details' },
-      stripe: { intake: join(ws.root, 'stripe'), layout: 'stripe-itemized-payout-reconciliation' },
-      bank: { intake: join(ws.root, 'bank') },
+      adyen: { intake: join(ws.root, 'adyen', 'intake'), layout: 'adyen-settlement-details' },
+      stripe: { intake: join(ws.root, 'stripe', 'intake'), layout: 'stripe-itemized-payout-reconciliation' },
+      bank: { intake: join(ws.root, 'bank', 'intake') },
     });
     const r = await ws.cli(['migrate', '--config', config, '--json']);
     expect(r.status, r.stderr).toBe(0);

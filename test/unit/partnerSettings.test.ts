@@ -95,7 +95,7 @@ describe('partners in one config file', () => {
     [{ stripe: { stableFor: 'soon' } }, '"partners"."stripe"."stableFor": expected a duration'],
     [{ adyen: { intak: 'x' } }, '"partners"."adyen": unknown setting "intak" (did you mean "intake"?)'],
     [{ Adyen: { intake: 'y' } }, 'partner name "Adyen" must be lower-case letters, digits and -'],
-    [{ bank: { intake: 'adyen/intake' } }, "partners \"adyen\" and \"bank\" share one folder: adyen's intake and bank's intake are both"],
+    [{ bank: { intake: 'adyen/intake' } }, 'partners "adyen" and "bank" share one folder: adyen\'s intake and bank\'s intake are both'],
     [{ bank: { intake: 'b', pattern: 'b_{yyyyMMdd}_{yyyyMMdd}.csv' } }, 'has more than one date token'],
     [
       { bank: { intake: 'b', expect: { by: '4am', timeZone: 'UTC' } } },
@@ -216,7 +216,9 @@ describe('what partners may not share', () => {
       `config file ${config}: "partners"."adyen" is given twice (line 3, column 5, and line 4, column 5): JSON would keep only the last and ignore the first: keep one`,
     );
     writeFileSync(config, '{"partners": {"adyen": {"intake": "a", "pattern": "x_*.csv",\n "pattern": "y_*.csv"}}}');
-    expect(refused(() => resolvePartners({ config }, {}))).toMatch(/: "partners"\."adyen"\."pattern" is given twice \(line 1, column 40, and line 2, column 2\)/);
+    expect(refused(() => resolvePartners({ config }, {}))).toMatch(
+      /: "partners"\."adyen"\."pattern" is given twice \(line 1, column 40, and line 2, column 2\)/,
+    );
     writeFileSync(config, '{\n  "ledger": "l.sqlite"\n  "stableFor": 0\n}');
     expect(refused(() => resolvePartners({ config }, {}))).toBe(
       `config file ${config} is not valid JSON: line 3, column 3: expected "," or "}" after a value in an object, found "\\""`,
