@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -157,6 +158,37 @@ describe('a config that is wrong anywhere is exit 2 before any partner runs', ()
       ]);
     },
   );
+});
+
+describe('the SFTP key, checked before the run', () => {
+  it('a key with a passphrase: refused without it (exit 2, nothing touched), taken with it', async () => {
+    const ws = await Workspace.create(db.url);
+    const remote = await mkdtemp(join(tmpdir(), 'settle-remote-'));
+    await putIn(
+      join(remote, 'intake'),
+      'settle_20261106_a01.csv',
+      sampleSettlement({ date: '2026-11-06', rows: 3, idPrefix: 'LOCKED' }).text,
+    );
+    const key = join(ws.root, 'id_locked');
+    await copyFile(sshd.clientKey, key);
+    execFileSync('ssh-keygen', ['-q', '-p', '-P', '', '-N', 'opensesame', '-f', key]);
+    const args = ['run', '--intake', sshd.url(join(remote, 'intake')), '--ledger', ws.ledger, '--stable-for', '0'];
+    const access = ['--sftp-key', key, '--known-hosts', sshd.knownHosts];
+    const refused = await ws.cli([...args, ...access]);
+    expect(refused.status).toBe(2);
+    expect(oneLine(refused.stderr)).toBe(
+      `settle-ingest: SFTP key ${key} cannot be used: Encrypted private OpenSSH key detected, but no passphrase given (SETTLE_SFTP_KEY_PASSPHRASE for a key with a passphrase)`,
+    );
+    const wrong = await ws.cli([...args, ...access], { SETTLE_SFTP_KEY_PASSPHRASE: 'guess' });
+    expect(wrong.status).toBe(2);
+    expect(oneLine(wrong.stderr)).toMatch(/cannot be used: .*bad passphrase/);
+    expect(await files(join(remote, 'intake'))).toEqual(['settle_20261106_a01.csv']);
+    ledgerUntouched(ws);
+    const taken = await ws.cli([...args, ...access], { SETTLE_SFTP_KEY_PASSPHRASE: 'opensesame' });
+    expect(taken.status, taken.stderr).toBe(0);
+    expect(await files(join(remote, 'archive'))).toEqual(['settle_20261106_a01.csv']);
+    expect(await rowsWithPrefix(db, 'LOCKED')).toBe(3);
+  });
 });
 
 describe('exit 2 only when nothing was touched', () => {
