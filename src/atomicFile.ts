@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { UsageError } from './errors.js';
+import { worldWritableFolder } from './privateFiles.js';
+
+/**
+ * Every file a command writes for a person or a tool (the metrics file, the deliveries page, an
+ * evidence pack) goes through writeFileAtomically: whole or not at all, and never through a
+ * link another user planted (DESIGN.md, invariant 10).
+ */
+
+/** Created new, never through a link: a name that exists, a link included, is an error, not a file to write into. */
+const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+export interface AtomicWrite {
+  /** the file's mode (less the umask) */
+  mode: number;
+  /** how the user named it, for a refusal: `--html`, `metrics file` */
+  what: string;
+}
+
+const notFound = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * Refuses a folder that every user may write to and that is not sticky: anybody there could
+ * rename our file away or put a link in its place after we wrote it, so no check of ours can
+ * hold. A sticky one (/tmp) is allowed: there only an entry's owner may remove or rename it.
+ */
+export function assertFolderForWrites(path: string, what: string): void {
+  const open = worldWritableFolder(path);
+  if (open && !open.sticky) {
+    throw new UsageError(
+      `${what} ${path} is in ${open.dir}, which every user may write to and which is not sticky: anybody could swap the file; write it to a folder of your own (or chmod +t ${open.dir})`,
+    );
+  }
+}
+
+/**
+ * What may stand at the target name: nothing, or a regular file, and in a sticky shared folder
+ * only one of ours. A link there is refused rather than replaced: whoever put it meant the
+ * file to be somewhere else, and writing to where it points is what must never happen.
+ */
+async function assertReplaceable(target: string, path: string, what: string): Promise<void> {
+  const existing = await lstat(target).catch((err: unknown) => {
+    if (notFound(err)) return undefined;
+    throw err;
+  });
+  if (!existing) return;
+  if (existing.isSymbolicLink()) throw new UsageError(`${what} ${path} is a symbolic link: name the file itself, not a link to it`);
+  if (!existing.isFile()) throw new UsageError(`${what} ${path} exists and is not a regular file`);
+  const uid = process.getuid?.();
+  if (worldWritableFolder(target)?.sticky && uid !== undefined && existing.uid !== uid) {
+    throw new UsageError(
+      `${what} ${path} belongs to another user (uid ${existing.uid}) in the shared folder ${dirname(target)}: not replaced; remove it or choose another name`,
+    );
+  }
+}
+
+/** A temporary name nobody can guess, so none can be planted for it (a link is refused anyway by O_EXCL|O_NOFOLLOW). */
+function temporaryName(target: string): string {
+  // cut so that a long target name still leaves room for the suffix within NAME_MAX (255)
+  return join(dirname(target), `.${basename(target).slice(0, 200)}.${randomBytes(8).toString('hex')}.tmp`);
+}
+
+/** The folder's entry for the renamed file reaches the disk too: after a crash the file is there, old or new, never missing. */
+async function syncFolder(dir: string): Promise<void> {
+  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes `data` to `path` so that a reader sees the old file or the new one whole, never half
+ * of it, and nothing is ever written through a link: the folder is checked, the target must be
+ * a regular file of ours (or absent), and the bytes go to a new file of an unguessable name
+ * (O_EXCL|O_NOFOLLOW), synced, then renamed over the target; a rename replaces the name
+ * itself, whatever was put there meanwhile, and never follows it.
+ */
+export async function writeFileAtomically(path: string, data: string | Uint8Array, opts: AtomicWrite): Promise<void> {
+  const target = resolve(path);
+  assertFolderForWrites(target, opts.what);
+  await assertReplaceable(target, path, opts.what);
+  const temp = temporaryName(target);
+  const handle = await open(temp, NEW_FILE, opts.mode);
+  try {
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, target);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+  await syncFolder(dirname(target));
+}
