@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { lstat, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
+import { faultPoint } from './faults.js';
 import { worldWritableFolder } from './privateFiles.js';
 
 /**
@@ -85,6 +86,8 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
   const target = resolve(path);
   assertFolderForWrites(target, opts.what);
   await assertReplaceable(target, path, opts.what);
+  // a test plants links here, at the temporary names of old and at the target itself
+  faultPoint('before-write', target);
   const temp = temporaryName(target);
   const handle = await open(temp, NEW_FILE, opts.mode);
   try {
