@@ -107,7 +107,7 @@ describe.each(['sqlite', 'postgres'] as LedgerStore[])('evidence periods on a %s
     for (const [one, two] of [
       ['nov2-first', 'nov2-again'],
       ['nov3-first', 'nov3-again'],
-    ]) {
+    ] as const) {
       for (const name of PERIOD_FILES)
         expect(await readFile(join(pack(two), name)), `${two}/${name}`).toEqual(await readFile(join(pack(one), name)));
       expect(execFileSync('sha256sum', ['-c', 'MANIFEST'], { cwd: pack(two), encoding: 'utf8' }).match(/: OK$/gm)).toHaveLength(4);
