@@ -159,3 +159,34 @@ describe('report evidence dates', () => {
     expect(await readdir(ws.root)).not.toContain('pack');
   });
 });
+
+describe('the pack in a spreadsheet and under sha256sum', () => {
+  it('writes a cell a spreadsheet would run with a quote before it, keeps the name exactly in file_json, and SHA256SUMS of a name with a line break verifies', async () => {
+    const ws = await Workspace.create(db.url);
+    const names = ["=cmd|' -C calc'!A0.csv", '+SUM(1).csv', '-2+3.csv', '@SUM(A1).csv', '\tTAB.csv', 'line\nbreak.csv'];
+    for (const [i, name] of names.entries())
+      await ws.put(name, sampleSettlement({ date: '2026-11-10', rows: 2, idPrefix: `SPR${i}` }).text);
+    const now = { SETTLE_TEST_NOW: '2026-11-10T03:00:00Z' };
+    const run = await ws.cli(ws.runArgs(['--pattern', '*.csv']), now);
+    expect(run.status, run.stderr).toBe(0);
+    const out = join(ws.root, 'pack');
+    const pack = await evidenceOf(ws)('2026-11-10T09:00:00Z', '2026-11-10', '2026-11-10', out);
+    expect(pack.status, pack.stderr).toBe(0);
+
+    const loads = csvRows(await readFile(join(out, 'loads.csv'), 'utf8'));
+    const header = loads[0]!;
+    const [file, exact] = [header.indexOf('file'), header.indexOf('file_json')];
+    const shown = new Map(loads.slice(1).map((l) => [JSON.parse(l[exact]!) as string, l[file]]));
+    expect([...shown.keys()].sort()).toEqual([...names].sort());
+    for (const name of names) expect(shown.get(name), name).toBe(/^[=+\-@\t]/.test(name) ? `'${name}` : name);
+    for (const csv of ['loads.csv', 'events.csv']) {
+      const cells = csvRows(await readFile(join(out, csv), 'utf8')).flat();
+      expect(
+        cells.filter((cell) => /^[=+\-@\t\r]/.test(cell)),
+        csv,
+      ).toEqual([]);
+    }
+    const sums = execFileSync('sha256sum', ['-c', join(out, 'SHA256SUMS')], { cwd: ws.archive, encoding: 'utf8' });
+    expect(sums.match(/: OK$/gm)).toHaveLength(names.length);
+  });
+});
