@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { lstat, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 import { faultPoint } from './faults.js';
-import { worldWritableFolder } from './privateFiles.js';
+import { privateFileMode, worldWritableFolder } from './privateFiles.js';
 
 /**
  * Every file a command writes for a person or a tool (the metrics file, the deliveries page, an
  * evidence pack) goes through writeFileAtomically: whole or not at all, and never through a
- * link another user planted (DESIGN.md, invariant 10).
+ * link another user planted (DESIGN.md, invariant 10). The log, appended to line by line, is
+ * opened by openAppendOnly under the same checks.
  */
 
 /** Created new, never through a link: a name that exists, a link included, is an error, not a file to write into. */
@@ -103,4 +104,29 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
     throw err;
   }
   await syncFolder(dirname(target));
+}
+
+/**
+ * The log file, opened to append to (created private when missing, its folders too), in a folder
+ * checked as above, never through a link (O_NOFOLLOW: a link there is an error), and in a
+ * sticky shared folder only a file of ours. O_NONBLOCK so that a FIFO planted there fails at
+ * once instead of waiting for a reader; it changes nothing for a regular file.
+ */
+export function openAppendOnly(path: string, what: string): number {
+  mkdirSync(dirname(resolve(path)), { recursive: true });
+  assertFolderForWrites(path, what);
+  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  const fd = openSync(path, flags, privateFileMode(path));
+  const file = fstatSync(fd);
+  const uid = process.getuid?.();
+  const refusal = !file.isFile()
+    ? `${what} ${path} is not a regular file`
+    : worldWritableFolder(path)?.sticky && uid !== undefined && file.uid !== uid
+      ? `${what} ${path} belongs to another user (uid ${file.uid}) in the shared folder ${dirname(resolve(path))}: choose another name`
+      : undefined;
+  if (refusal) {
+    closeSync(fd);
+    throw new UsageError(refusal);
+  }
+  return fd;
 }

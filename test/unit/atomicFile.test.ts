@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import { closeSync, writeSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomically } from '../../src/atomicFile.js';
+import { openAppendOnly, writeFileAtomically } from '../../src/atomicFile.js';
 import { UsageError } from '../../src/errors.js';
 import { checksumLine } from '../../src/report/evidencePack.js';
 
@@ -74,6 +75,43 @@ describe('writing a file whole, never through a link', () => {
     await chown(join(shared, 'theirs.html'), ANOTHER_USER, ANOTHER_USER);
     await expect(write(join(shared, 'theirs.html'), 'x')).rejects.toThrow(/belongs to another user \(uid 4242\)/);
     expect(await readFile(join(shared, 'theirs.html'), 'utf8')).toBe('theirs');
+  });
+});
+
+describe('the log, appended to', () => {
+  const append = (path: string, line: string) => {
+    const fd = openAppendOnly(path, 'log file');
+    writeSync(fd, line);
+    closeSync(fd);
+  };
+
+  it('is created private and appended to, its folders made', async () => {
+    const log = join(await folder(), 'logs', 'settle.log');
+    append(log, 'one\n');
+    append(log, 'two\n');
+    expect(await readFile(log, 'utf8')).toBe('one\ntwo\n');
+    expect((await stat(log)).mode & 0o777).toBe(0o600);
+  });
+
+  it('is never written through a link, into a shared folder that is not sticky, or over another user’s file in a sticky one', async () => {
+    const dir = await folder();
+    const victim = join(dir, 'victim');
+    await writeFile(victim, 'secret');
+    await symlink(victim, join(dir, 'settle.log'));
+    expect(() => append(join(dir, 'settle.log'), 'x')).toThrow(expect.objectContaining({ code: 'ELOOP' }));
+    const shared = join(dir, 'shared');
+    await mkdir(shared);
+    await chmod(shared, 0o777);
+    expect(() => append(join(shared, 'settle.log'), 'x')).toThrow(/which every user may write to and which is not sticky/);
+    await chmod(shared, 0o1777);
+    await writeFile(join(shared, 'theirs.log'), 'theirs');
+    await chown(join(shared, 'theirs.log'), ANOTHER_USER, ANOTHER_USER);
+    expect(() => append(join(shared, 'theirs.log'), 'x')).toThrow(/belongs to another user/);
+    execFileSync('mkfifo', [join(dir, 'fifo.log')]);
+    expect(() => append(join(dir, 'fifo.log'), 'x')).toThrow(expect.objectContaining({ code: 'ENXIO' }));
+    expect(await readFile(victim, 'utf8')).toBe('secret');
+    expect(await readFile(join(shared, 'theirs.log'), 'utf8')).toBe('theirs');
+    expect(await readdir(shared)).toEqual(['theirs.log']);
   });
 });
 
