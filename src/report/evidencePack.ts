@@ -117,12 +117,20 @@ export async function evidencePack(
   const { since, until } = periodBounds(period);
   const known = (e: LedgerEvent) => until === null || e.at < until;
   const events = await ledger.eventsBetween(since, until, partners);
+  const fileKey = (e: LedgerEvent) => `${e.name}\0${e.sha256}`;
+  const ofFile = new Map<string, LedgerEvent[]>();
+  for (const e of events) if (e.sha256) ofFile.set(fileKey(e), [...(ofFile.get(fileKey(e)) ?? []), e]);
   const loads: EvidenceLoad[] = [];
   for (const e of events) {
     if (!(LOADS.has(e.event) || e.event === 'reprocessed') || !e.sha256) continue;
     const row = await ledger.file(e.name, e.sha256);
-    // its own events as they stood at the period's end: a later move or reprocessing is a later period's
-    const own = (await ledger.eventsFor(e.sha256)).filter((h) => known(h) && h.name === e.name && h.sha256 === e.sha256);
+    // its own events as they stood at the period's end (a later move or reprocessing is a later
+    // period's): a load's move follows it within the period; a reprocessed file may have been
+    // archived long before it
+    const own =
+      e.event === 'reprocessed'
+        ? (await ledger.eventsFor(e.sha256)).filter((h) => known(h) && h.name === e.name && h.sha256 === e.sha256)
+        : ofFile.get(fileKey(e))!;
     loads.push({
       at: e.at,
       action: e.event as EvidenceLoad['action'],

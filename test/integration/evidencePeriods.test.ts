@@ -1,11 +1,21 @@
 import { execFileSync } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { sharedFinanceDatabase, Workspace, type LedgerStore } from '../support/workspace.js';
+import { financeDatabase, Workspace, type FinanceDatabase, type LedgerStore } from '../support/workspace.js';
 
-const db = sharedFinanceDatabase();
+// each test its own finance database: the audit inside a pack checks every load in it
+let opened: FinanceDatabase[] = [];
+async function ownWorkspace(opts: { ledger?: LedgerStore } = {}): Promise<Workspace> {
+  const db = await financeDatabase();
+  opened.push(db);
+  return Workspace.create(db.url, opts);
+}
+afterEach(async () => {
+  for (const db of opened) await db.close();
+  opened = [];
+});
 
 interface PackSummary {
   loads: number;
@@ -47,14 +57,13 @@ function evidenceOf(ws: Workspace) {
 
 describe.each(['sqlite', 'postgres'] as LedgerStore[])('evidence periods on a %s ledger', (store) => {
   it('the whole range 0001-01-01 to 9999-12-31 holds every load; a day holds its reprocessing and every event; a later night changes no earlier pack', async () => {
-    const ws = await Workspace.create(db.url, { ledger: store });
+    const ws = await ownWorkspace({ ledger: store });
     const at = (now: string, args: string[]) => ws.cli(args, { SETTLE_TEST_NOW: now });
     const reprocess = (now: string, name: string) =>
       at(now, ['run', '--reprocess', '--intake', ws.intake, '--ledger', ws.ledger, '--reason', 'fee fix FIN-7', '--files', name]);
     const evidence = evidenceOf(ws);
     const pack = (name: string) => join(ws.root, name);
-    // the finance database is shared by both stores' tests: ids of their own
-    const file = (day: string, prefix: string) => sampleSettlement({ date: day, rows: 4, idPrefix: `${prefix}${store[0]}` }).text;
+    const file = (day: string, prefix: string) => sampleSettlement({ date: day, rows: 4, idPrefix: prefix }).text;
 
     // Mon 2 Nov: two files load; one is reprocessed that afternoon. Tue 3 Nov: nothing. Wed 4 Nov: two more.
     await ws.put('settle_20261102_a01.csv', file('2026-11-02', 'EA1'));
@@ -88,9 +97,8 @@ describe.each(['sqlite', 'postgres'] as LedgerStore[])('evidence periods on a %s
         .slice(1)
         .map((e) => e[0]),
     ).toEqual(ofTheDay);
-    expect(execFileSync('sha256sum', ['-c', join(pack('nov2-first'), 'SHA256SUMS')], { cwd: ws.archive, encoding: 'utf8' })).toBe(
-      'settle_20261102_a01.csv: OK\nsettle_20261102_a02.csv: OK\n',
-    );
+    const checked = execFileSync('sha256sum', ['-c', join(pack('nov2-first'), 'SHA256SUMS')], { cwd: ws.archive, encoding: 'utf8' });
+    expect(checked.trim().split('\n').sort()).toEqual(['settle_20261102_a01.csv: OK', 'settle_20261102_a02.csv: OK']);
 
     // Fri 6 Nov: a resend of Monday's file is skipped (an event of Monday's content), and it is reprocessed again
     await ws.put('settle_20261102_a01-again.csv', file('2026-11-02', 'EA1'));
@@ -135,7 +143,7 @@ describe('report evidence dates', () => {
     ['--from', '0000-01-01'],
     ['--to', '2026-1-01'],
   ])('%s %s is exit 2 with one line naming the flag and the value, and writes nothing', async (flag, value) => {
-    const ws = await Workspace.create(db.url);
+    const ws = await ownWorkspace();
     const out = join(ws.root, 'pack');
     const period = { '--from': '2026-12-01', '--to': '2026-12-31', [flag]: value };
     const r = await ws.cli([
@@ -162,7 +170,7 @@ describe('report evidence dates', () => {
 
 describe('the pack in a spreadsheet and under sha256sum', () => {
   it('writes a cell a spreadsheet would run with a quote before it, keeps the name exactly in file_json, and SHA256SUMS of a name with a line break verifies', async () => {
-    const ws = await Workspace.create(db.url);
+    const ws = await ownWorkspace();
     const names = ["=cmd|' -C calc'!A0.csv", '+SUM(1).csv', '-2+3.csv', '@SUM(A1).csv', '\tTAB.csv', 'line\nbreak.csv'];
     for (const [i, name] of names.entries())
       await ws.put(name, sampleSettlement({ date: '2026-11-10', rows: 2, idPrefix: `SPR${i}` }).text);
