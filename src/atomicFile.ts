@@ -26,16 +26,19 @@ export interface AtomicWrite {
 const notFound = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
 /**
- * Refuses a folder that every user may write to and that is not sticky: anybody there could
- * rename our file away or put a link in its place after we wrote it, so no check of ours can
- * hold. A sticky one (/tmp) is allowed: there only an entry's owner may remove or rename it.
+ * Refuses a folder that every user may write to and that is not sticky, the file's own or any
+ * above it: anybody there could rename our file away or put a link in its place after we wrote
+ * it (or swap a folder on the way for a link to another), so no check of ours can hold. A
+ * sticky one (/tmp) is allowed: there only an entry's owner may remove or rename it.
  */
 export function assertFolderForWrites(path: string, what: string): void {
-  const open = worldWritableFolder(path);
-  if (open && !open.sticky) {
-    throw new UsageError(
-      `${what} ${path} is in ${open.dir}, which every user may write to and which is not sticky: anybody could swap the file; write it to a folder of your own (or chmod +t ${open.dir})`,
-    );
+  for (let entry = resolve(path); dirname(entry) !== entry; entry = dirname(entry)) {
+    const open = worldWritableFolder(entry);
+    if (open && !open.sticky) {
+      throw new UsageError(
+        `${what} ${path} is ${open.dir === dirname(resolve(path)) ? 'in' : 'under'} ${open.dir}, which every user may write to and which is not sticky: anybody could swap the file; write it to a folder of your own (or chmod +t ${open.dir})`,
+      );
+    }
   }
 }
 
@@ -113,8 +116,8 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
  * once instead of waiting for a reader; it changes nothing for a regular file.
  */
 export function openAppendOnly(path: string, what: string): number {
-  mkdirSync(dirname(resolve(path)), { recursive: true });
   assertFolderForWrites(path, what);
+  mkdirSync(dirname(resolve(path)), { recursive: true });
   const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
   const fd = openSync(path, flags, privateFileMode(path));
   const file = fstatSync(fd);

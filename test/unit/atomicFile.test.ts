@@ -61,6 +61,10 @@ describe('writing a file whole, never through a link', () => {
     await chmod(shared, 0o777);
     await expect(write(join(shared, 'page.html'), 'x')).rejects.toThrow(/which every user may write to and which is not sticky/);
     expect(await readdir(shared)).toEqual([]);
+    // a folder of ours below it is no better: the shared one lets anybody swap ours for a link
+    await mkdir(join(shared, 'ours'), { mode: 0o755 });
+    await expect(write(join(shared, 'ours', 'page.html'), 'x')).rejects.toThrow(/is under .*shared, which every user may write to/);
+    expect(await readdir(join(shared, 'ours'))).toEqual([]);
   });
 
   it('in a sticky shared folder writes names of its own, and refuses to replace another user’s file', async () => {
