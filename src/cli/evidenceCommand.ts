@@ -61,10 +61,11 @@ async function packFolder(dir: string, intakes: string[]): Promise<string> {
   });
   if (entries.length > 0)
     throw new UsageError(`--out ${dir} is not empty (${entries.length} entries): an evidence pack goes into a new or empty folder`);
+  // checked before anything is made: a folder under a shared one could be swapped for a link
+  assertFolderForWrites(join(path, 'MANIFEST'), '--out');
   await mkdir(path, { recursive: true }).catch((err) => {
     throw new UsageError(`--out ${dir} cannot be made: ${errorMessage(err)}`, { cause: err });
   });
-  assertFolderForWrites(join(path, 'MANIFEST'), '--out');
   return path;
 }
 
