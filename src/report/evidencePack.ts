@@ -119,7 +119,12 @@ export async function evidencePack(
   const events = await ledger.eventsBetween(since, until, partners);
   const fileKey = (e: LedgerEvent) => `${e.name}\0${e.sha256}`;
   const ofFile = new Map<string, LedgerEvent[]>();
-  for (const e of events) if (e.sha256) ofFile.set(fileKey(e), [...(ofFile.get(fileKey(e)) ?? []), e]);
+  for (const e of events) {
+    if (!e.sha256) continue;
+    const list = ofFile.get(fileKey(e));
+    if (list) list.push(e);
+    else ofFile.set(fileKey(e), [e]);
+  }
   const loads: EvidenceLoad[] = [];
   for (const e of events) {
     if (!(LOADS.has(e.event) || e.event === 'reprocessed') || !e.sha256) continue;
