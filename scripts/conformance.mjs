@@ -15,7 +15,7 @@
 // A refusal is `broken` when the file itself is at fault whatever the layout (a record cut short
 // or too long for its own header, a quote left open, bytes that are not UTF-8, a trailer or count
 // record that disagrees) and a `gap` otherwise. Exit status 1 when there is a gap.
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { textTable } from '../dist/report/textTable.js';
 import { PRESETS } from '../dist/layout/presets.js';
@@ -86,6 +86,25 @@ async function checkFile(path, fileName, layouts) {
   return { layout: best.layout.name, result: BROKEN.some((re) => re.test(why)) ? 'broken' : 'gap', why };
 }
 
+/** Why a link is not followed: a run never reads one either (what it points at may be anything, anywhere). */
+async function linkWhy(path) {
+  const target = await readlink(path);
+  const reached = await stat(path).then(
+    () => null,
+    (err) => err.code,
+  );
+  if (reached === 'ELOOP') return `a symbolic link in a loop (to ${target}): not followed`;
+  if (reached === 'ENOENT') return `a symbolic link to nothing (${target}): not followed`;
+  return `a symbolic link (to ${target}): not followed, as a run never reads a link; copy the file itself in`;
+}
+
+function kindOf(entry) {
+  if (entry.isFIFO()) return 'a FIFO';
+  if (entry.isSocket()) return 'a socket';
+  if (entry.isBlockDevice() || entry.isCharacterDevice()) return 'a device';
+  return 'not a file';
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const json = args.includes('--json');
@@ -103,6 +122,9 @@ async function main() {
   const layouts = [...PRESETS.values(), ...(await exampleLayouts(extra))];
 
   const results = [];
+  // every entry not checked is named with why: nothing in the folder passes unseen
+  const skipped = [];
+  const skip = (path, why) => skipped.push({ file: relative(dir, path), why });
   const walk = async (folder, claimed) => {
     const suite = await suiteFolders(folder);
     if (suite) {
@@ -112,9 +134,12 @@ async function main() {
     }
     for (const entry of (await readdir(folder, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
       const path = join(folder, entry.name);
-      if (entry.isDirectory()) await walk(path, claimed ?? candidates(entry.name, layouts));
-      else if (entry.isFile() && claimed && !/^readme/i.test(entry.name))
-        results.push({ file: relative(dir, path), ...(await checkFile(path, entry.name, claimed)) });
+      if (entry.isSymbolicLink()) skip(path, await linkWhy(path));
+      else if (entry.isDirectory()) await walk(path, claimed ?? candidates(entry.name, layouts));
+      else if (!entry.isFile()) skip(path, `${kindOf(entry)}, not a regular file: nothing to read`);
+      else if (/^readme/i.test(entry.name)) skip(path, 'a README, not an export');
+      else if (!claimed) skip(path, "not in a partner's folder: put it in a folder named for its partner or layout");
+      else results.push({ file: relative(dir, path), ...(await checkFile(path, entry.name, claimed)) });
     }
   };
   await walk(dir, null);
@@ -132,9 +157,10 @@ async function main() {
     reader_agrees: count('agrees'),
     reader_by_design: count('refused by design'),
     reader_differs: count('differs'),
+    skipped: skipped.length,
   };
   const right = totals.accepted + totals.broken + totals.reader_agrees + totals.reader_by_design;
-  if (json) process.stdout.write(`${JSON.stringify({ version: 1, results, totals: { ...totals, right } })}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ version: 1, results, skipped, totals: { ...totals, right } })}\n`);
   else {
     const short = (s) => (s.length > 140 ? `${s.slice(0, 139)}…` : s);
     process.stdout.write(
@@ -143,6 +169,9 @@ async function main() {
         results.map((r) => [r.file, r.layout, r.result, short(r.why)]),
       )}\n\n`,
     );
+    if (skipped.length > 0) {
+      process.stdout.write(`skipped, not checked:\n${skipped.map((x) => `  ${x.file}: ${x.why}`).join('\n')}\n\n`);
+    }
     process.stdout.write(
       `${totals.exports} exports: ${totals.accepted} accepted, ${totals.broken} broken (the file is at fault), ${totals.gaps} gaps; ` +
         `record reader: ${totals.reader_agrees} of ${totals.reader_cases} cases agree, ${totals.reader_by_design} refused by design, ${totals.reader_differs} differ\n` +

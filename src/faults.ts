@@ -30,7 +30,9 @@ export type FaultStep =
   /** the file has left the intake; the ledger does not know where it went yet */
   | 'after-move'
   /** the ledger has recorded the move */
-  | 'after-move-record';
+  | 'after-move-record'
+  /** a report's file (the metrics file, the deliveries page, a file of an evidence pack) was checked and is about to be written */
+  | 'before-write';
 
 export function faultPoint(step: FaultStep, file?: string): void {
   const fault = process.env.SETTLE_TEST_FAULT;

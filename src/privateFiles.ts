@@ -24,14 +24,31 @@ export function createPrivateFile(path: string): void {
   }
 }
 
+/** Every user may write to a folder of this mode (o+w). */
+const WORLD_WRITABLE = 0o002;
+/** In a world-writable folder, only an entry's owner may then remove or rename it (/tmp). */
+const STICKY = 0o1000;
+
 /**
- * A ledger in a folder anybody may write to could be swapped or pre-created (its -wal file
- * too) by another user: refused, with what to do.
+ * The folder `path` is in, when every user may write to it, and whether it is sticky; undefined
+ * when it is not world-writable (or does not exist yet).
  */
-export function assertNotWorldWritableFolder(path: string, what: string): void {
+export function worldWritableFolder(path: string): { dir: string; sticky: boolean } | undefined {
   const dir = dirname(resolve(path));
   const st = statSync(dir, { throwIfNoEntry: false });
-  if (st && (st.mode & 0o002) !== 0) {
-    throw new UsageError(`${what} ${path} is in ${dir}, which every user may write to: put it in a folder of its own (mode 0700 or 0750)`);
+  if (!st || (st.mode & WORLD_WRITABLE) === 0) return undefined;
+  return { dir, sticky: (st.mode & STICKY) !== 0 };
+}
+
+/**
+ * A ledger in a folder anybody may write to could be swapped or pre-created (its -wal file
+ * too) by another user, sticky or not: refused, with what to do.
+ */
+export function assertNotWorldWritableFolder(path: string, what: string): void {
+  const open = worldWritableFolder(path);
+  if (open) {
+    throw new UsageError(
+      `${what} ${path} is in ${open.dir}, which every user may write to: put it in a folder of its own (mode 0700 or 0750)`,
+    );
   }
 }

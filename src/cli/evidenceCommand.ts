@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
-import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { lstat, mkdir, readdir, realpath } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { assertFolderForWrites, writeFileAtomically } from '../atomicFile.js';
+import { nowIso } from '../clock.js';
 import { resolvePartners, type RawFlags } from '../config/settings.js';
 import { UsageError, errorMessage } from '../errors.js';
 import { auditText } from '../report/auditText.js';
-import { evidencePack, type EvidencePeriod } from '../report/evidencePack.js';
+import { evidencePack, isDay, type EvidencePeriod } from '../report/evidencePack.js';
 import { auditPartners } from './auditCommand.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -19,20 +21,48 @@ interface EvidenceFlags extends RawFlags {
 
 function day(value: string | undefined, flag: string): string {
   if (value === undefined) throw new UsageError(`${flag} is required: a day such as 2026-12-01`);
-  const valid = /^\d{4}-\d\d-\d\d$/.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
-  if (!valid) throw new UsageError(`${flag} must be a day written YYYY-MM-DD, got ${value}`);
+  if (!isDay(value))
+    throw new UsageError(`${flag} ${value} is not a day: write a real calendar day YYYY-MM-DD, from 0001-01-01 to 9999-12-31`);
   return value;
 }
 
-/** The pack's folder: made when missing, refused when it holds anything (a pack never overwrites, nor mixes with, other files). */
-async function emptyFolder(dir: string): Promise<string> {
+/** Links resolved as far as the path exists: a folder not made yet lies where its nearest existing parent really is. */
+async function realLocation(path: string): Promise<string> {
+  const rest: string[] = [];
+  for (let at = resolve(path); ; at = dirname(at)) {
+    const real = await realpath(at).catch(() => undefined);
+    if (real !== undefined) return join(real, ...rest.reverse());
+    if (dirname(at) === at) return resolve(path);
+    rest.push(basename(at));
+  }
+}
+
+const inside = (path: string, folder: string) => path === folder || path.startsWith(folder.endsWith(sep) ? folder : `${folder}${sep}`);
+
+/**
+ * The pack's folder must be its own: not a link (written through, it could land anywhere),
+ * not inside any partner's intake (a run would take the pack for uploads), and new or empty (a
+ * pack never overwrites, nor mixes with, other files). Made when missing.
+ */
+async function packFolder(dir: string, intakes: string[]): Promise<string> {
   const path = resolve(dir);
+  const entry = await lstat(path).catch(() => undefined);
+  if (entry?.isSymbolicLink()) throw new UsageError(`--out ${dir} is a symbolic link: name the folder itself, not a link to it`);
+  const real = await realLocation(path);
+  for (const intake of intakes) {
+    // an SFTP intake is on another host: no local folder lies inside it
+    if (intake.includes('://')) continue;
+    if (inside(real, await realLocation(intake)))
+      throw new UsageError(`--out ${dir} is inside the intake ${intake}: a run would take the pack for uploads; write it elsewhere`);
+  }
   const entries = await readdir(path).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return [];
     throw new UsageError(`--out ${dir} cannot be read: ${errorMessage(err)}`, { cause: err });
   });
   if (entries.length > 0)
     throw new UsageError(`--out ${dir} is not empty (${entries.length} entries): an evidence pack goes into a new or empty folder`);
+  // checked before anything is made: a folder under a shared one could be swapped for a link
+  assertFolderForWrites(join(path, 'MANIFEST'), '--out');
   await mkdir(path, { recursive: true }).catch((err) => {
     throw new UsageError(`--out ${dir} cannot be made: ${errorMessage(err)}`, { cause: err });
   });
@@ -42,7 +72,7 @@ async function emptyFolder(dir: string): Promise<string> {
 export function registerEvidence(report: Command, setExit: (status: number) => void): void {
   withSettingOptions(report.command('evidence'), 'evidence')
     .description(
-      "an auditor's pack of a period: loads.csv, events.csv, SHA256SUMS of the archived files, the audit, README.txt; the same ledger gives the same bytes",
+      "an auditor's pack of a period: loads.csv, events.csv, SHA256SUMS of the archived files, the audit, README.txt; the same period gives the same bytes, however much happens after it",
     )
     .option('--from <day>', 'the first day of the period (YYYY-MM-DD, UTC)')
     .option('--to <day>', 'the last day of the period, included')
@@ -52,27 +82,26 @@ export function registerEvidence(report: Command, setExit: (status: number) => v
       const period: EvidencePeriod = { from: day(flags.from, '--from'), to: day(flags.to, '--to') };
       if (period.to < period.from) throw new UsageError(`--to ${period.to} is before --from ${period.from}`);
       if (!flags.out) throw new UsageError('--out is required: the folder to write the pack to');
-      const out = await emptyFolder(flags.out);
+      const { partners, all } = resolvePartners(flags);
+      const out = await packFolder(flags.out, [...new Set([...all, ...partners].flatMap((p) => (p.intake ? [p.intake] : [])))]);
       const audit = await auditPartners(flags);
-      const { partners } = resolvePartners(flags);
+      const takenAt = nowIso();
       const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
       const pack = await withResources(partners[0]!, async (r) =>
         evidencePack(await r.ledger({ create: false, readOnly: true }), period, asked, {
-          json: jsonDocument({ ...audit }),
-          text: auditText(audit),
+          json: jsonDocument({ takenAt, ...audit }),
+          text: `audit taken at ${takenAt}\n${auditText(audit)}`,
         }),
       );
-      // each file whole or not at all: written beside its name, then renamed
-      for (const [name, text] of pack.files) {
-        const temp = join(out, `.${name}.tmp`);
-        await writeFile(temp, text, { mode: 0o644 });
-        await rename(temp, join(out, name));
-      }
+      for (const [name, text] of pack.files) await writeFileAtomically(join(out, name), text, { mode: 0o644, what: '--out' });
+      const loads = pack.loads.filter((l) => l.action !== 'reprocessed').length;
+      const reprocessings = pack.loads.length - loads;
       const summary = {
         out,
         from: period.from,
         to: period.to,
-        loads: pack.loads.length,
+        loads,
+        reprocessings,
         events: pack.events,
         files: [...pack.files.keys()],
         manifestSha256: pack.manifestSha256,
@@ -81,7 +110,7 @@ export function registerEvidence(report: Command, setExit: (status: number) => v
       if (flags.json) process.stdout.write(`${jsonDocument(summary)}\n`);
       else {
         process.stdout.write(
-          `evidence ${period.from} to ${period.to}: ${pack.loads.length} loads, ${pack.events} events, audit ${audit.discrepancies === 0 ? 'clean' : `found ${audit.discrepancies} discrepancies`}\n` +
+          `evidence ${period.from} to ${period.to}: ${loads} loads, ${reprocessings} reprocessings, ${pack.events} events, audit ${audit.discrepancies === 0 ? 'clean' : `found ${audit.discrepancies} discrepancies`}\n` +
             `written to ${out}: ${[...pack.files.keys()].join(', ')}\n` +
             `manifest SHA-256 ${pack.manifestSha256} (note it down: sha256sum ${join(out, 'MANIFEST')} must show it)\n`,
         );

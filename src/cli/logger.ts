@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
-import { privateFileMode } from '../privateFiles.js';
+import { openAppendOnly } from '../atomicFile.js';
 import { UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
@@ -44,12 +44,14 @@ export function createLogger(opts: { level: string; file: string | undefined; st
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname(), partner: opts.partner };
   const options = { level: opts.level, base, timestamp: pino.stdTimeFunctions.isoTime };
   if (opts.file) {
-    const mode = privateFileMode(opts.file);
     let file: ReturnType<typeof pino.destination>;
     try {
-      file = pino.destination({ dest: opts.file, append: true, mkdir: true, sync: true, mode });
+      file = pino.destination({ fd: openAppendOnly(opts.file, 'log file'), sync: true });
     } catch (err) {
-      const why = (err as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a folder' : (err as Error).message;
+      if (err instanceof UsageError) throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      const why =
+        code === 'EISDIR' ? 'it is a folder' : code === 'ELOOP' ? 'it is a symbolic link, never written through' : (err as Error).message;
       throw new UsageError(`log file ${opts.file} cannot be opened: ${why} (--log-file, SETTLE_LOG_FILE: name a file)`, { cause: err });
     }
     return pino(options, { write: (line: string) => file.write(conventionalLogLine(line)) });

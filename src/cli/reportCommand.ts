@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { DRY_RUN_PREFIX } from '../pipeline/runId.js';
 import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
-import { basename, dirname, join, resolve } from 'node:path';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { writeFileAtomically } from '../atomicFile.js';
 import { nowMs } from '../clock.js';
 import { EXIT_PROBLEM, UsageError, errorMessage } from '../errors.js';
 import { deliveriesHtml } from '../report/deliveriesHtml.js';
@@ -48,14 +48,12 @@ function withLedger<T>(
   return withResources(s, async (r) => fn(await r.ledger({ create: false, readOnly: true }), asked, partners));
 }
 
-/** Written beside itself and renamed: a browser or a mailer never reads half a page. */
+/** Whole or not at all: a browser or a mailer never reads half a page (nor one written through a link). */
 async function writeWhole(path: string, text: string): Promise<void> {
-  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`);
   try {
-    await writeFile(temp, text, { mode: 0o644 });
-    await rename(temp, path);
+    await writeFileAtomically(path, text, { mode: 0o644, what: '--html' });
   } catch (err) {
-    await rm(temp, { force: true });
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`--html ${path} cannot be written: ${errorMessage(err)}`, { cause: err });
   }
 }

@@ -120,6 +120,8 @@ export interface Ledger {
   /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
   eventsSince(kinds: EventKind[], since: string, partners?: string[]): Promise<LedgerEvent[]>;
+  /** every event at or after `since` and before `until` (ISO times; null: no end), oldest first */
+  eventsBetween(since: string, until: string | null, partners?: string[]): Promise<LedgerEvent[]>;
   /** the partner's latest event of these kinds */
   latestEvent(kinds: EventKind[], partner: string): Promise<LedgerEvent | undefined>;
   /** the contents (SHA-256) whose hash starts with `prefix` (lower-case hex), at most `limit` */

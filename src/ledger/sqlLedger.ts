@@ -240,6 +240,12 @@ export class SqlLedger implements Ledger {
     return this.events(`event IN (${marks(kinds.length)}) AND at >= ?${only.sql}`, [...kinds, since, ...only.params]);
   }
 
+  eventsBetween(since: string, until: string | null, partners?: string[]): Promise<LedgerEvent[]> {
+    const only = partnerFilter(partners);
+    const end = until === null ? { sql: '', params: [] } : { sql: ' AND at < ?', params: [until] };
+    return this.events(`at >= ?${end.sql}${only.sql}`, [since, ...end.params, ...only.params]);
+  }
+
   async latestEvent(kinds: EventKind[], partner: string): Promise<LedgerEvent | undefined> {
     const rows = await this.read(
       `SELECT * FROM ledger_events WHERE event IN (${marks(kinds.length)}) AND partner = ? ORDER BY id DESC LIMIT 1`,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { Ledger } from '../ledger/ledger.js';
+import { isCalendarDate } from '../layout/columnValues.js';
 import { contentOf, type LedgerEvent } from '../ledger/types.js';
 
 /** The period of a pack: whole UTC days, `to` included. */
@@ -9,34 +10,56 @@ export interface EvidencePeriod {
   to: string;
 }
 
+/** One line of loads.csv: a load (or a stale claim recovered as loaded) or a reprocessing, as the period's events record it. */
 export interface EvidenceLoad {
+  at: string;
+  action: 'loaded' | 'recovered' | 'reprocessed';
   partner: string;
   name: string;
   sha256: string;
   contentSha256: string;
   rows: number | null;
   run: string | null;
-  at: string;
+  /** where the delivered bytes were archived, as the ledger knew it at the period's end; null when not yet */
   archived: string | null;
-  reprocessings: { at: string; run: string | null; reason: string; operator: string }[];
+  /** a reprocessing's reason and operator */
+  reason: string | null;
+  operator: string | null;
 }
 
 export interface EvidencePack {
-  /** file name to its bytes, in the order the manifest lists them */
+  /** file name to its bytes: the period's files in the order the manifest lists them, then MANIFEST, then the audit */
   files: Map<string, string>;
   loads: EvidenceLoad[];
   events: number;
-  /** the SHA-256 of MANIFEST, which names every other file's SHA-256: the pack's one hash to note down */
+  /** the SHA-256 of MANIFEST, which names every file of the period's record with its SHA-256: the pack's one hash to note down */
   manifestSha256: string;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** One CSV field: quoted when it holds a comma, a quote, or a line break (RFC 4180). */
+/**
+ * A cell a spreadsheet would run as a formula (OWASP's list: = + - @, tab, CR). A file name is
+ * the partner's to choose (`=cmd|' -C calc'!A0.csv`), so any cell may begin so.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV field: quoted when it holds a comma, a quote, or a line break (RFC 4180); one that a
+ * spreadsheet would run is quoted with a single quote before it, which makes it text there.
+ */
 function field(value: unknown): string {
   const text = value === null || value === undefined ? '' : String(value);
+  if (FORMULA_START.test(text)) return `"'${text.replace(/"/g, '""')}"`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
+
+/**
+ * A file name exactly, for a tool: the display cell may carry the quote above (and a name may
+ * begin with a quote of its own), so the name is also given as a JSON string, which begins
+ * with `"` (never run) and holds line breaks as `\n`.
+ */
+const exactName = (name: string | null) => (name === null ? null : JSON.stringify(name));
 
 const csv = (rows: unknown[][]) => rows.map((r) => r.map(field).join(',')).join('\n') + '\n';
 
@@ -55,18 +78,35 @@ function sortedJson(value: unknown): string {
   return JSON.stringify(sort(value));
 }
 
-/** `2026-12-01` as the first millisecond of that UTC day; the period's end is the day after `to`. */
-export function periodBounds(period: EvidencePeriod): { since: string; until: string } {
-  const until = new Date(`${period.to}T00:00:00.000Z`);
-  until.setUTCDate(until.getUTCDate() + 1);
-  return { since: `${period.from}T00:00:00.000Z`, until: until.toISOString() };
+/** `2026-12-01`: a real day of the years 0001 to 9999, as the ledger's times can hold it (no year 0, no 2026-02-30). */
+export function isDay(value: string): boolean {
+  const parts = /^(\d{4})-(\d\d)-(\d\d)$/.exec(value);
+  return parts !== null && isCalendarDate(Number(parts[1]), Number(parts[2]), Number(parts[3]));
 }
 
 /**
- * An auditor's pack for a period, built from the ledger alone (and the audit result handed in):
- * every load that ended in it, the ledger's events for those contents, the archived files'
- * hashes, the audit. The bytes depend on nothing but these: rows are ordered by the ledger's
- * own ids and names, JSON keys sorted, and no time of making is written.
+ * The period as ISO times: from the first millisecond of `from` (UTC) up to, not including, the
+ * day after `to`; `until` is null after 9999-12-31, the last day an ISO time of four digits
+ * holds (a later one would be written `+010000-…` and compare below every time of the ledger).
+ */
+export function periodBounds(period: EvidencePeriod): { since: string; until: string | null } {
+  const [year, month, day] = period.to.split('-').map(Number) as [number, number, number];
+  const next = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC takes years 0-99 for 1900-1999
+  next.setUTCFullYear(year, month - 1, day + 1);
+  return { since: `${period.from}T00:00:00.000Z`, until: next.getUTCFullYear() > 9999 ? null : next.toISOString() };
+}
+
+const LOADS = new Set(['loaded', 'recovered']);
+
+/**
+ * An auditor's pack for a period, from the ledger's events up to the period's end and nothing
+ * later (the ledger only appends, so a later run changes no pack of a day already past): every
+ * event of the period, every load and reprocessing among them with the place its bytes were
+ * archived, their hashes. Rows are ordered by the ledger's own ids, JSON keys sorted, and no
+ * time of making is written, so the same period gives the same bytes. The audit handed in is
+ * of the moment the pack is made: it is written beside the period's files, outside the
+ * manifest (README.txt says why).
  */
 export async function evidencePack(
   ledger: Ledger,
@@ -75,90 +115,156 @@ export async function evidencePack(
   audit: { json: string; text: string },
 ): Promise<EvidencePack> {
   const { since, until } = periodBounds(period);
-  const loadEvents = (await ledger.eventsSince(['loaded', 'recovered'], since, partners)).filter((e) => e.at < until && e.sha256);
+  const known = (e: LedgerEvent) => until === null || e.at < until;
+  const events = await ledger.eventsBetween(since, until, partners);
+  const fileKey = (e: LedgerEvent) => `${e.name}\0${e.sha256}`;
+  const ofFile = new Map<string, LedgerEvent[]>();
+  for (const e of events) {
+    if (!e.sha256) continue;
+    const list = ofFile.get(fileKey(e));
+    if (list) list.push(e);
+    else ofFile.set(fileKey(e), [e]);
+  }
   const loads: EvidenceLoad[] = [];
-  const events = new Map<number, LedgerEvent>();
-  for (const e of loadEvents) {
-    const row = await ledger.file(e.name, e.sha256!);
-    const history = await ledger.eventsFor(e.sha256!);
-    for (const h of history) events.set(h.id, h);
+  for (const e of events) {
+    if (!(LOADS.has(e.event) || e.event === 'reprocessed') || !e.sha256) continue;
+    const row = await ledger.file(e.name, e.sha256);
+    // its own events as they stood at the period's end (a later move or reprocessing is a later
+    // period's): a load's move follows it within the period; a reprocessed file may have been
+    // archived long before it
+    const own =
+      e.event === 'reprocessed'
+        ? (await ledger.eventsFor(e.sha256)).filter((h) => known(h) && h.name === e.name && h.sha256 === e.sha256)
+        : ofFile.get(fileKey(e))!;
     loads.push({
+      at: e.at,
+      action: e.event as EvidenceLoad['action'],
       partner: e.partner,
       name: e.name,
-      sha256: e.sha256!,
-      contentSha256: row ? contentOf(row) : e.sha256!,
-      rows: row?.rowCount ?? (typeof e.details.rows === 'number' ? e.details.rows : null),
+      sha256: e.sha256,
+      contentSha256: row ? contentOf(row) : e.sha256,
+      rows: typeof e.details.rows === 'number' ? e.details.rows : null,
       run: e.runId,
-      at: e.at,
-      archived: row?.location ?? null,
-      reprocessings: history
-        .filter((h) => h.event === 'reprocessed' && h.name === e.name)
-        .map((h) => ({ at: h.at, run: h.runId, reason: String(h.details.reason ?? ''), operator: String(h.details.operator ?? '') })),
+      archived: archivedAt(e, own),
+      reason: e.event === 'reprocessed' ? String(e.details.reason ?? '') : null,
+      operator: e.event === 'reprocessed' ? String(e.details.operator ?? '') : null,
     });
   }
-  const ordered = [...events.values()].sort((a, b) => a.id - b.id);
 
   const files = new Map<string, string>();
   files.set(
     'loads.csv',
     csv([
-      ['partner', 'file', 'delivered_sha256', 'content_sha256', 'rows', 'run', 'loaded_at', 'archived_as', 'reprocessings'],
+      [
+        'at',
+        'action',
+        'partner',
+        'file',
+        'delivered_sha256',
+        'content_sha256',
+        'rows',
+        'run',
+        'archived_as',
+        'reason',
+        'operator',
+        'file_json',
+      ],
       ...loads.map((l) => [
+        l.at,
+        l.action,
         l.partner,
         l.name,
         l.sha256,
         l.contentSha256,
         l.rows,
         l.run,
-        l.at,
         l.archived,
-        l.reprocessings.map((r) => `${r.at} run ${r.run} by ${r.operator}: ${r.reason}`).join(' | '),
+        l.reason,
+        l.operator,
+        exactName(l.name),
       ]),
     ]),
   );
   files.set(
     'events.csv',
     csv([
-      ['event_id', 'at', 'partner', 'run', 'event', 'file', 'sha256', 'details'],
-      ...ordered.map((e) => [e.id, e.at, e.partner, e.runId, e.event, e.name, e.sha256, sortedJson(e.details)]),
+      ['event_id', 'at', 'partner', 'run', 'event', 'file', 'sha256', 'details', 'file_json'],
+      ...events.map((e) => [e.id, e.at, e.partner, e.runId, e.event, e.name, e.sha256, sortedJson(e.details), exactName(e.name)]),
     ]),
   );
   // the delivered bytes' hash under the name each has in its archive folder: `sha256sum -c SHA256SUMS` there
   const sums = loads
-    .filter((l) => l.archived !== null)
-    .map((l) => `${l.sha256}  ${posix.basename(l.archived!)}`)
+    .filter((l) => l.archived !== null && LOADS.has(l.action))
+    .map((l) => checksumLine(l.sha256, posix.basename(l.archived!)))
     .sort();
   files.set('SHA256SUMS', sums.length > 0 ? `${[...new Set(sums)].join('\n')}\n` : '');
-  files.set('audit.json', `${audit.json}\n`);
-  files.set('audit.txt', audit.text);
-  files.set('README.txt', readme(period, partners, loads.length, ordered.length));
+  const loadCount = loads.filter((l) => LOADS.has(l.action)).length;
+  files.set('README.txt', readme(period, partners, loadCount, loads.length - loadCount, events.length));
   const manifest = [...files].map(([name, text]) => `${sha256(text)}  ${name}`).join('\n') + '\n';
   files.set('MANIFEST', manifest);
-  return { files, loads, events: ordered.length, manifestSha256: sha256(manifest) };
+  files.set('audit.json', `${audit.json}\n`);
+  files.set('audit.txt', audit.text);
+  return { files, loads, events: events.length, manifestSha256: sha256(manifest) };
 }
 
-function readme(period: EvidencePeriod, partners: string[] | undefined, loads: number, events: number): string {
+/**
+ * Where a load's bytes went (its first move after it) or, for a reprocessing, where they were
+ * (the last move before it); an adopted load was recorded where it already lay.
+ */
+function archivedAt(e: LedgerEvent, own: LedgerEvent[]): string | null {
+  const location = (h: LedgerEvent | undefined) => (h && typeof h.details.to === 'string' ? h.details.to : null);
+  if (e.event === 'reprocessed') {
+    const before = own.filter((h) => h.id < e.id);
+    const adopted = before.find((h) => h.event === 'loaded' && typeof h.details.from === 'string');
+    return location(before.filter((h) => h.event === 'moved').at(-1)) ?? (adopted ? String(adopted.details.from) : null);
+  }
+  if (typeof e.details.from === 'string') return e.details.from;
+  return location(own.find((h) => h.event === 'moved' && h.id > e.id));
+}
+
+/**
+ * One line of SHA256SUMS as GNU sha256sum writes it, so that `sha256sum -c` reads it back: a
+ * name holding a backslash, a line feed or a carriage return is written with `\\`, `\n`, `\r`
+ * and the line begins with a backslash.
+ */
+export function checksumLine(hash: string, name: string): string {
+  if (!/[\\\n\r]/.test(name)) return `${hash}  ${name}`;
+  const escaped = name.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+  return `\\${hash}  ${escaped}`;
+}
+
+function readme(period: EvidencePeriod, partners: string[] | undefined, loads: number, reprocessings: number, events: number): string {
   return `settle-ingest evidence pack
 ===========================
 
 Period: ${period.from} to ${period.to} (whole days, UTC; both included)
 Partners: ${partners ? partners.join(', ') : 'all in the ledger'}
-Loads: ${loads}; ledger events for their contents: ${events}
+Loads: ${loads}; reprocessings: ${reprocessings}; ledger events of the period: ${events}
 
 The files
 ---------
-loads.csv    One line per load that ended in the period: the partner, the file name, the SHA-256
-             of the bytes as delivered and of the decoded content (equal for a plain file), the
-             rows loaded, the run and the time of the load, the name it was archived as, and
-             every reprocessing of it (time, run, operator, reason).
-events.csv   Every ledger event of those contents, in the order the ledger recorded them: arrival,
-             claim, load, skips of resends (naming the file they duplicate), moves, reprocessing.
-             "details" is the event's own record, as JSON.
-SHA256SUMS   The SHA-256 of each archived file of those loads, under its name in the archive.
-audit.json   The audit of the ledger against the finance database, the archive and (when one was
-audit.txt    configured) the SFTP server's own log of uploads, made with the pack (JSON, and the
-             same for a person).
+loads.csv    One line per load, stale claim recovered as loaded, and reprocessing in the period,
+             in the order the ledger recorded them: the time and the action, the partner, the
+             file name, the SHA-256 of the bytes as delivered and of the decoded content (equal
+             for a plain file), the rows loaded, the run, the name it was archived as (empty when
+             its move to the archive came after the period), a reprocessing's reason and
+             operator, and the file name again as a JSON string (file_json: exactly, for tools).
+events.csv   Every ledger event of the period, in the order the ledger recorded them: arrival,
+             claim, load, skips of resends (naming the file they duplicate), moves, reprocessing,
+             holds, rejections, failures, ignored names. "details" is the event's own record, as
+             JSON; file_json the name exactly.
+SHA256SUMS   The SHA-256 of each archived file of the period's loads, under its name in the
+             archive (a name with a backslash or a line break is escaped as sha256sum does).
 MANIFEST     The SHA-256 of each file above. Its own SHA-256 is the pack's hash.
+audit.json   The audit of the ledger against the finance database, the archive and (when one was
+audit.txt    configured) the SFTP server's own log of uploads, as it stood when the pack was made
+             ("taken_at"): JSON, and the same for a person. Not in MANIFEST: see below.
+
+Spreadsheets
+------------
+A cell that begins with = + - @, a tab or a carriage return is written with a single quote
+before it, so that no spreadsheet runs it as a formula (file names are the partner's to choose).
+file_json holds each name exactly, without that quote.
 
 Re-verifying without settle-ingest
 ----------------------------------
@@ -169,7 +275,11 @@ Re-verifying without settle-ingest
 4. In the finance database:  SELECT sha256, row_count FROM settle.file_loads;
                              (each content_sha256 of loads.csv is there with its rows)
 
-The same ledger gives the same pack, byte for byte: a second pack of the same period compares
-equal (cmp, or the same MANIFEST hash) as long as nothing happened in the period meanwhile.
+The same period gives the same pack, byte for byte (cmp, or the same MANIFEST hash), however
+much happens after it: its files are made from the ledger's events up to the period's end, and
+the ledger only appends. The audit is the exception, by design: it checks the archive, the
+finance database and the server's log as they are now, so a pack made again later must be free
+to find what has gone wrong since (an archived file deleted); one that matched the first would
+hide it. It says when it was taken, and stands outside the manifest.
 `;
 }

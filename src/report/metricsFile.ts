@@ -1,6 +1,6 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import { writeFileAtomically } from '../atomicFile.js';
 import { errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -198,9 +198,8 @@ export async function writeRunMetrics(path: string, m: RunMetricsInput, log: Log
         ]),
       ),
     ].join('\n');
-    const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-    await writeFile(temp, `${text}\n`, { mode: 0o644 });
-    await rename(temp, path);
+    // node_exporter reads it at any moment: whole or the previous one (and never through a link)
+    await writeFileAtomically(path, `${text}\n`, { mode: 0o644, what: 'metrics file' });
   } catch (err) {
     log.error({ event: 'metrics-not-written', path, reason: errorMessage(err) }, `could not write the metrics file ${path}`);
   }

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,5 +84,41 @@ describe('npm run conformance', () => {
     expect(doc.results[1]!.why).toBe('line 3: expected 25 fields, found 12');
     expect(doc.totals).toMatchObject({ exports: 4, accepted: 2, broken: 1, gaps: 1, reader_cases: 1, reader_agrees: 1 });
     expect(r.status).toBe(1);
+  });
+
+  it('names every entry it skips and why: a symlinked export, a FIFO, a link loop, a link to nothing, a file outside any partner folder', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'settle-conformance-'));
+    await mkdir(join(dir, 'adyen'));
+    await copyFile(fixture('settlement_detail_report_batch_42.csv'), join(dir, 'adyen', 'settlement_detail_report_batch_42.csv'));
+    await symlink(join(dir, 'adyen', 'settlement_detail_report_batch_42.csv'), join(dir, 'adyen', 'linked_batch_42.csv'));
+    execFileSync('mkfifo', [join(dir, 'adyen', 'pipe.csv')]);
+    await symlink('loop_b.csv', join(dir, 'adyen', 'loop_a.csv'));
+    await symlink('loop_a.csv', join(dir, 'adyen', 'loop_b.csv'));
+    await symlink('gone.csv', join(dir, 'adyen', 'dangling.csv'));
+    await writeFile(join(dir, 'loose.csv'), 'a,b\n1,2\n');
+
+    const r = await conformance(dir);
+    expect(r.stderr).toBe('');
+    const doc = JSON.parse(r.stdout) as {
+      results: { file: string; result: string }[];
+      skipped: { file: string; why: string }[];
+      totals: Record<string, number>;
+    };
+    expect(doc.results.map((x) => [x.file, x.result])).toEqual([['adyen/settlement_detail_report_batch_42.csv', 'accepted']]);
+    expect(doc.skipped).toEqual([
+      { file: 'adyen/dangling.csv', why: 'a symbolic link to nothing (gone.csv): not followed' },
+      {
+        file: 'adyen/linked_batch_42.csv',
+        why: expect.stringMatching(/^a symbolic link \(to .*settlement_detail_report_batch_42\.csv\): not followed/),
+      },
+      { file: 'adyen/loop_a.csv', why: 'a symbolic link in a loop (to loop_b.csv): not followed' },
+      { file: 'adyen/loop_b.csv', why: 'a symbolic link in a loop (to loop_a.csv): not followed' },
+      { file: 'adyen/pipe.csv', why: 'a FIFO, not a regular file: nothing to read' },
+      { file: 'loose.csv', why: expect.stringMatching(/^not in a partner's folder/) },
+    ]);
+    expect(doc.totals).toMatchObject({ exports: 1, accepted: 1, skipped: 6 });
+    const text = spawnSync(process.execPath, [CONFORMANCE, dir], { encoding: 'utf8' });
+    expect(text.stdout).toContain('skipped, not checked:\n  adyen/dangling.csv: a symbolic link to nothing');
+    expect(text.status).toBe(0);
   });
 });

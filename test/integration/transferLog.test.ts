@@ -179,7 +179,9 @@ describe.each(SERVERS)('the transfer log of $kind', ({ start }) => {
     const names = (await readdir(one)).sort();
     expect(names).toEqual(['MANIFEST', 'README.txt', 'SHA256SUMS', 'audit.json', 'audit.txt', 'events.csv', 'loads.csv']);
     expect((await readdir(two)).sort()).toEqual(names);
-    for (const name of names) expect(await readFile(join(two, name)), name).toEqual(await readFile(join(one, name)));
+    // the audit inside is of the moment each pack was made (it says when): the period's files are the same bytes
+    for (const name of names.filter((n) => !n.startsWith('audit.')))
+      expect(await readFile(join(two, name)), name).toEqual(await readFile(join(one, name)));
     expect(execFileSync('sha256sum', ['-c', join(one, 'MANIFEST')], { cwd: one, encoding: 'utf8' })).not.toContain('FAILED');
     const archive = server.kind === 'openssh' ? join(server.dir, 'jail', 'archive') : join(local, '..', 'archive');
     const sums = execFileSync('sha256sum', ['-c', join(one, 'SHA256SUMS')], { cwd: archive, encoding: 'utf8' });
