@@ -117,6 +117,7 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       otherLines: 0,
       unreadable: 0,
       unreadableQuoted: [],
+      hidingUploads: [],
       firstAt: null,
       lastAt: null,
     };
@@ -136,6 +137,7 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       else if (verdict.kind === 'unreadable') {
         report.unreadable++;
         if (report.unreadableQuoted.length < QUOTED) report.unreadableQuoted.push({ line: n, text: line.slice(0, 200) });
+        if (verdict.hides !== null) report.hidingUploads.push({ line: n, text: line.slice(0, 200), why: verdict.hides });
       } else {
         report.transferLines++;
         if (verdict.at !== null) {
