@@ -1,6 +1,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import ssh2 from 'ssh2';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { freePort } from './postgresServer.js';
@@ -192,4 +194,28 @@ export async function partnerSftp(
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`sftp ${commands.join('; ')}: ${err}`))));
     child.stdin.end(`${commands.join('\n')}\n`);
   });
+}
+
+/**
+ * Writes files by the names given, as they are, with ssh2's SFTP client (OpenSSH's `sftp`
+ * makes every path absolute and has no way to write a tab or a newline in a name): a name
+ * without a leading `/` is sent relative, for the server to take from the session's start folder.
+ */
+export async function rawSftpPut(
+  server: { port: number; user: string; clientKey: string },
+  files: { path: string; text: string }[],
+): Promise<void> {
+  const client = new ssh2.Client();
+  await new Promise<void>((resolve, reject) => {
+    client.on('ready', resolve).on('error', reject);
+    client.connect({ host: '127.0.0.1', port: server.port, username: server.user, privateKey: readFileSync(server.clientKey) });
+  });
+  try {
+    const sftp = await new Promise<ssh2.SFTPWrapper>((resolve, reject) => client.sftp((err, s) => (err ? reject(err) : resolve(s))));
+    for (const file of files) {
+      await new Promise<void>((resolve, reject) => sftp.writeFile(file.path, file.text, (err) => (err ? reject(err) : resolve())));
+    }
+  } finally {
+    client.end();
+  }
 }

@@ -157,11 +157,12 @@ export async function accountArrivals(ledger: Ledger, arrivals: Arrival[]): Prom
   const matched = new Map<Arrival, Sighting[]>();
   const byName = new Map<string, Arrival[]>();
   for (const a of arrivals) {
-    const k = `${a.partner}\n${a.name}`;
+    // a name may hold a newline (OpenSSH logs it escaped), never a NUL
+    const k = `${a.partner}\0${a.name}`;
     byName.set(k, [...(byName.get(k) ?? []), a]);
   }
   for (const [k, list] of byName) {
-    const [partner, name] = k.split('\n') as [string, string];
+    const [partner, name] = k.split('\0') as [string, string];
     for (const s of await sightings(ledger, partner, name, runStarts)) {
       const candidates = list.filter((a) => couldBe(a, s));
       const latest = candidates.reduce<Arrival | undefined>((best, a) => (!best || a.at >= best.at ? a : best), undefined);
