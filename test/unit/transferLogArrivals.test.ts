@@ -163,6 +163,15 @@ describe('arrivals followed', () => {
     ]);
   });
 
+  it("without chroots, a partner's login and the run's share the server's paths: the run's move takes the upload away", () => {
+    const lines = [
+      ...session(7, 'adyen', upload('/in/settle_a.csv', 5)),
+      ...session(8, 'settle', ['posix-rename old "/in/settle_a.csv" new "/archive/settle_a.csv"'], 10),
+    ];
+    const { arrivals } = arrivalsOf(eventsOf(readSyslog(lines)), [intake('adyen', 'settle')]);
+    expect(arrivals.map((a) => [a.partner, a.departed?.to])).toEqual([['adyen', '/archive/settle_a.csv']]);
+  });
+
   it("a path relative to the session's start folder lands in its partner's intake", () => {
     const { arrivals, strays } = arrivalsOf(eventsOf(readSyslog(session(7, 'adyen', upload('settle_r.csv', 5)))), one);
     expect(strays).toEqual([]);

@@ -63,13 +63,18 @@ function fullPath(root: string, path: string): string {
 }
 
 /**
- * The intakes a session's event can be in: those read as its login, when some are (a chrooted
- * partner's `/in` is its own); else every intake (a login no partner is read as, or a log that
- * names no login, writes into the one namespace of the server).
+ * The intakes a session's event can be in, and whose paths its paths are. Two partners read
+ * as two logins with one intake path (`sftp://alpha@…/in`, `sftp://beta@…/in`) can only be
+ * two chroots: a session of either login is in its own intake alone, in a namespace of its
+ * own. Otherwise every intake, in the server's one namespace (a partner uploading as a login
+ * other than the one its intake is read as writes where that run reads).
  */
-function intakesFor(intakes: IntakeView[], user: string | null): { intakes: IntakeView[]; namespace: string } {
+function intakesFor(intakes: IntakeView[], user: string | null): { intakes: IntakeView[]; namespace: string; own: IntakeView[] } {
   const own = user === null ? [] : intakes.filter((intake) => intake.user === user);
-  return own.length > 0 ? { intakes: own, namespace: `user ${user}` } : { intakes, namespace: '' };
+  const chrooted = own.some((mine) =>
+    intakes.some((other) => other.user !== mine.user && other.folder === mine.folder && other.root === mine.root),
+  );
+  return chrooted ? { intakes: own, namespace: `user ${user}`, own } : { intakes, namespace: '', own };
 }
 
 function intakeOf(
@@ -77,12 +82,12 @@ function intakeOf(
   event: TransferEvent,
   path: string,
 ): { intake: IntakeView; name: string; relative: boolean } | null {
-  const own = intakesFor(intakes, event.user).intakes;
-  // a path without a leading `/` is taken from the session's start folder, which an INFO log does not show: the partner's intake when the session is one partner's
-  if (!path.startsWith('/') && !path.includes('/') && own.length === 1 && own !== intakes) {
-    return { intake: own[0]!, name: path, relative: true };
+  const view = intakesFor(intakes, event.user);
+  // a path without a leading `/` is taken from the session's start folder, which an INFO log does not show: the intake of the session's partner
+  if (!path.startsWith('/') && !path.includes('/') && view.own.length === 1) {
+    return { intake: view.own[0]!, name: path, relative: true };
   }
-  for (const intake of own) {
+  for (const intake of view.intakes) {
     const full = fullPath(intake.root, path);
     if (posix.dirname(full) === intake.folder) return { intake, name: posix.basename(full), relative: false };
   }
