@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { globToRegExp } from '../../src/intake/names.js';
 import { parseZone, type Zone } from '../../src/layout/timeZones.js';
-import { arrivalsOf, ledgerNameOf, type IntakeView } from '../../src/report/transferLog/arrivals.js';
+import { arrivalsOf, ledgerNameOf, readingNotes, type IntakeView } from '../../src/report/transferLog/arrivals.js';
 import { localTime } from '../../src/report/transferLog/logTimes.js';
 import { decodeVis, OpenSshLog } from '../../src/report/transferLog/openSshLog.js';
 import type { LineVerdict, TransferEvent } from '../../src/report/transferLog/transferEvents.js';
@@ -112,11 +112,12 @@ describe('arrivals followed', () => {
       'hardlink old "/archive/b.csv" new "/in/settle_b.csv"',
     ]);
     const { arrivals } = arrivalsOf(eventsOf(readSyslog(lines)), one);
-    expect(arrivals.map((a) => [a.name, a.cameBy, a.upload.size, a.upload.sizeExact])).toEqual([
-      ['settle_a.csv', 'link', 7, true],
+    expect(arrivals.map((a) => [a.name, a.cameBy, a.upload.size, a.upload.sizeExact, a.sizeKnown])).toEqual([
+      ['settle_a.csv', 'link', 7, true, true],
       // linked from a file the log never saw written: its size is not known
-      ['settle_b.csv', 'link', 0, false],
+      ['settle_b.csv', 'link', 0, false, false],
     ]);
+    expect(readingNotes(arrivals[1]!, 'settle_b.csv', [])).toEqual(['linked from a name the log never saw written: its size is not known']);
   });
 
   it('a posix-rename over an upload replaces it; a rename the server refused moves nothing', () => {

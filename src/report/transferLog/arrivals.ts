@@ -41,6 +41,8 @@ export interface Arrival {
   cameBy: 'upload' | 'rename' | 'link';
   /** the path was relative: taken in the intake of the session's partner (the start folder an INFO log does not show) */
   relativePath: boolean;
+  /** false when a rename or link brought it from a name the log never saw written: its size is not known */
+  sizeKnown: boolean;
   /**
    * `leftIntake`: a rename took it out of the intake (to a folder no run of this partner
    * reads, or another partner's): it is listed as leaving, never as accounted
@@ -133,6 +135,8 @@ function unseenUpload(event: Rename | Link): Upload {
 export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { arrivals: Arrival[]; strays: StrayUpload[] } {
   const arrivals: Arrival[] = [];
   const strays: StrayUpload[] = [];
+  /** the uploads made up for files the log never saw written */
+  const unseen = new WeakSet<Upload>();
   /** what is at each path now, by namespace and path: the upload and, in an intake, its arrival */
   const present = new Map<string, { upload: Upload; arrival: Arrival | null }>();
   /** the names present in each partner's intake now, for the verdict of a new one */
@@ -161,6 +165,7 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
       renamedFrom,
       cameBy,
       relativePath: where.relative,
+      sizeKnown: !unseen.has(upload),
       departed: null,
       overwrittenBy: null,
       verdict: classifyName(name, where.intake, names),
@@ -201,7 +206,8 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
     }
     const source = present.get(key(event, event.from));
     if (refused(event, source !== undefined)) continue;
-    const upload = source?.upload ?? unseenUpload(event);
+    let upload = source?.upload;
+    if (!upload) unseen.add((upload = unseenUpload(event)));
     if (event.kind === 'rename') {
       present.delete(key(event, event.from));
       const destination = intakeOf(intakes, event, event.to);
@@ -243,6 +249,8 @@ export function readingNotes(arrival: Arrival, loggedName: string, ambiguous: st
       `its local time falls in the hour a fall-back repeats: it may also be ${new Date(arrival.atOtherwise).toISOString()}, and is matched under either`,
     );
   }
+  if (!arrival.sizeKnown)
+    notes.push(`${arrival.cameBy === 'link' ? 'linked' : 'renamed'} from a name the log never saw written: its size is not known`);
   if (arrival.relativePath) notes.push(`written by a path relative to the session's start folder (${arrival.path}), taken as the intake's`);
   if (loggedName !== arrival.name)
     notes.push(`logged as ${JSON.stringify(loggedName)} (the log writes white space as "${arrival.upload.whiteSpaceAs}")`);
