@@ -174,9 +174,11 @@ describe('arrivals followed', () => {
   });
 
   it("a path relative to the session's start folder lands in its partner's intake", () => {
-    const { arrivals, strays } = arrivalsOf(eventsOf(readSyslog(session(7, 'adyen', upload('settle_r.csv', 5)))), one);
+    const lines = session(7, 'adyen', [...upload('settle_r.csv', 5), 'remove name "/in/settle_r.csv"']);
+    const { arrivals, strays } = arrivalsOf(eventsOf(readSyslog(lines)), one);
     expect(strays).toEqual([]);
-    expect(arrivals.map((a) => [a.name, a.relativePath])).toEqual([['settle_r.csv', true]]);
+    // and is the file a later absolute path names
+    expect(arrivals.map((a) => [a.name, a.relativePath, a.departed?.how])).toEqual([['settle_r.csv', true, 'removed']]);
   });
 });
 

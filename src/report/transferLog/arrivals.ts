@@ -64,6 +64,22 @@ function fullPath(root: string, path: string): string {
   return posix.normalize(posix.join(root, path.startsWith('/') ? path : `/${path}`));
 }
 
+/** Each login's view, worked out once per list of intakes (an event asks several times). */
+const views = new WeakMap<IntakeView[], Map<string | null, SessionView>>();
+
+interface SessionView {
+  intakes: IntakeView[];
+  namespace: string;
+  own: IntakeView[];
+}
+
+function intakesFor(intakes: IntakeView[], user: string | null): SessionView {
+  const known = views.get(intakes) ?? views.set(intakes, new Map()).get(intakes)!;
+  let view = known.get(user);
+  if (!view) known.set(user, (view = sessionView(intakes, user)));
+  return view;
+}
+
 /**
  * The intakes a session's event can be in, and whose paths its paths are. Two partners read
  * as two logins with one intake path (`sftp://alpha@…/in`, `sftp://beta@…/in`) can only be
@@ -71,7 +87,7 @@ function fullPath(root: string, path: string): string {
  * own. Otherwise every intake, in the server's one namespace (a partner uploading as a login
  * other than the one its intake is read as writes where that run reads).
  */
-function intakesFor(intakes: IntakeView[], user: string | null): { intakes: IntakeView[]; namespace: string; own: IntakeView[] } {
+function sessionView(intakes: IntakeView[], user: string | null): SessionView {
   const own = user === null ? [] : intakes.filter((intake) => intake.user === user);
   const chrooted = own.some((mine) =>
     intakes.some((other) => other.user !== mine.user && other.folder === mine.folder && other.root === mine.root),
@@ -94,6 +110,19 @@ function intakeOf(
     if (posix.dirname(full) === intake.folder) return { intake, name: posix.basename(full), relative: false };
   }
   return null;
+}
+
+/**
+ * A path of the log as the server has it from its root: a relative one taken in the intake of
+ * the session's partner (as `intakeOf` takes it), so that a later `/in/x.csv` is the same file.
+ */
+function absoluteIn(intakes: IntakeView[], event: TransferEvent, path: string): string {
+  if (path.startsWith('/')) return path;
+  const where = intakeOf(intakes, event, path);
+  if (!where?.relative) return path;
+  const { root, folder } = where.intake;
+  const inLog = root === '/' ? folder : folder.startsWith(`${root}/`) ? folder.slice(root.length) : null;
+  return inLog === null ? path : posix.join(inLog, path);
 }
 
 /**
@@ -142,7 +171,8 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
   /** the names present in each partner's intake now, for the verdict of a new one */
   const presentNames = new Map<string, Set<string>>();
   const key = (event: TransferEvent, path: string) =>
-    `${event.server}\n${intakesFor(intakes, event.user).namespace}\n${path.startsWith('/') ? posix.normalize(path) : path}`;
+    `${event.server}\n${intakesFor(intakes, event.user).namespace}\n${posix.normalize(absolute(event, path))}`;
+  const absolute = (event: TransferEvent, path: string) => absoluteIn(intakes, event, path);
   const namesOf = (partner: string) => presentNames.get(partner) ?? presentNames.set(partner, new Set()).get(partner)!;
   const arrive = (event: TransferEvent, upload: Upload, path: string, cameBy: Arrival['cameBy'], from: string | null): Arrival | null => {
     const where = intakeOf(intakes, event, path);
