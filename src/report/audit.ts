@@ -158,11 +158,22 @@ export async function audit(
     // a line the audit could not read may hide an upload (a torn line, a message cut at the server's limit): never clean over it
     check(
       'every transfer log line that may tell of an upload is read',
-      transferLog.logs.flatMap((log) =>
-        log.hidingUploads.map((line) =>
+      transferLog.logs.flatMap((log) => [
+        ...log.hidingUploads.map((line) =>
           found('transfer_log_line_unread', null, null, null, `${log.file} line ${line.line}: ${line.why}: ${JSON.stringify(line.text)}`),
         ),
-      ),
+        ...(log.hidingUploadsTotal > log.hidingUploads.length
+          ? [
+              found(
+                'transfer_log_line_unread',
+                null,
+                null,
+                null,
+                `${log.file}: and ${log.hidingUploadsTotal - log.hidingUploads.length} more lines that may hide an upload`,
+              ),
+            ]
+          : []),
+      ]),
     );
   }
 

@@ -1,7 +1,11 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { globToRegExp } from '../../src/intake/names.js';
 import { parseZone, type Zone } from '../../src/layout/timeZones.js';
 import { arrivalsOf, ledgerNameOf, readingNotes, type IntakeView } from '../../src/report/transferLog/arrivals.js';
+import { readTransferLogs } from '../../src/report/transferLog/logFiles.js';
 import { localTime } from '../../src/report/transferLog/logTimes.js';
 import { decodeVis, OpenSshLog } from '../../src/report/transferLog/openSshLog.js';
 import type { LineVerdict, TransferEvent } from '../../src/report/transferLog/transferEvents.js';
@@ -85,6 +89,14 @@ describe('lines that may hide an upload', () => {
     expect(hides[2]).toMatch(/cut at OpenSSH's 500-byte limit/);
     expect(hides[3]).toMatch(/torn before its name/);
     expect(hides[4]).toMatch(/without a syslog header/);
+  });
+
+  it('are named one by one up to a hundred a file, and all counted', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'settle-hiding-'));
+    const good = 'Tue Dec 01 02:00:01 2026 1 10.0.0.5 1234 /in/settle_x.csv b _ i r adyen sftp 0 * c';
+    await writeFile(join(dir, 'xferlog'), `${good}\n${Array.from({ length: 150 }, () => good.slice(0, 50)).join('\n')}\n`);
+    const [report] = (await readTransferLogs([join(dir, 'xferlog')], UTC)).files;
+    expect([report!.hidingUploads.length, report!.hidingUploadsTotal, report!.hidingUploads[0]!.line]).toEqual([100, 150, 2]);
   });
 
   it('every xferlog line that does not read may hide one', () => {

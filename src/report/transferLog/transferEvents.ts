@@ -102,9 +102,11 @@ export interface LogFileReport {
   /**
    * the unreadable lines that may hide an upload (a line torn in the middle, a message the
    * server cut at its length limit, an xferlog line that does not read): each is a discrepancy,
-   * for the audit cannot vouch for what it does not read
+   * for the audit cannot vouch for what it does not read; the first hundred are kept
    */
   hidingUploads: { line: number; text: string; why: string }[];
+  /** how many lines may hide an upload in all: `hidingUploads` keeps the first hundred */
+  hidingUploadsTotal: number;
   firstAt: number | null;
   lastAt: number | null;
 }
