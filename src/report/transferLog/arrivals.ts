@@ -101,7 +101,8 @@ function intakeOf(
   path: string,
 ): { intake: IntakeView; name: string; relative: boolean } | null {
   const view = intakesFor(intakes, event.user);
-  // a path without a leading `/` is taken from the session's start folder, which an INFO log does not show: the intake of the session's partner
+  // a path without a leading `/` is taken from the session's start folder, which an INFO log
+  // does not show: the intake of the session's partner (`internal-sftp -d` set to it)
   if (!path.startsWith('/') && !path.includes('/') && view.own.length === 1) {
     return { intake: view.own[0]!, name: path, relative: true };
   }
@@ -136,7 +137,10 @@ function refused(event: Rename | Link | Removal, sourceKnown: boolean): boolean 
   return event.status !== 'No such file' || !sourceKnown;
 }
 
-/** An upload the log did not see (before its first line, or outside it) under a name a rename or link brought into an intake: its size is not known. */
+/**
+ * An upload the log did not see (before its first line, or outside it) under a name a rename or
+ * link brought into an intake: its size is not known.
+ */
 function unseenUpload(event: Rename | Link): Upload {
   return {
     kind: 'upload',
