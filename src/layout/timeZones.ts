@@ -115,6 +115,18 @@ export function wallClockOffset(zone: Zone, y: number, mo: number, d: number, h:
   return offset;
 }
 
+/**
+ * Every offset a wall-clock time has in `zone`: one, or two in the hour a fall-back repeats
+ * (the earlier instant's first), none in a spring-forward gap. `wallClockOffset` takes one.
+ */
+export function wallClockOffsets(zone: Zone, y: number, mo: number, d: number, h: number, mi: number): number[] {
+  if ('fixed' in zone) return [zone.fixed];
+  const wall = Date.UTC(y, mo - 1, d, h, mi);
+  // the offsets in force a day either side hold every offset this wall time can have
+  const around = new Set([offsetAt(zone.iana, wall - 86_400_000), offsetAt(zone.iana, wall + 86_400_000)]);
+  return [...around].filter((offset) => offsetAt(zone.iana, wall - offset * 60_000) === offset).sort((a, b) => b - a);
+}
+
 /** `+01:00`, as PostgreSQL reads it after a time. */
 export function offsetText(minutes: number): string {
   const sign = minutes < 0 ? '-' : '+';

@@ -16,7 +16,8 @@ export type DiscrepancyKind =
   | 'table_row_count_differs'
   | 'stale_claim'
   | 'archived_file_unknown'
-  | 'upload_unmatched';
+  | 'upload_unmatched'
+  | 'transfer_log_line_unread';
 
 export interface Discrepancy {
   kind: DiscrepancyKind;
@@ -153,6 +154,26 @@ export async function audit(
     check(
       'every upload in the transfer log has a ledger outcome',
       transferLog.arrivals.filter((a) => a.unmatched).map((a) => found('upload_unmatched', a.name, null, null, a.message, a.partner)),
+    );
+    // a line the audit could not read may hide an upload (a torn line, a message cut at the server's limit): never clean over it
+    check(
+      'every transfer log line that may tell of an upload is read',
+      transferLog.logs.flatMap((log) => [
+        ...log.hidingUploads.map((line) =>
+          found('transfer_log_line_unread', null, null, null, `${log.file} line ${line.line}: ${line.why}: ${JSON.stringify(line.text)}`),
+        ),
+        ...(log.hidingUploadsTotal > log.hidingUploads.length
+          ? [
+              found(
+                'transfer_log_line_unread',
+                null,
+                null,
+                null,
+                `${log.file}: and ${log.hidingUploadsTotal - log.hidingUploads.length} more lines that may hide an upload`,
+              ),
+            ]
+          : []),
+      ]),
     );
   }
 

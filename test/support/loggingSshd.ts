@@ -1,6 +1,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import ssh2 from 'ssh2';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { freePort } from './postgresServer.js';
@@ -18,6 +20,7 @@ import { writeSshdConfig } from './sshd.js';
 export class TestLoggingSshd extends ServerProcess {
   readonly kind = 'openssh';
   private syslog: ChildProcess | undefined;
+  private partners: string[] = [];
 
   /** the chroot: the server's `/in` is `jail/in` here */
   get jail(): string {
@@ -29,30 +32,57 @@ export class TestLoggingSshd extends ServerProcess {
     return join(this.dir, 'sftp.log');
   }
 
-  static async start(): Promise<TestLoggingSshd> {
+  /** the chroot of another partner's login (`opts.partners`): its own folder, logging to the same file */
+  jailOf(user: string): string {
+    return user === this.user ? this.jail : join(this.dir, `jail-${user}`);
+  }
+
+  /** The same server as another partner's login sees it (one of `opts.partners`). */
+  as(user: string): TestLoggingSshd {
+    return Object.assign(Object.create(Object.getPrototypeOf(this) as object) as TestLoggingSshd, this, { user });
+  }
+
+  /**
+   * `startFolder`: the folder a session starts in (`internal-sftp -d`), where a path without a
+   * leading `/` is taken from. `partners`: more logins, each chrooted in a folder of its own
+   * (`jailOf`), whose sessions log through the same rsyslogd into the same file (one syslog file
+   * for several partners); each is a login name of this host with root's uid, made once.
+   */
+  static async start(opts: { startFolder?: string; partners?: string[] } = {}): Promise<TestLoggingSshd> {
     await mkdir('/run/settle-test', { recursive: true, mode: 0o755 });
     const dir = await mkdtemp('/run/settle-test/sshd-');
     await chmod(dir, 0o755);
     await mkdir(join(dir, 'jail', 'dev'), { recursive: true, mode: 0o755 });
     const port = await freePort();
     const keys = await makeServerKeys(dir, port);
+    const sftp = `internal-sftp -l INFO${opts.startFolder ? ` -d ${opts.startFolder}` : ''}`;
+    const partners = opts.partners ?? [];
+    for (const user of partners) {
+      await loginOf(user);
+      await mkdir(join(dir, `jail-${user}`, 'dev'), { recursive: true, mode: 0o755 });
+    }
     await writeSshdConfig(dir, port, keys, [
-      'Subsystem sftp internal-sftp -l INFO',
-      `ChrootDirectory ${join(dir, 'jail')}`,
-      'ForceCommand internal-sftp -l INFO',
+      `Subsystem sftp ${sftp}`,
+      `ForceCommand ${sftp}`,
+      ...partners.flatMap((user) => [`Match User ${user}`, `  ChrootDirectory ${join(dir, `jail-${user}`)}`]),
+      'Match all',
+      `  ChrootDirectory ${join(dir, 'jail')}`,
     ]);
     await writeFile(
       join(dir, 'rsyslog.conf'),
       [
         `global(workDirectory="${dir}")`,
         'module(load="imuxsock" SysSock.Use="off")',
-        `input(type="imuxsock" Socket="${join(dir, 'jail', 'dev', 'log')}" CreatePath="on")`,
+        ...['jail', ...partners.map((user) => `jail-${user}`)].map(
+          (jail) => `input(type="imuxsock" Socket="${join(dir, jail, 'dev', 'log')}" CreatePath="on")`,
+        ),
         `*.* action(type="omfile" file="${join(dir, 'sftp.log')}" template="RSYSLOG_TraditionalFileFormat")`,
         '',
       ].join('\n'),
     );
     await mkdir('/run/sshd', { recursive: true, mode: 0o755 }).catch(() => undefined); // privilege separation
     const server = new TestLoggingSshd(dir, port, 'root', keys.clientKey, keys.knownHosts, keys.hostKeyPub);
+    server.partners = partners;
     await server.startSyslog();
     try {
       await server.resume();
@@ -76,13 +106,14 @@ export class TestLoggingSshd extends ServerProcess {
    * Returns once every line the sessions logged so far is in the file: a marker sent down the
    * same socket after them (a datagram socket keeps their order) has been written.
    */
-  flushLog(): Promise<void> {
-    return this.untilLogged('the sessions', () => '');
+  async flushLog(): Promise<void> {
+    for (const jail of [this.jail, ...this.partners.map((user) => this.jailOf(user))]) {
+      await this.untilLogged('the sessions', () => '', join(jail, 'dev', 'log'));
+    }
   }
 
-  private async untilLogged(what: string, log: () => string): Promise<void> {
+  private async untilLogged(what: string, log: () => string, socket = join(this.jail, 'dev', 'log')): Promise<void> {
     const marker = `settle-test-marker-${Math.random().toString(36).slice(2)}`;
-    const socket = join(this.jail, 'dev', 'log');
     // sent again until it shows: rsyslogd drops what reaches its socket before it is fully started
     for (let i = 0; i < 300; i++) {
       if (this.syslog?.exitCode !== null) throw new Error(`rsyslogd exited: ${log()}`);
@@ -113,6 +144,28 @@ export class TestLoggingSshd extends ServerProcess {
   }
 }
 
+/** A login name of this host with root's uid (sshd wants a real user for each login), made once. */
+async function loginOf(user: string): Promise<void> {
+  const known = await promisify(execFile)('getent', ['passwd', user]).then(
+    () => true,
+    () => false,
+  );
+  if (!known)
+    await promisify(execFile)('useradd', [
+      '--non-unique',
+      '--uid',
+      '0',
+      '--password',
+      '*',
+      '--gid',
+      '0',
+      '--no-create-home',
+      '--home-dir',
+      '/',
+      user,
+    ]);
+}
+
 /** What a partner's uploader does, in OpenSSH's own sftp client: `put`, `rename`, `rm` lines run in order (batch mode). */
 export async function partnerSftp(
   server: { port: number; user: string; clientKey: string; knownHosts: string },
@@ -141,4 +194,28 @@ export async function partnerSftp(
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`sftp ${commands.join('; ')}: ${err}`))));
     child.stdin.end(`${commands.join('\n')}\n`);
   });
+}
+
+/**
+ * Writes files by the names given, as they are, with ssh2's SFTP client (OpenSSH's `sftp`
+ * makes every path absolute and has no way to write a tab or a newline in a name): a name
+ * without a leading `/` is sent relative, for the server to take from the session's start folder.
+ */
+export async function rawSftpPut(
+  server: { port: number; user: string; clientKey: string },
+  files: { path: string; text: string }[],
+): Promise<void> {
+  const client = new ssh2.Client();
+  await new Promise<void>((resolve, reject) => {
+    client.on('ready', resolve).on('error', reject);
+    client.connect({ host: '127.0.0.1', port: server.port, username: server.user, privateKey: readFileSync(server.clientKey) });
+  });
+  try {
+    const sftp = await new Promise<ssh2.SFTPWrapper>((resolve, reject) => client.sftp((err, s) => (err ? reject(err) : resolve(s))));
+    for (const file of files) {
+      await new Promise<void>((resolve, reject) => sftp.writeFile(file.path, file.text, (err) => (err ? reject(err) : resolve())));
+    }
+  } finally {
+    client.end();
+  }
 }

@@ -102,7 +102,8 @@ async function sightings(ledger: Ledger, partner: string, name: string, runStart
 /** Whether a sighting can be of this arrival: after it came, by a run that began before it left, of its size. */
 function couldBe(arrival: Arrival, s: Sighting): boolean {
   const at = Date.parse(s.event.at);
-  if (arrival.at > at + CLOCK_SLACK_MS) return false;
+  // a local time in a fall-back's repeated hour may be either instant: the earlier decides
+  if (Math.min(arrival.at, arrival.atOtherwise ?? arrival.at) > at + CLOCK_SLACK_MS) return false;
   if (arrival.departed && arrival.departed.at + CLOCK_SLACK_MS < s.runStartedAt) return false;
   if (s.size === null) return true;
   return arrival.upload.sizeExact ? s.size === arrival.upload.size : s.size >= arrival.upload.size;
@@ -111,7 +112,8 @@ function couldBe(arrival: Arrival, s: Sighting): boolean {
 function noRecordOf(arrival: Arrival, lastRunStart: number | undefined): NoRecord {
   const { verdict, departed } = arrival;
   if (verdict.kind === 'known') return verdict.reason.startsWith('a ready marker') ? 'ready_marker' : 'known_neighbour';
-  if (verdict.kind === 'not_ready' && departed?.how === 'renamed') return 'renamed_before_run';
+  // a temporary name renamed within the intake became its final name; renamed out of it, it left unread
+  if (verdict.kind === 'not_ready' && departed?.how === 'renamed' && !departed.leftIntake) return 'renamed_before_run';
   if (!arrival.upload.complete) return 'cut_short';
   if (arrival.overwrittenBy) return 'overwritten';
   if (departed) return departed.how === 'removed' ? 'removed_before_run' : 'renamed_away_before_run';
@@ -155,11 +157,12 @@ export async function accountArrivals(ledger: Ledger, arrivals: Arrival[]): Prom
   const matched = new Map<Arrival, Sighting[]>();
   const byName = new Map<string, Arrival[]>();
   for (const a of arrivals) {
-    const k = `${a.partner}\n${a.name}`;
+    // a name may hold a newline (OpenSSH logs it escaped), never a NUL
+    const k = `${a.partner}\0${a.name}`;
     byName.set(k, [...(byName.get(k) ?? []), a]);
   }
   for (const [k, list] of byName) {
-    const [partner, name] = k.split('\n') as [string, string];
+    const [partner, name] = k.split('\0') as [string, string];
     for (const s of await sightings(ledger, partner, name, runStarts)) {
       const candidates = list.filter((a) => couldBe(a, s));
       const latest = candidates.reduce<Arrival | undefined>((best, a) => (!best || a.at >= best.at ? a : best), undefined);

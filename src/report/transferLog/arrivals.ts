@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import { classifyName, type NameVerdict } from '../../intake/classifyName.js';
 import { isMoverPath } from '../../intake/moverName.js';
 import { finalName, isInProgressName } from '../../intake/names.js';
-import type { TransferEvent, Upload } from './transferEvents.js';
+import type { Link, Removal, Rename, TransferEvent, Upload } from './transferEvents.js';
 
 /** One partner's intake as the transfer log names it, and what its runs take from it. */
 export interface IntakeView {
@@ -11,27 +11,44 @@ export interface IntakeView {
   folder: string;
   /** the folder the log's paths start from (a chroot), `/` when they are the server's own */
   root: string;
+  /**
+   * the SFTP login the partner's intake is read as (its `sftp://USER@…` URL), null for a local
+   * folder: a session of that login is that partner's, so two chrooted partners sharing one
+   * syslog file, both writing `/in/x.csv`, are told apart
+   */
+  user: string | null;
   pattern: RegExp;
   ignore: RegExp[];
   readyMarker: string | undefined;
 }
 
 /**
- * One upload's stay under one name in an intake: from the end of its write (or the rename that
- * brought it there) until a rename or removal took it away, if the log says one did.
+ * One upload's stay under one name in an intake: from the end of its write (or the rename or
+ * link that brought it there) until a rename or removal took it away, if the log says one did.
  */
 export interface Arrival {
   partner: string;
   name: string;
-  /** its path as the log has it: where the upload was written, or where a rename took it */
+  /** its path as the log has it: where the upload was written, or where a rename or link took it */
   path: string;
   /** when it could first be seen under this name */
   at: number;
+  /** the other instant `at` may be (a local time in the hour a fall-back repeats): it is matched under either */
+  atOtherwise: number | null;
   upload: Upload;
-  /** how it came under this name: written there, or renamed there from `renamedFrom` */
+  /** how it came under this name: written there, renamed there from `renamedFrom`, or hard-linked there from it */
   renamedFrom: string | null;
-  departed: { at: number; how: 'removed' | 'renamed'; to: string | null } | null;
-  /** a later arrival under the same name before this one departed: it wrote over this one */
+  cameBy: 'upload' | 'rename' | 'link';
+  /** the path was relative: taken in the intake of the session's partner (the start folder an INFO log does not show) */
+  relativePath: boolean;
+  /** false when a rename or link brought it from a name the log never saw written: its size is not known */
+  sizeKnown: boolean;
+  /**
+   * `leftIntake`: a rename took it out of the intake (to a folder no run of this partner
+   * reads, or another partner's): it is listed as leaving, never as accounted
+   */
+  departed: { at: number; how: 'removed' | 'renamed'; to: string | null; leftIntake: boolean } | null;
+  /** a later arrival under the same name before this one departed (an upload, a posix-rename, a link over it): it replaced this one */
   overwrittenBy: Arrival | null;
   verdict: NameVerdict;
 }
@@ -47,74 +64,234 @@ function fullPath(root: string, path: string): string {
   return posix.normalize(posix.join(root, path.startsWith('/') ? path : `/${path}`));
 }
 
-function intakeOf(intakes: IntakeView[], path: string): { intake: IntakeView; name: string } | null {
-  for (const intake of intakes) {
+/** Each login's view, worked out once per list of intakes (an event asks several times). */
+const views = new WeakMap<IntakeView[], Map<string | null, SessionView>>();
+
+interface SessionView {
+  intakes: IntakeView[];
+  namespace: string;
+  own: IntakeView[];
+}
+
+function intakesFor(intakes: IntakeView[], user: string | null): SessionView {
+  const known = views.get(intakes) ?? views.set(intakes, new Map()).get(intakes)!;
+  let view = known.get(user);
+  if (!view) known.set(user, (view = sessionView(intakes, user)));
+  return view;
+}
+
+/**
+ * The intakes a session's event can be in, and whose paths its paths are. Two partners read
+ * as two logins with one intake path (`sftp://alpha@…/in`, `sftp://beta@…/in`) can only be
+ * two chroots: a session of either login is in its own intake alone, in a namespace of its
+ * own. Otherwise every intake, in the server's one namespace (a partner uploading as a login
+ * other than the one its intake is read as writes where that run reads).
+ */
+function sessionView(intakes: IntakeView[], user: string | null): SessionView {
+  const own = user === null ? [] : intakes.filter((intake) => intake.user === user);
+  const chrooted = own.some((mine) =>
+    intakes.some((other) => other.user !== mine.user && other.folder === mine.folder && other.root === mine.root),
+  );
+  return chrooted ? { intakes: own, namespace: `user ${user}`, own } : { intakes, namespace: '', own };
+}
+
+function intakeOf(
+  intakes: IntakeView[],
+  event: TransferEvent,
+  path: string,
+): { intake: IntakeView; name: string; relative: boolean } | null {
+  const view = intakesFor(intakes, event.user);
+  // a path without a leading `/` is taken from the session's start folder, which an INFO log
+  // does not show: the intake of the session's partner (`internal-sftp -d` set to it)
+  if (!path.startsWith('/') && !path.includes('/') && view.own.length === 1) {
+    return { intake: view.own[0]!, name: path, relative: true };
+  }
+  for (const intake of view.intakes) {
     const full = fullPath(intake.root, path);
-    if (posix.dirname(full) === intake.folder) return { intake, name: posix.basename(full) };
+    if (posix.dirname(full) === intake.folder) return { intake, name: posix.basename(full), relative: false };
   }
   return null;
 }
 
 /**
- * Follows each upload from the log through the renames that carried it into, within and out
- * of the intakes: every stay under a name in an intake is an arrival to account for. Uploads
- * written elsewhere, and never renamed into an intake, are strays.
+ * A path of the log as the server has it from its root: a relative one taken in the intake of
+ * the session's partner (as `intakeOf` takes it), so that a later `/in/x.csv` is the same file.
+ */
+function absoluteIn(intakes: IntakeView[], event: TransferEvent, path: string): string {
+  if (path.startsWith('/')) return path;
+  const where = intakeOf(intakes, event, path);
+  if (!where?.relative) return path;
+  const { root, folder } = where.intake;
+  const inLog = root === '/' ? folder : folder.startsWith(`${root}/`) ? folder.slice(root.length) : null;
+  return inLog === null ? path : posix.join(inLog, path);
+}
+
+/**
+ * Whether the server refused a rename, link or removal: the session's next line said a status.
+ * `No such file` may instead answer the next request (a `stat` the client sends before an
+ * upload, not logged at INFO): it is taken as the request's own only when the log has nothing
+ * at the old path either.
+ */
+function refused(event: Rename | Link | Removal, sourceKnown: boolean): boolean {
+  if (event.status === null) return false;
+  return event.status !== 'No such file' || !sourceKnown;
+}
+
+/**
+ * An upload the log did not see (before its first line, or outside it) under a name a rename or
+ * link brought into an intake: its size is not known.
+ */
+function unseenUpload(event: Rename | Link): Upload {
+  return {
+    kind: 'upload',
+    server: event.server,
+    at: event.at,
+    user: event.user,
+    place: event.place,
+    session: event.session,
+    path: event.from,
+    startedAt: event.at,
+    size: 0,
+    sizeExact: false,
+    complete: true,
+    from: null,
+    renamesLogged: true,
+    whiteSpaceAs: null,
+  };
+}
+
+/**
+ * Follows each upload from the log through the renames and links that carried it into, within
+ * and out of the intakes: every stay under a name in an intake is an arrival to account for.
+ * Uploads written elsewhere, and never renamed or linked into an intake, are strays.
  */
 export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { arrivals: Arrival[]; strays: StrayUpload[] } {
   const arrivals: Arrival[] = [];
   const strays: StrayUpload[] = [];
-  /** what is at each path now, by server and path: the upload and, in an intake, its arrival */
+  /** the uploads made up for files the log never saw written */
+  const unseen = new WeakSet<Upload>();
+  /** what is at each path now, by namespace and path: the upload and, in an intake, its arrival */
   const present = new Map<string, { upload: Upload; arrival: Arrival | null }>();
-  const key = (server: string, path: string) => `${server}\n${posix.normalize(path)}`;
-  const arrive = (upload: Upload, path: string, at: number, renamedFrom: string | null): Arrival | null => {
-    const where = intakeOf(intakes, path);
+  /** the names present in each partner's intake now, for the verdict of a new one */
+  const presentNames = new Map<string, Set<string>>();
+  const key = (event: TransferEvent, path: string) =>
+    `${event.server}\n${intakesFor(intakes, event.user).namespace}\n${posix.normalize(absolute(event, path))}`;
+  const absolute = (event: TransferEvent, path: string) => absoluteIn(intakes, event, path);
+  const namesOf = (partner: string) => presentNames.get(partner) ?? presentNames.set(partner, new Set()).get(partner)!;
+  const arrive = (event: TransferEvent, upload: Upload, path: string, cameBy: Arrival['cameBy'], from: string | null): Arrival | null => {
+    const where = intakeOf(intakes, event, path);
     if (!where) return null;
+    let name = where.name;
+    let renamedFrom = from === null ? null : posix.basename(from);
     // a log without renames never shows `X.part` becoming `X`: the upload is taken as X's
-    if (!upload.renamesLogged && isInProgressName(where.name)) {
-      renamedFrom = where.name;
-      where.name = finalName(where.name);
+    if (!upload.renamesLogged && isInProgressName(name)) {
+      renamedFrom = name;
+      name = finalName(name);
     }
-    const names = new Set(arrivals.filter((a) => a.partner === where.intake.partner && !a.departed).map((a) => a.name));
+    const names = namesOf(where.intake.partner);
     const arrival: Arrival = {
       partner: where.intake.partner,
-      name: where.name,
+      name,
       path,
-      at,
+      at: event.at,
+      atOtherwise: event.atOtherwise ?? null,
       upload,
       renamedFrom,
+      cameBy,
+      relativePath: where.relative,
+      sizeKnown: !unseen.has(upload),
       departed: null,
       overwrittenBy: null,
-      verdict: classifyName(where.name, where.intake, names),
+      verdict: classifyName(name, where.intake, names),
     };
+    names.add(name);
     arrivals.push(arrival);
     return arrival;
   };
-  const leave = (server: string, path: string, at: number, how: 'removed' | 'renamed', to: string | null) => {
-    const here = present.get(key(server, path));
-    present.delete(key(server, path));
-    if (here?.arrival && !here.arrival.departed) here.arrival.departed = { at, how, to };
-    return here;
+  const depart = (arrival: Arrival, departed: NonNullable<Arrival['departed']>) => {
+    if (arrival.departed) return;
+    arrival.departed = departed;
+    presentNames.get(arrival.partner)?.delete(arrival.name);
+  };
+  /** Puts `upload` at `path` (arriving, where it is an intake), replacing what was there. */
+  const place = (event: TransferEvent, upload: Upload, path: string, cameBy: Arrival['cameBy'], from: string | null) => {
+    const before = present.get(key(event, path));
+    if (before?.arrival)
+      depart(before.arrival, { at: event.kind === 'upload' ? event.startedAt : event.at, how: 'removed', to: null, leftIntake: false });
+    const arrival = arrive(event, upload, path, cameBy, from);
+    if (before?.arrival && !before.arrival.overwrittenBy) before.arrival.overwrittenBy = arrival;
+    present.set(key(event, path), { upload, arrival });
+    return arrival;
   };
 
   for (const event of events) {
     if (event.kind === 'upload') {
-      const before = present.get(key(event.server, event.path));
-      const arrival = arrive(event, event.path, event.at, null);
-      if (before?.arrival && !before.arrival.departed) {
-        before.arrival.overwrittenBy = arrival;
-        before.arrival.departed = { at: event.startedAt, how: 'removed', to: null };
-      }
-      present.set(key(event.server, event.path), { upload: event, arrival });
+      const arrival = place(event, event, event.path, 'upload', null);
       // the tool's own temporaries (a probe of the server's RENAME, a copy on its way into a final folder) are no one's upload
       if (!arrival && event.complete && !isMoverPath(event.path)) strays.push({ path: event.path, upload: event });
-    } else if (event.kind === 'rename') {
-      const moved = leave(event.server, event.from, event.at, 'renamed', event.to);
-      if (!moved) continue; // a file the log did not see arrive (before its first line): nothing to follow
-      const arrival = arrive(moved.upload, event.to, event.at, posix.basename(event.from));
-      present.set(key(event.server, event.to), { upload: moved.upload, arrival });
+      continue;
+    }
+    if (event.kind === 'remove') {
+      const here = present.get(key(event, event.path));
+      if (refused(event, here !== undefined)) continue;
+      present.delete(key(event, event.path));
+      if (here?.arrival) depart(here.arrival, { at: event.at, how: 'removed', to: null, leftIntake: false });
+      continue;
+    }
+    const source = present.get(key(event, event.from));
+    if (refused(event, source !== undefined)) continue;
+    let upload = source?.upload;
+    if (!upload) unseen.add((upload = unseenUpload(event)));
+    if (event.kind === 'rename') {
+      present.delete(key(event, event.from));
+      const destination = intakeOf(intakes, event, event.to);
+      if (source?.arrival) {
+        const leftIntake = destination?.intake.partner !== source.arrival.partner;
+        depart(source.arrival, { at: event.at, how: 'renamed', to: event.to, leftIntake });
+      }
+      // a file the log did not see arrive, renamed within or out of no intake: nothing to follow
+      if (!source && !destination) continue;
+      place(event, upload, event.to, 'rename', event.from);
     } else {
-      leave(event.server, event.path, event.at, 'removed', null);
+      if (!source && !intakeOf(intakes, event, event.to)) continue;
+      place(event, upload, event.to, 'link', event.from);
     }
   }
   return { arrivals, strays };
+}
+
+/**
+ * The ledger's name for an arrival whose log writes white space as something else (ProFTPD's
+ * xferlog: `_`): the one name of the partner's ledger records that writes as the logged name.
+ * `ambiguous` lists them when several do (`a b.csv` and `a_b.csv` are both `a_b.csv` in the
+ * log): the arrival keeps its logged name, and the audit says which it may be.
+ */
+export function ledgerNameOf(arrival: Arrival, ledgerNames: Iterable<string>): { name: string; ambiguous: string[] } {
+  const as = arrival.upload.whiteSpaceAs;
+  if (as === null || !arrival.name.includes(as)) return { name: arrival.name, ambiguous: [] };
+  const written = (name: string) => name.replace(/\s/g, as);
+  const candidates = [...new Set(ledgerNames)].filter((name) => written(name) === arrival.name).sort();
+  if (candidates.length === 1) return { name: candidates[0]!, ambiguous: [] };
+  return { name: arrival.name, ambiguous: candidates.length > 1 ? candidates : [] };
+}
+
+/** What a person should know of how an arrival was read: an ambiguous local time, a relative path, a name the log wrote otherwise. */
+export function readingNotes(arrival: Arrival, loggedName: string, ambiguous: string[]): string[] {
+  const notes: string[] = [];
+  if (arrival.atOtherwise !== null) {
+    notes.push(
+      `its local time falls in the hour a fall-back repeats: it may also be ${new Date(arrival.atOtherwise).toISOString()}, and is matched under either`,
+    );
+  }
+  if (!arrival.sizeKnown)
+    notes.push(`${arrival.cameBy === 'link' ? 'linked' : 'renamed'} from a name the log never saw written: its size is not known`);
+  if (arrival.relativePath) notes.push(`written by a path relative to the session's start folder (${arrival.path}), taken as the intake's`);
+  if (loggedName !== arrival.name)
+    notes.push(`logged as ${JSON.stringify(loggedName)} (the log writes white space as "${arrival.upload.whiteSpaceAs}")`);
+  if (ambiguous.length > 0) {
+    notes.push(
+      `AMBIGUOUS: the log writes ${ambiguous.map((name) => JSON.stringify(name)).join(' and ')} alike: which one it is cannot be told`,
+    );
+  }
+  return notes;
 }

@@ -60,10 +60,15 @@ function csvTime(text: string, zone: Zone): number {
 export function readCsvLine(line: string, place: LogPlace, family: string, zone: Zone): LineVerdict {
   if (isCsvHeader(line)) return { kind: 'other' };
   const fields = csvFields(line.replace(/\r$/, ''));
-  if (!fields || fields.length !== 3) return { kind: 'unreadable' };
+  if (!fields || fields.length !== 3) return { kind: 'unreadable', hides: 'a line of a CSV of uploads that does not read' };
   const [time, path, size] = fields as [string, string, string];
   const at = csvTime(time, zone);
-  if (Number.isNaN(at) || path === '' || !/^\s*\d+\s*$/.test(size)) return { kind: 'unreadable' };
-  const upload = { kind: 'upload' as const, server: family, at, user: null, place, path, startedAt: at, size: Number(size) };
-  return { kind: 'events', events: [{ ...upload, sizeExact: true, complete: true, from: null, renamesLogged: false }], at };
+  if (Number.isNaN(at) || path === '' || !/^\s*\d+\s*$/.test(size))
+    return { kind: 'unreadable', hides: 'a line of a CSV of uploads that does not read' };
+  const upload = { kind: 'upload' as const, server: family, at, user: null, place, session: null, path, startedAt: at, size: Number(size) };
+  return {
+    kind: 'events',
+    events: [{ ...upload, sizeExact: true, complete: true, from: null, renamesLogged: false, whiteSpaceAs: null }],
+    at,
+  };
 }

@@ -15,6 +15,8 @@ import { readXferlogLine, XFERLOG } from './xferlog.js';
 /** How many lines may pass before a file has shown what it is; how many unreadable lines are quoted. */
 const SNIFF_LINES = 50;
 const QUOTED = 10;
+/** How many of the lines that may hide an upload are named one by one (each a discrepancy); the rest are counted. */
+const HIDING_KEPT = 100;
 
 /** `xferlog.2.gz`, `messages.1`, `auth.log-20261201.gz`: a rotated copy of the log named without the suffix. */
 const ROTATED = /^(.*?)(?:\.(\d+)|-(\d{8}))?(?:\.gz)?$/;
@@ -117,6 +119,8 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       otherLines: 0,
       unreadable: 0,
       unreadableQuoted: [],
+      hidingUploads: [],
+      hidingUploadsTotal: 0,
       firstAt: null,
       lastAt: null,
     };
@@ -136,6 +140,9 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       else if (verdict.kind === 'unreadable') {
         report.unreadable++;
         if (report.unreadableQuoted.length < QUOTED) report.unreadableQuoted.push({ line: n, text: line.slice(0, 200) });
+        if (verdict.hides !== null && report.hidingUploadsTotal++ < HIDING_KEPT) {
+          report.hidingUploads.push({ line: n, text: line.slice(0, 200), why: verdict.hides });
+        }
       } else {
         report.transferLines++;
         if (verdict.at !== null) {

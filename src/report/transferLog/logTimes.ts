@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import { parseZone, wallClockOffset, type Zone } from '../../layout/timeZones.js';
+import { parseZone, wallClockOffset, wallClockOffsets, type Zone } from '../../layout/timeZones.js';
 
 export const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
@@ -20,6 +20,28 @@ export function wallClock(zone: Zone, y: number, mo: number, d: number, h: numbe
   const check = new Date(asUtc);
   if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d || h > 23 || mi > 59 || s > 60) return NaN;
   return asUtc - wallClockOffset(zone, y, mo, d, h, mi) * 60_000;
+}
+
+/**
+ * A wall-clock time in `zone` by the zone's rules: its instant, and in the hour a fall-back
+ * repeats (`Oct 25 02:30` in Europe/Amsterdam is 00:30 or 01:30 UTC) the other one it may be.
+ * `after`: the instant of the line before it in the same log, whose order tells the first pass
+ * of the hour from the second: the earlier instant unless that line was already past it.
+ * NaN when it is no real date.
+ */
+export function localTime(
+  zone: Zone,
+  wall: { y: number; mo: number; d: number; h: number; mi: number; s: number; ms?: number },
+  after: number | null = null,
+): { at: number; otherwise: number | null } {
+  const at = wallClock(zone, wall.y, wall.mo, wall.d, wall.h, wall.mi, wall.s, wall.ms ?? 0);
+  if (Number.isNaN(at)) return { at, otherwise: null };
+  const offsets = wallClockOffsets(zone, wall.y, wall.mo, wall.d, wall.h, wall.mi);
+  if (offsets.length < 2) return { at, otherwise: null };
+  const asUtc = Date.UTC(wall.y, wall.mo - 1, wall.d, wall.h, wall.mi, wall.s, wall.ms ?? 0);
+  const [earlier, later] = offsets.map((offset) => asUtc - offset * 60_000) as [number, number];
+  // lines of one log keep their order but for a few seconds of skew between its writers
+  return after !== null && after > earlier + 60_000 ? { at: later, otherwise: earlier } : { at: earlier, otherwise: later };
 }
 
 /**

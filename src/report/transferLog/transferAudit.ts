@@ -2,8 +2,9 @@ import { UsageError } from '../../errors.js';
 import { intakeFolders, type IntakeSettings } from '../../intake/openIntake.js';
 import { globToRegExp } from '../../intake/names.js';
 import type { Ledger } from '../../ledger/ledger.js';
+import type { EventKind } from '../../ledger/types.js';
 import { accountArrivals, strayLine, type AccountedArrival } from './accountArrivals.js';
-import { arrivalsOf, type IntakeView } from './arrivals.js';
+import { arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
 import { expandLogFiles, readTransferLogs } from './logFiles.js';
 import { logZone } from './logTimes.js';
 import type { LogFileReport } from './transferEvents.js';
@@ -32,6 +33,37 @@ export interface TransferLogPartner extends IntakeSettings {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** Events whose names the ledger keeps for the arrivals a log named otherwise. */
+const NAMED: EventKind[] = ['claimed', 'loaded', 'skipped', 'held', 'rejected', 'failed', 'recovered', 'not_ready', 'ignored'];
+
+/**
+ * Gives each arrival whose log writes white space otherwise (xferlog's `_`) the ledger's name
+ * it stands for, and returns, per arrival, what a person should know of how it was read.
+ */
+async function namedAsLedgerHas(ledger: Ledger, arrivals: Arrival[]): Promise<string[][]> {
+  const names = new Map<string, Set<string>>();
+  const namesOf = async (partner: string, since: number) => {
+    let known = names.get(partner);
+    if (!known) {
+      const events = await ledger.eventsSince(NAMED, new Date(since).toISOString(), [partner]);
+      names.set(partner, (known = new Set(events.map((e) => e.name).filter((name): name is string => typeof name === 'string'))));
+    }
+    return known;
+  };
+  const earliest = Math.min(...arrivals.map((a) => a.at)) - 86_400_000;
+  const notes: string[][] = [];
+  for (const arrival of arrivals) {
+    const logged = arrival.name;
+    const needsLedger = arrival.upload.whiteSpaceAs !== null && logged.includes(arrival.upload.whiteSpaceAs);
+    const { name, ambiguous } = needsLedger
+      ? ledgerNameOf(arrival, await namesOf(arrival.partner, earliest))
+      : { name: logged, ambiguous: [] };
+    arrival.name = name;
+    notes.push(readingNotes(arrival, logged, ambiguous));
+  }
+  return notes;
+}
+
 /**
  * The transfer log audit: the partners' logs (each partner's own `transferLog`, read once when
  * several share one) made into arrivals in each partner's intake, and each arrival matched to
@@ -57,12 +89,18 @@ export async function transferAudit(ledger: Ledger, partners: TransferLogPartner
       partner: p.partner,
       folder: intakeFolders(p).intake,
       root: p.transferLog.root,
+      user: intakeFolders(p).sftp?.user ?? null,
       pattern: globToRegExp(p.pattern),
       ignore: p.ignore.map(globToRegExp),
       readyMarker: p.readyMarker,
     }));
     const { arrivals, strays } = arrivalsOf(logs.events, intakes);
-    result.arrivals.push(...(await accountArrivals(ledger, arrivals)));
+    const notes = await namedAsLedgerHas(ledger, arrivals);
+    const accounted = await accountArrivals(ledger, arrivals);
+    accounted.forEach((a, i) => {
+      if (notes[i]!.length > 0) a.message += ` (${notes[i]!.join('; ')})`;
+    });
+    result.arrivals.push(...accounted);
     result.outsideIntakes.push(
       ...strays.map((s) => ({
         path: s.path,

@@ -17,9 +17,19 @@ interface Happening {
    */
   server: string;
   at: number;
+  /**
+   * the other instant `at` may be: a local time without an offset in the hour a fall-back
+   * repeats (the log's order chose `at`); absent where the time is not ambiguous
+   */
+  atOtherwise?: number;
   /** the login that did it, where the log says */
   user: string | null;
   place: LogPlace;
+  /**
+   * the session it belongs to (OpenSSH: the host and the process id of the syslog tag), null
+   * where the log's format has none: a rename's and an upload's of one session share it
+   */
+  session: string | null;
 }
 
 export interface Upload extends Happening {
@@ -41,20 +51,41 @@ export interface Upload extends Happening {
    * name (`X.part`) is then taken as the file its uploader renamed it to (`X`)
    */
   renamesLogged: boolean;
+  /** what the log writes for a white-space character of a name (ProFTPD's xferlog: `_`), null when it writes names as they are */
+  whiteSpaceAs: string | null;
 }
 
-export interface Rename extends Happening {
+/**
+ * A request the server may have refused: OpenSSH logs the request, then (only on failure)
+ * `sent status …` as the next line of its session. `status` is that next line's status, or null
+ * when the next line was none; `No such file` may also be the answer to the next request (a
+ * `stat`, which is not logged), so it is weighed against what the log says is there.
+ */
+interface Request extends Happening {
+  status: string | null;
+}
+
+/** A rename (OpenSSH's `rename` refuses to replace a file; `posix-rename` replaces it). */
+export interface Rename extends Request {
   kind: 'rename';
+  from: string;
+  to: string;
+  replaces: boolean;
+}
+
+/** A hard link (OpenSSH's `hardlink@openssh.com`): the file is under both names after it. */
+export interface Link extends Request {
+  kind: 'link';
   from: string;
   to: string;
 }
 
-export interface Removal extends Happening {
+export interface Removal extends Request {
   kind: 'remove';
   path: string;
 }
 
-export type TransferEvent = Upload | Rename | Removal;
+export type TransferEvent = Upload | Rename | Link | Removal;
 
 /** How a log file was read: every line is one of these, and none is passed over without a count. */
 export interface LogFileReport {
@@ -68,6 +99,14 @@ export interface LogFileReport {
   /** lines that could not be read: counted, and the first of them kept */
   unreadable: number;
   unreadableQuoted: { line: number; text: string }[];
+  /**
+   * the unreadable lines that may hide an upload (a line torn in the middle, a message the
+   * server cut at its length limit, an xferlog line that does not read): each is a discrepancy,
+   * for the audit cannot vouch for what it does not read; the first hundred are kept
+   */
+  hidingUploads: { line: number; text: string; why: string }[];
+  /** how many lines may hide an upload in all: `hidingUploads` keeps the first hundred */
+  hidingUploadsTotal: number;
   firstAt: number | null;
   lastAt: number | null;
 }
@@ -75,4 +114,8 @@ export interface LogFileReport {
 export type LogFormat = 'openssh-syslog' | 'xferlog' | 'csv';
 
 /** What a format's line reader makes of one line. */
-export type LineVerdict = { kind: 'events'; events: TransferEvent[]; at: number | null } | { kind: 'other' } | { kind: 'unreadable' };
+export type LineVerdict =
+  | { kind: 'events'; events: TransferEvent[]; at: number | null }
+  | { kind: 'other' }
+  /** `hides`: why this line may hide an upload, or null when it cannot (a line of something else) */
+  | { kind: 'unreadable'; hides: string | null };

@@ -1,5 +1,5 @@
 import type { Zone } from '../../layout/timeZones.js';
-import { MONTHS, wallClock } from './logTimes.js';
+import { localTime, MONTHS } from './logTimes.js';
 import type { LineVerdict, LogPlace } from './transferEvents.js';
 
 /**
@@ -11,21 +11,32 @@ import type { LineVerdict, LogPlace } from './transferEvents.js';
  * current time, transfer seconds, remote host, bytes, file name (it may hold spaces), type,
  * action flag, direction (`i` in, `o` out, `d` deleted: ProFTPD's), access mode, user, service,
  * authentication method, user id, and status (`c` complete, `i` incomplete; absent in old
- * writers). Renames are not in it.
+ * writers). Renames are not in it. ProFTPD writes every white-space character of a name as `_`
+ * (a name with a space, a tab or a newline would end the field or the line): such a name is
+ * matched to the ledger's names after (`whiteSpaceAs`).
  */
 export const XFERLOG =
   /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4}) (\d+) (\S+) (\d+) (.+) ([ab]) (\S+) ([iod]) ([agr]) (\S+) (\S+) ([01]) (\S+)(?: ([ci]))?$/;
 
 export function readXferlogLine(line: string, place: LogPlace, family: string, zone: Zone): LineVerdict {
   const m = XFERLOG.exec(line);
-  if (!m) return { kind: 'unreadable' };
+  // every line of an xferlog is a transfer: one that does not read may be an upload
+  if (!m) return { kind: 'unreadable', hides: 'an xferlog line that does not read (torn?)' };
   const month = MONTHS.indexOf(m[1]!) + 1;
-  const at = wallClock(zone, Number(m[6]), month, Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]));
-  if (Number.isNaN(at)) return { kind: 'unreadable' };
+  // without the order of the lines before it, the repeated hour of a fall-back is read as its first pass, and said so
+  const { at, otherwise } = localTime(zone, {
+    y: Number(m[6]),
+    mo: month,
+    d: Number(m[2]),
+    h: Number(m[3]),
+    mi: Number(m[4]),
+    s: Number(m[5]),
+  });
+  if (Number.isNaN(at)) return { kind: 'unreadable', hides: 'an xferlog line whose time is no time' };
   const [seconds, host, bytes, path, direction, user, status] = [m[7], m[8], m[9], m[10], m[13], m[15], m[19]];
-  const common = { server: family, at, user: user!, place };
+  const common = { server: family, at, ...(otherwise === null ? {} : { atOtherwise: otherwise }), user: user!, place, session: null };
   if (direction === 'o') return { kind: 'events', events: [], at }; // a download
-  if (direction === 'd') return { kind: 'events', events: [{ kind: 'remove', ...common, path: path! }], at };
+  if (direction === 'd') return { kind: 'events', events: [{ kind: 'remove', ...common, path: path!, status: null }], at };
   return {
     kind: 'events',
     events: [
@@ -39,6 +50,7 @@ export function readXferlogLine(line: string, place: LogPlace, family: string, z
         complete: status !== 'i',
         from: host!,
         renamesLogged: false,
+        whiteSpaceAs: '_',
       },
     ],
     at,
