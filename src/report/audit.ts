@@ -16,7 +16,8 @@ export type DiscrepancyKind =
   | 'table_row_count_differs'
   | 'stale_claim'
   | 'archived_file_unknown'
-  | 'upload_unmatched';
+  | 'upload_unmatched'
+  | 'transfer_log_unread';
 
 export interface Discrepancy {
   kind: DiscrepancyKind;
@@ -153,6 +154,10 @@ export async function audit(
     check(
       'every upload in the transfer log has a ledger outcome',
       transferLog.arrivals.filter((a) => a.unmatched).map((a) => found('upload_unmatched', a.name, null, null, a.message, a.partner)),
+    );
+    check(
+      'every line of the transfer log was read',
+      transferLog.unread.map((u) => found('transfer_log_unread', u.file, null, null, u.message)),
     );
   }
 
