@@ -103,6 +103,16 @@ describe('transfer logs read within bounds', () => {
     expect(unreadPlaces(report).map((u) => u.line)).toEqual([2]);
   });
 
+  it('reads a repeated sftp-server message as often as syslog says, up to a thousand times; a line claiming millions is unreadable, not unpacked', async () => {
+    const repeated = (times: number) =>
+      `Dec  1 02:00:01 sftp1 sftp-server[4242]: message repeated ${times} times: [ close "/in/x.csv" bytes read 0 written 5]`;
+    const path = file('sftp.log', `${repeated(3)}\n${repeated(3_000_000)}\n`);
+    const { events, files } = await readTransferLogs([path], UTC);
+    expect(events).toHaveLength(3);
+    expect(files[0]).toMatchObject({ format: 'openssh-syslog', lines: 2, transferLines: 1, unreadable: 1 });
+    expect(files[0]!.unreadableQuoted.map((u) => u.line)).toEqual([2]);
+  });
+
   it('reads a gzipped log of several members whole, and a file of nothing but one over-long line as of no known format', async () => {
     const lines = Array.from({ length: 3000 }, (_, i) => `${xferlog(`f${i}.csv`)}\n`);
     const rotated = file('multi.gz', Buffer.concat([gzipSync(lines.slice(0, 1000).join('')), gzipSync(lines.slice(1000).join(''))]));

@@ -28,6 +28,12 @@ const PRECISE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?
 /** rsyslog writes a control character as `#ooo` (a stray CR from `sftp-server -e` is `#015`). */
 const TRAILING_CR = /(?:#015|\r)+$/;
 const REPEATED = /^message repeated (\d+) times: \[ ?(.*?) ?\]$/;
+/**
+ * The most repeats of one message read: sftp-server never writes one transfer message many
+ * times running (a close follows its open), and a line claiming millions would make millions of
+ * events from a hundred bytes. More is unreadable, never unpacked.
+ */
+const MAX_REPEATED = 1000;
 
 const SESSION_OPENED = /^session opened for local user (.+) from \[([^\]]*)\]$/;
 const SESSION_CLOSED = /^session closed for local user (.+) from \[([^\]]*)\]$/;
@@ -88,6 +94,7 @@ export class OpenSshLog {
     if (repeated) {
       times = Number(repeated[1]);
       message = repeated[2]!;
+      if (times > MAX_REPEATED && OURS.test(message)) return { kind: 'unreadable' };
     }
     if (!OURS.test(message)) return { kind: 'other' };
     const events: TransferEvent[] = [];
