@@ -25,12 +25,9 @@ function printSuggestion(file: string, s: Suggestion): string {
     for (const note of s.draft.notes) lines.push(`  note: ${printable(note)}`);
   }
   if (s.config.layout === undefined) return `${lines.join('\n')}\n`;
-  lines.push(
-    `  config (save it, review it, then \`settle-ingest check --config FILE ${printable(file)}\`):`,
-    ...configText(s)
-      .split('\n')
-      .map((l) => `    ${l}`),
-  );
+  lines.push(`  config (save it, review it, then \`settle-ingest check --config FILE ${printable(file)}\`):`);
+  // one push per line, never push(...lines): a wide draft's config is more lines than a call takes arguments
+  for (const l of configText(s).split('\n')) lines.push(`    ${l}`);
   return `${lines.join('\n')}\n`;
 }
 

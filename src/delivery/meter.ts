@@ -26,11 +26,26 @@ export class ByteCounter extends Transform {
   }
 }
 
+/** Which limit a layer's output has passed, and against what: null while it keeps to them all. */
+export type InflateOverrun = { limit: 'size' } | { limit: 'ratio'; compressed: number };
+
+/**
+ * The rule every decoder is held to, as its output grows to `bytes`: over the absolute limit,
+ * over the ratio to the whole delivered file (nested layers cannot multiply it), or, past a
+ * first megabyte, over the ratio to the input consumed so far (so a 10 MB bomb is stopped after
+ * megabytes, not gigabytes). The delivery's meter and the transfer log's reader both judge by it.
+ */
+export function inflateOverrun(bytes: number, limits: MeterLimits): InflateOverrun | null {
+  if (bytes > limits.maxDecodedBytes) return { limit: 'size' };
+  const overWhole = bytes > limits.maxInflateRatio * limits.deliveredSize;
+  const overSoFar = bytes > RATIO_GRACE_BYTES && bytes > limits.maxInflateRatio * Math.max(limits.consumed(), 1);
+  if (overWhole || overSoFar) return { limit: 'ratio', compressed: overWhole ? limits.deliveredSize : limits.consumed() };
+  return null;
+}
+
 /**
  * Hashes and counts one layer's output while it streams to its staging file, and stops a
- * decompression bomb as soon as it shows: output over the absolute limit, over the ratio to the
- * whole delivered file (nested layers cannot multiply it), or, past a first megabyte, over the
- * ratio to the input consumed so far (so a 10 MB bomb is stopped after megabytes, not gigabytes).
+ * decompression bomb as soon as it shows (`inflateOverrun`).
  */
 export class Meter extends Transform {
   private readonly hash = createHash('sha256');
@@ -43,16 +58,15 @@ export class Meter extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.bytes += chunk.length;
     const l = this.limits;
-    if (this.bytes > l.maxDecodedBytes) {
+    const overrun = inflateOverrun(this.bytes, l);
+    if (overrun?.limit === 'size') {
       done(new RejectError(`decoded content is over the limit of ${l.maxDecodedBytes} bytes (--max-decoded-bytes): not loaded`));
       return;
     }
-    const overWhole = this.bytes > l.maxInflateRatio * l.deliveredSize;
-    const overSoFar = this.bytes > RATIO_GRACE_BYTES && this.bytes > l.maxInflateRatio * Math.max(l.consumed(), 1);
-    if (overWhole || overSoFar) {
+    if (overrun) {
       done(
         new RejectError(
-          `inflates more than ${l.maxInflateRatio}:1 (${this.bytes} bytes from ${overWhole ? l.deliveredSize : l.consumed()} compressed, --max-inflate-ratio): a decompression bomb is not loaded`,
+          `inflates more than ${l.maxInflateRatio}:1 (${this.bytes} bytes from ${overrun.compressed} compressed, --max-inflate-ratio): a decompression bomb is not loaded`,
         ),
       );
       return;

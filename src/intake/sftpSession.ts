@@ -152,7 +152,7 @@ export class SftpSession {
           s.readdir(handle, (err, list) => (codeOf(err) === EOF ? cb(undefined, false) : cb(err, list))),
         );
         if (batch === false) break;
-        entries.push(...batch.filter((e) => e.filename !== '.' && e.filename !== '..'));
+        for (const e of batch) if (e.filename !== '.' && e.filename !== '..') entries.push(e);
       }
     } finally {
       this.closeHandle(handle);

@@ -107,7 +107,7 @@ function inferType(values: string[], mark: '.' | ',', group: string): Inferred {
   const g = group === '' ? '' : `(?:${group === '.' ? '\\.' : group}\\d{3})*`;
   const decimal = new RegExp(`^-?(?:\\d{1,3}${g}|\\d+)?(?:${m}(\\d+))?$`);
   if (values.every((v) => decimal.test(v.trim()) && /\d/.test(v)) && !values.some((v) => /^-?0\d/.test(v.trim()))) {
-    const places = Math.max(2, ...values.map((v) => decimal.exec(v.trim())?.[1]?.length ?? 0));
+    const places = values.reduce((most, v) => Math.max(most, decimal.exec(v.trim())?.[1]?.length ?? 0), 2);
     // more places than money has (an exchange rate): kept as written
     if (places > 12) return { type: 'decimal', scale: AS_WRITTEN, why: `decimals with up to ${places} places, kept as written` };
     return { type: 'decimal', scale: places, why: `amounts with up to ${places} places` };
@@ -128,7 +128,7 @@ function inferType(values: string[], mark: '.' | ',', group: string): Inferred {
 }
 
 /** The widths the sample's records have, most frequent first. */
-function widths(records: readonly CsvRecord[]): number[] {
+export function widths(records: readonly CsvRecord[]): number[] {
   const counts = new Map<number, number>();
   for (const r of records) counts.set(r.fields.length, (counts.get(r.fields.length) ?? 0) + 1);
   return [...counts].sort((a, b) => b[1] - a[1]).map(([w]) => w);

@@ -116,6 +116,12 @@ export const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 /** The columns every loaded row carries besides the file's own: which load (file and run) and which line. */
 export const PROVENANCE_COLUMNS = ['load_id', 'source_line'] as const;
 
+/**
+ * The most columns a layout may have: a PostgreSQL table holds 1600, and the provenance takes
+ * its own. A wider file is refused by its layout (a header's extra columns are only ignored).
+ */
+export const MAX_LAYOUT_COLUMNS = 1600 - PROVENANCE_COLUMNS.length;
+
 /** Names a layout column may not take: the provenance and the old provenance of migrated tables. */
 export const RESERVED_COLUMNS: readonly string[] = [...PROVENANCE_COLUMNS, 'source_sha256', 'source_name', 'run_id'];
 

@@ -1,4 +1,13 @@
-import { LAYOUT_DEFAULTS, type ColumnSpec, type ColumnType, type Layout, type RecordRole, type SkipRule, type Trailer } from './layout.js';
+import {
+  LAYOUT_DEFAULTS,
+  MAX_LAYOUT_COLUMNS,
+  type ColumnSpec,
+  type ColumnType,
+  type Layout,
+  type RecordRole,
+  type SkipRule,
+  type Trailer,
+} from './layout.js';
 import { checkColumns, IDENTIFIER, parseColumn } from './layoutColumns.js';
 import { zoneProblem } from './timeZones.js';
 
@@ -62,6 +71,8 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (extraColumns !== 'ignore' && extraColumns !== 'reject') fail('"extraColumns" must be "ignore" or "reject"');
 
   if (!Array.isArray(raw.columns) || raw.columns.length === 0) fail('"columns" must be a non-empty array');
+  if (raw.columns.length > MAX_LAYOUT_COLUMNS)
+    fail(`"columns" has ${raw.columns.length}: a table holds at most ${MAX_LAYOUT_COLUMNS} (PostgreSQL's 1600 less the provenance)`);
   const columns = (raw.columns as unknown[]).map((c, i) => parseColumn(c, i, header as boolean, fail));
   checkColumns(columns, header as boolean, timeZone as string | undefined, fail);
 

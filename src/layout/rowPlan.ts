@@ -154,7 +154,8 @@ function compilePlan(
   const columnNames = layout.columns.map((c) => c.name);
   const skips = layout.skipRows.map((rule) => ({ at: skipAt(rule.column), values: new Set(rule.values) }));
   let width = headerWidth;
-  const last = Math.max(...index);
+  // a fold, not Math.max(...index): a layout may be wider than a call takes arguments
+  const last = index.reduce((most, at) => Math.max(most, at), -1);
   const n = layout.columns.length;
   const raw: string[] = new Array(n);
   const bad = (l: number, field: string, message: string) => new RejectError(`line ${l}, field ${field}: ${message}`, { line: l, field });

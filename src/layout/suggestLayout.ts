@@ -1,5 +1,5 @@
-import { draftLayout, type Draft } from './draftLayout.js';
-import type { Layout } from './layout.js';
+import { draftLayout, widths, type Draft } from './draftLayout.js';
+import { MAX_LAYOUT_COLUMNS, type Layout } from './layout.js';
 import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
 import { PRESETS } from './presets.js';
 import { quoteValue } from './quoteValue.js';
@@ -39,7 +39,8 @@ async function sniffDelimiter(path: string) {
     const records = await firstRecords(path, delimiter, 1000);
     const counts = new Map<number, number>();
     for (const r of records) if (r.fields.length > 1) counts.set(r.fields.length, (counts.get(r.fields.length) ?? 0) + 1);
-    const score = Math.max(0, ...[...counts].map(([width, n]) => n * Math.log2(width)));
+    let score = 0;
+    for (const [width, n] of counts) score = Math.max(score, n * Math.log2(width));
     if (score > best.score) best = { delimiter, score, records };
   }
   return best;
@@ -94,6 +95,11 @@ export async function suggestLayout(
   const { delimiter, records } = await sniffDelimiter(path);
   if (records.length === 0)
     return { preset: null, why: 'no record could be read to learn from: the file is empty, or not CSV in UTF-8', alsoFits: [], config: {} };
+  const width = widths(records)[0]!;
+  if (width > MAX_LAYOUT_COLUMNS) {
+    const why = `its records are ${width} fields wide: more columns than a table holds (${MAX_LAYOUT_COLUMNS}), so no layout loads it and none is drafted`;
+    return { preset: null, why, alsoFits: [], config: {} };
+  }
   const draft = draftLayout(records, delimiter, tableName(fileName));
   const closest = ranked.find((f) => f.found > 0);
   const why = closest

@@ -47,7 +47,9 @@ export async function completenessGate(
       }
     }
     if (watching.size === 0 || now >= opts.deadline || opts.stop?.aborted) break;
-    const soonest = Math.min(...[...watching.values()].map((w) => w.unchangedSince + opts.stableForMs - now));
+    // a fold, not Math.min(...list): 200,000 files in the intake are more arguments than a call takes
+    let soonest = Infinity;
+    for (const w of watching.values()) soonest = Math.min(soonest, w.unchangedSince + opts.stableForMs - now);
     opts.onWaiting?.({ files: [...watching.keys()], remainingMs: Math.max(0, soonest), first: reports++ === 0 });
     await sleep(Math.min(pollMs, Math.max(0, opts.deadline - now)));
     for (const [name, w] of watching) {

@@ -165,7 +165,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       // what an ended run began moving and never recorded (the listing has put back what it had captured)
       if (pass === 0) {
         await finishUnfinishedMoves(run, runId, log);
-        changedAfterMove.push(...(await filesChangedAfterMove(run, log)));
+        for (const changed of await filesChangedAfterMove(run, log)) changedAfterMove.push(changed);
       }
       const present = new Set(listed.map((e) => e.name));
       const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));

@@ -14,7 +14,10 @@ export function auditText(result: AuditResult): string {
   const t = result.transferLog;
   if (t) {
     for (const f of t.logs) {
-      const unreadable = f.unreadable === 0 ? '' : `, ${f.unreadable} UNREADABLE`;
+      const unreadable =
+        (f.unreadable === 0 ? '' : `, ${f.unreadable} UNREADABLE`) +
+        (f.overLong === 0 ? '' : `, ${f.overLong} OVER-LONG`) +
+        (f.stopped === null ? '' : `, STOPPED in line ${f.stopped.line}`);
       lines.push(
         `transfer log ${printable(f.file)} (${f.format}): ${plural(f.lines, 'line', 'lines')}, ${f.transferLines} of transfers, ${f.otherLines} of other things${unreadable}`,
       );

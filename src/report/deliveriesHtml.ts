@@ -92,7 +92,7 @@ function weeksSvg(p: PartnerReport): string {
   const step = 56;
   const plot = 170;
   const top = 20;
-  const max = Math.max(1, ...p.weeks.map((w) => w.onTime + w.late + w.missing + w.rejected));
+  const max = p.weeks.reduce((most, w) => Math.max(most, w.onTime + w.late + w.missing + w.rejected), 1);
   const left = 30;
   const width = left + p.weeks.length * step + 10;
   const height = top + plot + 40;

@@ -70,7 +70,7 @@ export function judgeStatus(facts: StatusFacts, limits: StatusLimits, now = Date
     critical.push(`${plural(facts.staleClaims.length, 'stale claim', 'stale claims')}: ${which}`);
   }
   const overdue = facts.overdue ?? [];
-  critical.push(...overdue.filter((d) => d.level === 'critical').map((d) => d.message));
+  for (const d of overdue) if (d.level === 'critical') critical.push(d.message);
   const warning = [
     ...overdue.filter((d) => d.level === 'warning').map((d) => d.message),
     ...facts.waitingTooLong.map((w) => `${w.name} waiting for ${w.runs} runs (${w.outcome})`),
@@ -100,7 +100,7 @@ export function judgePartners(checks: { partner: string; check: StatusCheck }[])
   });
   // the oldest last success is the one the max age is about; a partner without any makes it unknown
   const ages = checks.map((c) => c.check.lastSuccessAgeSeconds);
-  const oldest = ages.includes(null) ? null : Math.max(...(ages as number[]));
+  const oldest = ages.includes(null) ? null : (ages as number[]).reduce((most, age) => Math.max(most, age), -Infinity);
   const oldestCheck = checks.find((c) => c.check.lastSuccessAgeSeconds === oldest)?.check;
   return {
     state,

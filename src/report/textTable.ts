@@ -6,6 +6,7 @@ import { printable } from './printable.js';
  */
 export function textTable(header: string[], rows: (string | number)[][]): string {
   const cells = [header, ...rows.map((r) => r.map((c) => printable(String(c))))];
-  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  // a fold, not Math.max(...list): a report of 200,000 rows is more arguments than a call takes
+  const widths = header.map((_, i) => cells.reduce((width, r) => Math.max(width, (r[i] ?? '').length), 0));
   return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }

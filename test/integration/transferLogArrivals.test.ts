@@ -132,10 +132,10 @@ describe('every arrival followed, in the log of a chrooted OpenSSH internal-sftp
     // the renamed-out temporary and the upload replaced by a posix-rename; and every line of the long name's, which OpenSSH cut
     const unmatched = doc.checks.flatMap((c) => c.discrepancies.filter((d) => d.kind === 'upload_unmatched'));
     expect(unmatched.map((d) => d.file).sort()).toEqual(['settle_o01.csv.part', 'settle_v01.csv']);
-    const unread = doc.checks.flatMap((c) => c.discrepancies.filter((d) => d.kind === 'transfer_log_line_unread'));
+    const unread = doc.checks.flatMap((c) => c.discrepancies.filter((d) => d.kind === 'transfer_log_unread'));
     expect(unread.length).toBeGreaterThanOrEqual(2); // the partner's open and close, and the run's own reading and move of it
     for (const line of unread) expect(line.message).toMatch(/cut at OpenSSH's 500-byte limit.*settle_\\\\303\\\\251/);
-    expect(kinds(doc).filter((k) => k !== 'upload_unmatched' && k !== 'transfer_log_line_unread')).toEqual([]);
+    expect(kinds(doc).filter((k) => k !== 'upload_unmatched' && k !== 'transfer_log_unread')).toEqual([]);
     await own.close();
   });
 });

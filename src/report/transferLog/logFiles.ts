@@ -1,9 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { ByteCounter, inflateOverrun } from '../../delivery/meter.js';
 import { UsageError, errorMessage } from '../../errors.js';
 import { globToRegExp } from '../../intake/names.js';
 import type { Zone } from '../../layout/timeZones.js';
@@ -17,6 +17,65 @@ const SNIFF_LINES = 50;
 const QUOTED = 10;
 /** How many of the lines that may hide an upload are named one by one (each a discrepancy); the rest are counted. */
 const HIDING_KEPT = 100;
+
+/**
+ * The longest line read, in bytes. No server writes a transfer line near it (OpenSSH cuts its
+ * messages at 500 characters, rsyslog at 8 KiB unless told otherwise; an xferlog line is a path
+ * and a dozen short fields): a longer line is damaged or forged, and is counted and named, never
+ * held whole. Memory stays this size whatever the file.
+ */
+export const MAX_LINE_BYTES = 64 * 1024;
+
+/**
+ * A gzipped log is held to the rule deliveries are (`inflateOverrun`), with limits of its own:
+ * a text log compresses far better than a settlement file (a syslog full of one firewall line
+ * at 50 a second: 270:1), a bomb near gzip's own ceiling (1032:1). Past them it is read no further.
+ */
+export const GZIP_LOG_LIMITS = { maxInflateRatio: 500, maxDecodedBytes: 16 * 1024 ** 3 };
+
+/**
+ * A stream's bytes cut into lines at each `\n` (a `\r` before it dropped), as they come: a line
+ * longer than `maxBytes` is given as null with its length, its bytes not kept past the limit.
+ */
+export class LineSplitter {
+  private pieces: Buffer[] = [];
+  private length = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly onLine: (line: string | null, bytes: number) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (let end = chunk.indexOf(0x0a, start); end !== -1; end = chunk.indexOf(0x0a, start)) {
+      this.take(chunk.subarray(start, end));
+      this.emit();
+      start = end + 1;
+    }
+    if (start < chunk.length) this.take(chunk.subarray(start));
+  }
+
+  /** The stream ended: its last line, if it did not end with a newline. */
+  end(): void {
+    if (this.length > 0) this.emit();
+  }
+
+  private take(piece: Buffer): void {
+    this.length += piece.length;
+    if (this.length <= this.maxBytes + 1) this.pieces.push(piece);
+    else this.pieces = [];
+  }
+
+  private emit(): void {
+    const bytes = Buffer.concat(this.pieces);
+    const text = bytes.at(-1) === 0x0d ? bytes.subarray(0, -1) : bytes;
+    const length = this.length - (bytes.length - text.length);
+    this.pieces = [];
+    this.length = 0;
+    this.onLine(length > this.maxBytes ? null : text.toString('utf8'), length);
+  }
+}
 
 /** `xferlog.2.gz`, `messages.1`, `auth.log-20261201.gz`: a rotated copy of the log named without the suffix. */
 const ROTATED = /^(.*?)(?:\.(\d+)|-(\d{8}))?(?:\.gz)?$/;
@@ -67,8 +126,11 @@ export async function expandLogFiles(patterns: string[]): Promise<string[]> {
   return [...found].sort(rotationOrder);
 }
 
-/** The file's bytes, unzipped when they are gzip (told by its first bytes, never its name). */
-async function openLog(file: string): Promise<Readable> {
+/**
+ * The file's bytes, unzipped when they are gzip (told by its first bytes, never its name), and
+ * the judge of a gzipped one's output so far: why it is read no further, or null.
+ */
+async function openLog(file: string, size: number): Promise<{ bytes: Readable; overrun: (decoded: number) => string | null }> {
   const head = Buffer.alloc(2);
   const fh = await open(file, 'r');
   try {
@@ -77,10 +139,21 @@ async function openLog(file: string): Promise<Readable> {
     await fh.close();
   }
   const raw = createReadStream(file);
-  if (head[0] !== 0x1f || head[1] !== 0x8b) return raw;
-  const gunzip = createGunzip();
-  raw.on('error', (err) => gunzip.destroy(err));
-  return raw.pipe(gunzip);
+  if (head[0] !== 0x1f || head[1] !== 0x8b) return { bytes: raw, overrun: () => null };
+  const counter = new ByteCounter();
+  // the last stream carries the first failure; stopping early (a bomb) ends those before it too
+  const bytes = pipeline(raw, counter, createGunzip(), () => undefined);
+  const limits = { ...GZIP_LOG_LIMITS, deliveredSize: size, consumed: () => counter.bytes };
+  return {
+    bytes,
+    overrun: (decoded) => {
+      const over = inflateOverrun(decoded, limits);
+      if (over === null) return null;
+      return over.limit === 'size'
+        ? `it inflates to over ${limits.maxDecodedBytes} bytes, more than a log is read to`
+        : `it inflates more than ${limits.maxInflateRatio}:1 (${decoded} bytes from ${over.compressed} compressed): a decompression bomb`;
+    },
+  };
 }
 
 /** What a file's first lines show it to be; null when none of them is a line of a known format. */
@@ -90,6 +163,50 @@ function sniff(line: string, zone: Zone, reference: number): LogFormat | null {
   const fields = csvFields(line);
   if (isCsvHeader(line) || (fields?.length === 3 && /^\s*\d+\s*$/.test(fields[2]!))) return 'csv';
   return null;
+}
+
+/** A place a log could not be read, which may hide an upload: never a clean audit. */
+export interface UnreadPlace {
+  file: string;
+  line: number;
+  message: string;
+}
+
+/** What of a file was not read: the lines that may hide an upload, its over-long lines (the first of them named), and where it stopped. */
+export function unreadPlaces(report: LogFileReport): UnreadPlace[] {
+  const places: UnreadPlace[] = [];
+  // a line that did not read may hide an upload (torn, cut at the server's limit, an xferlog line that does not parse)
+  for (const hidden of report.hidingUploads) {
+    places.push({
+      file: report.file,
+      line: hidden.line,
+      message: `transfer log ${report.file} line ${hidden.line}: ${hidden.why}: ${JSON.stringify(hidden.text)}`,
+    });
+  }
+  if (report.hidingUploadsTotal > report.hidingUploads.length) {
+    const first = report.hidingUploads.at(-1)?.line ?? 0;
+    const more = report.hidingUploadsTotal - report.hidingUploads.length;
+    places.push({ file: report.file, line: first, message: `transfer log ${report.file}: and ${more} more lines that may hide an upload` });
+  }
+  const first = report.overLongQuoted[0];
+  if (first) {
+    const named = report.overLongQuoted.map((q) => `line ${q.line}: ${q.bytes} bytes`).join(', ');
+    const more = report.overLong > report.overLongQuoted.length ? `, and ${report.overLong - report.overLongQuoted.length} more` : '';
+    const lines = report.overLong === 1 ? 'a line' : `${report.overLong} lines`;
+    places.push({
+      file: report.file,
+      line: first.line,
+      message: `transfer log ${report.file}: ${lines} over the ${MAX_LINE_BYTES} bytes a line may have (${named}${more}), not read: ${report.overLong === 1 ? 'it' : 'each'} may hide an upload`,
+    });
+  }
+  if (report.stopped) {
+    places.push({
+      file: report.file,
+      line: report.stopped.line,
+      message: `transfer log ${report.file}: not read past line ${report.stopped.line}: ${report.stopped.reason}; what follows may hide uploads`,
+    });
+  }
+  return places;
 }
 
 export interface TransferLogs {
@@ -106,11 +223,11 @@ export interface TransferLogs {
  */
 export async function readTransferLogs(files: string[], zone: Zone): Promise<TransferLogs> {
   const openSsh = new Map<string, OpenSshLog>();
-  const events: { event: TransferEvent; order: number }[] = [];
+  const events: TransferEvent[] = [];
   const reports: LogFileReport[] = [];
   for (const file of files) {
     const family = logFamily(file);
-    const reference = (await stat(file)).mtimeMs;
+    const { mtimeMs: reference, size } = await stat(file);
     const report: LogFileReport = {
       file,
       format: 'empty',
@@ -121,11 +238,15 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       unreadableQuoted: [],
       hidingUploads: [],
       hidingUploadsTotal: 0,
+      overLong: 0,
+      overLongQuoted: [],
+      stopped: null,
       firstAt: null,
       lastAt: null,
     };
     let format: LogFormat | null = null;
     let waiting: { line: string; n: number }[] = [];
+    let notALog = false;
     const readLine = (line: string, n: number) => {
       const place: LogPlace = { file, line: n };
       let verdict: LineVerdict;
@@ -149,31 +270,49 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
           report.firstAt ??= verdict.at;
           report.lastAt = verdict.at;
         }
-        for (const event of verdict.events) events.push({ event, order: events.length });
+        for (const event of verdict.events) events.push(event);
       }
     };
-    try {
-      const lines = createInterface({ input: await openLog(file), crlfDelay: Infinity });
-      for await (const line of lines) {
-        const n = ++report.lines;
-        if (line.trim() === '') {
-          report.otherLines++;
-          continue;
-        }
-        if (format === null) {
-          format = sniff(line, zone, reference);
-          waiting.push({ line, n });
-          if (format === null) {
-            if (waiting.length < SNIFF_LINES) continue;
-            break;
-          }
-          report.format = format;
-          for (const w of waiting) readLine(w.line, w.n);
-          waiting = [];
-          continue;
-        }
-        readLine(line, n);
+    const splitter = new LineSplitter(MAX_LINE_BYTES, (line, bytes) => {
+      if (notALog) return;
+      const n = ++report.lines;
+      if (line === null) {
+        report.overLong++;
+        if (report.overLongQuoted.length < QUOTED) report.overLongQuoted.push({ line: n, bytes });
+        return;
       }
+      if (line.trim() === '') {
+        report.otherLines++;
+        return;
+      }
+      if (format === null) {
+        format = sniff(line, zone, reference);
+        waiting.push({ line, n });
+        if (format === null) {
+          notALog = waiting.length >= SNIFF_LINES;
+          return;
+        }
+        report.format = format;
+        for (const w of waiting) readLine(w.line, w.n);
+        waiting = [];
+        return;
+      }
+      readLine(line, n);
+    });
+    try {
+      const log = await openLog(file, size);
+      let decoded = 0;
+      for await (const chunk of log.bytes as AsyncIterable<Buffer>) {
+        decoded += chunk.length;
+        const overrun = log.overrun(decoded);
+        if (overrun !== null) {
+          report.stopped = { line: report.lines + 1, reason: overrun };
+          break;
+        }
+        splitter.push(chunk);
+        if (notALog) break;
+      }
+      if (report.stopped === null && !notALog) splitter.end();
     } catch (err) {
       throw new UsageError(`transfer log ${file} cannot be read: ${errorMessage(err)}`, { cause: err });
     }
@@ -182,9 +321,11 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
         `transfer log ${file} is none of the formats read (OpenSSH sftp-server syslog lines, xferlog, CSV time,path,size): its line ${waiting[0]!.n} reads ${JSON.stringify(waiting[0]!.line.slice(0, 120))}`,
       );
     }
+    if (format === null && (report.overLong > 0 || report.stopped !== null)) report.format = 'unknown';
     reports.push(report);
   }
-  // files of several logs (two servers, or syslog and xferlog) interleave by time; one file's lines keep their order
-  events.sort((a, b) => a.event.at - b.event.at || a.order - b.order);
-  return { events: events.map((e) => e.event), files: reports };
+  // files of several logs (two servers, or syslog and xferlog) interleave by time; one file's
+  // lines keep their order (the sort is stable)
+  events.sort((a, b) => a.at - b.at);
+  return { events, files: reports };
 }

@@ -36,6 +36,12 @@ const PRECISE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?
 /** rsyslog writes a control character as `#ooo` (a stray CR from `sftp-server -e` is `#015`). */
 const TRAILING_CR = /(?:#015|\r)+$/;
 const REPEATED = /^message repeated (\d+) times: \[ ?(.*?) ?\]$/;
+/**
+ * The most repeats of one message read: sftp-server never writes one transfer message many
+ * times running (a close follows its open), and a line claiming millions would make millions of
+ * events from a hundred bytes. More is unreadable, never unpacked.
+ */
+const MAX_REPEATED = 1000;
 
 const SESSION_OPENED = /^session opened for local user (.+) from \[([^\]]*)\]$/;
 const SESSION_CLOSED = /^session closed for local user (.+) from \[([^\]]*)\]$/;
@@ -148,6 +154,8 @@ export class OpenSshLog {
     if (repeated) {
       times = Number(repeated[1]);
       message = repeated[2]!;
+      if (times > MAX_REPEATED && OURS.test(message))
+        return { kind: 'unreadable', hides: `an SFTP request repeated ${times} times, more than the ${MAX_REPEATED} read` };
     }
     if (!OURS.test(message)) {
       // a line torn right after its tag (`close` cut to `clo`) may have been an upload's

@@ -5,7 +5,7 @@ import type { Ledger } from '../../ledger/ledger.js';
 import type { EventKind } from '../../ledger/types.js';
 import { accountArrivals, strayLine, type AccountedArrival } from './accountArrivals.js';
 import { arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
-import { expandLogFiles, readTransferLogs } from './logFiles.js';
+import { expandLogFiles, readTransferLogs, unreadPlaces, type UnreadPlace } from './logFiles.js';
 import { logZone } from './logTimes.js';
 import type { LogFileReport } from './transferEvents.js';
 
@@ -20,6 +20,8 @@ export interface TransferAuditResult {
   counts: Record<string, number>;
   unmatched: number;
   unreadableTotal: number;
+  /** what of the logs was not read (over-long lines, a decompression bomb): each may hide an upload */
+  unread: UnreadPlace[];
 }
 
 /** What the transfer log audit needs of a partner's settings. */
@@ -82,7 +84,15 @@ export async function transferAudit(ledger: Ledger, partners: TransferLogPartner
     group.partners.push(p);
     groups.set(k, group);
   }
-  const result: TransferAuditResult = { logs: [], arrivals: [], outsideIntakes: [], counts: {}, unmatched: 0, unreadableTotal: 0 };
+  const result: TransferAuditResult = {
+    logs: [],
+    arrivals: [],
+    outsideIntakes: [],
+    counts: {},
+    unmatched: 0,
+    unreadableTotal: 0,
+    unread: [],
+  };
   for (const group of groups.values()) {
     const logs = await readTransferLogs(group.files, logZone(group.zone).zone);
     const intakes: IntakeView[] = group.partners.map((p) => ({
@@ -97,20 +107,19 @@ export async function transferAudit(ledger: Ledger, partners: TransferLogPartner
     const { arrivals, strays } = arrivalsOf(logs.events, intakes);
     const notes = await namedAsLedgerHas(ledger, arrivals);
     const accounted = await accountArrivals(ledger, arrivals);
+    // one push per item, never push(...list): a list of 200,000 is more arguments than a call's stack holds
     accounted.forEach((a, i) => {
       if (notes[i]!.length > 0) a.message += ` (${notes[i]!.join('; ')})`;
+      result.arrivals.push(a);
     });
-    result.arrivals.push(...accounted);
-    result.outsideIntakes.push(
-      ...strays.map((s) => ({
-        path: s.path,
-        at: new Date(s.upload.at).toISOString(),
-        size: s.upload.size,
-        user: s.upload.user,
-        message: strayLine(s),
-      })),
-    );
-    result.logs.push(...logs.files.map((f) => ({ ...f, firstAt: iso(f.firstAt), lastAt: iso(f.lastAt) })));
+    for (const stray of strays) {
+      const at = new Date(stray.upload.at).toISOString();
+      result.outsideIntakes.push({ path: stray.path, at, size: stray.upload.size, user: stray.upload.user, message: strayLine(stray) });
+    }
+    for (const f of logs.files) {
+      result.logs.push({ ...f, firstAt: iso(f.firstAt), lastAt: iso(f.lastAt) });
+      for (const place of unreadPlaces(f)) result.unread.push(place);
+    }
   }
   for (const a of result.arrivals) {
     const k = a.outcome ?? a.noRecord!;

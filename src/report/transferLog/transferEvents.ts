@@ -90,7 +90,8 @@ export type TransferEvent = Upload | Rename | Link | Removal;
 /** How a log file was read: every line is one of these, and none is passed over without a count. */
 export interface LogFileReport {
   file: string;
-  format: LogFormat | 'empty';
+  /** `unknown`: it has lines, yet none a format could be told by (each over the line limit, or it stopped first) */
+  format: LogFormat | 'empty' | 'unknown';
   lines: number;
   /** lines that told of a transfer (an upload, a rename, a removal, a session, a download) */
   transferLines: number;
@@ -107,6 +108,11 @@ export interface LogFileReport {
   hidingUploads: { line: number; text: string; why: string }[];
   /** how many lines may hide an upload in all: `hidingUploads` keeps the first hundred */
   hidingUploadsTotal: number;
+  /** lines longer than a line may be (`MAX_LINE_BYTES`): counted and named, never read, since one may hide an upload */
+  overLong: number;
+  overLongQuoted: { line: number; bytes: number }[];
+  /** why the file was not read to its end (a decompression bomb), and the line it stopped in; null when it was */
+  stopped: { line: number; reason: string } | null;
   firstAt: number | null;
   lastAt: number | null;
 }
