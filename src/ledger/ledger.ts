@@ -46,6 +46,16 @@ export interface MovedFile {
   landed?: string;
 }
 
+/**
+ * An event with what the transfer log audit asks of it, read in one query for every name: the
+ * size and arrival (size:mtime) of its (name, bytes) row, and when its run started.
+ */
+export interface EventInContext extends LedgerEvent {
+  fileSize: number | null;
+  fileArrival: string | null;
+  runStartedAt: string | null;
+}
+
 /** A recorded landing, to find a file changed after its move. */
 export interface LandedMove {
   location: string;
@@ -120,6 +130,8 @@ export interface Ledger {
   /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
   eventsSince(kinds: EventKind[], since: string, partners?: string[]): Promise<LedgerEvent[]>;
+  /** the same events, each with its (name, bytes) row's size and arrival and its run's start, oldest first */
+  eventsInContextSince(kinds: EventKind[], since: string, partners?: string[]): Promise<EventInContext[]>;
   /** the partner's latest event of these kinds */
   latestEvent(kinds: EventKind[], partner: string): Promise<LedgerEvent | undefined>;
   /** the contents (SHA-256) whose hash starts with `prefix` (lower-case hex), at most `limit` */

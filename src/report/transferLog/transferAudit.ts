@@ -2,7 +2,7 @@ import { UsageError } from '../../errors.js';
 import { intakeFolders, type IntakeSettings } from '../../intake/openIntake.js';
 import { globToRegExp } from '../../intake/names.js';
 import type { Ledger } from '../../ledger/ledger.js';
-import { accountArrivals, strayLine, type AccountedArrival } from './accountArrivals.js';
+import { accountArrivals, strayLine, type AccountedArrival, type IntakeNow } from './accountArrivals.js';
 import { arrivalsOf, type IntakeView } from './arrivals.js';
 import { expandLogFiles, readTransferLogs } from './logFiles.js';
 import { logZone } from './logTimes.js';
@@ -27,7 +27,7 @@ export interface TransferLogPartner extends IntakeSettings {
   pattern: string;
   ignore: string[];
   readyMarker: string | undefined;
-  transferLog: { files: string[]; root: string; timeZone: string | undefined };
+  transferLog: { files: string[]; root: string; timeZone: string | undefined; clockSlackSeconds: number };
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -35,18 +35,24 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /**
  * The transfer log audit: the partners' logs (each partner's own `transferLog`, read once when
  * several share one) made into arrivals in each partner's intake, and each arrival matched to
- * what the ledger did with it. Null when no partner names a transfer log.
+ * what the ledger did with it; `intakeNow` lists a partner's intake as it is now, for the uploads
+ * the ledger left waiting there. Null when no partner names a transfer log.
  */
-export async function transferAudit(ledger: Ledger, partners: TransferLogPartner[]): Promise<TransferAuditResult | null> {
+export async function transferAudit(
+  ledger: Ledger,
+  partners: TransferLogPartner[],
+  intakeNow: (partner: string) => Promise<IntakeNow>,
+): Promise<TransferAuditResult | null> {
   const withLogs = partners.filter((p) => p.transferLog.files.length > 0);
   if (withLogs.length === 0) return null;
   // partners reading the same files (and zone) share one reading of them
-  const groups = new Map<string, { files: string[]; zone: string | undefined; partners: TransferLogPartner[] }>();
+  const groups = new Map<string, { files: string[]; zone: string | undefined; slackMs: number; partners: TransferLogPartner[] }>();
   for (const p of withLogs) {
     if (!p.intake) throw new UsageError(`${p.partner}: a transfer log is matched to an intake: set --intake (or "intake") too`);
     const files = await expandLogFiles(p.transferLog.files);
-    const k = JSON.stringify([files, p.transferLog.timeZone ?? null]);
-    const group = groups.get(k) ?? { files, zone: p.transferLog.timeZone, partners: [] };
+    const slackMs = p.transferLog.clockSlackSeconds * 1000;
+    const k = JSON.stringify([files, p.transferLog.timeZone ?? null, slackMs]);
+    const group = groups.get(k) ?? { files, zone: p.transferLog.timeZone, slackMs, partners: [] };
     group.partners.push(p);
     groups.set(k, group);
   }
@@ -62,17 +68,19 @@ export async function transferAudit(ledger: Ledger, partners: TransferLogPartner
       readyMarker: p.readyMarker,
     }));
     const { arrivals, strays } = arrivalsOf(logs.events, intakes);
-    result.arrivals.push(...(await accountArrivals(ledger, arrivals)));
-    result.outsideIntakes.push(
-      ...strays.map((s) => ({
-        path: s.path,
-        at: new Date(s.upload.at).toISOString(),
-        size: s.upload.size,
-        user: s.upload.user,
-        message: strayLine(s),
-      })),
-    );
-    result.logs.push(...logs.files.map((f) => ({ ...f, firstAt: iso(f.firstAt), lastAt: iso(f.lastAt) })));
+    for (const a of await accountArrivals(ledger, arrivals, { clockSlackMs: group.slackMs, intakeNow })) result.arrivals.push(a);
+    // one push per item: a spread of a million arguments overflows the stack
+    for (const stray of strays) {
+      const { upload } = stray;
+      result.outsideIntakes.push({
+        path: stray.path,
+        at: iso(upload.at)!,
+        size: upload.size,
+        user: upload.user,
+        message: strayLine(stray),
+      });
+    }
+    for (const f of logs.files) result.logs.push({ ...f, firstAt: iso(f.firstAt), lastAt: iso(f.lastAt) });
   }
   for (const a of result.arrivals) {
     const k = a.outcome ?? a.noRecord!;
