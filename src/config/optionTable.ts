@@ -433,7 +433,8 @@ export const OPTION_TABLE = {
   },
   transferLogClockSlack: {
     flag: '--transfer-log-clock-slack',
-    value: '<duration>',
+    // not `<duration>`: a term that long leaves commander too narrow a column to wrap any option's help at 80 columns
+    value: '<time>',
     description:
       "how far the transfer log's clock and the ledger's may disagree: a run's record up to this much earlier than the logged upload may still be of it",
     env: 'SETTLE_TRANSFER_LOG_CLOCK_SLACK',

@@ -66,6 +66,19 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
   /** what is at each path now, by server and path: the upload and, in an intake, its arrival */
   const present = new Map<string, { upload: Upload; arrival: Arrival | null }>();
   const key = (server: string, path: string) => `${server}\n${posix.normalize(path)}`;
+  // the names each partner's intake holds now, kept as arrivals come and go (counted: two
+  // servers' uploads may hold one name at once); rebuilt per arrival, they made the work quadratic
+  const namesHeld = new Map<string, Map<string, number>>();
+  const presentNames = (partner: string) => {
+    let names = namesHeld.get(partner);
+    if (!names) namesHeld.set(partner, (names = new Map()));
+    const held = names;
+    return {
+      has: (name: string) => (held.get(name) ?? 0) > 0,
+      add: (name: string) => held.set(name, (held.get(name) ?? 0) + 1),
+      remove: (name: string) => (held.get(name) === 1 ? held.delete(name) : held.set(name, (held.get(name) ?? 1) - 1)),
+    };
+  };
   const arrive = (upload: Upload, path: string, at: number, renamedFrom: string | null): Arrival | null => {
     const where = intakeOf(intakes, path);
     if (!where) return null;
@@ -74,7 +87,6 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
       renamedFrom = where.name;
       where.name = finalName(where.name);
     }
-    const names = new Set(arrivals.filter((a) => a.partner === where.intake.partner && !a.departed).map((a) => a.name));
     const arrival: Arrival = {
       partner: where.intake.partner,
       name: where.name,
@@ -84,15 +96,20 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
       renamedFrom,
       departed: null,
       overwrittenBy: null,
-      verdict: classifyName(where.name, where.intake, names),
+      verdict: classifyName(where.name, where.intake, presentNames(where.intake.partner)),
     };
     arrivals.push(arrival);
+    presentNames(arrival.partner).add(arrival.name);
     return arrival;
+  };
+  const depart = (arrival: Arrival, departed: NonNullable<Arrival['departed']>) => {
+    arrival.departed = departed;
+    presentNames(arrival.partner).remove(arrival.name);
   };
   const leave = (server: string, path: string, at: number, how: 'removed' | 'renamed', to: string | null) => {
     const here = present.get(key(server, path));
     present.delete(key(server, path));
-    if (here?.arrival && !here.arrival.departed) here.arrival.departed = { at, how, to };
+    if (here?.arrival && !here.arrival.departed) depart(here.arrival, { at, how, to });
     return here;
   };
 
@@ -102,7 +119,7 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
       const arrival = arrive(event, event.path, event.at, null);
       if (before?.arrival && !before.arrival.departed) {
         before.arrival.overwrittenBy = arrival;
-        before.arrival.departed = { at: event.startedAt, how: 'removed', to: null };
+        depart(before.arrival, { at: event.startedAt, how: 'removed', to: null });
       }
       present.set(key(event.server, event.path), { upload: event, arrival });
       // the tool's own temporaries (a probe of the server's RENAME, a copy on its way into a final folder) are no one's upload
