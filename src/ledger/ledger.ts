@@ -130,8 +130,16 @@ export interface Ledger {
   /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
   eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
   eventsSince(kinds: EventKind[], since: string, partners?: string[]): Promise<LedgerEvent[]>;
-  /** the same events, each with its (name, bytes) row's size and arrival and its run's start, oldest first */
-  eventsInContextSince(kinds: EventKind[], since: string, partners?: string[]): Promise<EventInContext[]>;
+  /**
+   * The same events, each with its (name, bytes) row's size and arrival and its run's start, oldest
+   * first, a page at a time: at most `page.limit` of them after the event `page.afterId` (0 first).
+   */
+  eventsInContextSince(
+    kinds: EventKind[],
+    since: string,
+    partners: string[] | undefined,
+    page: { afterId: number; limit: number },
+  ): Promise<EventInContext[]>;
   /** the partner's latest event of these kinds */
   latestEvent(kinds: EventKind[], partner: string): Promise<LedgerEvent | undefined>;
   /** the contents (SHA-256) whose hash starts with `prefix` (lower-case hex), at most `limit` */
@@ -145,6 +153,8 @@ export interface Ledger {
   liveContentHolder(contentSha256: string): Promise<FileRow | undefined>;
   filesInState(state: FileState, partners?: string[]): Promise<FileRow[]>;
   knowsContent(sha256: string): Promise<FileRow[]>;
+  /** the loaded rows whose delivered bytes or decoded content is one of these hashes */
+  loadedContents(sha256s: string[]): Promise<FileRow[]>;
   loadedNamed(name: string): Promise<FileRow[]>;
 
   /** the conditional create that decides who loads a file: true when this run owns the claim */

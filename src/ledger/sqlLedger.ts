@@ -251,18 +251,25 @@ export class SqlLedger implements Ledger {
   }
 
   /**
-   * One read for the whole transfer log, where a query per name made the audit grow with the
-   * square of the uploads: each event's row (name, bytes) and run come joined to it.
+   * The transfer log's read of the ledger, where a query per name made the audit grow with the
+   * square of the uploads: each event's row (name, bytes) and run joined to it, a page at a time in
+   * the order of the events' ids. The kind and partner are compared as expressions so that no store
+   * takes their index and sorts every remaining event for each page: the id's order is the scan's.
    */
-  async eventsInContextSince(kinds: EventKind[], since: string, partners?: string[]): Promise<EventInContext[]> {
-    const only = partnerFilter(partners, 'e.partner');
+  async eventsInContextSince(
+    kinds: EventKind[],
+    since: string,
+    partners: string[] | undefined,
+    page: { afterId: number; limit: number },
+  ): Promise<EventInContext[]> {
+    const only = partnerFilter(partners, "(e.partner || '')");
     const rows = await this.read(
       `SELECT e.*, f.size AS file_size, f.arrival AS file_arrival, r.started_at AS run_started_at
          FROM ledger_events e
          LEFT JOIN processed_files f ON f.name = e.name AND f.sha256 = e.sha256
          LEFT JOIN runs r ON r.run_id = e.run_id
-        WHERE e.event IN (${marks(kinds.length)}) AND e.at >= ?${only.sql} ORDER BY e.id`,
-      [...kinds, since, ...only.params],
+        WHERE e.id > ? AND (e.event || '') IN (${marks(kinds.length)}) AND e.at >= ?${only.sql} ORDER BY e.id LIMIT ?`,
+      [page.afterId, ...kinds, since, ...only.params, page.limit],
     );
     return rows.map((r) => ({
       ...eventRow(r),
@@ -327,6 +334,19 @@ export class SqlLedger implements Ledger {
   /** Whether the ledger has ever seen this content, under any name and in any state. */
   knowsContent(sha256: string): Promise<FileRow[]> {
     return this.files('sha256 = ?', [sha256]);
+  }
+
+  /** The loaded rows of these contents (delivered or decoded), read a few hundred hashes a statement. */
+  async loadedContents(sha256s: string[]): Promise<FileRow[]> {
+    const rows: FileRow[] = [];
+    for (let i = 0; i < sha256s.length; i += 500) {
+      const some = sha256s.slice(i, i + 500);
+      const list = marks(some.length);
+      for (const row of await this.files(`state = 'loaded' AND (sha256 IN (${list}) OR content_sha256 IN (${list}))`, [...some, ...some])) {
+        rows.push(row);
+      }
+    }
+    return rows;
   }
 
   /** The contents loaded under this name (usually one; more if the partner reused a name). */

@@ -212,7 +212,7 @@ describe('matching uploads to the ledger', () => {
     expect(accounted[0]!.message).toMatch(/failed by run r1: UNMATCHED: then removed at 2026-12-01 02:01:40 UTC before any run loaded it/);
   });
 
-  it('matches many uploads of many names, each to its own records', async () => {
+  it('matches many uploads of many names, each to its own records, the ledger read a page at a time', async () => {
     const names = Array.from({ length: 2000 }, (_, i) => `settle_${String(i).padStart(5, '0')}.csv`);
     const accounted = await account(
       {
@@ -220,8 +220,9 @@ describe('matching uploads to the ledger', () => {
         events: names.map((name, i) => ({ run: 'r1', at: 3001, event: 'loaded', name, sha256: SHA(1000 + i), size: i + 1 })),
       },
       names.map((name, i) => upload(`/in/${name}`, i, i + 1)),
-      options(),
+      options({ eventsPage: 333 }),
     );
     expect(accounted.filter((a) => a.outcome === 'loaded')).toHaveLength(names.length);
+    expect(accounted.map((a) => a.size)).toEqual(names.map((_, i) => i + 1));
   });
 });

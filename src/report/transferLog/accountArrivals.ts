@@ -51,6 +51,8 @@ export interface AccountOptions {
   clockSlackMs: number;
   /** the partner's intake as it is now: asked once per partner, only when an upload was left waiting */
   intakeNow: (partner: string) => Promise<IntakeNow>;
+  /** how many ledger events one read brings; default 10,000 */
+  eventsPage?: number;
 }
 
 export interface AccountedArrival {
@@ -95,6 +97,7 @@ const OUTCOME_OF: Partial<Record<LedgerEvent['event'], ArrivalOutcome>> = {
 };
 
 const OUTCOME_KINDS = Object.keys(OUTCOME_OF) as EventKind[];
+const EVENTS_PAGE = 10_000;
 
 const NO_RECORD_NEEDED: ReadonlySet<NoRecord> = new Set(['known_neighbour', 'ready_marker', 'renamed_before_run', 'cut_short']);
 
@@ -272,52 +275,64 @@ export async function accountArrivals(ledger: Ledger, arrivals: Arrival[], opts:
   for (const list of byName.values()) list.sort((x, y) => x.at - y.at);
   const partners = [...new Set(arrivals.map((a) => a.partner))];
 
-  const matched = new Map<Arrival, Sighting[]>();
+  // what is kept of each arrival's records: its last outcome, and its last claim (only the last word while nothing followed it)
+  const matched = new Map<Arrival, { outcome?: Sighting; claim?: Sighting }>();
   if (arrivals.length > 0) {
     // no record older than the first upload less the slack can be of any of them
     const since = new Date(earliest - slackMs).toISOString();
-    for (const event of await ledger.eventsInContextSince(OUTCOME_KINDS, since, partners)) {
-      const list = byName.get(key(event.partner, event.name));
-      const s = list ? sightingOf(event) : null;
-      if (!list || !s) continue;
-      const latest = latestCandidate(list, s, slackMs);
-      if (!latest) continue;
-      const seen = matched.get(latest);
-      if (seen) seen.push(s);
-      else matched.set(latest, [s]);
+    // a page at a time: a million uploads' events at once would not fit in memory beside them
+    const limit = opts.eventsPage ?? EVENTS_PAGE;
+    for (let afterId = 0; ;) {
+      const events = await ledger.eventsInContextSince(OUTCOME_KINDS, since, partners, { afterId, limit });
+      for (const event of events) {
+        const list = byName.get(key(event.partner, event.name));
+        const s = list ? sightingOf(event) : null;
+        if (!list || !s) continue;
+        const latest = latestCandidate(list, s, slackMs);
+        if (!latest) continue;
+        const seen = matched.get(latest) ?? {};
+        if (s.outcome === 'claimed') seen.claim = s;
+        else seen.outcome = s;
+        matched.set(latest, seen);
+      }
+      if (events.length < limit) break;
+      afterId = events.at(-1)!.id;
     }
   }
+  const finalOf = (arrival: Arrival) => {
+    const seen = matched.get(arrival);
+    return seen?.outcome ?? seen?.claim;
+  };
   const lastRunStarts = new Map<string, number>();
   for (const partner of partners) {
     const [last] = await ledger.recentRuns(1, [partner]);
     if (last) lastRunStarts.set(partner, Date.parse(last.startedAt));
   }
-  let loadedContent: Map<string, FileRow> | undefined;
+  // the contents of the uploads left waiting that were loaded since (under any name): one read for all of them
+  const waitingContents = new Set<string>();
+  for (const arrival of arrivals) {
+    const final = finalOf(arrival);
+    if (final && WAITING.has(final.outcome) && final.event.sha256) waitingContents.add(final.event.sha256);
+  }
+  const loadedContent = new Map<string, FileRow>();
+  for (const row of await ledger.loadedContents([...waitingContents])) {
+    loadedContent.set(row.sha256, row);
+    if (row.contentSha256) loadedContent.set(row.contentSha256, row);
+  }
   const intakes = new Map<string, Promise<IntakeNow>>();
-  const waitingFacts = async () => {
-    if (!loadedContent) {
-      loadedContent = new Map();
-      for (const row of await ledger.filesInState('loaded')) {
-        loadedContent.set(row.sha256, row);
-        if (row.contentSha256) loadedContent.set(row.contentSha256, row);
-      }
-    }
-    const intakeNow = (partner: string) => {
-      let listing = intakes.get(partner);
-      if (!listing) intakes.set(partner, (listing = opts.intakeNow(partner)));
-      return listing;
-    };
-    return { loadedContent, renamedInto, opts: { ...opts, intakeNow } };
+  const intakeNow = (partner: string) => {
+    let listing = intakes.get(partner);
+    if (!listing) intakes.set(partner, (listing = opts.intakeNow(partner)));
+    return listing;
   };
+  const waitingFacts = { loadedContent, renamedInto, opts: { ...opts, intakeNow } };
 
   const accounted: AccountedArrival[] = [];
   for (const arrival of arrivals) {
-    const seen = matched.get(arrival) ?? [];
-    // a claim is only the last word while nothing followed it
-    const final = [...seen].reverse().find((s) => s.outcome !== 'claimed') ?? seen.at(-1);
+    const final = finalOf(arrival);
     const dup = final?.event.details.duplicateOf as { name?: unknown; run?: unknown } | undefined;
     const noRecord = final ? null : noRecordOf(arrival, lastRunStarts.get(arrival.partner));
-    const since = final && WAITING.has(final.outcome) ? await afterWaitingOf(arrival, final, await waitingFacts()) : null;
+    const since = final && WAITING.has(final.outcome) ? await afterWaitingOf(arrival, final, waitingFacts) : null;
     const afterWaiting = since?.after ?? null;
     const entry: Omit<AccountedArrival, 'message'> = {
       partner: arrival.partner,
