@@ -18,10 +18,10 @@ import { globToRegExp } from '../src/intake/names.js';
  * every 50th left not ready instead and still in the intake. Each step is timed on its own:
  * reading the log, following the arrivals, matching them to the ledger. Not part of `npm test`:
  * `npx vitest run --config vitest.bench.config.ts bench/transferLogScale.bench.test.ts`
- * (SETTLE_BENCH_UPLOADS=10000,100000 for fewer sizes).
+ * (BENCH_TRANSFER_UPLOADS=10000,100000 for fewer sizes).
  */
 
-const SIZES = (process.env.SETTLE_BENCH_UPLOADS ?? '10000,100000,1000000').split(',').map(Number);
+const SIZES = (process.env.BENCH_TRANSFER_UPLOADS ?? '10000,100000,1000000').split(',').map(Number);
 const START = Date.parse('2026-11-01T00:00:00Z');
 const name = (i: number) => `settle_20261101_${String(i).padStart(7, '0')}.csv`;
 const sha = (i: number) => i.toString(16).padStart(64, '0');

@@ -330,6 +330,7 @@ export async function accountArrivals(ledger: Ledger, arrivals: Arrival[], opts:
   const accounted: AccountedArrival[] = [];
   for (const arrival of arrivals) {
     const final = finalOf(arrival);
+    matched.delete(arrival); // what is kept of it is in its entry from here on: a million of both need not fit at once
     const dup = final?.event.details.duplicateOf as { name?: unknown; run?: unknown } | undefined;
     const noRecord = final ? null : noRecordOf(arrival, lastRunStarts.get(arrival.partner));
     const since = final && WAITING.has(final.outcome) ? await afterWaitingOf(arrival, final, waitingFacts) : null;
