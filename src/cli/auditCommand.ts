@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { resolvePartners, type RawFlags } from '../config/settings.js';
-import { openArchive } from '../intake/openIntake.js';
+import { errorMessage } from '../errors.js';
+import { openArchive, openIntakeReader } from '../intake/openIntake.js';
 import { FileGoneError, type FolderReader } from '../intake/intake.js';
 import { audit, type AuditResult } from '../report/audit.js';
 import { auditText } from '../report/auditText.js';
+import type { IntakeNow } from '../report/transferLog/accountArrivals.js';
 import { transferAudit } from '../report/transferLog/transferAudit.js';
 import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -20,25 +22,42 @@ const EMPTY_ARCHIVE: FolderReader = {
 
 /**
  * The audit of the chosen partners: ledger, finance database, each partner's archive and, where
- * the settings name one, the transfer log. `report evidence` holds the same answer.
+ * the settings name one, the transfer log (with each partner's intake as it is now, listed only
+ * when an upload was left waiting there). `report evidence` holds the same answer, always with
+ * every archived copy read; `sizeOnly` (`audit --quick`) lets the settings check them by size.
  */
-export function auditPartners(flags: RawFlags): Promise<AuditResult> {
+export function auditPartners(flags: RawFlags, opts: { sizeOnlyAllowed?: boolean } = {}): Promise<AuditResult> {
   const { partners, named } = resolvePartners(flags);
   const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
+  const archiveCheck = opts.sizeOnlyAllowed && partners[0]!.quick ? 'size' : 'sha256';
   return withResources(partners[0]!, async (r) => {
     const logger = r.logger();
     const ledger = await r.ledger();
     const finance = await r.finance('read');
     // each chosen partner's archive; one partner's is the one its settings name
     const archives: { partner: string; archive: FolderReader }[] = [];
+    const intakes: FolderReader[] = [];
+    const intakeNow = async (partner: string): Promise<IntakeNow> => {
+      const settings = partners.find((p) => p.partner === partner)!;
+      try {
+        const intake = await openIntakeReader(settings, logger);
+        if (!intake) return { entries: new Map() };
+        intakes.push(intake);
+        return { entries: new Map((await intake.list()).map((e) => [e.name, e])) };
+      } catch (err) {
+        return { problem: `the intake ${settings.intake} cannot be listed: ${errorMessage(err)}` };
+      }
+    };
     try {
       for (const p of partners) {
         const archive = named ? await openArchive(p, logger) : await r.archive();
         archives.push({ partner: p.partner, archive: archive ?? EMPTY_ARCHIVE });
       }
-      return await audit(ledger, finance, archives, asked, await transferAudit(ledger, partners));
+      const transferLog = await transferAudit(ledger, partners, intakeNow);
+      return await audit(ledger, finance, archives, asked, transferLog, archiveCheck);
     } finally {
       if (named) for (const a of archives) await a.archive.close().catch(() => undefined);
+      for (const intake of intakes) await intake.close().catch(() => undefined);
     }
   });
 }
@@ -48,7 +67,7 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
     .description("cross-check ledger, finance database, archive and the SFTP server's log of uploads; exit 1 on any discrepancy")
     .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {
-      const result = await auditPartners(flags);
+      const result = await auditPartners(flags, { sizeOnlyAllowed: true });
       if (flags.json) process.stdout.write(`${jsonDocument({ ...result })}\n`);
       else process.stdout.write(auditText(result));
       setExit(result.discrepancies > 0 ? 1 : 0);

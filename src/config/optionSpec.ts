@@ -7,9 +7,11 @@ export type CommandName = 'migrate' | 'run' | 'report' | 'evidence' | 'history' 
  * How a setting's text becomes a value; settings.ts holds one parser per kind: `duration` is
  * seconds, written `30`, `30s`, `90m`, `1h30m`, `26h` or `2d`; `count` and `bytes` are whole
  * numbers; `globs` a list of file name patterns; `paths` a list of files, each of whose names may hold a
- * wildcard (`xferlog*`, for the rotated ones); `layout` a preset's name or an object.
+ * wildcard (`xferlog*`, for the rotated ones); `layout` a preset's name or an object; `switch` a
+ * flag without a value (`--quick`): `true` or `false` in the file, `1`/`0`, `true`/`false`,
+ * `yes`/`no` in the environment.
  */
-export type OptionKind = 'string' | 'duration' | 'bytes' | 'count' | 'globs' | 'paths' | 'layout' | 'expect';
+export type OptionKind = 'string' | 'duration' | 'bytes' | 'count' | 'globs' | 'paths' | 'layout' | 'expect' | 'switch';
 
 /**
  * Where a setting may stand when the config file names several partners (`"partners"`):
@@ -65,6 +67,7 @@ export const DEFAULTS = {
   maxDecodedBytes: 16 * 1024 ** 3,
   sftpTimeout: 60,
   sftpMinRate: 1024,
+  transferLogClockSlack: 2,
 } as const;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -431,6 +431,31 @@ export const OPTION_TABLE = {
     details:
       'an IANA name (`Europe/Amsterdam`), `UTC` or an offset (`+01:00`); syslog and ProFTPD write local time, vsftpd UTC unless `use_localtime`',
   },
+  transferLogClockSlack: {
+    flag: '--transfer-log-clock-slack',
+    // not `<duration>`: a term that long leaves commander too narrow a column to wrap any option's help at 80 columns
+    value: '<time>',
+    description:
+      "how far the transfer log's clock and the ledger's may disagree: a run's record up to this much earlier than the logged upload may still be of it",
+    env: 'SETTLE_TRANSFER_LOG_CLOCK_SLACK',
+    kind: 'duration',
+    default: durationText(DEFAULTS.transferLogClockSlack),
+    commands: TRANSFER_LOG,
+    details:
+      'covers the whole seconds of a traditional syslog line and a small skew between the SFTP server and the host that runs `settle-ingest`; a server whose clock is off by more (a 10 s skew: `15s`) needs more, or its uploads stay unmatched',
+  },
+  quick: {
+    flag: '--quick',
+    description:
+      "check each loaded file's archived copy by its size only, without reading it (its SHA-256 is not checked: the output says so)",
+    env: 'SETTLE_AUDIT_QUICK',
+    kind: 'switch',
+    scope: 'shared',
+    default: 'off: every archived copy is read and its SHA-256 compared',
+    commands: ['audit', 'config'],
+    details:
+      'a copy replaced by another file of the same size, or one changed byte, is found only without it; an archived file at no place where the ledger put a loaded file is still read, to tell whether the ledger knows its content; `report evidence` always reads every copy',
+  },
   expect: {
     flag: null,
     description: 'the deliveries the partner owes: every, by, timeZone, holidays, files, warnAfter, errorAfter',

@@ -61,6 +61,8 @@ export interface Settings {
   decode: DecodeSettings;
   /** the SFTP server's own log of uploads, for `audit` and `report evidence` */
   transferLog: TransferLogSettings;
+  /** `audit --quick`: archived copies checked by size only */
+  quick: boolean;
 }
 
 export interface TransferLogSettings {
@@ -70,6 +72,8 @@ export interface TransferLogSettings {
   root: string;
   /** the zone of times a line does not give one for; undefined: this host's */
   timeZone: string | undefined;
+  /** how far the log's clock and the ledger's may disagree (--transfer-log-clock-slack) */
+  clockSlackSeconds: number;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
@@ -150,6 +154,7 @@ interface KindValue {
   layout: unknown;
   /** null: `"expect": null` turns off a default from the top of the file */
   expect: Expect | null;
+  switch: boolean;
 }
 
 const UNIT_SECONDS: Record<string, number> = { d: 86_400, h: 3600, m: 60, s: 1 };
@@ -225,6 +230,14 @@ const PARSE: { [K in OptionKind]: (p: Picked, spec: OptionSpec) => KindValue[K] 
   },
   layout: (p) => p.value,
   expect: (p) => parseExpect(p),
+  // commander gives a flag without a value as true
+  switch: (p) => {
+    if (typeof p.value === 'boolean') return p.value;
+    const text = typeof p.value === 'string' ? p.value.trim().toLowerCase() : null;
+    if (text !== null && ['1', 'true', 'yes'].includes(text)) return true;
+    if (text !== null && ['0', 'false', 'no'].includes(text)) return false;
+    throw new UsageError(`${p.from}: expected true or false (1 or 0, yes or no), got ${JSON.stringify(p.value)}`);
+  },
 };
 
 const EXPECT_KEYS = ['every', 'by', 'timeZone', 'holidays', 'files', 'warnAfter', 'errorAfter'];
@@ -618,7 +631,9 @@ function settingsFrom(pick: (key: Key) => Picked | undefined, env: NodeJS.Proces
       files: read('transferLog') ?? [],
       root: transferLogRoot(read('transferLogRoot'), pick('transferLogRoot')?.from),
       timeZone: timeZoneSetting(read('transferLogTimeZone'), pick('transferLogTimeZone')?.from),
+      clockSlackSeconds: read('transferLogClockSlack') ?? DEFAULTS.transferLogClockSlack,
     },
+    quick: read('quick') ?? false,
     decode: {
       pgpKeyPath: read('pgpKey'),
       pgpVerifyKeyPath: read('pgpVerifyKey'),

@@ -11,7 +11,7 @@ export type NameVerdict = { kind: 'take' } | { kind: 'known' | 'ignored' | 'not_
 export function classifyName(
   name: string,
   opts: { pattern: RegExp; ignore: RegExp[]; readyMarker?: string | undefined },
-  present: Set<string>,
+  present: Pick<ReadonlySet<string>, 'has'>,
 ): NameVerdict {
   if (isUnsafeName(name)) return { kind: 'ignored', reason: 'the name could escape its folder: left untouched' };
   // a name that is not UTF-8 reaches us with U+FFFD in it: it cannot be opened or recorded as it is

@@ -206,3 +206,15 @@ export async function openArchive(s: IntakeSettings, log: Logger): Promise<Folde
   if (!existsSync(dir)) return null;
   return new LocalFolder(dir);
 }
+
+/**
+ * The intake folder, to list and never move from: `audit --transfer-log` looks there for the
+ * uploads the ledger left waiting. Null when a local intake does not exist.
+ */
+export async function openIntakeReader(s: IntakeSettings, log: Logger): Promise<FolderReader | null> {
+  const { sftp: loc, intake } = intakeFolders(s);
+  if (!loc) return existsSync(intake) ? new LocalFolder(intake) : null;
+  const { creds, hostKeys, limits } = sftpAccess(s, loc);
+  const { SftpFolder } = await import('./sftpFolder.js');
+  return SftpFolder.openFolder(loc, 'intake', creds, hostKeys, limits, log);
+}

@@ -46,6 +46,16 @@ export interface MovedFile {
   landed?: string;
 }
 
+/**
+ * An event with what the transfer log audit asks of it, read in one query for every name: the
+ * size and arrival (size:mtime) of its (name, bytes) row, and when its run started.
+ */
+export interface EventInContext extends LedgerEvent {
+  fileSize: number | null;
+  fileArrival: string | null;
+  runStartedAt: string | null;
+}
+
 /** A recorded landing, to find a file changed after its move. */
 export interface LandedMove {
   location: string;
@@ -122,6 +132,16 @@ export interface Ledger {
   eventsSince(kinds: EventKind[], since: string, partners?: string[]): Promise<LedgerEvent[]>;
   /** every event at or after `since` and before `until` (ISO times; null: no end), oldest first */
   eventsBetween(since: string, until: string | null, partners?: string[]): Promise<LedgerEvent[]>;
+  /**
+   * The same events, each with its (name, bytes) row's size and arrival and its run's start, oldest
+   * first, a page at a time: at most `page.limit` of them after the event `page.afterId` (0 first).
+   */
+  eventsInContextSince(
+    kinds: EventKind[],
+    since: string,
+    partners: string[] | undefined,
+    page: { afterId: number; limit: number },
+  ): Promise<EventInContext[]>;
   /** the partner's latest event of these kinds */
   latestEvent(kinds: EventKind[], partner: string): Promise<LedgerEvent | undefined>;
   /** the contents (SHA-256) whose hash starts with `prefix` (lower-case hex), at most `limit` */
@@ -135,6 +155,8 @@ export interface Ledger {
   liveContentHolder(contentSha256: string): Promise<FileRow | undefined>;
   filesInState(state: FileState, partners?: string[]): Promise<FileRow[]>;
   knowsContent(sha256: string): Promise<FileRow[]>;
+  /** the loaded rows whose delivered bytes or decoded content is one of these hashes */
+  loadedContents(sha256s: string[]): Promise<FileRow[]>;
   loadedNamed(name: string): Promise<FileRow[]>;
 
   /** the conditional create that decides who loads a file: true when this run owns the claim */

@@ -116,9 +116,11 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
   const deadline = Date.now() + opts.maxWaitSeconds * 1000;
   const changedAfterMove: ChangedAfterMove[] = [];
 
-  // an outcome for a file that was never hashed: it stays in the intake for the next run
+  // an outcome for a file that was never hashed: it stays in the intake for the next run, as listed
+  // (size:mtime: `audit --transfer-log` tells it from a later upload of the same size by it)
   const unstaged = async (entry: IntakeEntry, event: 'not_ready' | 'failed', reason: string) => {
-    await ledger.record({ runId, event, name: entry.name, sha256: null, details: { reason, size: entry.size } });
+    const details = { reason, size: entry.size, arrival: `${entry.size}:${entry.mtimeMs}` };
+    await ledger.record({ runId, event, name: entry.name, sha256: null, details });
     const line = event === 'failed' ? `could not stage the file, left in intake: ${reason}` : 'not ready: left for the next run';
     log[event === 'failed' ? 'error' : 'warn']({ event: event.replace('_', '-'), file: entry.name, size: entry.size, reason }, line);
   };

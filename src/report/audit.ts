@@ -1,10 +1,10 @@
-import type { FolderReader } from '../intake/intake.js';
+import { FileGoneError, NotRegularFileError, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
 import { sha256Of } from '../intake/sha256Of.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import { staleClaims } from './ledgerHealth.js';
-import { contentOf } from '../ledger/types.js';
+import { contentOf, type FileRow } from '../ledger/types.js';
 import type { TransferAuditResult } from './transferLog/transferAudit.js';
 
 /** What kind of discrepancy: a script decides by this, a person reads the message. */
@@ -15,8 +15,12 @@ export type DiscrepancyKind =
   | 'load_unknown_to_ledger'
   | 'table_row_count_differs'
   | 'stale_claim'
+  | 'archive_copy_missing'
+  | 'archive_copy_differs'
   | 'archived_file_unknown'
   | 'upload_unmatched'
+  | 'upload_gone_after_outcome'
+
   | 'transfer_log_unread';
 
 export interface Discrepancy {
@@ -29,8 +33,13 @@ export interface Discrepancy {
   message: string;
 }
 
+/** How the archived copies were checked: read and hashed, or (`--quick`) by their size alone. */
+export type ArchiveCheck = 'sha256' | 'size';
+
 export interface AuditResult {
   checks: { name: string; discrepancies: Discrepancy[] }[];
+  /** `size`: the archived copies' SHA-256 was not checked (--quick), and the output says so */
+  archiveCheck: ArchiveCheck;
   discrepancies: number;
   /** the uploads the SFTP server logged, matched to the ledger (`--transfer-log`); null without one */
   transferLog: TransferAuditResult | null;
@@ -54,7 +63,8 @@ const found = (
 
 /**
  * Cross-checks the ledger, the finance database and the archive: one load per content,
- * row counts that agree, no stale claims, and no archived file the ledger does not know.
+ * row counts that agree, no stale claims, each loaded file's archived copy where the ledger put
+ * it, and no archived file the ledger does not know.
  */
 export async function audit(
   ledger: Ledger,
@@ -62,6 +72,7 @@ export async function audit(
   archives: { partner: string; archive: FolderReader }[],
   partners?: string[],
   transferLog: TransferAuditResult | null = null,
+  archiveCheck: ArchiveCheck = 'sha256',
 ): Promise<AuditResult> {
   const { schema } = finance;
   const facts = await finance.loadFacts();
@@ -137,14 +148,32 @@ export async function audit(
     ),
   );
 
+  const listed = await listArchives(archives, archiveCheck);
+  const inScope = (f: FileRow) => !partners || partners.includes(f.partner);
+  check(
+    archiveCheck === 'sha256'
+      ? "each loaded file's archived copy is where the ledger put it, of its size and SHA-256"
+      : "each loaded file's archived copy is where the ledger put it, of its size (--quick: SHA-256 not checked)",
+    await archivedCopies(loaded.filter(inScope), listed, loaded, archiveCheck),
+  );
+
   const unknown: Discrepancy[] = [];
-  for (const { partner, archive } of archives) {
-    for (const entry of await archive.list()) {
+  const placed = new Set(
+    loaded
+      .map((f) => f.location)
+      .filter((l): l is string => l !== null)
+      .map(placeKey),
+  );
+  for (const folder of listed) {
+    for (const entry of folder.entries.values()) {
       if (entry.notRegular || isInProgressName(entry.name)) continue; // hidden temporaries of an interrupted move
-      const sha = await sha256Of(archive, entry.name);
+      // a copy at a loaded file's place is judged by the check above, against that file
+      if (placed.has(placeKey(`${folder.archive.description}/${entry.name}`))) continue;
+      const sha = folder.sha256.get(entry.name) ?? (await sha256Of(folder.archive, entry.name).catch(goneAsNull));
+      if (sha === null) continue; // gone since it was listed
       if (!(await ledger.knowsContent(sha)).some((f) => f.state === 'loaded')) {
-        const message = `${archive.description}/${entry.name} (${sha}) is in the archive but the ledger has no load of its content`;
-        unknown.push(found('archived_file_unknown', entry.name, sha, null, message, partner));
+        const message = `${folder.archive.description}/${entry.name} (${sha}) is in the archive but the ledger has no load of its content`;
+        unknown.push(found('archived_file_unknown', entry.name, sha, null, message, folder.partner));
       }
     }
   }
@@ -153,7 +182,13 @@ export async function audit(
   if (transferLog) {
     check(
       'every upload in the transfer log has a ledger outcome',
-      transferLog.arrivals.filter((a) => a.unmatched).map((a) => found('upload_unmatched', a.name, null, null, a.message, a.partner)),
+      transferLog.arrivals
+        .filter((a) => a.unmatched)
+        .map((a) =>
+          a.afterWaiting !== null
+            ? found('upload_gone_after_outcome', a.name, a.sha256, a.run, a.message, a.partner)
+            : found('upload_unmatched', a.name, null, null, a.message, a.partner),
+        ),
     );
     check(
       'every line of the transfer log was read',
@@ -161,5 +196,96 @@ export async function audit(
     );
   }
 
-  return { checks, discrepancies: checks.reduce((n, c) => n + c.discrepancies.length, 0), transferLog };
+  return { checks, archiveCheck, discrepancies: checks.reduce((n, c) => n + c.discrepancies.length, 0), transferLog };
+}
+
+/** A file pinned and hashed, or null when it went away (or stopped being a regular file) meanwhile. */
+const goneAsNull = (err: unknown): null => {
+  if (err instanceof FileGoneError || err instanceof NotRegularFileError) return null;
+  throw err;
+};
+
+/**
+ * One place in the terms both a location the ledger recorded and an archive's description use:
+ * an sftp:// location names no user, the folder's description does.
+ */
+function placeKey(location: string): string {
+  return location.replace(/^sftp:\/\/[^@/]*@/, 'sftp://');
+}
+
+interface ListedArchive {
+  partner: string;
+  archive: FolderReader;
+  entries: Map<string, IntakeEntry>;
+  /** each regular file's SHA-256, when the check reads them */
+  sha256: Map<string, string>;
+}
+
+/** Every archive listed once and, unless by size only, each regular file in it read once. */
+async function listArchives(archives: { partner: string; archive: FolderReader }[], how: ArchiveCheck): Promise<ListedArchive[]> {
+  const listed: ListedArchive[] = [];
+  for (const { partner, archive } of archives) {
+    const entries = new Map((await archive.list()).map((e) => [e.name, e]));
+    const sha256 = new Map<string, string>();
+    if (how === 'sha256') {
+      for (const entry of entries.values()) {
+        if (entry.notRegular || isInProgressName(entry.name)) continue;
+        const sha = await sha256Of(archive, entry.name).catch(goneAsNull);
+        if (sha === null) entries.delete(entry.name);
+        else sha256.set(entry.name, sha);
+      }
+    }
+    listed.push({ partner, archive, entries, sha256 });
+  }
+  return listed;
+}
+
+/**
+ * Each loaded file's archived copy where the ledger put it (the place its move recorded, with
+ * the file's row in one transaction): present, a regular file, of the recorded size and, unless
+ * by size only, of the recorded SHA-256. A copy swapped for another archived file's is named so.
+ */
+async function archivedCopies(files: FileRow[], listed: ListedArchive[], loaded: FileRow[], how: ArchiveCheck): Promise<Discrepancy[]> {
+  const byPlace = new Map<string, { folder: ListedArchive; name: string }>();
+  for (const folder of listed) {
+    for (const name of folder.entries.keys()) byPlace.set(placeKey(`${folder.archive.description}/${name}`), { folder, name });
+  }
+  const folderKeys = listed.map((f) => `${placeKey(f.archive.description)}/`);
+  const loadedBySha = new Map(loaded.map((f) => [f.sha256, f]));
+  const out: Discrepancy[] = [];
+  for (const f of files) {
+    const what = `${f.name} (loaded by run ${f.runId})`;
+    const missing = (why: string) => out.push(found('archive_copy_missing', f.name, f.sha256, f.runId, `${what}: ${why}`, f.partner));
+    const differs = (why: string) => out.push(found('archive_copy_differs', f.name, f.sha256, f.runId, `${what}: ${why}`, f.partner));
+    if (f.location === null) {
+      missing('the ledger has no record of where it was archived (its move was never recorded)');
+      continue;
+    }
+    const key = placeKey(f.location);
+    const here = byPlace.get(key);
+    if (!here) {
+      const inFolder = folderKeys.some((folder) => key.startsWith(folder) && !key.slice(folder.length).includes('/'));
+      const where = listed.map((l) => l.archive.description).join(', ') || 'none';
+      missing(
+        inFolder
+          ? `its archived copy ${f.location} is gone`
+          : `the ledger put it at ${f.location}, in no archive this audit reads (${where})`,
+      );
+      continue;
+    }
+    const entry = here.folder.entries.get(here.name)!;
+    if (entry.notRegular) {
+      missing(`${f.location} is no longer a regular file: ${entry.notRegular}`);
+      continue;
+    }
+    const sha = here.folder.sha256.get(here.name);
+    const other = sha === undefined || sha === f.sha256 ? undefined : loadedBySha.get(sha);
+    const copyOf = other ? `: a copy of ${other.name} (loaded by run ${other.runId})` : '';
+    if (entry.size !== f.size) {
+      differs(`${f.location} holds ${entry.size} bytes, the ledger recorded ${f.size}${copyOf}`);
+    } else if (how === 'sha256' && sha !== f.sha256) {
+      differs(`${f.location} holds other bytes (SHA-256 ${sha}) than were loaded (${f.sha256})${copyOf}`);
+    }
+  }
+  return out;
 }

@@ -77,7 +77,7 @@ describe('audit', () => {
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout).discrepancies).toBe(0);
     const text = await ws.cli(auditArgs(ws).filter((a) => a !== '--json'));
-    expect(text.stdout).toMatch(/audit clean: 5 checks, 0 discrepancies/);
+    expect(text.stdout).toMatch(/audit clean: 6 checks, 0 discrepancies/);
   });
 
   it('finds rows missing behind a file marker, an unknown archived file and a stale claim (exit 1)', async () => {

@@ -81,7 +81,7 @@ describe('an sftp:// intake on a real OpenSSH server', () => {
         sshd.knownHosts,
       ];
       const audit = await r.ws.cli(['audit', ...remote]);
-      expect(audit.stdout).toMatch(/audit clean: 5 checks, 0 discrepancies/);
+      expect(audit.stdout).toMatch(/audit clean: 6 checks, 0 discrepancies/);
       expect(audit.status).toBe(0);
       const re = await r.ws.cli(['run', '--reprocess', '--reason', 'check over sftp', '--files', 'settle_20260808_a01.csv', ...remote]);
       expect(re.stdout).toMatch(/reprocess done: reprocessed=1 rejected=0 failed=0 rows=30/);

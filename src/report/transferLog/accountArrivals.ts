@@ -1,14 +1,8 @@
-import type { Ledger } from '../../ledger/ledger.js';
-import type { LedgerEvent } from '../../ledger/types.js';
+import type { EventInContext, Ledger } from '../../ledger/ledger.js';
+import type { EventKind, FileRow, LedgerEvent } from '../../ledger/types.js';
 import type { Arrival, StrayUpload } from './arrivals.js';
+import type { Upload } from './transferEvents.js';
 import { utcText } from './logTimes.js';
-
-/**
- * How far the ledger's clock and the log's may disagree, and the log's rounding (a traditional
- * syslog line keeps whole seconds): a ledger record this much earlier than the log's upload may
- * still be of it.
- */
-export const CLOCK_SLACK_MS = 2000;
 
 /** What the ledger did with an arrival, as its last outcome event says. */
 export type ArrivalOutcome = 'loaded' | 'skipped' | 'held' | 'rejected' | 'failed' | 'not_ready' | 'ignored' | 'claimed';
@@ -27,6 +21,39 @@ export type NoRecord =
   | 'renamed_away_before_run'
   | 'waiting'
   | 'vanished';
+
+/**
+ * What became of an upload whose last outcome leaves it waiting in the intake (failed, not ready,
+ * held, a claim): still there as the ledger left it, or its bytes loaded under another name or
+ * upload, or renamed to another name the log follows, account for it; the others are unmatched
+ * (exit 1): its bytes left, or were written over, before any run loaded them.
+ */
+export type AfterWaiting =
+  | 'still_in_intake'
+  | 'content_loaded'
+  | 'renamed_within'
+  | 'removed'
+  | 'renamed_away'
+  | 'overwritten'
+  | 'not_in_intake'
+  | 'changed_in_intake'
+  | 'intake_unreadable';
+
+/** An intake as it is now, listed by the audit: each name's size and mtime, or why it could not be listed. */
+export type IntakeNow = { entries: Map<string, { size: number; mtimeMs: number }> } | { problem: string };
+
+export interface AccountOptions {
+  /**
+   * How far the ledger's clock and the log's may disagree, and the log's rounding (a traditional
+   * syslog line keeps whole seconds): a ledger record this much earlier than the log's upload may
+   * still be of it (--transfer-log-clock-slack).
+   */
+  clockSlackMs: number;
+  /** the partner's intake as it is now: asked once per partner, only when an upload was left waiting */
+  intakeNow: (partner: string) => Promise<IntakeNow>;
+  /** how many ledger events one read brings; default 10,000 */
+  eventsPage?: number;
+}
 
 export interface AccountedArrival {
   partner: string;
@@ -49,6 +76,8 @@ export interface AccountedArrival {
   reason: string | null;
   /** why it has no ledger record, when it has none */
   noRecord: NoRecord | null;
+  /** what became of it since, when its last outcome left it waiting in the intake */
+  afterWaiting: AfterWaiting | null;
   /** true when it counts against the audit: an upload nobody accounted for */
   unmatched: boolean;
   /** one line for a person */
@@ -67,46 +96,59 @@ const OUTCOME_OF: Partial<Record<LedgerEvent['event'], ArrivalOutcome>> = {
   claimed: 'claimed',
 };
 
+const OUTCOME_KINDS = Object.keys(OUTCOME_OF) as EventKind[];
+const EVENTS_PAGE = 10_000;
+
 const NO_RECORD_NEEDED: ReadonlySet<NoRecord> = new Set(['known_neighbour', 'ready_marker', 'renamed_before_run', 'cut_short']);
 
+/** The outcomes after which the file stays in the intake for a later run. */
+const WAITING: ReadonlySet<ArrivalOutcome> = new Set(['failed', 'not_ready', 'held', 'claimed']);
+const ACCOUNTED_AFTER_WAITING: ReadonlySet<AfterWaiting> = new Set(['still_in_intake', 'content_loaded', 'renamed_within']);
+
 interface Sighting {
-  event: LedgerEvent;
+  event: EventInContext;
   outcome: ArrivalOutcome;
   size: number | null;
+  at: number;
   runStartedAt: number;
 }
 
 /**
- * The ledger's records of one partner's name, each as a sighting of a size by a run: an event
- * without a hash (not ready, ignored, a file that could not be read) says its size; one with a
- * hash has it from its (name, bytes) row.
+ * A ledger record as a sighting of a size by a run: an event without a hash (not ready, ignored,
+ * a file that could not be read) says its size; one with a hash has it from its (name, bytes) row.
  */
-async function sightings(ledger: Ledger, partner: string, name: string, runStarts: Map<string, number>): Promise<Sighting[]> {
-  const out: Sighting[] = [];
-  for (const event of await ledger.eventsFor(name)) {
-    const outcome = OUTCOME_OF[event.event];
-    if (!outcome || event.name !== name || event.partner !== partner) continue;
-    let size = typeof event.details.size === 'number' ? event.details.size : null;
-    if (size === null && event.sha256) size = (await ledger.file(name, event.sha256))?.size ?? null;
-    let started = event.runId ? runStarts.get(event.runId) : undefined;
-    if (event.runId && started === undefined) {
-      const run = await ledger.run(event.runId);
-      started = run ? Date.parse(run.startedAt) : Date.parse(event.at);
-      runStarts.set(event.runId, started);
-    }
-    out.push({ event, outcome, size, runStartedAt: started ?? Date.parse(event.at) });
-  }
-  return out;
+function sightingOf(event: EventInContext): Sighting | null {
+  const outcome = OUTCOME_OF[event.event];
+  if (!outcome) return null;
+  const size = typeof event.details.size === 'number' ? event.details.size : event.fileSize;
+  const at = Date.parse(event.at);
+  return { event, outcome, size, at, runStartedAt: event.runStartedAt ? Date.parse(event.runStartedAt) : at };
 }
 
 /** Whether a sighting can be of this arrival: after it came, by a run that began before it left, of its size. */
-function couldBe(arrival: Arrival, s: Sighting): boolean {
-  const at = Date.parse(s.event.at);
+function couldBe(arrival: Arrival, s: Sighting, slackMs: number): boolean {
   // a local time in a fall-back's repeated hour may be either instant: the earlier decides
-  if (Math.min(arrival.at, arrival.atOtherwise ?? arrival.at) > at + CLOCK_SLACK_MS) return false;
-  if (arrival.departed && arrival.departed.at + CLOCK_SLACK_MS < s.runStartedAt) return false;
+  if (Math.min(arrival.at, arrival.atOtherwise ?? arrival.at) > s.at + slackMs) return false;
+  if (arrival.departed && arrival.departed.at + slackMs < s.runStartedAt) return false;
   if (s.size === null) return true;
   return arrival.upload.sizeExact ? s.size === arrival.upload.size : s.size >= arrival.upload.size;
+}
+
+/**
+ * The latest of one name's arrivals (oldest first) that the sighting can be of: found by a binary
+ * search for the last that came before it, then looked at backwards. A name's arrivals follow one
+ * another, each gone when the next came, so the look stops within the few that overlap the run.
+ */
+function latestCandidate(list: Arrival[], s: Sighting, slackMs: number): Arrival | undefined {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (list[mid]!.at <= s.at + slackMs) low = mid + 1;
+    else high = mid;
+  }
+  for (let i = low - 1; i >= 0; i--) if (couldBe(list[i]!, s, slackMs)) return list[i];
+  return undefined;
 }
 
 function noRecordOf(arrival: Arrival, lastRunStart: number | undefined): NoRecord {
@@ -121,10 +163,69 @@ function noRecordOf(arrival: Arrival, lastRunStart: number | undefined): NoRecor
   return 'vanished';
 }
 
-function describe(a: Omit<AccountedArrival, 'message'>, arrival: Arrival): string {
+/** The size:mtime a run left a waiting file in the intake with, where the ledger kept it, else its size. */
+function leftAs(final: Sighting): { arrival: string | null; size: number | null } {
+  const recorded = typeof final.event.details.arrival === 'string' ? final.event.details.arrival : final.event.fileArrival;
+  return { arrival: recorded, size: final.size };
+}
+
+/** What became of an upload left waiting: the log's word first (it saw later removals, renames and writes), then the intake as it is now. */
+async function afterWaitingOf(
+  arrival: Arrival,
+  final: Sighting,
+  facts: { loadedContent: Map<string, FileRow>; renamedInto: Map<Upload, Arrival[]>; opts: AccountOptions },
+): Promise<{ after: AfterWaiting; loadedAs?: FileRow; now?: { size: number; mtimeMs: number }; problem?: string }> {
+  const loadedAs = final.event.sha256 ? facts.loadedContent.get(final.event.sha256) : undefined;
+  if (loadedAs) return { after: 'content_loaded', loadedAs };
+  if (arrival.overwrittenBy) return { after: 'overwritten' };
+  const { departed } = arrival;
+  if (departed?.how === 'removed') return { after: 'removed' };
+  if (departed) {
+    const next = facts.renamedInto.get(arrival.upload)?.some((a) => a !== arrival && a.at === departed.at && a.path === departed.to);
+    return { after: next ? 'renamed_within' : 'renamed_away' };
+  }
+  const intake = await facts.opts.intakeNow(arrival.partner);
+  if ('problem' in intake) return { after: 'intake_unreadable', problem: intake.problem };
+  const now = intake.entries.get(arrival.name);
+  if (!now) return { after: 'not_in_intake' };
+  const left = leftAs(final);
+  const same = left.arrival !== null ? `${now.size}:${now.mtimeMs}` === left.arrival : left.size === null || left.size === now.size;
+  return same ? { after: 'still_in_intake' } : { after: 'changed_in_intake', now };
+}
+
+function describe(
+  a: Omit<AccountedArrival, 'message'>,
+  arrival: Arrival,
+  since: { loadedAs?: FileRow; now?: { size: number; mtimeMs: number }; problem?: string },
+): string {
   const what = `${a.partner}: ${a.name} (${a.size} bytes, ${utcText(arrival.at)}${a.renamedFrom ? `, renamed from ${a.renamedFrom}` : ''})`;
   const dup = a.duplicateOf ? ` as a duplicate of ${a.duplicateOf.name}${a.duplicateOf.run ? ` (run ${a.duplicateOf.run})` : ''}` : '';
-  if (a.outcome) return `${what}: ${a.outcome.replace('_', ' ')}${dup} by run ${a.run}`;
+  if (a.outcome) {
+    const last = `${what}: ${a.outcome.replace('_', ' ')}${dup} by run ${a.run}`;
+    const { departed } = arrival;
+    switch (a.afterWaiting) {
+      case null:
+        return last;
+      case 'still_in_intake':
+        return `${last}, still in the intake as that run left it`;
+      case 'content_loaded':
+        return `${last}; its content is loaded (${since.loadedAs!.name}, run ${since.loadedAs!.runId})`;
+      case 'renamed_within':
+        return `${last}, then renamed to ${departed!.to} at ${utcText(departed!.at)}`;
+      case 'removed':
+        return `${last}: UNMATCHED: then removed at ${utcText(departed!.at)} before any run loaded it`;
+      case 'renamed_away':
+        return `${last}: UNMATCHED: then renamed to ${departed!.to} at ${utcText(departed!.at)}, out of the intake, before any run loaded it`;
+      case 'overwritten':
+        return `${last}: UNMATCHED: then overwritten by another upload under its name at ${utcText(arrival.overwrittenBy!.at)} before any run loaded it`;
+      case 'not_in_intake':
+        return `${last}: UNMATCHED: no longer in the intake, and no run loaded it`;
+      case 'changed_in_intake':
+        return `${last}: UNMATCHED: the intake holds other bytes under its name now (${since.now!.size} bytes, modified ${utcText(since.now!.mtimeMs)}), and no run loaded the ones it left there`;
+      case 'intake_unreadable':
+        return `${last}: UNMATCHED: whether it is still in the intake cannot be checked: ${since.problem}`;
+    }
+  }
   switch (a.noRecord) {
     case 'known_neighbour':
       return `${what}: a known neighbour (--ignore), never counted`;
@@ -150,37 +251,94 @@ function describe(a: Omit<AccountedArrival, 'message'>, arrival: Arrival): strin
 /**
  * Matches every arrival to the ledger's records of its partner and name: each record goes to the
  * latest arrival it can be of (after it, of its size, not gone before that run began), and an
- * arrival's outcome is its last record's. An arrival no record is of is named, and why.
+ * arrival's outcome is its last record's. An arrival no record is of is named, and why; so is one
+ * whose last outcome left it waiting in the intake and that is no longer there as it was left.
+ * The ledger is read in one query and the arrivals indexed by name: the work grows with the
+ * uploads, not with their square.
  */
-export async function accountArrivals(ledger: Ledger, arrivals: Arrival[]): Promise<AccountedArrival[]> {
-  const runStarts = new Map<string, number>();
-  const matched = new Map<Arrival, Sighting[]>();
+export async function accountArrivals(ledger: Ledger, arrivals: Arrival[], opts: AccountOptions): Promise<AccountedArrival[]> {
+  const slackMs = opts.clockSlackMs;
+  // a name may hold a newline (OpenSSH logs it escaped), never a NUL
+  const key = (partner: string, name: string) => `${partner}\0${name}`;
   const byName = new Map<string, Arrival[]>();
+  const renamedInto = new Map<Upload, Arrival[]>();
+  let earliest = Infinity;
   for (const a of arrivals) {
-    // a name may hold a newline (OpenSSH logs it escaped), never a NUL
-    const k = `${a.partner}\0${a.name}`;
-    byName.set(k, [...(byName.get(k) ?? []), a]);
+    const k = key(a.partner, a.name);
+    const list = byName.get(k);
+    if (list) list.push(a);
+    else byName.set(k, [a]);
+    if (a.renamedFrom !== null) {
+      const same = renamedInto.get(a.upload);
+      if (same) same.push(a);
+      else renamedInto.set(a.upload, [a]);
+    }
+    if (a.at < earliest) earliest = a.at;
   }
-  for (const [k, list] of byName) {
-    const [partner, name] = k.split('\0') as [string, string];
-    for (const s of await sightings(ledger, partner, name, runStarts)) {
-      const candidates = list.filter((a) => couldBe(a, s));
-      const latest = candidates.reduce<Arrival | undefined>((best, a) => (!best || a.at >= best.at ? a : best), undefined);
-      if (latest) matched.set(latest, [...(matched.get(latest) ?? []), s]);
+  for (const list of byName.values()) list.sort((x, y) => x.at - y.at);
+  const partners = [...new Set(arrivals.map((a) => a.partner))];
+
+  // what is kept of each arrival's records: its last outcome, and its last claim (only the last word while nothing followed it)
+  const matched = new Map<Arrival, { outcome?: Sighting; claim?: Sighting }>();
+  if (arrivals.length > 0) {
+    // no record older than the first upload less the slack can be of any of them
+    const since = new Date(earliest - slackMs).toISOString();
+    // a page at a time: a million uploads' events at once would not fit in memory beside them
+    const limit = opts.eventsPage ?? EVENTS_PAGE;
+    for (let afterId = 0; ;) {
+      const events = await ledger.eventsInContextSince(OUTCOME_KINDS, since, partners, { afterId, limit });
+      for (const event of events) {
+        const list = byName.get(key(event.partner, event.name));
+        const s = list ? sightingOf(event) : null;
+        if (!list || !s) continue;
+        const latest = latestCandidate(list, s, slackMs);
+        if (!latest) continue;
+        const seen = matched.get(latest) ?? {};
+        if (s.outcome === 'claimed') seen.claim = s;
+        else seen.outcome = s;
+        matched.set(latest, seen);
+      }
+      if (events.length < limit) break;
+      afterId = events.at(-1)!.id;
     }
   }
+  const finalOf = (arrival: Arrival) => {
+    const seen = matched.get(arrival);
+    return seen?.outcome ?? seen?.claim;
+  };
   const lastRunStarts = new Map<string, number>();
-  for (const partner of new Set(arrivals.map((a) => a.partner))) {
+  for (const partner of partners) {
     const [last] = await ledger.recentRuns(1, [partner]);
     if (last) lastRunStarts.set(partner, Date.parse(last.startedAt));
   }
-  return arrivals.map((arrival) => {
-    const seen = matched.get(arrival) ?? [];
-    // a claim is only the last word while nothing followed it
-    const final = [...seen].reverse().find((s) => s.outcome !== 'claimed') ?? seen.at(-1);
+  // the contents of the uploads left waiting that were loaded since (under any name): one read for all of them
+  const waitingContents = new Set<string>();
+  for (const arrival of arrivals) {
+    const final = finalOf(arrival);
+    if (final && WAITING.has(final.outcome) && final.event.sha256) waitingContents.add(final.event.sha256);
+  }
+  const loadedContent = new Map<string, FileRow>();
+  for (const row of await ledger.loadedContents([...waitingContents])) {
+    loadedContent.set(row.sha256, row);
+    if (row.contentSha256) loadedContent.set(row.contentSha256, row);
+  }
+  const intakes = new Map<string, Promise<IntakeNow>>();
+  const intakeNow = (partner: string) => {
+    let listing = intakes.get(partner);
+    if (!listing) intakes.set(partner, (listing = opts.intakeNow(partner)));
+    return listing;
+  };
+  const waitingFacts = { loadedContent, renamedInto, opts: { ...opts, intakeNow } };
+
+  const accounted: AccountedArrival[] = [];
+  for (const arrival of arrivals) {
+    const final = finalOf(arrival);
+    matched.delete(arrival); // what is kept of it is in its entry from here on: a million of both need not fit at once
     const dup = final?.event.details.duplicateOf as { name?: unknown; run?: unknown } | undefined;
     const noRecord = final ? null : noRecordOf(arrival, lastRunStarts.get(arrival.partner));
-    const accounted: Omit<AccountedArrival, 'message'> = {
+    const since = final && WAITING.has(final.outcome) ? await afterWaitingOf(arrival, final, waitingFacts) : null;
+    const afterWaiting = since?.after ?? null;
+    const entry: Omit<AccountedArrival, 'message'> = {
       partner: arrival.partner,
       name: arrival.name,
       path: arrival.path,
@@ -196,10 +354,13 @@ export async function accountArrivals(ledger: Ledger, arrivals: Arrival[]): Prom
       duplicateOf: dup && typeof dup.name === 'string' ? { name: dup.name, run: typeof dup.run === 'string' ? dup.run : null } : null,
       reason: final && typeof final.event.details.reason === 'string' ? final.event.details.reason : null,
       noRecord,
-      unmatched: noRecord !== null && !NO_RECORD_NEEDED.has(noRecord),
+      afterWaiting,
+      unmatched:
+        (noRecord !== null && !NO_RECORD_NEEDED.has(noRecord)) || (afterWaiting !== null && !ACCOUNTED_AFTER_WAITING.has(afterWaiting)),
     };
-    return { ...accounted, message: describe(accounted, arrival) };
-  });
+    accounted.push({ ...entry, message: describe(entry, arrival, since ?? {}) });
+  }
+  return accounted;
 }
 
 /** A stray upload, in the same words. */

@@ -3,7 +3,7 @@ import { intakeFolders, type IntakeSettings } from '../../intake/openIntake.js';
 import { globToRegExp } from '../../intake/names.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { EventKind } from '../../ledger/types.js';
-import { accountArrivals, strayLine, type AccountedArrival } from './accountArrivals.js';
+import { accountArrivals, strayLine, type AccountedArrival, type IntakeNow } from './accountArrivals.js';
 import { arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
 import { expandLogFiles, readTransferLogs, unreadPlaces, type UnreadPlace } from './logFiles.js';
 import { logZone } from './logTimes.js';
@@ -30,7 +30,7 @@ export interface TransferLogPartner extends IntakeSettings {
   pattern: string;
   ignore: string[];
   readyMarker: string | undefined;
-  transferLog: { files: string[]; root: string; timeZone: string | undefined };
+  transferLog: { files: string[]; root: string; timeZone: string | undefined; clockSlackSeconds: number };
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -69,18 +69,24 @@ async function namedAsLedgerHas(ledger: Ledger, arrivals: Arrival[]): Promise<st
 /**
  * The transfer log audit: the partners' logs (each partner's own `transferLog`, read once when
  * several share one) made into arrivals in each partner's intake, and each arrival matched to
- * what the ledger did with it. Null when no partner names a transfer log.
+ * what the ledger did with it; `intakeNow` lists a partner's intake as it is now, for the uploads
+ * the ledger left waiting there. Null when no partner names a transfer log.
  */
-export async function transferAudit(ledger: Ledger, partners: TransferLogPartner[]): Promise<TransferAuditResult | null> {
+export async function transferAudit(
+  ledger: Ledger,
+  partners: TransferLogPartner[],
+  intakeNow: (partner: string) => Promise<IntakeNow>,
+): Promise<TransferAuditResult | null> {
   const withLogs = partners.filter((p) => p.transferLog.files.length > 0);
   if (withLogs.length === 0) return null;
   // partners reading the same files (and zone) share one reading of them
-  const groups = new Map<string, { files: string[]; zone: string | undefined; partners: TransferLogPartner[] }>();
+  const groups = new Map<string, { files: string[]; zone: string | undefined; slackMs: number; partners: TransferLogPartner[] }>();
   for (const p of withLogs) {
     if (!p.intake) throw new UsageError(`${p.partner}: a transfer log is matched to an intake: set --intake (or "intake") too`);
     const files = await expandLogFiles(p.transferLog.files);
-    const k = JSON.stringify([files, p.transferLog.timeZone ?? null]);
-    const group = groups.get(k) ?? { files, zone: p.transferLog.timeZone, partners: [] };
+    const slackMs = p.transferLog.clockSlackSeconds * 1000;
+    const k = JSON.stringify([files, p.transferLog.timeZone ?? null, slackMs]);
+    const group = groups.get(k) ?? { files, zone: p.transferLog.timeZone, slackMs, partners: [] };
     group.partners.push(p);
     groups.set(k, group);
   }
@@ -106,7 +112,7 @@ export async function transferAudit(ledger: Ledger, partners: TransferLogPartner
     }));
     const { arrivals, strays } = arrivalsOf(logs.events, intakes);
     const notes = await namedAsLedgerHas(ledger, arrivals);
-    const accounted = await accountArrivals(ledger, arrivals);
+    const accounted = await accountArrivals(ledger, arrivals, { clockSlackMs: group.slackMs, intakeNow });
     // one push per item, never push(...list): a list of 200,000 is more arguments than a call's stack holds
     accounted.forEach((a, i) => {
       if (notes[i]!.length > 0) a.message += ` (${notes[i]!.join('; ')})`;

@@ -1,0 +1,235 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
+import { accountArrivals, type AccountOptions, type IntakeNow } from '../../src/report/transferLog/accountArrivals.js';
+import { arrivalsOf } from '../../src/report/transferLog/arrivals.js';
+import type { TransferEvent } from '../../src/report/transferLog/transferEvents.js';
+import { globToRegExp } from '../../src/intake/names.js';
+
+/**
+ * The matching of the server's uploads to the ledger's records, on a real SQLite ledger whose
+ * runs and events are written at the times each case needs.
+ */
+
+const T0 = Date.parse('2026-12-01T02:00:00Z');
+const at = (seconds: number) => T0 + seconds * 1000;
+const iso = (seconds: number) => new Date(at(seconds)).toISOString();
+const SHA = (n: number) => createHash('sha256').update(String(n)).digest('hex');
+const INTAKE = { partner: 'default', folder: '/in', root: '/', user: null, pattern: globToRegExp('settle_*.csv'), ignore: [], readyMarker: undefined };
+
+interface LedgerRows {
+  /** run id → its start, in seconds after T0 */
+  runs: Record<string, number>;
+  /** each event: its run, when, what, the file, and (with a hash) the (name, bytes) row it is of */
+  events: { run: string; at: number; event: string; name: string; sha256?: string; size: number; arrival?: string; state?: string }[];
+}
+
+function ledgerWith(rows: LedgerRows): Ledger {
+  const path = join(mkdtempSync(join(tmpdir(), 'settle-match-')), 'ledger.sqlite');
+  openSqliteLedger(path, { create: true }).close();
+  const db = new Database(path);
+  db.exec('BEGIN');
+  for (const [run, start] of Object.entries(rows.runs)) {
+    db.prepare(
+      `INSERT INTO runs (run_id, mode, host, pid, started_at, ended_at, status, partner) VALUES (?, 'scheduled', 'h', 1, ?, ?, 'finished', 'default')`,
+    ).run(run, iso(start), iso(start + 30));
+  }
+  for (const e of rows.events) {
+    if (e.sha256) {
+      db.prepare(
+        `INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, first_seen_at, updated_at, partner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'default')
+         ON CONFLICT (name, sha256) DO UPDATE SET state = excluded.state, run_id = excluded.run_id`,
+      ).run(e.name, e.sha256, e.state ?? e.event, e.run, e.size, e.arrival ?? null, iso(e.at), iso(e.at));
+    }
+    const details = e.sha256 ? {} : { size: e.size, ...(e.arrival ? { arrival: e.arrival } : {}) };
+    db.prepare(`INSERT INTO ledger_events (run_id, at, event, name, sha256, details, partner) VALUES (?, ?, ?, ?, ?, ?, 'default')`).run(
+      e.run,
+      iso(e.at),
+      e.event,
+      e.name,
+      e.sha256 ?? null,
+      JSON.stringify(details),
+    );
+  }
+  db.exec('COMMIT');
+  db.close();
+  return openSqliteLedger(path, { create: false });
+}
+
+const place = { file: 'transfer.log', line: 1 };
+const upload = (path: string, seconds: number, size: number): TransferEvent => ({
+  kind: 'upload',
+  server: 'sftp',
+  at: at(seconds),
+  startedAt: at(seconds),
+  user: 'partner',
+  place,
+  path,
+  size,
+  sizeExact: true,
+  complete: true,
+  from: null,
+  renamesLogged: true,
+  whiteSpaceAs: null,
+  session: null,
+});
+const removal = (path: string, seconds: number): TransferEvent => ({
+  kind: 'remove',
+  server: 'sftp',
+  at: at(seconds),
+  user: 'partner',
+  place,
+  path,
+  status: null,
+  session: null,
+});
+const rename = (from: string, to: string, seconds: number): TransferEvent => ({
+  kind: 'rename',
+  server: 'sftp',
+  at: at(seconds),
+  user: 'partner',
+  place,
+  from,
+  to,
+  replaces: false,
+  status: null,
+  session: null,
+});
+
+const intakeHolding = (entries: Record<string, { size: number; mtimeMs: number }>) => async (): Promise<IntakeNow> => ({
+  entries: new Map(Object.entries(entries)),
+});
+const options = (over: Partial<AccountOptions> = {}): AccountOptions => ({ clockSlackMs: 2000, intakeNow: intakeHolding({}), ...over });
+
+async function account(rows: LedgerRows, events: TransferEvent[], opts: AccountOptions) {
+  const ledger = ledgerWith(rows);
+  try {
+    return await accountArrivals(ledger, arrivalsOf(events, [INTAKE]).arrivals, opts);
+  } finally {
+    await ledger.close();
+  }
+}
+
+const summary = (accounted: Awaited<ReturnType<typeof account>>) =>
+  accounted.map((a) => [a.name, a.outcome ?? a.noRecord, a.afterWaiting, a.unmatched]);
+
+describe('matching uploads to the ledger', () => {
+  it("gives each record to the latest upload of its name it can be of: a run's record before a re-upload is the first upload's", async () => {
+    const accounted = await account(
+      {
+        runs: { r1: 60, r2: 180 },
+        events: [
+          { run: 'r1', at: 61, event: 'not_ready', name: 'settle_x.csv', size: 100 },
+          { run: 'r2', at: 181, event: 'claimed', name: 'settle_x.csv', sha256: SHA(2), size: 100, state: 'loaded' },
+          { run: 'r2', at: 182, event: 'loaded', name: 'settle_x.csv', sha256: SHA(2), size: 100, state: 'loaded' },
+          { run: 'r2', at: 182, event: 'claimed', name: 'settle_y.csv', sha256: SHA(3), size: 7, state: 'loaded' },
+          { run: 'r2', at: 183, event: 'loaded', name: 'settle_y.csv', sha256: SHA(3), size: 7, state: 'loaded' },
+        ],
+      },
+      [upload('/in/settle_x.csv', 0, 100), upload('/in/settle_x.csv', 120, 100), upload('/in/settle_y.csv', 130, 7)],
+      options(),
+    );
+    expect(summary(accounted)).toEqual([
+      // left not ready by r1, then written over at the same size before any run loaded it
+      ['settle_x.csv', 'not_ready', 'overwritten', true],
+      ['settle_x.csv', 'loaded', null, false],
+      ['settle_y.csv', 'loaded', null, false],
+    ]);
+    expect(accounted[0]!.message).toMatch(
+      /not ready by run r1: UNMATCHED: then overwritten by another upload under its name at 2026-12-01 02:02:00 UTC/,
+    );
+  });
+
+  it('takes a record up to the clock slack earlier than the logged upload as of it, and no earlier', async () => {
+    // the ledger's clock is 10 s behind the server's
+    const rows: LedgerRows = {
+      runs: { r1: -9 },
+      events: [{ run: 'r1', at: -8, event: 'loaded', name: 'settle_k.csv', sha256: SHA(4), size: 50 }],
+    };
+    const events = [upload('/in/settle_k.csv', 0, 50)];
+    expect(summary(await account(rows, events, options()))).toEqual([['settle_k.csv', 'waiting', null, true]]);
+    expect(summary(await account(rows, events, options({ clockSlackMs: 15_000 })))).toEqual([['settle_k.csv', 'loaded', null, false]]);
+  });
+
+  it('accounts an upload left waiting only while the intake holds it as the run left it', async () => {
+    const rows: LedgerRows = {
+      runs: { r1: 60 },
+      events: [
+        { run: 'r1', at: 61, event: 'not_ready', name: 'settle_a.csv', size: 10, arrival: `10:${at(0)}` },
+        { run: 'r1', at: 61, event: 'not_ready', name: 'settle_b.csv', size: 10, arrival: `10:${at(0)}` },
+        { run: 'r1', at: 62, event: 'failed', name: 'settle_c.csv', sha256: SHA(5), size: 20, arrival: `20:${at(0)}` },
+      ],
+    };
+    const events = [upload('/in/settle_a.csv', 0, 10), upload('/in/settle_b.csv', 0, 10), upload('/in/settle_c.csv', 0, 20)];
+    const intake = intakeHolding({
+      'settle_a.csv': { size: 10, mtimeMs: at(0) },
+      // the same size, written again where the log does not see it
+      'settle_b.csv': { size: 10, mtimeMs: at(300) },
+    });
+    expect(summary(await account(rows, events, options({ intakeNow: intake })))).toEqual([
+      ['settle_a.csv', 'not_ready', 'still_in_intake', false],
+      ['settle_b.csv', 'not_ready', 'changed_in_intake', true],
+      ['settle_c.csv', 'failed', 'not_in_intake', true],
+    ]);
+    const unreadable = async (): Promise<IntakeNow> => ({ problem: 'the server is away' });
+    const answers = await account(rows, events, options({ intakeNow: unreadable }));
+    expect(answers.map((a) => a.afterWaiting)).toEqual(['intake_unreadable', 'intake_unreadable', 'intake_unreadable']);
+    expect(answers[0]!.message).toContain('cannot be checked: the server is away');
+  });
+
+  it('follows the log past a waiting outcome: removed or renamed away is unmatched; renamed to another name in the intake, or its content loaded, accounts for it', async () => {
+    const accounted = await account(
+      {
+        runs: { r1: 60 },
+        events: [
+          { run: 'r1', at: 61, event: 'failed', name: 'settle_gone.csv', sha256: SHA(6), size: 30, state: 'failed' },
+          { run: 'r1', at: 61, event: 'held', name: 'settle_away.csv', sha256: SHA(7), size: 31, state: 'held' },
+          { run: 'r1', at: 61, event: 'not_ready', name: 'settle_old.csv', size: 32 },
+          { run: 'r1', at: 62, event: 'held', name: 'settle_twin.csv', sha256: SHA(8), size: 33, state: 'held' },
+          { run: 'r1', at: 63, event: 'loaded', name: 'settle_orig.csv', sha256: SHA(8), size: 33, state: 'loaded' },
+        ],
+      },
+      [
+        upload('/in/settle_gone.csv', 0, 30),
+        upload('/in/settle_away.csv', 0, 31),
+        upload('/in/settle_old.csv', 0, 32),
+        upload('/in/settle_twin.csv', 0, 33),
+        upload('/in/settle_orig.csv', 0, 33),
+        removal('/in/settle_gone.csv', 100),
+        rename('/in/settle_away.csv', '/elsewhere/settle_away.csv', 100),
+        rename('/in/settle_old.csv', '/in/settle_new.csv', 100),
+        removal('/in/settle_twin.csv', 100),
+      ],
+      options({ intakeNow: intakeHolding({ 'settle_new.csv': { size: 32, mtimeMs: at(0) } }) }),
+    );
+    expect(summary(accounted)).toEqual([
+      ['settle_gone.csv', 'failed', 'removed', true],
+      ['settle_away.csv', 'held', 'renamed_away', true],
+      ['settle_old.csv', 'not_ready', 'renamed_within', false],
+      ['settle_twin.csv', 'held', 'content_loaded', false],
+      ['settle_orig.csv', 'loaded', null, false],
+      // the renamed upload is an arrival of its own, which no run has seen yet
+      ['settle_new.csv', 'waiting', null, true],
+    ]);
+    expect(accounted[0]!.message).toMatch(/failed by run r1: UNMATCHED: then removed at 2026-12-01 02:01:40 UTC before any run loaded it/);
+  });
+
+  it('matches many uploads of many names, each to its own records, the ledger read a page at a time', async () => {
+    const names = Array.from({ length: 2000 }, (_, i) => `settle_${String(i).padStart(5, '0')}.csv`);
+    const accounted = await account(
+      {
+        runs: { r1: 3000 },
+        events: names.map((name, i) => ({ run: 'r1', at: 3001, event: 'loaded', name, sha256: SHA(1000 + i), size: i + 1 })),
+      },
+      names.map((name, i) => upload(`/in/${name}`, i, i + 1)),
+      options({ eventsPage: 333 }),
+    );
+    expect(accounted.filter((a) => a.outcome === 'loaded')).toHaveLength(names.length);
+    expect(accounted.map((a) => a.size)).toEqual(names.map((_, i) => i + 1));
+  });
+});
