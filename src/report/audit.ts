@@ -20,7 +20,6 @@ export type DiscrepancyKind =
   | 'archived_file_unknown'
   | 'upload_unmatched'
   | 'upload_gone_after_outcome'
-
   | 'transfer_log_unread';
 
 export interface Discrepancy {

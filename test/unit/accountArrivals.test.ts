@@ -20,7 +20,15 @@ const T0 = Date.parse('2026-12-01T02:00:00Z');
 const at = (seconds: number) => T0 + seconds * 1000;
 const iso = (seconds: number) => new Date(at(seconds)).toISOString();
 const SHA = (n: number) => createHash('sha256').update(String(n)).digest('hex');
-const INTAKE = { partner: 'default', folder: '/in', root: '/', user: null, pattern: globToRegExp('settle_*.csv'), ignore: [], readyMarker: undefined };
+const INTAKE = {
+  partner: 'default',
+  folder: '/in',
+  root: '/',
+  user: null,
+  pattern: globToRegExp('settle_*.csv'),
+  ignore: [],
+  readyMarker: undefined,
+};
 
 interface LedgerRows {
   /** run id → its start, in seconds after T0 */
