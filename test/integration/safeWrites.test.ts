@@ -116,7 +116,15 @@ describe('the folders written into', () => {
       config,
       JSON.stringify({
         ledger: ws.ledger,
-        partners: { alpha: { intake: ws.intake }, beta: { intake: other, archive: join(ws.root, 'beta-archive') } },
+        partners: {
+          alpha: { intake: ws.intake },
+          beta: {
+            intake: other,
+            archive: join(ws.root, 'beta-archive'),
+            duplicates: join(ws.root, 'beta-duplicates'),
+            rejected: join(ws.root, 'beta-rejected'),
+          },
+        },
       }),
     );
     const today = new Date().toISOString().slice(0, 10);
