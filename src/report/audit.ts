@@ -273,11 +273,21 @@ interface KeptFile {
  * and, unless by size only, of the recorded SHA-256. A copy swapped for a loaded file's is named so.
  */
 async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: FileRow[], how: ArchiveCheck): Promise<Discrepancy[]> {
-  const byPlace = new Map<string, { folder: ListedFolder; name: string }>();
+  // a recorded sftp:// location names no login, and two partners' logins may each see a folder of
+  // their own at one path (a chroot): a file is looked for in its own partner's folders, or in any
+  // when none of its partner's is read (a row from before partners were kept)
+  const byPartner = new Map<string, { byPlace: Map<string, { folder: ListedFolder; name: string }>; folderKeys: string[] }>();
+  const placesOf = (partner: string) => {
+    let places = byPartner.get(partner);
+    if (!places) byPartner.set(partner, (places = { byPlace: new Map(), folderKeys: [] }));
+    return places;
+  };
   for (const folder of listed) {
-    for (const name of folder.entries.keys()) byPlace.set(placeKey(`${folder.folder.description}/${name}`), { folder, name });
+    for (const places of [placesOf(folder.partner), placesOf('')]) {
+      for (const name of folder.entries.keys()) places.byPlace.set(placeKey(`${folder.folder.description}/${name}`), { folder, name });
+      places.folderKeys.push(`${placeKey(folder.folder.description)}/`);
+    }
   }
-  const folderKeys = listed.map((f) => `${placeKey(f.folder.description)}/`);
   const loadedBySha = new Map(loaded.map((f) => [f.sha256, f]));
   const out: Discrepancy[] = [];
   for (const { file: f, destination, what: outcome } of kept) {
@@ -290,6 +300,7 @@ async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: File
       continue;
     }
     const key = placeKey(f.location);
+    const { byPlace, folderKeys } = byPartner.get(f.partner) ?? placesOf('');
     const here = byPlace.get(key);
     if (!here) {
       const inFolder = folderKeys.some((folder) => key.startsWith(folder) && !key.slice(folder.length).includes('/'));
@@ -316,7 +327,7 @@ async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: File
     if (entry.size !== f.size) {
       differs(`${f.location} holds ${entry.size} bytes, the ledger recorded ${f.size}${copyOf}`);
     } else if (how === 'sha256' && sha !== f.sha256) {
-      differs(`${f.location} holds other bytes (SHA-256 ${sha}) than were loaded (${f.sha256})${copyOf}`);
+      differs(`${f.location} holds other bytes (SHA-256 ${sha}) than the ledger recorded (${f.sha256})${copyOf}`);
     }
   }
   return out;
