@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { resolvePartners, type RawFlags } from '../config/settings.js';
 import { errorMessage } from '../errors.js';
-import { openArchive, openIntakeReader } from '../intake/openIntake.js';
+import { openArchive, openFinalFolder, openIntakeReader } from '../intake/openIntake.js';
 import { FileGoneError, type FolderReader } from '../intake/intake.js';
-import { audit, type AuditResult } from '../report/audit.js';
+import { audit, type AuditResult, type FinalFolder } from '../report/audit.js';
 import { auditText } from '../report/auditText.js';
 import type { IntakeNow } from '../report/transferLog/accountArrivals.js';
 import { transferAudit } from '../report/transferLog/transferAudit.js';
@@ -11,17 +11,18 @@ import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
 
-/** No archive folder yet: nothing archived, so nothing to read. */
-const EMPTY_ARCHIVE: FolderReader = {
-  description: '(no archive yet)',
+/** No such final folder yet (nothing was moved there), or none named: nothing to read. */
+const emptyFolder = (destination: string): FolderReader => ({
+  description: `(no ${destination} folder yet)`,
   list: async () => [],
   stat: async () => null,
   pin: async (name) => Promise.reject(new FileGoneError(name)),
   close: async () => undefined,
-};
+});
 
 /**
- * The audit of the chosen partners: ledger, finance database, each partner's archive and, where
+ * The audit of the chosen partners: ledger, finance database, each partner's archive,
+ * duplicates/ and rejected/ (each read where the settings put it, as a run moves there) and, where
  * the settings name one, the transfer log (with each partner's intake as it is now, listed only
  * when an upload was left waiting there). `report evidence` holds the same answer, always with
  * every archived copy read; `sizeOnly` (`audit --quick`) lets the settings check them by size.
@@ -34,8 +35,10 @@ export function auditPartners(flags: RawFlags, opts: { sizeOnlyAllowed?: boolean
     const logger = r.logger();
     const ledger = await r.ledger();
     const finance = await r.finance('read');
-    // each chosen partner's archive; one partner's is the one its settings name
-    const archives: { partner: string; archive: FolderReader }[] = [];
+    // each chosen partner's final folders; one partner's archive is the one its settings name
+    const folders: FinalFolder[] = [];
+    // the folders opened here, not by the resources: closed here
+    const opened: FolderReader[] = [];
     const intakes: FolderReader[] = [];
     const intakeNow = async (partner: string): Promise<IntakeNow> => {
       const settings = partners.find((p) => p.partner === partner)!;
@@ -51,12 +54,18 @@ export function auditPartners(flags: RawFlags, opts: { sizeOnlyAllowed?: boolean
     try {
       for (const p of partners) {
         const archive = named ? await openArchive(p, logger) : await r.archive();
-        archives.push({ partner: p.partner, archive: archive ?? EMPTY_ARCHIVE });
+        if (named && archive) opened.push(archive);
+        folders.push({ partner: p.partner, destination: 'archive', folder: archive ?? emptyFolder('archive') });
+        for (const destination of ['duplicates', 'rejected'] as const) {
+          const folder = await openFinalFolder(p, destination, logger);
+          if (folder) opened.push(folder);
+          folders.push({ partner: p.partner, destination, folder: folder ?? emptyFolder(destination) });
+        }
       }
       const transferLog = await transferAudit(ledger, partners, intakeNow);
-      return await audit(ledger, finance, archives, asked, transferLog, archiveCheck);
+      return await audit(ledger, finance, folders, asked, transferLog, archiveCheck);
     } finally {
-      if (named) for (const a of archives) await a.archive.close().catch(() => undefined);
+      for (const folder of opened) await folder.close().catch(() => undefined);
       for (const intake of intakes) await intake.close().catch(() => undefined);
     }
   });

@@ -447,11 +447,11 @@ export const OPTION_TABLE = {
   quick: {
     flag: '--quick',
     description:
-      "check each loaded file's archived copy by its size only, without reading it (its SHA-256 is not checked: the output says so)",
+      "check each loaded file's archived copy, and each skipped duplicate's and rejected file's kept copy, by its size only, without reading it (its SHA-256 is not checked: the output says so)",
     env: 'SETTLE_AUDIT_QUICK',
     kind: 'switch',
     scope: 'shared',
-    default: 'off: every archived copy is read and its SHA-256 compared',
+    default: 'off: every archived and kept copy is read and its SHA-256 compared',
     commands: ['audit', 'config'],
     details:
       'a copy replaced by another file of the same size, or one changed byte, is found only without it; an archived file at no place where the ledger put a loaded file is still read, to tell whether the ledger knows its content; `report evidence` always reads every copy',

@@ -61,7 +61,7 @@ export interface Settings {
   decode: DecodeSettings;
   /** the SFTP server's own log of uploads, for `audit` and `report evidence` */
   transferLog: TransferLogSettings;
-  /** `audit --quick`: archived copies checked by size only */
+  /** `audit --quick`: archived copies (and duplicates'/rejected files' kept copies) checked by size only */
   quick: boolean;
 }
 

@@ -195,14 +195,29 @@ async function openSftp(s: IntakeSettings, loc: SftpLocation, stop: AbortSignal 
 /** The archive folder, to read: for `audit`, `adopt` and reprocessing; null when a local archive does not exist yet. */
 export async function openArchive(s: IntakeSettings, log: Logger): Promise<FolderReader | null> {
   if (!s.intake && !s.archive) throw new UsageError('audit needs --intake or --archive to find the archive');
+  return openFinalFolder(s, 'archive', log);
+}
+
+/**
+ * A final folder, to read: archive/ (openArchive), and duplicates/ and rejected/ for `audit`.
+ * Null when there is none yet: a local folder that does not exist, and duplicates/ or rejected/
+ * missing on the server too (a run makes them with its first move there; the archive of an
+ * sftp:// intake is refused when missing, as ever). Null also when nothing says where it is
+ * (no intake, and no setting of its own).
+ */
+export async function openFinalFolder(s: IntakeSettings, destination: Destination, log: Logger): Promise<FolderReader | null> {
+  const setting = s[destination];
+  if (!s.intake && !setting) return null;
   if (s.intake && isSftpUrl(s.intake)) {
     const loc = parseSftpUrl(s.intake);
-    const archive = { ...loc, path: s.archive ?? posix.join(posix.dirname(loc.path), 'archive') };
-    const { creds, hostKeys, limits } = sftpAccess(s, archive);
+    const folder = { ...loc, path: setting ?? posix.join(posix.dirname(loc.path), destination) };
+    const { creds, hostKeys, limits } = sftpAccess(s, folder);
     const { SftpFolder } = await import('./sftpFolder.js');
-    return SftpFolder.openFolder(archive, 'archive', creds, hostKeys, limits, log);
+    return destination === 'archive'
+      ? SftpFolder.openFolder(folder, destination, creds, hostKeys, limits, log)
+      : SftpFolder.openFolderIfThere(folder, destination, creds, hostKeys, limits, log);
   }
-  const dir = resolve(s.archive ?? siblingFolder(resolve(s.intake!), 'archive'));
+  const dir = resolve(setting ?? siblingFolder(resolve(s.intake!), destination));
   if (!existsSync(dir)) return null;
   return new LocalFolder(dir);
 }

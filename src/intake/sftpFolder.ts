@@ -60,15 +60,37 @@ export class SftpFolder implements FolderReader {
     return folder;
   }
 
-  /** Connects, and refuses a folder that is missing on the server. */
-  protected async connectAndCheck(what: string): Promise<void> {
+  /**
+   * The folder `loc.path`, or null when the server has nothing at that path: a final folder a run
+   * makes with its first move there (rejected/ before anything was rejected). Anything else there
+   * that is not a folder is refused, as openFolder does.
+   */
+  static async openFolderIfThere(
+    loc: SftpLocation,
+    what: string,
+    creds: SftpCredentials,
+    hostKeys: HostKeyPolicy,
+    limits: SftpLimits,
+    log: Logger,
+  ): Promise<SftpFolder | null> {
+    const folder = new SftpFolder(loc, loc.path, creds, hostKeys, limits, log);
+    return (await folder.connectAndCheck(what, { missingAsNull: true })) ? folder : null;
+  }
+
+  /** Connects, and refuses a folder that is missing on the server (false instead, with `missingAsNull`, when nothing is there). */
+  protected async connectAndCheck(what: string, opts: { missingAsNull?: boolean } = {}): Promise<boolean> {
     refuseNoCredentials(this.creds);
     const session = await this.connect();
-    const found = await session.stat(this.dir).catch(() => null);
+    const found = await session.stat(this.dir).catch((err: unknown) => (opts.missingAsNull && isNotFound(err) ? 'missing' : null));
+    if (found === 'missing') {
+      await this.close();
+      return false;
+    }
     if (!found?.isDirectory()) {
       await this.close();
       throw new UsageError(`${what} ${this.description} does not exist on the server or is not a folder`);
     }
+    return true;
   }
 
   private connectConfig(): ConnectConfig {

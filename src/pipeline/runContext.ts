@@ -1,5 +1,4 @@
 import type { DecidedFile } from '../intake/intake.js';
-import type { Destination } from '../destination.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { ClaimOwner } from '../owner.js';
 import type { StagedContent } from '../delivery/stagedContent.js';
@@ -28,9 +27,4 @@ export interface LoadProgress {
 /** The staged delivered bytes (what moves when the intake name was replaced) and the content inside them (what loads). */
 export type StagedDelivery = DecidedFile & { content: StagedContent };
 
-/** Where a file goes once its outcome is final. */
-export const DESTINATION: Record<'loaded' | 'duplicate' | 'rejected', Destination> = {
-  loaded: 'archive',
-  duplicate: 'duplicates',
-  rejected: 'rejected',
-};
+export { DESTINATION } from '../destination.js';

@@ -1,6 +1,7 @@
 import { FileGoneError, NotRegularFileError, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
 import { sha256Of } from '../intake/sha256Of.js';
+import { DESTINATION, type Destination } from '../destination.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import { staleClaims } from './ledgerHealth.js';
@@ -15,8 +16,8 @@ export type DiscrepancyKind =
   | 'load_unknown_to_ledger'
   | 'table_row_count_differs'
   | 'stale_claim'
-  | 'archive_copy_missing'
-  | 'archive_copy_differs'
+  | `${CopyFolder}_copy_missing`
+  | `${CopyFolder}_copy_differs`
   | 'archived_file_unknown'
   | 'upload_unmatched'
   | 'upload_gone_after_outcome'
@@ -32,12 +33,26 @@ export interface Discrepancy {
   message: string;
 }
 
-/** How the archived copies were checked: read and hashed, or (`--quick`) by their size alone. */
+/** The folder a kept copy's discrepancy names: `archive_copy_missing`, `duplicate_copy_missing`, `rejected_copy_missing`. */
+type CopyFolder = 'archive' | 'duplicate' | 'rejected';
+const COPY_FOLDER: Record<Destination, CopyFolder> = { archive: 'archive', duplicates: 'duplicate', rejected: 'rejected' };
+
+/** The final outcomes whose files are kept (in DESTINATION's folder), and the words for such a file. */
+const KEPT = { loaded: 'loaded', duplicate: 'skipped as a duplicate', rejected: 'rejected' } as const;
+
+/** One final folder the audit reads: a partner's archive/, duplicates/ or rejected/. */
+export interface FinalFolder {
+  partner: string;
+  destination: Destination;
+  folder: FolderReader;
+}
+
+/** How the kept copies were checked: read and hashed, or (`--quick`) by their size alone. */
 export type ArchiveCheck = 'sha256' | 'size';
 
 export interface AuditResult {
   checks: { name: string; discrepancies: Discrepancy[] }[];
-  /** `size`: the archived copies' SHA-256 was not checked (--quick), and the output says so */
+  /** `size`: the kept copies' SHA-256 (archive/, duplicates/, rejected/) was not checked (--quick), and the output says so */
   archiveCheck: ArchiveCheck;
   discrepancies: number;
   /** the uploads the SFTP server logged, matched to the ledger (`--transfer-log`); null without one */
@@ -62,13 +77,14 @@ const found = (
 
 /**
  * Cross-checks the ledger, the finance database and the archive: one load per content,
- * row counts that agree, no stale claims, each loaded file's archived copy where the ledger put
- * it, and no archived file the ledger does not know.
+ * row counts that agree, no stale claims, each loaded file's archived copy (and each skipped
+ * duplicate's and rejected file's kept copy) where the ledger put it, and no archived file the
+ * ledger does not know.
  */
 export async function audit(
   ledger: Ledger,
   finance: FinanceDb,
-  archives: { partner: string; archive: FolderReader }[],
+  folders: FinalFolder[],
   partners?: string[],
   transferLog: TransferAuditResult | null = null,
   archiveCheck: ArchiveCheck = 'sha256',
@@ -147,13 +163,18 @@ export async function audit(
     ),
   );
 
-  const listed = await listArchives(archives, archiveCheck);
+  const listed = await listFolders(folders, archiveCheck);
   const inScope = (f: FileRow) => !partners || partners.includes(f.partner);
+  // an upload's final outcome accounts for its bytes only while they are kept where its move put them
+  const kept: KeptFile[] = [];
+  for (const [state, what] of Object.entries(KEPT) as [keyof typeof KEPT, string][]) {
+    const rows = state === 'loaded' ? loaded : await ledger.filesInState(state);
+    kept.push(...rows.filter(inScope).map((file) => ({ file, destination: DESTINATION[state], what })));
+  }
+  const copies = "each loaded file's archived copy, and each skipped duplicate's and rejected file's kept copy, is where the ledger put it";
   check(
-    archiveCheck === 'sha256'
-      ? "each loaded file's archived copy is where the ledger put it, of its size and SHA-256"
-      : "each loaded file's archived copy is where the ledger put it, of its size (--quick: SHA-256 not checked)",
-    await archivedCopies(loaded.filter(inScope), listed, loaded, archiveCheck),
+    archiveCheck === 'sha256' ? `${copies}, of its size and SHA-256` : `${copies}, of its size (--quick: SHA-256 not checked)`,
+    await keptCopies(kept, listed, loaded, archiveCheck),
   );
 
   const unknown: Discrepancy[] = [];
@@ -163,15 +184,15 @@ export async function audit(
       .filter((l): l is string => l !== null)
       .map(placeKey),
   );
-  for (const folder of listed) {
+  for (const folder of listed.filter((l) => l.destination === 'archive')) {
     for (const entry of folder.entries.values()) {
       if (entry.notRegular || isInProgressName(entry.name)) continue; // hidden temporaries of an interrupted move
       // a copy at a loaded file's place is judged by the check above, against that file
-      if (placed.has(placeKey(`${folder.archive.description}/${entry.name}`))) continue;
-      const sha = folder.sha256.get(entry.name) ?? (await sha256Of(folder.archive, entry.name).catch(goneAsNull));
+      if (placed.has(placeKey(`${folder.folder.description}/${entry.name}`))) continue;
+      const sha = folder.sha256.get(entry.name) ?? (await sha256Of(folder.folder, entry.name).catch(goneAsNull));
       if (sha === null) continue; // gone since it was listed
       if (!(await ledger.knowsContent(sha)).some((f) => f.state === 'loaded')) {
-        const message = `${folder.archive.description}/${entry.name} (${sha}) is in the archive but the ledger has no load of its content`;
+        const message = `${folder.folder.description}/${entry.name} (${sha}) is in the archive but the ledger has no load of its content`;
         unknown.push(found('archived_file_unknown', entry.name, sha, null, message, folder.partner));
       }
     }
@@ -212,63 +233,86 @@ function placeKey(location: string): string {
   return location.replace(/^sftp:\/\/[^@/]*@/, 'sftp://');
 }
 
-interface ListedArchive {
-  partner: string;
-  archive: FolderReader;
+interface ListedFolder extends FinalFolder {
   entries: Map<string, IntakeEntry>;
   /** each regular file's SHA-256, when the check reads them */
   sha256: Map<string, string>;
 }
 
-/** Every archive listed once and, unless by size only, each regular file in it read once. */
-async function listArchives(archives: { partner: string; archive: FolderReader }[], how: ArchiveCheck): Promise<ListedArchive[]> {
-  const listed: ListedArchive[] = [];
-  for (const { partner, archive } of archives) {
-    const entries = new Map((await archive.list()).map((e) => [e.name, e]));
+/** Every final folder listed once and, unless by size only, each regular file in it read once. */
+async function listFolders(folders: FinalFolder[], how: ArchiveCheck): Promise<ListedFolder[]> {
+  const listed: ListedFolder[] = [];
+  for (const { partner, destination, folder } of folders) {
+    const entries = new Map((await folder.list()).map((e) => [e.name, e]));
     const sha256 = new Map<string, string>();
     if (how === 'sha256') {
       for (const entry of entries.values()) {
         if (entry.notRegular || isInProgressName(entry.name)) continue;
-        const sha = await sha256Of(archive, entry.name).catch(goneAsNull);
+        const sha = await sha256Of(folder, entry.name).catch(goneAsNull);
         if (sha === null) entries.delete(entry.name);
         else sha256.set(entry.name, sha);
       }
     }
-    listed.push({ partner, archive, entries, sha256 });
+    listed.push({ partner, destination, folder, entries, sha256 });
   }
   return listed;
 }
 
+/** A file the ledger decided, and the final folder its move put it in. */
+interface KeptFile {
+  file: FileRow;
+  destination: Destination;
+  /** its outcome, in words: "loaded", "rejected" */
+  what: string;
+}
+
 /**
- * Each loaded file's archived copy where the ledger put it (the place its move recorded, with
- * the file's row in one transaction): present, a regular file, of the recorded size and, unless
- * by size only, of the recorded SHA-256. A copy swapped for another archived file's is named so.
+ * Each decided file's copy where the ledger put it (the place its move recorded, with the
+ * file's row in one transaction): a loaded file's in the archive, a skipped duplicate's and a
+ * rejected file's in duplicates/ and rejected/. Present, a regular file, of the recorded size
+ * and, unless by size only, of the recorded SHA-256. A copy swapped for a loaded file's is named so.
  */
-async function archivedCopies(files: FileRow[], listed: ListedArchive[], loaded: FileRow[], how: ArchiveCheck): Promise<Discrepancy[]> {
-  const byPlace = new Map<string, { folder: ListedArchive; name: string }>();
+async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: FileRow[], how: ArchiveCheck): Promise<Discrepancy[]> {
+  // a recorded sftp:// location names no login, and two partners' logins may each see a folder of
+  // their own at one path (a chroot): a file is looked for in its own partner's folders, or in any
+  // when none of its partner's is read (a row from before partners were kept)
+  const byPartner = new Map<string, { byPlace: Map<string, { folder: ListedFolder; name: string }>; folderKeys: string[] }>();
+  const placesOf = (partner: string) => {
+    let places = byPartner.get(partner);
+    if (!places) byPartner.set(partner, (places = { byPlace: new Map(), folderKeys: [] }));
+    return places;
+  };
   for (const folder of listed) {
-    for (const name of folder.entries.keys()) byPlace.set(placeKey(`${folder.archive.description}/${name}`), { folder, name });
+    for (const places of [placesOf(folder.partner), placesOf('')]) {
+      for (const name of folder.entries.keys()) places.byPlace.set(placeKey(`${folder.folder.description}/${name}`), { folder, name });
+      places.folderKeys.push(`${placeKey(folder.folder.description)}/`);
+    }
   }
-  const folderKeys = listed.map((f) => `${placeKey(f.archive.description)}/`);
   const loadedBySha = new Map(loaded.map((f) => [f.sha256, f]));
   const out: Discrepancy[] = [];
-  for (const f of files) {
-    const what = `${f.name} (loaded by run ${f.runId})`;
-    const missing = (why: string) => out.push(found('archive_copy_missing', f.name, f.sha256, f.runId, `${what}: ${why}`, f.partner));
-    const differs = (why: string) => out.push(found('archive_copy_differs', f.name, f.sha256, f.runId, `${what}: ${why}`, f.partner));
+  for (const { file: f, destination, what: outcome } of kept) {
+    const what = `${f.name} (${outcome} by run ${f.runId})`;
+    const kind = COPY_FOLDER[destination];
+    const missing = (why: string) => out.push(found(`${kind}_copy_missing`, f.name, f.sha256, f.runId, `${what}: ${why}`, f.partner));
+    const differs = (why: string) => out.push(found(`${kind}_copy_differs`, f.name, f.sha256, f.runId, `${what}: ${why}`, f.partner));
     if (f.location === null) {
-      missing('the ledger has no record of where it was archived (its move was never recorded)');
+      missing(`the ledger has no record of where it was moved in ${destination}/ (its move was never recorded)`);
       continue;
     }
     const key = placeKey(f.location);
+    const { byPlace, folderKeys } = byPartner.get(f.partner) ?? placesOf('');
     const here = byPlace.get(key);
     if (!here) {
       const inFolder = folderKeys.some((folder) => key.startsWith(folder) && !key.slice(folder.length).includes('/'));
-      const where = listed.map((l) => l.archive.description).join(', ') || 'none';
+      const where =
+        listed
+          .filter((l) => l.destination === destination)
+          .map((l) => l.folder.description)
+          .join(', ') || 'none';
       missing(
         inFolder
-          ? `its archived copy ${f.location} is gone`
-          : `the ledger put it at ${f.location}, in no archive this audit reads (${where})`,
+          ? `its copy ${f.location} is gone`
+          : `the ledger put it at ${f.location}, in no ${destination}/ folder this audit reads (${where})`,
       );
       continue;
     }
@@ -283,7 +327,7 @@ async function archivedCopies(files: FileRow[], listed: ListedArchive[], loaded:
     if (entry.size !== f.size) {
       differs(`${f.location} holds ${entry.size} bytes, the ledger recorded ${f.size}${copyOf}`);
     } else if (how === 'sha256' && sha !== f.sha256) {
-      differs(`${f.location} holds other bytes (SHA-256 ${sha}) than were loaded (${f.sha256})${copyOf}`);
+      differs(`${f.location} holds other bytes (SHA-256 ${sha}) than the ledger recorded (${f.sha256})${copyOf}`);
     }
   }
   return out;

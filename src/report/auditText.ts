@@ -37,8 +37,8 @@ export function auditText(result: AuditResult): string {
     }
   }
   const n = result.discrepancies;
-  // a verdict that did not read the archived copies says so where it is read
-  const depth = result.archiveCheck === 'size' ? ' (archived copies checked by size only, not SHA-256: --quick)' : '';
+  // a verdict that did not read the kept copies says so where it is read
+  const depth = result.archiveCheck === 'size' ? ' (archived and kept copies checked by size only, not SHA-256: --quick)' : '';
   lines.push(
     `audit ${n === 0 ? 'clean' : 'found problems'}: ${plural(result.checks.length, 'check', 'checks')}, ${plural(n, 'discrepancy', 'discrepancies')}${depth}`,
   );

@@ -11,7 +11,8 @@ import { financeDatabase, parseSummary, Workspace } from '../support/workspace.j
 
 /**
  * When the audit may say "clean": only when every upload the server logged reached an outcome
- * that accounts for its bytes, and every loaded file's archived copy is where the ledger put it.
+ * that accounts for its bytes, and every loaded file's archived copy (every skipped duplicate's and
+ * rejected file's kept copy) is where the ledger put it.
  */
 
 interface Arrival {
@@ -64,7 +65,8 @@ const SERVERS = [
     start: async () => {
       const server = await TestLoggingSshd.start();
       const folder = (test: string) => intakeOn(join(server.jail, test), `/${test}`);
-      return { server, folder, log: server.logFile, flush: () => server.flushLog() };
+      const local = (test: string) => join(server.jail, test);
+      return { server, folder, local, log: server.logFile, flush: () => server.flushLog() };
     },
   },
   {
@@ -73,7 +75,13 @@ const SERVERS = [
       const server = await TestProftpd.start();
       const local = await mkdtemp(join(tmpdir(), 'settle-proftpd-in-'));
       const folder = (test: string) => intakeOn(join(local, test), join(local, test));
-      return { server, folder, log: join(server.dir, 'xfer.log'), flush: async () => undefined };
+      return {
+        server,
+        folder,
+        local: (test: string) => join(local, test),
+        log: join(server.dir, 'xfer.log'),
+        flush: async () => undefined,
+      };
     },
   },
 ] as const;
@@ -162,7 +170,43 @@ describe.each(SERVERS)('audit --transfer-log with $kind', ({ start }) => {
     const text = await ws.cli([...auditArgs, '--transfer-log-clock-slack', '0']);
     expect(text.status).toBe(1);
     expect(text.stdout).toMatch(/settle_20261203_n01\.csv .*: not ready by run \S+: UNMATCHED: then overwritten/);
-    expect(text.stdout).toMatch(/audit found problems: 7 checks, 2 discrepancies/);
+    expect(text.stdout).toMatch(/audit found problems: 8 checks, 2 discrepancies/);
+    await own.close();
+  });
+
+  it('reads duplicates/ and rejected/ on the server: none made yet is no discrepancy, a rejected file removed there is one', async () => {
+    const { server } = setup;
+    const folder = await setup.folder('kept');
+    const own = await financeDatabase();
+    const ws = await Workspace.create(own.url);
+    const files = await mkdtemp(join(tmpdir(), 'settle-partner-'));
+    const good = sampleSettlement({ date: '2026-12-07', rows: 2, idPrefix: `AVR${server.kind}` }).text;
+    await writeFile(join(files, 'good'), good);
+    await writeFile(join(files, 'bad'), good.replaceAll('AVR', 'AVB').replace(/,(-?\d+)\.(\d\d),/, ',$1.$2O,'));
+    const access = ['--sftp-key', server.clientKey, '--known-hosts', server.knownHosts];
+    const intake = server.url(folder);
+    const run = () => ws.cli(['run', '--intake', intake, '--ledger', ws.ledger, '--stable-for', '0', ...access]);
+    const audit = async () => {
+      const r = await ws.cli(['audit', '--intake', intake, '--ledger', ws.ledger, ...access, '--json']);
+      return { status: r.status, stdout: r.stdout, doc: JSON.parse(r.stdout) as AuditJson };
+    };
+    await partnerSftp(server, [`put ${join(files, 'good')} ${folder}/settle_20261207_a01.csv`]);
+    expect(parseSummary((await run()).stdout)).toMatchObject({ loaded: 1 });
+    const before = await audit(); // nothing skipped or rejected: neither folder is on the server yet
+    expect(before.status, before.stdout).toBe(0);
+
+    await partnerSftp(server, [
+      `put ${join(files, 'good')} ${folder}/settle_20261207_a02.csv`,
+      `put ${join(files, 'bad')} ${folder}/settle_20261207_r01.csv`,
+    ]);
+    expect(parseSummary((await run()).stdout)).toMatchObject({ loaded: 0, skipped: 1, rejected: 1 });
+    const kept = await audit();
+    expect(kept.status, kept.stdout).toBe(0);
+
+    await rm(join(setup.local('kept'), 'rejected', 'settle_20261207_r01.csv'));
+    const removed = await audit();
+    expect(removed.status, removed.stdout).toBe(1);
+    expect(kindsOf(removed.doc)).toEqual([['rejected_copy_missing', 'settle_20261207_r01.csv']]);
     await own.close();
   });
 
@@ -262,8 +306,57 @@ describe("audit of the loaded files' archived copies", () => {
     expect(quick.status).toBe(0);
     expect(JSON.parse(quick.stdout)).toMatchObject({ discrepancies: 0, archive_check: 'size' });
     const text = await ws.cli(['audit', '--intake', ws.intake, '--ledger', ws.ledger, '--quick']);
-    expect(text.stdout).toMatch(/archived copy is where the ledger put it, of its size \(--quick: SHA-256 not checked\): ok/);
-    expect(text.stdout).toMatch(/audit clean: 6 checks, 0 discrepancies \(archived copies checked by size only, not SHA-256: --quick\)/);
+    expect(text.stdout).toMatch(/kept copy, is where the ledger put it, of its size \(--quick: SHA-256 not checked\): ok/);
+    expect(text.stdout).toMatch(
+      /audit clean: 6 checks, 0 discrepancies \(archived and kept copies checked by size only, not SHA-256: --quick\)/,
+    );
+    await own.close();
+  });
+});
+
+describe("audit of the skipped duplicates' and rejected files' kept copies", () => {
+  /** A loaded file, a copy of it under another name (skipped to duplicates/) and a file with a bad amount (to rejected/). */
+  async function oneOfEach() {
+    const own = await financeDatabase(); // the audit reads the whole finance database
+    const ws = await Workspace.create(own.url);
+    const good = sampleSettlement({ date: '2026-12-06', rows: 3, idPrefix: 'KEPT' }).text;
+    await ws.put('settle_20261206_a01.csv', good);
+    await ws.put('settle_20261206_a02.csv', good);
+    await ws.put('settle_20261206_r01.csv', good.replaceAll('KEPT', 'KEPR').replace(/,(-?\d+)\.(\d\d),/, ',$1.$2O,'));
+    const night = await ws.run();
+    expect(parseSummary(night.stdout)).toMatchObject({ loaded: 1, skipped: 1, rejected: 1 });
+    expect(await ws.files('duplicates')).toEqual(['settle_20261206_a02.csv']);
+    expect(await ws.files('rejected')).toEqual(['settle_20261206_r01.csv']);
+    const audit = (extra: string[] = []) => ws.cli(['audit', '--intake', ws.intake, '--ledger', ws.ledger, ...extra, '--json']);
+    const clean = await audit();
+    expect(clean.status, clean.stdout).toBe(0);
+    expect(JSON.parse(clean.stdout)).toMatchObject({ discrepancies: 0 });
+    return { own, ws, audit };
+  }
+
+  it('finds a rejected file deleted from rejected/ (exit 1, naming it), also with --quick', async () => {
+    const { own, ws, audit } = await oneOfEach();
+    await rm(join(ws.rejected, 'settle_20261206_r01.csv'));
+    for (const extra of [[], ['--quick']]) {
+      const r = await audit(extra);
+      expect(r.status, r.stdout).toBe(1);
+      const doc = JSON.parse(r.stdout) as AuditJson;
+      expect(kindsOf(doc)).toEqual([['rejected_copy_missing', 'settle_20261206_r01.csv']]);
+      expect(doc.checks.flatMap((c) => c.discrepancies)[0]!.message).toContain(join(ws.rejected, 'settle_20261206_r01.csv'));
+    }
+    await own.close();
+  });
+
+  it('finds a skipped duplicate deleted from duplicates/, and a rejected file cut short (exit 1)', async () => {
+    const { own, ws, audit } = await oneOfEach();
+    await rm(join(ws.duplicates, 'settle_20261206_a02.csv'));
+    await writeFile(join(ws.rejected, 'settle_20261206_r01.csv'), 'cut');
+    const r = await audit();
+    expect(r.status, r.stdout).toBe(1);
+    expect(kindsOf(JSON.parse(r.stdout))).toEqual([
+      ['duplicate_copy_missing', 'settle_20261206_a02.csv'],
+      ['rejected_copy_differs', 'settle_20261206_r01.csv'],
+    ]);
     await own.close();
   });
 });

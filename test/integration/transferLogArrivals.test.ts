@@ -42,7 +42,8 @@ describe('every arrival followed, in the log of a chrooted OpenSSH internal-sftp
     // sessions start in /in (`internal-sftp -d /in`); a second partner's login is chrooted apart and logs into the same file
     server = await TestLoggingSshd.start({ startFolder: '/in', partners: ['settlebeta'] });
     for (const folder of ['in', 'old', 'out']) await mkdir(join(server.jail, folder));
-    await mkdir(join(server.jailOf('settlebeta'), 'in'));
+    // the partner's own folders in its jail: its intake, and the final folders a run moves its files to
+    for (const folder of ['in', 'archive', 'duplicates', 'rejected']) await server.partnerFolder('settlebeta', folder);
   });
   afterAll(async () => server?.destroy());
 

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ssh2 from 'ssh2';
@@ -21,6 +21,8 @@ export class TestLoggingSshd extends ServerProcess {
   readonly kind = 'openssh';
   private syslog: ChildProcess | undefined;
   private partners: string[] = [];
+  /** each partner login's uid and gid, to give it the folders it writes in its jail */
+  private logins = new Map<string, { uid: number; gid: number }>();
 
   /** the chroot: the server's `/in` is `jail/in` here */
   get jail(): string {
@@ -37,6 +39,19 @@ export class TestLoggingSshd extends ServerProcess {
     return user === this.user ? this.jail : join(this.dir, `jail-${user}`);
   }
 
+  /**
+   * A folder in a partner login's jail that the partner writes in, made and owned by that login:
+   * the jail itself stays root's and writable by nobody else, as ChrootDirectory requires.
+   */
+  async partnerFolder(user: string, name: string): Promise<string> {
+    const login = this.logins.get(user);
+    if (!login) throw new Error(`${user} is not one of this server's partner logins`);
+    const folder = join(this.jailOf(user), name);
+    await mkdir(folder, { recursive: true, mode: 0o755 });
+    await chown(folder, login.uid, login.gid);
+    return folder;
+  }
+
   /** The same server as another partner's login sees it (one of `opts.partners`). */
   as(user: string): TestLoggingSshd {
     return Object.assign(Object.create(Object.getPrototypeOf(this) as object) as TestLoggingSshd, this, { user });
@@ -46,7 +61,8 @@ export class TestLoggingSshd extends ServerProcess {
    * `startFolder`: the folder a session starts in (`internal-sftp -d`), where a path without a
    * leading `/` is taken from. `partners`: more logins, each chrooted in a folder of its own
    * (`jailOf`), whose sessions log through the same rsyslogd into the same file (one syslog file
-   * for several partners); each is a login name of this host with root's uid, made once.
+   * for several partners); each is an unprivileged login of this host (loginOf), made once,
+   * that writes only in the folders `partnerFolder` gives it.
    */
   static async start(opts: { startFolder?: string; partners?: string[] } = {}): Promise<TestLoggingSshd> {
     await mkdir('/run/settle-test', { recursive: true, mode: 0o755 });
@@ -57,8 +73,9 @@ export class TestLoggingSshd extends ServerProcess {
     const keys = await makeServerKeys(dir, port);
     const sftp = `internal-sftp -l INFO${opts.startFolder ? ` -d ${opts.startFolder}` : ''}`;
     const partners = opts.partners ?? [];
+    const logins = new Map<string, { uid: number; gid: number }>();
     for (const user of partners) {
-      await loginOf(user);
+      logins.set(user, await loginOf(user));
       await mkdir(join(dir, `jail-${user}`, 'dev'), { recursive: true, mode: 0o755 });
     }
     await writeSshdConfig(dir, port, keys, [
@@ -83,6 +100,7 @@ export class TestLoggingSshd extends ServerProcess {
     await mkdir('/run/sshd', { recursive: true, mode: 0o755 }).catch(() => undefined); // privilege separation
     const server = new TestLoggingSshd(dir, port, 'root', keys.clientKey, keys.knownHosts, keys.hostKeyPub);
     server.partners = partners;
+    server.logins = logins;
     await server.startSyslog();
     try {
       await server.resume();
@@ -144,26 +162,42 @@ export class TestLoggingSshd extends ServerProcess {
   }
 }
 
-/** A login name of this host with root's uid (sshd wants a real user for each login), made once. */
-async function loginOf(user: string): Promise<void> {
-  const known = await promisify(execFile)('getent', ['passwd', user]).then(
-    () => true,
-    () => false,
-  );
-  if (!known)
-    await promisify(execFile)('useradd', [
-      '--non-unique',
-      '--uid',
-      '0',
-      '--password',
-      '*',
-      '--gid',
-      '0',
-      '--no-create-home',
-      '--home-dir',
-      '/',
-      user,
-    ]);
+/**
+ * An ordinary login of this host for a partner (sshd wants a real user for each login), made
+ * once: a system account with a uid of its own, no home and no shell (its sessions are
+ * internal-sftp, chrooted); `*` for a password, since sshd refuses a locked (`!`) account. Its
+ * uid and gid, for the folders it may write in.
+ */
+async function loginOf(user: string): Promise<{ uid: number; gid: number }> {
+  const entry = async () => {
+    const line = await promisify(execFile)('getent', ['passwd', user]).then(
+      (r) => r.stdout.trim(),
+      () => null,
+    );
+    if (line === null) return null;
+    const [, , uid, gid] = line.split(':');
+    return { uid: Number(uid), gid: Number(gid) };
+  };
+  const known = await entry();
+  if (known?.uid === 0) {
+    // an older helper's root alias: userdel refuses an account whose uid runs processes, and no test may log in as root by another name
+    throw new Error(`${user} is a login with root's uid, left by an older test helper: remove its lines from /etc/passwd and /etc/shadow`);
+  }
+  if (known) return known;
+  await promisify(execFile)('useradd', [
+    '--system',
+    '--no-create-home',
+    '--home-dir',
+    '/',
+    '--shell',
+    '/usr/sbin/nologin',
+    '--password',
+    '*',
+    user,
+  ]);
+  const made = await entry();
+  if (!made) throw new Error(`useradd made no login ${user}`);
+  return made;
 }
 
 /** What a partner's uploader does, in OpenSSH's own sftp client: `put`, `rename`, `rm` lines run in order (batch mode). */
