@@ -6,7 +6,7 @@ export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, typ
 
 const LAYOUT_PRESETS = [...PRESETS.keys()];
 
-const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'evidence', 'history', 'audit', 'adopt', 'status', 'config'];
+const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'evidence', 'history', 'audit', 'adopt', 'status', 'waive', 'config'];
 /** the commands that reach the finance database (report, history and status read the ledger only; `report evidence` holds an audit) */
 const FINANCE: readonly CommandName[] = ['migrate', 'run', 'audit', 'evidence', 'adopt', 'config'];
 /** the commands that write a log (the others answer on stdout and stderr) */
@@ -462,7 +462,7 @@ export const OPTION_TABLE = {
     env: null,
     kind: 'expect',
     scope: 'own',
-    commands: ['run', 'report', 'status', 'config'],
+    commands: ['run', 'report', 'status', 'waive', 'config'],
     details:
       'an object in the config file, at the top or per partner; `status` and the run warn and then fail when a due day has no delivery; see [Several partners](#several-partners)',
   },

@@ -98,6 +98,8 @@ export interface Ledger {
     exitStatus: number,
     end?: { status: 'finished' | 'not_started'; reason?: string },
   ): Promise<void>;
+  /** the exit status the command's process exits with, on each of its runs (the same for all): what the scheduler saw */
+  recordProcessExit(runIds: string[], exitStatus: number): Promise<void>;
   openRuns(): Promise<RunRow[]>;
   closeDeadRun(runId: string, foundBy: string, reason: string): Promise<boolean>;
   run(runId: string): Promise<RunRow | undefined>;

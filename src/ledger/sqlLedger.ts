@@ -115,6 +115,13 @@ export class SqlLedger implements Ledger {
     );
   }
 
+  async recordProcessExit(runIds: string[], exitStatus: number): Promise<void> {
+    if (runIds.length === 0) return;
+    await this.tx(() =>
+      this.db.run(`UPDATE runs SET process_exit_status = ? WHERE run_id IN (${marks(runIds.length)})`, [exitStatus, ...runIds]),
+    );
+  }
+
   /** Runs without an end, oldest first: running now, or dead and not yet closed. */
   async openRuns(): Promise<RunRow[]> {
     return (await this.read('SELECT * FROM runs WHERE ended_at IS NULL ORDER BY started_at')).map(runRow);

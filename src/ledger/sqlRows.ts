@@ -66,6 +66,7 @@ export function runRow(r: SqlRow): RunRow {
     reprocessed: num(r.reprocessed),
     rowCount: num(r.row_count),
     exitStatus: num(r.exit_status),
+    processExitStatus: num(r.process_exit_status),
   };
 }
 

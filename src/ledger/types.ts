@@ -17,7 +17,10 @@ export type EventKind =
   | 'reprocessed'
   | 'moved'
   | 'not_ready'
-  | 'ignored';
+  | 'ignored'
+  /** an owed day waived by an operator (named by the day: `YYYY-MM-DD`), and taken back */
+  | 'waived'
+  | 'unwaived';
 
 export type RunMode = 'scheduled' | 'manual' | 'reprocess';
 
@@ -85,7 +88,14 @@ export interface RunRow {
   moveFailed: number | null;
   reprocessed: number | null;
   rowCount: number | null;
+  /** the outcome of the run's own loads (0 ok, 1 a problem among its files, 2 configuration) */
   exitStatus: number | null;
+  /**
+   * what the process exited with, as the scheduler saw it: also 1 for an overdue delivery past
+   * errorAfter, or another partner's trouble in the same command; null while it runs and on runs
+   * from before it was kept
+   */
+  processExitStatus: number | null;
 }
 
 /** The outcomes a run counts: each ready file gets exactly one of these per run. */

@@ -3,6 +3,7 @@ import type { Expect } from '../calendar/expect.js';
 import { dayInName } from '../intake/names.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger/types.js';
+import { waiversOf, type Waiver } from './deliveryWaivers.js';
 
 /** What judging a partner's deliveries needs from its settings. */
 export interface PartnerDeliveries {
@@ -16,9 +17,10 @@ export interface PartnerDeliveries {
  * How a day stands: `on_time` or `late` (its files loaded, after `by` for late); `missing` or
  * `rejected` (past `by` + `warnAfter` without them; rejected: files came and were rejected, which
  * is arrived, not delivered); `due` (past `by`, within `warnAfter`); `not_due` (before `by`);
- * `not_owed` (a weekend, a holiday, not a delivery day).
+ * `not_owed` (a weekend, a holiday, not a delivery day); `waived` (owed, not delivered, and waived
+ * by an operator: the partner confirmed there is none; never overdue).
  */
-export type DayState = 'on_time' | 'late' | 'missing' | 'rejected' | 'due' | 'not_due' | 'not_owed';
+export type DayState = 'on_time' | 'late' | 'missing' | 'rejected' | 'due' | 'not_due' | 'not_owed' | 'waived';
 
 export interface DayFile {
   name: string;
@@ -44,6 +46,8 @@ export interface DeliveryDay {
   lateSeconds: number | null;
   /** for an owed day past `warnAfter` without its delivery */
   level: 'warning' | 'critical' | null;
+  /** the operator's waiver of the day, if one stands (also on a day whose files came after all) */
+  waiver: Waiver | null;
   files: DayFile[];
 }
 
@@ -109,6 +113,7 @@ export async function deliveryDays(ledger: Ledger, p: PartnerDeliveries, first: 
     const day = fileDay(p, e);
     byDay.set(day, [...(byDay.get(day) ?? []), e]);
   }
+  const waivers = await waiversOf(ledger, p.partner);
   const { expect } = p;
   return daysBetween(first, last).map((day) => {
     const due = dueDay(expect, day);
@@ -120,6 +125,7 @@ export async function deliveryDays(ledger: Ledger, p: PartnerDeliveries, first: 
       owed: due.owed,
       notOwedBecause: due.notOwedBecause ?? null,
       dueBy: new Date(due.dueBy).toISOString(),
+      waiver: waivers.get(day) ?? null,
       files,
     };
     const delivered = loads.length >= expect.files ? loads[expect.files - 1]! : undefined;
@@ -135,6 +141,8 @@ export async function deliveryDays(ledger: Ledger, p: PartnerDeliveries, first: 
       };
     }
     if (!due.owed) return { ...base, state: 'not_owed', deliveredAt: null, lateSeconds: null, level: null };
+    // the one place a waiver counts: a waived day is never due, late or overdue for status, the run or the metrics
+    if (base.waiver) return { ...base, state: 'waived', deliveredAt: null, lateSeconds: null, level: null };
     const overdueSeconds = (now - due.dueBy) / 1000;
     if (overdueSeconds <= 0) return { ...base, state: 'not_due', deliveredAt: null, lateSeconds: null, level: null };
     const level = overdueSeconds > expect.errorAfterSeconds ? 'critical' : overdueSeconds > expect.warnAfterSeconds ? 'warning' : null;

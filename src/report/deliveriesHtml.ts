@@ -1,6 +1,6 @@
 import type { DayState, DeliveryDay } from './deliveries.js';
 import { lateText } from './deliveries.js';
-import { expectWords, localTime, STATE_WORDS, type DeliveriesReport, type PartnerReport } from './deliveriesReport.js';
+import { expectWords, localTime, STATE_WORDS, stateWords, waiverWords, type DeliveriesReport, type PartnerReport } from './deliveriesReport.js';
 
 /**
  * `report deliveries --html FILE`: one self-contained page (inline CSS and SVG; no script, no
@@ -17,6 +17,7 @@ const COLOURS: Record<DayState, { fill: string; ink: string }> = {
   due: { fill: '#ffe0b2', ink: '#1a1a1a' },
   not_due: { fill: '#ffffff', ink: '#555555' },
   not_owed: { fill: '#eceff1', ink: '#607d8b' },
+  waived: { fill: '#b0bec5', ink: '#1a1a1a' },
 };
 
 const BARS: { key: 'onTime' | 'late' | 'missing' | 'rejected'; state: DayState; label: string }[] = [
@@ -36,13 +37,14 @@ function cellMark(d: DeliveryDay): string {
   if (d.state === 'missing') return 'missing';
   if (d.state === 'rejected') return 'rejected';
   if (d.state === 'due') return 'due';
+  if (d.state === 'waived') return 'waived';
   if (d.state === 'not_owed') return d.notOwedBecause === 'weekend' ? '' : d.notOwedBecause === 'not a delivery day' ? '–' : 'holiday';
   return '';
 }
 
 /** What a person reads when they point at a day (a `<title>`: a tooltip, no script). */
 function cellTitle(d: DeliveryDay, zone: string): string {
-  const state = d.state === 'not_owed' ? `not owed: ${d.notOwedBecause}` : STATE_WORDS[d.state];
+  const state = d.state === 'not_owed' ? `not owed: ${d.notOwedBecause}` : stateWords(d);
   const loaded = d.deliveredAt ? `; loaded ${localTime(d.deliveredAt, zone)}` : '';
   const late =
     d.lateSeconds !== null && d.state !== 'due'
@@ -133,8 +135,10 @@ function dayRows(p: PartnerReport, zone: string): string {
         .map((f) => `<li class="${f.outcome}">${escape(f.name)} <span>${f.outcome}${f.why ? `: ${escape(f.why)}` : ''}</span></li>`)
         .join('');
       const state = d.state === 'not_owed' ? `not owed (${escape(d.notOwedBecause ?? '')})` : STATE_WORDS[d.state];
+      // a waiver says who waived the day, when and why, beside its chip
+      const waiver = d.waiver ? ` <span class="waiver">${escape(waiverWords(d.waiver))}</span>` : '';
       const late = d.lateSeconds !== null && d.state !== 'due' ? lateText(d.lateSeconds) : '';
-      return `<tr class="${PROBLEMS.includes(d.state) ? 'problem ' : ''}${d.state}"><td class="when">${d.weekday} ${d.day}</td><td><span class="chip ${d.state}">${state}</span></td><td>${d.deliveredAt ? localTime(d.deliveredAt, zone) : '–'}</td><td class="late">${late}</td><td>${files ? `<ul>${files}</ul>` : '–'}</td></tr>`;
+      return `<tr class="${PROBLEMS.includes(d.state) ? 'problem ' : ''}${d.state}"><td class="when">${d.weekday} ${d.day}</td><td><span class="chip ${d.state}">${state}</span>${waiver}</td><td>${d.deliveredAt ? localTime(d.deliveredAt, zone) : '–'}</td><td class="late">${late}</td><td>${files ? `<ul>${files}</ul>` : '–'}</td></tr>`;
     })
     .join('');
   return `<table><thead><tr><th>Due day</th><th>State</th><th>Loaded (${escape(zone)})</th><th>Late</th><th>Files</th></tr></thead><tbody>${rows}</tbody></table>`;
@@ -147,7 +151,7 @@ function partnerSection(p: PartnerReport): string {
   }
   const zone = p.expect.timeZone;
   const count = (s: DayState) => p.days.filter((d) => d.state === s).length;
-  const summary = (['on_time', 'late', 'rejected', 'missing'] as DayState[])
+  const summary = (['on_time', 'late', 'rejected', 'missing', 'waived'] as DayState[])
     .map((s) => `<span class="chip ${s}">${count(s)} ${STATE_WORDS[s].toLowerCase()}</span>`)
     .join(' ');
   const verdict = count('missing') + count('rejected') > 0 ? 'attention' : count('late') > 0 ? 'late' : 'clean';
@@ -184,6 +188,8 @@ h2 { margin: 0; font-size: 20px; }
 .chip.due { background: #ffe0b2; }
 .chip.not_due { background: #fff; border-style: dashed; }
 .chip.not_owed { background: #eceff1; color: #607d8b; }
+.chip.waived { background: #b0bec5; border-color: #90a4ae; }
+.waiver { color: var(--muted); font-size: 13px; }
 .charts { display: flex; flex-wrap: wrap; gap: 28px; align-items: flex-start; }
 figure { margin: 6px 0 12px; }
 figcaption { font-size: 13px; color: var(--muted); margin-bottom: 4px; text-transform: uppercase; letter-spacing: .04em; }
@@ -232,7 +238,7 @@ function overview(r: DeliveriesReport): string {
 }
 
 export function deliveriesHtml(r: DeliveriesReport, opts: { ledger: string }): string {
-  const legend = (['on_time', 'late', 'rejected', 'missing', 'due', 'not_due', 'not_owed'] as DayState[])
+  const legend = (['on_time', 'late', 'rejected', 'missing', 'waived', 'due', 'not_due', 'not_owed'] as DayState[])
     .map((s) => `<li><span class="chip ${s}">${STATE_WORDS[s]}</span></li>`)
     .join('');
   const generated = r.generatedAt.replace('T', ' ').slice(0, 16);

@@ -2,6 +2,7 @@ import { addDays, localDay } from '../calendar/dueDays.js';
 import type { Expect } from '../calendar/expect.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { deliveryDays, lateText, type DayState, type DeliveryDay, type PartnerDeliveries } from './deliveries.js';
+import type { Waiver } from './deliveryWaivers.js';
 import { isoWeek } from './isoWeek.js';
 import { textTable } from './textTable.js';
 
@@ -18,6 +19,8 @@ export interface WeekCounts {
   late: number;
   missing: number;
   rejected: number;
+  /** owed days an operator waived (`settle-ingest waive`): never overdue */
+  waived: number;
   /** resends skipped and files held, on the days of the week */
   skipped: number;
   held: number;
@@ -47,17 +50,31 @@ export const STATE_WORDS: Record<DayState, string> = {
   due: 'due (within warnAfter)',
   not_due: 'not due yet',
   not_owed: 'not owed',
+  waived: 'waived',
 };
+
+/** `waived by alice at 2026-03-20 09:12 UTC: the partner confirmed no settlement that day` */
+export function waiverWords(w: Waiver): string {
+  return `waived by ${w.operator} at ${w.at.replace('T', ' ').slice(0, 16)} UTC: ${w.reason}`;
+}
+
+/** How a day's state reads: a waived day names who waived it, when and why. */
+export function stateWords(d: DeliveryDay): string {
+  if (d.state === 'not_owed') return `not owed (${d.notOwedBecause})`;
+  if (d.state === 'waived') return waiverWords(d.waiver!);
+  return STATE_WORDS[d.state];
+}
 
 function weekCounts(days: DeliveryDay[]): WeekCounts[] {
   const byWeek = new Map<string, WeekCounts>();
   for (const d of days) {
     const week = isoWeek(new Date(`${d.day}T12:00:00Z`));
-    const w = byWeek.get(week) ?? { week, onTime: 0, late: 0, missing: 0, rejected: 0, skipped: 0, held: 0 };
+    const w = byWeek.get(week) ?? { week, onTime: 0, late: 0, missing: 0, rejected: 0, waived: 0, skipped: 0, held: 0 };
     if (d.state === 'on_time') w.onTime++;
     if (d.state === 'late') w.late++;
     if (d.state === 'missing') w.missing++;
     if (d.state === 'rejected') w.rejected++;
+    if (d.state === 'waived') w.waived++;
     w.skipped += d.files.filter((f) => f.outcome === 'skipped').length;
     w.held += d.files.filter((f) => f.outcome === 'held').length;
     byWeek.set(week, w);
@@ -113,7 +130,7 @@ export function formatDeliveries(r: DeliveriesReport): string {
     const zone = p.expect.timeZone;
     out.push(`${p.partner}: ${expectWords(p.expect)}`);
     const rows = p.days.map((d) => {
-      const state = d.state === 'not_owed' ? `not owed (${d.notOwedBecause})` : STATE_WORDS[d.state];
+      const state = stateWords(d);
       const files = d.files.map((f) => (f.outcome === 'loaded' ? f.name : `${f.name} (${f.outcome}${f.why ? `: ${f.why}` : ''})`));
       return [
         `${d.weekday} ${d.day}`,
@@ -127,8 +144,8 @@ export function formatDeliveries(r: DeliveriesReport): string {
     out.push(
       '',
       textTable(
-        ['week', 'on time', 'late', 'missing', 'rejected', 'skipped', 'held'],
-        [...p.weeks].reverse().map((w) => [w.week, w.onTime, w.late, w.missing, w.rejected, w.skipped, w.held]),
+        ['week', 'on time', 'late', 'missing', 'rejected', 'waived', 'skipped', 'held'],
+        [...p.weeks].reverse().map((w) => [w.week, w.onTime, w.late, w.missing, w.rejected, w.waived, w.skipped, w.held]),
       ),
     );
   }

@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { resolvePartners, type RawFlags } from '../config/settings.js';
+import { UsageError } from '../errors.js';
+import { waiveDay, type WaiveOutcome } from '../report/deliveryWaivers.js';
+import { jsonDocument } from './jsonOutput.js';
+import { operatorName } from './operator.js';
+import { withSettingOptions } from './options.js';
+import { withResources } from './resources.js';
+
+interface WaiveFlags extends RawFlags {
+  day?: string;
+  reason?: string;
+  undo?: boolean;
+  json?: boolean;
+}
+
+function waiveLine(o: WaiveOutcome): string {
+  if (o.action === 'unwaived') {
+    return `${o.partner}: ${o.weekday} ${o.day} is owed again (waiver by ${o.tookBack!.operator} taken back by ${o.operator}: ${o.reason})`;
+  }
+  return `${o.partner}: ${o.weekday} ${o.day} waived by ${o.operator}: ${o.reason} (never overdue now; --undo takes it back)`;
+}
+
+export function registerWaive(program: Command): void {
+  withSettingOptions(program.command('waive'), 'waive')
+    .description("waive an owed day that will never come (the partner confirmed there is none): it is never overdue; kept in the ledger with who and why")
+    .option('--day <day>', "the partner's due day (YYYY-MM-DD, its own local day)")
+    .option('--reason <text>', 'why (kept in the ledger with the operator); also for --undo')
+    .option('--undo', 'take the waiver of the day back: it is owed again')
+    .option('--json', 'one JSON object')
+    .action(async (flags: WaiveFlags) => {
+      if (flags.day === undefined) throw new UsageError('--day is required: the due day to waive, such as 2026-03-19');
+      if (flags.reason === undefined) throw new UsageError(`--reason is required: why the day is ${flags.undo ? 'owed again' : 'waived'}`);
+      const { partners, named } = resolvePartners(flags);
+      if (partners.length !== 1) {
+        throw new UsageError(`waive takes one partner: choose it with --partner NAME (of ${partners.map((p) => p.partner).join(', ')})`);
+      }
+      const partner = partners[0]!;
+      if (named && flags.partner === undefined && !process.env.SETTLE_PARTNER) {
+        throw new UsageError(`waive takes one partner: choose it with --partner ${partner.partner}`);
+      }
+      const outcome = await withResources(partner, async (r) =>
+        waiveDay(await r.ledger({ create: false }), {
+          partner: partner.partner,
+          expect: partner.expect,
+          day: flags.day!,
+          reason: flags.reason!,
+          operator: operatorName(),
+          undo: flags.undo === true,
+        }),
+      );
+      process.stdout.write(`${flags.json ? jsonDocument({ ...outcome }) : waiveLine(outcome)}\n`);
+    });
+}

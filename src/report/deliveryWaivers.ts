@@ -1,0 +1,89 @@
+import { dueDay } from '../calendar/dueDays.js';
+import type { Expect } from '../calendar/expect.js';
+import { UsageError } from '../errors.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { isDay } from './evidencePack.js';
+
+/**
+ * An owed day the partner confirms will never come, waived by an operator: `waived` and
+ * `unwaived` events in the ledger, append-only, each named by its day (`YYYY-MM-DD`, the
+ * partner's local day) with the reason and the operator. The latest of them for a day decides
+ * whether the day stands waived; report/deliveries.ts is the one place that lets a waiver count.
+ */
+export interface Waiver {
+  reason: string;
+  /** who waived it (operatorName: under sudo, the person) */
+  operator: string;
+  /** when it was waived (ISO, UTC) */
+  at: string;
+}
+
+/** Every ledger time is after this: the waivers of a partner are read whatever their age (they are few). */
+const EVER = '1970-01-01T00:00:00.000Z';
+
+/** The days of the partner that stand waived now, each with its waiver. */
+export async function waiversOf(ledger: Ledger, partner: string): Promise<Map<string, Waiver>> {
+  const waivers = new Map<string, Waiver>();
+  for (const e of await ledger.eventsSince(['waived', 'unwaived'], EVER, [partner])) {
+    if (e.event === 'unwaived') waivers.delete(e.name);
+    else waivers.set(e.name, { reason: String(e.details.reason ?? ''), operator: String(e.details.operator ?? ''), at: e.at });
+  }
+  return waivers;
+}
+
+export interface WaiveRequest {
+  partner: string;
+  /** the partner's `expect`; undefined: it owes nothing, so nothing can be waived */
+  expect: Expect | undefined;
+  day: string;
+  reason: string;
+  operator: string;
+  /** take a standing waiver back */
+  undo: boolean;
+}
+
+export interface WaiveOutcome {
+  partner: string;
+  day: string;
+  weekday: string;
+  action: 'waived' | 'unwaived';
+  reason: string;
+  operator: string;
+  /** the waiver an undo took back */
+  tookBack: Waiver | null;
+}
+
+/**
+ * `waive`: checks everything before writing (exit 2 names what is wrong, nothing recorded), then
+ * appends one event. Only an owed day of the partner's calendar can be waived (a weekend, a
+ * holiday, a day it never owes is not owed anyway); a day already waived is not waived twice,
+ * and only a waived day can be taken back.
+ */
+export async function waiveDay(ledger: Ledger, req: WaiveRequest): Promise<WaiveOutcome> {
+  const reason = req.reason.trim();
+  if (reason === '') throw new UsageError(`--reason is required: why the partner's ${req.day} is ${req.undo ? 'owed again' : 'waived'}`);
+  if (!isDay(req.day)) throw new UsageError(`--day ${req.day} is not a day: write a real calendar day YYYY-MM-DD`);
+  if (!req.expect) {
+    throw new UsageError(`partner "${req.partner}" has no "expect" in its settings: it owes no day, so there is none to waive`);
+  }
+  const due = dueDay(req.expect, req.day);
+  if (!due.owed) {
+    throw new UsageError(`${due.weekday} ${req.day} is not a due day of partner "${req.partner}" (${due.notOwedBecause}): nothing to waive`);
+  }
+  const standing = (await waiversOf(ledger, req.partner)).get(req.day);
+  if (req.undo && !standing) throw new UsageError(`${due.weekday} ${req.day} of partner "${req.partner}" is not waived: nothing to undo`);
+  if (!req.undo && standing) {
+    throw new UsageError(
+      `${due.weekday} ${req.day} of partner "${req.partner}" is already waived (by ${standing.operator} at ${standing.at}: ${standing.reason}); --undo first to change it`,
+    );
+  }
+  const action = req.undo ? 'unwaived' : 'waived';
+  await ledger.forPartner(req.partner).record({
+    runId: null,
+    event: action,
+    name: req.day,
+    sha256: null,
+    details: { day: req.day, reason, operator: req.operator, ...(standing ? { tookBack: standing } : {}) },
+  });
+  return { partner: req.partner, day: req.day, weekday: due.weekday, action, reason, operator: req.operator, tookBack: standing ?? null };
+}
