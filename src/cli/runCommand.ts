@@ -165,7 +165,14 @@ export async function ingestPartners(partners: Settings[], flags: RunFlags, all:
         continue;
       }
       const startedAt = nowMs();
-      const metrics: PartnerRunMetrics = { partner: p.settings.partner, startedAt, endedAt: startedAt, exitStatus: 0, counts: NO_COUNTS };
+      const metrics: PartnerRunMetrics = {
+        partner: p.settings.partner,
+        startedAt,
+        endedAt: startedAt,
+        exitStatus: 0,
+        processExitStatus: 0,
+        counts: NO_COUNTS,
+      };
       try {
         const { result, overdue } = await ingestPartner(p, flags, stopping.signal, metrics);
         // a delivery past errorAfter makes the command exit 1; the run itself, as the ledger keeps it, did its work
@@ -190,19 +197,27 @@ export async function ingestPartners(partners: Settings[], flags: RunFlags, all:
   } finally {
     stopping.dispose();
   }
-  await writeMetrics(partners[0]!, all, ran);
-  if (refused.length > 0) throw refusalError(refused, prepared);
-  if (outcomes.some((o) => o.result !== undefined)) {
+  const refusal = refused.length > 0 ? refusalError(refused, prepared) : undefined;
+  if (!refusal && outcomes.some((o) => o.result !== undefined)) {
     // some partner's run did its work: the command touched something, whatever another's refusal says
     for (const o of outcomes) if (o.exitStatus === EXIT_USAGE) o.exitStatus = EXIT_PROBLEM;
   }
+  // what the process exits with (the worst partner's, overdue deliveries included): the scheduler's view of every run of it
+  const processExit = refusal ? exitStatusOf(refusal) : Math.max(...outcomes.map((o) => o.exitStatus));
+  await afterPartners(partners[0]!, all, ran, processExit);
+  if (refusal) throw refusal;
   return outcomes;
 }
 
-/** One metrics file for all partners: the ledger is opened once more for what it says of each. */
-async function writeMetrics(shared: Settings, all: Settings[], ran: PartnerRunMetrics[]): Promise<void> {
-  if (!shared.metricsFile) return;
-  const path = shared.metricsFile;
+/**
+ * After the last partner: the ledger is opened once more to record on each run of this process
+ * the status the process exits with (`report runs` shows it beside the loads' own), and for the
+ * one metrics file of all partners, with what the ledger says of each.
+ */
+async function afterPartners(shared: Settings, all: Settings[], ran: PartnerRunMetrics[], processExit: number): Promise<void> {
+  for (const m of ran) m.processExitStatus = processExit;
+  const runIds = ran.flatMap((m) => (m.runId ? [m.runId] : []));
+  if (!shared.metricsFile && runIds.length === 0) return;
   const names = all.map((p) => p.partner);
   await withResources(shared, async (r) => {
     const logger = r.logger();
@@ -212,6 +227,13 @@ async function writeMetrics(shared: Settings, all: Settings[], ran: PartnerRunMe
     } catch {
       // not even a ledger: the metrics still say how the run ended, and keep the last success they had
     }
+    if (ledger) {
+      await ledger.recordProcessExit(runIds, processExit).catch((err: unknown) => {
+        logger.error({ event: 'exit-status-not-recorded', runs: runIds, reason: errorMessage(err) }, 'could not record the exit status');
+      });
+    }
+    if (!shared.metricsFile) return;
+    const path = shared.metricsFile;
     const deliveries = async (partner: string): Promise<DeliveryMetrics> => {
       const s = all.find((p) => p.partner === partner);
       const view = ledger!.forPartner(partner);

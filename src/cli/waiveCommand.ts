@@ -23,7 +23,9 @@ function waiveLine(o: WaiveOutcome): string {
 
 export function registerWaive(program: Command): void {
   withSettingOptions(program.command('waive'), 'waive')
-    .description("waive an owed day that will never come (the partner confirmed there is none): it is never overdue; kept in the ledger with who and why")
+    .description(
+      'waive an owed day that will never come (the partner confirmed there is none): it is never overdue; kept in the ledger with who and why',
+    )
     .option('--day <day>', "the partner's due day (YYYY-MM-DD, its own local day)")
     .option('--reason <text>', 'why (kept in the ledger with the operator); also for --undo')
     .option('--undo', 'take the waiver of the day back: it is owed again')

@@ -6,7 +6,18 @@ export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, typ
 
 const LAYOUT_PRESETS = [...PRESETS.keys()];
 
-const CONFIGURED: readonly CommandName[] = ['migrate', 'run', 'report', 'evidence', 'history', 'audit', 'adopt', 'status', 'waive', 'config'];
+const CONFIGURED: readonly CommandName[] = [
+  'migrate',
+  'run',
+  'report',
+  'evidence',
+  'history',
+  'audit',
+  'adopt',
+  'status',
+  'waive',
+  'config',
+];
 /** the commands that reach the finance database (report, history and status read the ledger only; `report evidence` holds an audit) */
 const FINANCE: readonly CommandName[] = ['migrate', 'run', 'audit', 'evidence', 'adopt', 'config'];
 /** the commands that write a log (the others answer on stdout and stderr) */
@@ -494,6 +505,7 @@ export const PARTNER_OPTION: OptionSpec = {
   env: 'SETTLE_PARTNER',
   kind: 'string',
   commands: [...CONFIGURED, 'check'],
+  per: { waive: { description: 'the one partner whose day it is (needed when the config file names its "partners")' } },
   details:
     'a config without `"partners"` is one partner, `default`; a flag or variable for a partner\'s own setting (`--intake`, its folders, `--pattern`, `--layout`, `--host-key-fingerprint`, `--pgp-verify-key`) needs exactly one partner chosen',
 };

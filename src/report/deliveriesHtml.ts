@@ -1,6 +1,14 @@
 import type { DayState, DeliveryDay } from './deliveries.js';
 import { lateText } from './deliveries.js';
-import { expectWords, localTime, STATE_WORDS, stateWords, waiverWords, type DeliveriesReport, type PartnerReport } from './deliveriesReport.js';
+import {
+  expectWords,
+  localTime,
+  STATE_WORDS,
+  stateWords,
+  waiverWords,
+  type DeliveriesReport,
+  type PartnerReport,
+} from './deliveriesReport.js';
 
 /**
  * `report deliveries --html FILE`: one self-contained page (inline CSS and SVG; no script, no

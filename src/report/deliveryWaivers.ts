@@ -68,7 +68,9 @@ export async function waiveDay(ledger: Ledger, req: WaiveRequest): Promise<Waive
   }
   const due = dueDay(req.expect, req.day);
   if (!due.owed) {
-    throw new UsageError(`${due.weekday} ${req.day} is not a due day of partner "${req.partner}" (${due.notOwedBecause}): nothing to waive`);
+    throw new UsageError(
+      `${due.weekday} ${req.day} is not a due day of partner "${req.partner}" (${due.notOwedBecause}): nothing to waive`,
+    );
   }
   const standing = (await waiversOf(ledger, req.partner)).get(req.day);
   if (req.undo && !standing) throw new UsageError(`${due.weekday} ${req.day} of partner "${req.partner}" is not waived: nothing to undo`);

@@ -15,7 +15,10 @@ export interface PartnerRunMetrics {
   runId?: string;
   startedAt: number;
   endedAt: number;
+  /** the outcome of its loads, as the ledger's run row keeps it */
   exitStatus: number;
+  /** what the process exited with (the scheduler's view): also 1 for an overdue day past errorAfter */
+  processExitStatus: number;
   counts: RunCounts;
   /** age of the oldest file still in the partner's intake; undefined when it could not be listed */
   oldestWaitingSeconds?: number;
@@ -79,6 +82,7 @@ interface PartnerSamples {
   rows: number;
   duration: number;
   exitStatus: number;
+  loadsExitStatus: number;
   staleClaims: number;
   longestWaiting: number;
   oldestWaiting: number;
@@ -113,7 +117,8 @@ async function partnerSamples(m: RunMetricsInput, partner: string, previous: Map
       : last?.endedAt
         ? (Date.parse(last.endedAt) - Date.parse(last.startedAt)) / 1000
         : (before('last_run_duration_seconds') ?? 0),
-    exitStatus: ran ? ran.exitStatus : (last?.exitStatus ?? before('last_run_exit_status') ?? 0),
+    exitStatus: ran ? ran.processExitStatus : (last?.processExitStatus ?? last?.exitStatus ?? before('last_run_exit_status') ?? 0),
+    loadsExitStatus: ran ? ran.exitStatus : (last?.exitStatus ?? before('last_run_loads_exit_status') ?? 0),
     staleClaims: ledger ? (await staleClaims(ledger, [partner])).length : 0,
     longestWaiting: ledger ? (await filesWaitingNow(ledger, 0)).reduce((most, w) => Math.max(most, w.runs), 0) : 0,
     oldestWaiting: ran?.oldestWaitingSeconds ?? before('oldest_waiting_file_age_seconds') ?? 0,
@@ -145,7 +150,7 @@ export async function writeRunMetrics(path: string, m: RunMetricsInput, log: Log
       ),
       gauge(
         LAST_SUCCESS,
-        'When the last run that exited 0 ended (Unix time).',
+        'When the last run whose loads ended with exit status 0 ended (Unix time).',
         each((p) => Math.round(p.lastSuccess)),
       ),
       gauge(
@@ -167,8 +172,13 @@ export async function writeRunMetrics(path: string, m: RunMetricsInput, log: Log
       ),
       gauge(
         'settle_ingest_last_run_exit_status',
-        'Exit status of the last run (0 ok, 1 problem, 2 configuration).',
+        'Exit status of the last run as the scheduler saw it (0 ok, 1 problem, also an overdue delivery past errorAfter, 2 configuration).',
         each((p) => p.exitStatus),
+      ),
+      gauge(
+        'settle_ingest_last_run_loads_exit_status',
+        "Exit status of the last run's own loads, overdue deliveries aside (0 ok, 1 problem, 2 configuration).",
+        each((p) => p.loadsExitStatus),
       ),
       gauge(
         'settle_ingest_stale_claims',

@@ -57,11 +57,18 @@ export function decisionJson(e: LedgerEvent): Record<string, unknown> {
   };
 }
 
+/** `exit 1 (its loads: 0)` where the process exited otherwise than its loads ended (an overdue delivery); `exit 0` where they agree. */
+function exitWords(run: RunRow): string {
+  const loads = run.exitStatus ?? '-';
+  if (run.processExitStatus === null || run.processExitStatus === run.exitStatus) return `exit ${loads}`;
+  return `exit ${run.processExitStatus} (its loads: ${loads})`;
+}
+
 export function formatRunReport(r: RunReport): string {
   const run = r.run;
   const lines = [
     `run ${run.runId}: ${manyPartners([run]) ? `partner ${run.partner}, ` : ''}${run.mode} on ${run.host} (pid ${run.pid}), started ${utcTime(run.startedAt)} UTC, ` +
-      `took ${formatDuration(durationSeconds(run))}, ${statusOf(run)}, exit ${run.exitStatus ?? '-'}`,
+      `took ${formatDuration(durationSeconds(run))}, ${statusOf(run)}, ${exitWords(run)}`,
     countsText(recordedCounts(run)),
   ];
   if (run.reason) lines.push(`reason: ${run.reason}`);

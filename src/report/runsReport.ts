@@ -44,11 +44,17 @@ export function runJson(r: RunRow): Record<string, unknown> {
     durationSeconds: durationSeconds(r),
     ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, counts[key]])),
     reprocessed: r.reprocessed,
+    // the loads' own outcome, as documented since version 1; the scheduler's view beside it
     exitStatus: r.exitStatus,
+    processExitStatus: r.processExitStatus,
   };
 }
 
-/** `report runs`: the recent runs, newest first, with how each ended and why, as the ledger recorded them. */
+/**
+ * `report runs`: the recent runs, newest first, with how each ended and why, as the ledger recorded
+ * them. `exit` is what the process exited with, as the scheduler saw it (also 1 for an overdue
+ * delivery, or another partner's trouble in the same command); `loads` the outcome of the run's own files.
+ */
 export function formatRuns(runs: RunRow[]): string {
   if (runs.length === 0) return 'no runs recorded yet';
   const byPartner = manyPartners(runs);
@@ -62,6 +68,7 @@ export function formatRuns(runs: RunRow[]): string {
       'took',
       'status',
       'exit',
+      'loads',
       ...COUNT_FIELDS.map(([label]) => label),
       'reason',
     ],
@@ -75,6 +82,7 @@ export function formatRuns(runs: RunRow[]): string {
         utcTime(r.startedAt),
         formatDuration(durationSeconds(r)),
         statusOf(r),
+        r.processExitStatus ?? '-',
         r.exitStatus ?? '-',
         ...COUNT_FIELDS.map(([, key]) => counts[key] ?? '-'),
         r.reason ?? '',

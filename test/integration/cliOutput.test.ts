@@ -49,6 +49,7 @@ describe('the human output of every command', () => {
     'audit',
     'adopt',
     'status',
+    'waive',
     'demo',
   ])('is pinned for settle-ingest %s --help', async (command) => {
     const args = [...command.split(' ').filter(Boolean), '--help'];
