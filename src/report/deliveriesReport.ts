@@ -62,7 +62,8 @@ export function waiverWords(w: Waiver): string {
 export function stateWords(d: DeliveryDay): string {
   if (d.state === 'not_owed') return `not owed (${d.notOwedBecause})`;
   if (d.state === 'waived') return waiverWords(d.waiver!);
-  return STATE_WORDS[d.state];
+  // its files came after all: delivered, and the waiver still said
+  return d.waiver ? `${STATE_WORDS[d.state]} (also ${waiverWords(d.waiver)})` : STATE_WORDS[d.state];
 }
 
 function weekCounts(days: DeliveryDay[]): WeekCounts[] {

@@ -22,7 +22,7 @@ interface RunJson {
 }
 
 describe.each(['sqlite', 'postgres'] as const)('waiving an owed day (%s ledger)', (store) => {
-  it('a bank that never sends Thursday: exit 1 and CRITICAL until the day is waived, then exit 0, OK, no overdue metric, the reports name who and why; --undo brings it back; bad calls exit 2 and write nothing', async () => {
+  it("a bank that never sends Thursday: exit 1 (report runs and the metrics say the process's 1 beside the loads' 0) and CRITICAL until the day is waived, then exit 0, OK, no overdue metric, the reports name who and why; --undo brings it back; bad calls exit 2 and write nothing", async () => {
     const ws = await Workspace.create(db.url, { ledger: store });
     const config = join(ws.root, 'config.json');
     const metricsFile = join(ws.root, 'settle.prom');
