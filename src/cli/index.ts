@@ -12,6 +12,7 @@ import { registerStatus } from './statusCommand.js';
 import { registerConfig } from './configCommand.js';
 import { registerCheck } from './checkCommand.js';
 import { registerLayout } from './layoutCommand.js';
+import { registerDoctor } from './doctorCommand.js';
 import { STATUS_EXIT } from '../report/status.js';
 import { jsonDocument } from './jsonOutput.js';
 
@@ -75,6 +76,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   registerStatus(program, setExit);
   registerCheck(program, setExit);
   registerLayout(program, setExit);
+  registerDoctor(program, setExit);
   registerConfig(program);
   program
     .command('demo')
