@@ -172,7 +172,7 @@ async function intakeChecks(s: DoctorSettings, logger: Logger, record: Recorder)
   });
   for (const to of ['archive', 'duplicates', 'rejected'] as const) {
     await record(s.partner, to, async () => {
-      const folder = await openFinalFolder(s, to, logger);
+      const folder = await openFinalFolder(s, to, logger, { missingAsNull: true });
       if (!folder) return `${folders![to]} is not there yet: the first move there makes it`;
       try {
         await folder.list();
