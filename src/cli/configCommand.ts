@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from '../config/optionTable.js';
 import { durationText } from '../config/optionSpec.js';
 import { resolvePartners, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
+import { configJsonSchema } from '../config/jsonSchema.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -101,7 +102,13 @@ export function registerConfig(program: Command): void {
   withSettingOptions(program.command('config'), 'config')
     .description('print the effective configuration (secrets hidden) and where each value came from: flag, environment, file, default')
     .option('--json', 'one JSON object')
-    .action((flags: RawFlags & { json?: boolean }) => {
+    .option('--json-schema', "print the config file's JSON Schema (draft 2020-12), for an editor to complete and check it")
+    .action((flags: RawFlags & { json?: boolean; jsonSchema?: boolean }) => {
+      if (flags.jsonSchema) {
+        // the file's shape, not its values: nothing is read, so it works before there is a config
+        process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+        return;
+      }
       const settings = effectiveConfig(flags);
       if (flags.json) {
         process.stdout.write(`${jsonDocument({ settings })}\n`);

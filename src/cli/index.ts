@@ -13,6 +13,7 @@ import { registerConfig } from './configCommand.js';
 import { registerCheck } from './checkCommand.js';
 import { registerLayout } from './layoutCommand.js';
 import { registerWaive } from './waiveCommand.js';
+import { registerDoctor } from './doctorCommand.js';
 import { STATUS_EXIT } from '../report/status.js';
 import { jsonDocument } from './jsonOutput.js';
 
@@ -77,6 +78,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   registerCheck(program, setExit);
   registerLayout(program, setExit);
   registerWaive(program);
+  registerDoctor(program, setExit);
   registerConfig(program);
   program
     .command('demo')

@@ -2,7 +2,7 @@ import { DEFAULT_MAX_RECORD_BYTES } from '../layout/layout.js';
 
 /** The commands that read settings; `report` stands for its subcommands but `report evidence`, which takes audit's settings too. */
 export type CommandName =
-  'migrate' | 'run' | 'report' | 'evidence' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check' | 'waive';
+  'migrate' | 'run' | 'report' | 'evidence' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check' | 'waive' | 'doctor';
 
 /**
  * How a setting's text becomes a value; settings.ts holds one parser per kind: `duration` is

@@ -17,13 +17,14 @@ const CONFIGURED: readonly CommandName[] = [
   'status',
   'waive',
   'config',
+  'doctor',
 ];
 /** the commands that reach the finance database (report, history and status read the ledger only; `report evidence` holds an audit) */
-const FINANCE: readonly CommandName[] = ['migrate', 'run', 'audit', 'evidence', 'adopt', 'config'];
+const FINANCE: readonly CommandName[] = ['migrate', 'run', 'audit', 'evidence', 'adopt', 'config', 'doctor'];
 /** the commands that write a log (the others answer on stdout and stderr) */
 const LOGGING: readonly CommandName[] = ['run', 'audit', 'evidence', 'adopt', 'config'];
-const FOLDERS: readonly CommandName[] = ['run', 'audit', 'evidence', 'config'];
-const SFTP: readonly CommandName[] = ['run', 'audit', 'evidence', 'adopt', 'config'];
+const FOLDERS: readonly CommandName[] = ['run', 'audit', 'evidence', 'config', 'doctor'];
+const SFTP: readonly CommandName[] = ['run', 'audit', 'evidence', 'adopt', 'config', 'doctor'];
 /** the commands that read the SFTP server's own log of uploads */
 const TRANSFER_LOG: readonly CommandName[] = ['audit', 'evidence', 'config'];
 /** gzip, zip and OpenPGP deliveries are decoded by a run (and its reprocessing), by check and by adopt */

@@ -20,7 +20,7 @@ type Key = SettingKey;
 export type RawFlags = Partial<Record<Key | 'config' | 'partner', unknown>>;
 
 /** A partner's name: lower-case letters, digits and `-` (it names runs, metrics labels and unit instances). */
-const PARTNER_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
+export const PARTNER_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 export interface Settings {
   /** the partner these settings are for (`default` without `"partners"` in the config file) */
@@ -117,7 +117,8 @@ function readConfigFile(path: string): ConfigFile {
     throw new UsageError(`config file ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   if (!isObject(parsed)) throw new UsageError(`config file ${path} must hold one JSON object`);
-  refuseUnknownKeys(parsed, [...SETTING_KEYS, 'partners'], `config file ${path}`);
+  // `$schema` points an editor at `settle-ingest config --json-schema`'s output: no setting, so ignored
+  refuseUnknownKeys(parsed, [...SETTING_KEYS, 'partners', '$schema'], `config file ${path}`);
   const config: ConfigFile = { path, dir: dirname(resolve(path)), top: parsed, partners: undefined };
   if (parsed.partners === undefined) return config;
   const where = `config file ${path}: "partners"`;
@@ -240,7 +241,7 @@ const PARSE: { [K in OptionKind]: (p: Picked, spec: OptionSpec) => KindValue[K] 
   },
 };
 
-const EXPECT_KEYS = ['every', 'by', 'timeZone', 'holidays', 'files', 'warnAfter', 'errorAfter'];
+export const EXPECT_KEYS = ['every', 'by', 'timeZone', 'holidays', 'files', 'warnAfter', 'errorAfter'];
 const EXPECT_EXAMPLE = '{"every": "business day", "by": "04:00", "timeZone": "Europe/Amsterdam", "holidays": "NL"}';
 
 /** A partner's expected deliveries (calendar/expect.ts), each key checked and named when wrong. */

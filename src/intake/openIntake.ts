@@ -205,7 +205,13 @@ export async function openArchive(s: IntakeSettings, log: Logger): Promise<Folde
  * sftp:// intake is refused when missing, as ever). Null also when nothing says where it is
  * (no intake, and no setting of its own).
  */
-export async function openFinalFolder(s: IntakeSettings, destination: Destination, log: Logger): Promise<FolderReader | null> {
+export async function openFinalFolder(
+  s: IntakeSettings,
+  destination: Destination,
+  log: Logger,
+  // `doctor` asks whether a run could start: a run makes even a missing archive with its first move there
+  opts: { missingAsNull?: boolean } = {},
+): Promise<FolderReader | null> {
   const setting = s[destination];
   if (!s.intake && !setting) return null;
   if (s.intake && isSftpUrl(s.intake)) {
@@ -213,7 +219,7 @@ export async function openFinalFolder(s: IntakeSettings, destination: Destinatio
     const folder = { ...loc, path: setting ?? posix.join(posix.dirname(loc.path), destination) };
     const { creds, hostKeys, limits } = sftpAccess(s, folder);
     const { SftpFolder } = await import('./sftpFolder.js');
-    return destination === 'archive'
+    return destination === 'archive' && !opts.missingAsNull
       ? SftpFolder.openFolder(folder, destination, creds, hostKeys, limits, log)
       : SftpFolder.openFolderIfThere(folder, destination, creds, hostKeys, limits, log);
   }

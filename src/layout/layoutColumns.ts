@@ -4,7 +4,7 @@ import { zoneProblem } from './timeZones.js';
 
 export const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'decimal', 'date', 'timestamp', 'currency', 'integer'];
-const COLUMN_KEYS = [
+export const COLUMN_KEYS = [
   'name',
   'from',
   'occurrence',

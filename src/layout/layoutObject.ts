@@ -11,10 +11,10 @@ import {
 import { checkColumns, IDENTIFIER, parseColumn } from './layoutColumns.js';
 import { zoneProblem } from './timeZones.js';
 
-const DELIMITERS = [',', ';', '|', '\t'];
-const GROUP_SEPARATORS = ['', ',', '.', ' '];
+export const DELIMITERS = [',', ';', '|', '\t'];
+export const GROUP_SEPARATORS = ['', ',', '.', ' '];
 /** key columns are compared as text when a clash is explained: only types whose text is canonical */
-const KEY_TYPES: readonly ColumnType[] = ['text', 'integer', 'date', 'currency'];
+export const KEY_TYPES: readonly ColumnType[] = ['text', 'integer', 'date', 'currency'];
 export const LAYOUT_KEYS = [
   'extends',
   'table',
@@ -31,7 +31,7 @@ export const LAYOUT_KEYS = [
   'trailer',
   'recordTypes',
 ];
-const ROLES = ['data', 'header', 'skip', 'info'] as const;
+export const ROLES = ['data', 'header', 'skip', 'info'] as const;
 
 export type Fail = (what: string) => never;
 

@@ -1,0 +1,299 @@
+import { LONG_NAMES } from '../calendar/expect.js';
+import { AS_WRITTEN, LAYOUT_DEFAULTS, LOCAL_ZONE, MAX_LAYOUT_COLUMNS } from '../layout/layout.js';
+import { COLUMN_KEYS, COLUMN_TYPES, IDENTIFIER } from '../layout/layoutColumns.js';
+import { DELIMITERS, GROUP_SEPARATORS, LAYOUT_KEYS, ROLES } from '../layout/layoutObject.js';
+import { PRESETS } from '../layout/presets.js';
+import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
+import { durationText } from './optionSpec.js';
+import { EXPECT_KEYS, PARTNER_NAME } from './settings.js';
+
+/** A JSON Schema, as plain data. */
+export type Schema = Record<string, unknown>;
+
+/**
+ * The config file's JSON Schema (draft 2020-12), for an editor to complete and check it with:
+ * every setting of the option table with its kind, help text and default, `"partners"` with the
+ * settings a partner may set, `"expect"`, and a layout (a preset's name or an object) with the
+ * keys the layout reader knows. Made from those sources each time, so it never drifts from them;
+ * where a key's rule is code (a layout's checks, a time zone), the schema says what it can and
+ * settle-ingest says the rest, naming the key.
+ */
+export function configJsonSchema(): Schema {
+  const settings = (keys: SettingKey[]) => Object.fromEntries(keys.map((key) => [key, settingSchema(key)]));
+  const partnerKeys = SETTING_KEYS.filter((k) => (OPTION_TABLE[k] as OptionSpec).scope !== 'shared');
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'urn:settle-ingest:config',
+    title: 'settle-ingest config file',
+    description: 'The settings of settle-ingest (--config); flags and environment variables override them.',
+    type: 'object',
+    properties: {
+      $schema: { type: 'string', description: 'where an editor finds this schema; settle-ingest ignores it' },
+      ...settings(SETTING_KEYS),
+      partners: {
+        description:
+          'one entry per partner, by name: its own settings, and any setting of the top it changes (the shared ones — ledger, database, log — stand at the top only)',
+        type: 'object',
+        minProperties: 1,
+        propertyNames: { pattern: PARTNER_NAME.source },
+        additionalProperties: { type: 'object', additionalProperties: false, properties: settings(partnerKeys) },
+      },
+    },
+    additionalProperties: false,
+    $defs: {
+      duration: DURATION,
+      expect: expectSchema(),
+      layout: {
+        description: `a preset's name (${[...PRESETS.keys()].join(', ')}) or a layout object`,
+        anyOf: [{ type: 'string', enum: [...PRESETS.keys()] }, { $ref: '#/$defs/layoutObject' }],
+      },
+      layoutObject: layoutObjectSchema(),
+      column: columnSchema(),
+    },
+  };
+}
+
+/** `30`, `30s`, `90m`, `1h30m`, `26h`, `2d`: as settings.ts's parseDuration reads one (units largest first, each once). */
+const DURATION: Schema = {
+  anyOf: [
+    { type: 'number', minimum: 0 },
+    {
+      type: 'string',
+      pattern: `^\\s*(?:\\d+(?:\\.\\d+)?|(?=\\s*\\d)${['d', 'h', 'm', 's'].map((u) => `(?:\\d+(?:\\.\\d+)?\\s*[${u}${u.toUpperCase()}])?`).join('')})\\s*$`,
+    },
+  ],
+};
+
+/** A whole number, in JSON or as text (`"5"`), as settings.ts reads counts and sizes. */
+const wholeNumber = (range: OptionSpec['range']): Schema => ({
+  anyOf: [
+    { type: 'integer', minimum: range?.min ?? 0, ...(range?.max !== undefined ? { maximum: range.max } : {}) },
+    { type: 'string', pattern: '^\\s*\\d+\\s*$' },
+  ],
+});
+
+/** One list of names, or one string with commas between them (as the environment writes it). */
+const nameList = (minItems: number): Schema => ({
+  anyOf: [
+    { type: 'string', minLength: 1 },
+    { type: 'array', items: { type: 'string', minLength: 1 }, minItems },
+  ],
+});
+
+/** What a setting's value may be in the file, by its kind (settings.ts has one parser per kind). */
+const KIND_SCHEMA: { [K in OptionKind]: (spec: OptionSpec) => Schema } = {
+  string: (spec) => (spec.choices ? { type: 'string', enum: [...spec.choices] } : { type: 'string', minLength: 1 }),
+  duration: (spec) =>
+    spec.range?.min
+      ? { anyOf: [{ type: 'number', minimum: spec.range.min }, (DURATION.anyOf as Schema[])[1]!] }
+      : { $ref: '#/$defs/duration' },
+  count: (spec) => wholeNumber(spec.range),
+  bytes: (spec) => wholeNumber(spec.range),
+  globs: () => nameList(0),
+  paths: () => nameList(1),
+  layout: () => ({ $ref: '#/$defs/layout' }),
+  expect: () => ({ anyOf: [{ $ref: '#/$defs/expect' }, { type: 'null' }] }),
+  // `true`/`false` in the file; the reader also takes the environment's words
+  switch: () => ({ anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['1', '0', 'true', 'false', 'yes', 'no'] }] }),
+};
+
+function settingSchema(key: SettingKey): Schema {
+  const spec = OPTION_TABLE[key] as OptionSpec;
+  const where = [spec.flag ? `flag ${spec.flag}` : null, spec.env ? `env ${spec.env}` : null].filter(Boolean).join(', ');
+  const notes = [where, spec.default !== undefined ? `default ${spec.default}` : null, spec.path ? 'relative to the config file' : null]
+    .filter(Boolean)
+    .join('; ');
+  return {
+    description: `${spec.description}${notes ? ` (${notes})` : ''}`,
+    ...KIND_SCHEMA[spec.kind](spec),
+    ...(key in DEFAULTS ? { default: typedDefault(key as keyof typeof DEFAULTS, spec) } : {}),
+  };
+}
+
+/** The default as the file would write it: a duration as text (`30s`), a number or name as itself. */
+function typedDefault(key: keyof typeof DEFAULTS, spec: OptionSpec): unknown {
+  const value = DEFAULTS[key];
+  return spec.kind === 'duration' ? durationText(Number(value)) : value;
+}
+
+/** Letters in either case: weekday names are read case-insensitively. */
+const caseless = (text: string) => [...text].map((c) => `[${c.toLowerCase()}${c.toUpperCase()}]`).join('');
+
+/** calendar/expect.ts's weekday names: the first three letters or the whole name. */
+const WEEKDAY = `^\\s*(?:${LONG_NAMES.map((n) => `${caseless(n.slice(0, 3))}(?:${caseless(n.slice(3))})?`).join('|')})\\s*$`;
+
+function expectSchema(): Schema {
+  const properties: Record<string, Schema> = {
+    every: {
+      description: '"day", "business day", or the weekdays owed, such as ["Mon", "Thu"]',
+      anyOf: [
+        { type: 'string', enum: ['day', 'business day'] },
+        { type: 'array', items: { type: 'string', pattern: WEEKDAY }, minItems: 1 },
+      ],
+      default: 'day',
+    },
+    by: {
+      description: 'the local time a day\'s files are due by, such as "04:00"',
+      type: 'string',
+      pattern: '^\\s*(?:[01]?\\d|2[0-3]):[0-5]\\d\\s*$',
+    },
+    timeZone: {
+      description: 'the partner\'s zone, an IANA name such as "Europe/Amsterdam", or "UTC"',
+      type: 'string',
+      pattern: '^(?:UTC|[^/]+/.+)$',
+      examples: ['Europe/Amsterdam', 'UTC'],
+    },
+    holidays: {
+      description: 'a country or region code of date-holidays (NL, DE-BY): its public holidays are never owed',
+      type: 'string',
+      minLength: 2,
+    },
+    files: { description: "how many files make a day's delivery", ...wholeNumber({ min: 1, max: 10_000 }), default: 1 },
+    warnAfter: { description: 'how late a day may be before it is a warning', $ref: '#/$defs/duration', default: '0' },
+    errorAfter: { description: 'how late a day may be before it is an error', $ref: '#/$defs/duration', default: durationText(24 * 3600) },
+  };
+  return {
+    description: OPTION_TABLE.expect.description,
+    type: 'object',
+    properties: each(EXPECT_KEYS, properties, 'expect'),
+    required: ['by', 'timeZone'],
+    additionalProperties: false,
+  };
+}
+
+/**
+ * The schema of each key the reader knows, in the reader's order: a key the reader learns
+ * without a schema here stops the schema being made (and its test), rather than being left out.
+ */
+function each(keys: readonly string[], schemas: Record<string, Schema>, what: string): Record<string, Schema> {
+  const missing = keys.filter((k) => !(k in schemas));
+  if (missing.length > 0) throw new Error(`the config schema has no entry for ${what} key ${missing.join(', ')}`);
+  return Object.fromEntries(keys.map((k) => [k, schemas[k]!]));
+}
+
+const identifier = (description: string): Schema => ({ description, type: 'string', pattern: IDENTIFIER.source });
+const positionField = (description: string): Schema => ({ description, type: 'integer', minimum: 2 });
+
+/** The layout object's keys, each as layout/layoutObject.ts reads it. */
+function layoutObjectSchema(): Schema {
+  const recordRole: Schema = {
+    anyOf: [
+      { type: 'string', enum: [...ROLES] },
+      {
+        type: 'object',
+        properties: { count: positionField('the field holding the number of data records') },
+        required: ['count'],
+        additionalProperties: false,
+      },
+    ],
+  };
+  const properties: Record<string, Schema> = {
+    extends: { description: 'a preset this layout changes only where it says', type: 'string', enum: [...PRESETS.keys()] },
+    table: identifier('the finance table the rows go to (default settlement_rows)'),
+    delimiter: { type: 'string', enum: DELIMITERS, default: LAYOUT_DEFAULTS.delimiter },
+    decimalMark: { type: 'string', enum: ['.', ','], default: LAYOUT_DEFAULTS.decimalMark },
+    groupSeparator: { type: 'string', enum: GROUP_SEPARATORS, default: LAYOUT_DEFAULTS.groupSeparator },
+    skipLines: { description: 'lines before the header (or the first record)', type: 'integer', minimum: 0, maximum: 1000, default: 0 },
+    header: { description: 'true: columns by header name; false: by position', type: 'boolean', default: LAYOUT_DEFAULTS.header },
+    timeZone: { description: "the zone of the file's times (IANA name, UTC or an offset)", type: 'string' },
+    columns: {
+      description: 'the columns, in any order; in a layout that extends a preset, an object of changes by name (null drops one)',
+      anyOf: [
+        { type: 'array', items: { $ref: '#/$defs/column' }, minItems: 1, maxItems: MAX_LAYOUT_COLUMNS },
+        { type: 'object', additionalProperties: { anyOf: [{ type: 'null' }, columnSchema({ change: true })] } },
+      ],
+    },
+    naturalKey: {
+      description: 'the column, or columns, that name a row uniquely (default transaction_id)',
+      anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
+    },
+    extraColumns: { type: 'string', enum: ['ignore', 'reject'], default: LAYOUT_DEFAULTS.extraColumns },
+    skipRows: {
+      description: 'rows counted but not loaded',
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { column: { type: 'string', minLength: 1 }, values: { type: 'array', items: { type: 'string' }, minItems: 1 } },
+        required: ['column', 'values'],
+      },
+    },
+    trailer: {
+      description: 'the closing record: its first field, and where it gives the row count or the sum',
+      type: 'object',
+      properties: {
+        firstField: { type: 'string', minLength: 1 },
+        rowCountField: positionField('the field holding the row count'),
+        sumField: positionField('the field holding the sum'),
+        sumOf: { description: 'the decimal column summed', type: 'string' },
+      },
+      required: ['firstField'],
+    },
+    recordTypes: {
+      description: 'each record type (its first field) and its role',
+      type: 'object',
+      additionalProperties: { anyOf: [recordRole, { type: 'null' }] },
+    },
+  };
+  return {
+    description: 'a layout: what the files look like and which table their rows go to',
+    type: 'object',
+    properties: each(LAYOUT_KEYS, properties, 'layout'),
+    additionalProperties: false,
+    // a layout of its own names its columns; one that extends a preset has the preset's
+    if: { not: { required: ['extends'] } },
+    then: { required: ['columns'], properties: { columns: { type: 'array' } } },
+  };
+}
+
+/** One column as layout/layoutColumns.ts reads it; `change`: a change to a preset's column, where every key may be null (drops it). */
+function columnSchema(opts: { change?: boolean } = {}): Schema {
+  const zone = { description: `an IANA zone, UTC, an offset such as +01:00, or "${LOCAL_ZONE}"`, type: 'string' };
+  const header = { type: 'string', minLength: 1 };
+  const properties: Record<string, Schema> = {
+    name: identifier('the table column: a lower-case SQL identifier'),
+    from: {
+      description: "the header's text (default the name), or a list of texts to look for in order",
+      anyOf: [
+        header,
+        {
+          type: 'array',
+          minItems: 1,
+          items: {
+            anyOf: [header, { type: 'object', properties: { header, timeZone: zone }, required: ['header'], additionalProperties: false }],
+          },
+        },
+      ],
+    },
+    occurrence: { description: "which of the header's columns of that name (1 for the first)", type: 'integer', minimum: 1 },
+    position: { description: 'a layout without a header: the field, 1 for the first', type: 'integer', minimum: 1, maximum: 10_000 },
+    type: { type: 'string', enum: [...COLUMN_TYPES] },
+    required: { type: 'boolean', default: true },
+    scale: {
+      description: `decimal: the most digits after the mark (default 2), or "${AS_WRITTEN}"`,
+      anyOf: [{ type: 'integer', minimum: 0, maximum: 12 }, { const: AS_WRITTEN }],
+    },
+    minorUnits: { description: 'decimal written in whole minor units: the places implied', type: 'integer', minimum: 0, maximum: 6 },
+    sign: {
+      description: 'decimal written unsigned: the column holding its debit/credit mark',
+      type: 'object',
+      properties: {
+        from: { type: 'string' },
+        negative: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+        positive: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+      },
+      required: ['from', 'negative', 'positive'],
+      additionalProperties: false,
+    },
+    format: { description: 'date and timestamp: the pattern, such as dd/MM/yyyy or yyyy-MM-dd HH:mm:ss', type: 'string' },
+    timeZone: { ...zone, description: `timestamp: the zone of its times (${zone.description})` },
+    timeZoneFrom: { description: "timestamp: the column naming each row's zone", type: 'string' },
+    timeFrom: { description: 'timestamp: the column holding the time of day', type: 'string' },
+  };
+  const keys = Object.fromEntries(
+    Object.entries(each(COLUMN_KEYS, properties, 'column')).map(([k, v]) => [
+      k,
+      opts.change && k !== 'name' ? { anyOf: [v, { type: 'null' }] } : v,
+    ]),
+  );
+  return { type: 'object', properties: keys, additionalProperties: false, ...(opts.change ? {} : { required: ['name', 'type'] }) };
+}
