@@ -36,10 +36,9 @@ export async function judgePausedUpload(
       error: new RejectError(`${stopped}${since} (${shape}): it is incomplete`, { line: cut.line, field: 'incomplete' }),
     };
   }
-  const waited = runs === 0 ? 'first seen so' : `unchanged for ${runs} of ${maxWaitingRuns} runs`;
   return {
     kind: 'wait',
-    reason: `${stopped} (${shape}): it may still be uploading (${waited}; rejected as incomplete once unchanged for ${maxWaitingRuns} runs)`,
+    reason: `${stopped} (${shape}): it may still be uploading (unchanged for ${runs} of ${maxWaitingRuns} runs before it is rejected as incomplete)`,
     seenAs,
     line: cut.line,
   };

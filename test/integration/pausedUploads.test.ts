@@ -34,7 +34,7 @@ describe('a paused upload is not ready', () => {
 
     const paused = await ws.run(['--json']);
     expect(paused.status, paused.stderr).toBe(0);
-    expect(JSON.parse(paused.stdout)).toMatchObject({ counts: { not_ready: 1, rejected: 0, loaded: 0 } });
+    expect(JSON.parse(paused.stdout)).toMatchObject({ not_ready: 1, rejected: 0, loaded: 0, exit_status: 0 });
     expect(await ws.files('intake')).toEqual([name]);
     expect(await ws.files('rejected')).toEqual([]);
     expect(ws.ledgerFile(name)).toBeUndefined(); // never claimed, never rejected
