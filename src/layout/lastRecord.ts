@@ -95,10 +95,10 @@ async function headerWidth(path: string, layout: Layout): Promise<number | undef
 export async function lastRecordCutShort(path: string, layout: Layout): Promise<CutShort | undefined> {
   const { size } = await stat(path);
   if (size === 0) return undefined;
+  const end = (await readAt(path, 1, size - 1))[0];
+  if (end === LF || end === CR) return undefined;
   const length = Math.min(size, TAIL_BYTES);
   const tail = await readAt(path, length, size - length);
-  const end = tail[tail.length - 1];
-  if (end === LF || end === CR) return undefined;
   const cutUtf8 = completePrefix(tail) < tail.length;
   const text = tail.toString('utf8');
   const lineStart = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r')) + 1;
