@@ -45,7 +45,7 @@ afterAll(async () => {
   await last.end();
 });
 
-/** migrate, run, status and audit through one way of giving the password: each exits as it should and prints no warning. */
+/** migrate, run, status, audit and two reports through one way of giving the password: each exits as it should and prints no warning. */
 async function everyCommandQuietly(databaseUrl: string, env: Record<string, string>, prefix: string) {
   const ws = await Workspace.create(databaseUrl, { migrate: false, ledger: 'postgres' });
   const commands: [string, string[]][] = [
@@ -53,6 +53,8 @@ async function everyCommandQuietly(databaseUrl: string, env: Record<string, stri
     ['run', ws.runArgs()],
     ['status', ['status', '--ledger', ws.ledger]],
     ['audit', ['audit', '--intake', ws.intake, '--ledger', ws.ledger]],
+    ['report runs', ['report', 'runs', '--ledger', ws.ledger]],
+    ['history', ['history', 'settle_20261120_a01.csv', '--ledger', ws.ledger]],
   ];
   await ws.put('settle_20261120_a01.csv', sampleSettlement({ date: '2026-11-20', rows: 3, idPrefix: prefix }).text);
   for (const [name, args] of commands) {
