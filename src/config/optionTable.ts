@@ -365,7 +365,7 @@ export const OPTION_TABLE = {
     commands: ['run', 'status'],
     per: { status: { description: 'WARNING when a file has waited in the intake more runs than this' } },
     details:
-      'held, not ready, failed, or ignored (a name the pattern does not take and --ignore does not name), in more runs in a row than this; named on the summary line',
+      'held, not ready, failed, or ignored (a name the pattern does not take and --ignore does not name), in more runs in a row than this; named on the summary line; a file whose upload stopped mid-line is rejected as incomplete once it has stayed exactly so for this many runs',
   },
   readyMarker: {
     flag: '--ready-marker',

@@ -42,6 +42,16 @@ function passwordFromEnvironment(params: { host: string; port: number; database:
   );
 }
 
+/**
+ * Every connection asks `passwordFromEnvironment`, whatever names the server. The option
+ * `password` alone does not reach a connection made from a URL: node-postgres merges the
+ * URL's fields over the options, and a URL without a password brings an empty one, so pg
+ * then fell back to its own password-file lookup and its deprecation warning on every login
+ * through ~/.pgpass. An empty password falls to PGPASSWORD, then to pg's defaults: the
+ * default set here is where both kinds of connection meet. (A password in the URL still wins.)
+ */
+pg.defaults.password = passwordFromEnvironment as unknown as () => Promise<string>;
+
 /** A URL this tool can use: the postgres scheme (else pg reads "not a url" as a host name). */
 function assertPostgresUrl(url: string, what: string): void {
   if (!/^postgres(ql)?:\/\//i.test(url)) {
@@ -103,8 +113,7 @@ export function pgClientConfig(
   const ssl = sslFromEnvironment(url);
   return {
     connectionString: url,
-    // a password in the URL wins (node-postgres reads it over this); otherwise it is looked up when the server asks
-    password: passwordFromEnvironment as unknown as () => Promise<string>,
+    // no password here: a URL's wins, else PGPASSWORD, else pg.defaults.password above, asked only when the server wants one
     ...(ssl ? { ssl } : {}),
     application_name: o.applicationName,
     connectionTimeoutMillis: o.connectTimeoutMs,

@@ -36,6 +36,33 @@ export async function runsWaiting(ledger: Ledger, name: string): Promise<{ runs:
   return { runs: runs.size, since };
 }
 
+/** What a not-ready event says of the bytes it saw (`unchangedWaits` compares them): size:mtime and their SHA-256. */
+export interface SeenAs {
+  arrival: string;
+  stagedSha256: string;
+}
+
+/**
+ * The runs in a row (of the ledger view's partner), newest first, that left `name` not ready
+ * exactly as it is now: the same size, mtime and SHA-256 of its bytes. Any other event of the
+ * name (another shape, held, failed, settled) ends the count: a file that grew since has not
+ * stopped, it is still being written.
+ */
+export async function unchangedWaits(ledger: Ledger, name: string, now: SeenAs): Promise<{ runs: number; since: string }> {
+  const runs = new Set<string>();
+  let since = '';
+  const events = await ledger.eventsFor(name);
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.name !== name || e.partner !== ledger.partner || !e.runId) continue;
+    const same = e.event === 'not_ready' && e.details.arrival === now.arrival && e.details.stagedSha256 === now.stagedSha256;
+    if (!same) break;
+    runs.add(e.runId);
+    since = e.at;
+  }
+  return { runs: runs.size, since };
+}
+
 /**
  * Files this run left waiting that have waited in more than `maxRuns` runs in a row: an
  * upload that never finishes, a twin held forever, a file that fails every night, and a name

@@ -17,6 +17,7 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
   const both = contentDetails(staged.content, file.sha256);
   const { layout } = run.finance;
   try {
+    if (staged.refusal) throw staged.refusal;
     // a delivery whose wrapping is bad (a bomb, a wrong signature) is rejected like a bad row
     if (staged.content.kind === 'refused') throw staged.content.error;
     if (staged.content.kind !== 'content') throw new Error('a delivery that could not be decoded is never claimed');

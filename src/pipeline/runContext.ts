@@ -2,6 +2,7 @@ import type { DecidedFile } from '../intake/intake.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { ClaimOwner } from '../owner.js';
 import type { StagedContent } from '../delivery/stagedContent.js';
+import type { RejectError } from '../errors.js';
 import type { MoveContext } from './moveDecided.js';
 
 /** What deciding, loading and moving one file share with the run they are part of. */
@@ -25,6 +26,10 @@ export interface LoadProgress {
 }
 
 /** The staged delivered bytes (what moves when the intake name was replaced) and the content inside them (what loads). */
-export type StagedDelivery = DecidedFile & { content: StagedContent };
+export type StagedDelivery = DecidedFile & {
+  content: StagedContent;
+  /** a reject decided before the claim (an upload that stopped mid-line and never went on): claimed, rejected with it and moved */
+  refusal?: RejectError;
+};
 
 export { DESTINATION } from '../destination.js';

@@ -21,6 +21,7 @@ import { moveMarker } from './readyMarker.js';
 import type { LoadProgress, RunContext } from './runContext.js';
 import { stageAndHash } from './stageAndHash.js';
 import { closeDeadRuns, makeStagingDir, removeDeadStaging, settleStaleClaims } from './startOfRun.js';
+import { judgePausedUpload } from './pausedUpload.js';
 import { waitForTrailer } from './trailerGate.js';
 
 export interface IngestOptions {
@@ -118,8 +119,9 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
 
   // an outcome for a file that was never hashed: it stays in the intake for the next run, as listed
   // (size:mtime: `audit --transfer-log` tells it from a later upload of the same size by it)
-  const unstaged = async (entry: IntakeEntry, event: 'not_ready' | 'failed', reason: string) => {
-    const details = { reason, size: entry.size, arrival: `${entry.size}:${entry.mtimeMs}` };
+  // (`seen`: what a not-ready file's bytes were, for the next run to tell whether they changed)
+  const unstaged = async (entry: IntakeEntry, event: 'not_ready' | 'failed', reason: string, seen: Record<string, unknown> = {}) => {
+    const details = { reason, size: entry.size, arrival: `${entry.size}:${entry.mtimeMs}`, ...seen };
     await ledger.record({ runId, event, name: entry.name, sha256: null, details });
     const line = event === 'failed' ? `could not stage the file, left in intake: ${reason}` : 'not ready: left for the next run';
     log[event === 'failed' ? 'error' : 'warn']({ event: event.replace('_', '-'), file: entry.name, size: entry.size, reason }, line);
@@ -246,9 +248,20 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
         const file = { name: entry.name, sha256: staged.sha256, contentSha256, size: staged.size, runId, arrival };
         const slog = flog.child({ sha256: staged.sha256, ...(contentSha256 !== staged.sha256 ? { contentSha256 } : {}) });
         try {
+          // a plain file's last record cut short: an upload paused mid-line (a wrapped one is whole or not by its own framing)
+          const paused =
+            content.kind === 'content' && content.layers.length === 0
+              ? await judgePausedUpload(ledger, finance.layout, { ...file, contentPath: content.path }, opts.maxWaitingRuns)
+              : undefined;
+          if (paused?.kind === 'wait') {
+            await unstaged(entry, 'not_ready', paused.reason, { stoppedMidLine: paused.line, stagedSha256: paused.seenAs.stagedSha256 });
+            continue;
+          }
           // a trailer is looked for in the content, not in its wrapping
           const incomplete =
-            content.kind === 'content' ? await waitForTrailer(ledger, finance.layout, entry.name, content.path, opts.maxWaitingRuns) : null;
+            content.kind === 'content' && !paused
+              ? await waitForTrailer(ledger, finance.layout, entry.name, content.path, opts.maxWaitingRuns)
+              : null;
           if (incomplete) {
             await unstaged(entry, 'not_ready', incomplete);
             continue;
@@ -257,7 +270,15 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
           await decideFile(
             run,
             file,
-            { pin: staged.pin, stagedPath: staged.path, sha256: staged.sha256, movingRun: runId, sample: staged.sample, content },
+            {
+              pin: staged.pin,
+              stagedPath: staged.path,
+              sha256: staged.sha256,
+              movingRun: runId,
+              sample: staged.sample,
+              content,
+              ...(paused ? { refusal: paused.error } : {}),
+            },
             slog,
           );
         } catch (err) {
