@@ -8,8 +8,8 @@ import { holidayCodeProblem } from '../calendar/holidays.js';
 import { DEFAULT_LAYOUT, type Layout } from '../layout/layout.js';
 import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { parseLayout } from '../layout/parseLayout.js';
-import { zoneProblem } from '../layout/timeZones.js';
-import { nearest } from './nearest.js';
+import { zoneGuess, zoneProblem } from '../layout/timeZones.js';
+import { nearest } from '../nearest.js';
 import { DuplicateKeyError, parseJsonText } from './jsonText.js';
 import { folderPlaces, type FolderPlace, type SftpSettings } from '../intake/openIntake.js';
 import { createTableSql } from '../finance/layoutTable.js';
@@ -261,7 +261,10 @@ function parseExpect(p: Picked): Expect | null {
   const zone = v.timeZone;
   if (zone === undefined) throw new UsageError(`${at('timeZone')}: required: the partner's zone, an IANA name such as "Europe/Amsterdam"`);
   if (typeof zone !== 'string' || !isIanaZone(zone)) {
-    throw new UsageError(`${at('timeZone')}: expected an IANA time zone such as "Europe/Amsterdam" or "UTC", got ${JSON.stringify(zone)}`);
+    const guess = typeof zone === 'string' ? zoneGuess(zone) : undefined;
+    throw new UsageError(
+      `${at('timeZone')}: expected an IANA time zone such as "Europe/Amsterdam" or "UTC", got ${JSON.stringify(zone)}${guess ? ` (${guess})` : ''}`,
+    );
   }
   let holidays: string | undefined;
   if (v.holidays !== undefined) {
