@@ -51,6 +51,10 @@ export interface Settings {
   ignore: string[];
   maxWaitingRuns: number;
   metricsFile: string | undefined;
+  /** `migrate`: the group that may read the SQLite ledger */
+  ledgerGroup: string | undefined;
+  /** `run`: the summary lines are appended here too, each after its time */
+  summaryFile: string | undefined;
   /** the partner's completeness sidecar suffix (`.done`): a file is taken only once NAME+suffix exists */
   readyMarker: string | undefined;
   /** `status`: how old the last successful run may be before the check is critical */
@@ -617,6 +621,8 @@ function settingsFrom(pick: (key: Key) => Picked | undefined, env: NodeJS.Proces
     ignore: read('ignore') ?? [],
     maxWaitingRuns: read('maxWaitingRuns') ?? DEFAULTS.maxWaitingRuns,
     metricsFile: read('metricsFile'),
+    summaryFile: read('summaryFile'),
+    ledgerGroup: read('ledgerGroup'),
     readyMarker: readyMarker(read('readyMarker')),
     maxAgeSeconds: read('maxAge') ?? DEFAULTS.maxAge,
     mode: read('mode') as Settings['mode'],
