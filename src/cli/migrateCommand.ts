@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
 import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
+import { UsageError } from '../errors.js';
+import { ledgerGroupId, shareLedgerWithGroup } from '../ledger/ledgerGroup.js';
+import { isPostgresUrl } from '../ledger/openLedger.js';
 import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -59,6 +62,12 @@ function printSql(partners: Settings[]): Promise<string> {
 /** Migrates the finance schema, every partner's layout table and the ledger. */
 async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
   const s = partners[0]!;
+  if (s.ledgerGroup !== undefined && isPostgresUrl(s.ledger)) {
+    throw new UsageError(
+      '--ledger-group is for a SQLite ledger: for a PostgreSQL one, GRANT USAGE ON SCHEMA settle_ledger and SELECT ON ALL TABLES IN SCHEMA settle_ledger to the monitoring role',
+    );
+  }
+  const gid = s.ledgerGroup === undefined ? undefined : ledgerGroupId(s.ledgerGroup);
   return withResources(s, async (r) => {
     const db = await r.finance('migrate');
     const tables: MigrateResult['tables'] = [];
@@ -69,6 +78,7 @@ async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
       tables.push({ table: done.table, partners: layout.partners, tableChanges: done.tableChanges });
     }
     const ledger = await r.ledger({ create: true });
+    if (gid !== undefined) shareLedgerWithGroup(s.ledger, s.ledgerGroup!, gid);
     return {
       financeSchema: s.schema,
       financeVersion: first!.current,

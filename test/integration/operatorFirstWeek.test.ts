@@ -1,29 +1,12 @@
-import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { BIN, runCli } from '../support/cli.js';
+import { runCli } from '../support/cli.js';
+import { onTerminal } from '../support/terminal.js';
 import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
-
-/**
- * The CLI on a terminal (a pseudo-terminal from util-linux `script`), as an operator's first
- * manual run has it; returns everything the terminal was sent.
- */
-function onTerminal(args: string[], env: Record<string, string>, cwd: string): Promise<{ status: number | null; screen: string }> {
-  const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
-  const child = spawn('script', ['-qefc', quoted, '/dev/null'], {
-    cwd,
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME!, TERM: 'xterm', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let screen = '';
-  child.stdout.on('data', (d) => (screen += d));
-  child.stderr.on('data', (d) => (screen += d));
-  return new Promise((resolve) => child.on('close', (status) => resolve({ status, screen })));
-}
 
 describe("the operator's first week", () => {
   it('a manual run on a terminal says what it waits for, and shows a load as share, rows, bytes and rate', async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { onTerminal } from '../support/terminal.js';
 import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
@@ -87,5 +88,31 @@ describe('names with control characters, printed for people', () => {
     expect(audit.status).toBe(1);
     expect(activeBytes(audit.stdout)).toEqual([]);
     expect(audit.stdout).toContain('settle_20261202_\\x1b]0;owned\\x07.csv');
+  });
+});
+
+describe('a Ctrl-C on a terminal', () => {
+  it('is acknowledged at once, before the file in hand is finished; the run then stops after it (exit 1)', async () => {
+    const night = await Workspace.create(db.url);
+    await night.put('settle_20261203_a01.csv', sampleSettlement({ date: '2026-12-03', rows: 3, idPrefix: 'INT1' }).text);
+    await night.put('settle_20261203_a02.csv', sampleSettlement({ date: '2026-12-03', rows: 3, idPrefix: 'INT2' }).text);
+    // Ctrl-C as the first file is about to be claimed: once, to the run's own process (the hook's parent)
+    const signalled = join(night.root, 'signalled');
+    const r = await onTerminal(
+      ['run', '--intake', night.intake, '--ledger', night.ledger, '--stable-for', '0', '--mode', 'manual'],
+      {
+        DATABASE_URL: night.databaseUrl,
+        SETTLE_TEST_FAULT: 'hook:before-claim',
+        SETTLE_TEST_HOOK: `[ -e '${signalled}' ] || { touch '${signalled}'; kill -INT $PPID; }`,
+      },
+      night.root,
+    );
+    expect(r.status, r.screen).toBe(1);
+    const acknowledged = r.screen.indexOf('stopping: finishing the file in hand, then no other (Ctrl-C again to stop at once)');
+    const stopped = r.screen.search(/run \S+ stopped: loaded=1 /);
+    expect(acknowledged, r.screen).toBeGreaterThan(-1);
+    expect(stopped, r.screen).toBeGreaterThan(acknowledged);
+    expect(await night.files('archive')).toEqual(['settle_20261203_a01.csv']);
+    expect(await night.files('intake')).toEqual(['settle_20261203_a02.csv']);
   });
 });

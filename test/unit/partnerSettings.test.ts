@@ -104,6 +104,10 @@ describe('partners in one config file', () => {
     [{ bank: { intake: 'b', expect: { by: '04:00' } } }, '"partners"."bank"."expect"."timeZone": required'],
     [{ bank: { intake: 'b', expect: { by: '04:00', timeZone: 'Mars/Olympus' } } }, '"timeZone": expected an IANA time zone'],
     [
+      { bank: { intake: 'b', expect: { by: '04:00', timeZone: 'Europe/Amsterdm' } } },
+      '"timeZone": expected an IANA time zone such as "Europe/Amsterdam" or "UTC", got "Europe/Amsterdm" (did you mean "Europe/Amsterdam"?)',
+    ],
+    [
       { bank: { intake: 'b', expect: { by: '04:00', timeZone: 'UTC', every: 'weekday' } } },
       '"every": expected "day", "business day" or a list of weekdays',
     ],

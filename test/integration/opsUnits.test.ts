@@ -1,0 +1,172 @@
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { BIN } from '../support/cli.js';
+import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const OPS = join(ROOT, 'ops');
+const has = (command: string, ...args: string[]) => spawnSync(command, args, { stdio: 'ignore' }).status === 0;
+const hasSystemdAnalyze = has('systemd-analyze', '--version');
+const hasLogrotate = has('logrotate', '--version');
+// the sandbox below needs a mount namespace of its own: root, and a kernel and container that allow it
+const canSandbox = process.getuid?.() === 0 && has('unshare', '--mount', '--propagation', 'private', 'true');
+const SERVICES = ['settle-ingest.service', 'settle-ingest@.service'];
+
+const db = sharedFinanceDatabase();
+
+/** The unit's settings of one key, every line of it. */
+function unitValues(unit: string, key: string): string[] {
+  return unit
+    .split('\n')
+    .filter((line) => line.startsWith(`${key}=`))
+    .map((line) => line.slice(key.length + 1));
+}
+
+const FINISHED_SUMMARY = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z run \S+ done: loaded=\d+ /;
+
+describe('the systemd units in ops/', () => {
+  it.skipIf(!hasSystemdAnalyze).each(SERVICES)('%s is rated at most 4.0 by systemd-analyze security --offline', (name) => {
+    const r = spawnSync('systemd-analyze', ['security', '--offline=yes', join(OPS, name)], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const last = r.stdout.trim().split('\n').at(-1)!;
+    const m = /Overall exposure level for \S+: (\d+\.\d+) /.exec(last);
+    expect(m, last).not.toBeNull();
+    expect(Number(m![1])).toBeLessThanOrEqual(4.0);
+  });
+
+  it.skipIf(!hasSystemdAnalyze)('pass systemd-analyze verify, the template as an instance, with their timers', async () => {
+    const units = await mkdtemp(join(tmpdir(), 'settle-units-'));
+    for (const name of [...SERVICES, 'settle-ingest.timer', 'settle-ingest@.timer']) {
+      // the command where this checkout has it instead of /usr/local/bin
+      const text = (await readFile(join(OPS, name), 'utf8')).replaceAll('/usr/local/bin/settle-ingest', BIN);
+      await writeFile(join(units, name), text);
+    }
+    for (const pair of [
+      ['settle-ingest.service', 'settle-ingest.timer'],
+      ['settle-ingest@finance.service', 'settle-ingest@finance.timer'],
+    ]) {
+      const r = spawnSync('systemd-analyze', ['verify', ...pair.map((name) => join(units, name))], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+    }
+  });
+
+  it('write only where they say: the summary file and the log folder are among the ReadWritePaths', async () => {
+    for (const name of SERVICES) {
+      const unit = await readFile(join(OPS, name), 'utf8');
+      expect(unitValues(unit, 'ProtectSystem')).toEqual(['strict']);
+      const writable = unitValues(unit, 'ReadWritePaths').flatMap((v) => v.split(' ').map((p) => p.replace(/^-/, '')));
+      expect(writable).toEqual(expect.arrayContaining(['/srv/settle', '/var/log/settle-ingest']));
+      expect(unitValues(unit, 'WorkingDirectory')).toEqual(['/srv/settle']);
+      const summary = /--summary-file (\S+)/.exec(unitValues(unit, 'ExecStart')[0]!)![1]!;
+      expect(summary.startsWith('/var/log/settle-ingest/')).toBe(true);
+      expect(unitValues(unit, 'MemoryDenyWriteExecute')).toEqual([]); // V8's JIT writes the code it runs
+    }
+  });
+
+  it.skipIf(!canSandbox)(
+    'a run still works in the sandbox they set: the file system read-only but its folders, no capabilities, no new privileges',
+    async () => {
+      const ws = await Workspace.create(db.url);
+      const log = await mkdtemp(join(tmpdir(), 'settle-unit-log-'));
+      const privateTmp = await mkdtemp(join(tmpdir(), 'settle-unit-tmp-'));
+      await ws.put('settle_20261206_a01.csv', sampleSettlement({ date: '2026-12-06', rows: 3, idPrefix: 'UNIT' }).text);
+      const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+      const run = [
+        process.execPath,
+        BIN,
+        ...ws.runArgs(['--mode', 'scheduled', '--log-file', join(log, 'run.log'), '--summary-file', join(log, 'summary.log')]),
+      ];
+      // ReadWritePaths (the workspace stands for /srv/settle, `log` for /var/log/settle-ingest), PrivateTmp, then
+      // ProtectSystem=strict; CapabilityBoundingSet= and NoNewPrivileges=yes for the run itself
+      const sandbox = [
+        ...[ws.root, log, privateTmp].map((dir) => `mount --bind ${quote(dir)} ${quote(dir)}`),
+        'mount -o remount,bind,ro /',
+        `! touch ${quote(join(tmpdir(), 'settle-outside-the-sandbox'))} 2>/dev/null`,
+        `exec setpriv --no-new-privs --bounding-set=-all --inh-caps=-all ${run.map(quote).join(' ')}`,
+      ].join(' && ');
+      const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', sandbox], {
+        cwd: ws.root,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH!, DATABASE_URL: ws.databaseUrl, TMPDIR: privateTmp },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      expect(await ws.files('archive')).toEqual(['settle_20261206_a01.csv']);
+      expect((await readFile(join(log, 'summary.log'), 'utf8')).trim()).toMatch(FINISHED_SUMMARY);
+    },
+  );
+});
+
+describe('the cron line in ops/cron.d', () => {
+  let ws: Workspace;
+  let log: string;
+  let cron: (() => { status: number | null; mail: string }) | undefined;
+
+  beforeAll(async () => {
+    ws = await Workspace.create(db.url);
+    log = join(ws.root, 'log');
+    await mkdir(log);
+    const file = await readFile(join(OPS, 'cron.d', 'settle-ingest'), 'utf8');
+    const lines = file.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    const variables = Object.fromEntries(lines.filter((l) => /^[A-Z_]+=/.test(l)).map((l) => l.split(/=(.*)/s).slice(0, 2)));
+    expect(variables.PATH).toMatch(/^\/usr\/local\/bin:/); // where `npm install -g` puts the command, and often node
+    const job = lines.find((l) => /^\d/.test(l))!;
+    // the command after minute, hour, day, month, weekday and user, pointed at this test's folders and command
+    const command = job
+      .replace(/^(\S+\s+){6}/, '')
+      .replaceAll('/srv/settle', ws.root)
+      .replaceAll('/var/log/settle-ingest', log)
+      .replaceAll('/usr/local/bin/settle-ingest', `${process.execPath} ${BIN}`);
+    const config = join(ws.root, 'config.json');
+    await writeFile(config, JSON.stringify({ intake: ws.intake, ledger: ws.ledger, stableFor: 0, logFile: join(log, 'run.log') }));
+    cron = () => {
+      // what cron mails is everything the command printed
+      const r = spawnSync('/bin/sh', ['-c', command], {
+        encoding: 'utf8',
+        env: { PATH: `${variables.PATH}:${process.env.PATH}`, SETTLE_CONFIG: config, DATABASE_URL: ws.databaseUrl, HOME: ws.root },
+      });
+      return { status: r.status, mail: r.stdout + r.stderr };
+    };
+  });
+
+  it('mails nothing after a good night; after a bad one the exit status and the summary line, never the JSON log', async () => {
+    await ws.put('settle_20261207_a01.csv', sampleSettlement({ date: '2026-12-07', rows: 2, idPrefix: 'CRON' }).text);
+    expect(cron!()).toEqual({ status: 0, mail: '' });
+    await ws.put('settle_20261208_a01.csv', 'this is no settlement file\n');
+    const bad = cron!();
+    expect(await ws.files('rejected')).toEqual(['settle_20261208_a01.csv']);
+    expect(bad.mail).toMatch(/^settle-ingest exited 1: run \S+ done: loaded=0 .*rejected=1/);
+    expect(bad.mail.trim().split('\n')).toHaveLength(1);
+    // each night's line in summary.log, with its time
+    const summary = (await readFile(join(log, 'summary.log'), 'utf8')).trim().split('\n');
+    expect(summary).toHaveLength(2);
+    for (const line of summary) expect(line).toMatch(FINISHED_SUMMARY);
+  });
+
+  it.skipIf(!hasLogrotate)('ops/logrotate.d rotates summary.log and run.log by renaming, and the next run starts them anew', async () => {
+    const conf = join(ws.root, 'logrotate.conf');
+    const user = spawnSync('id', ['-un'], { encoding: 'utf8' }).stdout.trim();
+    const group = spawnSync('id', ['-gn'], { encoding: 'utf8' }).stdout.trim();
+    const text = await readFile(join(OPS, 'logrotate.d', 'settle-ingest'), 'utf8');
+    expect(text).toContain('su settle settle');
+    await writeFile(conf, text.replaceAll('/var/log/settle-ingest', log).replace('su settle settle', `su ${user} ${group}`), {
+      mode: 0o644,
+    });
+    const state = join(ws.root, 'logrotate.state');
+    const check = spawnSync('logrotate', ['-d', '-s', state, conf], { encoding: 'utf8' });
+    expect(check.status, check.stderr).toBe(0);
+    const rotate = spawnSync('logrotate', ['-f', '-s', state, conf], { encoding: 'utf8' });
+    expect(rotate.status, rotate.stderr).toBe(0);
+    expect((await readdir(log)).sort()).toEqual(['run.log.1', 'summary.log.1']);
+
+    await ws.put('settle_20261209_a01.csv', sampleSettlement({ date: '2026-12-09', rows: 2, idPrefix: 'ROTA' }).text);
+    expect(cron!()).toEqual({ status: 0, mail: '' });
+    expect((await readdir(log)).sort()).toEqual(['run.log', 'run.log.1', 'summary.log', 'summary.log.1']);
+    expect((await readFile(join(log, 'summary.log'), 'utf8')).trim().split('\n')).toHaveLength(1);
+    expect((await readFile(join(log, 'summary.log.1'), 'utf8')).trim().split('\n')).toHaveLength(2);
+  });
+});

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { zoneProblem } from '../../src/layout/timeZones.js';
+
+describe('a mistyped time zone', () => {
+  it.each([
+    ['Europe/Amsterdm', 'Europe/Amsterdam'],
+    ['America/New_Yrok', 'America/New_York'],
+    ['Asia/Tokio', 'Asia/Tokyo'],
+  ])('%s is refused with "did you mean %s?"', (typo, meant) => {
+    expect(zoneProblem(typo)).toBe(`"${typo}" is not a time zone (did you mean "${meant}"?)`);
+  });
+
+  it('far from every zone, it is refused with what a zone looks like instead', () => {
+    expect(zoneProblem('Mars/Olympus')).toBe(
+      '"Mars/Olympus" is not a time zone (an IANA name such as "Europe/Amsterdam", "UTC", or "+01:00")',
+    );
+  });
+
+  it('a real zone, UTC and an offset are no problem', () => {
+    for (const zone of ['Europe/Amsterdam', 'UTC', '+01:00']) expect(zoneProblem(zone)).toBeUndefined();
+  });
+});
