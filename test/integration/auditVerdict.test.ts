@@ -170,7 +170,7 @@ describe.each(SERVERS)('audit --transfer-log with $kind', ({ start }) => {
     const text = await ws.cli([...auditArgs, '--transfer-log-clock-slack', '0']);
     expect(text.status).toBe(1);
     expect(text.stdout).toMatch(/settle_20261203_n01\.csv .*: not ready by run \S+: UNMATCHED: then overwritten/);
-    expect(text.stdout).toMatch(/audit found problems: 8 checks, 2 discrepancies/);
+    expect(text.stdout).toMatch(/audit found problems: 9 checks, 2 discrepancies/);
     await own.close();
   });
 
