@@ -269,21 +269,27 @@ export function checksumLine(hash: string, name: string): string {
   return `\\${hash}  ${escaped}`;
 }
 
-/** How to check one partner's archive against its SHA256SUMS file, for README.txt. */
-function verifyStep(archive: { partner: string; folder: string | null; sftp: EvidenceArchive['sftp'] }): string {
+/** A word for a shell command line: as it is when it holds nothing a shell would read otherwise, else in single quotes. */
+const shellWord = (word: string) => (/^[\w/.,:@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`);
+
+/** How to check one partner's archive against its SHA256SUMS file, for README.txt: its lines. */
+function verifyStep(archive: { partner: string; folder: string | null; sftp: EvidenceArchive['sftp'] }): string[] {
   const sums = `/path/to/this/pack/${sumsFileName(archive.partner)}`;
   if (archive.folder === null)
-    return `${archive.partner}: not configured when the pack was made: its names are the locations the ledger recorded\n   (absolute): sha256sum -c ${sums}`;
-  if (archive.sftp === null) return `${archive.partner}: cd ${archive.folder} && sha256sum -c ${sums}`;
+    return [
+      `${archive.partner}: not configured when the pack was made: its names are where the ledger recorded them`,
+      `   sha256sum -c ${sums}`,
+    ];
+  if (archive.sftp === null) return [`${archive.partner}: cd ${shellWord(archive.folder)} && sha256sum -c ${sums}`];
   const { user, host, port } = archive.sftp;
   const local = `/tmp/${archive.partner}-archive`;
   return [
     `${archive.partner}: the archive is ${archive.folder} on the SFTP server sftp://${user}@${host}:${port}${archive.folder}`,
     `   download it (${local} must not exist yet), or mount it (sshfs), then the same command:`,
-    `   sftp -r -P ${port} ${user}@${host}:${archive.folder} ${local}`,
+    `   sftp -r -P ${port} ${shellWord(`${user}@${host}:${archive.folder}`)} ${local}`,
     `   cd ${local} && sha256sum -c ${sums}`,
-    `   (on the server itself: cd to the folder behind ${archive.folder} and the same sha256sum -c)`,
-  ].join('\n');
+    `   (or on the server itself, in the folder behind ${archive.folder})`,
+  ];
 }
 
 function readme(
@@ -295,7 +301,7 @@ function readme(
   archives: { partner: string; folder: string | null; sftp: EvidenceArchive['sftp'] }[],
 ): string {
   const sumsFiles = archives.map((a) => sumsFileName(a.partner)).join(', ') || '(no partner)';
-  const steps = archives.map((a) => `   ${verifyStep(a)}`).join('\n');
+  const steps = archives.flatMap((a) => verifyStep(a).map((line) => `   ${line}`)).join('\n');
   return `settle-ingest evidence pack
 ===========================
 
@@ -316,11 +322,12 @@ events.csv   Every ledger event of the period, in the order the ledger recorded 
              holds, rejections, failures, ignored names. "details" is the event's own record, as
              JSON; file_json the name exactly.
 SHA256SUMS.<partner>
-             One per partner (${sumsFiles}): the SHA-256 of each archived file of that
-             partner's loads in the period, under its name relative to that partner's archive
-             folder (a name with a backslash or a line break is escaped as sha256sum does). There
-             is no plain SHA256SUMS: one list of several partners' files verifies in no folder,
-             and a script that still asks for it fails loudly instead of checking nothing.
+             One per partner (${sumsFiles}):
+             the SHA-256 of each archived file of that partner's loads in the period, under
+             its name relative to that partner's archive folder (a name with a backslash or a
+             line break is escaped as sha256sum does). There is no plain SHA256SUMS: one list
+             of several partners' files verifies in no folder, and a script that still asks for
+             it fails loudly instead of checking nothing.
 MANIFEST     The SHA-256 of each file above. Its own SHA-256 is the pack's hash.
 audit.json   The audit of the ledger against the finance database, the archive and (when one was
 audit.txt    configured) the SFTP server's own log of uploads, as it stood when the pack was made
