@@ -108,7 +108,9 @@ describe('the transfer log audit as the uploads grow', () => {
         const waiting = new Map<string, { size: number; mtimeMs: number }>();
         for (let i = 0; i < uploads; i++) if (notReady(i)) waiting.set(name(i), { size: sizeOf(i), mtimeMs: uploadAt(i) });
         const matched = await timed(() =>
-          accountArrivals(ledger, followed.value.arrivals, { clockSlackMs: 2000, intakeNow: async () => ({ entries: waiting }) }),
+          accountArrivals(ledger, followed.value.arrivals, { clockSlackMs: 2000, intakeNow: async () => ({ entries: waiting }) }).then(
+            (r) => r.arrivals,
+          ),
         );
         expect(matched.value).toHaveLength(uploads);
         expect(matched.value.filter((a) => a.unmatched)).toEqual([]);

@@ -6,7 +6,7 @@ import { FileGoneError, type FolderReader } from '../intake/intake.js';
 import { audit, type AuditResult, type FinalFolder } from '../report/audit.js';
 import { auditText } from '../report/auditText.js';
 import type { IntakeNow } from '../report/transferLog/accountArrivals.js';
-import { transferAudit } from '../report/transferLog/transferAudit.js';
+import { transferAudit, type TransferLogPeriod } from '../report/transferLog/transferAudit.js';
 import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -25,9 +25,13 @@ const emptyFolder = (destination: string): FolderReader => ({
  * duplicates/ and rejected/ (each read where the settings put it, as a run moves there) and, where
  * the settings name one, the transfer log (with each partner's intake as it is now, listed only
  * when an upload was left waiting there). `report evidence` holds the same answer, always with
- * every archived copy read; `sizeOnly` (`audit --quick`) lets the settings check them by size.
+ * every archived copy read, and of the uploads of its period alone (`transferLogPeriod`);
+ * `sizeOnly` (`audit --quick`) lets the settings check them by size.
  */
-export function auditPartners(flags: RawFlags, opts: { sizeOnlyAllowed?: boolean } = {}): Promise<AuditResult> {
+export function auditPartners(
+  flags: RawFlags,
+  opts: { sizeOnlyAllowed?: boolean; transferLogPeriod?: TransferLogPeriod } = {},
+): Promise<AuditResult> {
   const { partners, named } = resolvePartners(flags);
   const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
   const archiveCheck = opts.sizeOnlyAllowed && partners[0]!.quick ? 'size' : 'sha256';
@@ -62,7 +66,7 @@ export function auditPartners(flags: RawFlags, opts: { sizeOnlyAllowed?: boolean
           folders.push({ partner: p.partner, destination, folder: folder ?? emptyFolder(destination) });
         }
       }
-      const transferLog = await transferAudit(ledger, partners, intakeNow);
+      const transferLog = await transferAudit(ledger, partners, intakeNow, opts.transferLogPeriod);
       return await audit(ledger, finance, folders, asked, transferLog, archiveCheck);
     } finally {
       for (const folder of opened) await folder.close().catch(() => undefined);

@@ -6,7 +6,8 @@ import { nowIso } from '../clock.js';
 import { resolvePartners, type RawFlags } from '../config/settings.js';
 import { UsageError, errorMessage } from '../errors.js';
 import { auditText } from '../report/auditText.js';
-import { evidencePack, isDay, type EvidencePeriod } from '../report/evidencePack.js';
+import { intakeFolders } from '../intake/openIntake.js';
+import { evidencePack, isDay, periodBounds, type EvidenceArchive, type EvidencePeriod } from '../report/evidencePack.js';
 import { auditPartners } from './auditCommand.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -69,10 +70,20 @@ async function packFolder(dir: string, intakes: string[]): Promise<string> {
   return path;
 }
 
+/** Each chosen partner's archive folder as its settings put it (where a run moves loaded files): local, or on its SFTP server. */
+function archivesOf(partners: ReturnType<typeof resolvePartners>['partners']): EvidenceArchive[] {
+  return partners.flatMap((p): EvidenceArchive[] => {
+    if (!p.intake) return p.archive ? [{ partner: p.partner, folder: resolve(p.archive), sftp: null }] : [];
+    const folders = intakeFolders(p);
+    const sftp = folders.sftp && { user: folders.sftp.user, host: folders.sftp.host, port: folders.sftp.port };
+    return [{ partner: p.partner, folder: folders.archive, sftp }];
+  });
+}
+
 export function registerEvidence(report: Command, setExit: (status: number) => void): void {
   withSettingOptions(report.command('evidence'), 'evidence')
     .description(
-      "an auditor's pack of a period: loads.csv, events.csv, SHA256SUMS of the archived files, the audit, README.txt; the same period gives the same bytes, however much happens after it",
+      "an auditor's pack of a period: loads.csv, events.csv, a SHA256SUMS.<partner> of each partner's archived files, the audit, README.txt; the same period gives the same bytes, however much happens after it",
     )
     .option('--from <day>', 'the first day of the period (YYYY-MM-DD, UTC)')
     .option('--to <day>', 'the last day of the period, included')
@@ -84,14 +95,21 @@ export function registerEvidence(report: Command, setExit: (status: number) => v
       if (!flags.out) throw new UsageError('--out is required: the folder to write the pack to');
       const { partners, all } = resolvePartners(flags);
       const out = await packFolder(flags.out, [...new Set([...all, ...partners].flatMap((p) => (p.intake ? [p.intake] : [])))]);
-      const audit = await auditPartners(flags);
+      // the uploads of the period alone: the whole log is read (a rename after the period follows an upload in it)
+      const audit = await auditPartners(flags, { transferLogPeriod: periodBounds(period) });
       const takenAt = nowIso();
       const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
       const pack = await withResources(partners[0]!, async (r) =>
-        evidencePack(await r.ledger({ create: false, readOnly: true }), period, asked, {
-          json: jsonDocument({ takenAt, ...audit }),
-          text: `audit taken at ${takenAt}\n${auditText(audit)}`,
-        }),
+        evidencePack(
+          await r.ledger({ create: false, readOnly: true }),
+          period,
+          asked,
+          {
+            json: jsonDocument({ takenAt, ...audit }),
+            text: `audit taken at ${takenAt}\n${auditText(audit)}`,
+          },
+          archivesOf(partners),
+        ),
       );
       for (const [name, text] of pack.files) await writeFileAtomically(join(out, name), text, { mode: 0o644, what: '--out' });
       const loads = pack.loads.filter((l) => l.action !== 'reprocessed').length;

@@ -21,7 +21,8 @@ export type DiscrepancyKind =
   | 'archived_file_unknown'
   | 'upload_unmatched'
   | 'upload_gone_after_outcome'
-  | 'transfer_log_unread';
+  | 'transfer_log_unread'
+  | 'transfer_log_clock_offset';
 
 export interface Discrepancy {
   kind: DiscrepancyKind;
@@ -213,6 +214,11 @@ export async function audit(
     check(
       'every line of the transfer log was read',
       transferLog.unread.map((u) => found('transfer_log_unread', u.file, null, null, u.message)),
+    );
+    // its uploads were matched at the offset the runs' own moves show, but a log read at the wrong time cannot be vouched for
+    check(
+      "the transfer log's times agree with the ledger's",
+      transferLog.clockOffsets.map((c) => found('transfer_log_clock_offset', c.files.join(', '), null, null, c.message)),
     );
   }
 

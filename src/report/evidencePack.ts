@@ -27,6 +27,16 @@ export interface EvidenceLoad {
   operator: string | null;
 }
 
+/**
+ * A partner's archive folder, where `sha256sum -c` of its SHA256SUMS file runs: a local folder,
+ * or a folder on the SFTP server of the partner's intake (`sftp`, its login as the URL has it).
+ */
+export interface EvidenceArchive {
+  partner: string;
+  folder: string;
+  sftp: { user: string; host: string; port: number } | null;
+}
+
 export interface EvidencePack {
   /** file name to its bytes: the period's files in the order the manifest lists them, then MANIFEST, then the audit */
   files: Map<string, string>;
@@ -113,6 +123,7 @@ export async function evidencePack(
   period: EvidencePeriod,
   partners: string[] | undefined,
   audit: { json: string; text: string },
+  archives: EvidenceArchive[] = [],
 ): Promise<EvidencePack> {
   const { since, until } = periodBounds(period);
   const known = (e: LedgerEvent) => until === null || e.at < until;
@@ -192,14 +203,20 @@ export async function evidencePack(
       ...events.map((e) => [e.id, e.at, e.partner, e.runId, e.event, e.name, e.sha256, sortedJson(e.details), exactName(e.name)]),
     ]),
   );
-  // the delivered bytes' hash under the name each has in its archive folder: `sha256sum -c SHA256SUMS` there
-  const sums = loads
-    .filter((l) => l.archived !== null && LOADS.has(l.action))
-    .map((l) => checksumLine(l.sha256, posix.basename(l.archived!)))
-    .sort();
-  files.set('SHA256SUMS', sums.length > 0 ? `${[...new Set(sums)].join('\n')}\n` : '');
+  // one SHA256SUMS per partner, its names relative to that partner's archive folder: `sha256sum -c` there passes
+  const chosen = new Set([...(partners ?? archives.map((a) => a.partner)), ...loads.map((l) => l.partner)]);
+  const packArchives = [...chosen]
+    .sort()
+    .map((partner) => archives.find((a) => a.partner === partner) ?? { partner, folder: null, sftp: null });
+  for (const archive of packArchives) {
+    const sums = loads
+      .filter((l) => l.partner === archive.partner && l.archived !== null && LOADS.has(l.action))
+      .map((l) => checksumLine(l.sha256, nameInArchive(l.archived!, archive.folder)))
+      .sort();
+    files.set(sumsFileName(archive.partner), sums.length > 0 ? `${[...new Set(sums)].join('\n')}\n` : '');
+  }
   const loadCount = loads.filter((l) => LOADS.has(l.action)).length;
-  files.set('README.txt', readme(period, partners, loadCount, loads.length - loadCount, events.length));
+  files.set('README.txt', readme(period, partners, loadCount, loads.length - loadCount, events.length, packArchives));
   const manifest = [...files].map(([name, text]) => `${sha256(text)}  ${name}`).join('\n') + '\n';
   files.set('MANIFEST', manifest);
   files.set('audit.json', `${audit.json}\n`);
@@ -222,6 +239,25 @@ function archivedAt(e: LedgerEvent, own: LedgerEvent[]): string | null {
   return location(own.find((h) => h.event === 'moved' && h.id > e.id));
 }
 
+/** A partner's checksum file in the pack. */
+export const sumsFileName = (partner: string) => `SHA256SUMS.${partner}`;
+
+/** The path of a recorded location (a local path, or `sftp://host:port/path` on the partner's server). */
+function locationPath(location: string): string {
+  const remote = /^sftp:\/\/[^/]*(\/.*)$/.exec(location);
+  return remote ? remote[1]! : location;
+}
+
+/**
+ * A file's name as `sha256sum -c` finds it from its partner's archive folder: relative to that
+ * folder (`../archive-2025/x.csv` for a file archived where an earlier setting put it); the
+ * location as recorded when no folder is known (a partner no longer configured).
+ */
+function nameInArchive(location: string, folder: string | null): string {
+  const path = locationPath(location);
+  return folder === null ? path : posix.relative(folder, path) || posix.basename(path);
+}
+
 /**
  * One line of SHA256SUMS as GNU sha256sum writes it, so that `sha256sum -c` reads it back: a
  * name holding a backslash, a line feed or a carriage return is written with `\\`, `\n`, `\r`
@@ -233,7 +269,39 @@ export function checksumLine(hash: string, name: string): string {
   return `\\${hash}  ${escaped}`;
 }
 
-function readme(period: EvidencePeriod, partners: string[] | undefined, loads: number, reprocessings: number, events: number): string {
+/** A word for a shell command line: as it is when it holds nothing a shell would read otherwise, else in single quotes. */
+const shellWord = (word: string) => (/^[\w/.,:@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`);
+
+/** How to check one partner's archive against its SHA256SUMS file, for README.txt: its lines. */
+function verifyStep(archive: { partner: string; folder: string | null; sftp: EvidenceArchive['sftp'] }): string[] {
+  const sums = `/path/to/this/pack/${sumsFileName(archive.partner)}`;
+  if (archive.folder === null)
+    return [
+      `${archive.partner}: not configured when the pack was made: its names are where the ledger recorded them`,
+      `   sha256sum -c ${sums}`,
+    ];
+  if (archive.sftp === null) return [`${archive.partner}: cd ${shellWord(archive.folder)} && sha256sum -c ${sums}`];
+  const { user, host, port } = archive.sftp;
+  const local = `/tmp/${archive.partner}-archive`;
+  return [
+    `${archive.partner}: the archive is ${archive.folder} on the SFTP server sftp://${user}@${host}:${port}${archive.folder}`,
+    `   download it (${local} must not exist yet), or mount it (sshfs), then the same command:`,
+    `   sftp -r -P ${port} ${shellWord(`${user}@${host}:${archive.folder}`)} ${local}`,
+    `   cd ${local} && sha256sum -c ${sums}`,
+    `   (or on the server itself, in the folder behind ${archive.folder})`,
+  ];
+}
+
+function readme(
+  period: EvidencePeriod,
+  partners: string[] | undefined,
+  loads: number,
+  reprocessings: number,
+  events: number,
+  archives: { partner: string; folder: string | null; sftp: EvidenceArchive['sftp'] }[],
+): string {
+  const sumsFiles = archives.map((a) => sumsFileName(a.partner)).join(', ') || '(no partner)';
+  const steps = archives.flatMap((a) => verifyStep(a).map((line) => `   ${line}`)).join('\n');
   return `settle-ingest evidence pack
 ===========================
 
@@ -253,8 +321,13 @@ events.csv   Every ledger event of the period, in the order the ledger recorded 
              claim, load, skips of resends (naming the file they duplicate), moves, reprocessing,
              holds, rejections, failures, ignored names. "details" is the event's own record, as
              JSON; file_json the name exactly.
-SHA256SUMS   The SHA-256 of each archived file of the period's loads, under its name in the
-             archive (a name with a backslash or a line break is escaped as sha256sum does).
+SHA256SUMS.<partner>
+             One per partner (${sumsFiles}):
+             the SHA-256 of each archived file of that partner's loads in the period, under
+             its name relative to that partner's archive folder (a name with a backslash or a
+             line break is escaped as sha256sum does). There is no plain SHA256SUMS: one list
+             of several partners' files verifies in no folder, and a script that still asks for
+             it fails loudly instead of checking nothing.
 MANIFEST     The SHA-256 of each file above. Its own SHA-256 is the pack's hash.
 audit.json   The audit of the ledger against the finance database, the archive and (when one was
 audit.txt    configured) the SFTP server's own log of uploads, as it stood when the pack was made
@@ -270,8 +343,9 @@ Re-verifying without settle-ingest
 ----------------------------------
 1. In this folder:           sha256sum -c MANIFEST         (every line must say OK)
 2. The pack's hash:          sha256sum MANIFEST            (it must be the hash noted when the pack was made)
-3. In the archive folder:    sha256sum -c /path/to/this/pack/SHA256SUMS
-                             (each archived file still holds the bytes that were loaded)
+3. In each partner's archive folder (each archived file still holds the bytes that were loaded;
+   every line must say OK):
+${steps}
 4. In the finance database:  SELECT sha256, row_count FROM settle.file_loads;
                              (each content_sha256 of loads.csv is there with its rows)
 

@@ -170,7 +170,7 @@ describe.each(SERVERS)('audit --transfer-log with $kind', ({ start }) => {
     const text = await ws.cli([...auditArgs, '--transfer-log-clock-slack', '0']);
     expect(text.status).toBe(1);
     expect(text.stdout).toMatch(/settle_20261203_n01\.csv .*: not ready by run \S+: UNMATCHED: then overwritten/);
-    expect(text.stdout).toMatch(/audit found problems: 8 checks, 2 discrepancies/);
+    expect(text.stdout).toMatch(/audit found problems: 9 checks, 2 discrepancies/);
     await own.close();
   });
 
@@ -212,7 +212,7 @@ describe.each(SERVERS)('audit --transfer-log with $kind', ({ start }) => {
 
   // the ledger's events are read in one query, written once for both stores
   it.each(['sqlite', 'postgres'] as const)(
-    'matches a run whose clock is 10 s behind the server only with --transfer-log-clock-slack 15s (%s ledger)',
+    'a run whose clock is 10 s behind the server: the skew is named from its own move (exit 1); with --transfer-log-clock-slack 15s, clean (%s ledger)',
     async (store) => {
       const { server } = setup;
       const folder = await setup.folder(`skew-${store}`);
@@ -234,7 +234,20 @@ describe.each(SERVERS)('audit --transfer-log with $kind', ({ start }) => {
 
       const strict = await audit([]);
       expect(strict.status).toBe(1);
-      expect(k01(JSON.parse(strict.stdout))).toMatchObject({ outcome: null, unmatched: true });
+      const strictDoc = JSON.parse(strict.stdout) as AuditJson & {
+        transfer_log: { clock_offsets: { kind: string; offset_seconds: number }[] };
+      };
+      if (server.kind === 'openssh') {
+        // the run's own move, logged ~10 s after the ledger has it, shows the skew: the upload is matched at it, the skew is the discrepancy
+        expect(k01(strictDoc)).toMatchObject({ outcome: 'loaded', unmatched: false });
+        expect(strictDoc.transfer_log.clock_offsets).toEqual([expect.objectContaining({ kind: 'skew' })]);
+        expect(strictDoc.transfer_log.clock_offsets[0]!.offset_seconds).toBeGreaterThanOrEqual(8); // 10 s, less the fraction of a second syslog drops
+        expect(kindsOf(strictDoc)).toEqual([['transfer_log_clock_offset', setup.log]]);
+        expect(strictDoc.checks.flatMap((c) => c.discrepancies)[0]!.message).toContain('--transfer-log-clock-slack to at least');
+      } else {
+        // xferlog logs no renames: no move of a run to learn the skew from
+        expect(k01(strictDoc)).toMatchObject({ outcome: null, unmatched: true });
+      }
       const slack = await audit(['--transfer-log-clock-slack', '15s']);
       const doc = JSON.parse(slack.stdout) as AuditJson;
       expect(k01(doc)).toMatchObject({ outcome: 'loaded', unmatched: false });

@@ -26,7 +26,7 @@ interface PackSummary {
 }
 
 /** The files the manifest covers: everything but the audit, which is of the moment the pack was made. */
-const PERIOD_FILES = ['loads.csv', 'events.csv', 'SHA256SUMS', 'README.txt', 'MANIFEST'];
+const PERIOD_FILES = ['loads.csv', 'events.csv', 'SHA256SUMS.default', 'README.txt', 'MANIFEST'];
 
 /** A CSV of ours (the tool writes it), read back: quoted cells, doubled quotes, line breaks inside quotes. */
 function csvRows(text: string): string[][] {
@@ -97,7 +97,10 @@ describe.each(['sqlite', 'postgres'] as LedgerStore[])('evidence periods on a %s
         .slice(1)
         .map((e) => e[0]),
     ).toEqual(ofTheDay);
-    const checked = execFileSync('sha256sum', ['-c', join(pack('nov2-first'), 'SHA256SUMS')], { cwd: ws.archive, encoding: 'utf8' });
+    const checked = execFileSync('sha256sum', ['-c', join(pack('nov2-first'), 'SHA256SUMS.default')], {
+      cwd: ws.archive,
+      encoding: 'utf8',
+    });
     expect(checked.trim().split('\n').sort()).toEqual(['settle_20261102_a01.csv: OK', 'settle_20261102_a02.csv: OK']);
 
     // Fri 6 Nov: a resend of Monday's file is skipped (an event of Monday's content), and it is reprocessed again
@@ -194,7 +197,7 @@ describe('the pack in a spreadsheet and under sha256sum', () => {
         csv,
       ).toEqual([]);
     }
-    const sums = execFileSync('sha256sum', ['-c', join(out, 'SHA256SUMS')], { cwd: ws.archive, encoding: 'utf8' });
+    const sums = execFileSync('sha256sum', ['-c', join(out, 'SHA256SUMS.default')], { cwd: ws.archive, encoding: 'utf8' });
     expect(sums.match(/: OK$/gm)).toHaveLength(names.length);
   });
 });

@@ -70,7 +70,7 @@ describe('links planted where a file goes', () => {
     expect([0, 1], r.stderr).toContain(r.status);
     expect(await readFile(bait, 'utf8')).toBe('root only\n');
     const files = (await readdir(out)).filter((name) => !name.startsWith('.'));
-    expect(files.sort()).toEqual(['MANIFEST', 'README.txt', 'SHA256SUMS', 'audit.json', 'audit.txt', 'events.csv', 'loads.csv']);
+    expect(files.sort()).toEqual(['MANIFEST', 'README.txt', 'SHA256SUMS.default', 'audit.json', 'audit.txt', 'events.csv', 'loads.csv']);
     for (const name of files) expect((await lstat(join(out, name))).isFile(), name).toBe(true);
     expect(execFileSync('sha256sum', ['-c', 'MANIFEST'], { cwd: out, encoding: 'utf8' }).match(/: OK$/gm)).toHaveLength(4);
   });

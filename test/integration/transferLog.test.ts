@@ -177,14 +177,14 @@ describe.each(SERVERS)('the transfer log of $kind', ({ start }) => {
     });
     await pack(two);
     const names = (await readdir(one)).sort();
-    expect(names).toEqual(['MANIFEST', 'README.txt', 'SHA256SUMS', 'audit.json', 'audit.txt', 'events.csv', 'loads.csv']);
+    expect(names).toEqual(['MANIFEST', 'README.txt', 'SHA256SUMS.default', 'audit.json', 'audit.txt', 'events.csv', 'loads.csv']);
     expect((await readdir(two)).sort()).toEqual(names);
     // the audit inside is of the moment each pack was made (it says when): the period's files are the same bytes
     for (const name of names.filter((n) => !n.startsWith('audit.')))
       expect(await readFile(join(two, name)), name).toEqual(await readFile(join(one, name)));
     expect(execFileSync('sha256sum', ['-c', join(one, 'MANIFEST')], { cwd: one, encoding: 'utf8' })).not.toContain('FAILED');
     const archive = server.kind === 'openssh' ? join(server.dir, 'jail', 'archive') : join(local, '..', 'archive');
-    const sums = execFileSync('sha256sum', ['-c', join(one, 'SHA256SUMS')], { cwd: archive, encoding: 'utf8' });
+    const sums = execFileSync('sha256sum', ['-c', join(one, 'SHA256SUMS.default')], { cwd: archive, encoding: 'utf8' });
     expect(sums.trim().split('\n').sort()).toEqual(['settle_20261201_a01.csv: OK', 'settle_20261201_d01.csv: OK']);
     expect(await readFile(join(one, 'loads.csv'), 'utf8')).toContain(sha256(a01));
     // a pack never goes over another folder's files

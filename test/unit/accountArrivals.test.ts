@@ -8,6 +8,7 @@ import type { Ledger } from '../../src/ledger/ledger.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { accountArrivals, type AccountOptions, type IntakeNow } from '../../src/report/transferLog/accountArrivals.js';
 import { arrivalsOf } from '../../src/report/transferLog/arrivals.js';
+import { clockOffsetMessage, clockOffsetOf, type OwnMove } from '../../src/report/transferLog/ownMoves.js';
 import type { TransferEvent } from '../../src/report/transferLog/transferEvents.js';
 import { globToRegExp } from '../../src/intake/names.js';
 
@@ -34,7 +35,18 @@ interface LedgerRows {
   /** run id → its start, in seconds after T0 */
   runs: Record<string, number>;
   /** each event: its run, when, what, the file, and (with a hash) the (name, bytes) row it is of */
-  events: { run: string; at: number; event: string; name: string; sha256?: string; size: number; arrival?: string; state?: string }[];
+  events: {
+    run: string;
+    at: number;
+    event: string;
+    name: string;
+    sha256?: string;
+    size: number;
+    arrival?: string;
+    state?: string;
+    /** a move's place (its `to`) */
+    to?: string;
+  }[];
 }
 
 function ledgerWith(rows: LedgerRows): Ledger {
@@ -54,7 +66,7 @@ function ledgerWith(rows: LedgerRows): Ledger {
          ON CONFLICT (name, sha256) DO UPDATE SET state = excluded.state, run_id = excluded.run_id`,
       ).run(e.name, e.sha256, e.state ?? e.event, e.run, e.size, e.arrival ?? null, iso(e.at), iso(e.at));
     }
-    const details = e.sha256 ? {} : { size: e.size, ...(e.arrival ? { arrival: e.arrival } : {}) };
+    const details = e.to ? { to: e.to } : e.sha256 ? {} : { size: e.size, ...(e.arrival ? { arrival: e.arrival } : {}) };
     db.prepare(`INSERT INTO ledger_events (run_id, at, event, name, sha256, details, partner) VALUES (?, ?, ?, ?, ?, ?, 'default')`).run(
       e.run,
       iso(e.at),
@@ -114,10 +126,19 @@ const intakeHolding = (entries: Record<string, { size: number; mtimeMs: number }
 });
 const options = (over: Partial<AccountOptions> = {}): AccountOptions => ({ clockSlackMs: 2000, intakeNow: intakeHolding({}), ...over });
 
-async function account(rows: LedgerRows, events: TransferEvent[], opts: AccountOptions) {
+async function accountWithClock(rows: LedgerRows, events: TransferEvent[], opts: AccountOptions) {
   const ledger = ledgerWith(rows);
   try {
     return await accountArrivals(ledger, arrivalsOf(events, [INTAKE]).arrivals, opts);
+  } finally {
+    await ledger.close();
+  }
+}
+
+async function account(rows: LedgerRows, events: TransferEvent[], opts: AccountOptions) {
+  const ledger = ledgerWith(rows);
+  try {
+    return (await accountArrivals(ledger, arrivalsOf(events, [INTAKE]).arrivals, opts)).arrivals;
   } finally {
     await ledger.close();
   }
@@ -239,5 +260,95 @@ describe('matching uploads to the ledger', () => {
     );
     expect(accounted.filter((a) => a.outcome === 'loaded')).toHaveLength(names.length);
     expect(accounted.map((a) => a.size)).toEqual(names.map((_, i) => i + 1));
+  });
+});
+
+/**
+ * A night of the runs' own moves: three uploads, each loaded by run r1 and moved by it to
+ * /archive (the ledger's `moved` records at 61, 62, 63 s), and the log's renames of them at
+ * `shift` seconds off the ledger's times, its uploads too.
+ */
+function movedNight(shift: number) {
+  const names = ['settle_m1.csv', 'settle_m2.csv', 'settle_m3.csv'];
+  const rows: LedgerRows = {
+    runs: { r1: 60 },
+    events: names.flatMap((name, i) => [
+      { run: 'r1', at: 61 + i, event: 'loaded', name, sha256: SHA(40 + i), size: 10 + i, state: 'loaded' },
+      { run: 'r1', at: 61 + i, event: 'moved', name, sha256: SHA(40 + i), size: 10 + i, state: 'loaded', to: `/archive/${name}` },
+    ]),
+  };
+  const events = [
+    ...names.map((name, i) => upload(`/in/${name}`, i + shift, 10 + i)),
+    ...names.map((name, i) => rename(`/in/${name}`, `/archive/${name}`, 61 + i + shift)),
+  ];
+  return { rows, events };
+}
+
+describe("the runs' own moves in the log", () => {
+  it('are never a departure before a run read it, and agree with the ledger: no clock offset', async () => {
+    const { rows, events } = movedNight(0);
+    const { arrivals, clockOffset } = await accountWithClock(rows, events, options());
+    expect(summary(arrivals)).toEqual([
+      ['settle_m1.csv', 'loaded', null, false],
+      ['settle_m2.csv', 'loaded', null, false],
+      ['settle_m3.csv', 'loaded', null, false],
+    ]);
+    expect(clockOffset).toBeNull();
+  });
+
+  it.each([
+    [3600, 'zone', 'ahead of'],
+    [-3600, 'zone', 'behind'],
+    [-5.5 * 3600, 'zone', 'behind'],
+    [95, 'skew', 'ahead of'],
+  ])('a log %s s off the ledger is found (%s), its uploads matched at that offset', async (shift, kind, way) => {
+    const { rows, events } = movedNight(shift);
+    const { arrivals, clockOffset } = await accountWithClock(rows, events, options());
+    expect(clockOffset).toEqual({ kind, offsetMs: shift * 1000, moves: 3, of: 3 });
+    expect(arrivals.every((a) => a.outcome === 'loaded' && !a.unmatched)).toBe(true);
+    const message = clockOffsetMessage(clockOffset!, 'UTC');
+    expect(message).toContain(
+      `the transfer log runs ${shift === 95 ? '1 min 35 s' : shift === 3600 || shift === -3600 ? '1 h' : '5 h 30 min'} ${way} the ledger`,
+    );
+    expect(message).toContain(kind === 'zone' ? '--transfer-log-time-zone' : '--transfer-log-clock-slack to at least 97s');
+  });
+
+  it('finds no offset where the moves disagree among themselves, and says of each unmatched one that the ledger moved it', async () => {
+    const { rows, events } = movedNight(0);
+    // each rename logged at another distance from the ledger's record: no constant offset, two clocks that do not agree
+    const scattered = events.map((e, i) => (e.kind === 'rename' ? { ...e, at: e.at + [600, 3000, 7000][i - 3]! * 1000 } : e));
+    const shifted = scattered.map((e) => (e.kind === 'upload' ? { ...e, at: e.at + 7200_000, startedAt: e.startedAt + 7200_000 } : e));
+    const { arrivals, clockOffset } = await accountWithClock(rows, shifted, options());
+    expect(clockOffset).toBeNull();
+    expect(arrivals.every((a) => a.unmatched)).toBe(true);
+    expect(arrivals[0]!.message).toContain(
+      "the ledger recorded run r1's move of it there at 2026-12-01 02:01:01 UTC: the log's clock and the ledger's disagree",
+    );
+  });
+
+  it('takes a move of the same name to another place, or of another size, as no move of ours', async () => {
+    const { rows, events } = movedNight(3600);
+    const elsewhere = events.map((e) => (e.kind === 'rename' ? { ...e, to: e.to.replace('/archive/', '/elsewhere/') } : e));
+    const { arrivals, clockOffset } = await accountWithClock(rows, elsewhere, options());
+    expect(clockOffset).toBeNull();
+    expect(arrivals.map((a) => a.noRecord)).toEqual(['renamed_away_before_run', 'renamed_away_before_run', 'renamed_away_before_run']);
+  });
+});
+
+describe('the clock offset of the moves', () => {
+  const pair = (offsetSeconds: number, recordedAt = 100, runStarted = 90) => ({
+    event: { at: iso(recordedAt), runStartedAt: iso(runStarted) } as OwnMove['event'],
+    offsetMs: offsetSeconds * 1000,
+  });
+  it('is none while most moves fall in time, a zone at quarter hours within the slack, a skew otherwise', () => {
+    expect(clockOffsetOf([], 2000)).toBeNull();
+    expect(clockOffsetOf([pair(0), pair(-1), pair(3600)], 2000)).toBeNull();
+    expect(clockOffsetOf([pair(3601), pair(3600), pair(0)], 2000)).toEqual({ kind: 'zone', offsetMs: 3600_000, moves: 2, of: 3 });
+    expect(clockOffsetOf([pair(-1799), pair(-1800)], 2000)).toEqual({ kind: 'zone', offsetMs: -1800_000, moves: 2, of: 2 });
+    expect(clockOffsetOf([pair(40), pair(41), pair(40)], 2000)).toEqual({ kind: 'skew', offsetMs: 40_000, moves: 3, of: 3 });
+    // a rename during its run (long before the record) is in time
+    expect(clockOffsetOf([pair(-8, 100, 90)], 2000)).toBeNull();
+    // offsets that agree with no one: none
+    expect(clockOffsetOf([pair(40), pair(900), pair(5000)], 2000)).toBeNull();
   });
 });

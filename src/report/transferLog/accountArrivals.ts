@@ -3,6 +3,7 @@ import type { EventKind, FileRow, LedgerEvent } from '../../ledger/types.js';
 import type { Arrival, StrayUpload } from './arrivals.js';
 import type { Upload } from './transferEvents.js';
 import { utcText } from './logTimes.js';
+import { clockOffsetOf, isOwnMoveInTime, LARGEST_ZONE_GAP_MS, ownMovesOf, type ClockOffset, type OwnMove } from './ownMoves.js';
 
 /** What the ledger did with an arrival, as its last outcome event says. */
 export type ArrivalOutcome = 'loaded' | 'skipped' | 'held' | 'rejected' | 'failed' | 'not_ready' | 'ignored' | 'claimed';
@@ -125,11 +126,15 @@ function sightingOf(event: EventInContext): Sighting | null {
   return { event, outcome, size, at, runStartedAt: event.runStartedAt ? Date.parse(event.runStartedAt) : at };
 }
 
-/** Whether a sighting can be of this arrival: after it came, by a run that began before it left, of its size. */
-function couldBe(arrival: Arrival, s: Sighting, slackMs: number): boolean {
+/**
+ * Whether a sighting can be of this arrival: after it came, by a run that began before it left,
+ * of its size. `correctionMs`: the offset found between the log's clock and the ledger's, taken
+ * off the log's times.
+ */
+function couldBe(arrival: Arrival, s: Sighting, slackMs: number, correctionMs: number): boolean {
   // a local time in a fall-back's repeated hour may be either instant: the earlier decides
-  if (Math.min(arrival.at, arrival.atOtherwise ?? arrival.at) > s.at + slackMs) return false;
-  if (arrival.departed && arrival.departed.at + slackMs < s.runStartedAt) return false;
+  if (Math.min(arrival.at, arrival.atOtherwise ?? arrival.at) - correctionMs > s.at + slackMs) return false;
+  if (arrival.departed && arrival.departed.at - correctionMs + slackMs < s.runStartedAt) return false;
   if (s.size === null) return true;
   return arrival.upload.sizeExact ? s.size === arrival.upload.size : s.size >= arrival.upload.size;
 }
@@ -139,19 +144,19 @@ function couldBe(arrival: Arrival, s: Sighting, slackMs: number): boolean {
  * search for the last that came before it, then looked at backwards. A name's arrivals follow one
  * another, each gone when the next came, so the look stops within the few that overlap the run.
  */
-function latestCandidate(list: Arrival[], s: Sighting, slackMs: number): Arrival | undefined {
+function latestCandidate(list: Arrival[], s: Sighting, slackMs: number, correctionMs: number): Arrival | undefined {
   let low = 0;
   let high = list.length;
   while (low < high) {
     const mid = (low + high) >>> 1;
-    if (list[mid]!.at <= s.at + slackMs) low = mid + 1;
+    if (list[mid]!.at - correctionMs <= s.at + slackMs) low = mid + 1;
     else high = mid;
   }
-  for (let i = low - 1; i >= 0; i--) if (couldBe(list[i]!, s, slackMs)) return list[i];
+  for (let i = low - 1; i >= 0; i--) if (couldBe(list[i]!, s, slackMs, correctionMs)) return list[i];
   return undefined;
 }
 
-function noRecordOf(arrival: Arrival, lastRunStart: number | undefined): NoRecord {
+function noRecordOf(arrival: Arrival, lastRunStart: number | undefined, correctionMs: number): NoRecord {
   const { verdict, departed } = arrival;
   if (verdict.kind === 'known') return verdict.reason.startsWith('a ready marker') ? 'ready_marker' : 'known_neighbour';
   // a temporary name renamed within the intake became its final name; renamed out of it, it left unread
@@ -159,7 +164,7 @@ function noRecordOf(arrival: Arrival, lastRunStart: number | undefined): NoRecor
   if (!arrival.upload.complete) return 'cut_short';
   if (arrival.overwrittenBy) return 'overwritten';
   if (departed) return departed.how === 'removed' ? 'removed_before_run' : 'renamed_away_before_run';
-  if (lastRunStart === undefined || lastRunStart < arrival.at) return 'waiting';
+  if (lastRunStart === undefined || lastRunStart < arrival.at - correctionMs) return 'waiting';
   return 'vanished';
 }
 
@@ -194,6 +199,18 @@ async function afterWaitingOf(
 }
 
 function describe(
+  a: Omit<AccountedArrival, 'message'>,
+  arrival: Arrival,
+  since: { loadedAs?: FileRow; now?: { size: number; mtimeMs: number }; problem?: string },
+  outOfTime?: OwnMove,
+): string {
+  const text = describeArrival(a, arrival, since);
+  if (!outOfTime || !a.unmatched) return text;
+  // the run's own move at a time the two clocks do not agree on: the log's clock, not the partner, is what to look at
+  return `${text} (the ledger recorded run ${outOfTime.event.runId}'s move of it there at ${utcText(Date.parse(outOfTime.event.at))}: the log's clock and the ledger's disagree)`;
+}
+
+function describeArrival(
   a: Omit<AccountedArrival, 'message'>,
   arrival: Arrival,
   since: { loadedAs?: FileRow; now?: { size: number; mtimeMs: number }; problem?: string },
@@ -256,7 +273,11 @@ function describe(
  * The ledger is read in one query and the arrivals indexed by name: the work grows with the
  * uploads, not with their square.
  */
-export async function accountArrivals(ledger: Ledger, arrivals: Arrival[], opts: AccountOptions): Promise<AccountedArrival[]> {
+export async function accountArrivals(
+  ledger: Ledger,
+  arrivals: Arrival[],
+  opts: AccountOptions,
+): Promise<{ arrivals: AccountedArrival[]; clockOffset: ClockOffset | null }> {
   const slackMs = opts.clockSlackMs;
   // a name may hold a newline (OpenSSH logs it escaped), never a NUL
   const key = (partner: string, name: string) => `${partner}\0${name}`;
@@ -280,18 +301,25 @@ export async function accountArrivals(ledger: Ledger, arrivals: Arrival[], opts:
 
   // what is kept of each arrival's records: its last outcome, and its last claim (only the last word while nothing followed it)
   const matched = new Map<Arrival, { outcome?: Sighting; claim?: Sighting }>();
+  const limit = opts.eventsPage ?? EVENTS_PAGE;
+  // the runs' own moves first: where the log shows them tells how its clock stands to the ledger's
+  const ownMoves =
+    arrivals.length > 0
+      ? await ownMovesOf(ledger, byName, key, partners, new Date(earliest - LARGEST_ZONE_GAP_MS - slackMs).toISOString(), limit)
+      : new Map<Arrival, OwnMove>();
+  const clockOffset = clockOffsetOf([...ownMoves.values()], slackMs);
+  const correctionMs = clockOffset?.offsetMs ?? 0;
   if (arrivals.length > 0) {
-    // no record older than the first upload less the slack can be of any of them
-    const since = new Date(earliest - slackMs).toISOString();
+    // no record older than the first upload (on the ledger's clock) less the slack can be of any of them
+    const since = new Date(Math.min(earliest, earliest - correctionMs) - slackMs).toISOString();
     // a page at a time: a million uploads' events at once would not fit in memory beside them
-    const limit = opts.eventsPage ?? EVENTS_PAGE;
     for (let afterId = 0; ;) {
       const events = await ledger.eventsInContextSince(OUTCOME_KINDS, since, partners, { afterId, limit });
       for (const event of events) {
         const list = byName.get(key(event.partner, event.name));
         const s = list ? sightingOf(event) : null;
         if (!list || !s) continue;
-        const latest = latestCandidate(list, s, slackMs);
+        const latest = latestCandidate(list, s, slackMs, correctionMs);
         if (!latest) continue;
         const seen = matched.get(latest) ?? {};
         if (s.outcome === 'claimed') seen.claim = s;
@@ -332,10 +360,14 @@ export async function accountArrivals(ledger: Ledger, arrivals: Arrival[], opts:
 
   const accounted: AccountedArrival[] = [];
   for (const arrival of arrivals) {
-    const final = finalOf(arrival);
+    const own = ownMoves.get(arrival);
+    const ownInTime = isOwnMoveInTime(own, correctionMs, slackMs);
+    let final = finalOf(arrival);
     matched.delete(arrival); // what is kept of it is in its entry from here on: a million of both need not fit at once
+    // a run moved it out: its decision was final whatever the records the log's times put it with
+    if (ownInTime && (!final || WAITING.has(final.outcome))) final = await movedOutcome(ledger, own!);
     const dup = final?.event.details.duplicateOf as { name?: unknown; run?: unknown } | undefined;
-    const noRecord = final ? null : noRecordOf(arrival, lastRunStarts.get(arrival.partner));
+    const noRecord = final ? null : noRecordOf(arrival, lastRunStarts.get(arrival.partner), correctionMs);
     const since = final && WAITING.has(final.outcome) ? await afterWaitingOf(arrival, final, waitingFacts) : null;
     const afterWaiting = since?.after ?? null;
     const entry: Omit<AccountedArrival, 'message'> = {
@@ -358,9 +390,25 @@ export async function accountArrivals(ledger: Ledger, arrivals: Arrival[], opts:
       unmatched:
         (noRecord !== null && !NO_RECORD_NEEDED.has(noRecord)) || (afterWaiting !== null && !ACCOUNTED_AFTER_WAITING.has(afterWaiting)),
     };
-    accounted.push({ ...entry, message: describe(entry, arrival, since ?? {}) });
+    accounted.push({ ...entry, message: describe(entry, arrival, since ?? {}, ownInTime ? undefined : own) });
   }
-  return accounted;
+  return { arrivals: accounted, clockOffset };
+}
+
+/** The final outcome a run's move out of the intake stands for: the state of the (name, bytes) it moved. */
+const MOVED_AS: Partial<Record<FileRow['state'], ArrivalOutcome>> = { loaded: 'loaded', duplicate: 'skipped', rejected: 'rejected' };
+
+async function movedOutcome(ledger: Ledger, move: OwnMove): Promise<Sighting> {
+  const { event } = move;
+  const row = event.sha256 ? await ledger.file(event.name, event.sha256) : undefined;
+  const at = Date.parse(event.at);
+  return {
+    event,
+    outcome: (row && MOVED_AS[row.state]) ?? 'loaded',
+    size: event.fileSize,
+    at,
+    runStartedAt: event.runStartedAt ? Date.parse(event.runStartedAt) : at,
+  };
 }
 
 /** A stray upload, in the same words. */

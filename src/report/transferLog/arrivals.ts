@@ -20,6 +20,12 @@ export interface IntakeView {
   pattern: RegExp;
   ignore: RegExp[];
   readyMarker: string | undefined;
+  /**
+   * what goes before a server path in the ledger's record of a move there (`sftp://host:port`
+   * for an SFTP intake, nothing for a local folder): a rename in the log is matched to the
+   * ledger's own moves by where it went; absent, as for a local folder
+   */
+  locationPrefix?: string;
 }
 
 /**
@@ -47,7 +53,14 @@ export interface Arrival {
    * `leftIntake`: a rename took it out of the intake (to a folder no run of this partner
    * reads, or another partner's): it is listed as leaving, never as accounted
    */
-  departed: { at: number; how: 'removed' | 'renamed'; to: string | null; leftIntake: boolean } | null;
+  departed: {
+    at: number;
+    how: 'removed' | 'renamed';
+    to: string | null;
+    leftIntake: boolean;
+    /** where a rename took it, as the ledger records a move there (see `IntakeView.locationPrefix`) */
+    location?: string;
+  } | null;
   /** a later arrival under the same name before this one departed (an upload, a posix-rename, a link over it): it replaced this one */
   overwrittenBy: Arrival | null;
   verdict: NameVerdict;
@@ -124,6 +137,12 @@ function absoluteIn(intakes: IntakeView[], event: TransferEvent, path: string): 
   const { root, folder } = where.intake;
   const inLog = root === '/' ? folder : folder.startsWith(`${root}/`) ? folder.slice(root.length) : null;
   return inLog === null ? path : posix.join(inLog, path);
+}
+
+/** A path of the log, in the partner's intake's terms, as the ledger records a move there. */
+function locationOf(intakes: IntakeView[], partner: string, path: string): string {
+  const intake = intakes.find((i) => i.partner === partner)!;
+  return `${intake.locationPrefix ?? ''}${fullPath(intake.root, path)}`;
 }
 
 /**
@@ -247,7 +266,8 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
       const destination = intakeOf(intakes, event, event.to);
       if (source?.arrival) {
         const leftIntake = destination?.intake.partner !== source.arrival.partner;
-        depart(source.arrival, { at: event.at, how: 'renamed', to: event.to, leftIntake });
+        const location = locationOf(intakes, source.arrival.partner, absolute(event, event.to));
+        depart(source.arrival, { at: event.at, how: 'renamed', to: event.to, leftIntake, location });
       }
       // a file the log did not see arrive, renamed within or out of no intake: nothing to follow
       if (!source && !destination) continue;

@@ -7,6 +7,7 @@ import { accountArrivals, strayLine, type AccountedArrival, type IntakeNow } fro
 import { arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
 import { expandLogFiles, readTransferLogs, unreadPlaces, type UnreadPlace } from './logFiles.js';
 import { logZone } from './logTimes.js';
+import { clockOffsetMessage, type ClockOffset } from './ownMoves.js';
 import type { LogFileReport } from './transferEvents.js';
 
 export interface TransferAuditResult {
@@ -22,6 +23,26 @@ export interface TransferAuditResult {
   unreadableTotal: number;
   /** what of the logs was not read (over-long lines, a decompression bomb): each may hide an upload */
   unread: UnreadPlace[];
+  /**
+   * a log whose times stand off the ledger's by a constant offset, found from the runs' own
+   * moves (a zone read wrong, or a server clock off): its uploads were matched at that offset,
+   * and the message names the option that fixes it
+   */
+  clockOffsets: {
+    files: string[];
+    partners: string[];
+    kind: ClockOffset['kind'];
+    offsetSeconds: number;
+    moves: number;
+    of: number;
+    message: string;
+  }[];
+}
+
+/** The uploads to report (an evidence pack's period): from `since`, up to but not including `until` (null: no end). */
+export interface TransferLogPeriod {
+  since: string;
+  until: string | null;
 }
 
 /** What the transfer log audit needs of a partner's settings. */
@@ -32,6 +53,9 @@ export interface TransferLogPartner extends IntakeSettings {
   readyMarker: string | undefined;
   transferLog: { files: string[]; root: string; timeZone: string | undefined; clockSlackSeconds: number };
 }
+
+/** How the ledger's record of a move names a server path (the SFTP intake's `location`): `sftp://host:port/path`; a local path as it is. */
+const locationPrefixOf = (sftp: { host: string; port: number } | null) => (sftp ? `sftp://${sftp.host}:${sftp.port}` : '');
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -76,6 +100,7 @@ export async function transferAudit(
   ledger: Ledger,
   partners: TransferLogPartner[],
   intakeNow: (partner: string) => Promise<IntakeNow>,
+  period?: TransferLogPeriod,
 ): Promise<TransferAuditResult | null> {
   const withLogs = partners.filter((p) => p.transferLog.files.length > 0);
   if (withLogs.length === 0) return null;
@@ -98,7 +123,10 @@ export async function transferAudit(
     unmatched: 0,
     unreadableTotal: 0,
     unread: [],
+    clockOffsets: [],
   };
+  // every upload is followed through the whole log and matched with the whole ledger; only those of the period are reported
+  const inPeriod = (at: string) => !period || (at >= period.since && (period.until === null || at < period.until));
   for (const group of groups.values()) {
     const logs = await readTransferLogs(group.files, logZone(group.zone).zone);
     const intakes: IntakeView[] = group.partners.map((p) => ({
@@ -109,17 +137,30 @@ export async function transferAudit(
       pattern: globToRegExp(p.pattern),
       ignore: p.ignore.map(globToRegExp),
       readyMarker: p.readyMarker,
+      locationPrefix: locationPrefixOf(intakeFolders(p).sftp),
     }));
     const { arrivals, strays } = arrivalsOf(logs.events, intakes);
     const notes = await namedAsLedgerHas(ledger, arrivals);
-    const accounted = await accountArrivals(ledger, arrivals, { clockSlackMs: group.slackMs, intakeNow });
+    const { arrivals: accounted, clockOffset } = await accountArrivals(ledger, arrivals, { clockSlackMs: group.slackMs, intakeNow });
+    if (clockOffset) {
+      result.clockOffsets.push({
+        files: group.files,
+        partners: group.partners.map((p) => p.partner),
+        kind: clockOffset.kind,
+        offsetSeconds: clockOffset.offsetMs / 1000,
+        moves: clockOffset.moves,
+        of: clockOffset.of,
+        message: clockOffsetMessage(clockOffset, group.zone ?? "this host's zone"),
+      });
+    }
     // one push per item, never push(...list): a list of 200,000 is more arguments than a call's stack holds
     accounted.forEach((a, i) => {
       if (notes[i]!.length > 0) a.message += ` (${notes[i]!.join('; ')})`;
-      result.arrivals.push(a);
+      if (inPeriod(a.at)) result.arrivals.push(a);
     });
     for (const stray of strays) {
       const at = new Date(stray.upload.at).toISOString();
+      if (!inPeriod(at)) continue;
       result.outsideIntakes.push({ path: stray.path, at, size: stray.upload.size, user: stray.upload.user, message: strayLine(stray) });
     }
     for (const f of logs.files) {
