@@ -1,10 +1,10 @@
-import { copyFile, mkdir, mkdtemp, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { rowsWithPrefix, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { rowsWithPrefix, sharedFinanceDatabase, Workspace, putIn } from '../support/workspace.js';
 import { TestSshd } from '../support/sshd.js';
 
 const db = sharedFinanceDatabase();
@@ -13,14 +13,6 @@ beforeAll(async () => {
   sshd = await TestSshd.start();
 });
 afterAll(async () => sshd?.destroy());
-
-/** A settlement file in `folder`, an hour old (an upload long finished). */
-async function putIn(folder: string, name: string, text: string): Promise<void> {
-  await mkdir(folder, { recursive: true });
-  await writeFile(join(folder, name), text);
-  const old = new Date(Date.now() - 3600_000);
-  await utimes(join(folder, name), old, old);
-}
 
 const files = async (folder: string) => (await readdir(folder).catch(() => [])).sort();
 const oneLine = (stderr: string) => stderr.trim().split('\n')[0]!;

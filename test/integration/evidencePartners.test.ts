@@ -1,25 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { TestSshd } from '../support/sshd.js';
-import { financeDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, Workspace, putIn } from '../support/workspace.js';
 
 let sshd: TestSshd;
 beforeAll(async () => {
   sshd = await TestSshd.start();
 });
 afterAll(async () => sshd?.destroy());
-
-/** A folder with a settlement file in it, an hour old (an upload long finished). */
-async function putIn(folder: string, name: string, text: string): Promise<void> {
-  await mkdir(folder, { recursive: true });
-  await writeFile(join(folder, name), text);
-  const old = new Date(Date.now() - 3600_000);
-  await utimes(join(folder, name), old, old);
-}
 
 /** `sha256sum -c` run in a folder, as an auditor runs it: each line's verdict, and its exit status. */
 function sha256sumCheck(sums: string, folder: string): { status: number; lines: string[] } {

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import pg from 'pg';
 import { finished, startCli } from '../support/cli.js';
 import { freePort } from '../support/postgresServer.js';
 import { TestSshd } from '../support/sshd.js';
-import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { sharedFinanceDatabase, Workspace, putIn } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 let sshd: TestSshd;
@@ -21,14 +21,6 @@ async function partnersConfig(ws: Workspace, partners: Record<string, Record<str
   const path = join(ws.root, 'config.json');
   await writeFile(path, JSON.stringify({ ledger: ws.ledger, stableFor: 0, ...top, partners }, null, 2));
   return path;
-}
-
-/** A folder with a settlement file in it, an hour old (an upload long finished). */
-async function putIn(folder: string, name: string, text: string): Promise<void> {
-  await mkdir(folder, { recursive: true });
-  await writeFile(join(folder, name), text);
-  const old = new Date(Date.now() - 3600_000);
-  await utimes(join(folder, name), old, old);
 }
 
 const files = async (folder: string) => (await readdir(folder).catch(() => [])).sort();

@@ -298,3 +298,11 @@ export async function rowsWithPrefix(db: { client: pg.Client }, prefix: string):
  */
 export const ROWS_WITH_SOURCE = `(SELECT r.*, l.sha256 AS source_sha256, f.file_name AS source_name, l.run_id
     FROM settle.settlement_rows r JOIN settle.loads l ON l.load_id = r.load_id JOIN settle.file_loads f ON f.sha256 = l.sha256) AS sourced`;
+
+/** A settlement file in `folder` (made if need be), an hour old: an upload long finished. */
+export async function putIn(folder: string, name: string, text: string): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  await writeFile(join(folder, name), text);
+  const old = new Date(Date.now() - 3600_000);
+  await utimes(join(folder, name), old, old);
+}
