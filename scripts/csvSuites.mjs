@@ -30,7 +30,7 @@ async function records(path) {
 /**
  * What the suite expects, as records: objects under their header (csv-spectrum's, and
  * csv-test-data's header-* files), arrays as they are; `emptyLines`: the expected records that
- * are a line holding nothing, which the reader skips by design (DESIGN.md: an empty line is no record).
+ * are a line holding nothing, which the reader skips by design (docs/DESIGN.md: an empty line is no record).
  */
 function expectedRecords(json, csvHeader, withHeader) {
   const list = Array.isArray(json) ? json : [json];

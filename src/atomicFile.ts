@@ -9,7 +9,7 @@ import { privateFileMode, worldWritableFolder } from './privateFiles.js';
 /**
  * Every file a command writes for a person or a tool (the metrics file, the deliveries page, an
  * evidence pack) goes through writeFileAtomically: whole or not at all, and never through a
- * link another user planted (DESIGN.md, invariant 10). The log, appended to line by line, is
+ * link another user planted (docs/DESIGN.md, invariant 10). The log, appended to line by line, is
  * opened by openAppendOnly under the same checks.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Exit statuses are part of the command-line contract (DESIGN.md):
+ * Exit statuses are part of the command-line contract (docs/DESIGN.md):
  * 0 every ready file ended loaded, skipped or held; 1 something was rejected, failed or is
  * inconsistent; 2 bad usage or configuration, nothing touched.
  */

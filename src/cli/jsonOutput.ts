@@ -1,7 +1,7 @@
 import { printableJson } from '../report/printable.js';
 
 /**
- * The one JSON convention of every command's `--json` (documented in the README): one
+ * The one JSON convention of every command's `--json` (documented in docs/JSON.md): one
  * object, `"version": 1` first, snake_case keys all the way down. Scripts key on the
  * version, so a change to a document's meaning is a new version, never a silent one.
  */

@@ -149,7 +149,7 @@ export const OPTION_TABLE = {
     default: 'the PG* variables',
     commands: FINANCE,
     details:
-      '`postgres://USER@HOST[:PORT]/DATABASE`, see [Connecting](#connecting-to-postgresql); its password (`user:…@`, `password=`, `sslpassword=`) is never printed, logged or stored',
+      '`postgres://USER@HOST[:PORT]/DATABASE`, see [Connecting](OPERATING.md#connecting-to-postgresql); its password (`user:…@`, `password=`, `sslpassword=`) is never printed, logged or stored',
   },
   dbTimeout: {
     scope: 'shared',
@@ -205,7 +205,7 @@ export const OPTION_TABLE = {
     kind: 'string',
     path: true,
     commands: DECODING,
-    details: 'see [Compressed, zipped and encrypted deliveries](#compressed-zipped-and-encrypted-deliveries)',
+    details: 'see [Compressed, zipped and encrypted deliveries](INTAKES.md#compressed-zipped-and-encrypted-deliveries)',
   },
   pgpPassphrase: {
     flag: null,
@@ -429,7 +429,7 @@ export const OPTION_TABLE = {
     default: 'the "default" preset',
     commands: [...FINANCE, 'check'],
     per: { check: { description: `a shipped layout: ${LAYOUT_PRESETS.join(', ')}; or the config file's` } },
-    details: 'see [Layouts](#layouts)',
+    details: 'see [Layouts](LAYOUTS.md#layouts)',
   },
   transferLog: {
     flag: '--transfer-log',
@@ -441,7 +441,7 @@ export const OPTION_TABLE = {
     path: true,
     commands: TRANSFER_LOG,
     details:
-      'repeatable; rotated and gzipped files too (`/var/log/proftpd/xferlog*`: a wildcard in a file name takes every file it matches); commas in the environment; an upload without a ledger outcome is named (exit 1); see [The transfer log](#the-transfer-log-every-upload-accounted-for)',
+      'repeatable; rotated and gzipped files too (`/var/log/proftpd/xferlog*`: a wildcard in a file name takes every file it matches); commas in the environment; an upload without a ledger outcome is named (exit 1); see [The transfer log](AUDIT.md#the-transfer-log-every-upload-accounted-for)',
   },
   transferLogRoot: {
     flag: '--transfer-log-root',
@@ -498,7 +498,7 @@ export const OPTION_TABLE = {
     scope: 'own',
     commands: ['run', 'report', 'status', 'waive', 'config'],
     details:
-      'an object in the config file, at the top or per partner; `status` and the run warn and then fail when a due day has no delivery; see [Several partners](#several-partners)',
+      'an object in the config file, at the top or per partner; `status` and the run warn and then fail when a due day has no delivery; see [Several partners](PARTNERS.md#several-partners)',
   },
 } as const satisfies Record<string, OptionSpec>;
 

@@ -1,6 +1,6 @@
 import { CONFIG_OPTION, OPTION_TABLE, PARTNER_OPTION, SETTING_KEYS, type CommandName, type OptionSpec } from './optionTable.js';
 
-/** README.md holds the generated table between these two lines; a unit test keeps them equal. */
+/** docs/OPTIONS.md holds the generated table between these two lines; a unit test keeps them equal. */
 export const OPTIONS_BEGIN = '<!-- options:begin (generated from src/config/optionTable.ts) -->';
 export const OPTIONS_END = '<!-- options:end -->';
 
@@ -28,7 +28,7 @@ function row(key: string, spec: OptionSpec, inFile: boolean): string {
   ].join(' | ')} |`;
 }
 
-/** The README's option table: every setting with its flag, variable, config-file key, default and commands. */
+/** The option table of docs/OPTIONS.md: every setting with its flag, variable, config-file key, default and commands. */
 export function optionsMarkdown(): string {
   return [
     OPTIONS_BEGIN,

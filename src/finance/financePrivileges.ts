@@ -5,7 +5,7 @@ import type { FinanceTarget } from './target.js';
 /** A table's privileges a command needs, by the table's name in the finance schema. */
 export type TableNeeds = Record<string, readonly ('SELECT' | 'INSERT' | 'UPDATE' | 'DELETE')[]>;
 
-/** What one ingest run does in the finance schema (README, "Database roles": the ingest role), loading into `table`. */
+/** What one ingest run does in the finance schema (docs/OPERATING.md, "Database roles": the ingest role), loading into `table`. */
 export function runNeeds(table: string): TableNeeds {
   return {
     schema_migrations: ['SELECT'],
@@ -25,7 +25,7 @@ export function readNeeds(table: string): TableNeeds {
   return { schema_migrations: ['SELECT'], file_loads: ['SELECT'], loads: ['SELECT'], [table]: ['SELECT'] };
 }
 
-const SEE = `see README, "Database roles"`;
+const SEE = `see docs/OPERATING.md, "Database roles"`;
 
 /**
  * Refuses to start (exit 2) when the connected role lacks a privilege the command needs, naming

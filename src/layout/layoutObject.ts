@@ -36,7 +36,7 @@ export const ROLES = ['data', 'header', 'skip', 'info'] as const;
 export type Fail = (what: string) => never;
 
 /**
- * A layout object from configuration (DESIGN.md "Layouts"), every mistake a usage error naming
+ * A layout object from configuration (docs/DESIGN.md "Layouts"), every mistake a usage error naming
  * the key. `name`: the preset's, or `custom`.
  */
 export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name: string): Layout {

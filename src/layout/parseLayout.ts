@@ -7,7 +7,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
 
 /**
  * A layout from configuration: a preset's name, an object, or an object that `extends` a preset
- * and says only what differs (DESIGN.md "Layouts"). Every mistake is a usage error naming the
+ * and says only what differs (docs/DESIGN.md "Layouts"). Every mistake is a usage error naming the
  * key, reported before any work.
  */
 export function parseLayout(raw: unknown, where: string): Layout {

@@ -3,8 +3,8 @@ import { readLayoutObject } from './layoutObject.js';
 
 /**
  * The shipped presets, each written as configuration would write it (and read by the same
- * parser), each from its partner's published report structure and proven on the exports in
- * ../shared/acceptance-real (`npm run conformance`). Amounts are exact decimals; a column a
+ * parser), each from its partner's published report structure and proven on genuine public exports
+ * with `npm run conformance` (docs/LAYOUTS.md, "Conformance": a corpus kept outside the repository). Amounts are exact decimals; a column a
  * partner lets its users leave out is optional; a header the preset does not name is ignored.
  */
 

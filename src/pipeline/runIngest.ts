@@ -92,7 +92,7 @@ export class RunEndedError extends SettleError {
 const MAX_LISTINGS = 10;
 
 /**
- * One ingest run, in DESIGN.md's order:
+ * One ingest run, in docs/DESIGN.md's order:
  * list intake → completeness gate → stage + SHA-256 → CLAIM → LOAD → finalize → move,
  * then list again for files that arrived meanwhile.
  */

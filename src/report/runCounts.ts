@@ -1,6 +1,6 @@
 import type { RunCounts, RunRow } from '../ledger/types.js';
 
-/** A run's counts in the summary line's fixed order (DESIGN.md), each with its printed name. */
+/** A run's counts in the summary line's fixed order (docs/DESIGN.md), each with its printed name. */
 export const COUNT_FIELDS: readonly (readonly [string, keyof RunCounts])[] = [
   ['loaded', 'loaded'],
   ['skipped', 'skipped'],

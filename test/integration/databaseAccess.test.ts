@@ -61,7 +61,7 @@ describe('least privilege: a migration role owns the schema, an ingest role only
     const noUsage = await ws.run();
     expect(noUsage.status).toBe(2);
     expect(oneLine(noUsage.stderr)).toBe(
-      `settle-ingest: database role "${ingest}" lacks USAGE on schema settle: GRANT USAGE ON SCHEMA settle TO ${ingest} (see README, "Database roles")`,
+      `settle-ingest: database role "${ingest}" lacks USAGE on schema settle: GRANT USAGE ON SCHEMA settle TO ${ingest} (see docs/OPERATING.md, "Database roles")`,
     );
     expect(await ws.files('intake')).toEqual(['settle_20261201_a01.csv']);
 
@@ -226,7 +226,7 @@ describe('configuration errors are one line, exit 2, and say what to do', () => 
 });
 
 describe('settle-ingest config', () => {
-  it('prints every effective setting with its source, secrets hidden; --json keys are in the README', async () => {
+  it('prints every effective setting with its source, secrets hidden; --json keys are in docs/JSON.md', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'settle-config-'));
     const file = join(dir, 'config.json');
     await writeFile(file, JSON.stringify({ intake: '/srv/settle/intake', stableFor: 10 }));
@@ -247,7 +247,7 @@ describe('settle-ingest config', () => {
     expect(by.databaseUrl).toMatchObject({ value: 'postgres://ingest:***@db.internal/finance', source: 'environment' });
     expect(by.PGPASSWORD).toMatchObject({ value: '***', source: 'environment' });
 
-    const readme = await import('node:fs/promises').then((fs) => fs.readFile(new URL('../../README.md', import.meta.url), 'utf8'));
+    const readme = await import('node:fs/promises').then((fs) => fs.readFile(new URL('../../docs/JSON.md', import.meta.url), 'utf8'));
     const section = readme.slice(readme.indexOf('## JSON output'), readme.indexOf('\n## ', readme.indexOf('## JSON output') + 1));
     for (const key of ['version', 'settings', 'setting', 'value', 'source', 'from']) expect(section).toContain(`\`${key}\``);
 

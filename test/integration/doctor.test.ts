@@ -160,7 +160,7 @@ describe('doctor: will tonight work?', () => {
       expect(r.status).toBe(2);
       expect(failed(r.checks)).toEqual(['bank finance-privileges']);
       expect(r.checks.find((c) => c.partner === 'bank' && c.check === 'finance-privileges')!.message).toBe(
-        `database role "${role}" lacks INSERT on table settle.settlement_rows: grant as the schema's owner (see README, "Database roles")`,
+        `database role "${role}" lacks INSERT on table settle.settlement_rows: grant as the schema's owner (see docs/OPERATING.md, "Database roles")`,
       );
     } finally {
       await db.client.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);

@@ -45,7 +45,7 @@ describe('--json', () => {
     await own.close();
   });
 
-  it('is one object with "version": 1 and snake_case keys only, for every command, and the README names every key', async () => {
+  it('is one object with "version": 1 and snake_case keys only, for every command, and docs/JSON.md names every key', async () => {
     const ws = await Workspace.create(db.url, { migrate: false });
     const outputs = new Map<string, CliResult>();
     const json = async (label: string, args: string[], extra: { ledger?: string } = {}) => {
@@ -99,7 +99,7 @@ describe('--json', () => {
     const noLedger = await json('run (no ledger: an error)', ['run', '--intake', ws.intake], { ledger: join(ws.root, 'missing.sqlite') });
     const badFlag = await json('report runs --lats (bad usage: an error)', ['report', 'runs', '--lats', '3']);
 
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = await readFile(new URL('../../docs/JSON.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('## JSON output'), readme.indexOf('\n## ', readme.indexOf('## JSON output') + 1));
     expect(section.length).toBeGreaterThan(100);
     for (const [label, r] of outputs) {
@@ -116,7 +116,7 @@ describe('--json', () => {
       ).toEqual([]);
       expect(
         [...documented].filter((k) => !section.includes(`\`${k}\``)),
-        `${label}: keys the README does not name`,
+        `${label}: keys docs/JSON.md does not name`,
       ).toEqual([]);
     }
     for (const [r, words] of [

@@ -6,10 +6,10 @@ import { OPTIONS_BEGIN, OPTIONS_END, optionsMarkdown } from '../../src/config/op
 import { OPTION_TABLE, SETTING_KEYS } from '../../src/config/optionTable.js';
 import { resolveSettings, settingPicker } from '../../src/config/settings.js';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../docs/OPTIONS.md', import.meta.url), 'utf8');
 
 describe('the one option table', () => {
-  it('is the table in README.md, exactly (after changing an option: npm run build && node scripts/readme-options.mjs)', () => {
+  it('is the table in docs/OPTIONS.md, exactly (after changing an option: npm run build && node scripts/docs-options.mjs)', () => {
     const begin = readme.indexOf(OPTIONS_BEGIN);
     const end = readme.indexOf(OPTIONS_END);
     expect(begin).toBeGreaterThanOrEqual(0);

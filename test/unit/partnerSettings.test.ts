@@ -230,9 +230,9 @@ describe('what partners may not share', () => {
   });
 });
 
-describe('the README', () => {
+describe('docs/PARTNERS.md', () => {
   it('shows a two-partner config, with the expected deliveries, that settle-ingest takes as it stands', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../docs/PARTNERS.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('## Several partners'));
     const json = /```json\n([\s\S]*?)```/.exec(section)![1]!;
     const config = join(mkdtempSync(join(tmpdir(), 'settle-readme-')), 'config.json');

@@ -1,0 +1,85 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The pages a reader follows: the README, docs/, the runbook and the release notes. */
+const PAGES = [
+  'README.md',
+  'RELEASE_NOTES.md',
+  'ops/RUNBOOK.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+].filter((page) => existsSync(join(ROOT, page)));
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replaceAll(' ', '-');
+}
+
+function anchorsOf(page: string): Set<string> {
+  const text = readFileSync(join(ROOT, page), 'utf8').replace(/```[\s\S]*?```/g, '');
+  return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((match) => anchorOf(match[1]!)));
+}
+
+/** Every markdown link `[text](target)` outside code blocks, with its line. */
+function linksOf(page: string): { target: string; line: number }[] {
+  const lines = readFileSync(join(ROOT, page), 'utf8').split('\n');
+  const found: { target: string; line: number }[] = [];
+  let inCode = false;
+  lines.forEach((text, index) => {
+    if (text.startsWith('```')) inCode = !inCode;
+    if (inCode) return;
+    for (const match of text.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g)) found.push({ target: match[1]!, line: index + 1 });
+  });
+  return found;
+}
+
+describe('the documentation', () => {
+  it('has a README of at most 250 lines that introduces and links the reference pages', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(250);
+    for (const page of PAGES.filter((p) => p.startsWith('docs/'))) expect(readme, page).toContain(`](${page})`);
+  });
+
+  it('links only to files of the repository and to headings that exist', () => {
+    const broken: string[] = [];
+    for (const page of PAGES) {
+      for (const { target, line } of linksOf(page)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // a web address
+        const [path, anchor] = target.split('#') as [string, string | undefined];
+        const file = path === '' ? page : relative(ROOT, join(ROOT, dirname(page), path));
+        if (file.startsWith('..') || !existsSync(join(ROOT, file))) {
+          broken.push(`${page}:${line}: ${target} (no such file in the repository)`);
+          continue;
+        }
+        if (anchor !== undefined && file.endsWith('.md') && statSync(join(ROOT, file)).isFile() && !anchorsOf(file).has(anchor)) {
+          broken.push(`${page}:${line}: ${target} (no heading "${anchor}" in ${file})`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('is what the code cites: every docs/ page a comment or message names exists', () => {
+    const missing: string[] = [];
+    const walk = (folder: string): string[] =>
+      readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? walk(join(folder, entry.name)) : entry.name.endsWith('.ts') ? [join(folder, entry.name)] : [],
+      );
+    for (const file of walk('src')) {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      for (const match of text.matchAll(/\bdocs\/([A-Z_]+\.md)/g))
+        if (!existsSync(join(ROOT, 'docs', match[1]!))) missing.push(`${file}: docs/${match[1]}`);
+      if (/\.\.\/shared\/|(?<!docs\/)\bDESIGN\.md/.test(text)) missing.push(`${file}: cites a file outside the repository`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
