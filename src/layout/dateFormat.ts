@@ -55,31 +55,31 @@ const partOf = (part: Part): Part => SAME_PART[part] ?? part;
 
 /** What to write instead of a token this reader does not know, by its letter. */
 const INSTEAD: Record<string, string> = {
-  y: 'yyyy (four digits) or yy (two)',
-  Y: 'yyyy: Y is the week-based year',
-  u: 'yyyy',
-  M: 'MMMM (full month name), MMM (abbreviated), MM or M (number)',
-  L: 'MMMM, MMM, MM or M',
-  D: 'dd or d: D is the day of the year',
-  d: 'dd or d',
-  h: 'HH or H: a 12-hour clock is not read',
-  K: 'HH or H: a 12-hour clock is not read',
-  k: 'HH or H',
-  a: 'HH or H: AM/PM is not read',
-  m: 'mm',
-  s: 'ss',
-  S: 'SSS (the fraction of a second, 1 to 6 digits)',
-  X: 'X, XX or XXX (an offset written in the value)',
-  x: 'X, XX or XXX',
-  Z: 'XX (-0800) or XXX (-08:00)',
-  z: 'the column\'s "timeZone" or "timeZoneFrom": zone names in the value are not read',
-  E: "nothing: day names are not read (quote a fixed text as 'Mon')",
+  y: 'use yyyy (four digits) or yy (two)',
+  Y: 'use yyyy: Y is the week-based year',
+  u: 'use yyyy',
+  M: 'use MMMM (full month name), MMM (abbreviated), MM or M (number)',
+  L: 'use MMMM, MMM, MM or M',
+  D: 'use dd or d: D is the day of the year',
+  d: 'use dd or d',
+  h: 'use HH or H: a 12-hour clock is not read',
+  K: 'use HH or H: a 12-hour clock is not read',
+  k: 'use HH or H',
+  a: 'use HH or H: AM/PM is not read',
+  m: 'use mm',
+  s: 'use ss',
+  S: 'use SSS (the fraction of a second, 1 to 6 digits)',
+  X: 'use X, XX or XXX (an offset written in the value)',
+  x: 'use X, XX or XXX',
+  Z: 'use XX (-0800) or XXX (-08:00)',
+  z: 'use the column\'s "timeZone" or "timeZoneFrom": zone names in the value are not read',
+  E: 'day names are not read: a value that writes one cannot be a date of this reader',
 };
 
 /** Why a run of one letter is not a token, and what to use instead. */
 function unknownToken(run: string, format: string): string {
   const instead = INSTEAD[run[0]!];
-  const use = instead ? `use ${instead}` : `quote text as '${run}' (tokens: ${[...TOKENS.keys()].join(' ')})`;
+  const use = instead ?? `quote text as '${run}' (tokens: ${[...TOKENS.keys()].join(' ')})`;
   return `has "${run}", which is not a token it reads: ${use}: "${format}"`;
 }
 
