@@ -248,10 +248,12 @@ export function timestampIdentity(text: string): string {
   const m = TIMESTAMP_TEXT.exec(text);
   if (!m) return text;
   const [, y, mo, d, h, mi, s, frac = '', sign, oh, om] = m;
-  const wall = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999
+  const wall = new Date(0);
+  wall.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  wall.setUTCHours(Number(h), Number(mi), Number(s));
   const offset = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
-  // Date.UTC reads years 0 to 99 as 1900 to 1999: the same shift for every value, so identities still compare
-  return `${wall - offset}.${frac.padEnd(6, '0')}`;
+  return `${wall.getTime() - offset}.${frac.padEnd(6, '0')}`;
 }
 
 function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {

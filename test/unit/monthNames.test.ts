@@ -250,5 +250,7 @@ describe('a natural key with a timestamp', () => {
     expect(timestampIdentity('2021-03-01 09:00:00.5+00:00')).toBe(timestampIdentity('2021-03-01 09:00:00.500000+00:00'));
     expect(timestampIdentity('2021-03-01 09:00:00.000001+00:00')).not.toBe(timestampIdentity('2021-03-01 09:00:00+00:00'));
     expect(timestampIdentity('2021-03-01 10:00:00+01:00')).not.toBe(timestampIdentity('2021-03-01 10:00:00+00:00'));
+    expect(timestampIdentity('0050-03-01 10:00:00+00:00')).not.toBe(timestampIdentity('1950-03-01 10:00:00+00:00'));
+    expect(timestampIdentity('0001-01-01 00:30:00+01:00')).toBe(timestampIdentity('0000-12-31 23:30:00+00:00'));
   });
 });
