@@ -53,13 +53,31 @@ async function chargesWorkspace() {
       json: JSON.parse(r.stdout) as Record<string, unknown> & { files: { name: string; outcome: string; error?: string }[] },
     };
   };
-  return { ws, run };
+  const reprocess = async (name: string) => {
+    const r = await ws.cli([
+      'run',
+      '--reprocess',
+      '--intake',
+      ws.intake,
+      '--ledger',
+      ws.ledger,
+      '--config',
+      config,
+      '--files',
+      name,
+      '--reason',
+      'test',
+      '--json',
+    ]);
+    return { status: r.status, json: JSON.parse(r.stdout) as Record<string, unknown> };
+  };
+  return { ws, run, reprocess };
 }
 
 describe('month names, padded keys and a timestamp in the natural key, loaded into PostgreSQL', () => {
   it('loads the rows trimmed and typed, keyed by id and instant, and loads nothing twice', async () => {
     await db.client.query('DROP TABLE IF EXISTS settle.monthly_charges');
-    const { ws, run } = await chargesWorkspace();
+    const { ws, run, reprocess } = await chargesWorkspace();
 
     // the table's UNIQUE key holds the timestamptz itself, not a text of it
     const key = await db.client.query<{ name: string; type: string }>(
@@ -120,6 +138,11 @@ describe('month names, padded keys and a timestamp in the natural key, loaded in
         note: 'Rückbuchung',
       },
     ]);
+
+    // reprocessed, its rows are replaced by the same keys: none clashes with the rows it replaces
+    const replaced = await reprocess('charges_2021.csv');
+    expect(replaced.status).toBe(0);
+    expect(replaced.json).toMatchObject({ reprocessed: 1, rejected: 0, rows: 4 });
 
     // the same bytes again under another name: a duplicate, nothing loaded
     await ws.put('charges_2021_again.csv', CHARGES);
