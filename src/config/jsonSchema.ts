@@ -196,6 +196,13 @@ function layoutObjectSchema(): Schema {
     skipLines: { description: 'lines before the header (or the first record)', type: 'integer', minimum: 0, maximum: 1000, default: 0 },
     header: { description: 'true: columns by header name; false: by position', type: 'boolean', default: LAYOUT_DEFAULTS.header },
     timeZone: { description: "the zone of the file's times (IANA name, UTC or an offset)", type: 'string' },
+    locale: {
+      description: 'the languages (BCP 47 tags) whose month names dates may use (MMM, MMMM), besides English',
+      anyOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+      ],
+    },
     columns: {
       description: 'the columns, in any order; in a layout that extends a preset, an object of changes by name (null drops one)',
       anyOf: [
@@ -288,6 +295,7 @@ function columnSchema(opts: { change?: boolean } = {}): Schema {
     timeZone: { ...zone, description: `timestamp: the zone of its times (${zone.description})` },
     timeZoneFrom: { description: "timestamp: the column naming each row's zone", type: 'string' },
     timeFrom: { description: 'timestamp: the column holding the time of day', type: 'string' },
+    trim: { description: 'spaces (no-break and thin ones, tabs) around a value are removed', type: 'boolean', default: false },
   };
   const keys = Object.fromEntries(
     Object.entries(each(COLUMN_KEYS, properties, 'column')).map(([k, v]) => [

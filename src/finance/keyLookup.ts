@@ -1,24 +1,30 @@
 import pg from 'pg';
+import { timestampIdentity } from '../layout/columnValues.js';
 import { quoteValue } from '../layout/quoteValue.js';
 import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;
 
 /**
- * Looks up a batch of natural keys (one column or several) in a layout's table. Key columns are
- * text, integer, date or currency, whose text form in PostgreSQL is the reader's own, so keys
- * are compared as text.
+ * Looks up a batch of natural keys (one column or several) in a layout's table. Text, integer,
+ * date and currency key parts are compared as text (PostgreSQL writes them as the reader
+ * does); a timestamp part as the instant (`timestamptz`): a file may write one instant with
+ * another offset than the rows loaded before.
  */
 export function keyLookup({ client, schema, layout }: FinanceTarget) {
   const s = id(schema);
   const table = `${s}.${id(layout.table)}`;
   const positions = layout.naturalKey.map((k) => layout.columns.findIndex((c) => c.name === k));
+  const instants = positions.map((p) => layout.columns[p]!.type === 'timestamp');
   const params = layout.naturalKey.map((_, i) => `$${i + 1}::text[]`).join(', ');
   const names = layout.naturalKey.map((_, i) => `k${i}`);
-  const join = layout.naturalKey.map((k, i) => `t.${id(k)}::text = k.${names[i]}`).join(' AND ');
+  const join = layout.naturalKey
+    .map((k, i) => (instants[i] ? `t.${id(k)} = k.${names[i]}::timestamptz` : `t.${id(k)}::text = k.${names[i]}`))
+    .join(' AND ');
   const show = (values: string[]) => values.map((v) => quoteValue(v)).join(' ');
-  // a key's identity is its exact values (a NUL never is in one); `show` cuts long values for messages
-  const identity = (values: string[]) => values.join('\0');
+  // a key's identity is its exact values (a NUL never is in one), a timestamp's its instant;
+  // `show` cuts long values for messages
+  const identity = (values: string[]) => values.map((v, i) => (instants[i] ? timestampIdentity(v) : v)).join('\0');
   const columns = (keys: string[][]) => layout.naturalKey.map((_, i) => keys.map((k) => k[i]!));
   const keyText = (row: Record<string, string>) => identity(names.map((n) => row[n]!));
   return {

@@ -33,14 +33,43 @@ export function isCalendarDate(y: number, m: number, d: number): boolean {
 export function keyProblem(value: string): string | undefined {
   // most ids are short printable ASCII without a space at either end: clean without further looks
   if (value.length <= MAX_KEY_BYTES && PLAIN_KEY.test(value)) return undefined;
+  const padding = paddingProblem(value);
+  if (padding) return padding;
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > MAX_KEY_BYTES) return `is ${bytes} bytes long; a key may have at most ${MAX_KEY_BYTES}`;
   const hidden = HIDDEN_CHARACTER.exec(value);
   if (hidden) return `contains an invisible or control character (${codePoint(hidden[0])})`;
-  // every other white space character is hidden: only a plain space is left to find here
-  if (value.startsWith(' ')) return 'begins with a space';
-  if (value.endsWith(' ')) return 'ends with a space';
   return undefined;
+}
+
+/** Spaces a value may be padded with: U+0020, tabs, and every other space separator (no-break, thin, narrow no-break…). */
+const PADDING = /^[\t\p{Zs}]+|[\t\p{Zs}]+$/gu;
+const SPACE = /[\t\p{Zs}]/u;
+
+/** A space of any kind, told by its code unit (every space separator is in the Basic Multilingual Plane). */
+const isSpace = (code: number) => code === 0x20 || code === 0x09 || (code >= 0xa0 && SPACE.test(String.fromCharCode(code)));
+
+/** Whether a value begins or ends with a space: two code units looked at for the usual value. */
+const isPadded = (value: string) => isSpace(value.charCodeAt(0)) || isSpace(value.charCodeAt(value.length - 1));
+
+/**
+ * A field as a column takes it: a value of spaces only is blank, so empty (with or without
+ * `trim`); a column with `trim` takes the value without the spaces around it; any other value
+ * is as written.
+ */
+export function unpadded(value: string, trim: boolean): string {
+  if (value === '' || !isPadded(value)) return value;
+  const bare = value.replace(PADDING, '');
+  return bare === '' || trim ? bare : value;
+}
+
+/** Why a key value with spaces around it is refused: two ids that differ by padding are one id, and only `trim` may say so. */
+function paddingProblem(value: string): string | undefined {
+  if (!isPadded(value)) return undefined;
+  const begins = isSpace(value.charCodeAt(0));
+  const ch = begins ? value[0]! : value[value.length - 1]!;
+  const space = ch === ' ' ? 'a space' : ch === '\t' ? 'a tab' : `a space (${codePoint(ch)})`;
+  return `${begins ? 'begins' : 'ends'} with ${space}: "trim": true would remove the padding`;
 }
 
 const PLAIN_KEY = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
@@ -155,7 +184,7 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
       return decimalConverter(layout, spec);
     case 'date': {
       const format = spec.format ?? 'yyyy-MM-dd';
-      const parse = compileDateFormat(format, false).parse!;
+      const parse = compileDateFormat(format, false, layout.locale).parse!;
       const problem = { problem: `is not a date (${spec.format ?? 'YYYY-MM-DD'}, 0001-01-01 to 9999-12-31)` };
       return remembered((v) => {
         const p = parse(v);
@@ -208,9 +237,28 @@ function decimalConverter(layout: Layout, spec: ColumnSpec): Converter {
   };
 }
 
+const TIMESTAMP_TEXT = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?([+-])(\d{2}):(\d{2})$/;
+
+/**
+ * The instant a timestamp converter's text names, as a text two writings of one instant share
+ * (`10:00:00+01:00` and `09:00:00+00:00`): microseconds since 1970, as PostgreSQL compares
+ * `timestamptz`. A text of another shape is its own identity.
+ */
+export function timestampIdentity(text: string): string {
+  const m = TIMESTAMP_TEXT.exec(text);
+  if (!m) return text;
+  const [, y, mo, d, h, mi, s, frac = '', sign, oh, om] = m;
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999
+  const wall = new Date(0);
+  wall.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  wall.setUTCHours(Number(h), Number(mi), Number(s));
+  const offset = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
+  return `${wall.getTime() - offset}.${frac.padEnd(6, '0')}`;
+}
+
 function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {
   const format = spec.format ?? 'yyyy-MM-dd HH:mm:ss';
-  const compiled = compileDateFormat(format, true);
+  const compiled = compileDateFormat(format, true, layout.locale);
   const parse = compiled.parse!;
   const problem = { problem: `is not a time stamp (${format})` };
   const fixedZone = spec.timeZone !== undefined ? parseZone(spec.timeZone)! : undefined;

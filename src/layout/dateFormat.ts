@@ -1,3 +1,5 @@
+import { monthKey, monthTable } from './monthNames.js';
+
 /**
  * Date and timestamp patterns as partners document them (`dd/MM/yyyy`, `yyyy-MM-dd HH:mm:ss`,
  * `yyyy-MM-dd'T'HH:mm:ssXXX`, PayPal's `yyyy/MM/dd HH:mm:ss XX`): each compiles once to a
@@ -6,7 +8,8 @@
  * `yy` is a two-digit year read as POSIX `strptime` reads `%y`: 69 to 99 are 1969 to 1999, 00
  * to 68 are 2000 to 2068 (a settlement date is never far from today; the pivot is fixed so that
  * a file reads the same whenever it is loaded). `X`, `XX` and `XXX` are an offset written in the
- * value (`-08`, `-0800`, `-08:00`, or `Z` for UTC).
+ * value (`-08`, `-0800`, `-08:00`, or `Z` for UTC). `MMM` and `MMMM` are a month's abbreviated and
+ * full name (monthNames.ts), in English or a language of the layout's `locale`.
  */
 export interface DateParts {
   y: number;
@@ -21,25 +24,64 @@ export interface DateParts {
   offset?: string;
 }
 
-type Part = keyof DateParts | 'yy';
+/** A month name: letters and marks (`März`, `févr`), with the dot some languages write after it. */
+const MONTH_NAME = '[\\p{L}\\p{M}]+\\.?';
 
-/** Longest first: `yyyy` before `yy`, `XXX` before `XX` before `X`. */
-const TOKENS: [string, string, Part][] = [
-  ['yyyy', '(\\d{4})', 'y'],
-  ['yy', '(\\d{2})', 'yy'],
-  ['MM', '(\\d{2})', 'mo'],
-  ['M', '(\\d{1,2})', 'mo'],
-  ['dd', '(\\d{2})', 'd'],
-  ['d', '(\\d{1,2})', 'd'],
-  ['HH', '(\\d{2})', 'h'],
-  ['H', '(\\d{1,2})', 'h'],
-  ['mm', '(\\d{2})', 'mi'],
-  ['ss', '(\\d{2})', 's'],
-  ['SSS', '(\\d{1,6})', 'frac'],
-  ['XXX', '(Z|[+-]\\d{2}:\\d{2})', 'offset'],
-  ['XX', '(Z|[+-]\\d{4})', 'offset'],
-  ['X', '(Z|[+-]\\d{2}(?:\\d{2})?)', 'offset'],
-];
+type Part = keyof DateParts | 'yy' | 'monthShort' | 'monthLong';
+
+/** Each token a format may use, as a whole run of one letter (`MMM` is one token, not `MM` and `M`). */
+const TOKENS = new Map<string, [string, Part]>([
+  ['yyyy', ['(\\d{4})', 'y']],
+  ['yy', ['(\\d{2})', 'yy']],
+  ['MMMM', [`(${MONTH_NAME})`, 'monthLong']],
+  ['MMM', [`(${MONTH_NAME})`, 'monthShort']],
+  ['MM', ['(\\d{2})', 'mo']],
+  ['M', ['(\\d{1,2})', 'mo']],
+  ['dd', ['(\\d{2})', 'd']],
+  ['d', ['(\\d{1,2})', 'd']],
+  ['HH', ['(\\d{2})', 'h']],
+  ['H', ['(\\d{1,2})', 'h']],
+  ['mm', ['(\\d{2})', 'mi']],
+  ['ss', ['(\\d{2})', 's']],
+  ['SSS', ['(\\d{1,6})', 'frac']],
+  ['XXX', ['(Z|[+-]\\d{2}:\\d{2})', 'offset']],
+  ['XX', ['(Z|[+-]\\d{4})', 'offset']],
+  ['X', ['(Z|[+-]\\d{2}(?:\\d{2})?)', 'offset']],
+]);
+
+/** The same part, whichever token wrote it: a format names each once. */
+const SAME_PART: Partial<Record<Part, Part>> = { yy: 'y', mo: 'mo', monthShort: 'mo', monthLong: 'mo' };
+const partOf = (part: Part): Part => SAME_PART[part] ?? part;
+
+/** What to write instead of a token this reader does not know, by its letter. */
+const INSTEAD: Record<string, string> = {
+  y: 'use yyyy (four digits) or yy (two)',
+  Y: 'use yyyy: Y is the week-based year',
+  u: 'use yyyy',
+  M: 'use MMMM (full month name), MMM (abbreviated), MM or M (number)',
+  L: 'use MMMM, MMM, MM or M',
+  D: 'use dd or d: D is the day of the year',
+  d: 'use dd or d',
+  h: 'use HH or H: a 12-hour clock is not read',
+  K: 'use HH or H: a 12-hour clock is not read',
+  k: 'use HH or H',
+  a: 'use HH or H: AM/PM is not read',
+  m: 'use mm',
+  s: 'use ss',
+  S: 'use SSS (the fraction of a second, 1 to 6 digits)',
+  X: 'use X, XX or XXX (an offset written in the value)',
+  x: 'use X, XX or XXX',
+  Z: 'use XX (-0800) or XXX (-08:00)',
+  z: 'use the column\'s "timeZone" or "timeZoneFrom": zone names in the value are not read',
+  E: 'day names are not read: a value that writes one cannot be a date of this reader',
+};
+
+/** Why a run of one letter is not a token, and what to use instead. */
+function unknownToken(run: string, format: string): string {
+  const instead = INSTEAD[run[0]!];
+  const use = instead ?? `quote text as '${run}' (tokens: ${[...TOKENS.keys()].join(' ')})`;
+  return `has "${run}", which is not a token it reads: ${use}: "${format}"`;
+}
 
 /** The first year `yy` reads in the 1900s (POSIX): 69 is 1969, 68 is 2068. */
 export const TWO_DIGIT_YEAR_PIVOT = 69;
@@ -62,7 +104,7 @@ export interface CompiledFormat {
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-export function compileDateFormat(format: string, timestamp: boolean): CompiledFormat {
+export function compileDateFormat(format: string, timestamp: boolean, languages: readonly string[] = []): CompiledFormat {
   let source = '';
   const parts: Part[] = [];
   for (let i = 0; i < format.length;) {
@@ -73,27 +115,32 @@ export function compileDateFormat(format: string, timestamp: boolean): CompiledF
       i = end + 1;
       continue;
     }
-    const token = TOKENS.find(([t]) => format.startsWith(t, i));
-    if (token) {
-      const year = token[2] === 'y' || token[2] === 'yy';
-      if (parts.includes(token[2]) || (year && parts.some((p) => p === 'y' || p === 'yy')))
-        return { problem: `names ${token[0]} twice: "${format}"` };
-      source += token[1];
-      parts.push(token[2]);
-      i += token[0].length;
+    if (/[A-Za-z]/.test(format[i]!)) {
+      let end = i + 1;
+      while (format[end] === format[i]) end++;
+      const run = format.slice(i, end);
+      const token = TOKENS.get(run);
+      if (!token) return { problem: unknownToken(run, format) };
+      if (parts.some((p) => partOf(p) === partOf(token[1]))) return { problem: `names ${run} twice: "${format}"` };
+      source += token[0];
+      parts.push(token[1]);
+      i = end;
       continue;
     }
-    if (/[A-Za-z]/.test(format[i]!))
-      return { problem: `has "${format[i]}", which is not one of yyyy yy MM M dd d HH H mm ss SSS X XX XXX: "${format}"` };
     source += escape(format[i]!);
     i++;
   }
   const needed: Part[] = timestamp ? ['y', 'mo', 'd', 'h', 'mi'] : ['y', 'mo', 'd'];
-  const missing = needed.filter((p) => !parts.includes(p) && !(p === 'y' && parts.includes('yy')));
+  const missing = needed.filter((p) => !parts.some((q) => partOf(q) === p));
   if (missing.length > 0) return { problem: `lacks ${missing.join(', ')}: "${format}"` };
-  if (!timestamp && parts.some((p) => p !== 'y' && p !== 'yy' && p !== 'mo' && p !== 'd'))
+  if (!timestamp && parts.some((p) => !['y', 'mo', 'd'].includes(partOf(p))))
     return { problem: `has a time in a date column: "${format}"` };
-  const re = new RegExp(`^${source}$`);
+  const named = parts.find((p) => p === 'monthShort' || p === 'monthLong');
+  const table = named ? monthTable(named === 'monthShort' ? 'short' : 'long', languages) : undefined;
+  if (table?.problem) return { problem: `${named === 'monthShort' ? 'MMM' : 'MMMM'}: ${table.problem}` };
+  // a date written with a month name may end with a dot its format does not write (`3 nov 2021.`)
+  const end = named && !format.endsWith('.') ? '\\.?' : '';
+  const re = new RegExp(`^${source}${end}$`, 'u');
   return {
     hasOffset: parts.includes('offset'),
     parse(value) {
@@ -111,6 +158,10 @@ export function compileDateFormat(format: string, timestamp: boolean): CompiledF
         } else if (p === 'yy') {
           const yy = Number(text);
           out.y = yy >= TWO_DIGIT_YEAR_PIVOT ? 1900 + yy : 2000 + yy;
+        } else if (p === 'monthShort' || p === 'monthLong') {
+          const month = table!.months.get(monthKey(text));
+          if (month === undefined) return undefined;
+          out.mo = month;
         } else out[p] = Number(text);
       }
       return out;

@@ -53,6 +53,8 @@ export interface ColumnSpec {
   timeZoneFrom?: string;
   /** timestamp: the layout column holding the time of day, when the file writes date and time apart */
   timeFrom?: string;
+  /** spaces (U+0020, tabs, no-break and thin spaces) around the value are no part of it */
+  trim?: boolean;
 }
 
 /** Rows that are counted but not loaded: a partner's payout, fee or summary lines. */
@@ -96,6 +98,8 @@ export interface Layout {
   header: boolean;
   /** the zone of timestamp columns that give none and of `local` ones */
   timeZone?: string;
+  /** the languages (canonical BCP 47 tags) whose month names dates may use, besides English */
+  locale?: string[];
   columns: ColumnSpec[];
   /** one column or several: UNIQUE in the table */
   naturalKey: string[];

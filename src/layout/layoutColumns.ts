@@ -18,6 +18,7 @@ export const COLUMN_KEYS = [
   'timeZone',
   'timeZoneFrom',
   'timeFrom',
+  'trim',
 ];
 
 type Fail = (what: string) => never;
@@ -80,7 +81,7 @@ function parseSign(raw: unknown, name: string, fail: Fail): SignRule {
  * One column of a layout object, every mistake a usage error naming it. `header`: whether the
  * layout's files have a header (else the column needs its `position`).
  */
-export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail): ColumnSpec {
+export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail, languages: readonly string[] = []): ColumnSpec {
   if (!c || typeof c !== 'object' || Array.isArray(c)) return fail(`column ${i + 1} must be an object`);
   const raw = c as Record<string, unknown>;
   const { name, type, required, scale, minorUnits, format, timeZone, timeZoneFrom, timeFrom, occurrence, position } = raw;
@@ -118,7 +119,7 @@ export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail):
   const timed = type === 'date' || timestamp;
   if (format !== undefined) {
     if (!timed || typeof format !== 'string') col('"format" is for date and timestamp columns');
-    const problem = compileDateFormat(format as string, timestamp).problem;
+    const problem = compileDateFormat(format as string, timestamp, languages).problem;
     if (problem) col(`"format" ${problem}`);
   }
   if ((timeZone !== undefined || timeZoneFrom !== undefined || timeFrom !== undefined) && !timestamp)
@@ -130,6 +131,7 @@ export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail):
   }
   if (timeZoneFrom !== undefined && typeof timeZoneFrom !== 'string') col('"timeZoneFrom" must name a column');
   if (timeFrom !== undefined && typeof timeFrom !== 'string') col('"timeFrom" must name a column');
+  if (raw.trim !== undefined && typeof raw.trim !== 'boolean') col('"trim" must be true (spaces around a value removed) or false');
 
   return {
     name,
@@ -146,22 +148,21 @@ export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail):
     ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}),
     ...(timeZoneFrom !== undefined ? { timeZoneFrom: timeZoneFrom as string } : {}),
     ...(timeFrom !== undefined ? { timeFrom: timeFrom as string } : {}),
+    ...(raw.trim === true ? { trim: true } : {}),
   };
 }
 
 /**
- * What the columns say of each other: names and headers taken once, the columns that
+ * What the columns say of each other: each name once, the columns that
  * `timeZoneFrom`, `timeFrom` and `sign` name, and a zone for every timestamp.
  */
-export function checkColumns(columns: ColumnSpec[], header: boolean, layoutZone: string | undefined, fail: Fail): void {
+export function checkColumns(columns: ColumnSpec[], layoutZone: string | undefined, fail: Fail): void {
+  // two columns may read one header or position (a time kept as a timestamp and, for a key, as
+  // text): each is a column of its own name; a header the FILE names twice still needs "occurrence"
   const names = new Set<string>();
-  const taken = new Map<string, string>();
   for (const c of columns) {
     if (names.has(c.name)) fail(`column "${c.name}" appears twice`);
     names.add(c.name);
-    const place = header ? `header "${c.from}"${c.occurrence ? ` (occurrence ${c.occurrence})` : ''}` : `position ${c.position}`;
-    if (taken.has(place)) fail(`${place} is taken by two columns ("${taken.get(place)}" and "${c.name}")`);
-    taken.set(place, c.name);
   }
   const other = (c: ColumnSpec, key: string, ref: string | undefined, type?: ColumnType) => {
     if (ref === undefined) return;

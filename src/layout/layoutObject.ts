@@ -9,12 +9,16 @@ import {
   type Trailer,
 } from './layout.js';
 import { checkColumns, IDENTIFIER, parseColumn } from './layoutColumns.js';
+import { languageTag } from './monthNames.js';
 import { zoneProblem } from './timeZones.js';
 
 export const DELIMITERS = [',', ';', '|', '\t'];
 export const GROUP_SEPARATORS = ['', ',', '.', ' '];
-/** key columns are compared as text when a clash is explained: only types whose text is canonical */
-export const KEY_TYPES: readonly ColumnType[] = ['text', 'integer', 'date', 'currency'];
+/**
+ * The types a natural key may hold: those compared exactly as PostgreSQL keeps them (a
+ * timestamp as the instant, whatever offset the file wrote it with; see finance/keyLookup.ts).
+ */
+export const KEY_TYPES: readonly ColumnType[] = ['text', 'integer', 'date', 'currency', 'timestamp'];
 export const LAYOUT_KEYS = [
   'extends',
   'table',
@@ -24,6 +28,7 @@ export const LAYOUT_KEYS = [
   'skipLines',
   'header',
   'timeZone',
+  'locale',
   'columns',
   'naturalKey',
   'extraColumns',
@@ -73,8 +78,9 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (!Array.isArray(raw.columns) || raw.columns.length === 0) fail('"columns" must be a non-empty array');
   if (raw.columns.length > MAX_LAYOUT_COLUMNS)
     fail(`"columns" has ${raw.columns.length}: a table holds at most ${MAX_LAYOUT_COLUMNS} (PostgreSQL's 1600 less the provenance)`);
-  const columns = (raw.columns as unknown[]).map((c, i) => parseColumn(c, i, header as boolean, fail));
-  checkColumns(columns, header as boolean, timeZone as string | undefined, fail);
+  const locale = parseLocale(raw.locale, fail);
+  const columns = (raw.columns as unknown[]).map((c, i) => parseColumn(c, i, header as boolean, fail, locale));
+  checkColumns(columns, timeZone as string | undefined, fail);
 
   const keyRaw = raw.naturalKey ?? 'transaction_id';
   const naturalKey = typeof keyRaw === 'string' ? [keyRaw] : keyRaw;
@@ -109,6 +115,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     skipLines: skipLines as number,
     header: header as boolean,
     ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}),
+    ...(locale ? { locale } : {}),
     columns,
     naturalKey: keys,
     extraColumns: extraColumns as Layout['extraColumns'],
@@ -116,6 +123,18 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     ...(trailer ? { trailer } : {}),
     ...(recordTypes ? { recordTypes } : {}),
   };
+}
+
+/** `locale`: a BCP 47 tag or a list of them, each a language Intl writes month names in. */
+function parseLocale(raw: unknown, fail: Fail): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const tags = Array.isArray(raw) ? raw : [raw];
+  if (tags.length === 0) fail('"locale" must be a BCP 47 language tag such as "de", or a list of them');
+  const locale = tags.map((tag) => {
+    const known = languageTag(tag);
+    return 'tag' in known ? known.tag : fail(`"locale" ${known.problem}`);
+  });
+  return [...new Set(locale)];
 }
 
 function parseSkipRows(raw: unknown, columns: ColumnSpec[], header: boolean, fail: Fail): SkipRule[] {
@@ -190,6 +209,7 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   if (layout.skipLines !== 0) out.skipLines = layout.skipLines;
   if (!layout.header) out.header = false;
   if (layout.timeZone !== undefined) out.timeZone = layout.timeZone;
+  if (layout.locale !== undefined) out.locale = layout.locale.length === 1 ? layout.locale[0] : layout.locale;
   out.columns = layout.columns.map(columnJson);
   out.naturalKey = layout.naturalKey.length === 1 ? layout.naturalKey[0] : layout.naturalKey;
   if (layout.extraColumns !== 'ignore') out.extraColumns = layout.extraColumns;

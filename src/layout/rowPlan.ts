@@ -1,5 +1,5 @@
 import { RejectError } from '../errors.js';
-import { columnConverters, keyProblem } from './columnValues.js';
+import { columnConverters, keyProblem, unpadded } from './columnValues.js';
 import { compileDateFormat } from './dateFormat.js';
 import { LOCAL_ZONE, type ColumnSpec, type Layout } from './layout.js';
 import { quoteValue } from './quoteValue.js';
@@ -149,6 +149,7 @@ function compilePlan(
   const keys = new Set(layout.naturalKey);
   const isKey = layout.columns.map((c) => keys.has(c.name));
   const required = layout.columns.map((c) => c.required);
+  const trim = layout.columns.map((c) => c.trim === true);
   // an empty optional key part is '' (UNIQUE never compares NULLs), any other empty optional value NULL
   const empty = layout.columns.map((c, i) => (isKey[i] && !c.required ? '' : null));
   const columnNames = layout.columns.map((c) => c.name);
@@ -185,7 +186,7 @@ function compilePlan(
         }
       }
       for (const s of skips) if (s.values.has(fields[s.at]!)) return 'skip';
-      for (let i = 0; i < n; i++) raw[i] = index[i]! === -1 ? '' : fields[index[i]!]!;
+      for (let i = 0; i < n; i++) raw[i] = index[i]! === -1 ? '' : unpadded(fields[index[i]!]!, trim[i]!);
       const values: (string | null)[] = new Array(n);
       for (let i = 0; i < n; i++) {
         const value = raw[i]!;
@@ -195,12 +196,13 @@ function compilePlan(
           values[i] = empty[i] ?? null;
           continue;
         }
-        const out = converters[i]!(value, raw);
-        if (typeof out !== 'string') throw bad(l, columnNames[i]!, `${quoteValue(value)} ${out.problem}`);
+        // a key is looked at as written first: a padded date says "trim", not "is not a date"
         if (isKey[i]) {
           const problem = keyProblem(value);
           if (problem) throw bad(l, columnNames[i]!, `${quoteValue(value)} ${problem}`);
         }
+        const out = converters[i]!(value, raw);
+        if (typeof out !== 'string') throw bad(l, columnNames[i]!, `${quoteValue(value)} ${out.problem}`);
         values[i] = out;
       }
       return values;

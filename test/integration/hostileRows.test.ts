@@ -59,9 +59,9 @@ describe('hostile rows are rejected with their line and field, never loaded and 
     expect((await ws.run()).status).toBe(0);
 
     const variants: [string, (id: string) => string, RegExp][] = [
-      ['b01', (id) => `${id} `, /" ends with a space;/],
+      ['b01', (id) => `${id} `, /" ends with a space: "trim": true would remove the padding;/],
       ['b02', (id) => `${id}\u200b`, /\\u200b" contains an invisible or control character \(U\+200B\)/],
-      ['b03', (id) => `${id}\u00a0`, /\\u00a0" contains an invisible or control character \(U\+00A0\)/],
+      ['b03', (id) => `${id}\u00a0`, /\\u00a0" ends with a space \(U\+00A0\): "trim": true/],
       ['b04', (id) => `\ufeff${id}`, /"\\ufeffLOOK-0000001" contains an invisible or control character \(U\+FEFF\)/],
     ];
     const resends = new Map<string, Buffer>();

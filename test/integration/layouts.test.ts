@@ -423,7 +423,10 @@ describe('layouts in the configuration and in migrate', () => {
       },
       /column "at": a timestamp needs "timeZone"/,
     ],
-    [{ columns: [{ name: 'at', type: 'date', format: 'dd/QQ/yyyy' }], naturalKey: 'at' }, /column "at": "format" has "Q"/],
+    [
+      { columns: [{ name: 'at', type: 'date', format: 'dd/QQ/yyyy' }], naturalKey: 'at' },
+      /column "at": "format" has "QQ", which is not a token it reads/,
+    ],
     [
       { columns: [{ name: 'id', type: 'text' }], naturalKey: 'id', trailer: { firstField: 'Total', sumField: 3, sumOf: 'id' } },
       /trailer: "sumOf" must name a decimal column/,

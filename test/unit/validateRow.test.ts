@@ -102,10 +102,10 @@ describe('a settlement row against the default layout', () => {
   });
 
   it.each([
-    ['a trailing space', 'T-1 ', 'ends with a space'],
-    ['a leading space', ' T-1', 'begins with a space'],
-    ['a trailing tab', 'T-1\t', 'contains an invisible or control character (U+0009)'],
-    ['a trailing NBSP', 'T-1\u00a0', 'contains an invisible or control character (U+00A0)'],
+    ['a trailing space', 'T-1 ', 'ends with a space: "trim": true would remove the padding'],
+    ['a leading space', ' T-1', 'begins with a space: "trim": true would remove the padding'],
+    ['a trailing tab', 'T-1\t', 'ends with a tab: "trim": true would remove the padding'],
+    ['a trailing NBSP', 'T-1\u00a0', 'ends with a space (U+00A0): "trim": true would remove the padding'],
     ['a leading BOM', '\ufeffT-1', 'contains an invisible or control character (U+FEFF)'],
     ['a zero-width space', 'T-\u200b1', 'contains an invisible or control character (U+200B)'],
     ['a trailing zero-width space', 'T-1\u200b', 'contains an invisible or control character (U+200B)'],
