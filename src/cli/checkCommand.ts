@@ -3,13 +3,13 @@ import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
-import { findBadRows } from '../layout/readSettlement.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
 import { loadDecodeOptions } from '../delivery/decodeSettings.js';
 import { globToRegExp } from '../intake/names.js';
 import { removeContent, stagedContent } from '../delivery/stagedContent.js';
+import { checkContent } from '../pipeline/fileChecks.js';
 
 interface CheckFlags extends RawFlags {
   json?: boolean;
@@ -26,8 +26,10 @@ interface Checked {
 }
 
 /**
- * `check FILE…`: the layout's checks, the same a run makes before loading, without a database
- * or a ledger: every bad row of each file named with its line and field. Exit 1 if any is bad.
+ * `check FILE…`: every check a run makes that needs no database or ledger, by the run's own
+ * functions (the delivery's decoding, then pipeline/fileChecks.ts: a cut last record, every bad
+ * row named with its line and field, the trailer and count records, the natural key's repeats
+ * within the file). "ok" means a run loads it, unless its keys were loaded before. Exit 1 if any is bad.
  */
 export function registerCheck(program: Command, setExit: (status: number) => void): void {
   withSettingOptions(program.command('check'), 'check')
@@ -54,7 +56,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
             const { rows, skippedRows, error } =
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
-                : await findBadRows(content.path, s.layout, { fileName: basename(file) });
+                : await checkContent(content.path, s.layout, { fileName: basename(file), plain: content.layers.length === 0 });
             checked.push({
               file,
               outcome: error ? 'rejected' : 'ok',

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { quoteValue } from '../layout/quoteValue.js';
+import { showKey } from '../layout/naturalKeys.js';
 import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;
@@ -16,7 +16,6 @@ export function keyLookup({ client, schema, layout }: FinanceTarget) {
   const params = layout.naturalKey.map((_, i) => `$${i + 1}::text[]`).join(', ');
   const names = layout.naturalKey.map((_, i) => `k${i}`);
   const join = layout.naturalKey.map((k, i) => `t.${id(k)}::text = k.${names[i]}`).join(' AND ');
-  const show = (values: string[]) => values.map((v) => quoteValue(v)).join(' ');
   // a key's identity is its exact values (a NUL never is in one); `show` cuts long values for messages
   const identity = (values: string[]) => values.join('\0');
   const columns = (keys: string[][]) => layout.naturalKey.map((_, i) => keys.map((k) => k[i]!));
@@ -25,7 +24,7 @@ export function keyLookup({ client, schema, layout }: FinanceTarget) {
     /** a row's key values, in the key's order */
     keyOf: (values: (string | null)[]): string[] => positions.map((p) => values[p]!),
     /** how messages quote a key: each value quoted, side by side */
-    show,
+    show: showKey,
     /** what tells two keys apart: the maps and sets below are keyed by it */
     identity,
     /** the keys of the batch the table holds */
