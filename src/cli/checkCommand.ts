@@ -64,11 +64,6 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
       const staging = await mkdtemp(join(s.staging, 'settle-check-'));
       try {
         for (const [i, file] of files.entries()) {
-          const name = await nameVerdict(file);
-          if (name) {
-            checked.push({ file, ...name, rows: null, skipped_rows: null });
-            continue;
-          }
           // no hash: check decides nothing by identity
           const delivered = { path: file, sha256: '', size: (await stat(file)).size };
           const content = await stagedContent(delivered, decode, join(staging, String(i)));
@@ -78,12 +73,14 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
                 : await checkContent(content.path, s.layout, { fileName: basename(file), plain: content.layers.length === 0 });
+            // the content first (what to fix in the file); a good one under a name a run would not take is not ok either
+            const name = error ? undefined : await nameVerdict(file);
             checked.push({
               file,
-              outcome: error ? 'rejected' : 'ok',
-              rows: error ? null : rows,
-              skipped_rows: error ? null : skippedRows,
-              error: error?.message ?? null,
+              outcome: error ? 'rejected' : (name?.outcome ?? 'ok'),
+              rows: error || name ? null : rows,
+              skipped_rows: error || name ? null : skippedRows,
+              error: error?.message ?? name?.error ?? null,
             });
           } finally {
             await removeContent(content, file);
