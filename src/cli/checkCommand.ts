@@ -1,15 +1,16 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
-import { findBadRows } from '../layout/readSettlement.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
 import { loadDecodeOptions } from '../delivery/decodeSettings.js';
 import { globToRegExp } from '../intake/names.js';
+import { classifyName } from '../intake/classifyName.js';
 import { removeContent, stagedContent } from '../delivery/stagedContent.js';
+import { checkContent } from '../pipeline/fileChecks.js';
 
 interface CheckFlags extends RawFlags {
   json?: boolean;
@@ -17,7 +18,8 @@ interface CheckFlags extends RawFlags {
 
 interface Checked {
   file: string;
-  outcome: 'ok' | 'rejected';
+  /** `ignored` or `not_ready`: a run with the configured pattern would not take the name (`error` says why) */
+  outcome: 'ok' | 'rejected' | 'ignored' | 'not_ready';
   /** rows that would load (a good file) */
   rows: number | null;
   /** rows the layout's skipRows leaves out (a good file) */
@@ -25,9 +27,14 @@ interface Checked {
   error: string | null;
 }
 
+const WORDS = { rejected: 'rejected', ignored: 'a run would leave it alone', not_ready: 'a run would not take it yet' } as const;
+
 /**
- * `check FILE…`: the layout's checks, the same a run makes before loading, without a database
- * or a ledger: every bad row of each file named with its line and field. Exit 1 if any is bad.
+ * `check FILE…`: every check a run makes that needs no database or ledger, by the run's own
+ * functions (the delivery's decoding, then pipeline/fileChecks.ts: a cut last record, every bad
+ * row named with its line and field, the trailer and count records, the natural key's repeats
+ * within the file), and, when the settings give a pattern, the run's verdict on the name.
+ * "ok" means a run loads it, unless its keys were loaded before. Exit 1 if any is not ok.
  */
 export function registerCheck(program: Command, setExit: (status: number) => void): void {
   withSettingOptions(program.command('check'), 'check')
@@ -40,7 +47,18 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
         const st = await stat(file).catch(() => null);
         if (!st?.isFile()) throw new UsageError(`${file} is not a file that can be read`);
       }
-      const decode = await loadDecodeOptions(s.decode, globToRegExp(s.pattern));
+      const pattern = globToRegExp(s.pattern);
+      const decode = await loadDecodeOptions(s.decode, pattern);
+      const names = { pattern, ignore: s.ignore.map(globToRegExp), readyMarker: s.readyMarker };
+      /** What a run would make of the name, when the settings give a pattern (a file is often checked under another name than the default's). */
+      const nameVerdict = async (file: string) => {
+        if (!s.patternGiven) return undefined;
+        const present = new Set(await readdir(dirname(file)).catch(() => []));
+        const verdict = classifyName(basename(file), names, present);
+        if (verdict.kind === 'take') return undefined;
+        const why = verdict.kind === 'not_ready' ? verdict.reason : `${verdict.reason} (pattern ${s.patternText})`;
+        return { outcome: verdict.kind === 'not_ready' ? ('not_ready' as const) : ('ignored' as const), error: why };
+      };
       const checked: Checked[] = [];
       // a gzipped, zipped or encrypted file is decoded into a private folder first, as a run does
       const staging = await mkdtemp(join(s.staging, 'settle-check-'));
@@ -54,13 +72,15 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
             const { rows, skippedRows, error } =
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
-                : await findBadRows(content.path, s.layout, { fileName: basename(file) });
+                : await checkContent(content.path, s.layout, { fileName: basename(file), plain: content.layers.length === 0 });
+            // the content first (what to fix in the file); a good one under a name a run would not take is not ok either
+            const name = error ? undefined : await nameVerdict(file);
             checked.push({
               file,
-              outcome: error ? 'rejected' : 'ok',
-              rows: error ? null : rows,
-              skipped_rows: error ? null : skippedRows,
-              error: error?.message ?? null,
+              outcome: error ? 'rejected' : (name?.outcome ?? 'ok'),
+              rows: error || name ? null : rows,
+              skipped_rows: error || name ? null : skippedRows,
+              error: error?.message ?? name?.error ?? null,
             });
           } finally {
             await removeContent(content, file);
@@ -69,13 +89,13 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
       } finally {
         await rm(staging, { recursive: true, force: true });
       }
-      const exitStatus = checked.some((c) => c.outcome === 'rejected') ? EXIT_PROBLEM : EXIT_OK;
+      const exitStatus = checked.some((c) => c.outcome !== 'ok') ? EXIT_PROBLEM : EXIT_OK;
       if (flags.json) {
         process.stdout.write(`${jsonDocument({ files: checked, exit_status: exitStatus })}\n`);
       } else {
         for (const c of checked) {
           const left = c.skipped_rows ? ` (and ${c.skipped_rows} left out by the layout's skipRows)` : '';
-          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}` : `rejected: ${c.error}`;
+          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}` : `${WORDS[c.outcome]}: ${c.error}`;
           process.stdout.write(`${printable(c.file)}: ${printable(what)}\n`);
         }
       }

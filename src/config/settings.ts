@@ -29,6 +29,8 @@ export interface Settings {
   expect: Expect | undefined;
   /** the pattern as written, with its date token (`settle_{yyyyMMdd}_*.csv`); `pattern` is its glob */
   patternText: string;
+  /** whether a flag, the environment or the config file gave the pattern (else it is the default) */
+  patternGiven: boolean;
   intake: string | undefined;
   archive: string | undefined;
   duplicates: string | undefined;
@@ -599,6 +601,7 @@ function settingsFrom(pick: (key: Key) => Picked | undefined, env: NodeJS.Proces
     partner,
     expect: read('expect') ?? undefined,
     patternText,
+    patternGiven: pick('pattern') !== undefined,
     intake: intakeLocation(read('intake'), pick('intake')?.from),
     archive: read('archive'),
     duplicates: read('duplicates'),

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { timestampIdentity } from '../layout/columnValues.js';
-import { quoteValue } from '../layout/quoteValue.js';
+import { showKey } from '../layout/naturalKeys.js';
 import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;
@@ -21,7 +21,6 @@ export function keyLookup({ client, schema, layout }: FinanceTarget) {
   const join = layout.naturalKey
     .map((k, i) => (instants[i] ? `t.${id(k)} = k.${names[i]}::timestamptz` : `t.${id(k)}::text = k.${names[i]}`))
     .join(' AND ');
-  const show = (values: string[]) => values.map((v) => quoteValue(v)).join(' ');
   // a key's identity is its exact values (a NUL never is in one), a timestamp's its instant;
   // `show` cuts long values for messages
   const identity = (values: string[]) => values.map((v, i) => (instants[i] ? timestampIdentity(v) : v)).join('\0');
@@ -31,7 +30,7 @@ export function keyLookup({ client, schema, layout }: FinanceTarget) {
     /** a row's key values, in the key's order */
     keyOf: (values: (string | null)[]): string[] => positions.map((p) => values[p]!),
     /** how messages quote a key: each value quoted, side by side */
-    show,
+    show: showKey,
     /** what tells two keys apart: the maps and sets below are keyed by it */
     identity,
     /** the keys of the batch the table holds */

@@ -283,12 +283,19 @@ export async function* readSettlement(path: string, layout: Layout, opts: ReadOp
 export async function findBadRows(
   path: string,
   layout: Layout,
-  opts: Pick<ReadOptions, 'fileName'> = {},
+  opts: Pick<ReadOptions, 'fileName'> & {
+    /** each good row as it is read (until the first bad one), for a check that looks across rows (`check`'s repeated keys) */
+    onRow?: (row: SettlementRow) => void;
+  } = {},
 ): Promise<{ rows: number; skippedRows: number; error: RejectError | null }> {
   let rows = 0;
   const stats = { skipped: 0 };
+  const { onRow, ...read } = opts;
   try {
-    for await (const row of readSettlement(path, layout, { ...opts, every: true, stats })) if (row) rows++;
+    for await (const row of readSettlement(path, layout, { ...read, every: true, stats })) {
+      rows++;
+      onRow?.(row);
+    }
     return { rows, skippedRows: stats.skipped, error: null };
   } catch (err) {
     if (err instanceof RejectError) return { rows, skippedRows: stats.skipped, error: err };

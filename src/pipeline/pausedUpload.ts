@@ -2,12 +2,17 @@ import { RejectError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { unchangedWaits, type SeenAs } from '../ledger/waitingFiles.js';
 import type { Layout } from '../layout/layout.js';
-import { lastRecordCutShort } from '../layout/lastRecord.js';
+import { lastRecordCutShort, type CutShort } from '../layout/lastRecord.js';
 
 /** What a staged file whose last record is cut short comes to: wait (not ready), or be rejected as incomplete. */
 export type PausedUpload =
   /** `seenAs` goes into the not-ready event, so that the next run can tell whether it changed since */
   { kind: 'wait'; reason: string; seenAs: SeenAs; line: number } | { kind: 'incomplete'; error: RejectError };
+
+/** How a cut record is said, by a run and by `check`: where the upload stopped, and the record's shape. */
+export function cutShortWords(cut: CutShort): { stopped: string; shape: string } {
+  return { stopped: `the upload stopped mid-line ${cut.line}`, shape: `${cut.fields} of ${cut.expected} fields, no line end` };
+}
 
 /**
  * A plain staged file whose last record stops short of its layout's width with no line end
@@ -25,8 +30,7 @@ export async function judgePausedUpload(
 ): Promise<PausedUpload | undefined> {
   const cut = await lastRecordCutShort(file.contentPath, layout);
   if (!cut) return undefined;
-  const stopped = `the upload stopped mid-line ${cut.line}`;
-  const shape = `${cut.fields} of ${cut.expected} fields, no line end`;
+  const { stopped, shape } = cutShortWords(cut);
   const seenAs = { arrival: file.arrival, stagedSha256: file.sha256 };
   const { runs } = await unchangedWaits(ledger, file.name, seenAs);
   if (runs >= maxWaitingRuns) {
