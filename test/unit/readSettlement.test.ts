@@ -47,7 +47,9 @@ describe('reading a settlement file', () => {
     const bad = Buffer.from(row('C', 'M\u0001'));
     bad[bad.indexOf(0x01)] = 0xe9; // Latin-1 é
     const err = await rejection(file(Buffer.concat([head, bad, Buffer.from('\n')])));
-    expect(err.message).toBe('line 5, field merchant_id: not valid UTF-8');
+    expect(err.message).toBe(
+      'line 5, field merchant_id: not valid UTF-8 (0xE9 in "26-03-14,C,M\\xE9,VISA,sale,"); the file looks like windows-1252 or iso-8859-1, or windows-1250 (each reads it "26-03-14,C,Mé,VISA,sale,"): set the layout\'s "encoding"',
+    );
   });
 
   it('rejects a multi-byte character cut off at the end of the file', async () => {
