@@ -47,7 +47,7 @@ async function workspace(encoding: string | undefined) {
   await writeFile(config, JSON.stringify({ layout: { ...LAYOUT, ...(encoding ? { encoding } : {}) }, pattern: 'statement_*.csv' }));
   const migrated = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger]);
   expect(migrated.status, migrated.stderr).toBe(0);
-  return { ws, run: (more: string[] = []) => ws.run(['--config', config, ...more]) };
+  return { ws, config, run: (more: string[] = []) => ws.run(['--config', config, ...more]) };
 }
 
 async function loaded(prefix: string) {
@@ -90,7 +90,7 @@ describe('files in an encoding other than UTF-8', () => {
   });
 
   it('rejects a windows-1252 file under a UTF-8 layout, naming the line, the byte and the key to set; nothing loaded', async () => {
-    const { ws, run } = await workspace(undefined);
+    const { ws, config, run } = await workspace(undefined);
     const name = 'statement_NOENC.csv';
     const bytes = windows1252(text('NOENC'));
     await ws.put(name, bytes);
@@ -102,6 +102,15 @@ describe('files in an encoding other than UTF-8', () => {
     expect(await ws.files('rejected')).toEqual([name]);
     expect((await ws.read('rejected', name)).equals(bytes)).toBe(true);
     expect(await loaded('NOENC')).toEqual([]);
+    // `check` reads it as the run does: the same message; with the encoding set, ok
+    const copy = join(ws.root, 'copy.csv');
+    await writeFile(copy, bytes);
+    const checked = await ws.cli(['check', '--config', config, copy]);
+    expect([checked.status, checked.stdout.trim()]).toEqual([1, `${copy}: rejected: ${error}`]);
+    const right = join(ws.root, 'right.json');
+    await writeFile(right, JSON.stringify({ layout: { ...LAYOUT, encoding: 'windows-1252' }, pattern: 'statement_*.csv' }));
+    const ok = await ws.cli(['check', '--config', right, copy]);
+    expect([ok.status, ok.stdout.trim()]).toEqual([0, `${copy}: ok, 3 rows`]);
   });
 
   it('leaves a UTF-16 upload paused mid-line in the intake as not ready, and loads it once whole', async () => {
