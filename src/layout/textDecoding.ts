@@ -36,8 +36,9 @@ export function encodingName(label: string): string | undefined {
 }
 
 /**
- * Bytes decoded whole. Always through the streaming call: Node 20's one-shot `decode` reads
- * windows-1252 (and its labels iso-8859-1, latin1) as ISO-8859-1, 0x80 as U+0080 instead of €.
+ * Bytes decoded whole. Always through the streaming call: Node's one-shot `decode` (since
+ * 20.18.3, nodejs/node#56542 and #60888) takes a Latin-1 fast path for windows-1252 and its
+ * labels iso-8859-1 and latin1, reading 0x80 as U+0080 instead of €; the streaming call does not.
  */
 function decodeWhole(encoding: string, bytes: Uint8Array): string {
   const decoder = new TextDecoder(encoding);
