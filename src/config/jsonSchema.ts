@@ -191,6 +191,11 @@ function layoutObjectSchema(): Schema {
     extends: { description: 'a preset this layout changes only where it says', type: 'string', enum: [...PRESETS.keys()] },
     table: identifier('the finance table the rows go to (default settlement_rows)'),
     delimiter: { type: 'string', enum: DELIMITERS, default: LAYOUT_DEFAULTS.delimiter },
+    encoding: {
+      description: "the files' encoding, a WHATWG label (iso-8859-1, windows-1250, utf-16le, utf-16: by its BOM…)",
+      type: 'string',
+      default: 'utf-8',
+    },
     decimalMark: { type: 'string', enum: ['.', ','], default: LAYOUT_DEFAULTS.decimalMark },
     groupSeparator: { type: 'string', enum: GROUP_SEPARATORS, default: LAYOUT_DEFAULTS.groupSeparator },
     skipLines: { description: 'lines before the header (or the first record)', type: 'integer', minimum: 0, maximum: 1000, default: 0 },

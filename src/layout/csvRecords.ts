@@ -1,13 +1,12 @@
-import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { completePrefix, firstInvalidUtf8, UTF8_BOM } from './utf8Bytes.js';
+import { DEFAULT_MAX_RECORD_BYTES, type Layout } from './layout.js';
+import { TextChunks, type Undecodable } from './textDecoding.js';
 
 /** What is wrong with a record that cannot be read as CSV, said short: never the whole field. */
 export const CSV_PROBLEMS = {
   openingQuote: 'a double quote inside an unquoted value (quote the whole value and double the quote)',
   closingQuote: 'a closing double quote is followed by something other than a delimiter or a line end',
   quoteNotClosed: 'a quoted value is not closed before the end of the file',
-  notUtf8: 'not valid UTF-8',
 } as const;
 
 /**
@@ -16,15 +15,28 @@ export const CSV_PROBLEMS = {
  * the record as a whole is at fault.
  */
 export class CsvRecordError extends Error {
+  /** bytes that are not text in the file's encoding, and what to say of them (`problem` is then their short name) */
+  readonly undecodable: Undecodable | undefined;
+
   constructor(
     readonly line: number,
     readonly column: number | undefined,
     readonly problem: string,
+    undecodable?: Undecodable,
   ) {
-    super(column === undefined ? `line ${line}: ${problem}` : `line ${line}, column ${column + 1}: ${problem}`);
+    const told = problemTold(problem, undecodable);
+    super(column === undefined ? `line ${line}: ${told}` : `line ${line}, column ${column + 1}: ${told}`);
     this.name = 'CsvRecordError';
+    this.undecodable = undecodable;
+  }
+
+  /** The problem as a message tells it: with what the bytes were and what to do, for bytes that could not be decoded. */
+  get told(): string {
+    return problemTold(this.problem, this.undecodable);
   }
 }
+
+const problemTold = (problem: string, undecodable: Undecodable | undefined) => `${problem}${undecodable?.detail ?? ''}`;
 
 export interface CsvRecord {
   fields: string[];
@@ -36,6 +48,8 @@ export interface CsvRecord {
 
 export interface CsvOptions {
   delimiter: string;
+  /** the file's encoding, as the layout's `encoding` names it (textDecoding.ts); UTF-8 when absent */
+  encoding?: string;
   /** bytes of one record (quotes, delimiters and quoted line breaks count; its line end does not) */
   maxRecordBytes: number;
   /** lines before the header that are not records (a partner's preamble) */
@@ -172,12 +186,12 @@ class RecordScanner implements RecordBlock {
     return null;
   }
 
-  /** Where the end of the text in hand lies: the place of a byte that could not be decoded. */
-  locateEnd(problem: string): CsvRecordError {
-    if (this.preamble > 0) return new CsvRecordError(this.line, undefined, problem);
+  /** Where the end of the text in hand lies: the place of bytes that could not be decoded. */
+  locateEnd(bad: Undecodable): CsvRecordError {
+    if (this.preamble > 0) return new CsvRecordError(this.line, undefined, bad.problem, bad);
     const r = this.quoted(this.pos, this.line, false);
-    if ('incomplete' in r) return new CsvRecordError(this.line + r.lfs, r.column, problem);
-    return new CsvRecordError(this.line, undefined, problem);
+    if ('incomplete' in r) return new CsvRecordError(this.line + r.lfs, r.column, bad.problem, bad);
+    return new CsvRecordError(this.line, undefined, bad.problem, bad);
   }
 
   /** A record with a quote in it, field by field, from `pos`; `line` is the line it starts on. */
@@ -270,10 +284,30 @@ export interface RecordBlock {
 }
 
 /**
+ * The fields a header names: up to its last non-empty name. Names left empty at its end (a
+ * spreadsheet's trailing delimiters) name nothing, and a row may leave those fields out.
+ */
+export function namedWidth(header: readonly string[]): number {
+  let width = header.length;
+  while (width > 0 && header[width - 1]!.trim() === '') width--;
+  return width;
+}
+
+/** How a layout's files are read as records: its delimiter, encoding, preamble and the size limit. */
+export function layoutCsvOptions(layout: Layout): CsvOptions {
+  return {
+    delimiter: layout.delimiter,
+    maxRecordBytes: layout.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
+    skipLines: layout.skipLines,
+    ...(layout.encoding !== undefined ? { encoding: layout.encoding } : {}),
+  };
+}
+
+/**
  * The records of a CSV file, streaming, one block per read, each record with the line it
- * starts on. The bytes must be UTF-8 (a leading byte-order mark is dropped): each chunk is
- * checked natively before it is decoded, so no byte is ever replaced silently, and a bad one
- * is named by line and field. Empty lines are skipped. Memory stays within a few chunks plus
+ * starts on. The bytes are decoded in the stream in `encoding` (textDecoding.ts: UTF-8 unless
+ * the layout says otherwise, a leading byte-order mark dropped): no byte is ever replaced
+ * silently, and one that cannot be decoded is named by line and field. Empty lines are skipped. Memory stays within a few chunks plus
  * one record. Blocks, not single records, cross the asynchronous boundary: an async generator
  * hop per record cost as much as reading it.
  */
@@ -284,55 +318,43 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
   const fd = openSync(path, 'r');
   // one read buffer, no larger than the file: a run over thousands of small files must not
   // allocate (and collect) a large buffer for each; every chunk is decoded (copied) before the next read
-  let carry: Buffer | null = null;
-  let atStart = true;
+  const text = new TextChunks(opts.encoding);
   try {
     const readBuf = Buffer.allocUnsafe(Math.max(1, Math.min(opts.chunkBytes ?? 256 * 1024, fstatSync(fd).size + 1)));
     for (;;) {
       const bytesRead = readSync(fd, readBuf, 0, readBuf.length, null);
       if (bytesRead === 0) break;
       if (opts.progress) opts.progress.bytes += bytesRead;
-      const chunk = readBuf.subarray(0, bytesRead);
-      let buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
-      carry = null;
-      if (atStart) {
-        if (buf.length < UTF8_BOM.length && UTF8_BOM.subarray(0, buf.length).equals(buf)) {
-          carry = Buffer.from(buf);
-          continue;
-        }
-        atStart = false;
-        if (buf.subarray(0, 3).equals(UTF8_BOM)) buf = buf.subarray(3);
-      }
-      const cut = completePrefix(buf);
-      if (cut < buf.length) carry = Buffer.from(buf.subarray(cut));
-      const ready = cut < buf.length ? buf.subarray(0, cut) : buf;
-      if (!isUtf8(ready)) {
-        yield notUtf8(scanner, ready, firstInvalidUtf8(ready));
+      const decoded = text.write(readBuf.subarray(0, bytesRead));
+      if (decoded.undecodable) {
+        yield undecodable(scanner, decoded.text, decoded.undecodable);
         return;
       }
-      scanner.feed(ready.toString('utf8'), false);
+      if (decoded.text === '') continue;
+      scanner.feed(decoded.text, false);
       yield scanner;
     }
-    // what is left is a sequence cut off by the end of the file, or a lone start of a BOM
-    if (carry && !(atStart && UTF8_BOM.subarray(0, carry.length).equals(carry))) {
-      yield notUtf8(scanner, carry, 0);
+    // what is left is a character cut off by the end of the file (a lone start of a BOM is nothing)
+    const rest = text.end();
+    if (rest.undecodable) {
+      yield undecodable(scanner, rest.text, rest.undecodable);
       return;
     }
-    scanner.feed('', true);
+    scanner.feed(rest.text, true);
     yield scanner;
   } finally {
     closeSync(fd);
   }
 }
 
-/** The records before the bad byte at `at`, then the error naming its line and field. */
-function notUtf8(scanner: RecordScanner, buf: Buffer, at: number): RecordBlock {
+/** The records before the bytes that could not be decoded, then the error naming their line and field. */
+function undecodable(scanner: RecordScanner, text: string, bad: Undecodable): RecordBlock {
   // a stand-in that is no quote, delimiter or line end, so the scanner stops inside the bad byte's field
-  scanner.feed(`${buf.toString('utf8', 0, at)}\uFFFD`, false);
+  scanner.feed(`${text}\uFFFD`, false);
   return {
     next() {
       const r = scanner.next();
-      if (r === null) throw scanner.locateEnd(CSV_PROBLEMS.notUtf8);
+      if (r === null) throw scanner.locateEnd(bad);
       return r;
     },
   };

@@ -89,6 +89,8 @@ export interface Layout {
   /** the table the rows go to, in the finance schema */
   table: string;
   delimiter: string;
+  /** the files' encoding as `TextDecoder` names it (`windows-1252`, `utf-16le`), or `utf-16` for "by its BOM"; UTF-8 when absent */
+  encoding?: string;
   decimalMark: '.' | ',';
   /** '' for none */
   groupSeparator: '' | ',' | '.' | ' ';

@@ -19,11 +19,12 @@ export interface LayoutFit {
   rows: number;
 }
 
-/** The first records of a file (up to `count`), read with one delimiter; none when the file is not readable as CSV. */
-export async function firstRecords(path: string, delimiter: string, count: number): Promise<CsvRecord[]> {
+/** The first records of a file (up to `count`), read with one delimiter (and encoding: UTF-8 unless given); none when the file is not readable as CSV. */
+export async function firstRecords(path: string, delimiter: string, count: number, encoding?: string): Promise<CsvRecord[]> {
   const records: CsvRecord[] = [];
   try {
-    for await (const block of csvRecordBlocks(path, { delimiter, maxRecordBytes: DEFAULT_MAX_RECORD_BYTES })) {
+    const opts = { delimiter, maxRecordBytes: DEFAULT_MAX_RECORD_BYTES, ...(encoding !== undefined ? { encoding } : {}) };
+    for await (const block of csvRecordBlocks(path, opts)) {
       for (let r = block.next(); r !== null; r = block.next()) {
         records.push(r);
         if (records.length >= count) return records;
@@ -71,8 +72,9 @@ export async function rankLayouts(path: string, fileName: string, layouts: reado
   const byDelimiter = new Map<string, CsvRecord[]>();
   const fits: LayoutFit[] = [];
   for (const layout of layouts) {
-    let records = byDelimiter.get(layout.delimiter);
-    if (!records) byDelimiter.set(layout.delimiter, (records = await firstRecords(path, layout.delimiter, 50)));
+    const reading = `${layout.delimiter} ${layout.encoding ?? ''}`;
+    let records = byDelimiter.get(reading);
+    if (!records) byDelimiter.set(reading, (records = await firstRecords(path, layout.delimiter, 50, layout.encoding)));
     const found = columnsFound(layout, headerOf(layout, records));
     fits.push({ layout, found, ...(await checkSample(path, fileName, layout)) });
   }

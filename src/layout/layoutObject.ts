@@ -10,6 +10,7 @@ import {
 } from './layout.js';
 import { checkColumns, IDENTIFIER, parseColumn } from './layoutColumns.js';
 import { languageTag } from './monthNames.js';
+import { encodingName, UTF16_BY_BOM } from './textDecoding.js';
 import { zoneProblem } from './timeZones.js';
 
 export const DELIMITERS = [',', ';', '|', '\t'];
@@ -23,6 +24,7 @@ export const LAYOUT_KEYS = [
   'extends',
   'table',
   'delimiter',
+  'encoding',
   'decimalMark',
   'groupSeparator',
   'skipLines',
@@ -53,6 +55,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     fail(`"table" may not be "${String(table)}": it is settle-ingest's own`);
   const delimiter = raw.delimiter ?? LAYOUT_DEFAULTS.delimiter;
   if (typeof delimiter !== 'string' || !DELIMITERS.includes(delimiter)) fail('"delimiter" must be one of "," ";" "|" or a tab');
+  const encoding = parseEncoding(raw.encoding, fail);
   const decimalMark = raw.decimalMark ?? LAYOUT_DEFAULTS.decimalMark;
   if (decimalMark !== '.' && decimalMark !== ',') fail('"decimalMark" must be "." or ","');
   const groupSeparator = raw.groupSeparator ?? LAYOUT_DEFAULTS.groupSeparator;
@@ -110,6 +113,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     name,
     table: table as string,
     delimiter: delimiter as string,
+    ...(encoding !== undefined ? { encoding } : {}),
     decimalMark: decimalMark as Layout['decimalMark'],
     groupSeparator: groupSeparator as Layout['groupSeparator'],
     skipLines: skipLines as number,
@@ -135,6 +139,22 @@ function parseLocale(raw: unknown, fail: Fail): string[] | undefined {
     return 'tag' in known ? known.tag : fail(`"locale" ${known.problem}`);
   });
   return [...new Set(locale)];
+}
+
+/**
+ * `encoding`: a label `TextDecoder` knows (`iso-8859-1`, `windows-1250`, `utf-16le`…), or
+ * `utf-16` for "by its byte-order mark"; kept as `TextDecoder` names it. UTF-8, the default,
+ * is kept as no encoding at all.
+ */
+function parseEncoding(raw: unknown, fail: Fail): string | undefined {
+  if (raw === undefined) return undefined;
+  const name = typeof raw === 'string' ? encodingName(raw) : undefined;
+  if (name === undefined) {
+    fail(
+      `"encoding" must be an encoding label as WHATWG names it, e.g. "utf-8" (the default), "iso-8859-1", "iso-8859-15", "windows-1250", "windows-1252", "utf-16le", "utf-16be" or "${UTF16_BY_BOM}" (by its byte-order mark)`,
+    );
+  }
+  return name === 'utf-8' ? undefined : name;
 }
 
 function parseSkipRows(raw: unknown, columns: ColumnSpec[], header: boolean, fail: Fail): SkipRule[] {
@@ -204,6 +224,7 @@ function parseRecordTypes(raw: unknown, header: boolean, fail: Fail): ReadonlyMa
 export function toLayoutJson(layout: Layout): Record<string, unknown> {
   const out: Record<string, unknown> = { table: layout.table };
   if (layout.delimiter !== LAYOUT_DEFAULTS.delimiter) out.delimiter = layout.delimiter;
+  if (layout.encoding !== undefined) out.encoding = layout.encoding;
   if (layout.decimalMark !== LAYOUT_DEFAULTS.decimalMark) out.decimalMark = layout.decimalMark;
   if (layout.groupSeparator !== LAYOUT_DEFAULTS.groupSeparator) out.groupSeparator = layout.groupSeparator;
   if (layout.skipLines !== 0) out.skipLines = layout.skipLines;

@@ -1,6 +1,7 @@
 import { RejectError } from '../errors.js';
-import { CsvRecordError, csvRecordBlocks, type CsvOptions, type RecordBlock } from './csvRecords.js';
-import { DEFAULT_MAX_RECORD_BYTES, type Layout, type RecordRole } from './layout.js';
+import { CsvRecordError, csvRecordBlocks, layoutCsvOptions, namedWidth, type RecordBlock } from './csvRecords.js';
+import type { Layout, RecordRole } from './layout.js';
+import { DELIMITERS } from './layoutObject.js';
 import { quoteValue } from './quoteValue.js';
 import { planPositions, planRows, type PlanContext, type RowPlan } from './rowPlan.js';
 import { TrailerCheck } from './trailer.js';
@@ -46,7 +47,8 @@ function fieldName(layout: Layout, plan: RowPlan | undefined, header: string[] |
   const column = plan?.columnAt(i);
   if (column !== undefined) return column;
   const text = header?.[i]?.trim();
-  if (text === undefined) return plan ? `column ${i + 1}` : (layout.columns[i]?.name ?? `column ${i + 1}`);
+  // before the header is read, the record is the header itself: no layout column is there yet
+  if (text === undefined) return plan || !layout.header ? `column ${i + 1}` : `column ${i + 1} of the header`;
   return layout.columns.find((c) => c.from === text)?.name ?? `column ${i + 1} (${text.slice(0, 40)})`;
 }
 
@@ -55,16 +57,45 @@ function csvReject(err: CsvRecordError, layout: Layout, plan: RowPlan | undefine
   const { line, column } = err;
   const field = column === undefined ? 'record' : fieldName(layout, plan, header, column);
   const where = column === undefined ? `line ${line}` : `line ${line}, field ${field}`;
-  return new RejectError(`${where}: ${err.problem}`, { line, field }, { cause: err });
+  return new RejectError(`${where}: ${err.told}`, { line, field }, { cause: err });
 }
 
-/** How the file's records are read (csvRecords.ts: quoting, line ends, UTF-8, size limit). */
-function csvOptions(layout: Layout): CsvOptions {
-  return {
-    delimiter: layout.delimiter,
-    maxRecordBytes: layout.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
-    skipLines: layout.skipLines,
-  };
+/** How a message shows a delimiter: the tab by its name. */
+const shownDelimiter = (delimiter: string) => (delimiter === '\t' ? 'a tab' : `"${delimiter}"`);
+
+/**
+ * A header the layout cannot read, told with what to do: read as one field, the delimiter it
+ * seems to use instead; with fields that have no name, that a layout cannot read one by name.
+ */
+function headerAdvice(layout: Layout, header: readonly string[]): string {
+  if (header.length === 1) {
+    const text = header[0]!;
+    const counts = DELIMITERS.filter((d) => d !== layout.delimiter).map((d) => ({ d, n: text.split(d).length - 1 }));
+    const best = counts.reduce((a, b) => (b.n > a.n ? b : a));
+    if (best.n > 0) {
+      return `; the header is read as one field: it seems to use ${shownDelimiter(best.d)} as its delimiter, not ${shownDelimiter(layout.delimiter)}: set the layout's "delimiter" to ${JSON.stringify(best.d)}`;
+    }
+  }
+  const nameless = header.flatMap((h, i) => (h.trim() === '' ? [i + 1] : []));
+  if (nameless.length === 0) return '';
+  const which = nameless.length === 1 ? `column ${nameless[0]} has no name` : `columns ${nameless.join(', ')} have no name`;
+  return `; its ${which}: a layout reads a column by its header's name, so a nameless one only by position ("header": false, its header line skipped with "skipLines")`;
+}
+
+/** The plan of a file's header, or the header's reject with what to do about it. */
+function planHeader(layout: Layout, header: readonly string[], line: number, context: PlanContext): RowPlan {
+  try {
+    return planRows(layout, header, line, context);
+  } catch (err) {
+    if (!(err instanceof RejectError)) throw err;
+    const advice = headerAdvice(layout, header);
+    if (advice === '') throw err;
+    throw new RejectError(
+      `${err.message}${advice}`,
+      { ...(err.line !== undefined ? { line: err.line } : {}), field: 'header' },
+      { cause: err },
+    );
+  }
 }
 
 /** A rejected file names up to this many bad rows, then how many more there were. */
@@ -109,7 +140,10 @@ export interface RowBlock {
  */
 class SettlementReader implements RowBlock {
   private plan: RowPlan | undefined;
+  /** the header's named fields (those it ends with left empty are nameless: not read) */
   private header: string[] | undefined;
+  /** the header's whole width, nameless fields at its end included */
+  private headerWidth = 0;
   private readonly bad = new BadRows();
   private readonly trailer: TrailerCheck | undefined;
   private readonly asWritten: boolean;
@@ -147,16 +181,17 @@ class SettlementReader implements RowBlock {
         }
         const plan = this.plan;
         if (!plan) {
-          this.header = fields;
-          this.plan = planRows(this.layout, fields, line, this.context);
+          this.readHeader(fields, line);
           continue;
         }
         if (types === undefined && trailer?.isTrailer(fields, line)) continue;
         let values: (string | null)[] | 'skip';
         trailer?.countRow();
+        let named = fields;
         try {
-          values = plan.row(fields, line);
-          trailer?.addAmount(plan, fields, values, line);
+          named = this.named(fields, line);
+          values = plan.row(named, line);
+          trailer?.addAmount(plan, named, values, line);
         } catch (err) {
           if (!(err instanceof RejectError) || !opts.every) throw err;
           bad.add(err);
@@ -167,7 +202,7 @@ class SettlementReader implements RowBlock {
           continue;
         }
         if (bad.count > 0) continue;
-        if (this.asWritten && text !== undefined && plan.inOrder && !text.includes('\\') && unchanged(values, fields))
+        if (this.asWritten && text !== undefined && named === fields && plan.inOrder && !text.includes('\\') && unchanged(values, fields))
           return { line, values, text };
         return { line, values };
       }
@@ -175,6 +210,31 @@ class SettlementReader implements RowBlock {
     } catch (err) {
       throw this.fatal(err);
     }
+  }
+
+  /** The header record: its named fields plan the rows. */
+  private readHeader(fields: readonly string[], line: number): void {
+    this.headerWidth = fields.length;
+    this.header = fields.slice(0, namedWidth(fields));
+    this.plan = planHeader(this.layout, this.header, line, this.context);
+  }
+
+  /**
+   * A row's fields under the header's names: those under its nameless end, and empty ones past
+   * its width, are left out; a value past its width is refused, naming where it is. A row
+   * shorter than the names is the plan's to refuse; a file without a header is read as it is.
+   */
+  private named(fields: string[], line: number): string[] {
+    const header = this.header;
+    if (header === undefined || fields.length <= header.length) return fields;
+    for (let i = this.headerWidth; i < fields.length; i++) {
+      if (fields[i]!.trim() === '') continue;
+      throw new RejectError(
+        `line ${line}: expected ${this.headerWidth} fields, found ${fields.length}: field ${i + 1}, past the header's, holds ${quoteValue(fields[i]!)}`,
+        { line, field: `field ${i + 1}` },
+      );
+    }
+    return fields.slice(0, header.length);
   }
 
   /**
@@ -199,8 +259,7 @@ class SettlementReader implements RowBlock {
         throw new RejectError(`line ${line}: a data record (${type}) before the header record (${header})`, { line, field: 'record type' });
       }
       case 'header':
-        this.header = [...fields];
-        this.plan = planRows(this.layout, fields, line, this.context);
+        this.readHeader(fields, line);
         return false;
       case 'skip':
         if (this.opts.stats) this.opts.stats.skipped++;
@@ -267,7 +326,7 @@ class SettlementReader implements RowBlock {
 export async function* settlementBlocks(path: string, layout: Layout, opts: ReadOptions = {}): AsyncGenerator<RowBlock> {
   const reader = new SettlementReader(layout, opts);
   const progress = opts.stats?.bytes !== undefined ? (opts.stats as { bytes: number }) : undefined;
-  for await (const records of csvRecordBlocks(path, { ...csvOptions(layout), progress })) yield reader.over(records);
+  for await (const records of csvRecordBlocks(path, { ...layoutCsvOptions(layout), progress })) yield reader.over(records);
   reader.finish();
 }
 

@@ -84,7 +84,8 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
   }
   if (layout.extraColumns === 'reject') {
     const known = new Set(layout.columns.flatMap((c) => [c.from, ...(c.alternatives ?? []).map((a) => a.header)]));
-    const extra = names.filter((n) => !known.has(n)).map((n) => quoteValue(n));
+    // a field without a name is no column: nothing reads it
+    const extra = names.filter((n) => n !== '' && !known.has(n)).map((n) => quoteValue(n));
     if (extra.length > 0)
       throw header(line, `has ${extra.length === 1 ? 'a column' : 'columns'} the layout does not know: ${extra.join(', ')}`);
   }

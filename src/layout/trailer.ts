@@ -1,8 +1,8 @@
-import { readAt, stat } from '../syncFs.js';
 import { RejectError } from '../errors.js';
 import { decimalReader, MAX_WRITTEN_SCALE } from './columnValues.js';
 import type { Layout, Trailer } from './layout.js';
 import { quoteValue } from './quoteValue.js';
+import { decodeTail } from './textDecoding.js';
 import type { RowPlan } from './rowPlan.js';
 
 /** A file that ends without its trailer: maybe still being written, so not ready before it is rejected. */
@@ -122,9 +122,7 @@ const TAIL_BYTES = 64 * 1024;
  * reader's.
  */
 export async function endsWithTrailer(path: string, layout: Layout): Promise<boolean> {
-  const { size } = await stat(path);
-  const length = Math.min(size, TAIL_BYTES);
-  const lines = (await readAt(path, length, size - length)).toString('utf8').split(/\r\n|\n|\r/);
+  const lines = (await decodeTail(path, layout.encoding, TAIL_BYTES)).text.split(/\r\n|\n|\r/);
   while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
   const last = lines[lines.length - 1] ?? '';
   const first = last

@@ -324,7 +324,7 @@ describe('a European acquirer layout with a trailer', () => {
     const error = JSON.parse(r.stdout).files[0].error as string;
     expect(error).toBe(
       '3 bad rows: line 4, field amount: "1,250.00" is not a decimal amount with at most 2 places (like 1.250,00); ' +
-        'line 5, field booking_date: "31/02/2026" is not a date (dd/MM/yyyy, 0001-01-01 to 9999-12-31); line 6: expected 5 fields, found 6',
+        'line 5, field booking_date: "31/02/2026" is not a date (dd/MM/yyyy, 0001-01-01 to 9999-12-31); line 6: expected 5 fields, found 6: field 6, past the header\'s, holds "EUR"',
     );
     const copy = join(ws.root, 'copy.csv');
     await writeFile(copy, text);

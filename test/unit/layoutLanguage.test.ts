@@ -164,7 +164,9 @@ describe('values as partners write them', () => {
       ['A', '-1058.09'],
       ['B', '12.5'],
     ]);
-    expect(await problem(file('id,Amount\nA,-1058,09\n'), l)).toBe('line 2: expected 2 fields, found 3');
+    expect(await problem(file('id,Amount\nA,-1058,09\n'), l)).toBe(
+      'line 2: expected 2 fields, found 3: field 3, past the header\'s, holds "09"',
+    );
   });
 
   it('reads "1,058.09" grouped by the delimiter itself when it is quoted', async () => {

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { HEADER } from '../../src/demo/sampleSettlement.js';
 import { RejectError } from '../../src/errors.js';
 import { DEFAULT_LAYOUT, type Layout } from '../../src/layout/layout.js';
+import { lastRecordCutShort } from '../../src/layout/lastRecord.js';
+import { parseLayout } from '../../src/layout/parseLayout.js';
 import { findBadRows, readSettlement, settlementBlocks, type SettlementRow } from '../../src/layout/readSettlement.js';
 
 function file(content: string | Buffer): string {
@@ -47,7 +49,9 @@ describe('reading a settlement file', () => {
     const bad = Buffer.from(row('C', 'M\u0001'));
     bad[bad.indexOf(0x01)] = 0xe9; // Latin-1 é
     const err = await rejection(file(Buffer.concat([head, bad, Buffer.from('\n')])));
-    expect(err.message).toBe('line 5, field merchant_id: not valid UTF-8');
+    expect(err.message).toBe(
+      'line 5, field merchant_id: not valid UTF-8 (0xE9 in "26-03-14,C,M\\xE9,VISA,sale,"); the file looks like windows-1252 or iso-8859-1, or windows-1250 (each reads it "26-03-14,C,Mé,VISA,sale,"): set the layout\'s "encoding"',
+    );
   });
 
   it('rejects a multi-byte character cut off at the end of the file', async () => {
@@ -191,5 +195,87 @@ describe('the record-size limit', () => {
     const many = Array.from({ length: 20_000 }, (_, i) => row(`R${i}`, '"a,""b""\r\nc"')).join('\r\n');
     const err = await rejection(file(`${HEADER}\r\n${many}\r\n${row('LAST', 'z'.repeat(1100))}\r\n`), small);
     expect(err.line).toBe(40_002);
+  });
+});
+
+describe('a header with nameless fields, and rows wider than it', () => {
+  const layout = (more: Record<string, unknown> = {}): Layout =>
+    parseLayout(
+      {
+        columns: [
+          { name: 'booked', from: 'Booked', type: 'date' },
+          { name: 'reference', from: 'Reference', type: 'text' },
+          { name: 'amount', from: 'Amount', type: 'decimal' },
+        ],
+        naturalKey: 'reference',
+        ...more,
+      },
+      'layout',
+    );
+  const values = async (text: string, l = layout()) => (await readAll(file(text), l)).map((r) => [r.line, ...r.values]);
+
+  it('reads a header whose last names are empty, rows with or without the nameless fields', async () => {
+    const text = 'Booked,Reference,Amount,,\n2026-03-01,R1,1.00,,\n2026-03-02,R2,2.00\n2026-03-03,R3,3.00,\n';
+    expect(await values(text)).toEqual([
+      [2, '2026-03-01', 'R1', '1.00'],
+      [3, '2026-03-02', 'R2', '2.00'],
+      [4, '2026-03-03', 'R3', '3.00'],
+    ]);
+    // extraColumns "reject" knows no nameless column to refuse
+    expect(await values(text, layout({ extraColumns: 'reject' }))).toHaveLength(3);
+  });
+
+  it('reads rows longer than the header only by empty fields, and refuses a value past it by its position', async () => {
+    expect(await values('Booked,Reference,Amount\n2026-03-01,R1,1.00,\n2026-03-02,R2,2.00,, ,\n')).toEqual([
+      [2, '2026-03-01', 'R1', '1.00'],
+      [3, '2026-03-02', 'R2', '2.00'],
+    ]);
+    const { error } = await findBadRows(file('Booked,Reference,Amount,\n2026-03-01,R1,1.00,,\n2026-03-02,R2,2.00,,,x\n'), layout());
+    expect(error?.message).toBe('line 3: expected 4 fields, found 6: field 6, past the header\'s, holds "x"');
+    expect([error?.line, error?.field]).toEqual([3, 'field 6']);
+  });
+
+  it("keeps a row shorter than the header's names a reject (a record cut short)", async () => {
+    const { error } = await findBadRows(file('Booked,Reference,Amount,,\n2026-03-01,R1\n'), layout());
+    expect(error?.message).toBe('line 2: expected 3 fields, found 2');
+  });
+
+  it('ignores a nameless field between named ones, and says so when the header then lacks a column', async () => {
+    expect(await values('Booked,,Reference,Amount\n2026-03-01,x,R1,1.00\n')).toEqual([[2, '2026-03-01', 'R1', '1.00']]);
+    const { error } = await findBadRows(file('Booked,,Amount\n2026-03-01,R1,1.00\n'), layout());
+    expect(error?.message).toBe(
+      'line 1: header lacks the column "Reference" (it has 3 columns); its column 2 has no name: a layout reads a column by its header\'s name, so a nameless one only by position ("header": false, its header line skipped with "skipLines")',
+    );
+  });
+
+  it('is whole when its last row has the named fields and no line end (no paused upload)', async () => {
+    const text = 'Booked,Reference,Amount,,\n2026-03-01,R1,1.00,,\n2026-03-02,R2,2.00';
+    expect(await lastRecordCutShort(file(text), layout())).toBeUndefined();
+    expect(await lastRecordCutShort(file('Booked,Reference,Amount,,\n2026-03-02,R2'), layout())).toEqual({
+      line: 2,
+      fields: 2,
+      expected: 3,
+    });
+  });
+});
+
+describe('a header read as one field', () => {
+  it('says which delimiter it seems to use and the key to set', async () => {
+    const l = parseLayout(
+      {
+        columns: [
+          { name: 'reference', from: 'Reference', type: 'text' },
+          { name: 'amount', from: 'Amount', type: 'decimal' },
+        ],
+        naturalKey: 'reference',
+      },
+      'layout',
+    );
+    const { error } = await findBadRows(file('Reference;Amount;Note\nR1;1,00;x\n'), l);
+    expect(error?.message).toBe(
+      'line 1: header lacks the columns "Reference", "Amount" (it has 1 columns); the header is read as one field: it seems to use ";" as its delimiter, not ",": set the layout\'s "delimiter" to ";"',
+    );
+    const tab = await findBadRows(file('Reference\tAmount\nR1\t1.00\n'), { ...l, delimiter: ';' });
+    expect(tab.error?.message).toMatch(/it seems to use a tab as its delimiter, not ";": set the layout's "delimiter" to "\\t"$/);
   });
 });
