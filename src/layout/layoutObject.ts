@@ -12,7 +12,8 @@ import { checkColumns, IDENTIFIER, parseColumn } from './layoutColumns.js';
 import { zoneProblem } from './timeZones.js';
 
 export const DELIMITERS = [',', ';', '|', '\t'];
-export const GROUP_SEPARATORS = ['', ',', '.', ' '];
+/** `'` reads the typographic apostrophe U+2019 too, `' '` the no-break, thin and narrow no-break spaces */
+export const GROUP_SEPARATORS = ['', ',', '.', ' ', "'"];
 /** key columns are compared as text when a clash is explained: only types whose text is canonical */
 export const KEY_TYPES: readonly ColumnType[] = ['text', 'integer', 'date', 'currency'];
 export const LAYOUT_KEYS = [
@@ -52,7 +53,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (decimalMark !== '.' && decimalMark !== ',') fail('"decimalMark" must be "." or ","');
   const groupSeparator = raw.groupSeparator ?? LAYOUT_DEFAULTS.groupSeparator;
   if (typeof groupSeparator !== 'string' || !GROUP_SEPARATORS.includes(groupSeparator)) {
-    fail('"groupSeparator" must be "" (none), ",", "." or " "');
+    fail('"groupSeparator" must be "" (none), ",", ".", " " (any space, no-break and thin ones too) or "\'" (Swiss: 11\'373.94)');
   }
   if (groupSeparator === decimalMark) fail('"groupSeparator" and "decimalMark" must differ');
   // a decimal mark or group separator that is also the delimiter is read from quoted values
