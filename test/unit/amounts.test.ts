@@ -1,9 +1,13 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { ACTIVE_CURRENCIES, minorUnitsOf } from '../../src/layout/currencies.js';
 import type { Layout } from '../../src/layout/layout.js';
 import { toLayoutJson } from '../../src/layout/layoutObject.js';
 import { parseLayout } from '../../src/layout/parseLayout.js';
+import { findBadRows } from '../../src/layout/readSettlement.js';
 import { planRows } from '../../src/layout/rowPlan.js';
 import { rejection, thrown } from '../support/thrown.js';
 
@@ -131,6 +135,28 @@ describe('amounts with a currency symbol', () => {
     );
     expect(rows(layout, ['T1', '€5.00', 'DR'], ['T2', '5.00 €', 'CR']).map((r) => r[1])).toEqual(['-5.00', '5.00']);
     expect(rejection(() => rows(layout, ['T3', '-€5.00', 'DR'])).message).toContain('is signed, but its sign comes from direction');
+  });
+  it("sums amounts with symbols for the trailer, those of skipped rows and the trailer's own included", async () => {
+    const layout = parseLayout(
+      {
+        columns: [
+          { name: 'id', type: 'text' },
+          { name: 'amount', type: 'decimal', currencySymbols: ['$'] },
+          { name: 'kind', type: 'text' },
+        ],
+        naturalKey: 'id',
+        skipRows: [{ column: 'kind', values: ['fee'] }],
+        trailer: { firstField: 'Total', sumField: 2, sumOf: 'amount' },
+      },
+      'test',
+    );
+    const checked = async (total: string) => {
+      const path = join(mkdtempSync(join(tmpdir(), 'settle-amounts-')), 'statement.csv');
+      writeFileSync(path, `id,amount,kind\nA,$5.00,sale\nB,- $1.00,sale\nF,$2.00,fee\nTotal,${total},\n`);
+      return (await findBadRows(path, layout)).error?.message;
+    };
+    expect(await checked('$ 6.00')).toBeUndefined();
+    expect(await checked('$7.00')).toMatch(/^line 5, trailer: /);
   });
 });
 
