@@ -166,30 +166,45 @@ function amountProblems(
   otherwise: string,
 ): (value: string) => string {
   const otherMark = layout.decimalMark === '.' ? ',' : '.';
-  let fixes: { reads: (value: string) => string | undefined; fix: string }[] | undefined;
-  const layoutFixes = () =>
-    (fixes ??= [
-      ...GROUP_SEPARATORS.filter((g) => g !== '' && g !== layout.groupSeparator && g !== layout.decimalMark).map((g) => ({
-        reads: decimalReader({ ...layout, groupSeparator: g as Layout['groupSeparator'] }, scale, symbols),
-        fix: `it is grouped by "${g}": set the layout's "groupSeparator" to "${g}"`,
-      })),
-      {
-        reads: decimalReader(
-          { decimalMark: otherMark, groupSeparator: layout.groupSeparator === otherMark ? '' : layout.groupSeparator },
-          scale,
-          symbols,
-        ),
-        fix: `its decimal mark is "${otherMark}": set the layout's "decimalMark" to "${otherMark}"`,
-      },
-    ]);
+  type Fix = { reads: (value: string) => string | undefined; fix: string };
+  // by the symbols they read with: the column's own, or those with the one a refused value carries
+  const fixes = new Map<string, Fix[]>();
+  const layoutFixes = (list: readonly string[]): Fix[] => {
+    const key = list.join('\n');
+    let found = fixes.get(key);
+    if (found === undefined) {
+      found = [
+        ...GROUP_SEPARATORS.filter((g) => g !== '' && g !== layout.groupSeparator && g !== layout.decimalMark).map((g) => ({
+          reads: decimalReader({ ...layout, groupSeparator: g as Layout['groupSeparator'] }, scale, list),
+          fix: `it is grouped by "${g}": set the layout's "groupSeparator" to "${g}"`,
+        })),
+        {
+          reads: decimalReader(
+            { decimalMark: otherMark, groupSeparator: layout.groupSeparator === otherMark ? '' : layout.groupSeparator },
+            scale,
+            list,
+          ),
+          fix: `its decimal mark is "${otherMark}": set the layout's "decimalMark" to "${otherMark}"`,
+        },
+      ];
+      if (fixes.size >= 100) fixes.clear();
+      fixes.set(key, found);
+    }
+    return found;
+  };
   return (value) => {
     const symbol = currencySymbolIn(value);
-    if (symbol !== undefined && !symbols.includes(symbol) && decimalReader(layout, scale, [...symbols, symbol])(value) !== undefined) {
-      return symbols.length === 0
-        ? `has a currency symbol: add "currencySymbols": ${JSON.stringify([symbol])} to the column`
-        : `has the currency symbol ${JSON.stringify(symbol)}: add it to the column's "currencySymbols" (${JSON.stringify(symbols)})`;
+    if (symbol !== undefined && !symbols.includes(symbol)) {
+      const list = [...symbols, symbol];
+      const add =
+        symbols.length === 0
+          ? `has a currency symbol: add "currencySymbols": ${JSON.stringify([symbol])} to the column`
+          : `has the currency symbol ${JSON.stringify(symbol)}: add it to the column's "currencySymbols" (${JSON.stringify(symbols)})`;
+      if (decimalReader(layout, scale, list)(value) !== undefined) return add;
+      const also = layoutFixes(list).find((f) => f.reads(value) !== undefined);
+      if (also) return `${add}, and ${also.fix}`;
     }
-    const fix = layoutFixes().find((f) => f.reads(value) !== undefined);
+    const fix = layoutFixes(symbols).find((f) => f.reads(value) !== undefined);
     return fix ? `${otherwise}: ${fix.fix}` : otherwise;
   };
 }

@@ -113,6 +113,11 @@ describe('amounts with a currency symbol', () => {
     // a plus is read beside a symbol only: adding the symbol reads it
     const venmo = rejection(() => amountOf(amountLayout({}), '+ $220.00'));
     expect(venmo.message).toContain('add "currencySymbols": ["$"]');
+    // a symbol and grouping both: both keys named
+    const both = rejection(() => amountOf(amountLayout({}), '+ $1,350.00'));
+    expect(both.message).toBe(
+      'line 2, field amount: "+ $1,350.00" has a currency symbol: add "currencySymbols": ["$"] to the column, and it is grouped by ",": set the layout\'s "groupSeparator" to ","',
+    );
   });
 
   it('names no key when none would read the value', () => {
