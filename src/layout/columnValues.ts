@@ -157,7 +157,8 @@ function currencySymbolIn(value: string): string | undefined {
 /**
  * Why a value is no amount of the column, naming the key that would read it when one change
  * would: a currency symbol the column does not list, another group separator, the other decimal
- * mark. `otherwise`: the problem when none would. Built on the first refused value only.
+ * mark. `otherwise`: the problem when none would. The readers that try each change are built
+ * when a first value is refused: a file of good amounts costs nothing here.
  */
 function amountProblems(
   layout: Pick<Layout, 'decimalMark' | 'groupSeparator'>,

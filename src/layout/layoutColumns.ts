@@ -109,7 +109,9 @@ function parseAmountKeys(
   let implied: number | undefined;
   if (minorUnits === OWN_CURRENCY) {
     implied = mostMinorUnits();
-    if (scale !== undefined) col(`"scale" of a column in each currency's minor unit is ${implied} (the most places ISO 4217 gives)`);
+    // a preset's column of that scale may be changed to it
+    if (scale !== undefined && scale !== implied)
+      col(`"scale" of a column in each currency's minor unit is ${implied} (the most places ISO 4217 gives)`);
   } else if (minorUnits !== undefined) {
     if (!Number.isInteger(minorUnits) || (minorUnits as number) < 0 || (minorUnits as number) > 6)
       col(`"minorUnits" must be 0 to 6 (the places implied), or "${OWN_CURRENCY}" (each row's own currency's, by ISO 4217)`);

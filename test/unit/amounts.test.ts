@@ -299,6 +299,21 @@ describe('minorUnits: "currency"', () => {
     expect(rejection(() => rows(ownCurrency(), ['1', '¥5000', 'JPY'])).field).toBe('amount');
   });
 
+  it("changes a preset's amount column to it, with the currency column named", () => {
+    const layout = parseLayout(
+      { extends: 'adyen-settlement-details', columns: { gross_debit: { minorUnits: 'currency', currencyFrom: 'gross_currency' } } },
+      'test',
+    );
+    expect(layout.columns.find((c) => c.name === 'gross_debit')).toMatchObject({
+      minorUnits: 'currency',
+      currencyFrom: 'gross_currency',
+      scale: 4,
+    });
+    expect(
+      usage(() => parseLayout({ extends: 'adyen-settlement-details', columns: { gross_debit: { minorUnits: 'currency' } } }, 'test')),
+    ).toContain('say which with "currencyFrom"');
+  });
+
   it('keeps its keys when a layout is written back as configuration', () => {
     const layout = ownCurrency();
     expect(parseLayout(toLayoutJson(layout), 'again')).toEqual({ ...layout, name: 'custom' });
