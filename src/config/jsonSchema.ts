@@ -1,5 +1,5 @@
 import { LONG_NAMES } from '../calendar/expect.js';
-import { AS_WRITTEN, LAYOUT_DEFAULTS, LOCAL_ZONE, MAX_LAYOUT_COLUMNS } from '../layout/layout.js';
+import { AS_WRITTEN, LAYOUT_DEFAULTS, LOCAL_ZONE, MAX_LAYOUT_COLUMNS, OWN_CURRENCY } from '../layout/layout.js';
 import { COLUMN_KEYS, COLUMN_TYPES, IDENTIFIER } from '../layout/layoutColumns.js';
 import { DELIMITERS, GROUP_SEPARATORS, LAYOUT_KEYS, ROLES } from '../layout/layoutObject.js';
 import { PRESETS } from '../layout/presets.js';
@@ -284,7 +284,21 @@ function columnSchema(opts: { change?: boolean } = {}): Schema {
       description: `decimal: the most digits after the mark (default 2), or "${AS_WRITTEN}"`,
       anyOf: [{ type: 'integer', minimum: 0, maximum: 12 }, { const: AS_WRITTEN }],
     },
-    minorUnits: { description: 'decimal written in whole minor units: the places implied', type: 'integer', minimum: 0, maximum: 6 },
+    minorUnits: {
+      description: `decimal written in whole minor units: the places implied, or "${OWN_CURRENCY}" (each row's own currency's, by ISO 4217)`,
+      anyOf: [{ type: 'integer', minimum: 0, maximum: 6 }, { const: OWN_CURRENCY }],
+    },
+    currencyFrom: {
+      description: `decimal with "minorUnits": "${OWN_CURRENCY}": the currency column giving each row's currency`,
+      type: 'string',
+    },
+    currencySymbols: {
+      description: 'decimal: the currency symbols or codes its values may carry before or after the number, such as ["€"] or ["$", "USD"]',
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      minItems: 1,
+      uniqueItems: true,
+    },
     sign: {
       description: 'decimal written unsigned: the column holding its debit/credit mark',
       type: 'object',

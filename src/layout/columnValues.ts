@@ -1,7 +1,9 @@
-import { isActiveCurrency } from './currencies.js';
+import { isActiveCurrency, minorUnitsOf } from './currencies.js';
 import { compileDateFormat, type DateParts } from './dateFormat.js';
-import { AS_WRITTEN, type ColumnSpec, type Layout } from './layout.js';
-import { codePoint, HIDDEN_CHARACTER } from './quoteValue.js';
+import { AS_WRITTEN, OWN_CURRENCY, type ColumnSpec, type Layout } from './layout.js';
+import { currencyColumnOf } from './layoutColumns.js';
+import { GROUP_SEPARATORS } from './layoutObject.js';
+import { codePoint, HIDDEN_CHARACTER, quoteValue } from './quoteValue.js';
 import { offsetText, parseZone, wallClockOffset, type Zone } from './timeZones.js';
 
 /** PostgreSQL's btree refuses index rows over about 2.7 kB; a key this long is no partner's id anyway. */
@@ -94,22 +96,34 @@ function remembered(convert: Converter): Converter {
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-const SURROUNDING_SPACES = /^ +| +$/g;
+/** The spaces around a value (and between an amount and its symbol or sign): space, no-break, thin and narrow no-break space. */
+const SPACES = ' \u00a0\u2009\u202f';
+const SURROUNDING_SPACES = new RegExp(`^[${SPACES}]+|[${SPACES}]+$`, 'g');
+const LEADING_SPACES = new RegExp(`^[${SPACES}]+`);
+const TRAILING_SPACES = new RegExp(`[${SPACES}]+$`);
+
+/** What a layout's group separator stands for in a value: `'` the typographic apostrophe too, `' '` every space. */
+const GROUP_CHARACTERS: Readonly<Record<string, string>> = { ' ': SPACES, "'": "'\u2019" };
+const groupClass = (group: string) => `[${escapeRe(GROUP_CHARACTERS[group] ?? group)}]`;
 
 /** The most places a decimal of scale `asWritten` may have: an exchange rate's 15, and room to spare. */
 export const MAX_WRITTEN_SCALE = 30;
 
 /**
  * A decimal as the file wrote it, checked as a string (money never passes through a float):
- * an optional minus, digits (grouped by threes when the layout has a group separator), and at
- * most `scale` places after the layout's decimal mark. No exponent, no plus sign. A leading
- * mark without a zero (`.11`, `-.5`, as some exporters write) reads as `0.11`; spaces around
- * the value are no part of it. Both are looked at only when the plain form does not match, so
- * the usual value costs one regular expression.
+ * an optional minus, digits (grouped by threes when the layout has a group separator, the same
+ * mark between every group), and at most `scale` places after the layout's decimal mark. No
+ * exponent, no plus sign. A leading mark without a zero (`.11`, `-.5`, as some exporters write)
+ * reads as `0.11`; spaces around the value (no-break ones too) are no part of it. With
+ * `currencySymbols`, one of them may stand before or after the number, spaces between or not,
+ * and the sign (`-`, or `+`) before the symbol or apart from the digits: `- $220.00`, `-$5`,
+ * `$-5`, `-123,45 €`, `+ $1,350.00`. Each unusual form is looked at only when the plain one does
+ * not match, so the usual value costs one regular expression.
  */
 export function decimalReader(
   layout: Pick<Layout, 'decimalMark' | 'groupSeparator'>,
   scale: number | typeof AS_WRITTEN,
+  currencySymbols: readonly string[] = [],
 ): (value: string) => string | undefined {
   const places = scale === AS_WRITTEN ? MAX_WRITTEN_SCALE : scale;
   const mark = escapeRe(layout.decimalMark);
@@ -117,25 +131,112 @@ export function decimalReader(
   const plain = new RegExp(`^-?\\d{1,${MAX_INTEGER_DIGITS}}${fraction}$`);
   const leadingMark = places === 0 ? undefined : new RegExp(`^(-?)${mark}(\\d{1,${places}})$`);
   const group = layout.groupSeparator;
-  const grouped = group ? new RegExp(`^-?\\d{1,3}(?:${escapeRe(group)}\\d{3})+${fraction}$`) : undefined;
+  const grouped = group ? new RegExp(`^-?\\d{1,3}(${groupClass(group)})\\d{3}(?:\\1\\d{3})*${fraction}$`) : undefined;
+  const groupMarks = group ? new RegExp(groupClass(group), 'g') : undefined;
   const comma = layout.decimalMark === ',';
-  const unusual = (value: string): string | undefined => {
+  // the longest first: `US$` before `$`
+  const symbols = [...currencySymbols].sort((a, b) => b.length - a.length);
+  const number = (value: string): string | undefined => {
+    if (plain.test(value)) return comma ? value.replace(',', '.') : value;
     const lead = leadingMark?.exec(value);
     if (lead) return `${lead[1]}0.${lead[2]}`;
     if (grouped?.test(value)) {
-      const digits = value.split(group).join('');
+      const digits = value.replace(groupMarks!, '');
       const normal = comma ? digits.replace(',', '.') : digits;
       const whole = normal.replace('-', '').split('.')[0]!;
       return whole.length <= MAX_INTEGER_DIGITS ? normal : undefined;
     }
+    return undefined;
+  };
+  const withSymbol = (value: string): string | undefined => {
+    let rest = value;
+    let sign = '';
+    const takeSign = () => {
+      if (sign !== '' || (rest[0] !== '-' && rest[0] !== '+')) return;
+      sign = rest[0];
+      rest = rest.slice(1).replace(LEADING_SPACES, '');
+    };
+    takeSign();
+    const before = symbols.find((s) => rest.startsWith(s));
+    const after = before === undefined ? symbols.find((s) => rest.endsWith(s)) : undefined;
+    if (before !== undefined) rest = rest.slice(before.length).replace(LEADING_SPACES, '');
+    else if (after !== undefined) rest = rest.slice(0, -after.length).replace(TRAILING_SPACES, '');
+    else return undefined;
+    takeSign();
+    if (rest[0] === '-' || rest[0] === '+') return undefined; // one sign only
+    const amount = number(rest);
+    return amount === undefined || sign !== '-' ? amount : `-${amount}`;
+  };
+  return (value) => {
+    const amount = number(value);
+    if (amount !== undefined) return amount;
     const trimmed = value.replace(SURROUNDING_SPACES, '');
-    return trimmed !== value && trimmed !== '' ? read(trimmed) : undefined;
+    if (trimmed === '') return undefined;
+    return (trimmed !== value ? number(trimmed) : undefined) ?? (symbols.length > 0 ? withSymbol(trimmed) : undefined);
   };
-  const read = (value: string): string | undefined => {
-    if (plain.test(value)) return comma ? value.replace(',', '.') : value;
-    return unusual(value);
+}
+
+/** A currency sign or an ISO code at either end of a value (`€12.00`, `12.00 EUR`, `US$5`): what `currencySymbols` would list. */
+function currencySymbolIn(value: string): string | undefined {
+  const text = value.replace(SURROUNDING_SPACES, '').replace(/^[-+]/, '').replace(LEADING_SPACES, '');
+  const ends = [/^[^\d\s+\-.,'\u2019\u00a0\u2009\u202f]+/u.exec(text)?.[0], /[^\d\s+\-.,'\u2019\u00a0\u2009\u202f]+$/u.exec(text)?.[0]];
+  return ends.find((end) => end !== undefined && (/\p{Sc}/u.test(end) || isActiveCurrency(end)));
+}
+
+/**
+ * Why a value is no amount of the column, naming the key that would read it when one change
+ * would: a currency symbol the column does not list, another group separator, the other decimal
+ * mark. `otherwise`: the problem when none would. The readers that try each change are built
+ * when a first value is refused: a file of good amounts costs nothing here.
+ */
+function amountProblems(
+  layout: Pick<Layout, 'decimalMark' | 'groupSeparator'>,
+  scale: number | typeof AS_WRITTEN,
+  symbols: readonly string[],
+  otherwise: string,
+): (value: string) => string {
+  const otherMark = layout.decimalMark === '.' ? ',' : '.';
+  type Fix = { reads: (value: string) => string | undefined; fix: string };
+  // by the symbols they read with: the column's own, or those with the one a refused value carries
+  const fixes = new Map<string, Fix[]>();
+  const layoutFixes = (list: readonly string[]): Fix[] => {
+    const key = list.join('\n');
+    let found = fixes.get(key);
+    if (found === undefined) {
+      found = [
+        ...GROUP_SEPARATORS.filter((g) => g !== '' && g !== layout.groupSeparator && g !== layout.decimalMark).map((g) => ({
+          reads: decimalReader({ ...layout, groupSeparator: g as Layout['groupSeparator'] }, scale, list),
+          fix: `it is grouped by "${g}": set the layout's "groupSeparator" to "${g}"`,
+        })),
+        {
+          reads: decimalReader(
+            { decimalMark: otherMark, groupSeparator: layout.groupSeparator === otherMark ? '' : layout.groupSeparator },
+            scale,
+            list,
+          ),
+          fix: `its decimal mark is "${otherMark}": set the layout's "decimalMark" to "${otherMark}"`,
+        },
+      ];
+      if (fixes.size >= 100) fixes.clear();
+      fixes.set(key, found);
+    }
+    return found;
   };
-  return read;
+  return (value) => {
+    const symbol = currencySymbolIn(value);
+    if (symbol !== undefined && !symbols.includes(symbol)) {
+      const list = [...symbols, symbol];
+      const add =
+        symbols.length === 0
+          ? `has a currency symbol: add "currencySymbols": ${JSON.stringify([symbol])} to the column`
+          : `has the currency symbol ${JSON.stringify(symbol)}: add it to the column's "currencySymbols" (${JSON.stringify(symbols)})`;
+      if (decimalReader(layout, scale, list)(value) !== undefined) return add;
+      const also = layoutFixes(list).find((f) => f.reads(value) !== undefined);
+      if (also) return `${add}, and ${also.fix}`;
+    }
+    const fix = layoutFixes(symbols).find((f) => f.reads(value) !== undefined);
+    return fix ? `${otherwise}: ${fix.fix}` : otherwise;
+  };
 }
 
 /** `10400` minor units with 2 places implied as `104.00`; undefined when the value is no whole number. */
@@ -203,32 +304,17 @@ const columnIndex = (layout: Layout, name: string | undefined) =>
   name === undefined ? -1 : layout.columns.findIndex((c) => c.name === name);
 
 function decimalConverter(layout: Layout, spec: ColumnSpec): Converter {
-  const scale = spec.scale ?? 2;
-  const minor = spec.minorUnits;
-  let read: (v: string) => string | undefined;
-  let problem: { problem: string };
-  if (minor !== undefined) {
-    read = (v) => fromMinorUnits(v, minor);
-    problem = {
-      problem: `is not a whole number of minor units (${minor} places implied, like 10400 for ${fromMinorUnits('10400', minor)})`,
-    };
-  } else {
-    read = decimalReader(layout, scale);
-    const places = scale === AS_WRITTEN ? 'as many places as written' : `at most ${scale} places`;
-    const digits = scale === AS_WRITTEN ? 4 : scale;
-    const example = `${layout.groupSeparator ? `1${layout.groupSeparator}250` : '1250'}${digits > 0 ? `${layout.decimalMark}${'0'.repeat(digits)}` : ''}`;
-    problem = { problem: `is not a decimal amount with ${places} (like ${example})` };
-  }
+  const read = amountConverter(layout, spec);
   const sign = spec.sign;
-  if (sign === undefined) return (v) => read(v) ?? problem;
+  if (sign === undefined) return read;
   // written unsigned: the other column says debit (negative) or credit
   const at = columnIndex(layout, sign.from);
   const negative = new Set(sign.negative);
   const positive = new Set(sign.positive);
   const marks = [...sign.negative, ...sign.positive].map((m) => `"${m}"`).join(' or ');
   return (v, row) => {
-    const amount = read(v);
-    if (amount === undefined) return problem;
+    const amount = read(v, row);
+    if (typeof amount !== 'string') return amount;
     if (amount.startsWith('-')) return { problem: `is signed, but its sign comes from ${sign.from}` };
     const mark = row[at] ?? '';
     if (negative.has(mark)) return `-${amount}`;
@@ -254,6 +340,47 @@ export function timestampIdentity(text: string): string {
   wall.setUTCHours(Number(h), Number(mi), Number(s));
   const offset = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
   return `${wall.getTime() - offset}.${frac.padEnd(6, '0')}`;
+}
+
+const minorUnitsProblem = (places: number, currency = '') => ({
+  problem: `is not a whole number of minor units (${currency}${places} places implied, like 10400 for ${fromMinorUnits('10400', places)})`,
+});
+
+/** A decimal column's amount, signed as the file wrote it: with its decimal mark, or in minor units. */
+function amountConverter(layout: Layout, spec: ColumnSpec): Converter {
+  const minor = spec.minorUnits;
+  if (minor === OWN_CURRENCY) return ownMinorUnits(layout, spec);
+  if (minor !== undefined) {
+    const problem = minorUnitsProblem(minor);
+    return (v) => fromMinorUnits(v, minor) ?? problem;
+  }
+  const scale = spec.scale ?? 2;
+  const symbols = spec.currencySymbols ?? [];
+  const read = decimalReader(layout, scale, symbols);
+  const places = scale === AS_WRITTEN ? 'as many places as written' : `at most ${scale} places`;
+  const digits = scale === AS_WRITTEN ? 4 : scale;
+  const example = `${layout.groupSeparator ? `1${layout.groupSeparator}250` : '1250'}${digits > 0 ? `${layout.decimalMark}${'0'.repeat(digits)}` : ''}`;
+  const why = amountProblems(layout, scale, symbols, `is not a decimal amount with ${places} (like ${example})`);
+  return (v) => read(v) ?? { problem: why(v) };
+}
+
+/** `minorUnits: "currency"`: each row's amount in whole minor units of the currency its currency column names (ISO 4217). */
+function ownMinorUnits(layout: Layout, spec: ColumnSpec): Converter {
+  const currency = currencyColumnOf(layout.columns, spec)!;
+  const at = columnIndex(layout, currency);
+  return (v, row) => {
+    const written = row[at] ?? '';
+    const code = written.toUpperCase();
+    const places = minorUnitsOf(code);
+    if (places !== undefined) return fromMinorUnits(v, places) ?? minorUnitsProblem(places, `${code}: `);
+    const what =
+      written === ''
+        ? 'is empty'
+        : isActiveCurrency(code)
+          ? `is ${code}, which has no minor unit in ISO 4217`
+          : `is ${quoteValue(written)}, not an ISO 4217 currency code`;
+    return { problem: `is in minor units of its row's currency, and ${currency} ${what}` };
+  };
 }
 
 function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {

@@ -11,6 +11,9 @@ export const LOCAL_ZONE = 'local';
 /** A decimal column kept with as many places as the file wrote (an exchange rate): `numeric` without a scale. */
 export const AS_WRITTEN = 'asWritten';
 
+/** `minorUnits` of a decimal column whose rows are each in the minor unit of their own currency (JPY 0 places, USD 2, KWD 3). */
+export const OWN_CURRENCY = 'currency';
+
 /** Another header text a column may be found under, when its own is absent (Stripe's `created` for `created_utc`). */
 export interface ColumnSource {
   header: string;
@@ -41,8 +44,15 @@ export interface ColumnSpec {
   required: boolean;
   /** decimal only: the most digits after the decimal mark, or `asWritten` (any, kept as written) */
   scale?: number | typeof AS_WRITTEN;
-  /** decimal only: the file writes whole minor units (`10400` for 104.00): the places implied */
-  minorUnits?: number;
+  /**
+   * decimal only: the file writes whole minor units (`10400` for 104.00): the places implied,
+   * or `currency`: each row's own currency's (ISO 4217), that currency from `currencyFrom`
+   */
+  minorUnits?: number | typeof OWN_CURRENCY;
+  /** decimal with `minorUnits: "currency"`: the currency column giving each row's minor unit */
+  currencyFrom?: string;
+  /** decimal only: the currency symbols or codes a value may carry before or after its number (`€`, `US$`, `EUR`) */
+  currencySymbols?: string[];
   /** decimal only: written unsigned, its sign from another column */
   sign?: SignRule;
   /** date and timestamp: the partner's pattern, e.g. `dd/MM/yyyy` or `yyyy-MM-dd HH:mm:ss` */
@@ -92,8 +102,8 @@ export interface Layout {
   /** the files' encoding as `TextDecoder` names it (`windows-1252`, `utf-16le`), or `utf-16` for "by its BOM"; UTF-8 when absent */
   encoding?: string;
   decimalMark: '.' | ',';
-  /** '' for none */
-  groupSeparator: '' | ',' | '.' | ' ';
+  /** '' for none; `'` also reads U+2019, ' ' also no-break, thin and narrow no-break spaces */
+  groupSeparator: '' | ',' | '.' | ' ' | "'";
   /** preamble lines before the header */
   skipLines: number;
   /** false: the file has no header line; every column says its `position` */

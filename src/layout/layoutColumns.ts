@@ -1,4 +1,14 @@
-import { AS_WRITTEN, LOCAL_ZONE, RESERVED_COLUMNS, type ColumnSource, type ColumnSpec, type ColumnType, type SignRule } from './layout.js';
+import {
+  AS_WRITTEN,
+  LOCAL_ZONE,
+  OWN_CURRENCY,
+  RESERVED_COLUMNS,
+  type ColumnSource,
+  type ColumnSpec,
+  type ColumnType,
+  type SignRule,
+} from './layout.js';
+import { mostMinorUnits } from './currencies.js';
 import { compileDateFormat } from './dateFormat.js';
 import { zoneProblem } from './timeZones.js';
 
@@ -13,6 +23,8 @@ export const COLUMN_KEYS = [
   'required',
   'scale',
   'minorUnits',
+  'currencyFrom',
+  'currencySymbols',
   'sign',
   'format',
   'timeZone',
@@ -78,6 +90,79 @@ function parseSign(raw: unknown, name: string, fail: Fail): SignRule {
 }
 
 /**
+ * How a decimal column writes its amounts beyond `scale`: `minorUnits` (a number of places, or
+ * `"currency"`: each row's own currency's, from `currencyFrom`) and the `currencySymbols` a value
+ * may carry. `scale`: the one these imply (a column in minor units has no other).
+ */
+function parseAmountKeys(
+  raw: Record<string, unknown>,
+  decimal: boolean,
+  col: Fail,
+): { scale?: number; currencyFrom?: string; currencySymbols?: string[] } {
+  const { minorUnits, scale, currencyFrom, currencySymbols } = raw;
+  if (!decimal && (currencyFrom !== undefined || currencySymbols !== undefined))
+    col('"currencySymbols" and "currencyFrom" are for decimal columns');
+  if (currencyFrom !== undefined) {
+    if (minorUnits !== OWN_CURRENCY)
+      col(`"currencyFrom" goes with "minorUnits": "${OWN_CURRENCY}" (each row in its own currency's minor unit)`);
+    if (typeof currencyFrom !== 'string') col('"currencyFrom" must name a currency column');
+  }
+  let implied: number | undefined;
+  if (minorUnits === OWN_CURRENCY) {
+    implied = mostMinorUnits();
+    // a preset's column of that scale may be changed to it
+    if (scale !== undefined && scale !== implied)
+      col(`"scale" of a column in each currency's minor unit is ${implied} (the most places ISO 4217 gives)`);
+  } else if (minorUnits !== undefined) {
+    if (!Number.isInteger(minorUnits) || (minorUnits as number) < 0 || (minorUnits as number) > 6)
+      col(`"minorUnits" must be 0 to 6 (the places implied), or "${OWN_CURRENCY}" (each row's own currency's, by ISO 4217)`);
+    if (scale !== undefined && scale !== minorUnits) col('"scale" of a column in minor units is its "minorUnits"');
+    implied = minorUnits as number;
+  }
+  if (currencySymbols === undefined)
+    return {
+      ...(implied !== undefined ? { scale: implied } : {}),
+      ...(currencyFrom !== undefined ? { currencyFrom: currencyFrom as string } : {}),
+    };
+  const example = '(e.g. ["€"] or ["$", "USD"])';
+  if (!Array.isArray(currencySymbols) || currencySymbols.length === 0)
+    col(`"currencySymbols" must be a non-empty list of the symbols or codes its values carry ${example}`);
+  for (const symbol of currencySymbols as unknown[]) {
+    if (typeof symbol !== 'string' || symbol.trim() === '') col(`"currencySymbols" must list texts ${example}`);
+    const text = symbol as string;
+    if (/[\d+\-]/.test(text))
+      col(`"currencySymbols": ${JSON.stringify(text)} has a digit or a sign: a symbol is the text beside the number`);
+    if (text.trim() !== text)
+      col(`"currencySymbols": ${JSON.stringify(text)} begins or ends with a space: spaces beside a symbol are read anyway`);
+  }
+  const symbols = currencySymbols as string[];
+  if (new Set(symbols).size !== symbols.length) col('"currencySymbols" names a symbol twice');
+  if (minorUnits !== undefined) col('"currencySymbols" is for amounts written with their decimal mark, not in minor units');
+  return { ...(currencyFrom !== undefined ? { currencyFrom: currencyFrom as string } : {}), currencySymbols: symbols };
+}
+
+/**
+ * The currency column giving the minor unit of a column in each row's own currency's: the one
+ * its `currencyFrom` names, else the layout's only currency column.
+ */
+export function currencyColumnOf(columns: readonly ColumnSpec[], amount: ColumnSpec): string | undefined {
+  if (amount.currencyFrom !== undefined) return amount.currencyFrom;
+  const currencies = columns.filter((c) => c.type === 'currency');
+  return currencies.length === 1 ? currencies[0]!.name : undefined;
+}
+
+/** A column in its own currency's minor unit names a currency column, or the layout has exactly one. */
+function checkCurrencyFrom(columns: readonly ColumnSpec[], amount: ColumnSpec, fail: Fail): void {
+  if (amount.minorUnits !== OWN_CURRENCY || currencyColumnOf(columns, amount) !== undefined) return;
+  const currencies = columns.filter((c) => c.type === 'currency').map((c) => `"${c.name}"`);
+  fail(
+    currencies.length === 0
+      ? `column "${amount.name}": "minorUnits": "${OWN_CURRENCY}" needs a currency column (type "currency") giving each row's currency`
+      : `column "${amount.name}": the layout has several currency columns (${currencies.join(', ')}): say which with "currencyFrom"`,
+  );
+}
+
+/**
  * One column of a layout object, every mistake a usage error naming it. `header`: whether the
  * layout's files have a header (else the column needs its `position`).
  */
@@ -109,11 +194,7 @@ export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail, 
     col('"scale", "minorUnits" and "sign" are for decimal columns');
   if (scale !== undefined && scale !== AS_WRITTEN && (!Number.isInteger(scale) || (scale as number) < 0 || (scale as number) > 12))
     col(`"scale" must be 0 to 12, or "${AS_WRITTEN}" (as many places as the file writes)`);
-  if (minorUnits !== undefined) {
-    if (!Number.isInteger(minorUnits) || (minorUnits as number) < 0 || (minorUnits as number) > 6)
-      col('"minorUnits" must be 0 to 6 (the places implied)');
-    if (scale !== undefined && scale !== minorUnits) col('"scale" of a column in minor units is its "minorUnits"');
-  }
+  const amount = parseAmountKeys(raw, type === 'decimal', col);
   const sign = raw.sign !== undefined ? parseSign(raw.sign, name, fail) : undefined;
 
   const timed = type === 'date' || timestamp;
@@ -141,8 +222,10 @@ export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail, 
     ...(position !== undefined ? { position: position as number } : {}),
     type: type as ColumnType,
     required: (required as boolean | undefined) ?? true,
-    ...(type === 'decimal' ? { scale: (minorUnits as number | undefined) ?? (scale as number | typeof AS_WRITTEN | undefined) ?? 2 } : {}),
-    ...(minorUnits !== undefined ? { minorUnits: minorUnits as number } : {}),
+    ...(type === 'decimal' ? { scale: amount.scale ?? (scale as number | typeof AS_WRITTEN | undefined) ?? 2 } : {}),
+    ...(minorUnits !== undefined ? { minorUnits: minorUnits as number | typeof OWN_CURRENCY } : {}),
+    ...(amount.currencyFrom !== undefined ? { currencyFrom: amount.currencyFrom } : {}),
+    ...(amount.currencySymbols !== undefined ? { currencySymbols: amount.currencySymbols } : {}),
     ...(sign ? { sign } : {}),
     ...(format !== undefined ? { format: format as string } : {}),
     ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}),
@@ -174,6 +257,8 @@ export function checkColumns(columns: ColumnSpec[], layoutZone: string | undefin
     other(c, 'timeZoneFrom', c.timeZoneFrom);
     other(c, 'timeFrom', c.timeFrom, 'text');
     other(c, 'sign.from', c.sign?.from, 'text');
+    other(c, 'currencyFrom', c.currencyFrom, 'currency');
+    checkCurrencyFrom(columns, c, fail);
     if (c.type !== 'timestamp') continue;
     const ownOffset = c.format !== undefined && compileDateFormat(c.format, true).hasOffset === true;
     if (c.timeZone === undefined && c.timeZoneFrom === undefined && !ownOffset && layoutZone === undefined) {

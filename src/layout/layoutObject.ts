@@ -14,7 +14,8 @@ import { encodingName, UTF16_BY_BOM } from './textDecoding.js';
 import { zoneProblem } from './timeZones.js';
 
 export const DELIMITERS = [',', ';', '|', '\t'];
-export const GROUP_SEPARATORS = ['', ',', '.', ' '];
+/** `'` reads the typographic apostrophe U+2019 too, `' '` the no-break, thin and narrow no-break spaces */
+export const GROUP_SEPARATORS = ['', ',', '.', ' ', "'"];
 /**
  * The types a natural key may hold: those compared exactly as PostgreSQL keeps them (a
  * timestamp as the instant, whatever offset the file wrote it with; see finance/keyLookup.ts).
@@ -60,7 +61,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (decimalMark !== '.' && decimalMark !== ',') fail('"decimalMark" must be "." or ","');
   const groupSeparator = raw.groupSeparator ?? LAYOUT_DEFAULTS.groupSeparator;
   if (typeof groupSeparator !== 'string' || !GROUP_SEPARATORS.includes(groupSeparator)) {
-    fail('"groupSeparator" must be "" (none), ",", "." or " "');
+    fail('"groupSeparator" must be "" (none), ",", ".", " " (any space, no-break and thin ones too) or "\'" (Swiss: 11\'373.94)');
   }
   if (groupSeparator === decimalMark) fail('"groupSeparator" and "decimalMark" must differ');
   // a decimal mark or group separator that is also the delimiter is read from quoted values

@@ -39,9 +39,10 @@ export class TrailerCheck {
 
   constructor(private readonly layout: Layout) {
     this.spec = layout.trailer!;
-    const scale = layout.columns.find((c) => c.name === this.spec.sumOf)?.scale ?? 2;
+    const summed = layout.columns.find((c) => c.name === this.spec.sumOf);
+    const scale = summed?.scale ?? 2;
     this.scale = typeof scale === 'number' ? scale : MAX_WRITTEN_SCALE;
-    this.readAmount = decimalReader(layout, 12);
+    this.readAmount = decimalReader(layout, 12, summed?.currencySymbols);
   }
 
   /** True for the trailer itself; after it, any record is a reject. */

@@ -33,7 +33,7 @@ function sampleConfigs(): { where: string; config: unknown }[] {
   for (const doc of [
     'README.md',
     'ops/RUNBOOK.md',
-    ...readdirSync(join(ROOT, 'docs'))
+    ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('.md'))
       .map((f) => `docs/${f}`),
   ]) {
@@ -99,10 +99,14 @@ describe("the config file's JSON Schema", () => {
             table: 'stripe_rows',
             delimiter: ';',
             decimalMark: ',',
+            groupSeparator: "'",
             columns: [
               { name: 'transaction_id', type: 'text' },
               { name: 'amount', from: ['Amount', 'Betrag'], type: 'decimal', scale: 'asWritten' },
               { name: 'booked_at', type: 'timestamp', format: 'dd.MM.yyyy HH:mm', timeZone: 'UTC' },
+              { name: 'fee', type: 'decimal', currencySymbols: ['€', 'EUR'] },
+              { name: 'units', type: 'decimal', minorUnits: 'currency', currencyFrom: 'currency' },
+              { name: 'currency', type: 'currency' },
             ],
             trailer: { firstField: 'Total', rowCountField: 2 },
           },
@@ -133,5 +137,8 @@ describe("the config file's JSON Schema", () => {
     expect(valid({ mode: 'sometimes' })).not.toBe('valid');
     expect(valid({ expect: { by: '25:00', timeZone: 'UTC' } })).not.toBe('valid');
     expect(valid({ layout: { columns: [{ name: 'id', type: 'money' }] } })).not.toBe('valid');
+    expect(valid({ layout: { columns: [{ name: 'id', type: 'decimal', minorUnits: 'cents' }] } })).not.toBe('valid');
+    expect(valid({ layout: { columns: [{ name: 'id', type: 'decimal', currencySymbols: [] }] } })).not.toBe('valid');
+    expect(valid({ layout: { groupSeparator: '\u2019', columns: [{ name: 'id', type: 'text' }] } })).not.toBe('valid');
   });
 });

@@ -5,6 +5,7 @@ import { parseLayout } from '../../src/layout/parseLayout.js';
 import { ACTIVE_CURRENCIES, isActiveCurrency } from '../../src/layout/currencies.js';
 import { isCalendarDate, keyProblem, MAX_KEY_BYTES } from '../../src/layout/columnValues.js';
 import { planRows } from '../../src/layout/rowPlan.js';
+import { rejection } from '../support/thrown.js';
 
 /** One row checked as the reader checks it, under a header in the layout's own order. */
 function validateRow(layout: Layout, values: string[], line: number): (string | null)[] {
@@ -20,16 +21,6 @@ const validateHeader = (layout: Layout, header: string[], line: number) => planR
 
 const fields = (...v: string[]) => v;
 const good = ['2026-03-14', 'T1', 'M1', 'VISA', 'sale', '100.00', '1.50', '98.50', 'EUR'];
-
-function rejection(fn: () => unknown): RejectError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof RejectError) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('a settlement row against the default layout', () => {
   it('keeps amounts as the exact strings the file wrote', () => {
