@@ -9,7 +9,7 @@ import { DEFAULT_LAYOUT, type Layout } from '../layout/layout.js';
 import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { parseLayout } from '../layout/parseLayout.js';
 import { PRESETS } from '../layout/presets.js';
-import { zoneGuess, zoneProblem } from '../layout/timeZones.js';
+import { isIanaZone, zoneGuess, zoneProblem } from '../layout/timeZones.js';
 import { nearest } from '../nearest.js';
 import { DuplicateKeyError, parseJsonText } from './jsonText.js';
 import { folderPlaces, type FolderPlace, type SftpSettings } from '../intake/openIntake.js';
@@ -298,16 +298,6 @@ function parseExpect(p: Picked): Expect | null {
   const by = String(v.by).trim().padStart(5, '0');
   const every = typeof v.every === 'string' || v.every === undefined ? String(v.every ?? 'day') : (v.every as string[]).join(', ');
   return { every, weekdays, holidays, by, timeZone: zone, files, warnAfterSeconds, errorAfterSeconds };
-}
-
-function isIanaZone(zone: string): boolean {
-  if (zone !== 'UTC' && !zone.includes('/')) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A file name pattern that cannot become a matcher (`[z-a]`) is refused with the setting that gave it. */
