@@ -7,7 +7,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS } from '../ledger/types.js';
 import { newRunId } from '../pipeline/runId.js';
 import { oldestWaiting, writeRunMetrics, type DeliveryMetrics, type PartnerRunMetrics } from '../report/metricsFile.js';
-import { lastDeliveryAt, overdueDeliveries, type OverdueDelivery } from '../report/deliveries.js';
+import { lastAccountedAt, lastDeliveryAt, overdueDeliveries, type OverdueDelivery } from '../report/deliveries.js';
 import { resolvePartners, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { Intake } from '../intake/intake.js';
@@ -245,6 +245,7 @@ async function afterPartners(shared: Settings, all: Settings[], ran: PartnerRunM
       const overdue = s?.expect ? await overdueDeliveries(view, { partner, expect: s.expect, patternText: s.patternText }, nowMs()) : [];
       return {
         lastDeliveryAt: await lastDeliveryAt(view, partner),
+        lastAccountedAt: await lastAccountedAt(view, { partner, expect: s?.expect }, nowMs()),
         overdue: {
           warning: overdue.filter((d) => d.level === 'warning').length,
           critical: overdue.filter((d) => d.level === 'critical').length,
