@@ -1,17 +1,19 @@
 // The house's import rules, held by a tool (`npm run lint`). docs/ARCHITECTURE.md draws them in words.
 //
 // Rooms by rank; a room may import only rooms of a lower rank (and the base files in src/*.ts):
-//   4  cli
-//   3  pipeline, report, config
+//   5  cli
+//   4  pipeline, report, config
+//   3  transferLog (an SFTP server's own log, read: what a run's gate and the audit both ask)
 //   2  intake, ledger, finance, delivery, demo, calendar
 //   1  layout, db
 //   0  src/*.ts (errors, faults, owner, redaction, private files, destinations)
 // and no circle anywhere, between files or folders, type-only imports included.
 const RANKS = {
-  cli: 4,
-  pipeline: 3,
-  report: 3,
-  config: 3,
+  cli: 5,
+  pipeline: 4,
+  report: 4,
+  config: 4,
+  transferLog: 3,
   intake: 2,
   ledger: 2,
   finance: 2,

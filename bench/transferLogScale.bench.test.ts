@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { openLedger } from '../src/ledger/openLedger.js';
 import { accountArrivals } from '../src/report/transferLog/accountArrivals.js';
 import { arrivalsOf } from '../src/report/transferLog/arrivals.js';
-import { readTransferLogs } from '../src/report/transferLog/logFiles.js';
-import { logZone } from '../src/report/transferLog/logTimes.js';
+import { readTransferLogs } from '../src/transferLog/logFiles.js';
+import { logZone } from '../src/transferLog/logTimes.js';
 import { globToRegExp } from '../src/intake/names.js';
 
 /**

@@ -7,7 +7,8 @@ type RunExit = typeof EXIT_OK | typeof EXIT_PROBLEM;
 
 /**
  * `run`: 1 when a file was rejected or failed, a stale claim was found, a move failed, a file
- * waited too many runs or changed after its move, or the run stopped early; each of these is
+ * waited too many runs or changed after its move, the transfer log could not be read, or the
+ * run stopped early; each of these is
  * a non-zero count or a reason on the summary line, so exit 1 is never unexplained.
  */
 export function runExitStatus(f: IngestFindings): RunExit {
@@ -19,7 +20,8 @@ export function runExitStatus(f: IngestFindings): RunExit {
     c.moveFailed > 0 ||
     f.abortedBy !== undefined ||
     f.waitingTooLong.length > 0 ||
-    f.changedAfterMove.length > 0;
+    f.changedAfterMove.length > 0 ||
+    f.transferLogUnread !== undefined;
   return problem ? EXIT_PROBLEM : EXIT_OK;
 }
 

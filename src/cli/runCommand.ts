@@ -7,11 +7,12 @@ import type { Ledger } from '../ledger/ledger.js';
 import { NO_COUNTS } from '../ledger/types.js';
 import { newRunId } from '../pipeline/runId.js';
 import { oldestWaiting, writeRunMetrics, type DeliveryMetrics, type PartnerRunMetrics } from '../report/metricsFile.js';
-import { lastDeliveryAt, overdueDeliveries, type OverdueDelivery } from '../report/deliveries.js';
+import { lastAccountedAt, lastDeliveryAt, overdueDeliveries, type OverdueDelivery } from '../report/deliveries.js';
 import { resolvePartners, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { Intake } from '../intake/intake.js';
-import { checkIntakeAccess, checkIntakeSetting } from '../intake/openIntake.js';
+import { checkIntakeAccess, checkIntakeSetting, intakeFolders } from '../intake/openIntake.js';
+import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
 import { globToRegExp } from '../intake/names.js';
 import type { RunMode } from '../ledger/types.js';
 import { RunEndedError, runIngest, type IngestResult } from '../pipeline/runIngest.js';
@@ -244,6 +245,7 @@ async function afterPartners(shared: Settings, all: Settings[], ran: PartnerRunM
       const overdue = s?.expect ? await overdueDeliveries(view, { partner, expect: s.expect, patternText: s.patternText }, nowMs()) : [];
       return {
         lastDeliveryAt: await lastDeliveryAt(view, partner),
+        lastAccountedAt: await lastAccountedAt(view, { partner, expect: s?.expect }, nowMs()),
         overdue: {
           warning: overdue.filter((d) => d.level === 'warning').length,
           critical: overdue.filter((d) => d.level === 'critical').length,
@@ -301,6 +303,7 @@ async function ingestPartner(
       ignore: p.ignore,
       readyMarker: s.readyMarker,
       maxWaitingRuns: s.maxWaitingRuns,
+      serverLog: serverLogOf(s),
       stableForSeconds: s.stableForSeconds,
       maxWaitSeconds: s.maxWaitSeconds,
       claimLeaseSeconds: s.claimLeaseSeconds,
@@ -330,6 +333,13 @@ async function ingestPartner(
     }
     return { result, overdue };
   });
+}
+
+/** The partner's transfer log as the run's gate asks it, where one is configured. */
+function serverLogOf(s: Settings): ServerLogOfIntake | undefined {
+  if (s.transferLog.files.length === 0) return undefined;
+  const { files, timeZone, root } = s.transferLog;
+  return { files, timeZone, root, folder: intakeFolders(s).intake };
 }
 
 /** A staging folder that is missing or not a folder is configuration (exit 2), said before any run work. */

@@ -18,6 +18,7 @@ export function summaryLine(r: IngestResult, overdue: OverdueDelivery[] = []): s
     ...(r.abortedBy ? [`stopped early: ${r.abortedBy}`] : []),
     ...(r.waitingTooLong.length > 0 ? [`waiting too long: ${r.waitingTooLong.map((w) => `${w.name} for ${w.runs} runs`).join(', ')}`] : []),
     ...(r.changedAfterMove.length > 0 ? [`changed after its move: ${r.changedAfterMove.map((c) => c.location).join(', ')}`] : []),
+    ...(r.transferLogUnread !== undefined ? [`transfer log not read, files judged without it: ${r.transferLogUnread}`] : []),
     ...(r.finishedMoves.length > 0
       ? [`finished the move of ${r.finishedMoves.map((m) => `${m.name} for run ${m.decidedBy}`).join(', ')}`]
       : []),
@@ -43,6 +44,7 @@ function summaryObject(r: IngestResult, overdue?: OverdueDelivery[]): Record<str
     ...(overdue ? { overdue_deliveries: overdue } : {}),
     waiting_too_long: r.waitingTooLong,
     changed_after_move: r.changedAfterMove,
+    ...(r.transferLogUnread !== undefined ? { transfer_log_unread: r.transferLogUnread } : {}),
     finished_moves: r.finishedMoves,
     files: r.files.map((f) => ({
       name: f.name,

@@ -26,7 +26,9 @@ const LOGGING: readonly CommandName[] = ['run', 'audit', 'evidence', 'adopt', 'c
 const FOLDERS: readonly CommandName[] = ['run', 'audit', 'evidence', 'config', 'doctor'];
 const SFTP: readonly CommandName[] = ['run', 'audit', 'evidence', 'adopt', 'config', 'doctor'];
 /** the commands that read the SFTP server's own log of uploads */
-const TRANSFER_LOG: readonly CommandName[] = ['audit', 'evidence', 'config'];
+const TRANSFER_LOG: readonly CommandName[] = ['run', 'audit', 'evidence', 'config'];
+/** how far the log's clock and the ledger's may disagree: a matter of the audit's matching, not of a run's gate */
+const TRANSFER_LOG_MATCHING: readonly CommandName[] = ['audit', 'evidence', 'config'];
 /** gzip, zip and OpenPGP deliveries are decoded by a run (and its reprocessing), by check and by adopt */
 const DECODING: readonly CommandName[] = ['run', 'check', 'adopt', 'config'];
 
@@ -440,6 +442,12 @@ export const OPTION_TABLE = {
     kind: 'paths',
     path: true,
     commands: TRANSFER_LOG,
+    per: {
+      run: {
+        description:
+          "the SFTP server's own log of uploads (OpenSSH sftp-server syslog lines): a file it shows opened for writing and not yet closed is not ready",
+      },
+    },
     details:
       'repeatable; rotated and gzipped files too (`/var/log/proftpd/xferlog*`: a wildcard in a file name takes every file it matches); commas in the environment; an upload without a ledger outcome is named (exit 1); see [The transfer log](AUDIT.md#the-transfer-log-every-upload-accounted-for)',
   },
@@ -474,7 +482,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_TRANSFER_LOG_CLOCK_SLACK',
     kind: 'duration',
     default: durationText(DEFAULTS.transferLogClockSlack),
-    commands: TRANSFER_LOG,
+    commands: TRANSFER_LOG_MATCHING,
     details:
       'covers the whole seconds of a traditional syslog line and a small skew between the SFTP server and the host that runs `settle-ingest`; a server whose clock is off by more (a 10 s skew: `15s`) needs more, or its uploads stay unmatched',
   },

@@ -8,7 +8,8 @@ import { holidayCodeProblem } from '../calendar/holidays.js';
 import { DEFAULT_LAYOUT, type Layout } from '../layout/layout.js';
 import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { parseLayout } from '../layout/parseLayout.js';
-import { zoneGuess, zoneProblem } from '../layout/timeZones.js';
+import { PRESETS } from '../layout/presets.js';
+import { isIanaZone, zoneGuess, zoneProblem } from '../layout/timeZones.js';
 import { nearest } from '../nearest.js';
 import { DuplicateKeyError, parseJsonText } from './jsonText.js';
 import { folderPlaces, type FolderPlace, type SftpSettings } from '../intake/openIntake.js';
@@ -49,6 +50,8 @@ export interface Settings {
   logFile: string | undefined;
   logLevel: string;
   layout: Layout;
+  /** the layout names its table itself (`"table"`): the partner may share that table with another that does too */
+  tableNamed: boolean;
   /** known neighbours in the intake, neither taken nor counted */
   ignore: string[];
   maxWaitingRuns: number;
@@ -299,16 +302,6 @@ function parseExpect(p: Picked): Expect | null {
   return { every, weekdays, holidays, by, timeZone: zone, files, warnAfterSeconds, errorAfterSeconds };
 }
 
-function isIanaZone(zone: string): boolean {
-  if (zone !== 'UTC' && !zone.includes('/')) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A file name pattern that cannot become a matcher (`[z-a]`) is refused with the setting that gave it. */
 function namePattern(pattern: string, from: string): string {
   try {
@@ -543,20 +536,41 @@ function refuseSharedFolders(partners: Settings[]): void {
 }
 
 /**
- * Partners whose layouts write one finance table share it only when their layouts define it
- * alike (the same CREATE TABLE: columns, types, natural key), as two partners of one preset or
- * of the default layout do; `migrate` creates it once and names both. Any difference would
- * leave one partner's rows unable to fit the table the other's layout made: refused.
+ * Two partners write one finance table only when each one's layout says so: names the table
+ * itself (`"table": "settlement_rows"`; a preset: `{ "extends": "default", "table": … }`). Two
+ * partners left on the default layout, or on one preset, would otherwise mix their rows in one
+ * table without anybody having chosen it; then, as `migrate` creates the table once, their
+ * layouts must define it alike (columns, types, natural key), or one's rows could not fit it.
  */
 function refuseClashingTables(partners: Settings[]): void {
-  const byTable = new Map<string, { partner: string; definition: string }>();
+  const namingHint = (layout: Layout) => {
+    const preset = layout.name.replace(/ \(extended\)$/, '');
+    return PRESETS.has(preset)
+      ? `a preset's or the default's by extending it: "layout": { "extends": "${preset}", "table": "${layout.table}" }`
+      : `a layout object of its own: "table": "${layout.table}" among its keys`;
+  };
+  const byTable = new Map<string, { partner: string; tableNamed: boolean; definition: string }>();
   for (const p of partners) {
+    const table = `${p.schema}.${p.layout.table}`;
     const definition = createTableSql(p.schema, p.layout).join(';\n');
-    const other = byTable.get(p.layout.table);
-    if (other === undefined) byTable.set(p.layout.table, { partner: p.partner, definition });
-    else if (other.definition !== definition) {
+    const other = byTable.get(table);
+    if (other === undefined) {
+      byTable.set(table, { partner: p.partner, tableNamed: p.tableNamed, definition });
+      continue;
+    }
+    if (!other.tableNamed || !p.tableNamed) {
+      const silent = [other, p].filter((x) => !x.tableNamed).map((x) => `"${x.partner}"`);
+      const unnamed = silent.length === 1 ? `the layout of ${silent[0]} does not name it` : `neither one's layout names it`;
       throw new UsageError(
-        `partners "${other.partner}" and "${p.partner}" both load into table ${p.schema}.${p.layout.table}, but their layouts define it differently: give one layout a "table" of its own (or the same columns and natural key, to share it)`,
+        `partners "${other.partner}" and "${p.partner}" both load into table ${table}, and ${unnamed}: ` +
+          `partners share a table only when each one's layout names it. To share it, add "table": "${p.layout.table}" to each one's layout ` +
+          `(${namingHint(p.layout)}); ` +
+          `to keep them apart, give one a table of its own ("table": "${p.partner.replace(/-/g, '_')}_rows")`,
+      );
+    }
+    if (other.definition !== definition) {
+      throw new UsageError(
+        `partners "${other.partner}" and "${p.partner}" both load into table ${table}, but their layouts define it differently: give one layout a "table" of its own (or the same columns and natural key, to share it)`,
       );
     }
   }
@@ -622,6 +636,7 @@ function settingsFrom(pick: (key: Key) => Picked | undefined, env: NodeJS.Proces
       ...(layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT),
       maxRecordBytes: read('maxRecordBytes') ?? DEFAULTS.maxRecordBytes,
     },
+    tableNamed: isObject(layoutPick?.value) && layoutPick.value.table !== undefined,
     ignore: read('ignore') ?? [],
     maxWaitingRuns: read('maxWaitingRuns') ?? DEFAULTS.maxWaitingRuns,
     metricsFile: read('metricsFile'),

@@ -75,6 +75,20 @@ function sslFromEnvironment(url: string | undefined): pg.ClientConfig['ssl'] | u
   return mode === 'verify-ca' ? { ca, checkServerIdentity: () => undefined } : { ca };
 }
 
+/**
+ * node-postgres 8 checks `sslmode=prefer`, `require` and `verify-ca` in a URL as `verify-full`
+ * (the server's certificate against a CA known here, and its host name), and prints a
+ * "SECURITY WARNING" of its own about what its next major version will do instead. The modes are
+ * handed to it as the `verify-full` they are checked as, so nothing is printed; the mode as
+ * written is named where it matters, when a server's certificate is refused. A URL that asks
+ * for libpq's meaning (`uselibpqcompat=true`) is left as it is.
+ */
+function sslModeAsChecked(url: string | undefined): { url: string | undefined; aliased: string | null } {
+  const m = url === undefined || /[?&]uselibpqcompat=/i.test(url) ? null : /([?&]sslmode=)(prefer|require|verify-ca)(?=&|#|$)/i.exec(url);
+  if (!m || url === undefined) return { url, aliased: null };
+  return { url: url.slice(0, m.index) + m[1] + 'verify-full' + url.slice(m.index + m[0].length), aliased: m[2]! };
+}
+
 /** TLS refusals (an unknown CA, a name not in the certificate) are configuration, not an outage. */
 function isTlsRefusal(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
@@ -112,7 +126,7 @@ export function pgClientConfig(
 ): pg.ClientConfig {
   const ssl = sslFromEnvironment(url);
   return {
-    connectionString: url,
+    connectionString: sslModeAsChecked(url).url,
     // no password here: a URL's wins, else PGPASSWORD, else pg.defaults.password above, asked only when the server wants one
     ...(ssl ? { ssl } : {}),
     application_name: o.applicationName,
@@ -147,7 +161,11 @@ export async function connectPostgres(url: string | undefined, o: PgConnectOptio
     const why = redactSecrets(errorMessage(err));
     if (err instanceof SettleError) throw new UsageError(`${where}: ${why}`, { cause: err });
     if (isTlsRefusal(err)) {
-      throw new UsageError(`${where} refused its TLS certificate: ${why} (check the host name, sslrootcert or PGSSLROOTCERT)`, {
+      const aliased = sslModeAsChecked(url).aliased;
+      const mode = aliased
+        ? `; sslmode=${aliased} is checked as verify-full: the certificate must be signed by the CA of sslrootcert and name the host`
+        : '';
+      throw new UsageError(`${where} refused its TLS certificate: ${why} (check the host name, sslrootcert or PGSSLROOTCERT${mode})`, {
         cause: err,
       });
     }

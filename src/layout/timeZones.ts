@@ -59,12 +59,20 @@ export function parseZone(text: string): Zone | undefined {
     const minutes = Number(m[2]) * 60 + Number(m[3]);
     return minutes <= 18 * 60 && Number(m[3]) < 60 ? { fixed: m[1] === '-' ? -minutes : minutes } : undefined;
   }
-  if (!text.includes('/')) return undefined;
+  return text.includes('/') && isIanaZone(text) ? { iana: text } : undefined;
+}
+
+/**
+ * An IANA zone name this Node's ICU knows (`Europe/Amsterdam`), or `UTC`: the one kind of zone a
+ * calendar takes (`"expect"`'s `timeZone`), where a fixed offset would ignore summer time.
+ */
+export function isIanaZone(text: string): boolean {
+  if (text !== 'UTC' && !text.includes('/')) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: text });
-    return { iana: text };
+    return true;
   } catch {
-    return undefined;
+    return false;
   }
 }
 

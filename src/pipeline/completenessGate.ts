@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Intake, IntakeEntry } from '../intake/intake.js';
+import { uploadsHeldOpen, type ServerLogOfIntake } from '../transferLog/openUploads.js';
 
 /** What the gate waits for now: the files still being watched, and the least time before any may be ready. */
 export interface GateWaiting {
@@ -65,4 +66,32 @@ export async function completenessGate(
     reason: `still changing: size or mtime changed within the last ${opts.stableForMs / 1000}s`,
   }));
   return { ready, notReady, gone };
+}
+
+/** The files the gate found ready, less those the server's own log shows still open for writing. */
+export interface ServerLogVerdict {
+  ready: IntakeEntry[];
+  notReady: { entry: IntakeEntry; reason: string; openSince: string }[];
+  /** the log could not be read: the files were judged by the other rules alone, and the run says so */
+  unread: string | null;
+}
+
+/**
+ * The second half of the gate, where the partner's transfer log is configured: a file the
+ * server shows opened for writing and not closed is not finished, however long it has stood
+ * still (a partner's upload paused mid-way). A log that cannot be read does not stop the night:
+ * the files go on by the other rules (stable, a whole last record, the trailer, the marker),
+ * and the run names the log (its exit status 1) so that someone mends it.
+ */
+export async function askServerLog(ready: IntakeEntry[], serverLog: ServerLogOfIntake | undefined): Promise<ServerLogVerdict> {
+  if (!serverLog || ready.length === 0) return { ready, notReady: [], unread: null };
+  const answer = await uploadsHeldOpen(serverLog);
+  if (answer.kind === 'unread') return { ready, notReady: [], unread: answer.problem };
+  const verdict: ServerLogVerdict = { ready: [], notReady: [], unread: null };
+  for (const entry of ready) {
+    const open = answer.open.get(entry.name);
+    if (open) verdict.notReady.push({ entry, reason: open.reason, openSince: new Date(open.since).toISOString() });
+    else verdict.ready.push(entry);
+  }
+  return verdict;
 }

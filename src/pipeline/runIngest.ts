@@ -13,7 +13,8 @@ import type { FinanceDb } from '../finance/financeDb.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { removeContent } from '../delivery/stagedContent.js';
 import { classifyName } from '../intake/classifyName.js';
-import { completenessGate, type GateWaiting } from './completenessGate.js';
+import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
+import { askServerLog, completenessGate, type GateWaiting } from './completenessGate.js';
 import { isConnectionLost } from './connectionLost.js';
 import { decideFile } from './decideFile.js';
 import { filesChangedAfterMove, finishUnfinishedMoves, type ChangedAfterMove } from './moveDecided.js';
@@ -38,6 +39,8 @@ export interface IngestOptions {
   readyMarker?: string | undefined;
   /** a file still waiting (not ready, held, failed) after this many runs makes the run exit 1 */
   maxWaitingRuns: number;
+  /** the SFTP server's own log of uploads into this intake: a file it shows open for writing is not ready */
+  serverLog?: ServerLogOfIntake | undefined;
   stableForSeconds: number;
   maxWaitSeconds: number;
   claimLeaseSeconds: number;
@@ -67,6 +70,8 @@ export interface IngestFindings {
   waitingTooLong: WaitingFile[];
   /** files that changed where they landed after an earlier run moved them (a stalled upload that resumed) */
   changedAfterMove: ChangedAfterMove[];
+  /** the transfer log (--transfer-log) could not be read: why; the files were judged without it */
+  transferLogUnread?: string;
 }
 
 export interface IngestResult extends RunOutcomes, IngestFindings {
@@ -116,6 +121,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
   const lookedAt = new Set<string>();
   const deadline = Date.now() + opts.maxWaitSeconds * 1000;
   const changedAfterMove: ChangedAfterMove[] = [];
+  let transferLogUnread: string | undefined;
 
   // an outcome for a file that was never hashed: it stays in the intake for the next run, as listed
   // (size:mtime: `audit --transfer-log` tells it from a later upload of the same size by it)
@@ -208,9 +214,19 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       if (stopRequested()) break;
       for (const { entry, reason } of gate.notReady) await unstaged(entry, 'not_ready', reason);
       for (const entry of gate.gone) await vanished(entry, 'it is no longer there');
-      if (gate.ready.length === 0) break;
+      // read after the wait: a close logged while the gate watched counts
+      const asked = await askServerLog(gate.ready, opts.serverLog);
+      if (asked.unread !== null && transferLogUnread === undefined) {
+        transferLogUnread = asked.unread;
+        log.error(
+          { event: 'transfer-log-unread', reason: asked.unread },
+          `the transfer log cannot be read, so an upload still open on the server is not told: the files are judged without it: ${asked.unread}`,
+        );
+      }
+      for (const { entry, reason, openSince } of asked.notReady) await unstaged(entry, 'not_ready', reason, { openSince });
+      if (asked.ready.length === 0) break;
 
-      for (const entry of gate.ready) {
+      for (const entry of asked.ready) {
         if (stopRequested()) break listing;
         const flog = log.child({ file: entry.name });
         // 3. stage + SHA-256 (+ decode)
@@ -317,7 +333,13 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       `still in the intake after ${w.runs} runs (since ${w.since}): ${w.outcome}`,
     );
   }
-  const found: IngestFindings = { counts, waitingTooLong, changedAfterMove, ...(run.abortedBy ? { abortedBy: run.abortedBy } : {}) };
+  const found: IngestFindings = {
+    counts,
+    waitingTooLong,
+    changedAfterMove,
+    ...(run.abortedBy ? { abortedBy: run.abortedBy } : {}),
+    ...(transferLogUnread !== undefined ? { transferLogUnread } : {}),
+  };
   const exitStatus = opts.exitStatusFor(found);
   await ledger.finishRun(runId, counts, exitStatus, { status: 'finished', ...(run.abortedBy ? { reason: run.abortedBy } : {}) });
   log.info({ event: 'run-finished', ...counts, exitStatus }, 'run finished');

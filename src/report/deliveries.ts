@@ -196,3 +196,23 @@ export async function lastDeliveryAt(ledger: Ledger, partner: string): Promise<n
   const last = await ledger.latestEvent(['loaded', 'recovered'], partner);
   return last ? Date.parse(last.at) : null;
 }
+
+/**
+ * When the partner was last accounted for (ms): its latest load, or, when later, the due time of
+ * the latest day waived as never coming that is not ahead of `nowMs` (a waiver for a day to come
+ * accounts for nothing yet); null when neither. The metrics' "nothing for days" alert reads this,
+ * so that a waived week (the partner confirmed there is none) does not fire it.
+ */
+export async function lastAccountedAt(
+  ledger: Ledger,
+  partner: { partner: string; expect?: Expect | undefined },
+  nowMs: number,
+): Promise<number | null> {
+  let latest = await lastDeliveryAt(ledger, partner.partner);
+  if (!partner.expect) return latest;
+  for (const day of (await waiversOf(ledger, partner.partner)).keys()) {
+    const due = dueDay(partner.expect, day).dueBy;
+    if (due <= nowMs && (latest === null || due > latest)) latest = due;
+  }
+  return latest;
+}

@@ -28,6 +28,8 @@ export interface PartnerRunMetrics {
 export interface DeliveryMetrics {
   /** when its latest file loaded (ms), null when none ever did */
   lastDeliveryAt: number | null;
+  /** its latest load, or the due time of a later waived day (ms), null when neither: see deliveries.ts lastAccountedAt */
+  lastAccountedAt: number | null;
   /** due days past `by` + `warnAfter` (warning) and past `by` + `errorAfter` (critical) without a delivery */
   overdue: { warning: number; critical: number };
 }
@@ -45,6 +47,7 @@ export interface RunMetricsInput {
 
 const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds';
 const LAST_DELIVERY = 'settle_ingest_last_delivery_timestamp_seconds';
+const LAST_ACCOUNTED = 'settle_ingest_last_accounted_timestamp_seconds';
 
 /** The summary line's counts of files (rows have their own gauge). */
 const OUTCOMES = COUNT_FIELDS.filter(([, key]) => key !== 'rows');
@@ -87,6 +90,7 @@ interface PartnerSamples {
   longestWaiting: number;
   oldestWaiting: number;
   lastDelivery: number;
+  lastAccounted: number;
   overdue: { warning: number; critical: number };
 }
 
@@ -123,6 +127,7 @@ async function partnerSamples(m: RunMetricsInput, partner: string, previous: Map
     longestWaiting: ledger ? (await filesWaitingNow(ledger, 0)).reduce((most, w) => Math.max(most, w.runs), 0) : 0,
     oldestWaiting: ran?.oldestWaitingSeconds ?? before('oldest_waiting_file_age_seconds') ?? 0,
     lastDelivery: deliveries ? (deliveries.lastDeliveryAt ?? 0) / 1000 : (before(LAST_DELIVERY.slice('settle_ingest_'.length)) ?? 0),
+    lastAccounted: deliveries ? (deliveries.lastAccountedAt ?? 0) / 1000 : (before(LAST_ACCOUNTED.slice('settle_ingest_'.length)) ?? 0),
     overdue: deliveries?.overdue ?? {
       warning: before('overdue_deliveries', `{partner="${partner}",level="warning"}`) ?? 0,
       critical: before('overdue_deliveries', `{partner="${partner}",level="critical"}`) ?? 0,
@@ -199,6 +204,11 @@ export async function writeRunMetrics(path: string, m: RunMetricsInput, log: Log
         LAST_DELIVERY,
         'When the latest file of the partner loaded (Unix time; 0: never).',
         each((p) => Math.round(p.lastDelivery)),
+      ),
+      gauge(
+        LAST_ACCOUNTED,
+        'When the partner was last accounted for: its latest load, or the due time of a later day waived as never coming (Unix time; 0: neither).',
+        each((p) => Math.round(p.lastAccounted)),
       ),
       gauge(
         'settle_ingest_overdue_deliveries',

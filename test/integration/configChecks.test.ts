@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { rowsWithPrefix, sharedFinanceDatabase, Workspace, putIn } from '../support/workspace.js';
+import { rowsWithPrefix, SHARED_DEFAULT_LAYOUT, sharedFinanceDatabase, putIn, Workspace } from '../support/workspace.js';
 import { TestSshd } from '../support/sshd.js';
 
 const db = sharedFinanceDatabase();
@@ -130,6 +130,7 @@ describe('a config that is wrong anywhere is exit 2 before any partner runs', ()
         JSON.stringify({
           ledger: ws.ledger,
           stableFor: 0,
+          layout: SHARED_DEFAULT_LAYOUT,
           partners: {
             adyen: { intake: adyen },
             stripe: { intake: sshd.url(join(remote, 'intake')), knownHosts: sshd.knownHosts, ...access },
@@ -202,6 +203,7 @@ describe('exit 2 only when nothing was touched', () => {
           stableFor: 0,
           sftpKey: sshd.clientKey,
           knownHosts: sshd.knownHosts,
+          layout: SHARED_DEFAULT_LAYOUT,
           partners: Object.fromEntries(order.map((name) => [name, partners[name as keyof typeof partners]])),
         }),
       );

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { TestSshd } from '../support/sshd.js';
-import { financeDatabase, Workspace, putIn } from '../support/workspace.js';
+import { financeDatabase, SHARED_DEFAULT_LAYOUT, putIn, Workspace } from '../support/workspace.js';
 
 let sshd: TestSshd;
 beforeAll(async () => {
@@ -44,6 +44,7 @@ describe('an evidence pack of three partners, one on an SFTP server', () => {
           stableFor: 0,
           sftpKey: sshd.clientKey,
           knownHosts: sshd.knownHosts,
+          layout: SHARED_DEFAULT_LAYOUT,
           partners: {
             adyen: { intake: sshd.url(join(remote, 'in')) },
             stripe: { intake: join(stripe, 'in') },

@@ -220,15 +220,29 @@ describe('the Prometheus alert rules in ops/', () => {
         partnerSeries('settle_ingest_overdue_deliveries', 'stripe', '0 0 0 1 0', ',level="critical"'),
         partnerSeries('settle_ingest_last_delivery_timestamp_seconds', 'adyen', '0 3600x200'),
         partnerSeries('settle_ingest_last_delivery_timestamp_seconds', 'stripe', '0x200'),
+        partnerSeries('settle_ingest_last_accounted_timestamp_seconds', 'adyen', '0 3600x200'),
+        partnerSeries('settle_ingest_last_accounted_timestamp_seconds', 'stripe', '0x200'),
+        // bank: its last file at 1h too, then a day waived as never coming, due at 50h
+        partnerSeries('settle_ingest_last_delivery_timestamp_seconds', 'bank', '0 3600x200'),
+        partnerSeries('settle_ingest_last_accounted_timestamp_seconds', 'bank', '0 3600x48 180000x150'),
         '    alert_rule_test:',
         quiet('1h', 'SettleIngestDeliveryLate'),
         partnerFires('2h', 'SettleIngestDeliveryLate', 'warning', 'stripe', ', level: warning'),
         quiet('2h', 'SettleIngestDeliveryMissing'),
         partnerFires('3h', 'SettleIngestDeliveryMissing', 'critical', 'stripe', ', level: critical'),
         quiet('4h', 'SettleIngestDeliveryMissing'),
-        // four days after adyen's last file (at 1h), and never for stripe, which never delivered at all (status says that)
+        // four days after adyen's last file (at 1h), and never for stripe, which never delivered at all (status says that),
+        // nor for bank, whose waived day (due at 50h) accounts for it
         quiet('96h', 'SettleIngestNoDeliveryForDays'),
         partnerFires('98h', 'SettleIngestNoDeliveryForDays', 'warning', 'adyen'),
+        // the waived day accounts for the bank until four days after it
+        [
+          '      - eval_time: 148h',
+          '        alertname: SettleIngestNoDeliveryForDays',
+          '        exp_alerts:',
+          '          - exp_labels: { severity: warning, instance: h, partner: adyen }',
+          '          - exp_labels: { severity: warning, instance: h, partner: bank }',
+        ].join('\n'),
         '  - interval: 1h',
         '    input_series: []',
         '    alert_rule_test:',

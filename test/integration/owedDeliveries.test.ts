@@ -5,7 +5,7 @@ import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { promtool, sample } from '../support/promtool.js';
-import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { SHARED_DEFAULT_LAYOUT, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
@@ -22,7 +22,7 @@ async function partnersConfig(ws: Workspace): Promise<string> {
     stripe: { intake: ws.intake, pattern: 'stripe_{yyyyMMdd}_*.csv', expect: EXPECT },
     adyen: { intake: adyenIntake(ws), expect: ADYEN },
   };
-  await writeFile(path, JSON.stringify({ ledger: ws.ledger, stableFor: 0, metricsFile, partners }));
+  await writeFile(path, JSON.stringify({ ledger: ws.ledger, stableFor: 0, metricsFile, layout: SHARED_DEFAULT_LAYOUT, partners }));
   return path;
 }
 

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { finished, startCli } from '../support/cli.js';
 import { freePort } from '../support/postgresServer.js';
 import { TestSshd } from '../support/sshd.js';
-import { sharedFinanceDatabase, Workspace, putIn } from '../support/workspace.js';
+import { SHARED_DEFAULT_LAYOUT, sharedFinanceDatabase, putIn, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 let sshd: TestSshd;
@@ -19,7 +19,7 @@ afterAll(async () => sshd?.destroy());
 /** A config file of several partners in the workspace: the shared settings at the top, each partner's own under its name. */
 async function partnersConfig(ws: Workspace, partners: Record<string, Record<string, unknown>>, top: Record<string, unknown> = {}) {
   const path = join(ws.root, 'config.json');
-  await writeFile(path, JSON.stringify({ ledger: ws.ledger, stableFor: 0, ...top, partners }, null, 2));
+  await writeFile(path, JSON.stringify({ ledger: ws.ledger, stableFor: 0, layout: SHARED_DEFAULT_LAYOUT, ...top, partners }, null, 2));
   return path;
 }
 

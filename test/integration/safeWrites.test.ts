@@ -3,7 +3,7 @@ import { chmod, lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { parseSummary, SHARED_DEFAULT_LAYOUT, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 // Every file a command writes for a person or a tool is created new (O_EXCL|O_NOFOLLOW, a name
 // nobody can guess) in a folder it checked, and renamed into place: a link another user put
@@ -116,6 +116,7 @@ describe('the folders written into', () => {
       config,
       JSON.stringify({
         ledger: ws.ledger,
+        layout: SHARED_DEFAULT_LAYOUT,
         partners: {
           alpha: { intake: ws.intake },
           beta: {

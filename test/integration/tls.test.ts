@@ -89,6 +89,28 @@ describe('a finance database with TLS on', () => {
     expect(lines[0]).toMatch(/refused its TLS certificate: .*127\.0\.0\.2.* \(check the host name, sslrootcert or PGSSLROOTCERT\)/);
   });
 
+  it('sslmode=require (or prefer, verify-ca) in a URL is checked as verify-full, without a library warning; a refusal says so', async () => {
+    const withMode = (mode: string, root: boolean) => {
+      const u = new URL(url('127.0.0.1'));
+      u.search = `?sslmode=${mode}${root ? `&sslrootcert=${encodeURIComponent(ca)}` : ''}`;
+      return u.toString();
+    };
+    const ledger = join(dir, 'ledger3.sqlite');
+    for (const mode of ['require', 'prefer', 'verify-ca']) {
+      const ok = await runCli(['migrate', '--ledger', ledger], { DATABASE_URL: withMode(mode, true) });
+      expect(ok.status, ok.stderr).toBe(0);
+      expect(ok.stderr, mode).toBe('');
+    }
+    // without the CA the certificate is refused, as verify-full refuses it: one line, naming the mode as written
+    const refused = await runCli(['migrate', '--ledger', ledger], { DATABASE_URL: withMode('require', false) });
+    expect(refused.status).toBe(2);
+    const lines = refused.stderr.trim().split('\n');
+    expect(lines, refused.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /refused its TLS certificate: .*; sslmode=require is checked as verify-full: the certificate must be signed by the CA of sslrootcert and name the host\)$/,
+    );
+  });
+
   it('PGSSLMODE=verify-full with PGSSLROOTCERT and the PG* variables, no URL', async () => {
     const u = new URL(server.url('finance'));
     const base = { PGPORT: u.port, PGUSER: u.username, PGPASSWORD: decodeURIComponent(u.password), PGDATABASE: 'finance' };

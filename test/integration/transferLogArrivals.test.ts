@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { TestLoggingSshd, partnerSftp, rawSftpPut } from '../support/loggingSshd.js';
 import { TestProftpd } from '../support/proftpd.js';
-import { financeDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, SHARED_DEFAULT_LAYOUT, Workspace } from '../support/workspace.js';
 
 interface Arrival {
   partner: string;
@@ -105,7 +105,18 @@ describe('every arrival followed, in the log of a chrooted OpenSSH internal-sftp
     const config = join(ws.root, 'config.json');
     await writeFile(
       config,
-      JSON.stringify({ ledger: ws.ledger, stableFor: 0, sftpKey: server.clientKey, knownHosts: server.knownHosts, partners }, null, 2),
+      JSON.stringify(
+        {
+          ledger: ws.ledger,
+          stableFor: 0,
+          sftpKey: server.clientKey,
+          knownHosts: server.knownHosts,
+          layout: SHARED_DEFAULT_LAYOUT,
+          partners,
+        },
+        null,
+        2,
+      ),
     );
     const run = await ws.cli(['run', '--config', config]);
     expect(run.status, run.stderr + run.stdout).toBe(0);

@@ -68,6 +68,10 @@ describe.each(['sqlite', 'postgres'] as const)('waiving an owed day (%s ledger)'
     expect(await metric('settle_ingest_last_run_exit_status{partner="bank"}')).toBe(1);
     expect(await metric('settle_ingest_last_run_loads_exit_status{partner="bank"}')).toBe(0);
     expect(await metric('settle_ingest_overdue_deliveries{partner="bank",level="critical"}')).toBe(1);
+    // nothing waived yet: the partner is accounted for up to its last file
+    const lastDelivery = await metric('settle_ingest_last_delivery_timestamp_seconds{partner="bank"}');
+    expect(lastDelivery).toBeGreaterThan(0);
+    expect(await metric('settle_ingest_last_accounted_timestamp_seconds{partner="bank"}')).toBe(lastDelivery);
 
     // bad calls: each exit 2 with one line, and the ledger keeps not one event more
     const eventsBefore = ws.events().length;
@@ -112,6 +116,9 @@ describe.each(['sqlite', 'postgres'] as const)('waiving an owed day (%s ledger)'
     expect(await metric('settle_ingest_overdue_deliveries{partner="bank",level="critical"}')).toBe(0);
     expect(await metric('settle_ingest_overdue_deliveries{partner="bank",level="warning"}')).toBe(0);
     expect(await metric('settle_ingest_last_run_exit_status{partner="bank"}')).toBe(0);
+    // the waived Thursday accounts for the partner from its due time (SettleIngestNoDeliveryForDays counts from there)
+    expect(await metric('settle_ingest_last_delivery_timestamp_seconds{partner="bank"}')).toBe(lastDelivery);
+    expect(await metric('settle_ingest_last_accounted_timestamp_seconds{partner="bank"}')).toBe(Date.parse('2026-04-23T04:00:00Z') / 1000);
 
     // report deliveries: waived, with the reason, the operator and when, in text, JSON and the page
     const text = await at('2026-04-24T11:05:00Z', ['report', 'deliveries', '--weeks', '1']);

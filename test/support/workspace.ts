@@ -33,6 +33,12 @@ export async function financeDatabase(
   return { url, client, close: () => client.end() };
 }
 
+/**
+ * The default layout with its table named: two partners of a test that both load into
+ * `settlement_rows` say so (a config lets partners share a table only when each one's layout names it).
+ */
+export const SHARED_DEFAULT_LAYOUT = { extends: 'default', table: 'settlement_rows' } as const;
+
 export type FinanceDatabase = Awaited<ReturnType<typeof financeDatabase>>;
 
 /** One finance database for all tests of a file: created before them, closed after them. */

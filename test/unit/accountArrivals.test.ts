@@ -9,7 +9,7 @@ import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { accountArrivals, type AccountOptions, type IntakeNow } from '../../src/report/transferLog/accountArrivals.js';
 import { arrivalsOf } from '../../src/report/transferLog/arrivals.js';
 import { clockOffsetMessage, clockOffsetOf, type OwnMove } from '../../src/report/transferLog/ownMoves.js';
-import type { TransferEvent } from '../../src/report/transferLog/transferEvents.js';
+import type { TransferEvent } from '../../src/transferLog/transferEvents.js';
 import { globToRegExp } from '../../src/intake/names.js';
 
 /**

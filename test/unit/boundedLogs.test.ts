@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { inflateOverrun } from '../../src/delivery/meter.js';
-import { GZIP_LOG_LIMITS, LineSplitter, MAX_LINE_BYTES, readTransferLogs, unreadPlaces } from '../../src/report/transferLog/logFiles.js';
-import { logZone } from '../../src/report/transferLog/logTimes.js';
+import { GZIP_LOG_LIMITS, LineSplitter, MAX_LINE_BYTES, readTransferLogs, unreadPlaces } from '../../src/transferLog/logFiles.js';
+import { logZone } from '../../src/transferLog/logTimes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'settle-bounded-'));
 const file = (name: string, bytes: Buffer | string) => {

@@ -146,10 +146,10 @@ describe('partners in one config file', () => {
 
 describe('what partners may not share', () => {
   /** A config of these partners in a folder of its own; paths in it are relative to that folder. */
-  const configOf = (partners: Record<string, unknown>) => {
+  const configOf = (partners: Record<string, unknown>, top: Record<string, unknown> = {}) => {
     const dir = mkdtempSync(join(tmpdir(), 'settle-shared-'));
     const config = join(dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ partners }));
+    writeFileSync(config, JSON.stringify({ ...top, partners }));
     return { dir, config };
   };
 
@@ -186,25 +186,49 @@ describe('what partners may not share', () => {
     const archive = configOf({ adyen: { intake: 'sftp://in@h/a/in', archive: '/b/in' }, bank: { intake: 'sftp://in@h:22/b/in' } });
     expect(refused(() => resolvePartners({ config: archive.config }, {}))).toMatch(/adyen's archive and bank's intake are both sftp:/);
     // two logins may each see a folder of their own under one path (a chroot per partner)
-    const chroots = configOf({ adyen: { intake: 'sftp://adyen@h/upload' }, bank: { intake: 'sftp://bank@h/upload' } });
+    const chroots = configOf(
+      { adyen: { intake: 'sftp://adyen@h/upload' }, bank: { intake: 'sftp://bank@h/upload' } },
+      { layout: { extends: 'default', table: 'settlement_rows' } },
+    );
     expect(resolvePartners({ config: chroots.config }, {}).partners).toHaveLength(2);
   });
 
-  it('lets partners share a table their layouts define alike, and refuses one they define differently', () => {
-    const alike = configOf({
-      a: { intake: 'a/in', layout: 'adyen-settlement-details' },
-      b: { intake: 'b/in', layout: 'adyen-settlement-details' },
-      c: { intake: 'c/in' },
-      d: { intake: 'd/in' },
+  it("lets partners share a table only when each one's layout names it, and refuses one they define differently", () => {
+    const named = (preset: string, table: string) => ({ extends: preset, table });
+    const shared = configOf({
+      a: { intake: 'a/in', layout: named('adyen-settlement-details', 'adyen_settlement_details') },
+      b: { intake: 'b/in', layout: named('adyen-settlement-details', 'adyen_settlement_details') },
+      c: { intake: 'c/in', layout: named('default', 'settlement_rows') },
+      d: { intake: 'd/in', layout: named('default', 'settlement_rows') },
     });
-    expect(resolvePartners({ config: alike.config }, {}).partners.map((p) => p.layout.table)).toEqual([
+    expect(resolvePartners({ config: shared.config }, {}).partners.map((p) => p.layout.table)).toEqual([
       'adyen_settlement_details',
       'adyen_settlement_details',
       'settlement_rows',
       'settlement_rows',
     ]);
+  });
+
+  it('refuses two partners on one table that not both layouts name: the default layout, a preset, either side', () => {
+    const silent = configOf({ bank: { intake: 'a/in' }, 'bank-de': { intake: 'b/in' } });
+    expect(refused(() => resolvePartners({ config: silent.config }, {}))).toBe(
+      'partners "bank" and "bank-de" both load into table settle.settlement_rows, and neither one\'s layout names it: ' +
+        'partners share a table only when each one\'s layout names it. To share it, add "table": "settlement_rows" to each one\'s layout ' +
+        '(a preset\'s or the default\'s by extending it: "layout": { "extends": "default", "table": "settlement_rows" }); ' +
+        'to keep them apart, give one a table of its own ("table": "bank_de_rows")',
+    );
+    const oneSide = configOf({
+      a: { intake: 'a/in', layout: 'adyen-settlement-details' },
+      b: { intake: 'b/in', layout: { extends: 'adyen-settlement-details', table: 'adyen_settlement_details' } },
+    });
+    expect(refused(() => resolvePartners({ config: oneSide.config }, {}))).toMatch(
+      /^partners "a" and "b" both load into table settle\.adyen_settlement_details, and the layout of "a" does not name it: .*"extends": "adyen-settlement-details", "table": "adyen_settlement_details"/,
+    );
+    // a layout at the top names it for every partner that takes it
+    const top = configOf({ a: { intake: 'a/in' }, b: { intake: 'b/in' } }, { layout: { extends: 'default', table: 'settlement_rows' } });
+    expect(resolvePartners({ config: top.config }, {}).partners).toHaveLength(2);
     const differ = configOf({
-      a: { intake: 'a/in' },
+      a: { intake: 'a/in', layout: { extends: 'default', table: 'settlement_rows' } },
       b: { intake: 'b/in', layout: { extends: 'adyen-settlement-details', table: 'settlement_rows' } },
     });
     expect(refused(() => resolvePartners({ config: differ.config }, {}))).toBe(

@@ -5,11 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { globToRegExp } from '../../src/intake/names.js';
 import { parseZone, type Zone } from '../../src/layout/timeZones.js';
 import { arrivalsOf, ledgerNameOf, readingNotes, type IntakeView } from '../../src/report/transferLog/arrivals.js';
-import { readTransferLogs } from '../../src/report/transferLog/logFiles.js';
-import { localTime } from '../../src/report/transferLog/logTimes.js';
-import { decodeVis, OpenSshLog } from '../../src/report/transferLog/openSshLog.js';
-import type { LineVerdict, TransferEvent } from '../../src/report/transferLog/transferEvents.js';
-import { readXferlogLine } from '../../src/report/transferLog/xferlog.js';
+import { readTransferLogs } from '../../src/transferLog/logFiles.js';
+import { localTime } from '../../src/transferLog/logTimes.js';
+import { decodeVis, OpenSshLog } from '../../src/transferLog/openSshLog.js';
+import type { LineVerdict, TransferEvent } from '../../src/transferLog/transferEvents.js';
+import { readXferlogLine } from '../../src/transferLog/xferlog.js';
 
 const UTC: Zone = { fixed: 0 };
 const REFERENCE = Date.UTC(2026, 11, 2);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { zoneProblem } from '../../src/layout/timeZones.js';
+import { isIanaZone, parseZone, zoneProblem } from '../../src/layout/timeZones.js';
 
 describe('a mistyped time zone', () => {
   it.each([
@@ -18,5 +18,13 @@ describe('a mistyped time zone', () => {
 
   it('a real zone, UTC and an offset are no problem', () => {
     for (const zone of ['Europe/Amsterdam', 'UTC', '+01:00']) expect(zoneProblem(zone)).toBeUndefined();
+  });
+
+  it("a calendar's zone is an IANA name or UTC alone: an offset or an abbreviation is a zone of a log, never of a calendar", () => {
+    for (const zone of ['Europe/Amsterdam', 'America/New_York', 'UTC']) expect(isIanaZone(zone), zone).toBe(true);
+    for (const zone of ['+01:00', 'CET', 'Europe/Amsterdm', 'utc', 'Amsterdam']) expect(isIanaZone(zone), zone).toBe(false);
+    // the log's reader takes what a calendar takes, and more
+    for (const zone of ['Europe/Amsterdam', 'UTC', '+01:00']) expect(parseZone(zone), zone).toBeDefined();
+    expect(parseZone('Europe/Amsterdm')).toBeUndefined();
   });
 });

@@ -1,8 +1,8 @@
 import type { EventInContext, Ledger } from '../../ledger/ledger.js';
 import type { EventKind, FileRow, LedgerEvent } from '../../ledger/types.js';
 import type { Arrival, StrayUpload } from './arrivals.js';
-import type { Upload } from './transferEvents.js';
-import { utcText } from './logTimes.js';
+import type { Upload } from '../../transferLog/transferEvents.js';
+import { utcText } from '../../transferLog/logTimes.js';
 import { clockOffsetOf, isOwnMoveInTime, LARGEST_ZONE_GAP_MS, ownMovesOf, type ClockOffset, type OwnMove } from './ownMoves.js';
 
 /** What the ledger did with an arrival, as its last outcome event says. */

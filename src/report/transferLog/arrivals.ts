@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import { classifyName, type NameVerdict } from '../../intake/classifyName.js';
 import { isMoverPath } from '../../intake/moverName.js';
 import { finalName, isInProgressName } from '../../intake/names.js';
-import type { Link, Removal, Rename, TransferEvent, Upload } from './transferEvents.js';
+import { serverPath, type Link, type Removal, type Rename, type TransferEvent, type Upload } from '../../transferLog/transferEvents.js';
 
 /** One partner's intake as the transfer log names it, and what its runs take from it. */
 export interface IntakeView {
@@ -72,11 +72,6 @@ export interface StrayUpload {
   upload: Upload;
 }
 
-/** The full path of a log's path, in the intake's terms. */
-function fullPath(root: string, path: string): string {
-  return posix.normalize(posix.join(root, path.startsWith('/') ? path : `/${path}`));
-}
-
 /** Each login's view, worked out once per list of intakes (an event asks several times). */
 const views = new WeakMap<IntakeView[], Map<string | null, SessionView>>();
 
@@ -120,7 +115,7 @@ function intakeOf(
     return { intake: view.own[0]!, name: path, relative: true };
   }
   for (const intake of view.intakes) {
-    const full = fullPath(intake.root, path);
+    const full = serverPath(intake.root, path);
     if (posix.dirname(full) === intake.folder) return { intake, name: posix.basename(full), relative: false };
   }
   return null;
@@ -142,7 +137,7 @@ function absoluteIn(intakes: IntakeView[], event: TransferEvent, path: string): 
 /** A path of the log, in the partner's intake's terms, as the ledger records a move there. */
 function locationOf(intakes: IntakeView[], partner: string, path: string): string {
   const intake = intakes.find((i) => i.partner === partner)!;
-  return `${intake.locationPrefix ?? ''}${fullPath(intake.root, path)}`;
+  return `${intake.locationPrefix ?? ''}${serverPath(intake.root, path)}`;
 }
 
 /**

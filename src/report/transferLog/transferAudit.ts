@@ -5,10 +5,10 @@ import type { Ledger } from '../../ledger/ledger.js';
 import type { EventKind } from '../../ledger/types.js';
 import { accountArrivals, strayLine, type AccountedArrival, type IntakeNow } from './accountArrivals.js';
 import { arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
-import { expandLogFiles, readTransferLogs, unreadPlaces, type UnreadPlace } from './logFiles.js';
-import { logZone } from './logTimes.js';
+import { expandLogFiles, readTransferLogs, unreadPlaces, type UnreadPlace } from '../../transferLog/logFiles.js';
+import { logZone } from '../../transferLog/logTimes.js';
 import { clockOffsetMessage, type ClockOffset } from './ownMoves.js';
-import type { LogFileReport } from './transferEvents.js';
+import type { LogFileReport } from '../../transferLog/transferEvents.js';
 
 export interface TransferAuditResult {
   /** each log file read: its format, its lines, and those it could not read */

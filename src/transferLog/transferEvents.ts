@@ -1,3 +1,5 @@
+import { posix } from 'node:path';
+
 /**
  * What an SFTP server's own log says happened to the files it served, in one shape whatever the
  * log's format (OpenSSH's sftp-server lines, xferlog, a plain CSV): uploads, renames and removals,
@@ -86,6 +88,28 @@ export interface Removal extends Request {
 }
 
 export type TransferEvent = Upload | Rename | Link | Removal;
+
+/**
+ * A file a session opened for writing whose close the log has not shown yet (OpenSSH's
+ * `open … flags WRITE…` without its `close`): an upload still being written. Only a log that
+ * writes an upload's start has these (OpenSSH's); xferlog and the CSV write an upload once it ended.
+ */
+export interface OpenWrite {
+  /** the log file family the line was read from */
+  server: string;
+  /** the path as the log has it */
+  path: string;
+  /** when it was opened */
+  since: number;
+  user: string | null;
+  session: string;
+  place: LogPlace;
+}
+
+/** A path of the log as the server has it from its root (a chroot's folder, in the intake's terms). */
+export function serverPath(root: string, path: string): string {
+  return posix.normalize(posix.join(root, path.startsWith('/') ? path : `/${path}`));
+}
 
 /** How a log file was read: every line is one of these, and none is passed over without a count. */
 export interface LogFileReport {

@@ -1,6 +1,6 @@
-import type { Zone } from '../../layout/timeZones.js';
+import type { Zone } from '../layout/timeZones.js';
 import { isoTime, localTime, MONTHS, yearBefore } from './logTimes.js';
-import type { LineVerdict, Link, LogPlace, Removal, Rename, TransferEvent } from './transferEvents.js';
+import type { LineVerdict, Link, LogPlace, OpenWrite, Removal, Rename, TransferEvent } from './transferEvents.js';
 
 /**
  * OpenSSH's `sftp-server` (and `internal-sftp`) at `-l INFO`, as a syslog daemon writes it: a
@@ -125,7 +125,7 @@ interface Session {
   user: string | null;
   from: string | null;
   /** the files open for writing, by path: when and how each was opened */
-  writing: Map<string, { at: number; flags: string[] }[]>;
+  writing: Map<string, { at: number; flags: string[]; place: LogPlace }[]>;
   /** the last request a `sent status` line would answer (a rename, link or removal), until the session's next line */
   lastRequest: Rename | Link | Removal | null;
 }
@@ -170,6 +170,20 @@ export class OpenSshLog {
       events.push(...read);
     }
     return { kind: 'events', events, at: header.at };
+  }
+
+  /**
+   * The uploads opened for writing (`open "…" flags WRITE…`) whose close the log has not (yet)
+   * shown, in a session that has not ended: still being written, as far as the log says.
+   */
+  stillOpen(): OpenWrite[] {
+    const open: OpenWrite[] = [];
+    for (const [session, s] of this.sessions) {
+      for (const [path, writes] of s.writing) {
+        for (const write of writes) open.push({ server: this.family, path, since: write.at, user: s.user, session, place: write.place });
+      }
+    }
+    return open;
   }
 
   private session(header: SyslogHeader): Session {
@@ -225,7 +239,7 @@ export class OpenSshLog {
       // a download, or a look: not an upload
       if (flags.includes('WRITE') || flags.includes('APPEND')) {
         const list = session.writing.get(path) ?? [];
-        list.push({ at: h.at, flags });
+        list.push({ at: h.at, flags, place });
         session.writing.set(path, list);
       }
       return [];

@@ -3,13 +3,13 @@ import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { ByteCounter, inflateOverrun } from '../../delivery/meter.js';
-import { UsageError, errorMessage } from '../../errors.js';
-import { globToRegExp } from '../../intake/names.js';
-import type { Zone } from '../../layout/timeZones.js';
+import { ByteCounter, inflateOverrun } from '../delivery/meter.js';
+import { UsageError, errorMessage } from '../errors.js';
+import { globToRegExp } from '../intake/names.js';
+import type { Zone } from '../layout/timeZones.js';
 import { isCsvHeader, readCsvLine, csvFields } from './csvLog.js';
 import { OpenSshLog, syslogHeader } from './openSshLog.js';
-import type { LineVerdict, LogFileReport, LogFormat, LogPlace, TransferEvent } from './transferEvents.js';
+import type { LineVerdict, LogFileReport, LogFormat, LogPlace, OpenWrite, TransferEvent } from './transferEvents.js';
 import { readXferlogLine, XFERLOG } from './xferlog.js';
 
 /** How many lines may pass before a file has shown what it is; how many unreadable lines are quoted. */
@@ -213,6 +213,8 @@ export interface TransferLogs {
   /** every upload, rename and removal, in the order they happened */
   events: TransferEvent[];
   files: LogFileReport[];
+  /** the uploads the log shows opened for writing and not closed by its last line (OpenSSH's log alone tells these) */
+  stillOpen: OpenWrite[];
 }
 
 /**
@@ -327,5 +329,6 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
   // files of several logs (two servers, or syslog and xferlog) interleave by time; one file's
   // lines keep their order (the sort is stable)
   events.sort((a, b) => a.at - b.at);
-  return { events, files: reports };
+  const stillOpen = [...openSsh.values()].flatMap((reader) => reader.stillOpen());
+  return { events, files: reports, stillOpen };
 }
