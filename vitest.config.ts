@@ -13,11 +13,11 @@ export default defineConfig({
       // the floors at what the unit tests reach (raise them as tests are added, never lower them):
       // the run's flow without a finance database (test/unit/pipelineRun.test.ts) and the SQLite ledger
       thresholds: {
-        lines: 46,
+        lines: 47,
         statements: 45,
         branches: 45,
         functions: 40,
-        'src/pipeline/**': { lines: 46 },
+        'src/pipeline/**': { lines: 50 },
         'src/ledger/**': { lines: 68 },
       },
     },
