@@ -34,29 +34,46 @@ if (missing.length > 0) {
 const lint = spawnSync('npm', ['run', '--silent', 'lint'], { stdio: 'inherit' });
 const lintFailures = lint.status === 0 ? 0 : 1;
 
-const out = '.test-output/vitest.json';
+// The unit project first, with coverage and its floors (vitest.config.ts: a floor missed is one
+// failure), then the integration project; or, given arguments (files, a filter), those alone in
+// one vitest without coverage.
 mkdirSync('.test-output', { recursive: true });
-rmSync(out, { force: true });
-const vitest = spawnSync(
-  process.execPath,
-  ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile=${out}`, ...process.argv.slice(2)],
-  { stdio: 'inherit' },
-);
+const runs =
+  process.argv.length > 2
+    ? [['all', process.argv.slice(2)]]
+    : [
+        ['unit', ['--project', 'unit', '--coverage']],
+        ['integration', ['--project', 'integration']],
+      ];
 
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-try {
-  const r = JSON.parse(readFileSync(out, 'utf8'));
-  passed = r.numPassedTests;
-  // a file that failed without a failed test (an import error, a crashed hook) counts once
-  const brokenFiles = r.testResults.filter((f) => f.status === 'failed' && !f.assertionResults.some((t) => t.status === 'failed')).length;
-  failed = r.numFailedTests + brokenFiles;
-  skipped = r.numPendingTests + r.numTodoTests;
-} catch {
-  failed = Math.max(failed, 1); // vitest died before writing its report
+for (const [name, args] of runs) {
+  const out = `.test-output/vitest-${name}.json`;
+  rmSync(out, { force: true });
+  const vitest = spawnSync(
+    process.execPath,
+    ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile=${out}`, ...args],
+    { stdio: 'inherit' },
+  );
+  let ran = 0;
+  let broken = 0;
+  try {
+    const r = JSON.parse(readFileSync(out, 'utf8'));
+    ran = r.numPassedTests;
+    // a file that failed without a failed test (an import error, a crashed hook) counts once
+    const brokenFiles = r.testResults.filter((f) => f.status === 'failed' && !f.assertionResults.some((t) => t.status === 'failed')).length;
+    broken = r.numFailedTests + brokenFiles;
+    skipped += r.numPendingTests + r.numTodoTests;
+  } catch {
+    broken = 1; // vitest died before writing its report
+  }
+  // a crash, an empty run or a coverage floor missed (vitest's status, every test passed) is a failure
+  if ((vitest.status !== 0 || ran === 0) && broken === 0) broken = 1;
+  passed += ran;
+  failed += broken;
 }
-if ((vitest.status !== 0 || passed === 0) && failed === 0) failed = 1; // a crash or an empty run is a failure
 failed += lintFailures;
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -6,6 +6,11 @@ import { spawnSync } from 'node:child_process';
  * When it is `hook:STEP`, the shell command in SETTLE_TEST_HOOK runs to its end at that step
  * (with SETTLE_TEST_HOOK_FILE naming the file in hand), so a test can place a race exactly:
  * a re-upload, a swap for a symlink, between two given steps. Unset, nothing happens.
+ *
+ * Only the test build has them: scripts/bundle.mjs replaces SETTLE_TEST_SEAMS by `false` in the
+ * shipped bundle (dist/bundle/, what `npm pack` ships), which drops faultPoint's body, and by
+ * `true` in the test package the suite runs (dist/test-package/). Where it is replaced by
+ * nothing (the module per file tsc writes, the sources vitest imports) there are no seams either.
  */
 export type FaultStep =
   | 'after-claim'
@@ -34,7 +39,10 @@ export type FaultStep =
   /** a report's file (the metrics file, the deliveries page, a file of an evidence pack) was checked and is about to be written */
   | 'before-write';
 
+declare const SETTLE_TEST_SEAMS: boolean | undefined;
+
 export function faultPoint(step: FaultStep, file?: string): void {
+  if (typeof SETTLE_TEST_SEAMS === 'undefined' || !SETTLE_TEST_SEAMS) return;
   const fault = process.env.SETTLE_TEST_FAULT;
   if (fault === undefined) return;
   if (fault === step) process.kill(process.pid, 'SIGKILL');

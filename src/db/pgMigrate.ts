@@ -13,12 +13,27 @@ export interface PgMigrationResult {
   current: number;
 }
 
+/** The oldest PostgreSQL release the schemas are written and tested for (server_version_num). */
+export const OLDEST_POSTGRESQL = 140000;
+
+/** `migrate` on an older server: refused before anything is created, the server named. */
+export function refuseUnsupportedServer(versionNum: number, version: string): void {
+  if (versionNum >= OLDEST_POSTGRESQL) return;
+  throw new UsageError(
+    `PostgreSQL ${version} is older than ${OLDEST_POSTGRESQL / 10000}, the oldest release settle-ingest supports: upgrade the server`,
+  );
+}
+
 /**
  * Applies a set's pending migrations to `schema`, one transaction each. Each transaction
  * takes an advisory lock and records its own version first, so two migrators never both
  * apply one.
  */
 export async function migratePg(client: pg.ClientBase, schema: string, set: MigrationSet): Promise<PgMigrationResult> {
+  const server = await client.query<{ num: string; version: string }>(
+    `SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version`,
+  );
+  refuseUnsupportedServer(Number(server.rows[0]!.num), server.rows[0]!.version);
   const s = escapeIdentifier(schema);
   const latest = Math.max(...readMigrations(set).map((m) => m.version));
   const before = await pgSchemaVersion(client, schema);

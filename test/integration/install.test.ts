@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { readMigrations } from '../../src/db/migrationFiles.js';
+import { runCli } from '../support/cli.js';
 import { financeDatabase, parseSummary, type FinanceDatabase } from '../support/workspace.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -67,6 +68,54 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     const rows = await db.client.query(`SELECT count(*)::int AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'INST-%'`);
     expect(rows.rows[0].n).toBe(4);
     expect(await readdir(join(elsewhere, 'archive'))).toEqual(['settle_20261205_a01.csv']);
+  });
+
+  it('ships no test seam: SETTLE_TEST_FAULT neither kills the installed command nor runs its hook', async () => {
+    const root = execFileSync('npm', ['root', '-g', '--prefix', prefix], { encoding: 'utf8' }).trim();
+    const shipped = join(root, 'settle-ingest');
+    // the code (the README and a comment may name the variables): no reading of them, no shell
+    const code = (await readdir(shipped, { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile() && e.name.endsWith('.js') && !join(e.parentPath, e.name).includes('/node_modules/'))
+      .map((e) => join(e.parentPath, e.name));
+    expect(code.some((f) => f.includes('/dist/bundle/'))).toBe(true);
+    for (const file of code) {
+      expect(await readFile(file, 'utf8'), file).not.toMatch(
+        /process\.env\.SETTLE_TEST_(FAULT|HOOK)|SETTLE_TEST_HOOK_FILE|["']\/bin\/sh["']/,
+      );
+    }
+
+    const srv = join(tmp, 'seams');
+    await mkdir(join(srv, 'intake'), { recursive: true });
+    const env = { DATABASE_URL: db.url };
+    expect(sh(['migrate', '--ledger', 'ledger.sqlite'], env, srv).status).toBe(0);
+    const upload = async (name: string, idPrefix: string) =>
+      writeFile(join(srv, 'intake', name), sampleSettlement({ date: '2026-12-06', rows: 3, idPrefix }).text);
+    const loaded = async (idPrefix: string) =>
+      (await db.client.query(`SELECT count(*)::int AS n FROM settle.settlement_rows WHERE transaction_id LIKE $1`, [`${idPrefix}-%`]))
+        .rows[0].n;
+    const runArgs = ['run', '--intake', 'intake', '--ledger', 'ledger.sqlite', '--stable-for', '0'];
+
+    // a kill at a step: the run goes on to its end and loads the file
+    await upload('settle_20261206_k01.csv', 'SEAMK');
+    const killed = sh(runArgs, { ...env, SETTLE_TEST_FAULT: 'after-commit' }, srv);
+    expect(killed.signal, killed.stderr).toBeNull();
+    expect(killed.status, killed.stderr).toBe(0);
+    expect(await loaded('SEAMK')).toBe(3);
+
+    // a hook at a step: the shell command never runs
+    const marker = join(tmp, 'hook-ran');
+    const hook = { SETTLE_TEST_FAULT: 'hook:before-claim', SETTLE_TEST_HOOK: `touch '${marker}'` };
+    await upload('settle_20261206_h01.csv', 'SEAMH');
+    const hooked = sh(runArgs, { ...env, ...hook }, srv);
+    expect(hooked.status, hooked.stderr).toBe(0);
+    expect(await loaded('SEAMH')).toBe(3);
+    expect(existsSync(marker)).toBe(false);
+
+    // the same hook in the test build the suite runs does run: the command above would have made the file
+    await upload('settle_20261206_t01.csv', 'SEAMT');
+    const testBuild = await runCli(runArgs, { ...env, ...hook }, { cwd: srv });
+    expect(testBuild.status, testBuild.stderr).toBe(0);
+    expect(existsSync(marker)).toBe(true);
   });
 
   it("every file the README's install steps take from $OPS is in the installed package, where `npm root -g` says", async () => {

@@ -1,7 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const BIN = fileURLToPath(new URL('../../bin/settle-ingest.js', import.meta.url));
+/**
+ * The CLI of the test build (scripts/bundle.mjs): the package's bin beside a bundle that keeps
+ * the fault points and hooks of src/faults.ts, which the shipped bundle drops.
+ */
+export const BIN = fileURLToPath(new URL('../../dist/test-package/bin/settle-ingest.js', import.meta.url));
 
 export interface CliResult {
   status: number | null;

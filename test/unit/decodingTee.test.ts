@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DecodeOptions } from '../../src/delivery/decodeSettings.js';
@@ -81,10 +83,25 @@ describe('decoding a delivery while it is read', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
+  // the decoder writes the content file as the bytes arrive: it is on disk before the abort
+  const contentOnDisk = async (path: string) => {
+    while (!existsSync(path)) await setImmediate();
+  };
+
   it('keeps nothing of a delivery abandoned half-way (the download failed, or the file changed)', async () => {
     const gz = gzipSync(csv);
     const tee = new DecodingTee('gzip', gz.length, OPTIONS, join(dir, 'half'));
     await feedAll(tee, gz.subarray(0, gz.length >> 1));
+    await contentOnDisk(join(dir, 'half.content'));
+    await tee.abort();
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('keeps nothing of a delivery abandoned after its last byte was fed (the file changed at the end of its read)', async () => {
+    const gz = gzipSync(csv);
+    const tee = new DecodingTee('gzip', gz.length, OPTIONS, join(dir, 'whole'));
+    await feedAll(tee, gz);
+    await contentOnDisk(join(dir, 'whole.content'));
     await tee.abort();
     expect(await readdir(dir)).toEqual([]);
   });
