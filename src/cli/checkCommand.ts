@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
 import { findBadRows } from '../layout/readSettlement.js';
+import { totalsText, type CheckedTotal } from '../layout/totals.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -22,6 +23,8 @@ interface Checked {
   rows: number | null;
   /** rows the layout's skipRows leaves out (a good file) */
   skipped_rows: number | null;
+  /** the layout's control totals the file proved (a good file with totals) */
+  totals?: CheckedTotal[];
   error: string | null;
 }
 
@@ -51,7 +54,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
           const content = await stagedContent(delivered, decode, join(staging, String(i)));
           try {
             if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
-            const { rows, skippedRows, error } =
+            const { rows, skippedRows, totals, error } =
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
                 : await findBadRows(content.path, s.layout, { fileName: basename(file) });
@@ -60,6 +63,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
               outcome: error ? 'rejected' : 'ok',
               rows: error ? null : rows,
               skipped_rows: error ? null : skippedRows,
+              ...(totals ? { totals } : {}),
               error: error?.message ?? null,
             });
           } finally {
@@ -75,7 +79,8 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
       } else {
         for (const c of checked) {
           const left = c.skipped_rows ? ` (and ${c.skipped_rows} left out by the layout's skipRows)` : '';
-          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}` : `rejected: ${c.error}`;
+          const proved = c.totals?.length ? `; ${totalsText(c.totals)}` : '';
+          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}${proved}` : `rejected: ${c.error}`;
           process.stdout.write(`${printable(c.file)}: ${printable(what)}\n`);
         }
       }
