@@ -48,4 +48,31 @@ describe('a file proves its own totals before a row is loaded', () => {
       { total: 'balance', group: 'batch_number 42, net_currency EUR', rows: 5, agrees: 'nets to 0.00 with its MerchantPayout' },
     ]);
   });
+
+  it('a file without the summary record its layout says it carries is not ready: left in the intake, nothing claimed', async () => {
+    const ws = await Workspace.create(db.url);
+    const config = join(ws.root, 'partner.json');
+    const layout = {
+      table: 'summary_totals',
+      leadingRecords: 2,
+      columns: [
+        { name: 'transaction_id', from: 'TRANSACTION_ID', type: 'text' },
+        { name: 'gross_amount', from: 'GROSS_AMOUNT', type: 'decimal' },
+      ],
+      totals: [{ record: 'HEADER', at: 'top', count: 3, sums: [{ field: 4, of: 'gross_amount' }] }],
+    };
+    await writeFile(config, JSON.stringify({ layout, pattern: 'summary_*.csv' }));
+    expect((await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger])).status).toBe(0);
+    await db.client.query('TRUNCATE settle.summary_totals');
+    await ws.put('summary_1.csv', 'ROW_TYPE,CURRENCY,ITEMS,GROSS\n');
+    const waiting = await ws.run(['--config', config]);
+    expect(parseSummary(waiting.stdout)).toMatchObject({ loaded: 0, not_ready: 1 });
+    expect(await ws.files('intake')).toEqual(['summary_1.csv']);
+    expect(ws.ledgerFile('summary_1.csv')).toBeUndefined();
+
+    await ws.put('summary_1.csv', 'ROW_TYPE,CURRENCY,ITEMS,GROSS\nHEADER,USD,2,3.50\nTRANSACTION_ID,GROSS_AMOUNT\nX1,1.25\nX2,2.25\n');
+    const loaded = await ws.run(['--config', config]);
+    expect(parseSummary(loaded.stdout)).toMatchObject({ loaded: 1, rows: 2 });
+    expect((await db.client.query('SELECT count(*)::int AS n FROM settle.summary_totals')).rows[0].n).toBe(2);
+  });
 });

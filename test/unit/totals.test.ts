@@ -8,6 +8,7 @@ import { parseLayout } from '../../src/layout/parseLayout.js';
 import { PRESETS } from '../../src/layout/presets.js';
 import { findBadRows } from '../../src/layout/readSettlement.js';
 import { MissingTotalError } from '../../src/layout/totals.js';
+import { missingTotalRecord } from '../../src/layout/trailer.js';
 
 function file(content: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'settle-totals-')), 'settle_x.csv');
@@ -264,5 +265,23 @@ describe('a footer per group in a plain file', () => {
   it('with everyGroup, a group with rows and no footer is a reject', async () => {
     const missing = ['transaction_id,account,amount', 'T1,A,1.10', 'T2,B,2.00', 'Subtotal,A,1,1.10'].join('\n') + '\n';
     expect((await check(missing, footers)).error?.message).toBe('line 4, Subtotal: no total for account B (1 rows)');
+  });
+});
+
+describe('a total record the file should carry and does not yet (looked for before the claim)', () => {
+  it('a leading summary record missing, or a footer not yet at the end, is named; a whole file has none missing', async () => {
+    expect(await missingTotalRecord(file(dlocal('2', '15.00')), dlocalLayout)).toBeUndefined();
+    expect(await missingTotalRecord(file('ROW_TYPE,SETTLEMENT_CURRENCY\n'), dlocalLayout)).toBe(
+      'its "HEADER" summary record above the header',
+    );
+    const footers = layout({
+      columns: [
+        { name: 'transaction_id', type: 'text' },
+        { name: 'amount', type: 'decimal' },
+      ],
+      totals: [{ record: 'Total', count: 2 }],
+    });
+    expect(await missingTotalRecord(file('transaction_id,amount\nT1,1.00\nTotal,1\n'), footers)).toBeUndefined();
+    expect(await missingTotalRecord(file('transaction_id,amount\nT1,1.00\n'), footers)).toBe('a "Total" total record at its end');
   });
 });
