@@ -46,7 +46,12 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
         ...both,
       };
       if (
-        !(await run.ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: result.rows }, details, { moveTo: 'archive' }))
+        !(await run.ledger.finalizeClaim(
+          file,
+          { state: 'loaded', event: 'loaded', rows: result.rows, ...(result.totals ? { totals: result.totals } : {}) },
+          details,
+          { moveTo: 'archive' },
+        ))
       ) {
         log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
         return;

@@ -47,6 +47,22 @@ describe('a file proves its own totals before a row is loaded', () => {
     expect(event.details.totals).toEqual([
       { total: 'balance', group: 'batch_number 42, net_currency EUR', rows: 5, agrees: 'nets to 0.00 with its MerchantPayout' },
     ]);
+    const kept = ws.query<{ totals: string }>(
+      'SELECT totals FROM processed_files WHERE name = ?',
+      'settlement_detail_report_batch_42_fixed.csv',
+    );
+    expect(JSON.parse(kept[0]!.totals)).toEqual(event.details.totals);
+
+    // the ledger keeps them with the load: audit says the loaded file balanced
+    const auditArgs = ['audit', '--config', config, '--intake', ws.intake, '--ledger', ws.ledger];
+    const json = await ws.cli([...auditArgs, '--json']);
+    const doc = JSON.parse(json.stdout) as { balanced: { file: string; totals: unknown[] }[] };
+    expect(doc.balanced).toEqual([
+      expect.objectContaining({ file: 'settlement_detail_report_batch_42_fixed.csv', totals: event.details.totals }),
+    ]);
+    const text = await ws.cli(auditArgs);
+    expect(text.stdout).toContain('settlement_detail_report_batch_42_fixed.csv');
+    expect(text.stdout).toMatch(/1 loaded file proved their control totals before loading/);
   });
 
   it('a file without the summary record its layout says it carries is not ready: left in the intake, nothing claimed', async () => {
