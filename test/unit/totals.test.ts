@@ -7,6 +7,8 @@ import type { Layout } from '../../src/layout/layout.js';
 import { parseLayout } from '../../src/layout/parseLayout.js';
 import { PRESETS } from '../../src/layout/presets.js';
 import { findBadRows } from '../../src/layout/readSettlement.js';
+import { SAMPLE_ROWS } from '../../src/layout/layoutFit.js';
+import { suggestLayout } from '../../src/layout/suggestLayout.js';
 import { MissingTotalError } from '../../src/layout/totals.js';
 import { missingTotalRecord } from '../../src/layout/trailer.js';
 
@@ -283,5 +285,28 @@ describe('a total record the file should carry and does not yet (looked for befo
     });
     expect(await missingTotalRecord(file('transaction_id,amount\nT1,1.00\nTotal,1\n'), footers)).toBeUndefined();
     expect(await missingTotalRecord(file('transaction_id,amount\nT1,1.00\n'), footers)).toBe('a "Total" total record at its end');
+  });
+});
+
+describe('layout suggest names the totals of the preset it suggests', () => {
+  it('says a batch balances, or names the preset as the closest and its totals as the reason', async () => {
+    const good = await suggestLayout(file(adyenFile('19.60')), 'settlement_detail_report_batch_77.csv');
+    expect(good.preset).toBe('adyen-settlement-details');
+    expect(good.why).toMatch(/; its totals: batch_number 77, net_currency EUR balances$/);
+    const off = await suggestLayout(file(adyenFile('19.61')), 'settlement_detail_report_batch_77.csv');
+    // a file this short is read whole by the sample: the preset is the closest, and the reason is its totals
+    expect(off.preset).toBeNull();
+    expect(off.why).toMatch(
+      /^no preset fits \(closest: adyen-settlement-details, batch_number 77, net_currency EUR: nets to 0\.01 with its MerchantPayout/,
+    );
+
+    // past the sample, the whole file is checked for the preset's totals
+    const many = Array.from({ length: SAMPLE_ROWS + 5 }, (_, i) => adyenPayment(`Q${i}`, '1.00', '1.00'));
+    const long = [ADYEN_HEADER, ...many, adyenLine('MerchantPayout', `${SAMPLE_ROWS + 4}.99`)].join('\n') + '\n';
+    const big = await suggestLayout(file(long), 'settlement_detail_report_batch_77.csv');
+    expect(big.preset).toBe('adyen-settlement-details');
+    expect(big.why).toMatch(
+      /; but the whole file does not check: batch_number 77, net_currency EUR: nets to 0\.01 with its MerchantPayout, not 0\.00/,
+    );
   });
 });
