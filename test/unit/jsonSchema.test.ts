@@ -30,7 +30,13 @@ function sampleConfigs(): { where: string; config: unknown }[] {
     config: JSON.parse(readFileSync(join(ROOT, f), 'utf8')),
   }));
   const shown: { where: string; config: unknown }[] = [];
-  for (const doc of ['README.md', 'ops/RUNBOOK.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)]) {
+  for (const doc of [
+    'README.md',
+    'ops/RUNBOOK.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ]) {
     const lines = readFileSync(join(ROOT, doc), 'utf8').split('\n');
     for (let i = 0; i < lines.length; i++) {
       if (lines[i]!.trim() !== '```json') continue;
