@@ -59,8 +59,12 @@ export interface AuditResult {
   discrepancies: number;
   /** the uploads the SFTP server logged, matched to the ledger (`--transfer-log`); null without one */
   transferLog: TransferAuditResult | null;
-  /** the loaded files that proved their control totals before their rows were loaded (layout/totals.ts), as the ledger kept them */
-  balanced: BalancedFile[];
+  /**
+   * The loaded files that proved their control totals before their rows were loaded
+   * (layout/totals.ts), as the ledger kept them; absent when there are none (no layout states
+   * totals), so that an audit without them reads as before.
+   */
+  balanced?: BalancedFile[];
 }
 
 /** A loaded file and the control totals it proved. */
@@ -237,7 +241,8 @@ export async function audit(
   const balanced = loaded
     .filter((f) => f.totals && f.totals.length > 0 && (!partners || partners.includes(f.partner)))
     .map((f) => ({ partner: f.partner, file: f.name, sha256: f.sha256, run: f.runId, totals: f.totals! }));
-  return { checks, archiveCheck, discrepancies: checks.reduce((n, c) => n + c.discrepancies.length, 0), transferLog, balanced };
+  const discrepancies = checks.reduce((n, c) => n + c.discrepancies.length, 0);
+  return { checks, archiveCheck, discrepancies, transferLog, ...(balanced.length > 0 ? { balanced } : {}) };
 }
 
 /** A file pinned and hashed, or null when it went away (or stopped being a regular file) meanwhile. */

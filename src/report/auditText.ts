@@ -12,7 +12,7 @@ export function auditText(result: AuditResult): string {
     lines.push(`audit: ${c.name}: ${n === 0 ? 'ok' : plural(n, 'discrepancy', 'discrepancies')}`);
     for (const d of c.discrepancies) lines.push(`  ${printable(d.message)}`);
   }
-  if (result.balanced.length > 0) {
+  if (result.balanced) {
     lines.push(`audit: ${plural(result.balanced.length, 'loaded file', 'loaded files')} proved their control totals before loading:`);
     for (const b of result.balanced) lines.push(`  ${printable(b.file)} (run ${b.run}): ${printable(totalsText(b.totals))}`);
   }
