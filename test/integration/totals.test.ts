@@ -39,9 +39,17 @@ describe('a file proves its own totals before a row is loaded', () => {
     expect(reason).toMatch(/batch_number 42, net_currency EUR: nets to 0\.01 with its MerchantPayout, not 0\.00/);
 
     await ws.put('settlement_detail_report_batch_42_fixed.csv', balanced);
-    const loaded = await ws.run(['--config', config]);
+    const loaded = await ws.run(['--config', config, '--json']);
     expect(loaded.status).toBe(0);
-    expect(parseSummary(loaded.stdout)).toMatchObject({ loaded: 1, rows: 3 });
+    const summary = JSON.parse(loaded.stdout) as { loaded: number; files: { name: string; rows: number; totals?: unknown[] }[] };
+    expect(summary.loaded).toBe(1);
+    expect(summary.files).toEqual([
+      expect.objectContaining({
+        name: 'settlement_detail_report_batch_42_fixed.csv',
+        rows: 3,
+        totals: [{ total: 'balance', group: 'batch_number 42, net_currency EUR', rows: 5, agrees: 'nets to 0.00 with its MerchantPayout' }],
+      }),
+    ]);
     expect((await db.client.query('SELECT count(*)::int AS n FROM settle.adyen_totals')).rows[0].n).toBe(3);
     const event = ws.events().find((e) => e.event === 'loaded' && e.name === 'settlement_detail_report_batch_42_fixed.csv')!;
     expect(event.details.totals).toEqual([
