@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
+import { totalsText, type CheckedTotal } from '../layout/totals.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -24,6 +25,8 @@ interface Checked {
   rows: number | null;
   /** rows the layout's skipRows leaves out (a good file) */
   skipped_rows: number | null;
+  /** the layout's control totals the file proved (a good file with totals) */
+  totals?: CheckedTotal[];
   error: string | null;
 }
 
@@ -69,7 +72,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
           const content = await stagedContent(delivered, decode, join(staging, String(i)));
           try {
             if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
-            const { rows, skippedRows, error } =
+            const { rows, skippedRows, totals, error } =
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
                 : await checkContent(content.path, s.layout, { fileName: basename(file), plain: content.layers.length === 0 });
@@ -80,6 +83,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
               outcome: error ? 'rejected' : (name?.outcome ?? 'ok'),
               rows: error || name ? null : rows,
               skipped_rows: error || name ? null : skippedRows,
+              ...(totals && !error ? { totals } : {}),
               error: error?.message ?? name?.error ?? null,
             });
           } finally {
@@ -95,7 +99,8 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
       } else {
         for (const c of checked) {
           const left = c.skipped_rows ? ` (and ${c.skipped_rows} left out by the layout's skipRows)` : '';
-          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}` : `${WORDS[c.outcome]}: ${c.error}`;
+          const proved = c.totals?.length ? `; ${totalsText(c.totals)}` : '';
+          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}${proved}` : `${WORDS[c.outcome]}: ${c.error}`;
           process.stdout.write(`${printable(c.file)}: ${printable(what)}\n`);
         }
       }

@@ -54,6 +54,7 @@ function summaryObject(r: IngestResult, overdue?: OverdueDelivery[]): Record<str
       ...(f.duplicateOf ? { duplicate_of: f.duplicateOf } : {}),
       ...(f.heldFor ? { held_for: f.heldFor } : {}),
       ...(f.error ? { error: f.error } : {}),
+      ...(f.totals ? { totals: f.totals } : {}),
     })),
   };
 }

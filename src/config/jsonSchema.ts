@@ -245,6 +245,63 @@ function layoutObjectSchema(): Schema {
       type: 'object',
       additionalProperties: { anyOf: [recordRole, { type: 'null' }] },
     },
+    leadingRecords: {
+      description: 'summary records above the header (counted, not loaded; "totals" may check them)',
+      type: 'integer',
+      minimum: 0,
+      maximum: 100,
+    },
+    totals: {
+      description: 'control totals checked before a row is loaded: total records and balance rules',
+      type: 'array',
+      minItems: 1,
+      items: {
+        anyOf: [
+          {
+            type: 'object',
+            properties: {
+              record: { type: 'string', minLength: 1 },
+              at: { type: 'string', enum: ['top', 'footer'] },
+              groupBy: {
+                type: 'object',
+                properties: { column: { type: 'string' }, field: positionField('the field naming the group') },
+                required: ['column', 'field'],
+              },
+              count: positionField('the field holding the number of rows'),
+              sums: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    field: positionField('the field holding the sum'),
+                    of: { type: 'string' },
+                    sign: { type: 'string', enum: ['credit', 'debit'] },
+                  },
+                  required: ['field', 'of'],
+                },
+              },
+              rounding: { type: 'string', enum: ['exact', 'stated'] },
+              everyGroup: { type: 'boolean' },
+            },
+            required: ['record'],
+          },
+          {
+            type: 'object',
+            properties: {
+              rule: { const: 'balance' },
+              groupBy: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] },
+              sum: { type: 'array', items: { type: 'string' }, minItems: 1 },
+              when: {
+                type: 'object',
+                properties: { column: { type: 'string' }, values: { type: 'array', items: { type: 'string' }, minItems: 1 } },
+                required: ['column', 'values'],
+              },
+            },
+            required: ['rule', 'groupBy', 'sum'],
+          },
+        ],
+      },
+    },
   };
   return {
     description: 'a layout: what the files look like and which table their rows go to',

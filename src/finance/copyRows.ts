@@ -3,6 +3,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
 import { keyName, PROVENANCE_COLUMNS, type Layout } from '../layout/layout.js';
 import { findBadRows, settlementBlocks, type ReadStats, type SettlementRow } from '../layout/readSettlement.js';
+import type { CheckedTotal } from '../layout/totals.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import type { CopyFormat, FinanceTarget, LoadRequest, LoadResult } from './target.js';
 import { findFileMarker } from './fileMarker.js';
@@ -93,10 +94,10 @@ export async function streamRows(
   t: FinanceTarget,
   req: LoadRequest,
   loadId: number,
-): Promise<{ rows: number; skippedRows: number; format: CopyFormat }> {
+): Promise<{ rows: number; skippedRows: number; format: CopyFormat; totals?: CheckedTotal[] }> {
   const { client, layout } = t;
   const columns = [...layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
-  const counter = { rows: 0, stats: { skipped: 0, bytes: 0 } };
+  const counter = { rows: 0, stats: { skipped: 0, bytes: 0 } as ReadStats & { bytes: number } };
   const table = `${escapeIdentifier(t.schema)}.${escapeIdentifier(layout.table)}`;
   // binary needs every column of a type it writes; a table changed by hand takes text
   const binary = (await preferredFormat(req)) === 'binary' ? await binaryRowsFor(t) : null;
@@ -110,7 +111,8 @@ export async function streamRows(
   const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT ${binary ? 'binary' : 'csv'})`));
   await feedCopy(copyData(layout, req, counter, format), copy);
   req.onProgress?.(counter.rows, counter.stats.bytes);
-  return { rows: counter.rows, skippedRows: counter.stats.skipped, format: binary ? 'binary' : 'text' };
+  const { totals } = counter.stats;
+  return { rows: counter.rows, skippedRows: counter.stats.skipped, format: binary ? 'binary' : 'text', ...(totals ? { totals } : {}) };
 }
 
 /**
@@ -219,9 +221,9 @@ export async function copyRows(t: FinanceTarget, req: LoadRequest): Promise<Load
         deliveredSha256: prior.deliveredSha256,
       };
     }
-    const { rows, skippedRows, format } = await streamRows(t, req, loadId);
+    const { rows, skippedRows, format, totals } = await streamRows(t, req, loadId);
     await endLoad(t, req, loadId, rows, 'COMMIT');
-    return { outcome: 'loaded', rows, skippedRows, format };
+    return { outcome: 'loaded', rows, skippedRows, format, ...(totals ? { totals } : {}) };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw await explainFailure(t, req, err);

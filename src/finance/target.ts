@@ -1,3 +1,4 @@
+import type { CheckedTotal } from '../layout/totals.js';
 import type pg from 'pg';
 import type { Layout } from '../layout/layout.js';
 
@@ -31,6 +32,7 @@ export interface LoadRequest {
 
 export type LoadResult =
   /** `skippedRows`: rows the layout's skipRows left out, counted and not loaded; `format`: how they went (none for no rows) */
-  | { outcome: 'loaded'; rows: number; skippedRows: number; format?: CopyFormat }
+  /** `totals`: the layout's control totals the file proved (layout/totals.ts) */
+  | { outcome: 'loaded'; rows: number; skippedRows: number; format?: CopyFormat; totals?: CheckedTotal[] }
   /** the finance database already holds this content: its file marker says who loaded it */
   | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number; deliveredSha256: string | null };

@@ -85,6 +85,56 @@ export interface Trailer {
   sumOf?: string;
 }
 
+/*
+ * Control totals (DESIGN.md invariant 9, checked in totals.ts): figures a file states about its
+ * own rows, or a balance rule its partner documents.
+ */
+
+/** One figure of a total record: the sum of a decimal column over the group's rows. */
+export interface TotalSum {
+  /** the record's 1-based field holding the figure */
+  field: number;
+  /** the layout's decimal column summed */
+  of: string;
+  /**
+   * Only the rows of one sign, the figure written unsigned: `credit` (the column's sign rule
+   * says positive, or the value is above zero) or `debit` (negative). Without it: every row,
+   * the figure signed as the column is.
+   */
+  sign?: 'credit' | 'debit';
+}
+
+/** A record of the file stating its rows' figures (dLocal's HEADER, PayPal's SF and RF). */
+export interface TotalRecord {
+  kind: 'record';
+  /** the record's first field (its type) */
+  record: string;
+  /** `top`: one of the layout's `leadingRecords` (above the header); `footer`: after the rows it totals */
+  at: 'top' | 'footer';
+  /** per group: the column whose value the record names, and the record's field naming it */
+  groupBy?: { column: string; field: number };
+  /** the record's field holding the number of rows (of its group) */
+  count?: number;
+  sums: TotalSum[];
+  /** `stated`: the rows' sum rounded (half away from zero) to the places the figure is written with (dLocal's cents) */
+  rounding: 'exact' | 'stated';
+  /** every group that has rows must have its record (else only the groups the records name are checked) */
+  everyGroup: boolean;
+}
+
+/** A rule the partner documents: the group's amounts net to zero (an Adyen batch with its payout line). */
+export interface BalanceRule {
+  kind: 'balance';
+  /** the columns that make a group (Adyen: the batch and the net currency) */
+  groupBy: string[];
+  /** the decimal columns added up, a leading `-` subtracting one (`net_credit`, `-net_debit`) */
+  sum: { column: string; negative: boolean }[];
+  /** only the groups holding a row whose column has one of these values (the payout line) */
+  when?: { column: string; values: string[] };
+}
+
+export type Total = TotalRecord | BalanceRule;
+
 /**
  * What a record of a file of several record types is, told by its first field: `data` (a row
  * to load), `header` (names the data records' fields), `skip` (counted as left out, not
@@ -120,6 +170,10 @@ export interface Layout {
   trailer?: Trailer;
   /** a file of several record types, by the text of their first field */
   recordTypes?: ReadonlyMap<string, RecordRole>;
+  /** summary records after the preamble and above the header (dLocal's HEADER): counted, not loaded; `totals` may check them */
+  leadingRecords?: number;
+  /** the control totals the rows must agree with before any is loaded (totals.ts) */
+  totals?: readonly Total[];
   /**
    * The longest record read before the file is rejected (`maxRecordBytes` in the settings,
    * not part of a layout's own configuration): it bounds the reader's memory.

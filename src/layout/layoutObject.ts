@@ -12,6 +12,7 @@ import { checkColumns, IDENTIFIER, parseColumn } from './layoutColumns.js';
 import { languageTag } from './monthNames.js';
 import { encodingName, UTF16_BY_BOM } from './textDecoding.js';
 import { zoneProblem } from './timeZones.js';
+import { parseTotals, totalsJson } from './totals.js';
 
 export const DELIMITERS = [',', ';', '|', '\t'];
 /** `'` reads the typographic apostrophe U+2019 too, `' '` the no-break, thin and narrow no-break spaces */
@@ -38,6 +39,8 @@ export const LAYOUT_KEYS = [
   'skipRows',
   'trailer',
   'recordTypes',
+  'leadingRecords',
+  'totals',
 ];
 export const ROLES = ['data', 'header', 'skip', 'info'] as const;
 
@@ -110,6 +113,16 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   const trailer = raw.trailer !== undefined ? parseTrailer(raw.trailer, columns, fail) : undefined;
   if (trailer && recordTypes?.has(trailer.firstField))
     fail(`recordTypes: "${trailer.firstField}" is the trailer's type: leave it to "trailer"`);
+  const leadingRecords = raw.leadingRecords ?? 0;
+  if (!Number.isInteger(leadingRecords) || (leadingRecords as number) < 0 || (leadingRecords as number) > 100)
+    fail('"leadingRecords" must be a whole number, 0 to 100 (the summary records above the header)');
+  if (leadingRecords !== 0 && (!header || recordTypes))
+    fail('"leadingRecords" needs a header line and no "recordTypes" (a file of record types names its summary records by type)');
+  const totals = raw.totals !== undefined ? parseTotals(raw.totals, columns, leadingRecords as number, fail) : undefined;
+  for (const type of totals?.flatMap((t) => (t.kind === 'record' ? [t] : [])) ?? []) {
+    if (type.at === 'footer' && recordTypes && !recordTypes.has(type.record))
+      fail(`totals: "${type.record}" must be one of the "recordTypes" (an "info" record), as its footer`);
+  }
   return {
     name,
     table: table as string,
@@ -127,6 +140,8 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     skipRows: parseSkipRows(raw.skipRows, columns, header as boolean, fail),
     ...(trailer ? { trailer } : {}),
     ...(recordTypes ? { recordTypes } : {}),
+    ...(leadingRecords !== 0 ? { leadingRecords: leadingRecords as number } : {}),
+    ...(totals ? { totals } : {}),
   };
 }
 
@@ -239,6 +254,8 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   if (layout.trailer) out.trailer = { ...layout.trailer };
   if (layout.recordTypes)
     out.recordTypes = Object.fromEntries([...layout.recordTypes].map(([t, r]) => [t, r.role === 'count' ? { count: r.field } : r.role]));
+  if (layout.leadingRecords) out.leadingRecords = layout.leadingRecords;
+  if (layout.totals) out.totals = totalsJson(layout.totals);
   return out;
 }
 

@@ -33,6 +33,12 @@ const adyenTime = (name: string, from: string) => [
  * without a Psp Reference (fees, payouts, balance transfers, corrections, invoice deductions,
  * whatever Adyen names them) is counted, not loaded: it is no payment and has no key. Which
  * columns a report has is chosen per account: the net and fee columns may be absent.
+ *
+ * Its control total is Adyen's payout rule ("Getting paid", docs.adyen.com/account/getting-paid:
+ * a payout is the batch's funds calculated on a net basis, and the report's `MerchantPayout`
+ * line is that payout, booked as a net debit): every line of a batch that carries its
+ * `MerchantPayout`, fees and payout included, nets to exactly zero per net currency. A batch
+ * without its payout line (a report cut to a selection) states nothing and is not checked.
  */
 const ADYEN_SETTLEMENT = {
   table: 'adyen_settlement_details',
@@ -59,6 +65,14 @@ const ADYEN_SETTLEMENT = {
   ],
   naturalKey: ['merchant_account', 'psp_reference', 'type', 'modification_reference'],
   skipRows: [{ column: 'psp_reference', values: [''] }],
+  totals: [
+    {
+      rule: 'balance',
+      groupBy: ['batch_number', 'net_currency'],
+      sum: ['net_credit', '-net_debit'],
+      when: { column: 'type', values: ['MerchantPayout'] },
+    },
+  ],
 };
 
 /**
@@ -158,11 +172,27 @@ const STRIPE_BALANCE_CHANGE = {
  * debit/credit column beside each; times with their offset (`2026/01/06 03:12:28 -0800`). The
  * section and report counts (`SC`, `RC`) must agree with the body records, and the file is
  * complete only with its `FF` footer, whose count must agree too.
+ *
+ * Its footers are checked as PayPal's "Settlement Report Specification" (developer.paypal.com/
+ * docs/reports/sftp-reports/settlement-report, "Section data" and "File data") defines them: each
+ * `SF` (section footer) and `RF` (report footer) line names a currency (field 2) and states the
+ * total gross amount credit and debit and the total fee amount credit and debit (fields 3 to 6,
+ * unsigned minor units) of the section's (the report's) `SB` records in that currency.
  */
 const PAYPAL_SETTLEMENT = {
   table: 'paypal_settlement_report',
   recordTypes: { RH: 'info', FH: 'info', SH: 'info', CH: 'header', SB: 'data', SF: 'info', SC: { count: 2 }, RF: 'info', RC: { count: 2 } },
   trailer: { firstField: 'FF', rowCountField: 2 },
+  totals: ['SF', 'RF'].map((record) => ({
+    record,
+    groupBy: { column: 'gross_currency', field: 2 },
+    sums: [
+      { field: 3, of: 'gross_amount', sign: 'credit' },
+      { field: 4, of: 'gross_amount', sign: 'debit' },
+      { field: 5, of: 'fee_amount', sign: 'credit' },
+      { field: 6, of: 'fee_amount', sign: 'debit' },
+    ],
+  })),
   columns: [
     { name: 'transaction_id', from: 'Transaction ID', type: 'text' },
     { name: 'invoice_id', from: 'Invoice ID', type: 'text', ...optional },

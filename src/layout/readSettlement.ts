@@ -4,6 +4,7 @@ import type { Layout, RecordRole } from './layout.js';
 import { DELIMITERS } from './layoutObject.js';
 import { quoteValue } from './quoteValue.js';
 import { planPositions, planRows, type PlanContext, type RowPlan } from './rowPlan.js';
+import { TotalsCheck, type CheckedTotal } from './totals.js';
 import { TrailerCheck } from './trailer.js';
 
 /** What a read saw besides the rows it yielded. */
@@ -12,6 +13,8 @@ export interface ReadStats {
   skipped: number;
   /** bytes of the file read so far, when asked for (a progress line) */
   bytes?: number;
+  /** the layout's control totals the file proved, once it is read whole */
+  totals?: CheckedTotal[];
 }
 
 export interface ReadOptions {
@@ -146,6 +149,9 @@ class SettlementReader implements RowBlock {
   private headerWidth = 0;
   private readonly bad = new BadRows();
   private readonly trailer: TrailerCheck | undefined;
+  private readonly totals: TotalsCheck | undefined;
+  /** the summary records above the header still to come */
+  private leading: number;
   private readonly asWritten: boolean;
   private readonly types: ReadonlyMap<string, RecordRole> | undefined;
   private readonly context: PlanContext;
@@ -159,6 +165,8 @@ class SettlementReader implements RowBlock {
     private readonly opts: ReadOptions,
   ) {
     this.trailer = layout.trailer ? new TrailerCheck(layout) : undefined;
+    this.totals = layout.totals ? new TotalsCheck(layout) : undefined;
+    this.leading = layout.leadingRecords ?? 0;
     this.asWritten = layout.delimiter === ',';
     this.types = layout.recordTypes;
     this.context = opts.fileName !== undefined ? { fileName: opts.fileName } : {};
@@ -171,10 +179,15 @@ class SettlementReader implements RowBlock {
   }
 
   next(): SettlementRow | null {
-    const { trailer, bad, opts, types } = this;
+    const { trailer, totals, bad, opts, types } = this;
     try {
       for (let r = this.records.next(); r !== null; r = this.records.next()) {
         const { fields, line, text } = r;
+        if (this.leading > 0) {
+          this.leading--;
+          if (!totals?.isTotal(fields, line) && opts.stats) opts.stats.skipped++;
+          continue;
+        }
         if (types !== undefined) {
           if (trailer?.isTrailer(fields, line)) continue;
           if (!this.dataRecord(types, fields, line)) continue;
@@ -185,6 +198,7 @@ class SettlementReader implements RowBlock {
           continue;
         }
         if (types === undefined && trailer?.isTrailer(fields, line)) continue;
+        if (types === undefined && totals?.isTotal(fields, line)) continue;
         let values: (string | null)[] | 'skip';
         trailer?.countRow();
         let named = fields;
@@ -192,6 +206,7 @@ class SettlementReader implements RowBlock {
           named = this.named(fields, line);
           values = plan.row(named, line);
           trailer?.addAmount(plan, named, values, line);
+          totals?.addRow(plan, named, values, line);
         } catch (err) {
           if (!(err instanceof RejectError) || !opts.every) throw err;
           bad.add(err);
@@ -265,6 +280,7 @@ class SettlementReader implements RowBlock {
         if (this.opts.stats) this.opts.stats.skipped++;
         return false;
       case 'info':
+        this.totals?.isTotal(fields, line);
         return false;
       case 'count':
         this.checkCount(type, role.field, fields, line);
@@ -298,6 +314,10 @@ class SettlementReader implements RowBlock {
         throw new RejectError(`line ${line}: the file ${what}`, { line, field: 'header' });
       }
       this.trailer?.finish(this.bad.count);
+      if (this.totals && this.bad.count === 0) {
+        const checked = this.totals.finish();
+        if (this.opts.stats) this.opts.stats.totals = checked;
+      }
     } catch (err) {
       throw this.fatal(err);
     }
@@ -346,16 +366,16 @@ export async function findBadRows(
     /** each good row as it is read (until the first bad one), for a check that looks across rows (`check`'s repeated keys) */
     onRow?: (row: SettlementRow) => void;
   } = {},
-): Promise<{ rows: number; skippedRows: number; error: RejectError | null }> {
+): Promise<{ rows: number; skippedRows: number; totals?: CheckedTotal[]; error: RejectError | null }> {
   let rows = 0;
-  const stats = { skipped: 0 };
+  const stats: ReadStats = { skipped: 0 };
   const { onRow, ...read } = opts;
   try {
     for await (const row of readSettlement(path, layout, { ...read, every: true, stats })) {
       rows++;
       onRow?.(row);
     }
-    return { rows, skippedRows: stats.skipped, error: null };
+    return { rows, skippedRows: stats.skipped, ...(stats.totals ? { totals: stats.totals } : {}), error: null };
   } catch (err) {
     if (err instanceof RejectError) return { rows, skippedRows: stats.skipped, error: err };
     throw err;

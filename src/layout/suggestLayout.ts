@@ -1,3 +1,5 @@
+import { findBadRows } from './readSettlement.js';
+import { totalsText } from './totals.js';
 import { draftLayout, widths, type Draft } from './draftLayout.js';
 import { MAX_LAYOUT_COLUMNS, type Layout } from './layout.js';
 import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
@@ -54,6 +56,14 @@ const describe = (fit: LayoutFit) =>
     ? `the header names ${fit.found} of its ${fit.layout.columns.length} columns (all it requires), and the first ${fit.rows} rows check`
     : `its records and the first ${fit.rows} rows check`;
 
+/** The control totals a preset states, checked over the whole file: `; its totals: … balances`, or why they do not. */
+async function totalsFound(path: string, fileName: string, layout: Layout): Promise<string> {
+  if (!layout.totals) return '';
+  const { totals, error } = await findBadRows(path, layout, { fileName });
+  if (error) return `; but the whole file does not check: ${error.message}`;
+  return totals?.length ? `; its totals: ${totalsText(totals)}` : '; it states none of the totals the preset checks';
+}
+
 /**
  * Which preset reads a file, and why; or, when none does, a draft layout inferred from the
  * file's first records for a person to review (`check` then proves it). `layouts`: the
@@ -77,7 +87,13 @@ export async function suggestLayout(
             .map((f) => f.layout.name)
             .join(', ')} reads it as well${hinted !== top[0] ? ' (the file name points here)' : ''}`
         : '';
-    return { preset: hinted.layout.name, why: `${describe(hinted)}${tie}`, alsoFits: others, config: { layout: hinted.layout.name } };
+    const totals = await totalsFound(path, fileName, hinted.layout);
+    return {
+      preset: hinted.layout.name,
+      why: `${describe(hinted)}${tie}${totals}`,
+      alsoFits: others,
+      config: { layout: hinted.layout.name },
+    };
   }
   // a preset whose columns are all there but whose times need a zone the file's name does not give
   const needZone = ranked.filter((f) => f.problem?.includes("is in the report's own time zone"));

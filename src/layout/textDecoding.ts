@@ -252,3 +252,26 @@ export async function decodeTail(path: string, encoding: string | undefined, len
   const last = tail.length >= 2 ? (order === 'utf-16le' ? tail.readUInt16LE(tail.length - 2) : tail.readUInt16BE(tail.length - 2)) : 0;
   return { text, cut: tail.length % 2 === 1 || (last >= 0xd800 && last <= 0xdbff) };
 }
+
+/**
+ * The first `length` bytes of a file as text, in its encoding (its byte-order mark dropped):
+ * what looks at a file's first records before it is read whole (a summary record above the
+ * header). `whole` says whether the text reaches the file's end; a last line that is not
+ * whole may be cut short.
+ */
+export async function decodeHead(path: string, encoding: string | undefined, length: number): Promise<{ text: string; whole: boolean }> {
+  const name = encodingName(encoding ?? DEFAULT_ENCODING);
+  if (name === undefined) throw new Error(`unknown encoding ${JSON.stringify(encoding)}`);
+  const { size } = await stat(path);
+  const units = codeUnitBytes(name);
+  let take = Math.min(size, length);
+  if (units === 2 && take % 2 === 1) take--;
+  const head = await readAt(path, take, 0);
+  let text: string;
+  if (name === DEFAULT_ENCODING) text = head.subarray(0, completePrefix(head)).toString('utf8');
+  else {
+    const order = name === UTF16_BY_BOM ? (head.subarray(0, 2).equals(UTF16BE_BOM) ? 'utf-16be' : 'utf-16le') : name;
+    text = decodeWhole(order, head);
+  }
+  return { text: text.replace(/^\uFEFF/, ''), whole: take === size };
+}

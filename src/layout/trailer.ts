@@ -2,7 +2,7 @@ import { RejectError } from '../errors.js';
 import { decimalReader, MAX_WRITTEN_SCALE } from './columnValues.js';
 import type { Layout, Trailer } from './layout.js';
 import { quoteValue } from './quoteValue.js';
-import { decodeTail } from './textDecoding.js';
+import { decodeHead, decodeTail } from './textDecoding.js';
 import type { RowPlan } from './rowPlan.js';
 
 /** A file that ends without its trailer: maybe still being written, so not ready before it is rejected. */
@@ -114,7 +114,22 @@ export class TrailerCheck {
   }
 }
 
-const TAIL_BYTES = 64 * 1024;
+const EDGE_BYTES = 64 * 1024;
+
+/** A line's first field as a record type: trimmed, its quotes removed. */
+const firstField = (line: string, layout: Layout) =>
+  line
+    .replace(/^\uFEFF/, '')
+    .split(layout.delimiter)[0]!
+    .trim()
+    .replace(/^"(.*)"$/, '$1');
+
+/** The first fields of the staged file's last non-empty line, read from its end only. */
+async function lastFirstField(path: string, layout: Layout): Promise<string> {
+  const lines = (await decodeTail(path, layout.encoding, EDGE_BYTES)).text.split(/\r\n|\n|\r/);
+  while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
+  return firstField(lines[lines.length - 1] ?? '', layout);
+}
 
 /**
  * Whether a staged file's last non-empty line opens with the layout's trailer text: read from
@@ -123,12 +138,37 @@ const TAIL_BYTES = 64 * 1024;
  * reader's.
  */
 export async function endsWithTrailer(path: string, layout: Layout): Promise<boolean> {
-  const lines = (await decodeTail(path, layout.encoding, TAIL_BYTES)).text.split(/\r\n|\n|\r/);
-  while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
-  const last = lines[lines.length - 1] ?? '';
-  const first = last
-    .split(layout.delimiter)[0]!
-    .trim()
-    .replace(/^"(.*)"$/, '$1');
-  return first === layout.trailer!.firstField;
+  return (await lastFirstField(path, layout)) === layout.trailer!.firstField;
+}
+
+/**
+ * The control total records (layout/totals.ts) a staged file should carry and does not yet,
+ * looked for at its edges only, before anything is claimed: a summary record among its
+ * leading records (an upload cut before it), and, in a layout without a trailer whose totals
+ * stand in footers, a footer (or count record) as its last line. Undefined when nothing is
+ * missing; the full check is the reader's.
+ */
+export async function missingTotalRecord(path: string, layout: Layout): Promise<string | undefined> {
+  const records = (layout.totals ?? []).flatMap((t) => (t.kind === 'record' ? [t] : []));
+  if (records.length === 0) return undefined;
+  const top = records.filter((t) => t.at === 'top');
+  if (top.length > 0) {
+    const { text, whole } = await decodeHead(path, layout.encoding, EDGE_BYTES);
+    const head = text.split(/\r\n|\n|\r/);
+    // the last line read may be cut short: only whole lines count
+    if (!whole || !/[\r\n]$/.test(text)) head.pop();
+    const leading = head.slice(layout.skipLines, layout.skipLines + (layout.leadingRecords ?? 0)).map((l) => firstField(l, layout));
+    const absent = top.find((t) => !leading.includes(t.record));
+    if (absent) return `its ${quoteValue(absent.record)} summary record above the header`;
+  }
+  const footers = records.filter((t) => t.at === 'footer');
+  if (footers.length > 0 && !layout.trailer) {
+    const closing = [
+      ...footers.map((t) => t.record),
+      ...[...(layout.recordTypes ?? [])].filter(([, r]) => r.role === 'count').map(([t]) => t),
+    ];
+    if (!closing.includes(await lastFirstField(path, layout)))
+      return `a ${footers.map((t) => quoteValue(t.record)).join(' or ')} total record at its end`;
+  }
+  return undefined;
 }

@@ -32,7 +32,7 @@ VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (name, sha256) DO UPDATE SET
   state = 'claimed', partner = excluded.partner, content_sha256 = excluded.content_sha256, run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
   owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
-  lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL,
+  lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL, totals = NULL,
   updated_at = excluded.updated_at
 WHERE processed_files.state IN (${RECLAIMABLE.map((s) => `'${s}'`).join(', ')})
   AND NOT EXISTS (SELECT 1 FROM processed_files live

@@ -1,3 +1,4 @@
+import type { CheckedTotal } from '../layout/totals.js';
 import type { Ledger } from './ledger.js';
 import { COUNT_KEY, NO_COUNTS, OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
 
@@ -12,6 +13,8 @@ export interface FileOutcome {
   heldFor?: { name: string; run: string };
   /** for a reject or failure, or why a file was not ready */
   error?: string;
+  /** for a load: the control totals the file proved (layout/totals.ts) */
+  totals?: CheckedTotal[];
 }
 
 /** A move this run finished for a file whose outcome an earlier run decided (that run died, or its move failed). */
@@ -55,6 +58,7 @@ export async function runOutcomes(ledger: Ledger, runId: string): Promise<RunOut
       reason?: string;
       duplicateOf?: FileOutcome['duplicateOf'];
       heldFor?: FileOutcome['heldFor'];
+      totals?: CheckedTotal[];
     };
     const rows = outcome === 'loaded' ? (d.rows ?? 0) : 0;
     counts[COUNT_KEY[outcome]]++;
@@ -66,6 +70,7 @@ export async function runOutcomes(ledger: Ledger, runId: string): Promise<RunOut
       rows,
       ...(d.duplicateOf ? { duplicateOf: d.duplicateOf } : {}),
       ...(d.heldFor ? { heldFor: d.heldFor } : {}),
+      ...(outcome === 'loaded' && d.totals ? { totals: d.totals } : {}),
       ...(d.reason && outcome !== 'loaded' && outcome !== 'skipped' ? { error: d.reason } : {}),
     });
   }

@@ -1,3 +1,4 @@
+import type { CheckedTotal } from '../layout/totals.js';
 import { nowIso as now } from '../clock.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
@@ -403,7 +404,7 @@ export class SqlLedger implements Ledger {
    */
   finalizeClaim(
     f: { name: string; sha256: string; runId: string; arrival?: string },
-    to: { state: FinalState; event: EventKind; rows?: number; reason?: string },
+    to: { state: FinalState; event: EventKind; rows?: number; reason?: string; totals?: CheckedTotal[] },
     details: Record<string, unknown>,
     opts: { extraEvents?: EventKind[]; moveTo?: Destination } = {},
   ): Promise<boolean> {
@@ -411,9 +412,18 @@ export class SqlLedger implements Ledger {
     if (opts.moveTo !== undefined && f.arrival === undefined) throw new Error("a move intent needs the file's arrival");
     return this.tx(async () => {
       const changed = await this.db.run(
-        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, ${END_CLAIM}, updated_at = ?
+        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, totals = ?, ${END_CLAIM}, updated_at = ?
          WHERE name = ? AND sha256 = ? AND state = 'claimed' AND run_id = ?`,
-        [to.state, to.rows ?? null, to.reason === undefined ? null : redactSecrets(to.reason), now(), f.name, f.sha256, f.runId],
+        [
+          to.state,
+          to.rows ?? null,
+          to.reason === undefined ? null : redactSecrets(to.reason),
+          to.totals === undefined ? null : JSON.stringify(to.totals),
+          now(),
+          f.name,
+          f.sha256,
+          f.runId,
+        ],
       );
       if (changed !== 1) return false;
       for (const event of [to.event, ...extraEvents]) {

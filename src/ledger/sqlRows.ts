@@ -1,3 +1,4 @@
+import type { CheckedTotal } from '../layout/totals.js';
 import type { Destination } from '../destination.js';
 import type { LandedMove, MoveIntent } from './ledger.js';
 import type { SqlRow } from './sqlPort.js';
@@ -31,6 +32,7 @@ export function fileRow(r: SqlRow): FileRow {
     runId: String(r.run_id),
     size: Number(r.size),
     rowCount: num(r.row_count),
+    totals: r.totals === null || r.totals === undefined ? null : (JSON.parse(String(r.totals)) as CheckedTotal[]),
     reason: text(r.reason),
     ownerHost: text(r.owner_host),
     ownerPid: num(r.owner_pid),

@@ -1,3 +1,5 @@
+import type { CheckedTotal } from '../layout/totals.js';
+
 /** The partner of a config without "partners", and of every row from before partners were kept. */
 export const DEFAULT_PARTNER = 'default';
 
@@ -37,6 +39,8 @@ export interface FileRow {
   runId: string;
   size: number;
   rowCount: number | null;
+  /** the control totals the loaded file proved before its rows were loaded; null when its layout states none (or before they were kept) */
+  totals: CheckedTotal[] | null;
   reason: string | null;
   ownerHost: string | null;
   ownerPid: number | null;

@@ -3,6 +3,7 @@ import { keyName, type Layout } from '../layout/layout.js';
 import { lastRecordCutShort } from '../layout/lastRecord.js';
 import { KeyClashes, KeyRepeats } from '../layout/naturalKeys.js';
 import { findBadRows } from '../layout/readSettlement.js';
+import type { CheckedTotal } from '../layout/totals.js';
 import { cutShortWords } from './pausedUpload.js';
 
 /** What a run would make of a file's content, barring the database: its rows, or why it would be refused. */
@@ -11,6 +12,8 @@ export interface ContentCheck {
   rows: number;
   /** the rows the layout's skipRows leaves out, and records of a `skip` type */
   skippedRows: number;
+  /** the file's own control totals its rows were proved against (layout/totals.ts) */
+  totals?: CheckedTotal[];
   error: RejectError | null;
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { RejectError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { contentDetails } from '../delivery/stagedContent.js';
+import { totalsText } from '../layout/totals.js';
 import { isConnectionLost } from './connectionLost.js';
 import { moveDecided, type FileInRun } from './moveDecided.js';
 import type { RunContext, StagedDelivery } from './runContext.js';
@@ -41,19 +42,32 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       const details = {
         rows: result.rows,
         ...(result.skippedRows > 0 ? { skippedRows: result.skippedRows, table: layout.table } : { table: layout.table }),
+        ...(result.totals ? { totals: result.totals } : {}),
         ...both,
       };
       if (
-        !(await run.ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: result.rows }, details, { moveTo: 'archive' }))
+        !(await run.ledger.finalizeClaim(
+          file,
+          { state: 'loaded', event: 'loaded', rows: result.rows, ...(result.totals ? { totals: result.totals } : {}) },
+          details,
+          { moveTo: 'archive' },
+        ))
       ) {
         log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
         return;
       }
       faultPoint('after-finalize');
       const skipped = result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout's skipRows)` : '';
+      const totals = result.totals?.length ? `; ${totalsText(result.totals)}` : '';
       log.info(
-        { event: 'loaded', rows: result.rows, skippedRows: result.skippedRows, ...(result.format ? { copyFormat: result.format } : {}) },
-        `loaded ${result.rows} rows${skipped}`,
+        {
+          event: 'loaded',
+          rows: result.rows,
+          skippedRows: result.skippedRows,
+          ...(result.format ? { copyFormat: result.format } : {}),
+          ...(result.totals ? { totals: result.totals } : {}),
+        },
+        `loaded ${result.rows} rows${skipped}${totals}`,
       );
       await moveDecided(run, file, staged, 'archive', log, { intended: true });
       return;

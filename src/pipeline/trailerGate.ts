@@ -1,11 +1,12 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { runsWaiting } from '../ledger/waitingFiles.js';
 import type { Layout } from '../layout/layout.js';
-import { endsWithTrailer } from '../layout/trailer.js';
+import { endsWithTrailer, missingTotalRecord } from '../layout/trailer.js';
 import { quoteValue } from '../layout/quoteValue.js';
 
 /**
- * A layout with a trailer: a staged file that does not end with it may still be uploading, so
+ * A layout with a trailer, or with control total records (a summary at the top, footers at the
+ * end): a staged file that does not carry them may still be uploading, so
  * it is not ready (left in the intake, counted) for up to `maxWaitingRuns` runs; after that it
  * goes on, and the reader rejects it as incomplete, naming its last line. Returns the reason to
  * wait, or undefined to go on.
@@ -17,8 +18,12 @@ export async function waitForTrailer(
   stagedPath: string,
   maxWaitingRuns: number,
 ): Promise<string | undefined> {
-  if (!layout.trailer || (await endsWithTrailer(stagedPath, layout))) return undefined;
+  const missing =
+    layout.trailer && !(await endsWithTrailer(stagedPath, layout))
+      ? `no trailer line (${quoteValue(layout.trailer.firstField)}) at its end yet`
+      : await missingTotalRecord(stagedPath, layout).then((what) => (what ? `no ${what} yet` : undefined));
+  if (!missing) return undefined;
   const { runs } = await runsWaiting(ledger, name);
   if (runs >= maxWaitingRuns) return undefined;
-  return `no trailer line (${quoteValue(layout.trailer.firstField)}) at its end yet: it may still be uploading (waited ${runs} of ${maxWaitingRuns} runs before it is rejected)`;
+  return `${missing}: it may still be uploading (waited ${runs} of ${maxWaitingRuns} runs before it is rejected)`;
 }

@@ -7,6 +7,7 @@ import type { FinanceDb } from '../finance/financeDb.js';
 import { staleClaims } from './ledgerHealth.js';
 import { contentOf, type FileRow } from '../ledger/types.js';
 import type { TransferAuditResult } from './transferLog/transferAudit.js';
+import type { CheckedTotal } from '../layout/totals.js';
 
 /** What kind of discrepancy: a script decides by this, a person reads the message. */
 export type DiscrepancyKind =
@@ -58,6 +59,21 @@ export interface AuditResult {
   discrepancies: number;
   /** the uploads the SFTP server logged, matched to the ledger (`--transfer-log`); null without one */
   transferLog: TransferAuditResult | null;
+  /**
+   * The loaded files that proved their control totals before their rows were loaded
+   * (layout/totals.ts), as the ledger kept them; absent when there are none (no layout states
+   * totals), so that an audit without them reads as before.
+   */
+  balanced?: BalancedFile[];
+}
+
+/** A loaded file and the control totals it proved. */
+export interface BalancedFile {
+  partner: string;
+  file: string;
+  sha256: string;
+  run: string;
+  totals: CheckedTotal[];
 }
 
 const found = (
@@ -222,7 +238,11 @@ export async function audit(
     );
   }
 
-  return { checks, archiveCheck, discrepancies: checks.reduce((n, c) => n + c.discrepancies.length, 0), transferLog };
+  const balanced = loaded
+    .filter((f) => f.totals && f.totals.length > 0 && (!partners || partners.includes(f.partner)))
+    .map((f) => ({ partner: f.partner, file: f.name, sha256: f.sha256, run: f.runId, totals: f.totals! }));
+  const discrepancies = checks.reduce((n, c) => n + c.discrepancies.length, 0);
+  return { checks, archiveCheck, discrepancies, transferLog, ...(balanced.length > 0 ? { balanced } : {}) };
 }
 
 /** A file pinned and hashed, or null when it went away (or stopped being a regular file) meanwhile. */

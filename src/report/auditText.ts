@@ -1,5 +1,6 @@
 import type { AuditResult } from './audit.js';
 import { printable } from './printable.js';
+import { totalsText } from '../layout/totals.js';
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -10,6 +11,10 @@ export function auditText(result: AuditResult): string {
     const n = c.discrepancies.length;
     lines.push(`audit: ${c.name}: ${n === 0 ? 'ok' : plural(n, 'discrepancy', 'discrepancies')}`);
     for (const d of c.discrepancies) lines.push(`  ${printable(d.message)}`);
+  }
+  if (result.balanced) {
+    lines.push(`audit: ${plural(result.balanced.length, 'loaded file', 'loaded files')} proved their control totals before loading:`);
+    for (const b of result.balanced) lines.push(`  ${printable(b.file)} (run ${b.run}): ${printable(totalsText(b.totals))}`);
   }
   const t = result.transferLog;
   if (t) {

@@ -134,6 +134,8 @@ const CASES: PresetCase[] = [
             'SB,9KL0202BB7654321D',
             'SB,7ZZ0303CC1112223E,INV-3003,,,T0006,2026/03/14 13:00:00 -0700,2026/03/14 13:00:00 -0700,CR,100,USD,DR,33,USD,,BUYER3,,,\nSB,9KL0202BB7654321D',
           )
+          // the section's and the report's USD footers total the added row too, as PayPal writes them
+          .replaceAll('F,USD,12500,2500,79,393', 'F,USD,12600,2500,79,426')
           .replace('SC,3', 'SC,4')
           .replace('RC,3', 'RC,4')
           .replace('FF,3', 'FF,4'),

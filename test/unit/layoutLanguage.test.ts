@@ -103,7 +103,9 @@ describe('a file of several record types', () => {
   const text = (...lines: string[]) => `\uFEFFRH,2026/03/15 04:10:07 -0700,A,ACCT,009\nSH,x\n${head}\n${lines.join('\n')}\n`;
 
   it('loads the body records by the header record, signed minor units, info records passed, counts checked', async () => {
-    const path = file(text(body('T1', 'CR', '12500'), body('T2', 'DR', '7', ','), 'SF,USD,12500,7', 'SC,2', 'RC,2', 'FF,2'));
+    const path = file(
+      text(body('T1', 'CR', '12500'), body('T2', 'DR', '7', ','), 'SF,USD,12500,7,0,35', 'SC,2', 'RF,USD,12500,7,0,35', 'RC,2', 'FF,2'),
+    );
     const rows = await values(path, stl());
     const at = (name: string) => stl().columns.findIndex((c) => c.name === name);
     expect(rows.map((r) => [r[at('transaction_id')], r[at('gross_amount')], r[at('fee_amount')], r[at('initiated_at')]])).toEqual([

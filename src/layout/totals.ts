@@ -1,0 +1,468 @@
+import { RejectError } from '../errors.js';
+import { columnConverters, decimalReader, MAX_WRITTEN_SCALE } from './columnValues.js';
+import type { BalanceRule, ColumnSpec, Layout, Total, TotalRecord, TotalSum } from './layout.js';
+import { quoteValue } from './quoteValue.js';
+import type { RowPlan } from './rowPlan.js';
+
+/**
+ * Control totals (DESIGN.md invariant 9): figures a file states about its own rows, or a
+ * balance rule its partner documents, checked against the rows before any of them is loaded.
+ * The layout's `trailer` (a closing record's count and one sum over the whole file) and the
+ * `{"count": FIELD}` record types stay as they are: they are the simplest cases of the same
+ * idea, and `totals` says the rest (a summary record at the top, a footer per group, a sum per
+ * sign, a batch that nets to zero).
+ */
+
+/** One total as a `check` and the ledger show it: `batch_number 380, net_currency USD balances`. */
+export interface CheckedTotal {
+  /** the record type or `balance` */
+  total: string;
+  /** the group, e.g. `gross_currency USD`, or '' for the whole file */
+  group: string;
+  /** the rows it covered */
+  rows: number;
+  /** what agreed: `2 sums and the count` or `nets to 0.00` */
+  agrees: string;
+}
+
+/** A total record the file should carry and does not: the file may still be uploading (not ready before it is rejected). */
+export class MissingTotalError extends RejectError {}
+
+// ---------------------------------------------------------------- exact sums
+
+const SCALE = MAX_WRITTEN_SCALE;
+
+/** A normal decimal text (`-12.3`) as an integer of SCALE places. */
+function exact(normal: string): bigint {
+  const negative = normal.startsWith('-');
+  const [whole = '0', frac = ''] = (negative ? normal.slice(1) : normal).split('.');
+  const n = BigInt((whole || '0') + frac.padEnd(SCALE, '0').slice(0, SCALE));
+  return negative ? -n : n;
+}
+
+/** An exact sum shown with `places` places (rounded half away from zero when it has more). */
+function shown(n: bigint, places: number): string {
+  const negative = n < 0n;
+  let abs = negative ? -n : n;
+  const drop = 10n ** BigInt(SCALE - places);
+  abs = (abs + drop / 2n) / drop;
+  const digits = abs.toString().padStart(places + 1, '0');
+  const text = places === 0 ? digits : `${digits.slice(0, -places)}.${digits.slice(-places)}`;
+  return negative && abs !== 0n ? `-${text}` : text;
+}
+
+const placesOf = (normal: string) => normal.split('.')[1]?.length ?? 0;
+
+// ---------------------------------------------------------------- the layout key
+
+type Fail = (what: string) => never;
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+const isField = (v: unknown) => Number.isInteger(v) && (v as number) >= 2;
+
+/**
+ * The layout's `totals`: a list of total records (`{"record", "at", "groupBy", "count", "sums"}`)
+ * and balance rules (`{"rule": "balance", "groupBy", "sum", "when"}`), every mistake naming
+ * the entry and its key.
+ */
+export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadingRecords: number, fail: Fail): Total[] {
+  if (!Array.isArray(raw) || raw.length === 0) return fail('"totals" must be a non-empty list of total records and balance rules');
+  const column = (name: unknown, where: string, decimal = false): string => {
+    const spec = columns.find((c) => c.name === name);
+    if (typeof name !== 'string' || !spec || (decimal && spec.type !== 'decimal'))
+      fail(`${where} must name one of the layout's ${decimal ? 'decimal ' : ''}columns`);
+    return name as string;
+  };
+  return raw.map((entry, i): Total => {
+    const where = `totals ${i + 1}`;
+    if (!isObject(entry)) return fail(`${where} must be an object: a total record ("record") or a rule ("rule": "balance")`);
+    if (entry.rule !== undefined) {
+      const known = ['rule', 'groupBy', 'sum', 'when'];
+      for (const k of Object.keys(entry)) if (!known.includes(k)) fail(`${where}: key "${k}" is unknown (keys: ${known.join(', ')})`);
+      if (entry.rule !== 'balance') fail(`${where}: "rule" must be "balance" (the group's amounts net to zero)`);
+      const groups = typeof entry.groupBy === 'string' ? [entry.groupBy] : entry.groupBy;
+      if (!Array.isArray(groups) || groups.length === 0) fail(`${where}: "groupBy" must name a column or a list of them`);
+      const groupBy = (groups as unknown[]).map((g) => column(g, `${where}: "groupBy"`));
+      if (!Array.isArray(entry.sum) || entry.sum.length === 0)
+        fail(`${where}: "sum" must list the decimal columns that net to zero ("-name" subtracts one)`);
+      const sum = (entry.sum as unknown[]).map((s) => {
+        const negative = typeof s === 'string' && s.startsWith('-');
+        return { column: column(negative ? (s as string).slice(1) : s, `${where}: "sum"`, true), negative };
+      });
+      let when: BalanceRule['when'];
+      if (entry.when !== undefined) {
+        const { column: on, values } = (isObject(entry.when) ? entry.when : {}) as Record<string, unknown>;
+        if (!Array.isArray(values) || values.length === 0 || values.some((v) => typeof v !== 'string'))
+          fail(`${where}: "when" must be {"column", "values"}: the groups holding such a row are checked`);
+        when = { column: column(on, `${where}: "when" "column"`), values: values as string[] };
+      }
+      return { kind: 'balance', groupBy, sum, ...(when ? { when } : {}) };
+    }
+    const known = ['record', 'at', 'groupBy', 'count', 'sums', 'rounding', 'everyGroup'];
+    for (const k of Object.keys(entry)) if (!known.includes(k)) fail(`${where}: key "${k}" is unknown (keys: ${known.join(', ')})`);
+    const { record, at = 'footer', groupBy, count, sums = [], rounding = 'exact', everyGroup = false } = entry;
+    if (typeof record !== 'string' || record === '') fail(`${where}: "record" must be the first field of the total record, e.g. "SF"`);
+    if (at !== 'top' && at !== 'footer') fail(`${where}: "at" must be "top" (a leading record) or "footer" (after its rows)`);
+    if (at === 'top' && leadingRecords === 0) fail(`${where}: "at": "top" needs "leadingRecords" (the records above the header)`);
+    let group: TotalRecord['groupBy'];
+    if (groupBy !== undefined) {
+      const { column: by, field } = (isObject(groupBy) ? groupBy : {}) as Record<string, unknown>;
+      if (!isField(field)) fail(`${where}: "groupBy" must be {"column", "field"}: the record's field (2 or more) naming the group`);
+      group = { column: column(by, `${where}: "groupBy" "column"`), field: field as number };
+    }
+    if (count !== undefined && !isField(count)) fail(`${where}: "count" must be the field (2 or more) holding the number of rows`);
+    if (!Array.isArray(sums)) return fail(`${where}: "sums" must be a list of {"field", "of", "sign"}`);
+    const parsedSums = sums.map((s: unknown, j: number): TotalSum => {
+      const at2 = `${where}: sums ${j + 1}`;
+      if (!isObject(s)) return fail(`${at2} must be {"field", "of"} (and "sign": "credit" or "debit")`);
+      for (const k of Object.keys(s))
+        if (!['field', 'of', 'sign'].includes(k)) fail(`${at2}: key "${k}" is unknown (keys: field, of, sign)`);
+      if (!isField(s.field)) fail(`${at2}: "field" must be a field position, 2 or more`);
+      if (s.sign !== undefined && s.sign !== 'credit' && s.sign !== 'debit') fail(`${at2}: "sign" must be "credit" or "debit"`);
+      return {
+        field: s.field as number,
+        of: column(s.of, `${at2}: "of"`, true),
+        ...(s.sign ? { sign: s.sign as 'credit' | 'debit' } : {}),
+      };
+    });
+    if (count === undefined && parsedSums.length === 0) fail(`${where}: give "count", "sums" or both`);
+    if (rounding !== 'exact' && rounding !== 'stated') fail(`${where}: "rounding" must be "exact" or "stated"`);
+    if (typeof everyGroup !== 'boolean') fail(`${where}: "everyGroup" must be true or false`);
+    if (everyGroup && !group) fail(`${where}: "everyGroup" needs "groupBy"`);
+    return {
+      kind: 'record',
+      record: record as string,
+      at: at as TotalRecord['at'],
+      ...(group ? { groupBy: group } : {}),
+      ...(count !== undefined ? { count: count as number } : {}),
+      sums: parsedSums,
+      rounding: rounding as TotalRecord['rounding'],
+      everyGroup: everyGroup as boolean,
+    };
+  });
+}
+
+/** The `totals` key as configuration writes it (what `extends` starts from). */
+export function totalsJson(totals: readonly Total[]): unknown[] {
+  return totals.map((t) => {
+    if (t.kind === 'balance') {
+      return {
+        rule: 'balance',
+        groupBy: t.groupBy,
+        sum: t.sum.map((s) => (s.negative ? `-${s.column}` : s.column)),
+        ...(t.when ? { when: { column: t.when.column, values: [...t.when.values] } } : {}),
+      };
+    }
+    const { kind: _, sums, ...rest } = t;
+    return { ...rest, sums: sums.map((s) => ({ ...s })) };
+  });
+}
+
+/** The record types a layout's totals read (a file of record types must not refuse them as unknown). */
+export function totalRecordTypes(layout: Layout): string[] {
+  return (layout.totals ?? []).flatMap((t) => (t.kind === 'record' ? [t.record] : []));
+}
+
+// ---------------------------------------------------------------- the check
+
+/** A group's tally: its rows, and the running sum of each figure. */
+interface Tally {
+  rows: number;
+  sums: bigint[];
+  /** a balance group: it holds the row `when` asks for */
+  checked?: boolean;
+}
+
+/** One stated total, seen in the file: its line and its fields. */
+interface Stated {
+  line: number;
+  fields: readonly string[];
+}
+
+/** What one total record spec has seen: the tallies since its last footers, and the records found. */
+class RecordTotal {
+  readonly tallies = new Map<string, Tally>();
+  /** a footer of this type was read since the last row: the next row opens a new section */
+  closed = false;
+  found = 0;
+  constructor(readonly spec: TotalRecord) {}
+}
+
+/**
+ * The totals of one file, fed every data row (loaded or left out) and every record that is no
+ * row, checked at its end: a disagreement is a reject naming the group and both figures; a
+ * total record that is missing is a MissingTotalError.
+ */
+export class TotalsCheck {
+  private readonly records: RecordTotal[];
+  private readonly balances: { spec: BalanceRule; tallies: Map<string, Tally> }[];
+  private readonly problems: RejectError[] = [];
+  private readonly checked: CheckedTotal[] = [];
+  private readonly convert: ReturnType<typeof columnConverters>;
+  private readonly index: (column: string) => number;
+  private readonly readStated: (value: string) => string | undefined;
+  private lastLine = 0;
+  /** a row's values in the layout's order, for the figures of a row `skipRows` left out */
+  private scratch: string[] = [];
+
+  constructor(private readonly layout: Layout) {
+    const totals = layout.totals ?? [];
+    this.records = totals.flatMap((t) => (t.kind === 'record' ? [new RecordTotal(t)] : []));
+    this.balances = totals.flatMap((t) => (t.kind === 'balance' ? [{ spec: t, tallies: new Map<string, Tally>() }] : []));
+    this.convert = columnConverters(layout);
+    const names = layout.columns.map((c) => c.name);
+    this.index = (column) => names.indexOf(column);
+    this.readStated = decimalReader(layout, MAX_WRITTEN_SCALE);
+  }
+
+  /** Whether a record (a leading one, or one of a record type) is a total record: it is kept to be checked. */
+  isTotal(fields: readonly string[], line: number): boolean {
+    this.lastLine = line;
+    const type = (fields[0] ?? '').trim();
+    const specs = this.records.filter((r) => r.spec.record === type);
+    if (specs.length === 0) return false;
+    for (const r of specs) this.footer(r, { line, fields });
+    return true;
+  }
+
+  /** One data row, good or skipped (`values` 'skip': the figures read from its fields); a bad row is not summed. */
+  addRow(plan: RowPlan, fields: readonly string[], values: (string | null)[] | 'skip', line: number): void {
+    this.lastLine = line;
+    const row = values === 'skip' ? this.skippedValues(plan, fields, line) : values;
+    for (const r of this.records) {
+      if (r.closed) this.newSection(r);
+      const group = r.spec.groupBy ? (row[this.index(r.spec.groupBy.column)] ?? '') : '';
+      const tally = this.tally(r.tallies, group, r.spec.sums.length);
+      tally.rows++;
+      r.spec.sums.forEach((s, i) => {
+        const value = row[this.index(s.of)];
+        if (value === null || value === undefined) return;
+        const amount = exact(value);
+        if (s.sign === 'credit' && amount > 0n) tally.sums[i]! += amount;
+        else if (s.sign === 'debit' && amount < 0n) tally.sums[i]! -= amount;
+        else if (s.sign === undefined) tally.sums[i]! += amount;
+      });
+    }
+    for (const b of this.balances) {
+      const group = b.spec.groupBy.map((c) => row[this.index(c)] ?? '').join('\u0000');
+      const tally = this.tally(b.tallies, group, 1);
+      tally.rows++;
+      for (const s of b.spec.sum) {
+        const value = row[this.index(s.column)];
+        if (value !== null && value !== undefined) tally.sums[0]! += s.negative ? -exact(value) : exact(value);
+      }
+      if (b.spec.when && b.spec.when.values.includes(row[this.index(b.spec.when.column)] ?? '')) tally.checked = true;
+    }
+  }
+
+  /**
+   * At the end of the file (with no bad row: the sums are not known otherwise): every total
+   * agrees, or the file is rejected naming each that does not. Returns what was checked.
+   */
+  finish(): CheckedTotal[] {
+    for (const r of this.records) {
+      if (r.found === 0) {
+        const where = r.spec.at === 'top' ? 'above its header' : 'after its rows';
+        throw new MissingTotalError(
+          `the file ends at line ${this.lastLine} without its ${r.spec.record} total record (${where}): it is incomplete`,
+          { line: this.lastLine, field: r.spec.record },
+        );
+      }
+      const open = [...r.tallies.values()].some((t) => t.rows > 0);
+      if (r.spec.at === 'footer' && !r.closed && open) {
+        throw new MissingTotalError(
+          `the file ends at line ${this.lastLine} with rows after its last ${r.spec.record} total record: it is incomplete`,
+          { line: this.lastLine, field: r.spec.record },
+        );
+      }
+      this.newSection(r);
+    }
+    for (const b of this.balances) this.balance(b.spec, b.tallies);
+    if (this.problems.length === 1) throw this.problems[0]!;
+    if (this.problems.length > 1) {
+      const first = this.problems[0]!;
+      throw new RejectError(`${this.problems.length} totals disagree: ${this.problems.map((p) => p.message).join('; ')}`, {
+        ...(first.line !== undefined ? { line: first.line } : {}),
+        ...(first.field ? { field: first.field } : {}),
+      });
+    }
+    return this.checked;
+  }
+
+  private tally(tallies: Map<string, Tally>, group: string, sums: number): Tally {
+    let tally = tallies.get(group);
+    if (!tally) tallies.set(group, (tally = { rows: 0, sums: new Array<bigint>(sums).fill(0n) }));
+    return tally;
+  }
+
+  /** The figures of a row left out by skipRows, converted as the loaded rows' are (its sign and minor units). */
+  private skippedValues(plan: RowPlan, fields: readonly string[], line: number): (string | null)[] {
+    const raw = (this.scratch = this.layout.columns.map((c) => fields[plan.indexOf(c.name)] ?? ''));
+    return this.layout.columns.map((c, i) => {
+      const text = raw[i]!;
+      if (text === '') return null;
+      if (c.type !== 'decimal' && c.type !== 'currency') return text;
+      const out = this.convert[i]!(text, this.scratch);
+      if (typeof out === 'string') return out;
+      const summed = this.summed(c.name);
+      if (!summed) return null;
+      throw new RejectError(`line ${line}, field ${c.name}: ${quoteValue(text)} ${out.problem} (a control total sums it)`, {
+        line,
+        field: c.name,
+      });
+    });
+  }
+
+  private summed(column: string): boolean {
+    return (
+      this.records.some((r) => r.spec.sums.some((s) => s.of === column) || r.spec.groupBy?.column === column) ||
+      this.balances.some((b) => b.spec.sum.some((s) => s.column === column) || b.spec.groupBy.includes(column))
+    );
+  }
+
+  /** A footer (or a leading record) of a total record type: kept with its section until the section's rows are all read. */
+  private readonly pending = new Map<RecordTotal, Stated[]>();
+
+  private footer(r: RecordTotal, stated: Stated): void {
+    r.found++;
+    const list = this.pending.get(r) ?? [];
+    list.push(stated);
+    this.pending.set(r, list);
+    if (r.spec.at === 'footer') r.closed = true;
+  }
+
+  /** A section ends (a row after its footers, or the file's end): each footer is compared with its group's rows. */
+  private newSection(r: RecordTotal): void {
+    const stated = this.pending.get(r) ?? [];
+    const named = new Set<string>();
+    for (const s of stated) {
+      const group = r.spec.groupBy ? (s.fields[r.spec.groupBy.field - 1] ?? '').trim() : '';
+      const key = r.spec.groupBy ? this.groupValue(r.spec.groupBy.column, group) : '';
+      named.add(key);
+      this.compare(r.spec, s, group, r.tallies.get(key) ?? { rows: 0, sums: r.spec.sums.map(() => 0n) });
+    }
+    if (r.spec.everyGroup) {
+      for (const [group, tally] of r.tallies) {
+        if (named.has(group) || tally.rows === 0) continue;
+        const line = stated[stated.length - 1]?.line ?? this.lastLine;
+        this.problems.push(
+          new RejectError(`line ${line}, ${r.spec.record}: no total for ${r.spec.groupBy!.column} ${group} (${tally.rows} rows)`, {
+            line,
+            field: r.spec.record,
+          }),
+        );
+      }
+    }
+    this.pending.set(r, []);
+    r.tallies.clear();
+    r.closed = false;
+  }
+
+  /** A group's value as a record writes it, as its column's rows hold it (a currency in upper case). */
+  private groupValue(column: string, written: string): string {
+    const i = this.index(column);
+    const out = this.convert[i]!(written, []);
+    return typeof out === 'string' ? out : written;
+  }
+
+  private compare(spec: TotalRecord, stated: Stated, group: string, tally: Tally): void {
+    const label = spec.groupBy ? `${spec.record} ${spec.groupBy.column} ${group}` : spec.record;
+    const fail = (what: string) =>
+      this.problems.push(new RejectError(`line ${stated.line}, ${label}: ${what}`, { line: stated.line, field: spec.record }));
+    const before = this.problems.length;
+    if (spec.count !== undefined) {
+      const text = (stated.fields[spec.count - 1] ?? '').trim();
+      if (!/^\d{1,15}$/.test(text)) fail(`the count ${quoteValue(text)} (field ${spec.count}) is not a number`);
+      else if (Number(text) !== tally.rows) fail(`says ${Number(text)} rows, the file has ${tally.rows}`);
+    }
+    spec.sums.forEach((s, i) => {
+      const text = (stated.fields[s.field - 1] ?? '').trim();
+      const figure = this.statedFigure(s.of, text);
+      const what = `${s.sign ? `${s.sign}s of ` : ''}${s.of}`;
+      if (figure === undefined) {
+        fail(`the ${what} total ${quoteValue(text)} (field ${s.field}) is not an amount`);
+        return;
+      }
+      const places = spec.rounding === 'stated' ? placesOf(figure) : Math.max(placesOf(figure), this.places(s.of));
+      const computed = tally.sums[i]!;
+      const agrees = spec.rounding === 'stated' ? shown(computed, places) === shown(exact(figure), places) : computed === exact(figure);
+      if (!agrees)
+        fail(
+          `says the ${what} total ${this.written(s.of, exact(figure), places)}, the rows add up to ${this.written(s.of, computed, places)}`,
+        );
+    });
+    if (this.problems.length === before) {
+      const parts = [...(spec.count !== undefined ? ['count'] : []), ...spec.sums.map((s) => `${s.sign ? `${s.sign}s of ` : ''}${s.of}`)];
+      this.checked.push({
+        total: spec.record,
+        group: spec.groupBy ? `${spec.groupBy.column} ${group}` : '',
+        rows: tally.rows,
+        agrees: parts.join(', '),
+      });
+    }
+  }
+
+  /** A stated figure as a normal decimal in the column's own unit (a column of minor units: the record writes minor units too). */
+  private statedFigure(column: string, text: string): string | undefined {
+    const minor = this.fixedMinorUnits(column);
+    if (minor === undefined) return this.readStated(text);
+    if (!/^-?\d{1,30}$/.test(text)) return undefined;
+    return shown(BigInt(text) * 10n ** BigInt(SCALE - minor), minor);
+  }
+
+  /** How a figure is shown: as the file writes it (whole minor units for such a column), with `places` places otherwise. */
+  private written(column: string, n: bigint, places: number): string {
+    const minor = this.fixedMinorUnits(column);
+    if (minor === undefined) return shown(n, places);
+    return shown(n * 10n ** BigInt(minor), 0);
+  }
+
+  /**
+   * A column's minor units when they are one number for the whole file; a column in each row's
+   * own currency's minor units (`"currency"`) has its figures read as decimals, as its rows are.
+   */
+  private fixedMinorUnits(column: string): number | undefined {
+    const minor = this.layout.columns.find((c) => c.name === column)!.minorUnits;
+    return typeof minor === 'number' ? minor : undefined;
+  }
+
+  private places(column: string): number {
+    const spec = this.layout.columns.find((c) => c.name === column)!;
+    const minor = this.fixedMinorUnits(column);
+    if (minor !== undefined) return minor;
+    return typeof spec.scale === 'number' ? Math.min(spec.scale, 2) : 2;
+  }
+
+  private balance(spec: BalanceRule, tallies: Map<string, Tally>): void {
+    const payout = spec.when ? ` with its ${spec.when.values.join(' or ')}` : '';
+    for (const [key, tally] of tallies) {
+      if (spec.when && !tally.checked) continue;
+      const values = key.split('\u0000');
+      const group = spec.groupBy.map((c, i) => `${c} ${values[i] || '(empty)'}`).join(', ');
+      const places = Math.max(...spec.sum.map((s) => this.places(s.column)));
+      if (tally.sums[0] !== 0n) {
+        const line = this.lastLine;
+        this.problems.push(
+          new RejectError(
+            `${group}: nets to ${shown(tally.sums[0]!, Math.max(places, this.precision(tally.sums[0]!)))}${payout}, not ${shown(0n, places)} (${tally.rows} rows)`,
+            {
+              line,
+              field: 'totals',
+            },
+          ),
+        );
+      } else this.checked.push({ total: 'balance', group, rows: tally.rows, agrees: `nets to ${shown(0n, places)}${payout}` });
+    }
+  }
+
+  /** The places a sum needs to be shown without rounding any of it away. */
+  private precision(n: bigint): number {
+    return placesOf(shown(n, SCALE).replace(/\.?0+$/, ''));
+  }
+}
+
+/** How `check` and the run's log show the totals a file proved: `batch_number 380, net_currency USD balances`. */
+export function totalsText(checked: readonly CheckedTotal[]): string {
+  return checked
+    .map((c) => (c.total === 'balance' ? `${c.group} balances` : `${c.total}${c.group ? ` ${c.group}` : ''} agrees (${c.rows} rows)`))
+    .join('; ');
+}

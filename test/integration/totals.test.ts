@@ -1,0 +1,102 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+
+const db = sharedFinanceDatabase();
+const sample = () => readFile(fileURLToPath(new URL('../../fixtures/settlement_detail_report_batch_42.csv', import.meta.url)), 'utf8');
+
+describe('a file proves its own totals before a row is loaded', () => {
+  it('rejects an Adyen batch one cent off with nothing loaded, then loads the balanced batch with its totals kept', async () => {
+    const ws = await Workspace.create(db.url);
+    const config = join(ws.root, 'partner.json');
+    // a table of its own: the other tests' loads of the sample stay out of the way
+    await writeFile(
+      config,
+      JSON.stringify({
+        layout: { extends: 'adyen-settlement-details', table: 'adyen_totals' },
+        pattern: 'settlement_detail_report_batch_*.csv',
+      }),
+    );
+    const migrated = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger]);
+    expect(migrated.status).toBe(0);
+    await db.client.query('TRUNCATE settle.adyen_totals');
+    const balanced = (await sample()).replaceAll('order-100', 'order-310');
+
+    // one payment's net credit one cent higher: the batch no longer nets to zero with its payout
+    const offByACent = balanced.replace(',98.05,', ',98.06,');
+    expect(offByACent).not.toBe(balanced);
+    await ws.put('settlement_detail_report_batch_42.csv', offByACent);
+    const refused = await ws.run(['--config', config]);
+    expect(refused.status).toBe(1);
+    expect(parseSummary(refused.stdout)).toMatchObject({ loaded: 0, rejected: 1 });
+    expect(await ws.files('rejected')).toEqual(['settlement_detail_report_batch_42.csv']);
+    expect((await db.client.query('SELECT count(*)::int AS n FROM settle.adyen_totals')).rows[0].n).toBe(0);
+    const rejected = ws.ledgerFile('settlement_detail_report_batch_42.csv')!;
+    expect(rejected.state).toBe('rejected');
+    const reason = ws.events().find((e) => e.event === 'rejected')!.details.reason;
+    expect(reason).toMatch(/batch_number 42, net_currency EUR: nets to 0\.01 with its MerchantPayout, not 0\.00/);
+
+    await ws.put('settlement_detail_report_batch_42_fixed.csv', balanced);
+    const loaded = await ws.run(['--config', config, '--json']);
+    expect(loaded.status).toBe(0);
+    const summary = JSON.parse(loaded.stdout) as { loaded: number; files: { name: string; rows: number; totals?: unknown[] }[] };
+    expect(summary.loaded).toBe(1);
+    expect(summary.files).toEqual([
+      expect.objectContaining({
+        name: 'settlement_detail_report_batch_42_fixed.csv',
+        rows: 3,
+        totals: [{ total: 'balance', group: 'batch_number 42, net_currency EUR', rows: 5, agrees: 'nets to 0.00 with its MerchantPayout' }],
+      }),
+    ]);
+    expect((await db.client.query('SELECT count(*)::int AS n FROM settle.adyen_totals')).rows[0].n).toBe(3);
+    const event = ws.events().find((e) => e.event === 'loaded' && e.name === 'settlement_detail_report_batch_42_fixed.csv')!;
+    expect(event.details.totals).toEqual([
+      { total: 'balance', group: 'batch_number 42, net_currency EUR', rows: 5, agrees: 'nets to 0.00 with its MerchantPayout' },
+    ]);
+    const kept = ws.query<{ totals: string }>(
+      'SELECT totals FROM processed_files WHERE name = ?',
+      'settlement_detail_report_batch_42_fixed.csv',
+    );
+    expect(JSON.parse(kept[0]!.totals)).toEqual(event.details.totals);
+
+    // the ledger keeps them with the load: audit says the loaded file balanced
+    const auditArgs = ['audit', '--config', config, '--intake', ws.intake, '--ledger', ws.ledger];
+    const json = await ws.cli([...auditArgs, '--json']);
+    const doc = JSON.parse(json.stdout) as { balanced: { file: string; totals: unknown[] }[] };
+    expect(doc.balanced).toEqual([
+      expect.objectContaining({ file: 'settlement_detail_report_batch_42_fixed.csv', totals: event.details.totals }),
+    ]);
+    const text = await ws.cli(auditArgs);
+    expect(text.stdout).toContain('settlement_detail_report_batch_42_fixed.csv');
+    expect(text.stdout).toMatch(/1 loaded file proved their control totals before loading/);
+  });
+
+  it('a file without the summary record its layout says it carries is not ready: left in the intake, nothing claimed', async () => {
+    const ws = await Workspace.create(db.url);
+    const config = join(ws.root, 'partner.json');
+    const layout = {
+      table: 'summary_totals',
+      leadingRecords: 2,
+      columns: [
+        { name: 'transaction_id', from: 'TRANSACTION_ID', type: 'text' },
+        { name: 'gross_amount', from: 'GROSS_AMOUNT', type: 'decimal' },
+      ],
+      totals: [{ record: 'HEADER', at: 'top', count: 3, sums: [{ field: 4, of: 'gross_amount' }] }],
+    };
+    await writeFile(config, JSON.stringify({ layout, pattern: 'summary_*.csv' }));
+    expect((await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger])).status).toBe(0);
+    await db.client.query('TRUNCATE settle.summary_totals');
+    await ws.put('summary_1.csv', 'ROW_TYPE,CURRENCY,ITEMS,GROSS\n');
+    const waiting = await ws.run(['--config', config]);
+    expect(parseSummary(waiting.stdout)).toMatchObject({ loaded: 0, not_ready: 1 });
+    expect(await ws.files('intake')).toEqual(['summary_1.csv']);
+    expect(ws.ledgerFile('summary_1.csv')).toBeUndefined();
+
+    await ws.put('summary_1.csv', 'ROW_TYPE,CURRENCY,ITEMS,GROSS\nHEADER,USD,2,3.50\nTRANSACTION_ID,GROSS_AMOUNT\nX1,1.25\nX2,2.25\n');
+    const loaded = await ws.run(['--config', config]);
+    expect(parseSummary(loaded.stdout)).toMatchObject({ loaded: 1, rows: 2 });
+    expect((await db.client.query('SELECT count(*)::int AS n FROM settle.summary_totals')).rows[0].n).toBe(2);
+  });
+});
