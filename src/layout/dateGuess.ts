@@ -136,6 +136,8 @@ export function guessDateFormat(values: readonly string[], decimalComma: boolean
       (format) => /M{3,4}/.test(format) === named > 0 && texts.every((t) => reads(parserFor(format, timestamp), t, timestamp)),
     );
     if (fitting.length === 0) continue;
+    // `X` reads `Z` and any offset; where the values write one, the token of its own shape (`XX` for -0700, `XXX` for -07:00)
+    if (texts.some((t) => /[+-]\d{2}:?\d{2}$/.test(t))) fitting.sort((a, b) => Number(/(?<!X)X$/.test(a)) - Number(/(?<!X)X$/.test(b)));
     const names = converted.map((c) => c.name!).filter(Boolean);
     // abbreviated unless a name is written in full where its abbreviation differs
     const full = names.length > 0 && names.every((n) => n.full) && names.some((n) => !n.short);
