@@ -7,6 +7,7 @@ import { globToRegExp } from '../../src/intake/names.js';
 import { parseLayout } from '../../src/layout/parseLayout.js';
 import { findBadRows } from '../../src/layout/readSettlement.js';
 import { suggestLayout } from '../../src/layout/suggestLayout.js';
+import { draftRoundTrip, draftTypes } from '../support/draftRoundTrip.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 
@@ -87,15 +88,6 @@ describe('layout suggest', () => {
 });
 
 describe('layout suggest drafts what a person would type (keys on main)', () => {
-  /** The draft's config as a user saves it, parsed, and the file read with it: its rows, skipped rows and first problem. */
-  async function roundTrip(path: string, name: string) {
-    const s = await suggestLayout(path, name);
-    const saved = JSON.parse(JSON.stringify(s.config)) as { layout: Record<string, unknown> };
-    return { s, checked: await findBadRows(path, parseLayout(saved.layout, 'draft'), { fileName: name }) };
-  }
-  const typesOf = (s: Awaited<ReturnType<typeof suggestLayout>>) =>
-    s.draft!.columns.map((c) => `${c.name}:${c.type}${c.format ? ` ${c.format}` : ''}`);
-
   it('takes the header under a preamble of name/value lines, not the first of those lines', async () => {
     const text = [
       '"Payments Export"',
@@ -108,9 +100,9 @@ describe('layout suggest drafts what a person would type (keys on main)', () => 
       '"2026-03-01T12:00:00 -0700","5984862001","ORD-3","Refund","USD","-5.00","0.00"',
     ].join('\n');
     const name = 'payments_2026_03.csv';
-    const { s, checked } = await roundTrip(file(`${text}\n`, name), name);
+    const { s, checked } = await draftRoundTrip(file(`${text}\n`, name), name);
     expect(s.config.layout).toMatchObject({ skipLines: 4, naturalKey: 'orderreference' });
-    expect(typesOf(s)).toEqual([
+    expect(draftTypes(s)).toEqual([
       "posteddate:timestamp yyyy-MM-dd'T'HH:mm:ss XX",
       'settlementid:integer',
       'orderreference:text',
@@ -130,10 +122,10 @@ describe('layout suggest drafts what a person would type (keys on main)', () => 
       'Goofy Inc,2026-03-02T00:09:36Z,trxn-C,CAD,100,0.05,99.95,',
     ].join('\n');
     const name = 'donations.csv';
-    const { s, checked } = await roundTrip(file(`${text}\n`, name), name);
+    const { s, checked } = await draftRoundTrip(file(`${text}\n`, name), name);
     expect(s.config.layout).toMatchObject({ groupSeparator: ',', naturalKey: 'transaction_id' });
     expect(s.config.layout).not.toHaveProperty('header');
-    expect(typesOf(s)).toEqual([
+    expect(draftTypes(s)).toEqual([
       'company:text',
       "donation_date:timestamp yyyy-MM-dd'T'HH:mm:ssX",
       'transaction_id:text',
@@ -149,8 +141,8 @@ describe('layout suggest drafts what a person would type (keys on main)', () => 
   it('decides day-first by a day over 12 in any row, not the first', async () => {
     const rows = ['05/03/2026,R-1,10.00', '06/03/2026,R-2,11.00', '13/03/2026,R-3,12.00'];
     const name = 'statement.csv';
-    const { s, checked } = await roundTrip(file(`Date,Reference,Amount\n${rows.join('\n')}\n`, name), name);
-    expect(typesOf(s)[0]).toBe('date:date dd/MM/yyyy');
+    const { s, checked } = await draftRoundTrip(file(`Date,Reference,Amount\n${rows.join('\n')}\n`, name), name);
+    expect(draftTypes(s)[0]).toBe('date:date dd/MM/yyyy');
     expect(s.draft!.unsure.join('\n')).not.toMatch(/no day over 12/);
     expect(checked.error).toBeNull();
   });
@@ -158,8 +150,8 @@ describe('layout suggest drafts what a person would type (keys on main)', () => 
   it('says plainly when no row decides day-first or month-first, and reads a US-style file month-first', async () => {
     const rows = ['05/03/2026,R-1,10.00', '06/03/2026,R-2,11.00', '07/04/2026,R-3,12.00'];
     const name = 'statement.csv';
-    const { s, checked } = await roundTrip(file(`Date,Reference,Amount\n${rows.join('\n')}\n`, name), name);
-    expect(typesOf(s)[0]).toBe('date:date MM/dd/yyyy');
+    const { s, checked } = await draftRoundTrip(file(`Date,Reference,Amount\n${rows.join('\n')}\n`, name), name);
+    expect(draftTypes(s)[0]).toBe('date:date MM/dd/yyyy');
     expect(s.draft!.unsure).toContain(
       'Date: 05/03/2026: no day over 12 in 3 rows; read as MM/dd (a US export?) — check, and write "dd/MM/yyyy" if it is day-first',
     );
@@ -169,7 +161,7 @@ describe('layout suggest drafts what a person would type (keys on main)', () => 
   it('joins a time of day kept in its own column to its date, in the zone the next column names', async () => {
     const rows = ['"2/1/2026","11:05:56","Europe/Berlin","TID1","49,37"', '"14/1/2026","13:06:07","Europe/Berlin","TID2","-1,78"'];
     const name = 'activity.csv';
-    const { s, checked } = await roundTrip(
+    const { s, checked } = await draftRoundTrip(
       file(`"Fecha","Hora","Zona horaria","Id. de transaccion","Bruto"\n${rows.join('\n')}\n`, name),
       name,
     );
@@ -188,9 +180,9 @@ describe('layout suggest drafts what a person would type (keys on main)', () => 
   it('prefers an id to free text that happens to be unique, and types an empty amount column as an amount', async () => {
     const rows = ['Payment one,PAY-1,10.00,', 'Payment two,PAY-2,11.00,', 'Payment three,PAY-3,12.00,'];
     const name = 'payments.csv';
-    const { s, checked } = await roundTrip(file(`Description,Payment Reference,Amount,Fee Amount\n${rows.join('\n')}\n`, name), name);
+    const { s, checked } = await draftRoundTrip(file(`Description,Payment Reference,Amount,Fee Amount\n${rows.join('\n')}\n`, name), name);
     expect(s.draft!.naturalKey).toEqual(['payment_reference']);
-    expect(typesOf(s)).toEqual(['description:text', 'payment_reference:text', 'amount:decimal', 'fee_amount:decimal']);
+    expect(draftTypes(s)).toEqual(['description:text', 'payment_reference:text', 'amount:decimal', 'fee_amount:decimal']);
     expect(checked.error).toBeNull();
   });
 });
