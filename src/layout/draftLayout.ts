@@ -33,7 +33,7 @@ export interface Draft {
 }
 
 const KEY_LIKE =
-  /(^|_)(id|no|nr|ref|reference|code|number|nummer|invoice|azonosito)(_|$)|(^|_)n_de_|(transaction|order|reference|refund|capture|charge|payment|seller|customer|account)id$|psp|operation/;
+  /(^|_)(id|no|nr|ref|reference|code|number|nummer|invoice|azonosito)(_|$)|(^|_)n_de_|(transaction|order|reference|refund|capture|charge|payment|seller|customer|account)(id|code|ref)$|identifier|psp|operation/;
 /** Whether a header or column names an id (`Transaction ID`, `AmazonTransactionId`, `Reference`). */
 const idLike = (text: string) => KEY_LIKE.test(text.toLowerCase().replace(/[^a-z0-9]+/g, '_'));
 /** Header texts that name money: a whole number under one is an amount, not a count. */
