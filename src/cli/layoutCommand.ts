@@ -23,6 +23,8 @@ function printSuggestion(file: string, s: Suggestion): string {
       );
     lines.push(`  natural key: ${s.draft.naturalKey.join(', ')}; ${printable(s.draft.naturalKeyWhy)}`);
     for (const note of s.draft.notes) lines.push(`  note: ${printable(note)}`);
+    // what the sample could not decide, one line each: the lines to check first
+    for (const doubt of s.draft.unsure) lines.push(`  unsure: ${printable(doubt)}`);
   }
   if (s.config.layout === undefined) return `${lines.join('\n')}\n`;
   lines.push(`  config (save it, review it, then \`settle-ingest check --config FILE ${printable(file)}\`):`);
@@ -61,7 +63,8 @@ export function registerLayout(program: Command, setExit: (status: number) => vo
           columns: s.draft?.columns.map(({ json: _, ...c }) => ({ format: null, ...c })) ?? null,
           naturalKey: s.draft?.naturalKey ?? null,
           naturalKeyWhy: s.draft?.naturalKeyWhy ?? null,
-          notes: s.draft?.notes ?? [],
+          // what the sample could not decide comes last, each note starting "unsure: "
+          notes: s.draft ? [...s.draft.notes, ...s.draft.unsure.map((doubt) => `unsure: ${doubt}`)] : [],
           // the config as a file's text: its layout keys are configuration's own (camelCase), not this document's
           config: configText(s),
         }));

@@ -1,7 +1,7 @@
-import { isCalendarDate } from './columnValues.js';
 import { isActiveCurrency } from './currencies.js';
 import type { CsvRecord } from './csvRecords.js';
-import { compileDateFormat } from './dateFormat.js';
+import { guessClockFormat, guessDateFormat } from './dateGuess.js';
+import type { EncodingGuess } from './encodingGuess.js';
 import { AS_WRITTEN, RESERVED_COLUMNS, type ColumnType } from './layout.js';
 import { parseZone } from './timeZones.js';
 
@@ -28,39 +28,21 @@ export interface Draft {
   naturalKeyWhy: string;
   /** what else the draft assumed: preamble, record types, rows left out */
   notes: string[];
+  /** what the sample could not decide, one line each: a person checks these first */
+  unsure: string[];
 }
 
-const DATE_FORMATS = [
-  'yyyy-MM-dd',
-  'dd/MM/yyyy',
-  'MM/dd/yyyy',
-  'd/M/yyyy',
-  'M/d/yyyy',
-  'dd.MM.yyyy',
-  'yyyy/MM/dd',
-  'dd-MM-yyyy',
-  'dd/MM/yy',
-  'yyyyMMdd',
-];
-const TIMESTAMP_FORMATS = [
-  'yyyy-MM-dd HH:mm:ss',
-  "yyyy-MM-dd'T'HH:mm:ss",
-  "yyyy-MM-dd'T'HH:mm:ss.SSS",
-  "yyyy-MM-dd'T'HH:mm:ssX",
-  "yyyy-MM-dd'T'HH:mm:ss.SSSX",
-  "yyyy-MM-dd'T'HH:mm:ssXXX",
-  "yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
-  'yyyy-MM-dd HH:mm:ss XX',
-  'yyyy/MM/dd HH:mm:ss XX',
-  'yyyy/MM/dd HH:mm:ss',
-  'dd/MM/yyyy HH:mm:ss',
-  'dd.MM.yyyy HH:mm:ss',
-  'M/d/yyyy HH:mm:ss',
-  'yyyy-MM-dd HH:mm',
-  'dd/MM/yyyy HH:mm',
-];
-const KEY_LIKE = /(^|_)(id|ref|reference|number|no|code)$|transaction|psp|payment_id|operation/;
+const KEY_LIKE =
+  /(^|_)(id|no|nr|ref|reference|code|number|nummer|invoice|azonosito)(_|$)|(^|_)n_de_|(transaction|order|reference|refund|capture|charge|payment|seller|customer|account)(id|code|ref)$|identifier|psp|operation/;
+/** Whether a header or column names an id (`Transaction ID`, `AmazonTransactionId`, `Reference`). */
+const idLike = (text: string) => KEY_LIKE.test(text.toLowerCase().replace(/[^a-z0-9]+/g, '_'));
+/** Header texts that name money: a whole number under one is an amount, not a count. */
+const AMOUNT_LIKE =
+  /amount|amt|total|fee|net|gross|balance|price|sum|betrag|saldo|kontostand|umsatz|importe|import|bruto|neto|comisi|montant|solde|bedrag|debit|credit|d[eé]bit|cr[eé]dit|soll|haben|[cč][aá]stka|[oö]sszeg|egyenleg|importo|kwota|valor/i;
+const DATE_LIKE = /date|datum|day|fecha|data|dátum|datum/i;
 const RECORD_TYPE = /^[A-Z]{1,3}$/;
+/** Separators that group thousands, as the layout's `groupSeparator` names them. */
+const GROUP_MARKS: Record<string, RegExp> = { ',': /,/, '.': /\./, "'": /['\u2019]/, ' ': /[ \u00a0\u2009\u202f]/ };
 
 /** A header's text as a table column: lower case, words joined by `_`, never a reserved or duplicate name. */
 function columnName(text: string, taken: Set<string>): string {
@@ -80,51 +62,111 @@ function columnName(text: string, taken: Set<string>): string {
   return unique;
 }
 
-/** Which decimal mark the sample's amounts use: `,` when more values end in a comma and one or two digits. */
-function decimalMarkOf(values: string[]): '.' | ',' {
-  let comma = 0;
-  let point = 0;
-  for (const v of values) {
-    if (/^[+-]?[\d.\s]*\d,\d{1,4}$/.test(v)) comma++;
-    else if (/^[+-]?[\d,\s]*\d\.\d{1,4}$/.test(v) || /^-?\.\d+$/.test(v)) point++;
-  }
-  return comma > point ? ',' : '.';
+/** An amount as written: its sign, the currency symbols or codes around it, and its digits with their marks. */
+interface AmountParts {
+  symbols: string[];
+  number: string;
+}
+
+const AMOUNT_SHAPE =
+  /^([+-]?)\s*(\p{Sc}+|[A-Z]{3}(?=[\s\d+-]))?\s*([+-]?)\s*(\d(?:[\d.,'\u2019\s]*\d)?(?:[.,]\d+)?|[.,]\d+)\s*(\p{Sc}+|(?<=[\d\s])[A-Z]{3})?$/u;
+
+/** The parts of a value written as an amount (`-123,45 €`, `- $220.00`, `11'373.94`), or undefined. */
+function amountParts(value: string): AmountParts | undefined {
+  const m = AMOUNT_SHAPE.exec(value.trim());
+  if (!m || (m[1] && m[3])) return undefined;
+  const symbols = [m[2], m[5]].filter((s): s is string => s !== undefined);
+  // three letters are a currency's code, or no amount at all (`TID1`)
+  if (symbols.some((s) => /^[A-Z]{3}$/.test(s) && !isActiveCurrency(s))) return undefined;
+  return { symbols, number: m[4]! };
+}
+
+/** The decimal mark a number shows: the last of `.` and `,` when both are there, else the one not followed by exactly three digits. */
+function markOf(number: string): '.' | ',' | undefined {
+  const last = Math.max(number.lastIndexOf('.'), number.lastIndexOf(','));
+  if (last === -1) return undefined;
+  const mark = number[last] as '.' | ',';
+  // a date (`05.12.2025`) or an id with dots is no amount: its digits must group by three under the mark
+  if (
+    !Object.keys(GROUP_MARKS).some((g) => g !== mark && placesOf(number, mark, g) !== undefined) &&
+    placesOf(number, mark, '') === undefined
+  )
+    return undefined;
+  if (number.includes(mark === '.' ? ',' : '.') || /['\u2019\s]/.test(number)) return mark;
+  return number.length - last - 1 === 3 && last > 0 ? undefined : mark;
+}
+
+/** The number's places under a mark and group, or undefined when it is not written so. */
+function placesOf(number: string, mark: '.' | ',', group: string): number | undefined {
+  const g = group === '' ? '' : `(?:${GROUP_MARKS[group]!.source}\\d{3})*`;
+  const m = new RegExp(`^(?:\\d{1,3}${g}|\\d+)?(?:\\${mark}(\\d+))?$`).exec(number);
+  return m && /\d/.test(number) ? (m[1]?.length ?? 0) : undefined;
 }
 
 interface Inferred {
   type: ColumnType;
   format?: string;
   scale?: number | typeof AS_WRITTEN;
+  /** decimals: the symbols or codes written beside the amounts */
+  symbols?: string[];
+  /** decimals: every value is a whole number */
+  whole?: boolean;
+  /** dates and timestamps: the month names' language, when not English */
+  locale?: string;
   why: string;
+  unsure?: string;
 }
 
-/** The type of one column's sample values (none empty): the strictest every value reads as. */
-function inferType(values: string[], mark: '.' | ',', group: string): Inferred {
-  if (values.length === 0) return { type: 'text', why: 'every sampled value is empty' };
-  if (values.every((v) => /^-?\d{1,18}$/.test(v)) && !values.some((v) => /^-?0\d/.test(v)))
+const leadingZero = (v: string) => /^[+-]?0\d/.test(v);
+
+/** The type of one column's sample values (trimmed, none empty): the strictest every value reads as. */
+function inferType(values: string[], header: string, mark: '.' | ',', group: string): Inferred {
+  const money = AMOUNT_LIKE.test(header) && !idLike(header);
+  if (values.length === 0)
+    return money
+      ? { type: 'decimal', scale: 2, whole: true, why: 'every sampled value is empty; an amount by its name' }
+      : { type: 'text', why: 'every sampled value is empty' };
+  const dated = () => {
+    const guess = guessDateFormat(values, mark === ',');
+    if (!guess) return undefined;
+    const sample = values[0]!.slice(0, 40);
+    return {
+      type: guess.type,
+      format: guess.format,
+      ...(guess.locale ? { locale: guess.locale } : {}),
+      why: `${guess.type === 'date' ? 'dates' : 'times'} like ${sample}${guess.locale ? ` (month names in "${guess.locale}")` : ''}`,
+      ...(guess.unsure ? { unsure: guess.unsure } : {}),
+    } satisfies Inferred;
+  };
+  if (DATE_LIKE.test(header) && values.every((v) => /^\d{8}$/.test(v))) {
+    const d = dated();
+    if (d) return d;
+  }
+  if (!money && values.every((v) => /^[+-]?\d{1,18}$/.test(v)) && !values.some(leadingZero))
     return { type: 'integer', why: 'whole numbers' };
-  const m = mark === '.' ? '\\.' : ',';
-  const g = group === '' ? '' : `(?:${group === '.' ? '\\.' : group}\\d{3})*`;
-  const decimal = new RegExp(`^-?(?:\\d{1,3}${g}|\\d+)?(?:${m}(\\d+))?$`);
-  if (values.every((v) => decimal.test(v.trim()) && /\d/.test(v)) && !values.some((v) => /^-?0\d/.test(v.trim()))) {
-    const places = values.reduce((most, v) => Math.max(most, decimal.exec(v.trim())?.[1]?.length ?? 0), 2);
-    // more places than money has (an exchange rate): kept as written
-    if (places > 12) return { type: 'decimal', scale: AS_WRITTEN, why: `decimals with up to ${places} places, kept as written` };
-    return { type: 'decimal', scale: places, why: `amounts with up to ${places} places` };
+  const amounts = values.map(amountParts);
+  if (amounts.every((a) => a !== undefined) && (money || !values.some(leadingZero)) && !idLike(header)) {
+    const places = amounts.map((a) => placesOf(a!.number, mark, group));
+    if (places.every((p) => p !== undefined)) {
+      const most = Math.max(2, ...places);
+      const symbols = [...new Set(amounts.flatMap((a) => a!.symbols))];
+      const whole = places.every((p) => p === 0);
+      const beside = symbols.length > 0 ? `, written with ${symbols.map((s) => `"${s}"`).join(', ')}` : '';
+      // more places than money has (an exchange rate): kept as written
+      if (most > 12)
+        return { type: 'decimal', scale: AS_WRITTEN, symbols, whole, why: `decimals with up to ${most} places, kept as written${beside}` };
+      return {
+        type: 'decimal',
+        scale: most,
+        symbols,
+        whole,
+        why: whole ? `amounts written as whole numbers${beside}` : `amounts with up to ${Math.max(...places)} places${beside}`,
+      };
+    }
   }
   if (values.every((v) => /^[A-Za-z]{3}$/.test(v) && isActiveCurrency(v.toUpperCase())))
     return { type: 'currency', why: 'ISO 4217 currency codes' };
-  for (const format of DATE_FORMATS) {
-    const parse = compileDateFormat(format, false).parse!;
-    if (values.every((v) => ((p) => p !== undefined && isCalendarDate(p.y, p.mo, p.d))(parse(v))))
-      return { type: 'date', format, why: `dates like ${values[0]}` };
-  }
-  for (const format of TIMESTAMP_FORMATS) {
-    const parse = compileDateFormat(format, true).parse!;
-    if (values.every((v) => ((p) => p !== undefined && isCalendarDate(p.y, p.mo, p.d) && p.h < 24 && p.mi < 60)(parse(v))))
-      return { type: 'timestamp', format, why: `times like ${values[0]}` };
-  }
-  return { type: 'text', why: 'text' };
+  return dated() ?? { type: 'text', why: 'text' };
 }
 
 /** The widths the sample's records have, most frequent first. */
@@ -136,25 +178,79 @@ export function widths(records: readonly CsvRecord[]): number[] {
 
 const looksLikeData = (v: string) => /^[-+]?[\d.,]+$/.test(v.trim()) || /^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}/.test(v.trim());
 
+/** How many of a record's fields come before its trailing empty ones. */
+const namedWidth = (fields: readonly string[]) => {
+  let n = fields.length;
+  while (n > 0 && fields[n - 1]!.trim() === '') n--;
+  return n;
+};
+
+/** A record that can be a header: names (not data), at most one in five empty before any trailing empty ones, most of them different. */
+function couldBeHeader(r: CsvRecord): boolean {
+  const width = namedWidth(r.fields);
+  const names = r.fields.slice(0, width).map((f) => f.trim());
+  const filled = names.filter((n) => n !== '');
+  return width >= 2 && filled.length >= width * 0.8 && !filled.some(looksLikeData) && new Set(filled).size >= filled.length * 0.8;
+}
+
+/** A data record under a header: about as wide (a field or two either way, more only if empty), with something like data in it. */
+const fitsUnder = (header: readonly string[], r: CsvRecord) =>
+  r.fields.length >= namedWidth(header) - 2 && namedWidth(r.fields) <= Math.max(header.length, namedWidth(header) + 2);
+
 /**
- * A draft layout for a file no preset fits, from its first records: the delimiter, a preamble
- * before the header, record types told by a short code in the first field, each column's
- * type and format, rows whose first column holds a label where the others hold dates (a
- * bank's balance lines), and a natural-key candidate. It is a draft for a person to review:
- * `check` proves it.
+ * The header among the first records: of the records that could be one, the one with the most
+ * data records under it (weighted by its width, so that a preamble's `Name,Value` lines never
+ * outweigh the table below them), the earliest of equals. Undefined when none has data under it.
  */
-export function draftLayout(records: readonly CsvRecord[], delimiter: string, table: string): Draft {
+function findHeader(rows: readonly CsvRecord[]): number | undefined {
+  let best: { at: number; score: number } | undefined;
+  rows.slice(0, 40).forEach((r, at) => {
+    if (!couldBeHeader(r)) return;
+    const under = rows.slice(at + 1).filter((next) => fitsUnder(r.fields, next) && next.fields.some(looksLikeData)).length;
+    const score = under * namedWidth(r.fields);
+    if (under > 0 && (!best || score > best.score)) best = { at, score };
+  });
+  return best?.at;
+}
+
+/** What the sample says about the file beyond its records: its encoding. */
+export interface SampleFacts {
+  encoding?: EncodingGuess;
+}
+
+/**
+ * A draft layout for a file no preset fits, from its first records: the encoding, the
+ * delimiter, a preamble before the header (trailing empty header names left out), record
+ * types told by a short code in the first field, each column's type and format over every
+ * sampled row, the decimal and group marks, currency symbols, padded values, rows whose first
+ * column holds a label where the others hold dates (a bank's balance lines), and a natural-key
+ * candidate. It is a draft for a person to review: what the sample could not decide is listed
+ * in `unsure`, and `check` proves it.
+ */
+export function draftLayout(records: readonly CsvRecord[], delimiter: string, table: string, facts: SampleFacts = {}): Draft {
   const notes: string[] = [];
+  const unsure: string[] = [];
   let rows = [...records];
   let recordTypes: Record<string, string> | undefined;
   let headerFields: readonly string[] | undefined;
   let skipLines = 0;
+  const encoding = facts.encoding;
+  if (encoding && encoding.encoding !== 'utf-8') {
+    notes.push(`the file is ${encoding.encoding} ("encoding"): ${encoding.why}`);
+    if (!encoding.sure) unsure.push(`the encoding: ${encoding.why}; look at a name with accents in the printed columns`);
+  }
 
   // record types: a short upper-case code first in every record, several codes, one of them most of the file
   const codes = new Map<string, number>();
   for (const r of rows) codes.set(r.fields[0] ?? '', (codes.get(r.fields[0] ?? '') ?? 0) + 1);
   if (rows.length > 2 && codes.size > 1 && [...codes.keys()].every((c) => RECORD_TYPE.test(c))) {
-    const data = [...codes].sort((a, b) => b[1] - a[1])[0]![0];
+    // the rows: the most frequent code, and of equals the one right under a record that names fields (PayPal's CH over SB)
+    const named = (code: string) => {
+      const at = rows.findIndex((r) => r.fields[0] === code);
+      const above = rows[at - 1];
+      return Number(above !== undefined && above.fields.length === rows[at]!.fields.length && !above.fields.some(looksLikeData));
+    };
+    const data = [...codes].sort((a, b) => b[1] - a[1] || named(b[0]) - named(a[0]))[0]![0];
     const firstData = rows.findIndex((r) => r.fields[0] === data);
     const before = rows[firstData - 1];
     const headerType =
@@ -169,54 +265,75 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
         `${[...codes.keys()].filter((c) => c !== data && c !== headerType).join(', ') || 'no other'} are taken as information (see "recordTypes": a count record can be checked with {"count": FIELD})`,
     );
   } else {
-    // the header: the first record as wide as most, whose fields are all names (none empty, none
-    // data) and after which data follows; what comes before it is a preamble
-    const width = widths(rows)[0] ?? 0;
-    const isHeader = (r: CsvRecord, i: number) =>
-      r.fields.length === width &&
-      r.fields.every((f) => f.trim() !== '' && !looksLikeData(f)) &&
-      new Set(r.fields).size === width &&
-      rows.slice(i + 1, i + 4).some((next) => next.fields.some(looksLikeData));
-    const at = rows.slice(0, 30).findIndex(isHeader);
-    const candidate = rows[at];
+    // the header: the record with the most data under it; what comes before it is a preamble
+    const at = findHeader(rows);
+    const candidate = at === undefined ? undefined : rows[at];
     if (candidate) {
       headerFields = candidate.fields;
       skipLines = candidate.line - 1;
-      rows = rows.slice(at + 1);
+      rows = rows.slice(at! + 1);
       if (skipLines > 0)
         notes.push(`the header is on line ${candidate.line}: the ${skipLines} lines before it are a preamble ("skipLines")`);
-    } else notes.push('no record looks like a header: the file has none, so its columns are taken by position');
+    } else {
+      notes.push('no record looks like a header: the file has none, so its columns are taken by position');
+      unsure.push(
+        'the header: no record reads as column names above data; if the first line is one, set "header" to true and name the columns',
+      );
+    }
   }
 
-  const width = headerFields?.length ?? widths(rows)[0] ?? 0;
-  const taken = new Set<string>();
-  const headerTexts = Array.from({ length: width }, (_, i) => (headerFields ? headerFields[i]!.trim() : `field ${i + 1}`));
-  const names = headerTexts.map((h, i) => columnName(headerFields ? h : `field_${i + 1}`, taken));
-  const data = rows.filter((r) => r.fields.length === width);
+  const fullWidth = headerFields?.length ?? widths(rows)[0] ?? 0;
+  const data = headerFields ? rows.filter((r) => fitsUnder(headerFields!, r)) : rows.filter((r) => r.fields.length === fullWidth);
   const short = rows.length - data.length;
-  const valuesOf = (i: number) => data.map((r) => r.fields[i]!).filter((v) => v.trim() !== '');
-  const allValues = headerTexts.flatMap((_, i) => valuesOf(i));
-  const mark = decimalMarkOf(allValues);
+  // the header's fields a column reads: not its trailing empty names, not an empty name between, not one no row reaches
+  const reach = data.length === 0 ? fullWidth : Math.max(...data.map((r) => r.fields.length));
+  const named = headerFields ? namedWidth(headerFields) : fullWidth;
+  const positions = Array.from({ length: Math.min(named, headerFields ? reach : fullWidth) }, (_, i) => i).filter(
+    (i) => !headerFields || headerFields[i]!.trim() !== '',
+  );
+  if (headerFields) {
+    const trailing = headerFields.length - named;
+    if (trailing > 0) notes.push(`the header ends with ${trailing} empty name(s): those fields are nameless and not read`);
+    const between = headerFields.slice(0, named).filter((f) => f.trim() === '').length;
+    if (between > 0) notes.push(`the header has ${between} empty name(s) between named ones: no column reads those fields`);
+    if (reach < named)
+      notes.push(
+        `no sampled row reaches ${headerFields
+          .slice(reach, named)
+          .map((h) => `"${h.trim()}"`)
+          .join(', ')}: left out (the rows stop ${named - reach} field(s) short of the header)`,
+      );
+    const wider = data.filter((r) => r.fields.length > headerFields!.length).length;
+    if (wider > 0) notes.push(`${wider} sampled row(s) are wider than the header by empty fields only: accepted as they are`);
+  }
+  const taken = new Set<string>();
+  const headerTexts = positions.map((i) => (headerFields ? headerFields[i]!.trim() : `field ${i + 1}`));
+  const names = positions.map((p, k) => columnName(headerFields ? headerTexts[k]! : `field_${p + 1}`, taken));
+  const raw = (k: number, r: CsvRecord) => r.fields[positions[k]!] ?? '';
+  const valuesOf = (k: number) => data.map((r) => raw(k, r).trim()).filter((v) => v !== '');
+  const allNumbers = positions.flatMap((_, k) => valuesOf(k).flatMap((v) => amountParts(v)?.number ?? []));
+  const marks = allNumbers.map(markOf).filter((m) => m !== undefined);
+  const commas = marks.filter((m) => m === ',').length;
+  const mark: '.' | ',' = commas > marks.length - commas ? ',' : '.';
+  if (marks.length === 0 && allNumbers.some((n) => /[.,]/.test(n)))
+    unsure.push(`the decimal mark: every amount like "${allNumbers.find((n) => /[.,]/.test(n))}" could be either way; "${mark}" taken`);
   const groupSeparator =
-    mark === '.'
-      ? allValues.some((v) => /^-?\d{1,3}(,\d{3})+\.\d+$/.test(v))
-        ? ','
-        : ''
-      : allValues.some((v) => /^-?\d{1,3}(\.\d{3})+,\d+$/.test(v))
-        ? '.'
-        : '';
+    Object.keys(GROUP_MARKS).find(
+      (g) => g !== mark && allNumbers.some((n) => new RegExp(`^\\d{1,3}(?:${GROUP_MARKS[g]!.source}\\d{3})+(?:\\${mark}\\d+)?$`).test(n)),
+    ) ?? '';
 
   // a label where the other rows of the first column hold dates (a bank's balance lines): counted, not loaded
   const skipRows: { column: string; values: string[] }[] = [];
-  const firstValues = valuesOf(0);
+  const firstValues = positions.length > 0 ? valuesOf(0) : [];
   const labels = [...new Set(firstValues.filter((v) => !looksLikeData(v)))];
   if (labels.length > 0 && labels.length <= 3 && firstValues.length - labels.length >= 2) {
-    const dated = inferType(
+    const dates = inferType(
       firstValues.filter((v) => !labels.includes(v)),
+      headerTexts[0]!,
       mark,
       groupSeparator,
     );
-    if (dated.type === 'date' || dated.type === 'timestamp') {
+    if (dates.type === 'date' || dates.type === 'timestamp') {
       skipRows.push({ column: names[0]!, values: labels });
       notes.push(
         `rows whose ${headerTexts[0]} is ${labels.map((l) => `"${l}"`).join(' or ')} are summary lines: counted, not loaded ("skipRows")`,
@@ -224,82 +341,158 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
     }
   }
   // records of (almost) nothing but delimiters, as a spreadsheet leaves below its rows
-  const blank = data.filter((r) => r.fields[0] === '' && r.fields.filter((f) => f.trim() !== '').length <= Math.max(1, width / 10));
+  const blank = data.filter(
+    (r) => raw(0, r) === '' && r.fields.filter((f) => f.trim() !== '').length <= Math.max(1, positions.length / 10),
+  );
   if (blank.length > 0 && skipRows.length === 0 && blank.length < data.length) {
     skipRows.push({ column: names[0]!, values: [''] });
     notes.push(
       `${blank.length} sampled record(s) are blank but for their delimiters: rows with no ${headerTexts[0]} are counted, not loaded ("skipRows")`,
     );
   }
-  const kept = data.filter((r) => !skipRows.some((s) => s.values.includes(r.fields[0]!)));
-  const keptValues = (i: number) => kept.map((r) => r.fields[i]!).filter((v) => v.trim() !== '');
-  const inferred = headerTexts.map((_, i) => inferType(keptValues(i), mark, groupSeparator));
-  const left = (i: number) => kept.map((r) => r.fields[i]!);
+  const kept = data.filter((r) => !skipRows.some((s) => s.values.includes(raw(0, r).trim() === '' ? '' : raw(0, r))));
+  const keptValues = (k: number) => kept.map((r) => raw(k, r).trim()).filter((v) => v !== '');
+  const inferred = headerTexts.map((h, k) => inferType(keptValues(k), h, mark, groupSeparator));
+
+  // a time of day in a column of its own beside a date: the date column becomes the instant, reading it (`timeFrom`)
+  const clocks = headerTexts.map((_, k) => (inferred[k]!.type === 'text' ? guessClockFormat(keptValues(k)) : undefined));
+  const timeOf = new Map<number, number>();
+  inferred.forEach((t, k) => {
+    if (t.type !== 'date') return;
+    const clock = clocks.findIndex((c, j) => c !== undefined && j > k && j <= k + 2 && ![...timeOf.values()].includes(j));
+    if (clock === -1) return;
+    timeOf.set(k, clock);
+    inferred[k] = {
+      ...t,
+      type: 'timestamp',
+      format: `${t.format} ${clocks[clock]}`,
+      why: `${t.why}, with the time of day from ${headerTexts[clock]}`,
+    };
+  });
 
   // columns naming a zone (CET, PDT, Europe/Paris): a time takes the first one after it, as Adyen writes them
   const zoneColumns = headerTexts
-    .map((_, i) => i)
-    .filter((i) => {
-      const values = valuesOf(i);
+    .map((_, k) => k)
+    .filter((k) => {
+      const values = valuesOf(k);
       return values.length > 0 && values.every((v) => parseZone(v) !== undefined && !/^[+-]?\d/.test(v));
     });
-  const columns: DraftColumn[] = headerTexts.map((header, i) => {
-    const t = inferred[i]!;
-    const required = left(i).every((v) => v.trim() !== '');
-    const json: Record<string, unknown> = { name: names[i] };
-    if (headerFields && names[i] !== header) json.from = header;
-    if (!headerFields) json.position = i + 1;
+  const currencyColumns = inferred.map((t, k) => (t.type === 'currency' ? k : -1)).filter((k) => k !== -1);
+  // whole numbers in every amount column beside a currency column, some of four digits or more: minor units, probably
+  const amountColumns = inferred
+    .map((t, k) => (t.type === 'decimal' && AMOUNT_LIKE.test(headerTexts[k]!) ? k : -1))
+    .filter((k) => k !== -1);
+  const minorUnits =
+    currencyColumns.length > 0 &&
+    amountColumns.length > 0 &&
+    amountColumns.every((k) => inferred[k]!.whole) &&
+    amountColumns.some((k) => keptValues(k).some((v) => /\d{4}/.test(v)));
+  const locales = new Set<string>();
+  const columns: DraftColumn[] = headerTexts.map((header, k) => {
+    const t = inferred[k]!;
+    const required = kept.every((r) => raw(k, r).trim() !== '');
+    const json: Record<string, unknown> = { name: names[k] };
+    if (headerFields && names[k] !== header) json.from = header;
+    // a header text given more than once: which one this column reads
+    const repeats = headerTexts.filter((h) => h === header).length;
+    if (headerFields && repeats > 1) json.occurrence = headerTexts.slice(0, k + 1).filter((h) => h === header).length;
+    if (!headerFields) json.position = positions[k]! + 1;
     json.type = t.type;
     if (!required) json.required = false;
-    if (t.scale !== undefined && t.scale !== 2) json.scale = t.scale;
-    if (t.format !== undefined && t.format !== (t.type === 'date' ? 'yyyy-MM-dd' : 'yyyy-MM-dd HH:mm:ss')) json.format = t.format;
+    const padded = t.type !== 'decimal' && kept.some((r) => raw(k, r).trim() !== '' && raw(k, r) !== raw(k, r).trim());
+    if (padded) json.trim = true;
     let why = t.why;
-    const zoneColumn = zoneColumns.find((z) => z > i) ?? zoneColumns[0] ?? -1;
+    if (padded) why += '; padded with spaces ("trim")';
+    if (t.type === 'decimal' && minorUnits && amountColumns.includes(k)) {
+      json.minorUnits = 'currency';
+      const nearest = [...currencyColumns].sort((a, b) => Math.abs(a - k) - Math.abs(b - k))[0]!;
+      if (currencyColumns.length > 1) json.currencyFrom = names[nearest];
+      why = `whole numbers beside ${headerTexts[nearest]}: read as minor units of each row's currency ("minorUnits": "currency")`;
+      unsure.push(
+        `${header}: whole numbers like ${keptValues(k)[0]} beside a currency column, read as minor units (cents) of each row's currency — a guess: if they are whole units, remove "minorUnits"`,
+      );
+    } else if (t.scale !== undefined && t.scale !== 2) json.scale = t.scale;
+    if (t.symbols && t.symbols.length > 0) json.currencySymbols = t.symbols;
+    if (t.format !== undefined && t.format !== (t.type === 'date' ? 'yyyy-MM-dd' : 'yyyy-MM-dd HH:mm:ss')) json.format = t.format;
+    if (t.locale) locales.add(t.locale);
+    if (t.unsure) unsure.push(`${header}: ${t.unsure}`);
+    const clock = timeOf.get(k);
+    if (clock !== undefined) json.timeFrom = names[clock];
     if (t.type === 'timestamp' && !/X/.test(t.format ?? '')) {
-      if (zoneColumn !== -1) {
+      const zoneColumn = zoneColumns.find((z) => z > k) ?? zoneColumns[0] ?? -1;
+      if (/'UTC'|'Z'/.test(t.format ?? '')) {
+        json.timeZone = 'UTC';
+        why += ', in UTC as written';
+      } else if (zoneColumn !== -1) {
         json.timeZoneFrom = names[zoneColumn];
         why += `, in the zone ${headerTexts[zoneColumn]} names`;
       } else {
         json.timeZone = 'UTC';
         why += "; no zone in the file: UTC assumed, say the partner's if it is not";
+        unsure.push(`${header}: the times name no zone; UTC assumed — write the partner's ("timeZone")`);
       }
     }
-    return { name: names[i]!, header, type: t.type, ...(t.format ? { format: t.format } : {}), required, why, json };
+    return { name: names[k]!, header, type: t.type, ...(t.format ? { format: t.format } : {}), required, why, json };
   });
-  if (short > 0) notes.push(`${short} sampled record(s) are not ${width} fields wide: check them`);
+  if (short > 0) notes.push(`${short} sampled record(s) are not as wide as the header: check them`);
 
-  const { key, why } = naturalKey(columns, kept);
+  const { key, why } = naturalKey(columns, kept, positions);
+  if (kept.length < 10) unsure.push(`the natural key: only ${kept.length} row(s) sampled, so nearly any column is unique in them`);
   const layout: Record<string, unknown> = { table };
+  if (encoding && encoding.encoding !== 'utf-8') layout.encoding = encoding.encoding;
   if (delimiter !== ',') layout.delimiter = delimiter;
   if (mark !== '.') layout.decimalMark = mark;
   if (groupSeparator !== '') layout.groupSeparator = groupSeparator;
+  if (locales.size > 0) layout.locale = locales.size === 1 ? [...locales][0] : [...locales];
   if (skipLines > 0) layout.skipLines = skipLines;
   if (!headerFields) layout.header = false;
   if (recordTypes) layout.recordTypes = recordTypes;
   layout.columns = columns.map((c) => c.json);
   layout.naturalKey = key.length === 1 ? key[0] : key;
   if (skipRows.length > 0) layout.skipRows = skipRows;
-  return { layout, columns, naturalKey: key, naturalKeyWhy: why, notes };
+  return { layout, columns, naturalKey: key, naturalKeyWhy: why, notes, unsure };
 }
 
 /**
  * A natural-key candidate: one column, else two or three, whose values are all there and
- * unique in the sample, id-like names first. None found: the first column, said so.
+ * unique in the sample, id-like names first; a timestamp may join an id (a charge repeated
+ * monthly, a transfer and its fee under one id), never stand alone. None found: the first
+ * column, said so.
  */
-function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[]): { key: string[]; why: string } {
+function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[], positions: readonly number[]): { key: string[]; why: string } {
   const usable = columns
     .map((c, i) => ({ c, i }))
-    .filter(({ c }) => c.required && ['text', 'integer', 'date', 'currency'].includes(c.type))
-    .sort((a, b) => Number(KEY_LIKE.test(b.c.name)) - Number(KEY_LIKE.test(a.c.name)));
-  const unique = (idx: number[]) => new Set(kept.map((r) => JSON.stringify(idx.map((i) => r.fields[i])))).size === kept.length;
-  for (const size of [1, 2, 3]) {
-    const combos = combinations(usable.slice(0, 8), size);
-    const found = combos.find((combo) => unique(combo.map((u) => u.i)));
-    if (found)
-      return {
-        key: found.map((u) => u.c.name),
-        why: `${size === 1 ? 'its values are' : 'together their values are'} there and unique in the ${kept.length} sampled rows${found.every((u) => KEY_LIKE.test(u.c.name)) ? ', and named like an id' : ''}: confirm the partner documents it as unique`,
-      };
+    .filter(({ c }) => (c.required || c.type === 'text') && ['text', 'integer', 'date', 'currency', 'timestamp'].includes(c.type))
+    .sort(
+      (a, b) =>
+        Number(idLike(b.c.name)) - Number(idLike(a.c.name)) ||
+        Number(b.c.required) - Number(a.c.required) ||
+        Number(a.c.type === 'timestamp') - Number(b.c.type === 'timestamp'),
+    );
+  const unique = (idx: number[]) =>
+    new Set(kept.map((r) => JSON.stringify(idx.map((i) => (r.fields[positions[i]!] ?? '').trim())))).size === kept.length;
+  const ids = usable.filter((u) => idLike(u.c.name));
+  const times = usable.filter((u) => u.c.type === 'timestamp');
+  const singles = usable.filter((u) => u.c.type !== 'timestamp' && u.c.type !== 'currency' && u.c.required);
+  // values with no space in them look like ids; free text that happens to differ does not
+  const idShaped = (u: (typeof usable)[number]) => kept.every((r) => !/\s/.test((r.fields[positions[u.i]!] ?? '').trim()));
+  const candidates = [
+    ...singles.filter((u) => idLike(u.c.name)).map((u) => [u]),
+    ...ids.flatMap((id) => times.map((t) => [id, t])),
+    ...combinations(ids.slice(0, 8), 2),
+    ...singles.filter((u) => !idLike(u.c.name) && idShaped(u)).map((u) => [u]),
+    ...ids.flatMap((id) => usable.filter((u) => u !== id).map((u) => [id, u])),
+    ...singles.map((u) => [u]),
+    ...combinations(usable.slice(0, 8), 2),
+    ...combinations(usable.slice(0, 8), 3),
+  ].filter((combo) => combo.some((u) => u.c.type !== 'timestamp'));
+  const found = candidates.find((combo) => unique(combo.map((u) => u.i)));
+  if (found) {
+    const withTime = found.some((u) => u.c.type === 'timestamp');
+    return {
+      key: found.map((u) => u.c.name),
+      why: `${found.length === 1 ? 'its values are' : 'together their values are'} there and unique in the ${kept.length} sampled rows${found.some((u) => idLike(u.c.name)) ? ', and named like an id' : ''}${withTime ? ' (the id alone repeats: its time tells the rows apart)' : ''}: confirm the partner documents it as unique`,
+    };
   }
   const first = columns.find((c) => c.required) ?? columns[0];
   if (first && !first.required) {

@@ -1,6 +1,11 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readAt } from '../syncFs.js';
 import { findBadRows } from './readSettlement.js';
 import { totalsText } from './totals.js';
 import { draftLayout, widths, type Draft } from './draftLayout.js';
+import { guessEncoding, type EncodingGuess } from './encodingGuess.js';
 import { MAX_LAYOUT_COLUMNS, type Layout } from './layout.js';
 import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
 import { PRESETS } from './presets.js';
@@ -18,7 +23,12 @@ export interface Suggestion {
   config: Record<string, unknown>;
   /** for a draft: each column as inferred, the key candidate and the draft's assumptions */
   draft?: Draft;
+  /** the encoding the file's first bytes are in, and why */
+  encoding?: EncodingGuess;
 }
+
+/** How much of a file `layout suggest` learns a draft from. */
+const SAMPLE_BYTES = 1024 * 1024;
 
 const DELIMITERS = [',', ';', '\t', '|'];
 
@@ -32,6 +42,25 @@ function tableName(fileName: string): string {
     .filter((w) => w !== '' && !/^\d+$/.test(w));
   const name = words.join('_').slice(0, 50).replace(/_+$/, '');
   return /^[a-z]/.test(name) ? name : name === '' ? 'partner_rows' : `partner_${name}`;
+}
+
+/**
+ * The file's first bytes decoded from the encoding they are in, as a UTF-8 file of their own
+ * for the record reader (which reads UTF-8): `use` gets its path; it is removed after.
+ */
+async function withDecodedSample<T>(path: string, use: (decoded: string, encoding: EncodingGuess) => Promise<T>): Promise<T> {
+  const bytes = await readAt(path, SAMPLE_BYTES, 0);
+  const encoding = guessEncoding(bytes);
+  const dir = mkdtempSync(join(tmpdir(), 'settle-suggest-'));
+  try {
+    const decoded = join(dir, 'sample.csv');
+    const text = new TextDecoder(encoding.encoding).decode(bytes);
+    // a sample cut inside a record ends at its last whole line
+    writeFileSync(decoded, bytes.length < SAMPLE_BYTES ? text : text.slice(0, text.lastIndexOf('\n') + 1));
+    return await use(decoded, encoding);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The delimiter whose reading gives the most records of one width above one field. */
@@ -108,18 +137,26 @@ export async function suggestLayout(
       'extend the preset with the zone the reports are made in (UTC, as here, is what Stripe uses when none was asked for; a Dashboard download named like …_America-Chicago.csv needs none)';
     return { preset: null, why, alsoFits: [], config };
   }
-  const { delimiter, records } = await sniffDelimiter(path);
-  if (records.length === 0)
-    return { preset: null, why: 'no record could be read to learn from: the file is empty, or not CSV in UTF-8', alsoFits: [], config: {} };
-  const width = widths(records)[0]!;
-  if (width > MAX_LAYOUT_COLUMNS) {
-    const why = `its records are ${width} fields wide: more columns than a table holds (${MAX_LAYOUT_COLUMNS}), so no layout loads it and none is drafted`;
-    return { preset: null, why, alsoFits: [], config: {} };
-  }
-  const draft = draftLayout(records, delimiter, tableName(fileName));
-  const closest = ranked.find((f) => f.found > 0);
-  const why = closest
-    ? `no preset fits (closest: ${closest.layout.name}, ${closest.problem ?? 'which does not read it'}): a draft layout from the first ${records.length} records`
-    : `no preset fits: a draft layout from the first ${records.length} records`;
-  return { preset: null, why, alsoFits: [], config: { layout: draft.layout }, draft };
+  return withDecodedSample(path, async (decoded, encoding) => {
+    const { delimiter, records } = await sniffDelimiter(decoded);
+    if (records.length === 0)
+      return {
+        preset: null,
+        why: 'no record could be read to learn from: the file is empty, or not CSV',
+        alsoFits: [],
+        config: {},
+        encoding,
+      };
+    const width = widths(records)[0]!;
+    if (width > MAX_LAYOUT_COLUMNS) {
+      const why = `its records are ${width} fields wide: more columns than a table holds (${MAX_LAYOUT_COLUMNS}), so no layout loads it and none is drafted`;
+      return { preset: null, why, alsoFits: [], config: {}, encoding };
+    }
+    const draft = draftLayout(records, delimiter, tableName(fileName), { encoding });
+    const closest = ranked.find((f) => f.found > 0);
+    const why = closest
+      ? `no preset fits (closest: ${closest.layout.name}, ${closest.problem ?? 'which does not read it'}): a draft layout from the first ${records.length} records`
+      : `no preset fits: a draft layout from the first ${records.length} records`;
+    return { preset: null, why, alsoFits: [], config: { layout: draft.layout }, draft, encoding };
+  });
 }

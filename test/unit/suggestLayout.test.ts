@@ -7,6 +7,7 @@ import { globToRegExp } from '../../src/intake/names.js';
 import { parseLayout } from '../../src/layout/parseLayout.js';
 import { findBadRows } from '../../src/layout/readSettlement.js';
 import { suggestLayout } from '../../src/layout/suggestLayout.js';
+import { draftRoundTrip, draftTypes } from '../support/draftRoundTrip.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 
@@ -83,6 +84,106 @@ describe('layout suggest', () => {
     expect(s.config.layout).toMatchObject({ header: false, recordTypes: { H: 'info', I: 'data', F: 'info', L: 'info' } });
     expect(s.draft!.columns.find((c) => c.name === 'field_3')).toMatchObject({ type: 'timestamp', format: "yyyy-MM-dd'T'HH:mm:ss.SSSX" });
     expect((await findBadRows(path, parseLayout(s.config.layout, 'draft'))).error).toBeNull();
+  });
+});
+
+describe('layout suggest drafts what a person would type (keys on main)', () => {
+  it('takes the header under a preamble of name/value lines, not the first of those lines', async () => {
+    const text = [
+      '"Payments Export"',
+      '"Merchant","ACME-42"',
+      '"PeriodStart","2026-03-01T00:00:00 -0700"',
+      '"PeriodEnd","2026-03-02T00:00:00 -0700"',
+      '"PostedDate","SettlementId","OrderReference","Type","CurrencyCode","Amount","Fee"',
+      '"2026-03-01T07:06:47 -0700","5984862001","ORD-1","Capture","USD","25.54","-0.74"',
+      '"2026-03-01T11:10:34 -0700","5984862001","ORD-2","Capture","USD","10.00","-0.59"',
+      '"2026-03-01T12:00:00 -0700","5984862001","ORD-3","Refund","USD","-5.00","0.00"',
+    ].join('\n');
+    const name = 'payments_2026_03.csv';
+    const { s, checked } = await draftRoundTrip(file(`${text}\n`, name), name);
+    expect(s.config.layout).toMatchObject({ skipLines: 4, naturalKey: 'orderreference' });
+    expect(draftTypes(s)).toEqual([
+      "posteddate:timestamp yyyy-MM-dd'T'HH:mm:ss XX",
+      'settlementid:integer',
+      'orderreference:text',
+      'type:text',
+      'currencycode:currency',
+      'amount:decimal',
+      'fee:decimal',
+    ]);
+    expect(checked).toEqual({ rows: 3, skippedRows: 0, error: null });
+  });
+
+  it('reads a header whose last name is empty as the header, never as a row, and amounts like "1,000" and .5', async () => {
+    const text = [
+      'Company,Donation Date,Transaction ID,Currency,Total Donation,Fee,Net Total,',
+      'Duck Inc,2026-03-01T23:09:28Z,trxn-A,CAD,1200,11,1189,',
+      'Mouse Inc,2026-03-02T00:07:05Z,trxn-B,CAD,"1,000",.5,999.50,',
+      'Goofy Inc,2026-03-02T00:09:36Z,trxn-C,CAD,100,0.05,99.95,',
+    ].join('\n');
+    const name = 'donations.csv';
+    const { s, checked } = await draftRoundTrip(file(`${text}\n`, name), name);
+    expect(s.config.layout).toMatchObject({ groupSeparator: ',', naturalKey: 'transaction_id' });
+    expect(s.config.layout).not.toHaveProperty('header');
+    expect(draftTypes(s)).toEqual([
+      'company:text',
+      "donation_date:timestamp yyyy-MM-dd'T'HH:mm:ssX",
+      'transaction_id:text',
+      'currency:currency',
+      'total_donation:decimal',
+      'fee:decimal',
+      'net_total:decimal',
+    ]);
+    expect(s.draft!.notes.join('\n')).toMatch(/the header ends with 1 empty name/);
+    expect(checked).toEqual({ rows: 3, skippedRows: 0, error: null });
+  });
+
+  it('decides day-first by a day over 12 in any row, not the first', async () => {
+    const rows = ['05/03/2026,R-1,10.00', '06/03/2026,R-2,11.00', '13/03/2026,R-3,12.00'];
+    const name = 'statement.csv';
+    const { s, checked } = await draftRoundTrip(file(`Date,Reference,Amount\n${rows.join('\n')}\n`, name), name);
+    expect(draftTypes(s)[0]).toBe('date:date dd/MM/yyyy');
+    expect(s.draft!.unsure.join('\n')).not.toMatch(/no day over 12/);
+    expect(checked.error).toBeNull();
+  });
+
+  it('says plainly when no row decides day-first or month-first, and reads a US-style file month-first', async () => {
+    const rows = ['05/03/2026,R-1,10.00', '06/03/2026,R-2,11.00', '07/04/2026,R-3,12.00'];
+    const name = 'statement.csv';
+    const { s, checked } = await draftRoundTrip(file(`Date,Reference,Amount\n${rows.join('\n')}\n`, name), name);
+    expect(draftTypes(s)[0]).toBe('date:date MM/dd/yyyy');
+    expect(s.draft!.unsure).toContain(
+      'Date: 05/03/2026: no day over 12 in 3 rows; read as MM/dd (a US export?) — check, and write "dd/MM/yyyy" if it is day-first',
+    );
+    expect(checked.error).toBeNull();
+  });
+
+  it('joins a time of day kept in its own column to its date, in the zone the next column names', async () => {
+    const rows = ['"2/1/2026","11:05:56","Europe/Berlin","TID1","49,37"', '"14/1/2026","13:06:07","Europe/Berlin","TID2","-1,78"'];
+    const name = 'activity.csv';
+    const { s, checked } = await draftRoundTrip(
+      file(`"Fecha","Hora","Zona horaria","Id. de transaccion","Bruto"\n${rows.join('\n')}\n`, name),
+      name,
+    );
+    expect(s.config.layout).toMatchObject({ decimalMark: ',', naturalKey: 'id_de_transaccion' });
+    expect((s.config.layout as { columns: unknown[] }).columns[0]).toEqual({
+      name: 'fecha',
+      from: 'Fecha',
+      type: 'timestamp',
+      format: 'd/M/yyyy HH:mm:ss',
+      timeFrom: 'hora',
+      timeZoneFrom: 'zona_horaria',
+    });
+    expect(checked).toEqual({ rows: 2, skippedRows: 0, error: null });
+  });
+
+  it('prefers an id to free text that happens to be unique, and types an empty amount column as an amount', async () => {
+    const rows = ['Payment one,PAY-1,10.00,', 'Payment two,PAY-2,11.00,', 'Payment three,PAY-3,12.00,'];
+    const name = 'payments.csv';
+    const { s, checked } = await draftRoundTrip(file(`Description,Payment Reference,Amount,Fee Amount\n${rows.join('\n')}\n`, name), name);
+    expect(s.draft!.naturalKey).toEqual(['payment_reference']);
+    expect(draftTypes(s)).toEqual(['description:text', 'payment_reference:text', 'amount:decimal', 'fee_amount:decimal']);
+    expect(checked.error).toBeNull();
   });
 });
 
