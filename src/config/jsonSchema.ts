@@ -1,7 +1,15 @@
 import { LONG_NAMES } from '../calendar/expect.js';
-import { AS_WRITTEN, LAYOUT_DEFAULTS, LOCAL_ZONE, MAX_LAYOUT_COLUMNS, OWN_CURRENCY } from '../layout/layout.js';
+import {
+  AS_WRITTEN,
+  DELIMITERS,
+  GROUP_SEPARATORS,
+  LAYOUT_DEFAULTS,
+  LOCAL_ZONE,
+  MAX_LAYOUT_COLUMNS,
+  OWN_CURRENCY,
+} from '../layout/layout.js';
 import { COLUMN_KEYS, COLUMN_TYPES, IDENTIFIER } from '../layout/layoutColumns.js';
-import { DELIMITERS, GROUP_SEPARATORS, LAYOUT_KEYS, ROLES } from '../layout/layoutObject.js';
+import { LAYOUT_KEYS, ROLES } from '../layout/layoutObject.js';
 import { PRESETS } from '../layout/presets.js';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
 import { durationText } from './optionSpec.js';

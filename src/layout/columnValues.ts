@@ -1,8 +1,7 @@
 import { isActiveCurrency, minorUnitsOf } from './currencies.js';
 import { compileDateFormat, type DateParts } from './dateFormat.js';
-import { AS_WRITTEN, OWN_CURRENCY, type ColumnSpec, type Layout } from './layout.js';
+import { AS_WRITTEN, GROUP_SEPARATORS, OWN_CURRENCY, type ColumnSpec, type Layout } from './layout.js';
 import { currencyColumnOf } from './layoutColumns.js';
-import { GROUP_SEPARATORS } from './layoutObject.js';
 import { codePoint, HIDDEN_CHARACTER, quoteValue } from './quoteValue.js';
 import { offsetText, parseZone, wallClockOffset, type Zone } from './timeZones.js';
 

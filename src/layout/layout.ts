@@ -244,3 +244,8 @@ export function keyName(layout: Layout): string {
 export function optionalKeyColumns(layout: Layout): string[] {
   return layout.naturalKey.filter((k) => !layout.columns.find((c) => c.name === k)!.required);
 }
+
+/** The delimiters a layout may name. */
+export const DELIMITERS = [',', ';', '|', '\t'];
+/** `'` reads the typographic apostrophe U+2019 too, `' '` the no-break, thin and narrow no-break spaces */
+export const GROUP_SEPARATORS = ['', ',', '.', ' ', "'"];

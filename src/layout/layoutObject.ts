@@ -1,4 +1,6 @@
 import {
+  DELIMITERS,
+  GROUP_SEPARATORS,
   LAYOUT_DEFAULTS,
   MAX_LAYOUT_COLUMNS,
   type ColumnSpec,
@@ -14,9 +16,6 @@ import { encodingName, UTF16_BY_BOM } from './textDecoding.js';
 import { zoneProblem } from './timeZones.js';
 import { parseTotals, totalsJson } from './totals.js';
 
-export const DELIMITERS = [',', ';', '|', '\t'];
-/** `'` reads the typographic apostrophe U+2019 too, `' '` the no-break, thin and narrow no-break spaces */
-export const GROUP_SEPARATORS = ['', ',', '.', ' ', "'"];
 /**
  * The types a natural key may hold: those compared exactly as PostgreSQL keeps them (a
  * timestamp as the instant, whatever offset the file wrote it with; see finance/keyLookup.ts).

@@ -1,7 +1,6 @@
 import { RejectError } from '../errors.js';
 import { CsvRecordError, csvRecordBlocks, layoutCsvOptions, namedWidth, type RecordBlock } from './csvRecords.js';
-import type { Layout, RecordRole } from './layout.js';
-import { DELIMITERS } from './layoutObject.js';
+import { DELIMITERS, type Layout, type RecordRole } from './layout.js';
 import { quoteValue } from './quoteValue.js';
 import { planPositions, planRows, type PlanContext, type RowPlan } from './rowPlan.js';
 import { TotalsCheck, type CheckedTotal } from './totals.js';
