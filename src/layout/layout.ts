@@ -86,7 +86,7 @@ export interface Trailer {
 }
 
 /*
- * Control totals (DESIGN.md invariant 9, checked in totals.ts): figures a file states about its
+ * Control totals (docs/DESIGN.md invariant 9, checked in totals.ts): figures a file states about its
  * own rows, or a balance rule its partner documents.
  */
 

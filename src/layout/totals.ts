@@ -5,7 +5,7 @@ import { quoteValue } from './quoteValue.js';
 import type { RowPlan } from './rowPlan.js';
 
 /**
- * Control totals (DESIGN.md invariant 9): figures a file states about its own rows, or a
+ * Control totals (docs/DESIGN.md invariant 9): figures a file states about its own rows, or a
  * balance rule its partner documents, checked against the rows before any of them is loaded.
  * The layout's `trailer` (a closing record's count and one sum over the whole file) and the
  * `{"count": FIELD}` record types stay as they are: they are the simplest cases of the same
