@@ -27,14 +27,15 @@ export function parseLayout(raw: unknown, where: string): Layout {
 }
 
 /**
- * A preset changed only where the layout says: its keys replace the preset's, except
- * `columns` given as an object (each named column changed, a new name added, `null` dropping
+ * A preset changed only where the layout says: its keys replace the preset's (a key set to
+ * `null` removes the preset's, so its default holds: `"trailer": null` for a fragment of a
+ * report cut before its closing line), except `columns` given as an object (each named column changed, a new name added, `null` dropping
  * one; a key set to `null` drops it from the column), `recordTypes` (by type, the same way) and
  * `skipRows` (added to the preset's).
  */
 function extended(base: Record<string, unknown>, raw: Record<string, unknown>, fail: Fail): Record<string, unknown> {
   const { extends: _, columns, recordTypes, skipRows, ...rest } = raw;
-  const out: Record<string, unknown> = { ...base, ...rest };
+  const out: Record<string, unknown> = withoutNulls({ ...base, ...rest });
   if (Array.isArray(columns)) out.columns = columns;
   else if (columns !== undefined) {
     if (!isObject(columns))

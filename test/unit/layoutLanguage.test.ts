@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -57,6 +57,20 @@ describe('a layout that extends a preset', () => {
     expect(l.columns.at(-1)).toMatchObject({ name: 'invoice_id', from: 'invoice_id', required: false });
     expect(l.columns.find((c) => c.name === 'created_utc')).toEqual(base.columns.find((c) => c.name === 'created_utc'));
     expect(l.skipRows).toEqual([{ column: 'reporting_category', values: ['payout'] }]);
+  });
+
+  it('removes a key of the preset set to null: a PayPal fragment cut before its FF trailer reads without it', async () => {
+    const base = PRESETS.get('paypal-settlement-report')!;
+    expect(base.trailer).toBeDefined();
+    const l = layout({ extends: 'paypal-settlement-report', trailer: null });
+    expect(l.trailer).toBeUndefined();
+    expect([l.table, l.naturalKey, l.columns]).toEqual([base.table, base.naturalKey, base.columns]);
+    // the preset itself still refuses the fragment: it waits for the trailer that never comes
+    // the shipped sample, cut before its closing FF line as a partner's fragment is
+    const sample = readFileSync(new URL('../../fixtures/STL-20260314.01.009.csv', import.meta.url), 'utf8');
+    const fragment = file(sample.replace(/FF,3\r?\n?$/, ''));
+    expect((await findBadRows(fragment, base)).error).toBeInstanceOf(MissingTrailerError);
+    expect((await findBadRows(fragment, l)).error).toBeNull();
   });
 
   it('names the mistake: an unknown preset, dropping a column the preset lacks', () => {
