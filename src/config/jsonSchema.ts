@@ -253,6 +253,11 @@ function layoutObjectSchema(): Schema {
       type: 'object',
       additionalProperties: { anyOf: [recordRole, { type: 'null' }] },
     },
+    nullPadding: {
+      description: 'a row with fewer fields than the header has its missing last fields empty (a record cut short at the end of the file is still not ready)',
+      type: 'boolean',
+      default: false,
+    },
     leadingRecords: {
       description: 'summary records above the header (counted, not loaded; "totals" may check them)',
       type: 'integer',

@@ -1,5 +1,5 @@
 import { isActiveCurrency } from './currencies.js';
-import type { CsvRecord } from './csvRecords.js';
+import { namedWidth, type CsvRecord } from './csvRecords.js';
 import { guessClockFormat, guessDateFormat } from './dateGuess.js';
 import type { EncodingGuess } from './encodingGuess.js';
 import { AS_WRITTEN, RESERVED_COLUMNS, type ColumnType } from './layout.js';
@@ -178,12 +178,6 @@ export function widths(records: readonly CsvRecord[]): number[] {
 
 const looksLikeData = (v: string) => /^[-+]?[\d.,]+$/.test(v.trim()) || /^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}/.test(v.trim());
 
-/** How many of a record's fields come before its trailing empty ones. */
-const namedWidth = (fields: readonly string[]) => {
-  let n = fields.length;
-  while (n > 0 && fields[n - 1]!.trim() === '') n--;
-  return n;
-};
 
 /** A record that can be a header: names (not data), at most one in five empty before any trailing empty ones, most of them different. */
 function couldBeHeader(r: CsvRecord): boolean {

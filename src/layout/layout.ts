@@ -172,6 +172,8 @@ export interface Layout {
   recordTypes?: ReadonlyMap<string, RecordRole>;
   /** summary records after the preamble and above the header (dLocal's HEADER): counted, not loaded; `totals` may check them */
   leadingRecords?: number;
+  /** a row with fewer fields than the header reads the missing last ones as empty (DuckDB's `null_padding`) */
+  nullPadding?: boolean;
   /** the control totals the rows must agree with before any is loaded (totals.ts) */
   totals?: readonly Total[];
   /**

@@ -39,6 +39,7 @@ export const LAYOUT_KEYS = [
   'trailer',
   'recordTypes',
   'leadingRecords',
+  'nullPadding',
   'totals',
 ];
 export const ROLES = ['data', 'header', 'skip', 'info'] as const;
@@ -117,6 +118,9 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     fail('"leadingRecords" must be a whole number, 0 to 100 (the summary records above the header)');
   if (leadingRecords !== 0 && (!header || recordTypes))
     fail('"leadingRecords" needs a header line and no "recordTypes" (a file of record types names its summary records by type)');
+  const nullPadding = raw.nullPadding ?? false;
+  if (typeof nullPadding !== 'boolean') fail('"nullPadding" must be true (a row shorter than the header has its last fields empty) or false');
+  if (nullPadding && !header) fail('"nullPadding" needs a header line (its names say how wide a row is)');
   const totals = raw.totals !== undefined ? parseTotals(raw.totals, columns, leadingRecords as number, fail) : undefined;
   for (const type of totals?.flatMap((t) => (t.kind === 'record' ? [t] : [])) ?? []) {
     if (type.at === 'footer' && recordTypes && !recordTypes.has(type.record))
@@ -140,6 +144,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     ...(trailer ? { trailer } : {}),
     ...(recordTypes ? { recordTypes } : {}),
     ...(leadingRecords !== 0 ? { leadingRecords: leadingRecords as number } : {}),
+    ...(nullPadding ? { nullPadding: true } : {}),
     ...(totals ? { totals } : {}),
   };
 }
@@ -254,6 +259,7 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   if (layout.recordTypes)
     out.recordTypes = Object.fromEntries([...layout.recordTypes].map(([t, r]) => [t, r.role === 'count' ? { count: r.field } : r.role]));
   if (layout.leadingRecords) out.leadingRecords = layout.leadingRecords;
+  if (layout.nullPadding) out.nullPadding = true;
   if (layout.totals) out.totals = totalsJson(layout.totals);
   return out;
 }

@@ -236,10 +236,15 @@ class SettlementReader implements RowBlock {
   /**
    * A row's fields under the header's names: those under its nameless end, and empty ones past
    * its width, are left out; a value past its width is refused, naming where it is. A row
-   * shorter than the names is the plan's to refuse; a file without a header is read as it is.
+   * shorter than the names is the plan's to refuse, unless the layout's `nullPadding` reads its
+   * missing last fields as empty (a last record cut short without its line end is the paused
+   * upload's rule, before any read: lastRecord.ts); a file without a header is read as it is.
    */
   private named(fields: string[], line: number): string[] {
     const header = this.header;
+    if (header !== undefined && fields.length < header.length && this.layout.nullPadding) {
+      return [...fields, ...new Array<string>(header.length - fields.length).fill('')];
+    }
     if (header === undefined || fields.length <= header.length) return fields;
     for (let i = this.headerWidth; i < fields.length; i++) {
       if (fields[i]!.trim() === '') continue;

@@ -279,3 +279,50 @@ describe('a header read as one field', () => {
     expect(tab.error?.message).toMatch(/it seems to use a tab as its delimiter, not ";": set the layout's "delimiter" to "\\t"$/);
   });
 });
+
+describe("nullPadding: rows that leave out the header's last columns", () => {
+  const bank = (nullPadding: boolean) =>
+    parseLayout(
+      {
+        decimalMark: ',',
+        ...(nullPadding ? { nullPadding: true } : {}),
+        columns: [
+          { name: 'booked', from: 'Buchungsdatum', type: 'date', format: 'dd.MM.yyyy' },
+          { name: 'amount', from: 'Betrag', type: 'decimal' },
+          { name: 'reference', from: 'Referenz', type: 'text' },
+          { name: 'cash', from: 'Bargeldabhebung', type: 'text', required: false },
+        ],
+        naturalKey: 'reference',
+      },
+      'test',
+    );
+  // a bank export whose rows stop before the header's last column
+  const text = 'Buchungsdatum,Betrag,Referenz,Bargeldabhebung\n05.12.2025,"-123,45",R-1\n05.12.2025,"123,45",R-2,\n';
+
+  it('refuses the short rows without it, and reads their missing last fields as empty with it', async () => {
+    expect((await rejection(file(text), bank(false))).message).toBe('line 2: expected 4 fields, found 3');
+    const rows = await readAll(file(text), bank(true));
+    expect(rows.map((r) => r.values)).toEqual([
+      ['2025-12-05', '-123.45', 'R-1', null],
+      ['2025-12-05', '123.45', 'R-2', null],
+    ]);
+  });
+
+  it('still names a required column left out, and still waits for a last record cut short without its line end', async () => {
+    const required = parseLayout(
+      {
+        nullPadding: true,
+        columns: [
+          { name: 'booked', from: 'Buchungsdatum', type: 'date', format: 'dd.MM.yyyy' },
+          { name: 'reference', from: 'Referenz', type: 'text' },
+        ],
+        naturalKey: 'reference',
+      },
+      'test',
+    );
+    const short = file('Buchungsdatum,Referenz\n05.12.2025\n');
+    expect((await findBadRows(short, required)).error?.message).toMatch(/^line 2, field reference: required value is missing/);
+    const cut = file('Buchungsdatum,Betrag,Referenz,Bargeldabhebung\n05.12.2025,"-123,45",R-1\n05.12.2025,"12');
+    expect(await lastRecordCutShort(cut, bank(true))).toMatchObject({ line: 3 });
+  });
+});
