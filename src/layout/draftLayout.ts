@@ -178,7 +178,6 @@ export function widths(records: readonly CsvRecord[]): number[] {
 
 const looksLikeData = (v: string) => /^[-+]?[\d.,]+$/.test(v.trim()) || /^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}/.test(v.trim());
 
-
 /** A record that can be a header: names (not data), at most one in five empty before any trailing empty ones, most of them different. */
 function couldBeHeader(r: CsvRecord): boolean {
   const width = namedWidth(r.fields);
@@ -295,7 +294,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
         `no sampled row reaches ${headerFields
           .slice(reach, named)
           .map((h) => `"${h.trim()}"`)
-          .join(', ')}: left out (the rows stop ${named - reach} field(s) short of the header)`,
+          .join(', ')}: left out, and "nullPadding" reads the rows that stop ${named - reach} field(s) short of the header`,
       );
     const wider = data.filter((r) => r.fields.length > headerFields!.length).length;
     if (wider > 0) notes.push(`${wider} sampled row(s) are wider than the header by empty fields only: accepted as they are`);
@@ -440,6 +439,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   if (locales.size > 0) layout.locale = locales.size === 1 ? [...locales][0] : [...locales];
   if (skipLines > 0) layout.skipLines = skipLines;
   if (!headerFields) layout.header = false;
+  if (headerFields && reach < named) layout.nullPadding = true;
   if (recordTypes) layout.recordTypes = recordTypes;
   layout.columns = columns.map((c) => c.json);
   layout.naturalKey = key.length === 1 ? key[0] : key;

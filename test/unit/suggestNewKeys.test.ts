@@ -16,6 +16,14 @@ describe('layout suggest drafts with the keys of issue 29', () => {
     expect(checked).toEqual({ rows: 2, skippedRows: 0, error: null });
   });
 
+  it('drafts "nullPadding" for rows that stop before the header\'s last column', async () => {
+    const text = 'Typ,Datum,Referenz,Bargeldabhebung\nUmbuchung,05.12.2026,R-1\nLastschrift,06.12.2026,R-2\nGutschrift,07.12.2026,R-3\n';
+    const { s, layout, checked } = await draftRoundTrip(sampleFile(text, 'c24.csv'), 'c24.csv');
+    expect(layout).toMatchObject({ nullPadding: true });
+    expect(s.draft!.columns.map((c) => c.header)).toEqual(['Typ', 'Datum', 'Referenz']);
+    expect(checked).toEqual({ rows: 3, skippedRows: 0, error: null });
+  });
+
   it('tells Windows-1250 from Windows-1252 by the letters each makes', async () => {
     const text =
       'Datum zaúčtování;Číslo účtu;Zaúčtovaná částka;Měna účtu\n27.05.2026;123456789/1234;-1,00;CZK\n28.05.2026;123456789/1234;-2,50;CZK\n';
