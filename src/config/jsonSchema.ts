@@ -254,7 +254,8 @@ function layoutObjectSchema(): Schema {
       additionalProperties: { anyOf: [recordRole, { type: 'null' }] },
     },
     nullPadding: {
-      description: 'a row with fewer fields than the header has its missing last fields empty (a record cut short at the end of the file is still not ready)',
+      description:
+        'a row with fewer fields than the header has its missing last fields empty (a record cut short at the end of the file is still not ready)',
       type: 'boolean',
       default: false,
     },

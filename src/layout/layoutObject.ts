@@ -119,7 +119,8 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (leadingRecords !== 0 && (!header || recordTypes))
     fail('"leadingRecords" needs a header line and no "recordTypes" (a file of record types names its summary records by type)');
   const nullPadding = raw.nullPadding ?? false;
-  if (typeof nullPadding !== 'boolean') fail('"nullPadding" must be true (a row shorter than the header has its last fields empty) or false');
+  if (typeof nullPadding !== 'boolean')
+    fail('"nullPadding" must be true (a row shorter than the header has its last fields empty) or false');
   if (nullPadding && !header) fail('"nullPadding" needs a header line (its names say how wide a row is)');
   const totals = raw.totals !== undefined ? parseTotals(raw.totals, columns, leadingRecords as number, fail) : undefined;
   for (const type of totals?.flatMap((t) => (t.kind === 'record' ? [t] : [])) ?? []) {

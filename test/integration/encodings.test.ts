@@ -103,7 +103,8 @@ describe('files in an encoding other than UTF-8', () => {
     expect((await ws.read('rejected', name)).equals(bytes)).toBe(true);
     expect(await loaded('NOENC')).toEqual([]);
     // `check` reads it as the run does: the same message; with the encoding set, ok
-    const copy = join(ws.root, 'copy.csv');
+    // under a name the config's pattern takes (check judges the name as a run would)
+    const copy = join(ws.root, 'statement_copy.csv');
     await writeFile(copy, bytes);
     const checked = await ws.cli(['check', '--config', config, copy]);
     expect([checked.status, checked.stdout.trim()]).toEqual([1, `${copy}: rejected: ${error}`]);

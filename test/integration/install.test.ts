@@ -74,9 +74,10 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     const root = execFileSync('npm', ['root', '-g', '--prefix', prefix], { encoding: 'utf8' }).trim();
     const shipped = join(root, 'settle-ingest');
     // the code (the README and a comment may name the variables): no reading of them, no shell
-    const code = (await readdir(shipped, { recursive: true, withFileTypes: true }))
-      .filter((e) => e.isFile() && e.name.endsWith('.js') && !join(e.parentPath, e.name).includes('/node_modules/'))
-      .map((e) => join(e.parentPath, e.name));
+    // (paths, not Dirents: Node 20's recursive readdir gives every Dirent the top folder as its parentPath)
+    const code = ((await readdir(shipped, { recursive: true })) as string[])
+      .filter((path) => path.endsWith('.js') && !path.split('/').includes('node_modules'))
+      .map((path) => join(shipped, path));
     expect(code.some((f) => f.includes('/dist/bundle/'))).toBe(true);
     for (const file of code) {
       expect(await readFile(file, 'utf8'), file).not.toMatch(
