@@ -8,6 +8,12 @@
 //   1  layout, db
 //   0  src/*.ts (errors, faults, owner, redaction, private files, destinations)
 // and no circle anywhere, between files or folders, type-only imports included.
+//
+// layout/ holds four concerns, ranked the same way among themselves:
+//   4  suggest  (`layout suggest`: drafting a layout from a sample)
+//   3  reader   (a file's bytes to typed rows: decoding, records, columns, trailers, totals)
+//   2  model    (the layout itself: its types, its JSON, the presets)
+//   1  values   (the syntax of one value: dates, months, zones, currencies, encodings, quoting)
 const RANKS = {
   cli: 5,
   pipeline: 4,
@@ -24,6 +30,9 @@ const RANKS = {
   db: 1,
 };
 const rooms = Object.keys(RANKS);
+const LAYOUT_RANKS = { suggest: 4, reader: 3, model: 2, values: 1 };
+const layoutRooms = Object.keys(LAYOUT_RANKS);
+const layoutNotBelow = (part) => layoutRooms.filter((other) => other !== part && LAYOUT_RANKS[other] >= LAYOUT_RANKS[part]);
 const notAtOrAbove = (room) => rooms.filter((other) => other !== room && RANKS[other] >= RANKS[room]);
 
 module.exports = {
@@ -42,6 +51,22 @@ module.exports = {
       from: { path: `^src/${room}/` },
       to: { path: `^src/(${notAtOrAbove(room).join('|')})/` },
     })),
+    ...layoutRooms
+      .filter((part) => layoutNotBelow(part).length > 0)
+      .map((part) => ({
+        name: `rank-layout-${part}`,
+        severity: 'error',
+        comment: `layout/${part}/ (rank ${LAYOUT_RANKS[part]} within layout/) imports only lower parts of layout/: see docs/ARCHITECTURE.md`,
+        from: { path: `^src/layout/${part}/` },
+        to: { path: `^src/layout/(${layoutNotBelow(part).join('|')})/` },
+      })),
+    {
+      name: 'layout-in-its-parts',
+      severity: 'error',
+      comment: 'Every file of layout/ lives in one of its four parts.',
+      from: { path: '^src/layout/[^/]+\\.ts$' },
+      to: {},
+    },
     {
       name: 'base-imports-no-room',
       severity: 'error',

@@ -19,9 +19,9 @@
 import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { textTable } from '../dist/report/textTable.js';
-import { PRESETS } from '../dist/layout/presets.js';
-import { parseLayout } from '../dist/layout/parseLayout.js';
-import { rankLayouts } from '../dist/layout/layoutFit.js';
+import { PRESETS } from '../dist/layout/model/presets.js';
+import { parseLayout } from '../dist/layout/model/parseLayout.js';
+import { rankLayouts } from '../dist/layout/suggest/layoutFit.js';
 import { checkContent } from '../dist/pipeline/fileChecks.js';
 import { checkSuite, suiteFolders } from './csvSuites.mjs';
 
@@ -34,7 +34,7 @@ const BROKEN = [
   /trailer/,
   /says \d+ data records/,
   /the upload stopped mid-line/,
-  // a control total of the file's own that its rows disagree with (layout/totals.ts)
+  // a control total of the file's own that its rows disagree with (layout/reader/totalsCheck.ts)
   /: nets to -?[\d.]+ with its/,
   /: says the .+ total .+, the rows add up to/,
   /: says \d+ rows, the file has \d+/,

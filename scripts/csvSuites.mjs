@@ -4,9 +4,9 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { csvRecordBlocks } from '../dist/layout/csvRecords.js';
-import { parseLayout } from '../dist/layout/parseLayout.js';
-import { findBadRows } from '../dist/layout/readSettlement.js';
+import { csvRecordBlocks } from '../dist/layout/reader/csvRecords.js';
+import { parseLayout } from '../dist/layout/model/parseLayout.js';
+import { findBadRows } from '../dist/layout/reader/readSettlement.js';
 
 /** csv-test-data's files named bad-header-* and header-* are read with this header. */
 const SUITE_HEADER = { columns: ['foo', 'bar', 'baz'].map((name) => ({ name, type: 'text', required: false })), extraColumns: 'reject' };

@@ -1,4 +1,4 @@
-import { parseZone, wallClockOffset } from '../layout/timeZones.js';
+import { parseZone, wallClockOffset } from '../layout/values/timeZones.js';
 import { WEEKDAY_NAMES, type Expect } from './expect.js';
 import { holidayOn } from './holidays.js';
 

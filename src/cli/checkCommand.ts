@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
-import { totalsText, type CheckedTotal } from '../layout/totals.js';
+import { totalsText, type CheckedTotal } from '../layout/reader/totalsCheck.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
-import { suggestLayout, type Suggestion } from '../layout/suggestLayout.js';
+import { suggestLayout, type Suggestion } from '../layout/suggest/suggestLayout.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 

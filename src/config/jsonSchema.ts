@@ -7,10 +7,10 @@ import {
   LOCAL_ZONE,
   MAX_LAYOUT_COLUMNS,
   OWN_CURRENCY,
-} from '../layout/layout.js';
-import { COLUMN_KEYS, COLUMN_TYPES, IDENTIFIER } from '../layout/layoutColumns.js';
-import { LAYOUT_KEYS, ROLES } from '../layout/layoutObject.js';
-import { PRESETS } from '../layout/presets.js';
+} from '../layout/model/layout.js';
+import { COLUMN_KEYS, COLUMN_TYPES, IDENTIFIER } from '../layout/model/layoutColumns.js';
+import { LAYOUT_KEYS, ROLES } from '../layout/model/layoutObject.js';
+import { PRESETS } from '../layout/model/presets.js';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
 import { durationText } from './optionSpec.js';
 import { EXPECT_KEYS, PARTNER_NAME } from './settings.js';
@@ -182,7 +182,7 @@ function each(keys: readonly string[], schemas: Record<string, Schema>, what: st
 const identifier = (description: string): Schema => ({ description, type: 'string', pattern: IDENTIFIER.source });
 const positionField = (description: string): Schema => ({ description, type: 'integer', minimum: 2 });
 
-/** The layout object's keys, each as layout/layoutObject.ts reads it. */
+/** The layout object's keys, each as layout/model/layoutObject.ts reads it. */
 function layoutObjectSchema(): Schema {
   const recordRole: Schema = {
     anyOf: [
@@ -328,7 +328,7 @@ function layoutObjectSchema(): Schema {
   };
 }
 
-/** One column as layout/layoutColumns.ts reads it; `change`: a change to a preset's column, where every key may be null (drops it). */
+/** One column as layout/model/layoutColumns.ts reads it; `change`: a change to a preset's column, where every key may be null (drops it). */
 function columnSchema(opts: { change?: boolean } = {}): Schema {
   const zone = { description: `an IANA zone, UTC, an offset such as +01:00, or "${LOCAL_ZONE}"`, type: 'string' };
   const header = { type: 'string', minLength: 1 };

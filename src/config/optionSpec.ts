@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_RECORD_BYTES } from '../layout/layout.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../layout/model/layout.js';
 
 /** The commands that read settings; `report` stands for its subcommands but `report evidence`, which takes audit's settings too. */
 export type CommandName =

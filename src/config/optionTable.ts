@@ -1,4 +1,4 @@
-import { PRESETS } from '../layout/presets.js';
+import { PRESETS } from '../layout/model/presets.js';
 
 import { DEFAULTS, LOG_LEVELS, RUN_MODES, durationText, type CommandName, type OptionSpec } from './optionSpec.js';
 

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { RejectError } from '../errors.js';
-import { PROVENANCE_COLUMNS, type ColumnSpec } from '../layout/layout.js';
-import { quoteValue } from '../layout/quoteValue.js';
+import { PROVENANCE_COLUMNS, type ColumnSpec } from '../layout/model/layout.js';
+import { quoteValue } from '../layout/values/quoteValue.js';
 import type { CopyBatches } from './copyBatches.js';
 import { describedType } from './layoutTable.js';
 import type { FinanceTarget } from './target.js';

@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
-import { keyName, PROVENANCE_COLUMNS, type Layout } from '../layout/layout.js';
-import { findBadRows, settlementBlocks, type ReadStats, type SettlementRow } from '../layout/readSettlement.js';
-import type { CheckedTotal } from '../layout/totals.js';
+import { keyName, PROVENANCE_COLUMNS, type Layout } from '../layout/model/layout.js';
+import { findBadRows, settlementBlocks, type ReadStats, type SettlementRow } from '../layout/reader/readSettlement.js';
+import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import type { CopyFormat, FinanceTarget, LoadRequest, LoadResult } from './target.js';
 import { findFileMarker } from './fileMarker.js';

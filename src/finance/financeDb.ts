@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Layout } from '../layout/layout.js';
+import type { Layout } from '../layout/model/layout.js';
 import { connectFinance, type FinanceConnectOptions } from './connectFinance.js';
 import { copyRows } from './copyRows.js';
 import { loadFacts, type LoadFacts } from './financeFacts.js';

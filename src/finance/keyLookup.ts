@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { timestampIdentity } from '../layout/columnValues.js';
-import { showKey } from '../layout/naturalKeys.js';
+import { timestampIdentity } from '../layout/reader/columnValues.js';
+import { showKey } from '../layout/reader/naturalKeys.js';
 import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;

@@ -1,5 +1,5 @@
-import { KeyClashes, KeyRepeats } from '../layout/naturalKeys.js';
-import { readSettlement } from '../layout/readSettlement.js';
+import { KeyClashes, KeyRepeats } from '../layout/reader/naturalKeys.js';
+import { readSettlement } from '../layout/reader/readSettlement.js';
 import { keyLookup } from './keyLookup.js';
 import type { FinanceTarget, LoadRequest } from './target.js';
 

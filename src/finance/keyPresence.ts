@@ -1,5 +1,5 @@
 import { keyLookup } from './keyLookup.js';
-import { readSettlement } from '../layout/readSettlement.js';
+import { readSettlement } from '../layout/reader/readSettlement.js';
 import type { FinanceTarget } from './target.js';
 
 const LOOKUP_BATCH = 1000;

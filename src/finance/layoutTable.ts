@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { UsageError } from '../errors.js';
-import { MAX_INTEGER_DIGITS } from '../layout/columnValues.js';
-import { AS_WRITTEN, type ColumnSpec, type Layout } from '../layout/layout.js';
+import { MAX_INTEGER_DIGITS } from '../layout/reader/columnValues.js';
+import { AS_WRITTEN, type ColumnSpec, type Layout } from '../layout/model/layout.js';
 import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;

@@ -1,6 +1,6 @@
-import type { CheckedTotal } from '../layout/totals.js';
+import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import type pg from 'pg';
-import type { Layout } from '../layout/layout.js';
+import type { Layout } from '../layout/model/layout.js';
 
 /**
  * What every statement on the finance database needs: the connection, the schema, and the
@@ -32,7 +32,7 @@ export interface LoadRequest {
 
 export type LoadResult =
   /** `skippedRows`: rows the layout's skipRows left out, counted and not loaded; `format`: how they went (none for no rows) */
-  /** `totals`: the layout's control totals the file proved (layout/totals.ts) */
+  /** `totals`: the layout's control totals the file proved (layout/reader/totalsCheck.ts) */
   | { outcome: 'loaded'; rows: number; skippedRows: number; format?: CopyFormat; totals?: CheckedTotal[] }
   /** the finance database already holds this content: its file marker says who loaded it */
   | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number; deliveredSha256: string | null };

@@ -1,4 +1,4 @@
-import type { CheckedTotal } from '../layout/totals.js';
+import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import type { Destination } from '../destination.js';
 import type { ClaimOwner } from '../owner.js';
 import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
@@ -170,7 +170,7 @@ export interface Ledger {
    */
   finalizeClaim(
     f: { name: string; sha256: string; runId: string; arrival?: string },
-    /** `totals`: the control totals a loaded file proved (layout/totals.ts), kept with the load */
+    /** `totals`: the control totals a loaded file proved (layout/reader/totalsCheck.ts), kept with the load */
     to: { state: FinalState; event: EventKind; rows?: number; reason?: string; totals?: CheckedTotal[] },
     details: Record<string, unknown>,
     opts?: { extraEvents?: EventKind[]; moveTo?: Destination },

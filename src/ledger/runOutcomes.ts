@@ -1,4 +1,4 @@
-import type { CheckedTotal } from '../layout/totals.js';
+import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import type { Ledger } from './ledger.js';
 import { COUNT_KEY, NO_COUNTS, OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
 
@@ -13,7 +13,7 @@ export interface FileOutcome {
   heldFor?: { name: string; run: string };
   /** for a reject or failure, or why a file was not ready */
   error?: string;
-  /** for a load: the control totals the file proved (layout/totals.ts) */
+  /** for a load: the control totals the file proved (layout/reader/totalsCheck.ts) */
   totals?: CheckedTotal[];
 }
 

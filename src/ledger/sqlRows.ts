@@ -1,4 +1,4 @@
-import type { CheckedTotal } from '../layout/totals.js';
+import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import type { Destination } from '../destination.js';
 import type { LandedMove, MoveIntent } from './ledger.js';
 import type { SqlRow } from './sqlPort.js';

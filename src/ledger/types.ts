@@ -1,4 +1,4 @@
-import type { CheckedTotal } from '../layout/totals.js';
+import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 
 /** The partner of a config without "partners", and of every row from before partners were kept. */
 export const DEFAULT_PARTNER = 'default';

@@ -9,7 +9,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { FileRow } from '../ledger/types.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
 import type { FinanceDb } from '../finance/financeDb.js';
-import { keyName } from '../layout/layout.js';
+import { keyName } from '../layout/model/layout.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { isConnectionLost } from './connectionLost.js';
 import { newRunId } from './runId.js';

@@ -1,9 +1,9 @@
 import { RejectError } from '../errors.js';
-import { keyName, type Layout } from '../layout/layout.js';
-import { lastRecordCutShort } from '../layout/lastRecord.js';
-import { KeyClashes, KeyRepeats } from '../layout/naturalKeys.js';
-import { findBadRows } from '../layout/readSettlement.js';
-import type { CheckedTotal } from '../layout/totals.js';
+import { keyName, type Layout } from '../layout/model/layout.js';
+import { lastRecordCutShort } from '../layout/reader/lastRecord.js';
+import { KeyClashes, KeyRepeats } from '../layout/reader/naturalKeys.js';
+import { findBadRows } from '../layout/reader/readSettlement.js';
+import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import { cutShortWords } from './pausedUpload.js';
 
 /** What a run would make of a file's content, barring the database: its rows, or why it would be refused. */
@@ -12,7 +12,7 @@ export interface ContentCheck {
   rows: number;
   /** the rows the layout's skipRows leaves out, and records of a `skip` type */
   skippedRows: number;
-  /** the file's own control totals its rows were proved against (layout/totals.ts) */
+  /** the file's own control totals its rows were proved against (layout/reader/totalsCheck.ts) */
   totals?: CheckedTotal[];
   error: RejectError | null;
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { RejectError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { contentDetails } from '../delivery/stagedContent.js';
-import { totalsText } from '../layout/totals.js';
+import { totalsText } from '../layout/reader/totalsCheck.js';
 import { isConnectionLost } from './connectionLost.js';
 import { moveDecided, type FileInRun } from './moveDecided.js';
 import type { RunContext, StagedDelivery } from './runContext.js';

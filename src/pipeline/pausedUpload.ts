@@ -1,8 +1,8 @@
 import { RejectError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { unchangedWaits, type SeenAs } from '../ledger/waitingFiles.js';
-import type { Layout } from '../layout/layout.js';
-import { lastRecordCutShort, type CutShort } from '../layout/lastRecord.js';
+import type { Layout } from '../layout/model/layout.js';
+import { lastRecordCutShort, type CutShort } from '../layout/reader/lastRecord.js';
 
 /** What a staged file whose last record is cut short comes to: wait (not ready), or be rejected as incomplete. */
 export type PausedUpload =

@@ -1,8 +1,8 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { runsWaiting } from '../ledger/waitingFiles.js';
-import type { Layout } from '../layout/layout.js';
-import { endsWithTrailer, missingTotalRecord } from '../layout/trailer.js';
-import { quoteValue } from '../layout/quoteValue.js';
+import type { Layout } from '../layout/model/layout.js';
+import { endsWithTrailer, missingTotalRecord } from '../layout/reader/trailer.js';
+import { quoteValue } from '../layout/values/quoteValue.js';
 
 /**
  * A layout with a trailer, or with control total records (a summary at the top, footers at the

@@ -7,7 +7,7 @@ import type { FinanceDb } from '../finance/financeDb.js';
 import { staleClaims } from './ledgerHealth.js';
 import { contentOf, type FileRow } from '../ledger/types.js';
 import type { TransferAuditResult } from './transferLog/transferAudit.js';
-import type { CheckedTotal } from '../layout/totals.js';
+import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 
 /** What kind of discrepancy: a script decides by this, a person reads the message. */
 export type DiscrepancyKind =
@@ -61,7 +61,7 @@ export interface AuditResult {
   transferLog: TransferAuditResult | null;
   /**
    * The loaded files that proved their control totals before their rows were loaded
-   * (layout/totals.ts), as the ledger kept them; absent when there are none (no layout states
+   * (layout/reader/totalsCheck.ts), as the ledger kept them; absent when there are none (no layout states
    * totals), so that an audit without them reads as before.
    */
   balanced?: BalancedFile[];

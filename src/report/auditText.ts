@@ -1,6 +1,6 @@
 import type { AuditResult } from './audit.js';
 import { printable } from './printable.js';
-import { totalsText } from '../layout/totals.js';
+import { totalsText } from '../layout/reader/totalsCheck.js';
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 

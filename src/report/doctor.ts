@@ -9,7 +9,7 @@ import { assertLayoutFitsTable } from '../finance/layoutTable.js';
 import { assertFinanceCurrent } from '../finance/migrateFinance.js';
 import type { FolderReader } from '../intake/intake.js';
 import { checkIntakeAccess, intakeFolders, openFinalFolder, openIntakeReader, type IntakeSettings } from '../intake/openIntake.js';
-import type { Layout } from '../layout/layout.js';
+import type { Layout } from '../layout/model/layout.js';
 import { isPostgresUrl, openLedger } from '../ledger/openLedger.js';
 
 /** One thing tonight's run needs, and whether it holds; `partner` null for what all partners share. */

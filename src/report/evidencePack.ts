@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { Ledger } from '../ledger/ledger.js';
-import { isCalendarDate } from '../layout/columnValues.js';
+import { isCalendarDate } from '../layout/reader/columnValues.js';
 import { contentOf, type LedgerEvent } from '../ledger/types.js';
 
 /** The period of a pack: whole UTC days, `to` included. */

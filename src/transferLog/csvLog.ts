@@ -1,4 +1,4 @@
-import type { Zone } from '../layout/timeZones.js';
+import type { Zone } from '../layout/values/timeZones.js';
 import { isoTime } from './logTimes.js';
 import type { LineVerdict, LogPlace } from './transferEvents.js';
 

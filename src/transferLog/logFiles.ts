@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import { ByteCounter, inflateOverrun } from '../delivery/meter.js';
 import { UsageError, errorMessage } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
-import type { Zone } from '../layout/timeZones.js';
+import type { Zone } from '../layout/values/timeZones.js';
 import { isCsvHeader, readCsvLine, csvFields } from './csvLog.js';
 import { OpenSshLog, syslogHeader } from './openSshLog.js';
 import type { LineVerdict, LogFileReport, LogFormat, LogPlace, OpenWrite, TransferEvent } from './transferEvents.js';

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { parseZone, wallClockOffset, wallClockOffsets, type Zone } from '../layout/timeZones.js';
+import { parseZone, wallClockOffset, wallClockOffsets, type Zone } from '../layout/values/timeZones.js';
 
 export const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 

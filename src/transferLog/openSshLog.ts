@@ -1,4 +1,4 @@
-import type { Zone } from '../layout/timeZones.js';
+import type { Zone } from '../layout/values/timeZones.js';
 import { isoTime, localTime, MONTHS, yearBefore } from './logTimes.js';
 import type { LineVerdict, Link, LogPlace, OpenWrite, Removal, Rename, TransferEvent } from './transferEvents.js';
 

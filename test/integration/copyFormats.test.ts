@@ -8,9 +8,9 @@ import { RejectError } from '../../src/errors.js';
 import { copyRows, endLoad } from '../../src/finance/copyRows.js';
 import { createTableSql } from '../../src/finance/layoutTable.js';
 import type { CopyFormat, FinanceTarget } from '../../src/finance/target.js';
-import { PROVENANCE_COLUMNS, type Layout } from '../../src/layout/layout.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { PRESETS } from '../../src/layout/presets.js';
+import { PROVENANCE_COLUMNS, type Layout } from '../../src/layout/model/layout.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { PRESETS } from '../../src/layout/model/presets.js';
 import { generatedFile } from '../support/layoutFiles.js';
 import { financeDatabase, type FinanceDatabase } from '../support/workspace.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keyPresence } from '../../src/finance/keyPresence.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
 import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();

@@ -1,9 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { findBadRows } from '../../src/layout/readSettlement.js';
-import { suggestLayout, type Suggestion } from '../../src/layout/suggestLayout.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { findBadRows } from '../../src/layout/reader/readSettlement.js';
+import { suggestLayout, type Suggestion } from '../../src/layout/suggest/suggestLayout.js';
 
 /** A synthetic sample file of that name, in a folder of its own. */
 export function sampleFile(bytes: string | Buffer, name: string): string {

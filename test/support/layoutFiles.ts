@@ -1,4 +1,4 @@
-import { AS_WRITTEN, type ColumnSpec, type Layout, type RecordRole } from '../../src/layout/layout.js';
+import { AS_WRITTEN, type ColumnSpec, type Layout, type RecordRole } from '../../src/layout/model/layout.js';
 
 /**
  * Synthetic settlement files for any layout, from a seed: every column type in the partner's own
@@ -103,7 +103,7 @@ const EDGE_TIMES: [number, number, number, number, number, number][] = [
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
-/** A date or time in a layout's pattern (the tokens of layout/dateFormat.ts). */
+/** A date or time in a layout's pattern (the tokens of layout/values/dateFormat.ts). */
 function formatted(
   format: string,
   t: { y: number; mo: number; d: number; h: number; mi: number; s: number; frac: string; offset: string },

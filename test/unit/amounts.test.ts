@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { ACTIVE_CURRENCIES, minorUnitsOf } from '../../src/layout/currencies.js';
-import type { Layout } from '../../src/layout/layout.js';
-import { toLayoutJson } from '../../src/layout/layoutObject.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { findBadRows } from '../../src/layout/readSettlement.js';
-import { planRows } from '../../src/layout/rowPlan.js';
+import { ACTIVE_CURRENCIES, minorUnitsOf } from '../../src/layout/values/currencies.js';
+import type { Layout } from '../../src/layout/model/layout.js';
+import { toLayoutJson } from '../../src/layout/model/layoutObject.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { findBadRows } from '../../src/layout/reader/readSettlement.js';
+import { planRows } from '../../src/layout/reader/rowPlan.js';
 import { rejection, thrown } from '../support/thrown.js';
 
 /** A layout of an id and one amount column (its keys `amount`), plus the layout keys given. */

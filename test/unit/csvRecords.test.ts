@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CsvError, parse } from 'csv-parse';
 import { describe, expect, it } from 'vitest';
-import { CSV_PROBLEMS, CsvRecordError, csvRecordBlocks, type CsvRecord } from '../../src/layout/csvRecords.js';
+import { CSV_PROBLEMS, CsvRecordError, csvRecordBlocks, type CsvRecord } from '../../src/layout/reader/csvRecords.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'settle-csv-'));
 let files = 0;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADER } from '../../src/demo/sampleSettlement.js';
-import { DEFAULT_LAYOUT } from '../../src/layout/layout.js';
+import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
 import { checkContent } from '../../src/pipeline/fileChecks.js';
 
 function file(content: string): string {

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { configJsonSchema } from '../../src/config/jsonSchema.js';
 import { OPTION_TABLE, SETTING_KEYS } from '../../src/config/optionTable.js';
 import { EXPECT_KEYS, resolvePartners } from '../../src/config/settings.js';
-import { COLUMN_KEYS } from '../../src/layout/layoutColumns.js';
-import { LAYOUT_KEYS } from '../../src/layout/layoutObject.js';
-import { PRESETS } from '../../src/layout/presets.js';
+import { COLUMN_KEYS } from '../../src/layout/model/layoutColumns.js';
+import { LAYOUT_KEYS } from '../../src/layout/model/layoutObject.js';
+import { PRESETS } from '../../src/layout/model/presets.js';
 
 const schema = configJsonSchema();
 const validate = new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true }).compile(schema);

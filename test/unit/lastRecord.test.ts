@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADER } from '../../src/demo/sampleSettlement.js';
-import { DEFAULT_LAYOUT, type Layout } from '../../src/layout/layout.js';
-import { lastRecordCutShort } from '../../src/layout/lastRecord.js';
+import { DEFAULT_LAYOUT, type Layout } from '../../src/layout/model/layout.js';
+import { lastRecordCutShort } from '../../src/layout/reader/lastRecord.js';
 
 function file(content: string | Buffer): string {
   const path = join(mkdtempSync(join(tmpdir(), 'settle-last-')), 'settle_x.csv');

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import type { Layout } from '../../src/layout/layout.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { PRESETS } from '../../src/layout/presets.js';
-import { findBadRows, readSettlement } from '../../src/layout/readSettlement.js';
-import { MissingTrailerError } from '../../src/layout/trailer.js';
-import { zoneInFileName } from '../../src/layout/timeZones.js';
+import type { Layout } from '../../src/layout/model/layout.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { PRESETS } from '../../src/layout/model/presets.js';
+import { findBadRows, readSettlement } from '../../src/layout/reader/readSettlement.js';
+import { MissingTrailerError } from '../../src/layout/reader/trailer.js';
+import { zoneInFileName } from '../../src/layout/values/timeZones.js';
 
 /** A synthetic partner file under the given name (the name may carry a zone). */
 function file(text: string, name = 'partner.csv'): string {

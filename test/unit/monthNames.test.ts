@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { timestampIdentity } from '../../src/layout/columnValues.js';
-import type { Layout } from '../../src/layout/layout.js';
-import { toLayoutJson } from '../../src/layout/layoutObject.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { findBadRows, readSettlement } from '../../src/layout/readSettlement.js';
+import { timestampIdentity } from '../../src/layout/reader/columnValues.js';
+import type { Layout } from '../../src/layout/model/layout.js';
+import { toLayoutJson } from '../../src/layout/model/layoutObject.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { findBadRows, readSettlement } from '../../src/layout/reader/readSettlement.js';
 
 /** A synthetic partner file, in the shapes of the second corpus (never its bytes). */
 function file(text: string): string {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ColumnType, Layout } from '../../src/layout/layout.js';
-import { KeyClashes, KeyRepeats } from '../../src/layout/naturalKeys.js';
+import type { ColumnType, Layout } from '../../src/layout/model/layout.js';
+import { KeyClashes, KeyRepeats } from '../../src/layout/reader/naturalKeys.js';
 
 /** A layout of the given key columns (enough of one for the key's rules). */
 function keyed(columns: [string, ColumnType, boolean?][]): Layout {

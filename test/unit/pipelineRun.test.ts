@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DecodeOptions } from '../../src/delivery/decodeSettings.js';
 import type { FinanceDb } from '../../src/finance/financeDb.js';
-import { DEFAULT_LAYOUT } from '../../src/layout/layout.js';
+import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { currentOwner } from '../../src/owner.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codePoint, HIDDEN_CHARACTER, QUOTED_CHARACTERS, quoteValue } from '../../src/layout/quoteValue.js';
+import { codePoint, HIDDEN_CHARACTER, QUOTED_CHARACTERS, quoteValue } from '../../src/layout/values/quoteValue.js';
 
 describe('quoting a value in a message', () => {
   it('quotes a short value whole, escaping quotes and backslashes', () => {

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADER } from '../../src/demo/sampleSettlement.js';
 import { RejectError } from '../../src/errors.js';
-import { DEFAULT_LAYOUT, type Layout } from '../../src/layout/layout.js';
-import { lastRecordCutShort } from '../../src/layout/lastRecord.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { findBadRows, readSettlement, settlementBlocks, type SettlementRow } from '../../src/layout/readSettlement.js';
+import { DEFAULT_LAYOUT, type Layout } from '../../src/layout/model/layout.js';
+import { lastRecordCutShort } from '../../src/layout/reader/lastRecord.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { findBadRows, readSettlement, settlementBlocks, type SettlementRow } from '../../src/layout/reader/readSettlement.js';
 
 function file(content: string | Buffer): string {
   const path = join(mkdtempSync(join(tmpdir(), 'settle-read-')), 'settle_x.csv');

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../src/config/settings.js';
 import { siblingFolder } from '../../src/intake/openIntake.js';
-import { DEFAULT_LAYOUT } from '../../src/layout/layout.js';
+import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
 import { UsageError } from '../../src/errors.js';
 
 const example = fileURLToPath(new URL('../../fixtures/settle-ingest.config.json', import.meta.url));

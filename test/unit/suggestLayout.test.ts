@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { globToRegExp } from '../../src/intake/names.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { findBadRows } from '../../src/layout/readSettlement.js';
-import { suggestLayout } from '../../src/layout/suggestLayout.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { findBadRows } from '../../src/layout/reader/readSettlement.js';
+import { suggestLayout } from '../../src/layout/suggest/suggestLayout.js';
 import { draftRoundTrip, draftTypes } from '../support/draftRoundTrip.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));

@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import type { Layout } from '../../src/layout/layout.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { PRESETS } from '../../src/layout/presets.js';
-import { findBadRows } from '../../src/layout/readSettlement.js';
-import { SAMPLE_ROWS } from '../../src/layout/layoutFit.js';
-import { suggestLayout } from '../../src/layout/suggestLayout.js';
-import { MissingTotalError } from '../../src/layout/totals.js';
-import { missingTotalRecord } from '../../src/layout/trailer.js';
+import type { Layout } from '../../src/layout/model/layout.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { PRESETS } from '../../src/layout/model/presets.js';
+import { findBadRows } from '../../src/layout/reader/readSettlement.js';
+import { SAMPLE_ROWS } from '../../src/layout/suggest/layoutFit.js';
+import { suggestLayout } from '../../src/layout/suggest/suggestLayout.js';
+import { MissingTotalError } from '../../src/layout/reader/totalsCheck.js';
+import { missingTotalRecord } from '../../src/layout/reader/trailer.js';
 
 function file(content: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'settle-totals-')), 'settle_x.csv');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { globToRegExp } from '../../src/intake/names.js';
-import { parseZone, type Zone } from '../../src/layout/timeZones.js';
+import { parseZone, type Zone } from '../../src/layout/values/timeZones.js';
 import { arrivalsOf, ledgerNameOf, readingNotes, type IntakeView } from '../../src/report/transferLog/arrivals.js';
 import { readTransferLogs } from '../../src/transferLog/logFiles.js';
 import { localTime } from '../../src/transferLog/logTimes.js';

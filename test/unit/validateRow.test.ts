@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { RejectError } from '../../src/errors.js';
-import { DEFAULT_LAYOUT, type Layout } from '../../src/layout/layout.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { ACTIVE_CURRENCIES, isActiveCurrency } from '../../src/layout/currencies.js';
-import { isCalendarDate, keyProblem, MAX_KEY_BYTES } from '../../src/layout/columnValues.js';
-import { planRows } from '../../src/layout/rowPlan.js';
+import { DEFAULT_LAYOUT, type Layout } from '../../src/layout/model/layout.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { ACTIVE_CURRENCIES, isActiveCurrency } from '../../src/layout/values/currencies.js';
+import { isCalendarDate, keyProblem, MAX_KEY_BYTES } from '../../src/layout/reader/columnValues.js';
+import { planRows } from '../../src/layout/reader/rowPlan.js';
 import { rejection } from '../support/thrown.js';
 
 /** One row checked as the reader checks it, under a header in the layout's own order. */

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { MAX_LAYOUT_COLUMNS } from '../../src/layout/layout.js';
-import { parseLayout } from '../../src/layout/parseLayout.js';
-import { findBadRows } from '../../src/layout/readSettlement.js';
-import { suggestLayout } from '../../src/layout/suggestLayout.js';
+import { MAX_LAYOUT_COLUMNS } from '../../src/layout/model/layout.js';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { findBadRows } from '../../src/layout/reader/readSettlement.js';
+import { suggestLayout } from '../../src/layout/suggest/suggestLayout.js';
 
 function file(text: string, name: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'settle-wide-')), name);

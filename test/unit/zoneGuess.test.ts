@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isIanaZone, parseZone, zoneProblem } from '../../src/layout/timeZones.js';
+import { isIanaZone, parseZone, zoneProblem } from '../../src/layout/values/timeZones.js';
 
 describe('a mistyped time zone', () => {
   it.each([

@@ -11,10 +11,10 @@ import {
   type Trailer,
 } from './layout.js';
 import { checkColumns, IDENTIFIER, parseColumn } from './layoutColumns.js';
-import { languageTag } from './monthNames.js';
-import { encodingName, UTF16_BY_BOM } from './textDecoding.js';
-import { zoneProblem } from './timeZones.js';
-import { parseTotals, totalsJson } from './totals.js';
+import { languageTag } from '../values/monthNames.js';
+import { encodingName, UTF16_BY_BOM } from '../values/encodings.js';
+import { zoneProblem } from '../values/timeZones.js';
+import { parseTotals, totalsJson } from './totalsRules.js';
 
 /**
  * The types a natural key may hold: those compared exactly as PostgreSQL keeps them (a

@@ -1,6 +1,6 @@
 import { timestampIdentity } from './columnValues.js';
-import { keyName, type ColumnType, type Layout } from './layout.js';
-import { quoteValue } from './quoteValue.js';
+import { keyName, type ColumnType, type Layout } from '../model/layout.js';
+import { quoteValue } from '../values/quoteValue.js';
 
 /**
  * A checked value of a key column as the finance table's UNIQUE index compares it: a bigint

@@ -8,9 +8,9 @@ import {
   type ColumnType,
   type SignRule,
 } from './layout.js';
-import { mostMinorUnits } from './currencies.js';
-import { compileDateFormat } from './dateFormat.js';
-import { zoneProblem } from './timeZones.js';
+import { mostMinorUnits } from '../values/currencies.js';
+import { compileDateFormat } from '../values/dateFormat.js';
+import { zoneProblem } from '../values/timeZones.js';
 
 export const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 export const COLUMN_TYPES: readonly ColumnType[] = ['text', 'decimal', 'date', 'timestamp', 'currency', 'integer'];

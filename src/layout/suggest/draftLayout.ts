@@ -1,9 +1,9 @@
-import { isActiveCurrency } from './currencies.js';
-import { namedWidth, type CsvRecord } from './csvRecords.js';
+import { isActiveCurrency } from '../values/currencies.js';
+import { namedWidth, type CsvRecord } from '../reader/csvRecords.js';
 import { guessClockFormat, guessDateFormat } from './dateGuess.js';
 import type { EncodingGuess } from './encodingGuess.js';
-import { AS_WRITTEN, RESERVED_COLUMNS, type ColumnType } from './layout.js';
-import { parseZone } from './timeZones.js';
+import { AS_WRITTEN, RESERVED_COLUMNS, type ColumnType } from '../model/layout.js';
+import { parseZone } from '../values/timeZones.js';
 
 /** One column of a draft layout, with what it was inferred from. */
 export interface DraftColumn {

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { DEFAULT_MAX_RECORD_BYTES, type Layout } from './layout.js';
+import { DEFAULT_MAX_RECORD_BYTES, type Layout } from '../model/layout.js';
 import { TextChunks, type Undecodable } from './textDecoding.js';
 
 /** What is wrong with a record that cannot be read as CSV, said short: never the whole field. */

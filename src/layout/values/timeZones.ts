@@ -1,4 +1,4 @@
-import { nearest } from '../nearest.js';
+import { nearest } from '../../nearest.js';
 
 /**
  * Time zones for timestamp columns: an IANA name (`Europe/Amsterdam`), `UTC`, a fixed offset

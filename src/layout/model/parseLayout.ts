@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
 import type { Layout } from './layout.js';
 import { readLayoutObject, toLayoutJson, type Fail } from './layoutObject.js';
 import { PRESETS } from './presets.js';

@@ -1,7 +1,8 @@
 import { isUtf8 } from 'node:buffer';
-import { readAt, stat } from '../syncFs.js';
-import { quoteValue } from './quoteValue.js';
-import { completePrefix, firstInvalidUtf8, UTF8_BOM } from './utf8Bytes.js';
+import { readAt, stat } from '../../syncFs.js';
+import { quoteValue } from '../values/quoteValue.js';
+import { completePrefix, firstInvalidUtf8, UTF8_BOM } from '../values/utf8Bytes.js';
+import { DEFAULT_ENCODING, encodingName, UTF16_BY_BOM } from '../values/encodings.js';
 
 /**
  * How a settlement file's bytes become text: the one place that decodes them. UTF-8 (the
@@ -10,30 +11,11 @@ import { completePrefix, firstInvalidUtf8, UTF8_BOM } from './utf8Bytes.js';
  * byte-order mark is dropped. Hashes are no business of this module: they stay on the bytes.
  */
 
-export const DEFAULT_ENCODING = 'utf-8';
-/** The layout's `encoding` that means "UTF-16, little- or big-endian as the file's byte-order mark says". */
-export const UTF16_BY_BOM = 'utf-16';
-
 const UTF16LE_BOM = Buffer.from([0xff, 0xfe]);
 const UTF16BE_BOM = Buffer.from([0xfe, 0xff]);
 /** the text of a byte `TextDecoder` could not decode, and of a BOM of the other byte order */
 const REPLACEMENT = '\uFFFD';
 const SWAPPED_BOM = '\uFFFE';
-
-/**
- * The encoding a layout's `encoding` label names, as `TextDecoder` calls it (`latin1` and
- * `iso-8859-1` are `windows-1252`, as WHATWG reads them), `utf-16` for "by its BOM", or
- * undefined for a label `TextDecoder` does not know.
- */
-export function encodingName(label: string): string | undefined {
-  const text = label.trim().toLowerCase();
-  if (text === UTF16_BY_BOM) return UTF16_BY_BOM;
-  try {
-    return new TextDecoder(text).encoding;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Bytes decoded whole. Always through the streaming call: Node's one-shot `decode` (since

@@ -1,9 +1,9 @@
-import { RejectError } from '../errors.js';
+import { RejectError } from '../../errors.js';
 import { CsvRecordError, csvRecordBlocks, layoutCsvOptions, namedWidth, type RecordBlock } from './csvRecords.js';
-import { DELIMITERS, type Layout, type RecordRole } from './layout.js';
-import { quoteValue } from './quoteValue.js';
+import { DELIMITERS, type Layout, type RecordRole } from '../model/layout.js';
+import { quoteValue } from '../values/quoteValue.js';
 import { planPositions, planRows, type PlanContext, type RowPlan } from './rowPlan.js';
-import { TotalsCheck, type CheckedTotal } from './totals.js';
+import { TotalsCheck, type CheckedTotal } from './totalsCheck.js';
 import { TrailerCheck } from './trailer.js';
 
 /** What a read saw besides the rows it yielded. */

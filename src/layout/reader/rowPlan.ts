@@ -1,9 +1,9 @@
-import { RejectError } from '../errors.js';
+import { RejectError } from '../../errors.js';
 import { columnConverters, keyProblem, unpadded } from './columnValues.js';
-import { compileDateFormat } from './dateFormat.js';
-import { LOCAL_ZONE, type ColumnSpec, type Layout } from './layout.js';
-import { quoteValue } from './quoteValue.js';
-import { zoneInFileName } from './timeZones.js';
+import { compileDateFormat } from '../values/dateFormat.js';
+import { LOCAL_ZONE, type ColumnSpec, type Layout } from '../model/layout.js';
+import { quoteValue } from '../values/quoteValue.js';
+import { zoneInFileName } from '../values/timeZones.js';
 
 /**
  * What the header (or, in a file without one, the layout's positions) said about where each

@@ -1,7 +1,7 @@
-import { RejectError } from '../errors.js';
+import { RejectError } from '../../errors.js';
 import { decimalReader, MAX_WRITTEN_SCALE } from './columnValues.js';
-import type { Layout, Trailer } from './layout.js';
-import { quoteValue } from './quoteValue.js';
+import type { Layout, Trailer } from '../model/layout.js';
+import { quoteValue } from '../values/quoteValue.js';
 import { decodeHead, decodeTail } from './textDecoding.js';
 import type { RowPlan } from './rowPlan.js';
 
@@ -142,7 +142,7 @@ export async function endsWithTrailer(path: string, layout: Layout): Promise<boo
 }
 
 /**
- * The control total records (layout/totals.ts) a staged file should carry and does not yet,
+ * The control total records (layout/reader/totalsCheck.ts) a staged file should carry and does not yet,
  * looked for at its edges only, before anything is claimed: a summary record among its
  * leading records (an upload cut before it), and, in a layout without a trailer whose totals
  * stand in footers, a footer (or count record) as its last line. Undefined when nothing is

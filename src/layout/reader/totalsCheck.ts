@@ -1,7 +1,7 @@
-import { RejectError } from '../errors.js';
+import { RejectError } from '../../errors.js';
 import { columnConverters, decimalReader, MAX_WRITTEN_SCALE } from './columnValues.js';
-import type { BalanceRule, ColumnSpec, Layout, Total, TotalRecord, TotalSum } from './layout.js';
-import { quoteValue } from './quoteValue.js';
+import type { BalanceRule, Layout, TotalRecord } from '../model/layout.js';
+import { quoteValue } from '../values/quoteValue.js';
 import type { RowPlan } from './rowPlan.js';
 
 /**
@@ -52,115 +52,6 @@ function shown(n: bigint, places: number): string {
 }
 
 const placesOf = (normal: string) => normal.split('.')[1]?.length ?? 0;
-
-// ---------------------------------------------------------------- the layout key
-
-type Fail = (what: string) => never;
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-const isField = (v: unknown) => Number.isInteger(v) && (v as number) >= 2;
-
-/**
- * The layout's `totals`: a list of total records (`{"record", "at", "groupBy", "count", "sums"}`)
- * and balance rules (`{"rule": "balance", "groupBy", "sum", "when"}`), every mistake naming
- * the entry and its key.
- */
-export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadingRecords: number, fail: Fail): Total[] {
-  if (!Array.isArray(raw) || raw.length === 0) return fail('"totals" must be a non-empty list of total records and balance rules');
-  const column = (name: unknown, where: string, decimal = false): string => {
-    const spec = columns.find((c) => c.name === name);
-    if (typeof name !== 'string' || !spec || (decimal && spec.type !== 'decimal'))
-      fail(`${where} must name one of the layout's ${decimal ? 'decimal ' : ''}columns`);
-    return name as string;
-  };
-  return raw.map((entry, i): Total => {
-    const where = `totals ${i + 1}`;
-    if (!isObject(entry)) return fail(`${where} must be an object: a total record ("record") or a rule ("rule": "balance")`);
-    if (entry.rule !== undefined) {
-      const known = ['rule', 'groupBy', 'sum', 'when'];
-      for (const k of Object.keys(entry)) if (!known.includes(k)) fail(`${where}: key "${k}" is unknown (keys: ${known.join(', ')})`);
-      if (entry.rule !== 'balance') fail(`${where}: "rule" must be "balance" (the group's amounts net to zero)`);
-      const groups = typeof entry.groupBy === 'string' ? [entry.groupBy] : entry.groupBy;
-      if (!Array.isArray(groups) || groups.length === 0) fail(`${where}: "groupBy" must name a column or a list of them`);
-      const groupBy = (groups as unknown[]).map((g) => column(g, `${where}: "groupBy"`));
-      if (!Array.isArray(entry.sum) || entry.sum.length === 0)
-        fail(`${where}: "sum" must list the decimal columns that net to zero ("-name" subtracts one)`);
-      const sum = (entry.sum as unknown[]).map((s) => {
-        const negative = typeof s === 'string' && s.startsWith('-');
-        return { column: column(negative ? (s as string).slice(1) : s, `${where}: "sum"`, true), negative };
-      });
-      let when: BalanceRule['when'];
-      if (entry.when !== undefined) {
-        const { column: on, values } = (isObject(entry.when) ? entry.when : {}) as Record<string, unknown>;
-        if (!Array.isArray(values) || values.length === 0 || values.some((v) => typeof v !== 'string'))
-          fail(`${where}: "when" must be {"column", "values"}: the groups holding such a row are checked`);
-        when = { column: column(on, `${where}: "when" "column"`), values: values as string[] };
-      }
-      return { kind: 'balance', groupBy, sum, ...(when ? { when } : {}) };
-    }
-    const known = ['record', 'at', 'groupBy', 'count', 'sums', 'rounding', 'everyGroup'];
-    for (const k of Object.keys(entry)) if (!known.includes(k)) fail(`${where}: key "${k}" is unknown (keys: ${known.join(', ')})`);
-    const { record, at = 'footer', groupBy, count, sums = [], rounding = 'exact', everyGroup = false } = entry;
-    if (typeof record !== 'string' || record === '') fail(`${where}: "record" must be the first field of the total record, e.g. "SF"`);
-    if (at !== 'top' && at !== 'footer') fail(`${where}: "at" must be "top" (a leading record) or "footer" (after its rows)`);
-    if (at === 'top' && leadingRecords === 0) fail(`${where}: "at": "top" needs "leadingRecords" (the records above the header)`);
-    let group: TotalRecord['groupBy'];
-    if (groupBy !== undefined) {
-      const { column: by, field } = (isObject(groupBy) ? groupBy : {}) as Record<string, unknown>;
-      if (!isField(field)) fail(`${where}: "groupBy" must be {"column", "field"}: the record's field (2 or more) naming the group`);
-      group = { column: column(by, `${where}: "groupBy" "column"`), field: field as number };
-    }
-    if (count !== undefined && !isField(count)) fail(`${where}: "count" must be the field (2 or more) holding the number of rows`);
-    if (!Array.isArray(sums)) return fail(`${where}: "sums" must be a list of {"field", "of", "sign"}`);
-    const parsedSums = sums.map((s: unknown, j: number): TotalSum => {
-      const at2 = `${where}: sums ${j + 1}`;
-      if (!isObject(s)) return fail(`${at2} must be {"field", "of"} (and "sign": "credit" or "debit")`);
-      for (const k of Object.keys(s))
-        if (!['field', 'of', 'sign'].includes(k)) fail(`${at2}: key "${k}" is unknown (keys: field, of, sign)`);
-      if (!isField(s.field)) fail(`${at2}: "field" must be a field position, 2 or more`);
-      if (s.sign !== undefined && s.sign !== 'credit' && s.sign !== 'debit') fail(`${at2}: "sign" must be "credit" or "debit"`);
-      return {
-        field: s.field as number,
-        of: column(s.of, `${at2}: "of"`, true),
-        ...(s.sign ? { sign: s.sign as 'credit' | 'debit' } : {}),
-      };
-    });
-    if (count === undefined && parsedSums.length === 0) fail(`${where}: give "count", "sums" or both`);
-    if (rounding !== 'exact' && rounding !== 'stated') fail(`${where}: "rounding" must be "exact" or "stated"`);
-    if (typeof everyGroup !== 'boolean') fail(`${where}: "everyGroup" must be true or false`);
-    if (everyGroup && !group) fail(`${where}: "everyGroup" needs "groupBy"`);
-    return {
-      kind: 'record',
-      record: record as string,
-      at: at as TotalRecord['at'],
-      ...(group ? { groupBy: group } : {}),
-      ...(count !== undefined ? { count: count as number } : {}),
-      sums: parsedSums,
-      rounding: rounding as TotalRecord['rounding'],
-      everyGroup: everyGroup as boolean,
-    };
-  });
-}
-
-/** The `totals` key as configuration writes it (what `extends` starts from). */
-export function totalsJson(totals: readonly Total[]): unknown[] {
-  return totals.map((t) => {
-    if (t.kind === 'balance') {
-      return {
-        rule: 'balance',
-        groupBy: t.groupBy,
-        sum: t.sum.map((s) => (s.negative ? `-${s.column}` : s.column)),
-        ...(t.when ? { when: { column: t.when.column, values: [...t.when.values] } } : {}),
-      };
-    }
-    const { kind: _, sums, ...rest } = t;
-    return { ...rest, sums: sums.map((s) => ({ ...s })) };
-  });
-}
-
-/** The record types a layout's totals read (a file of record types must not refuse them as unknown). */
-export function totalRecordTypes(layout: Layout): string[] {
-  return (layout.totals ?? []).flatMap((t) => (t.kind === 'record' ? [t.record] : []));
-}
 
 // ---------------------------------------------------------------- the check
 

@@ -1,15 +1,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readAt } from '../syncFs.js';
-import { findBadRows } from './readSettlement.js';
-import { totalsText } from './totals.js';
+import { readAt } from '../../syncFs.js';
+import { findBadRows } from '../reader/readSettlement.js';
+import { totalsText } from '../reader/totalsCheck.js';
 import { draftLayout, widths, type Draft } from './draftLayout.js';
 import { guessEncoding, type EncodingGuess } from './encodingGuess.js';
-import { MAX_LAYOUT_COLUMNS, type Layout } from './layout.js';
+import { MAX_LAYOUT_COLUMNS, type Layout } from '../model/layout.js';
 import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
-import { PRESETS } from './presets.js';
-import { quoteValue } from './quoteValue.js';
+import { PRESETS } from '../model/presets.js';
+import { quoteValue } from '../values/quoteValue.js';
 
 /** What `layout suggest` says of one file. */
 export interface Suggestion {

@@ -1,7 +1,7 @@
-import { RejectError } from '../errors.js';
-import { csvRecordBlocks, type CsvRecord } from './csvRecords.js';
-import { DEFAULT_MAX_RECORD_BYTES, type Layout } from './layout.js';
-import { readSettlement } from './readSettlement.js';
+import { RejectError } from '../../errors.js';
+import { csvRecordBlocks, type CsvRecord } from '../reader/csvRecords.js';
+import { DEFAULT_MAX_RECORD_BYTES, type Layout } from '../model/layout.js';
+import { readSettlement } from '../reader/readSettlement.js';
 
 /** How many rows of a file `layout suggest` and the conformance runner check against a layout. */
 export const SAMPLE_ROWS = 1000;

@@ -1,9 +1,9 @@
-import { isActiveCurrency, minorUnitsOf } from './currencies.js';
-import { compileDateFormat, type DateParts } from './dateFormat.js';
-import { AS_WRITTEN, GROUP_SEPARATORS, OWN_CURRENCY, type ColumnSpec, type Layout } from './layout.js';
-import { currencyColumnOf } from './layoutColumns.js';
-import { codePoint, HIDDEN_CHARACTER, quoteValue } from './quoteValue.js';
-import { offsetText, parseZone, wallClockOffset, type Zone } from './timeZones.js';
+import { isActiveCurrency, minorUnitsOf } from '../values/currencies.js';
+import { compileDateFormat, type DateParts } from '../values/dateFormat.js';
+import { AS_WRITTEN, GROUP_SEPARATORS, OWN_CURRENCY, type ColumnSpec, type Layout } from '../model/layout.js';
+import { currencyColumnOf } from '../model/layoutColumns.js';
+import { codePoint, HIDDEN_CHARACTER, quoteValue } from '../values/quoteValue.js';
+import { offsetText, parseZone, wallClockOffset, type Zone } from '../values/timeZones.js';
 
 /** PostgreSQL's btree refuses index rows over about 2.7 kB; a key this long is no partner's id anyway. */
 export const MAX_KEY_BYTES = 256;

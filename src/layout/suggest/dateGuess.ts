@@ -1,5 +1,5 @@
-import { isCalendarDate } from './columnValues.js';
-import { compileDateFormat, type DateParts } from './dateFormat.js';
+import { isCalendarDate } from '../reader/columnValues.js';
+import { compileDateFormat, type DateParts } from '../values/dateFormat.js';
 
 /** The format every sampled value of a column reads with, and what the sample could not decide. */
 export interface DateGuess {

@@ -1,6 +1,6 @@
-import { stat } from '../syncFs.js';
+import { stat } from '../../syncFs.js';
 import { CSV_PROBLEMS, CsvRecordError, csvRecordBlocks, layoutCsvOptions, namedWidth } from './csvRecords.js';
-import type { Layout } from './layout.js';
+import type { Layout } from '../model/layout.js';
 import { decodeTail } from './textDecoding.js';
 
 /** A file whose last record stops short of the layout's width, with no line end after it: an upload that may still be written to. */
