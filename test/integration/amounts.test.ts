@@ -1,5 +1,3 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
@@ -15,12 +13,7 @@ interface RunDocument {
 
 /** A workspace for one partner whose config is this layout, migrated; `run` returns the run's JSON. */
 async function partner(layout: Record<string, unknown>, pattern: string) {
-  const ws = await Workspace.create(db.url);
-  const config = join(ws.root, 'partner.json');
-  await writeFile(config, JSON.stringify({ layout, pattern }));
-  const migrated = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger]);
-  expect(migrated.stderr).toBe('');
-  expect(migrated.status).toBe(0);
+  const { ws, config } = await Workspace.forLayout(db.url, layout, pattern);
   const run = async () => {
     const r = await ws.run(['--config', config, '--json']);
     return { status: r.status, doc: JSON.parse(r.stdout) as RunDocument };

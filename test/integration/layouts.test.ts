@@ -10,12 +10,7 @@ const fixture = (name: string) => readFile(fileURLToPath(new URL(`../../fixtures
 
 /** A workspace whose config names a layout (a preset or an object), migrated with it. */
 async function layoutWorkspace(layout: unknown, pattern: string, database: { url: string } = db) {
-  const ws = await Workspace.create(database.url);
-  const config = join(ws.root, 'partner.json');
-  await writeFile(config, JSON.stringify({ layout, pattern }));
-  const m = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger]);
-  expect(m.stderr).toBe('');
-  expect(m.status).toBe(0);
+  const { ws, config } = await Workspace.forLayout(database.url, layout, pattern);
   const run = async (more: string[] = []) => {
     const r = await ws.run(['--config', config, ...more]);
     // a usage error (exit 2) prints no summary

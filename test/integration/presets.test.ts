@@ -1,5 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
@@ -13,11 +12,7 @@ const db = sharedFinanceDatabase();
 const fixture = (name: string) => readFile(fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url)), 'utf8');
 
 async function presetWorkspace(layout: unknown, pattern: string) {
-  const ws = await Workspace.create(db.url, { migrate: false });
-  const config = join(ws.root, 'partner.json');
-  await writeFile(config, JSON.stringify({ layout, pattern }));
-  const m = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger]);
-  expect(m.stderr).toBe('');
+  const { ws, config } = await Workspace.forLayout(db.url, layout, pattern);
   const run = async () => {
     const r = await ws.run(['--config', config, '--json']);
     return {

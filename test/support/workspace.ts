@@ -130,6 +130,20 @@ export class Workspace {
     return ws;
   }
 
+  /**
+   * A workspace for one partner whose config file (`partner.json`) is this layout (a preset's
+   * name or an object) and file pattern, its ledger and layout table migrated with that config.
+   */
+  static async forLayout(databaseUrl: string, layout: unknown, pattern: string): Promise<{ ws: Workspace; config: string }> {
+    const ws = await Workspace.create(databaseUrl, { migrate: false });
+    const config = join(ws.root, 'partner.json');
+    await writeFile(config, JSON.stringify({ layout, pattern }));
+    const migrated = await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger]);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.status).toBe(0);
+    return { ws, config };
+  }
+
   cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
     return runCli(args, { DATABASE_URL: this.databaseUrl, ...env }, { cwd: this.root });
   }
