@@ -95,6 +95,7 @@ export function reprocessJson(r: ReprocessResult): string {
       outcome: f.outcome,
       rows: f.rows,
       ...(f.previousRows !== undefined ? { previous_rows: f.previousRows } : {}),
+      ...(f.totals ? { totals: f.totals } : {}),
       ...(f.error ? { error: f.error } : {}),
     })),
   });

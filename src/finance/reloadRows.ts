@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { TransientError } from '../errors.js';
+import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import { endLoad, explainFailure, startReload, streamRows } from './copyRows.js';
 import type { FinanceTarget, LoadRequest } from './target.js';
 
@@ -8,6 +9,8 @@ const { escapeIdentifier } = pg;
 export interface ReloadResult {
   previousRows: number;
   rows: number;
+  /** the control totals the fresh load proved (layout/reader/totalsCheck.ts); absent when its layout states none */
+  totals?: CheckedTotal[];
 }
 
 /**
@@ -33,9 +36,9 @@ export async function reloadRows(t: FinanceTarget, req: LoadRequest, opts: { dry
     ]);
     await client.query(`UPDATE ${s}.file_loads SET target_table = $2 WHERE sha256 = $1`, [req.sha256, layout.table]);
     const loadId = await startReload(t, req, opts.reason);
-    const { rows } = await streamRows(t, req, loadId);
+    const { rows, totals } = await streamRows(t, req, loadId);
     await endLoad(t, req, loadId, rows, opts.dryRun ? 'ROLLBACK' : 'COMMIT');
-    return { previousRows: removed.rowCount ?? 0, rows };
+    return { previousRows: removed.rowCount ?? 0, rows, ...(totals ? { totals } : {}) };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw await explainFailure(t, req, err);

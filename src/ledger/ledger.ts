@@ -209,7 +209,14 @@ export interface Ledger {
     moveDetails?: Record<string, unknown>,
   ): Promise<boolean>;
   settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean>;
-  recordReprocessed(f: { name: string; sha256: string; runId: string }, details: { rows: number } & Record<string, unknown>): Promise<void>;
+  /**
+   * `run --reprocess`: a loaded file's rows were replaced. Its row count and the control totals
+   * the fresh load proved (`totals`, none when its layout now states none) replace the old.
+   */
+  recordReprocessed(
+    file: { name: string; sha256: string; runId: string },
+    details: { rows: number; totals?: CheckedTotal[] } & Record<string, unknown>,
+  ): Promise<void>;
   /**
    * `adopt`: records an archived file as loaded before this ledger existed (event `loaded`,
    * marked adopted). False when its delivered bytes or its decoded content are already

@@ -563,17 +563,15 @@ export class SqlLedger implements Ledger {
 
   /** A reprocessing replaced this content's rows: the new count and the `reprocessed` event, together. */
   async recordReprocessed(
-    f: { name: string; sha256: string; runId: string },
-    details: { rows: number } & Record<string, unknown>,
+    file: { name: string; sha256: string; runId: string },
+    details: { rows: number; totals?: CheckedTotal[] } & Record<string, unknown>,
   ): Promise<void> {
     await this.tx(async () => {
-      await this.db.run(`UPDATE processed_files SET row_count = ?, updated_at = ? WHERE name = ? AND sha256 = ? AND state = 'loaded'`, [
-        details.rows,
-        now(),
-        f.name,
-        f.sha256,
-      ]);
-      await this.appendEvent({ runId: f.runId, event: 'reprocessed', name: f.name, sha256: f.sha256, details });
+      await this.db.run(
+        `UPDATE processed_files SET row_count = ?, totals = ?, updated_at = ? WHERE name = ? AND sha256 = ? AND state = 'loaded'`,
+        [details.rows, details.totals?.length ? JSON.stringify(details.totals) : null, now(), file.name, file.sha256],
+      );
+      await this.appendEvent({ runId: file.runId, event: 'reprocessed', name: file.name, sha256: file.sha256, details });
     });
   }
 }

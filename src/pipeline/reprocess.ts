@@ -13,6 +13,7 @@ import { stageAndHash } from './stageAndHash.js';
 import { removeContent } from '../delivery/stagedContent.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { contentOf } from '../ledger/types.js';
+import { totalsText, type CheckedTotal } from '../layout/reader/totalsCheck.js';
 
 export interface ReprocessOptions {
   ledger: Ledger;
@@ -45,6 +46,8 @@ export interface ReprocessedFile {
   outcome: 'reprocessed' | 'would-reprocess' | 'rejected' | 'failed';
   rows: number;
   previousRows?: number;
+  /** the control totals the fresh load proved (layout/reader/totalsCheck.ts) */
+  totals?: CheckedTotal[];
   error?: string;
 }
 
@@ -99,12 +102,24 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
       if (!opts.dryRun) {
         await opts.ledger.recordReprocessed(
           { name: row.name, sha256: row.sha256, runId },
-          { rows: r.rows, previousRows: r.previousRows, reason: opts.reason, operator: opts.operator },
+          {
+            rows: r.rows,
+            previousRows: r.previousRows,
+            reason: opts.reason,
+            operator: opts.operator,
+            ...(r.totals ? { totals: r.totals } : {}),
+          },
         );
       }
       log.info(
-        { event: opts.dryRun ? 'would-reprocess' : 'reprocessed', file: row.name, rows: r.rows, previousRows: r.previousRows },
-        `${row.name}: ${r.previousRows} rows ${opts.dryRun ? 'would be' : 'were'} replaced by ${r.rows}`,
+        {
+          event: opts.dryRun ? 'would-reprocess' : 'reprocessed',
+          file: row.name,
+          rows: r.rows,
+          previousRows: r.previousRows,
+          ...(r.totals ? { totals: r.totals } : {}),
+        },
+        `${row.name}: ${r.previousRows} rows ${opts.dryRun ? 'would be' : 'were'} replaced by ${r.rows}${r.totals?.length ? `; ${totalsText(r.totals)}` : ''}`,
       );
       return {
         name: row.name,
@@ -112,6 +127,7 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
         outcome: opts.dryRun ? 'would-reprocess' : 'reprocessed',
         rows: r.rows,
         previousRows: r.previousRows,
+        ...(r.totals ? { totals: r.totals } : {}),
       };
     } catch (err) {
       if (err instanceof RejectError) return fail('rejected', err.message);
