@@ -98,7 +98,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
         process.stdout.write(`${jsonDocument({ files: checked, exit_status: exitStatus })}\n`);
       } else {
         for (const c of checked) {
-          const left = c.skipped_rows ? ` (and ${c.skipped_rows} left out by the layout's skipRows)` : '';
+          const left = c.skipped_rows ? ` (and ${c.skipped_rows} left out by the layout)` : '';
           const proved = c.totals?.length ? `; ${totalsText(c.totals)}` : '';
           const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}${proved}` : `${WORDS[c.outcome]}: ${c.error}`;
           process.stdout.write(`${printable(c.file)}: ${printable(what)}\n`);

@@ -57,7 +57,7 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
         return;
       }
       faultPoint('after-finalize');
-      const skipped = result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout's skipRows)` : '';
+      const skipped = result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout)` : '';
       const totals = result.totals?.length ? `; ${totalsText(result.totals)}` : '';
       log.info(
         {

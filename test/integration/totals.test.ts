@@ -100,3 +100,38 @@ describe('a file proves its own totals before a row is loaded', () => {
     expect((await db.client.query('SELECT count(*)::int AS n FROM settle.summary_totals')).rows[0].n).toBe(2);
   });
 });
+
+describe('the dlocal-settlement-report preset, end to end', () => {
+  it('refuses a report whose rows add up to a cent less than its HEADER with nothing loaded, and loads the one that agrees', async () => {
+    const { ws, config } = await Workspace.forLayout(
+      db.url,
+      { extends: 'dlocal-settlement-report', table: 'dlocal_totals' },
+      '*_Settlement_Reports_*.csv',
+    );
+    const good = await readFile(fileURLToPath(new URL('../../fixtures/Example_Settlement_Reports_20260314.csv', import.meta.url)), 'utf8');
+    const centShort = good.replace(',-0.299255,9.675913,', ',-0.299255,9.665913,');
+    expect(centShort).not.toBe(good);
+
+    await ws.put('Example_Settlement_Reports_20260314.csv', centShort);
+    const refused = await ws.run(['--config', config, '--json']);
+    expect(refused.status).toBe(1);
+    const refusedDoc = JSON.parse(refused.stdout) as { rejected: number; files: { error: string }[] };
+    expect(refusedDoc.rejected).toBe(1);
+    expect(refusedDoc.files[0]!.error).toMatch(/line 2, HEADER: says the net_amount total 12\.80, the rows add up to 12\.79/);
+    expect(await ws.files('rejected')).toEqual(['Example_Settlement_Reports_20260314.csv']);
+    expect((await db.client.query('SELECT count(*)::int AS n FROM settle.dlocal_totals')).rows[0].n).toBe(0);
+
+    await ws.put('Example_Settlement_Reports_20260314_resent.csv', good);
+    const loaded = await ws.run(['--config', config, '--json']);
+    expect(loaded.status).toBe(0);
+    const doc = JSON.parse(loaded.stdout) as { files: { rows: number; totals: unknown[] }[] };
+    expect(doc.files[0]).toMatchObject({ rows: 5, totals: [{ total: 'HEADER', group: '', rows: 5 }] });
+    const rows = await db.client.query<{ row_type: string; net_amount: string; approved_at: string | null }>(
+      `SELECT row_type, net_amount::text, to_char(approved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS approved_at
+         FROM settle.dlocal_totals ORDER BY source_line`,
+    );
+    expect(rows.rows.map((r) => r.row_type)).toEqual(['PAYMENT', 'PAYMENT', 'REFUND', 'ADJUSTMENT', 'SETTLEMENT_FEE']);
+    expect(rows.rows[0]).toMatchObject({ net_amount: '19.352228', approved_at: '2026-03-12 14:02:13' });
+    expect(rows.rows[4]).toMatchObject({ net_amount: '-5.000000', approved_at: null });
+  });
+});

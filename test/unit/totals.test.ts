@@ -173,6 +173,43 @@ describe('a leading summary record (dLocal HEADER): its count and sums against t
   });
 });
 
+// ---- the dLocal preset, synthetic in its shape: the summary's header and HEADER, the rows' header, items
+
+const DLOCAL_SUMMARY_HEADER =
+  'ROW_TYPE,SETTLEMENT_CURRENCY,NUMBER_OF_ITEMS,GROSS_TOTAL_AMOUNT,FEE_TOTAL_AMOUNT,NET_TOTAL_AMOUNT,TRANSFER_DATE,TRANSFER_ID';
+const DLOCAL_ROWS_HEADER =
+  'ROW_TYPE,MID,LOGIN,COUNTRY,CREATION_DATE,APPROVED_DATE,TRANSACTION_ID,DLOCAL_TRANSACTION_ID,LOCAL_AMOUNT,LOCAL_CURRENCY,FX_RATE,GROSS_AMOUNT,FEE_AMOUNT,NET_AMOUNT,PAYMENT_TYPE,PAYMENT_METHOD_CODE,CARD_BIN,CARD_TYPE,INSTALLMENTS,STATUS,STATUS_CODE,STATUS_DETAILS,USER_DOCUMENT,USER_EMAIL,DESCRIPTION';
+const dlocalItem = (type: string, id: string, gross: string, fee: string, net: string) =>
+  `${type},77,Lg9,Chile,2026-03-12 10:00:00,2026-03-12 10:00:02,ord-${id},T-77-${id},1000,CLP,950.5,${gross},${fee},${net},CARD,VI,400000,CREDIT,1,PAID,200,paid,,,`;
+const dlocalPreset = (header: string, net2 = '1.033250') =>
+  [
+    DLOCAL_SUMMARY_HEADER,
+    header,
+    DLOCAL_ROWS_HEADER,
+    dlocalItem('PAYMENT', 'a1', '1.052077', '-0.031562', '1.020515'),
+    dlocalItem('PAYMENT', 'a2', '1.065200', '-0.031950', net2),
+    'SETTLEMENT_FEE,77,,,,,,900001,0,,0,0,-0.5,-0.5,,,,,,,,,,,',
+  ].join('\n') + '\n';
+
+describe('the dlocal-settlement-report preset: its HEADER against the rows', () => {
+  const preset = PRESETS.get('dlocal-settlement-report')!;
+  it('loads a report whose HEADER agrees in cents, and says so', async () => {
+    const result = await check(dlocalPreset('HEADER,USD,3,2.12,-0.56,1.55,2026-03-13,900001'), preset);
+    expect(result.error).toBeNull();
+    expect(result.rows).toBe(3);
+    expect(result.totals).toEqual([{ total: 'HEADER', group: '', rows: 3, agrees: expect.stringMatching(/count/) }]);
+  });
+
+  it('rejects a report whose net is a cent short of its HEADER, and one whose HEADER counts an item more', async () => {
+    expect((await check(dlocalPreset('HEADER,USD,3,2.12,-0.56,1.55,2026-03-13,900001', '1.023250'), preset)).error?.message).toBe(
+      'line 2, HEADER: says the net_amount total 1.55, the rows add up to 1.54',
+    );
+    expect((await check(dlocalPreset('HEADER,USD,4,2.12,-0.56,1.55,2026-03-13,900001'), preset)).error?.message).toBe(
+      'line 2, HEADER: says 4 rows, the file has 3',
+    );
+  });
+});
+
 function toRaw(l: Layout): Record<string, unknown> {
   return {
     leadingRecords: l.leadingRecords,

@@ -308,6 +308,62 @@ const CHECKOUT_SETTLEMENT = {
   skipRows: [{ column: 'payment_id', values: [''] }],
 };
 
+const dlocalTime = { type: 'timestamp', format: 'yyyy-MM-dd HH:mm:ss', timeZone: 'UTC' } as const;
+
+/**
+ * dLocal's Settlement report (one transfer, `{merchant}_Settlement_Reports_{yyyymmdd}.csv`): two
+ * leading records, the summary's own header (`ROW_TYPE,SETTLEMENT_CURRENCY,NUMBER_OF_ITEMS,…`)
+ * and the `HEADER` summary (the settlement currency, the number of items, the gross, fee and
+ * net totals, the transfer date and id), then the rows' header and one row per item (`PAYMENT`,
+ * `CAPTURE`, `REFUND`, `CHARGEBACK`, `ADJUSTMENT`, `SETTLEMENT_FEE`…), amounts in the settlement
+ * currency with up to six places, fees negative, times in UTC. The `HEADER` is checked against
+ * the rows before any is loaded: its number of items, and its gross, fee and net totals, which
+ * dLocal states in cents of the rows' six-place amounts (`rounding: "stated"`).
+ */
+const DLOCAL_SETTLEMENT = {
+  table: 'dlocal_settlement_report',
+  leadingRecords: 2,
+  columns: [
+    { name: 'row_type', from: 'ROW_TYPE', type: 'text' },
+    { name: 'mid', from: 'MID', type: 'text', ...optional },
+    { name: 'login', from: 'LOGIN', type: 'text', ...optional },
+    { name: 'country', from: 'COUNTRY', type: 'text', ...optional },
+    { name: 'created_at', from: 'CREATION_DATE', ...dlocalTime, ...optional },
+    { name: 'approved_at', from: 'APPROVED_DATE', ...dlocalTime, ...optional },
+    { name: 'transaction_id', from: 'TRANSACTION_ID', type: 'text', ...optional },
+    { name: 'dlocal_transaction_id', from: 'DLOCAL_TRANSACTION_ID', type: 'text' },
+    amount('local_amount', 'LOCAL_AMOUNT', 6),
+    { name: 'local_currency', from: 'LOCAL_CURRENCY', type: 'currency', ...optional },
+    amount('fx_rate', 'FX_RATE', AS_WRITTEN),
+    { name: 'gross_amount', from: 'GROSS_AMOUNT', type: 'decimal', scale: 6 },
+    { name: 'fee_amount', from: 'FEE_AMOUNT', type: 'decimal', scale: 6 },
+    { name: 'net_amount', from: 'NET_AMOUNT', type: 'decimal', scale: 6 },
+    { name: 'payment_type', from: 'PAYMENT_TYPE', type: 'text', ...optional },
+    { name: 'payment_method_code', from: 'PAYMENT_METHOD_CODE', type: 'text', ...optional },
+    { name: 'card_bin', from: 'CARD_BIN', type: 'text', ...optional },
+    { name: 'card_type', from: 'CARD_TYPE', type: 'text', ...optional },
+    { name: 'installments', from: 'INSTALLMENTS', type: 'text', ...optional },
+    { name: 'status', from: 'STATUS', type: 'text', ...optional },
+    { name: 'status_code', from: 'STATUS_CODE', type: 'text', ...optional },
+    { name: 'status_details', from: 'STATUS_DETAILS', type: 'text', ...optional },
+    { name: 'description', from: 'DESCRIPTION', type: 'text', ...optional },
+  ],
+  naturalKey: ['row_type', 'dlocal_transaction_id'],
+  totals: [
+    {
+      record: 'HEADER',
+      at: 'top',
+      count: 3,
+      rounding: 'stated',
+      sums: [
+        { field: 4, of: 'gross_amount' },
+        { field: 5, of: 'fee_amount' },
+        { field: 6, of: 'net_amount' },
+      ],
+    },
+  ],
+};
+
 const SOURCES: [string, Record<string, unknown>][] = [
   ['adyen-settlement-details', ADYEN_SETTLEMENT],
   ['adyen-payments-accounting', ADYEN_PAYMENTS_ACCOUNTING],
@@ -316,6 +372,7 @@ const SOURCES: [string, Record<string, unknown>][] = [
   ['paypal-settlement-report', PAYPAL_SETTLEMENT],
   ['braintree-transaction-level-fees', BRAINTREE_FEES],
   ['checkout-settlement-breakdown', CHECKOUT_SETTLEMENT],
+  ['dlocal-settlement-report', DLOCAL_SETTLEMENT],
 ];
 
 const preset = (name: string, source: Record<string, unknown>): Layout =>
