@@ -10,7 +10,7 @@ import { findBadRows } from '../../src/layout/reader/readSettlement.js';
 import { SAMPLE_ROWS } from '../../src/layout/suggest/layoutFit.js';
 import { suggestLayout } from '../../src/layout/suggest/suggestLayout.js';
 import { MissingTotalError } from '../../src/layout/reader/totalsCheck.js';
-import { missingTotalRecord } from '../../src/layout/reader/trailer.js';
+import { endsWithTrailer, missingTotalRecord } from '../../src/layout/reader/trailer.js';
 
 function file(content: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'settle-totals-')), 'settle_x.csv');
@@ -114,6 +114,49 @@ describe('PayPal STL: SF and RF state each currency’s gross and fee credits an
       '2 totals disagree: line 8, SF gross_currency USD: says the credits of gross_amount total 1501, the rows add up to 1500; ' +
         'line 11, RF gross_currency USD: says the credits of gross_amount total 1501, the rows add up to 1500',
     );
+  });
+});
+
+// ---- PayPal TRR, synthetic in its shape: counts in every footer, every record padded to the CH width
+
+const TRR_CH =
+  'CH,Transaction ID,Invoice ID,PayPal Reference ID,PayPal Reference ID Type,Transaction Event Code,Transaction Initiation Date,Transaction Completion Date,Transaction Debit or Credit,Gross Transaction Amount,Gross Transaction Currency,Fee Debit or Credit,Fee Amount,Fee Currency,Transactional Status,Custom Field';
+const trrPad = (record: string) => record + ','.repeat(16 - record.split(',').length);
+const trrBody = (id: string, status: string, gross: string) =>
+  `SB,${id},,,,T0006,2026/03/14 08:02:11 -0700,2026/03/14 08:02:11 -0700,CR,${gross},USD,DR,45,USD,${status},order ${id}`;
+const trr = (sectionCount: string, ending = true) =>
+  [
+    trrPad('RH,2026/03/15 02:05:37 -0700,A,ACCT42,008'),
+    trrPad('FH,01'),
+    trrPad('SH,2026/03/14 00:00:00 -0700,2026/03/14 23:59:59 -0700,ACCT42'),
+    TRR_CH,
+    trrBody('7AB01', 'S', '1500'),
+    trrBody('7AB02', 'P', '2500'),
+    trrBody('7AB02', 'S', '2500'),
+    trrPad(`SF,${sectionCount}`),
+    trrPad(`SC,${sectionCount}`),
+    trrPad('RF,3'),
+    trrPad('RC,3'),
+    ...(ending ? [trrPad('FF,3')] : []),
+  ].join('\n') + '\n';
+
+describe('PayPal TRR: its footers count the body records', () => {
+  const preset = PRESETS.get('paypal-transaction-detail-report')!;
+  it('loads a report whose section, report and file counts agree; a status change is a row of its own', async () => {
+    const result = await check(trr('3'), preset);
+    expect(result.error).toBeNull();
+    expect(result.rows).toBe(3);
+  });
+
+  it('rejects a report whose section footer counts one record more than it holds', async () => {
+    expect((await check(trr('4'), preset)).error?.message).toMatch(
+      /^2 bad rows: line 8, SF: says 4 data records, the file has 3 before it; line 9, SC: says 4/,
+    );
+  });
+
+  it('a report without its FF footer may still be uploading: not ready, not rejected', async () => {
+    expect(await endsWithTrailer(file(trr('3', false)), preset)).toBe(false);
+    expect(await endsWithTrailer(file(trr('3')), preset)).toBe(true);
   });
 });
 

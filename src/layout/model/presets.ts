@@ -166,6 +166,40 @@ const STRIPE_BALANCE_CHANGE = {
 };
 
 /**
+ * The columns PayPal's SFTP reports (STL, TRR) open their `SB` records with: the transaction,
+ * its event code, its times with their offset, and the gross and fee amounts in unsigned
+ * minor units (two places implied whatever the currency), each signed by its CR/DR column.
+ */
+const PAYPAL_TRANSACTION_COLUMNS = [
+  { name: 'transaction_id', from: 'Transaction ID', type: 'text' },
+  { name: 'invoice_id', from: 'Invoice ID', type: 'text', ...optional },
+  { name: 'paypal_reference_id', from: 'PayPal Reference ID', type: 'text', ...optional },
+  { name: 'paypal_reference_id_type', from: 'PayPal Reference ID Type', type: 'text', ...optional },
+  { name: 'transaction_event_code', from: 'Transaction Event Code', type: 'text' },
+  { name: 'initiated_at', from: 'Transaction Initiation Date', type: 'timestamp', format: 'yyyy/MM/dd HH:mm:ss XX' },
+  { name: 'completed_at', from: 'Transaction Completion Date', type: 'timestamp', format: 'yyyy/MM/dd HH:mm:ss XX', ...optional },
+  { name: 'transaction_debit_or_credit', from: 'Transaction Debit or Credit', type: 'text' },
+  {
+    name: 'gross_amount',
+    from: 'Gross Transaction Amount',
+    type: 'decimal',
+    minorUnits: 2,
+    sign: { from: 'transaction_debit_or_credit', negative: ['DR'], positive: ['CR'] },
+  },
+  { name: 'gross_currency', from: 'Gross Transaction Currency', type: 'currency' },
+  { name: 'fee_debit_or_credit', from: 'Fee Debit or Credit', type: 'text', ...optional },
+  {
+    name: 'fee_amount',
+    from: 'Fee Amount',
+    type: 'decimal',
+    minorUnits: 2,
+    sign: { from: 'fee_debit_or_credit', negative: ['DR'], positive: ['CR'] },
+    ...optional,
+  },
+  { name: 'fee_currency', from: 'Fee Currency', type: 'currency', ...optional },
+];
+
+/**
  * PayPal's Settlement report (`STL-yyyymmdd.sequence.version.csv`): records told by their first
  * field, the `CH` record naming the columns of the `SB` ones; amounts unsigned in minor units
  * (two places implied, whatever the currency: PayPal writes 100 yen as 10000), signed by the
@@ -194,32 +228,7 @@ const PAYPAL_SETTLEMENT = {
     ],
   })),
   columns: [
-    { name: 'transaction_id', from: 'Transaction ID', type: 'text' },
-    { name: 'invoice_id', from: 'Invoice ID', type: 'text', ...optional },
-    { name: 'paypal_reference_id', from: 'PayPal Reference ID', type: 'text', ...optional },
-    { name: 'paypal_reference_id_type', from: 'PayPal Reference ID Type', type: 'text', ...optional },
-    { name: 'transaction_event_code', from: 'Transaction Event Code', type: 'text' },
-    { name: 'initiated_at', from: 'Transaction Initiation Date', type: 'timestamp', format: 'yyyy/MM/dd HH:mm:ss XX' },
-    { name: 'completed_at', from: 'Transaction Completion Date', type: 'timestamp', format: 'yyyy/MM/dd HH:mm:ss XX', ...optional },
-    { name: 'transaction_debit_or_credit', from: 'Transaction Debit or Credit', type: 'text' },
-    {
-      name: 'gross_amount',
-      from: 'Gross Transaction Amount',
-      type: 'decimal',
-      minorUnits: 2,
-      sign: { from: 'transaction_debit_or_credit', negative: ['DR'], positive: ['CR'] },
-    },
-    { name: 'gross_currency', from: 'Gross Transaction Currency', type: 'currency' },
-    { name: 'fee_debit_or_credit', from: 'Fee Debit or Credit', type: 'text', ...optional },
-    {
-      name: 'fee_amount',
-      from: 'Fee Amount',
-      type: 'decimal',
-      minorUnits: 2,
-      sign: { from: 'fee_debit_or_credit', negative: ['DR'], positive: ['CR'] },
-      ...optional,
-    },
-    { name: 'fee_currency', from: 'Fee Currency', type: 'currency', ...optional },
+    ...PAYPAL_TRANSACTION_COLUMNS,
     { name: 'custom_field', from: 'Custom Field', type: 'text', ...optional },
     { name: 'consumer_id', from: 'Consumer ID', type: 'text', ...optional },
     { name: 'payment_tracking_id', from: 'Payment Tracking ID', type: 'text', ...optional },
@@ -227,6 +236,51 @@ const PAYPAL_SETTLEMENT = {
     { name: 'bank_reference_id', from: 'Bank Reference ID', type: 'text', ...optional },
   ],
   naturalKey: ['transaction_id'],
+};
+
+/**
+ * PayPal's Transaction Detail report (`TRR-yyyymmdd.sequence.version.CSV`): every transaction of
+ * the day, whether it moved the balance or not, in the record shape of the STL (`RH`, `FH`, `SH`,
+ * `CH`, `SB`…), every record padded with commas to the `CH` width. Its footers state counts
+ * only: `SF` and `SC` the section's body records, `RF` and `RC` the report's, `FF` the file's
+ * (PayPal's "Transaction Detail Report Specification", developer.paypal.com/docs/reports/
+ * sftp-reports/transaction-detail); each must agree, and the file is complete only with its
+ * `FF`. A transaction is listed again when its status changes (`Transactional Status` `P`
+ * pending, then `S` success), so the key is the transaction and its status. The payer's
+ * names, addresses and e-mail are not kept.
+ */
+const PAYPAL_TRANSACTION_DETAIL = {
+  table: 'paypal_transaction_detail_report',
+  recordTypes: {
+    RH: 'info',
+    FH: 'info',
+    SH: 'info',
+    CH: 'header',
+    SB: 'data',
+    SF: { count: 2 },
+    SC: { count: 2 },
+    RF: { count: 2 },
+    RC: { count: 2 },
+  },
+  trailer: { firstField: 'FF', rowCountField: 2 },
+  columns: [
+    ...PAYPAL_TRANSACTION_COLUMNS,
+    { name: 'transactional_status', from: 'Transactional Status', type: 'text' },
+    { name: 'insurance_amount', from: 'Insurance Amount', type: 'decimal', minorUnits: 2, ...optional },
+    { name: 'sales_tax_amount', from: 'Sales Tax Amount', type: 'decimal', minorUnits: 2, ...optional },
+    { name: 'shipping_amount', from: 'Shipping Amount', type: 'decimal', minorUnits: 2, ...optional },
+    { name: 'transaction_subject', from: 'Transaction Subject', type: 'text', ...optional },
+    { name: 'transaction_note', from: 'Transaction Note', type: 'text', ...optional },
+    { name: 'item_name', from: 'Item Name', type: 'text', ...optional },
+    { name: 'item_id', from: 'Item ID', type: 'text', ...optional },
+    { name: 'custom_field', from: 'Custom Field', type: 'text', ...optional },
+    { name: 'consumer_id', from: 'Consumer ID', type: 'text', ...optional },
+    { name: 'card_type', from: 'Card Type', type: 'text', ...optional },
+    { name: 'payment_source', from: 'Payment Source', type: 'text', ...optional },
+    { name: 'protection_eligibility', from: 'Protection Eligibility', type: 'text', ...optional },
+    { name: 'payment_tracking_id', from: 'Payment Tracking ID', type: 'text', ...optional },
+  ],
+  naturalKey: ['transaction_id', 'transactional_status'],
 };
 
 /**
@@ -370,6 +424,7 @@ const SOURCES: [string, Record<string, unknown>][] = [
   ['stripe-itemized-payout-reconciliation', STRIPE_PAYOUT_RECONCILIATION],
   ['stripe-itemized-balance-change', STRIPE_BALANCE_CHANGE],
   ['paypal-settlement-report', PAYPAL_SETTLEMENT],
+  ['paypal-transaction-detail-report', PAYPAL_TRANSACTION_DETAIL],
   ['braintree-transaction-level-fees', BRAINTREE_FEES],
   ['checkout-settlement-breakdown', CHECKOUT_SETTLEMENT],
   ['dlocal-settlement-report', DLOCAL_SETTLEMENT],
