@@ -33,6 +33,18 @@ export default defineConfig({
       },
       {
         test: {
+          // src/finance/ and the PostgreSQL ledger, in-process against the harness's PostgreSQL
+          // (test/support/dbSetup.ts): no build, and coverage sees them
+          name: 'db',
+          include: ['test/db/**/*.test.ts'],
+          globalSetup: ['test/support/dbSetup.ts'],
+          setupFiles: ['test/support/leftoversSetup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/globalSetup.ts'],
