@@ -41,11 +41,24 @@ afterAll(async () => {
 });
 
 describe('the finance load', () => {
+  it('without a URL or PG variables, names the settings that would give one', async () => {
+    const saved = Object.entries(process.env).filter(([key]) => key.startsWith('PG'));
+    for (const [key] of saved) delete process.env[key];
+    try {
+      await expect(FinanceDb.connect(undefined, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 5, onLost: () => undefined })).rejects.toThrow(
+        /--database-url, DATABASE_URL/,
+      );
+    } finally {
+      for (const [key, value] of saved) process.env[key] = value;
+    }
+  });
+
   it('refuses to load into a schema that was never migrated, then migrates it once', async () => {
     await expect(finance.assertReady('load')).rejects.toThrow(/finance/);
     const migration = await finance.migrate();
     expect(migration.table).toBe(`${SCHEMA}.settlement_rows`);
-    await finance.assertReady('load');
+    // the database's owner has every privilege each purpose needs
+    for (const purpose of ['load', 'reprocess', 'read', 'migrate'] as const) await finance.assertReady(purpose);
     // a second migrate has nothing left to do
     expect((await finance.migrate()).tableChanges).toEqual([]);
     expect(await finance.migrationSql()).toMatch(/up to date/);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Ledger } from '../../src/ledger/ledger.js';
+import { openLedger } from '../../src/ledger/openLedger.js';
 import { openPgLedger } from '../../src/ledger/pgLedger.js';
 import { currentOwner } from '../../src/owner.js';
 import { newDatabase } from '../support/dbDatabase.js';
@@ -57,6 +58,17 @@ describe('the PostgreSQL ledger', () => {
     } finally {
       await first.close();
       await second.close();
+    }
+  });
+
+  it('is what openLedger opens for a postgres:// location', async () => {
+    const ledger = await openLedger(database.url, { create: false, busyTimeoutMs: 2000 });
+    try {
+      const runId = await newRun(ledger);
+      expect(await ledger.knowsContent('b'.repeat(64))).toEqual([]);
+      expect(runId).toMatch(/^pgrun/);
+    } finally {
+      await ledger.close();
     }
   });
 
