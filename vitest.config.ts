@@ -14,13 +14,13 @@ export default defineConfig({
       // them): the run's flow without a finance database (test/unit/pipelineRun.test.ts), the
       // SQLite ledger, and the finance load and PostgreSQL ledger in-process (test/db/)
       thresholds: {
-        lines: 58,
+        lines: 59,
         statements: 56,
         branches: 54,
-        functions: 53,
+        functions: 54,
         'src/pipeline/**': { lines: 51 },
         'src/ledger/**': { lines: 76 },
-        'src/finance/**': { lines: 82 },
+        'src/finance/**': { lines: 84 },
       },
     },
     projects: [
