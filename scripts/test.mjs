@@ -34,15 +34,16 @@ if (missing.length > 0) {
 const lint = spawnSync('npm', ['run', '--silent', 'lint'], { stdio: 'inherit' });
 const lintFailures = lint.status === 0 ? 0 : 1;
 
-// The unit project first, with coverage and its floors (vitest.config.ts: a floor missed is one
-// failure), then the integration project; or, given arguments (files, a filter), those alone in
-// one vitest without coverage.
+// The unit and db projects first, in one vitest with coverage and its floors (vitest.config.ts: a
+// floor missed is one failure; db runs src/finance/ and the PostgreSQL ledger in-process), then
+// the integration project; or, given arguments (files, a filter), those alone in one vitest
+// without coverage.
 mkdirSync('.test-output', { recursive: true });
 const runs =
   process.argv.length > 2
     ? [['all', process.argv.slice(2)]]
     : [
-        ['unit', ['--project', 'unit', '--coverage']],
+        ['unit', ['--project', 'unit', '--project', 'db', '--coverage']],
         ['integration', ['--project', 'integration']],
       ];
 
