@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFile, link, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -86,7 +86,10 @@ async function workspaceWith(server: BenchServer, file: string, name: string): P
  * the file has no values for may stay empty), taking turns.
  */
 async function loadFigures(server: BenchServer, file: string, name: string, size: number, rows: number): Promise<Figure[]> {
-  const header = (await readFile(file, 'utf8')).slice(0, 2000).split('\n')[0]!.split(',');
+  // the first line only: a 10,000,000-row file is longer than a string may be
+  const fh = await open(file, 'r');
+  const head = await fh.read(Buffer.alloc(4096), 0, 4096, 0).finally(() => fh.close());
+  const header = head.buffer.subarray(0, head.bytesRead).toString('utf8').split('\n')[0]!.split(',');
   const { client } = server;
   await client.query('DROP TABLE IF EXISTS public.bench_ref');
   await client.query('CREATE TABLE public.bench_ref (LIKE settle.settlement_rows INCLUDING DEFAULTS INCLUDING INDEXES)');
