@@ -1,11 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { sampleSettlement } from '../src/demo/sampleSettlement.js';
 import { BIN, runCli } from '../test/support/cli.js';
+import { startPostgresFrom } from '../test/support/postgres14.js';
 import { startTestPostgres, type RunningPostgres } from '../test/support/postgresServer.js';
 import type { Workspace } from '../test/support/workspace.js';
 
@@ -90,16 +92,21 @@ export function versus(
 export const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
 /**
- * One `settle-ingest run` as cron starts it, under GNU time: wall time, peak RSS, the summary,
- * and the COPY format its log says the load used. `expect`: the exit status it must end with.
+ * One `settle-ingest run` as cron starts it, under GNU time: wall time from exec to exit, peak
+ * RSS, the summary, the COPY format its log says the load used, and where the wall time went
+ * (the test package's fault points in `trace` mode, src/faults.ts: a line per step, summed by
+ * phase over the files). `expect`: the exit status it must end with.
  */
 export async function measuredRun(
   ws: Workspace,
   expect: number = 0,
-): Promise<{ ms: number; rssMiB: number; stdout: string; copyFormat: string | undefined }> {
+): Promise<{ ms: number; rssMiB: number; stdout: string; copyFormat: string | undefined; phases: Phases }> {
   const rssFile = join(ws.root, 'maxrss');
-  const env: Record<string, string> = { DATABASE_URL: ws.databaseUrl };
+  const traceFile = join(ws.root, 'trace');
+  await writeFile(traceFile, '');
+  const env: Record<string, string> = { DATABASE_URL: ws.databaseUrl, SETTLE_TEST_FAULT: 'trace', SETTLE_TEST_TRACE: traceFile };
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) env[k] = process.env[k]!;
+  const startedAt = performance.timeOrigin + performance.now();
   const t0 = process.hrtime.bigint();
   // the executable itself, through its #! line (and the V8 flags there), as cron and systemd start it
   const child = spawn('/usr/bin/time', ['-f', '%M', '-o', rssFile, BIN, ...ws.runArgs()], {
@@ -113,12 +120,56 @@ export async function measuredRun(
   child.stderr.on('data', (d) => (stderr += d));
   const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const endedAt = startedAt + ms;
   if (status !== expect) throw new Error(`settle-ingest run exited ${status}, not ${expect}: ${stdout}${stderr.slice(-2000)}`);
   const loaded = stderr
     .split('\n')
     .filter((l) => l.includes('"event":"loaded"'))
     .map((l) => JSON.parse(l) as { copy_format?: string })[0];
-  return { ms, rssMiB: Number((await readFile(rssFile, 'utf8')).trim()) / 1024, stdout, copyFormat: loaded?.copy_format };
+  const phases = phasesOf(await readFile(traceFile, 'utf8'), startedAt, endedAt);
+  return { ms, rssMiB: Number((await readFile(rssFile, 'utf8')).trim()) / 1024, stdout, copyFormat: loaded?.copy_format, phases };
+}
+
+/** A run's wall time by phase, in ms, summed over its files; together they make the whole. */
+export type Phases = Record<Phase, number>;
+export const PHASES = ['start', 'listing', 'staging + hash', 'checks', 'claim', 'load', 'finalize', 'move', 'end'] as const;
+type Phase = (typeof PHASES)[number];
+
+/** Which phase the time after each step belongs to (DESIGN.md's flow: list, stage, claim, load, finalize, move). */
+const PHASE_AFTER: Record<string, Phase> = {
+  'before-list': 'listing',
+  'before-open': 'staging + hash',
+  'after-download': 'checks',
+  'before-claim': 'claim',
+  'after-claim': 'load',
+  'mid-copy': 'load',
+  'after-commit': 'finalize',
+  'before-finalize': 'finalize',
+  'after-finalize': 'move',
+  'before-move': 'move',
+  'mid-move': 'move',
+  'after-move': 'move',
+  'after-move-record': 'end',
+};
+
+/**
+ * The trace's steps as phases: exec to the first step is the start (Node.js, modules, the ledger,
+ * the database, the run's own start), the last step to exit the end (the run's finish, closing).
+ * Time after a file's move and before the next file's open counts as listing (the next entry).
+ */
+export function phasesOf(trace: string, startedAt: number, endedAt: number): Phases {
+  const phases = Object.fromEntries(PHASES.map((p) => [p, 0])) as Phases;
+  let phase: Phase = 'start';
+  let since = startedAt;
+  for (const line of trace.split('\n').filter(Boolean)) {
+    const [step, at] = line.split(' ');
+    phases[phase] += Number(at) - since;
+    since = Number(at);
+    phase = phase === 'end' && step !== 'before-list' ? 'listing' : (PHASE_AFTER[step!] ?? phase);
+    if (step === 'after-move-record') phase = 'end';
+  }
+  phases[phase] += endedAt - since;
+  return phases;
 }
 
 /** A settlement file of `rows` rows written in blocks, so that a file of any size costs this process little memory. */
@@ -175,18 +226,40 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+/** Debian's PostgreSQL 15 (apt-get install postgresql-15), where the machine has it: the bench's fast server. */
+const SYSTEM_POSTGRES = '/usr/lib/postgresql/15/bin';
+
+const DURABILITY_OFF = ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
 const SERVERS = {
-  // durability off: what is left is the cost of the rows themselves, where the client's own cost shows most
-  fast: { described: 'fsync=off', flags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] },
-  // PostgreSQL's own defaults (the embedded server's fsync=off undone)
-  shipped: { described: 'as shipped', flags: ['-c', 'fsync=on', '-c', 'synchronous_commit=on', '-c', 'full_page_writes=on'] },
+  // as fast as this machine allows: a release built by a current compiler without data checksums
+  // (the embedded 18.4 beta is built by gcc 7.5 with checksums on, docs/BENCHMARKS.md), durability
+  // off, room for the table and its indexes in shared buffers and no checkpoint during a load;
+  // what is left is the cost of the rows themselves, where the client's own cost shows most
+  fast: {
+    described: 'fast (PostgreSQL 15, fsync=off)',
+    flags: [...DURABILITY_OFF, '-c', 'shared_buffers=1GB', '-c', 'max_wal_size=8GB', '-c', 'checkpoint_timeout=1h', '-c', 'autovacuum=off'],
+    system: true,
+  },
+  // PostgreSQL's own defaults, on the embedded server the demo and the tests use (its fsync=off undone)
+  shipped: {
+    described: 'as shipped (PostgreSQL 18)',
+    flags: ['-c', 'fsync=on', '-c', 'synchronous_commit=on', '-c', 'full_page_writes=on'],
+    system: false,
+  },
 } as const;
 
 export async function startBenchServer(name: 'fast' | 'shipped'): Promise<BenchServer> {
   const dir = await mkdtemp(join(tmpdir(), `settle-bench-pg-${name}-`));
+  await chmod(dir, 0o755); // as root the server runs as the postgres user, which must enter it
   let server: RunningPostgres | undefined;
   try {
-    server = await startTestPostgres(dir, { flags: [...SERVERS[name].flags] });
+    const system = SERVERS[name].system && existsSync(join(SYSTEM_POSTGRES, 'initdb'));
+    const flags = [...SERVERS[name].flags];
+    server = system
+      ? await startPostgresFrom({ initdb: join(SYSTEM_POSTGRES, 'initdb'), pgCtl: join(SYSTEM_POSTGRES, 'pg_ctl') }, join(dir, 'pg'), {
+          flags,
+        })
+      : await startTestPostgres(dir, { flags });
     await server.createDatabase('bench');
     const url = server.url('bench');
     const ledgerDir = await mkdtemp(join(tmpdir(), 'settle-bench-ledger-'));
@@ -196,9 +269,11 @@ export async function startBenchServer(name: 'fast' | 'shipped'): Promise<BenchS
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     const running = server;
+    const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version.split(' ')[0];
     return {
       name,
-      described: SERVERS[name].described,
+      described:
+        system || name === 'shipped' ? SERVERS[name].described : `fast (PostgreSQL ${version}, fsync=off; no system PostgreSQL 15)`,
       url,
       client,
       async stop() {
@@ -215,7 +290,7 @@ export async function startBenchServer(name: 'fast' | 'shipped'): Promise<BenchS
 }
 
 /** The table as Markdown, with the day and what was measured. */
-export async function writeTable(title: string, figures: Figure[]): Promise<string> {
+export async function writeTable(title: string, figures: Figure[], after: string[] = []): Promise<string> {
   const lines = [
     title,
     '',
@@ -225,6 +300,7 @@ export async function writeTable(title: string, figures: Figure[]): Promise<stri
       (f) =>
         `| ${f.figure} | ${f.ours} | ${f.reference} | ${f.ref} | ${f.ratio} | ${f.goal} | ${f.holds === undefined ? '—' : f.holds ? 'yes' : 'NO'} | ${f.load.toFixed(1)} |`,
     ),
+    ...after,
   ];
   const text = `${lines.join('\n')}\n`;
   await writeFile('.test-output/bench.md', text);

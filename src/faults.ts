@@ -1,11 +1,14 @@
 import { spawnSync } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 
 /**
  * Test-only injection points. When SETTLE_TEST_FAULT names a step, the process kills itself
  * with SIGKILL there, so the crash tests exercise real recovery from a real dead process.
  * When it is `hook:STEP`, the shell command in SETTLE_TEST_HOOK runs to its end at that step
  * (with SETTLE_TEST_HOOK_FILE naming the file in hand), so a test can place a race exactly:
- * a re-upload, a swap for a symlink, between two given steps. Unset, nothing happens.
+ * a re-upload, a swap for a symlink, between two given steps. When it is `trace`, each step
+ * appends a line `STEP EPOCH_MS` (to the microsecond) to the file SETTLE_TEST_TRACE names: the
+ * bench's breakdown of a run's wall time by phase (bench/benchSupport.ts). Unset, nothing happens.
  *
  * Only the test build has them: scripts/bundle.mjs replaces SETTLE_TEST_SEAMS by `false` in the
  * shipped bundle (dist/bundle/, what `npm pack` ships), which drops faultPoint's body, and by
@@ -45,6 +48,10 @@ export function faultPoint(step: FaultStep, file?: string): void {
   if (typeof SETTLE_TEST_SEAMS === 'undefined' || !SETTLE_TEST_SEAMS) return;
   const fault = process.env.SETTLE_TEST_FAULT;
   if (fault === undefined) return;
+  if (fault === 'trace') {
+    appendFileSync(process.env.SETTLE_TEST_TRACE ?? '/dev/null', `${step} ${(performance.timeOrigin + performance.now()).toFixed(3)}\n`);
+    return;
+  }
   if (fault === step) process.kill(process.pid, 'SIGKILL');
   if (fault === `hook:${step}`) {
     // stdout carries the run's results (--json): the hook must not write into it

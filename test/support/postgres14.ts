@@ -13,6 +13,15 @@ import { freePort, type EmbeddedExtras, type RunningPostgres } from '../../src/d
  */
 export async function startPostgres14(dir: string, extra: EmbeddedExtras = {}): Promise<RunningPostgres> {
   const { initdb, pg_ctl: pgCtl } = (await import('postgres-14-linux-x64')) as { initdb: string; pg_ctl: string };
+  return startPostgresFrom({ initdb, pgCtl }, dir, extra);
+}
+
+/** A throwaway server from a release's own `initdb` and `pg_ctl` (the 14 above, or the bench's system PostgreSQL). */
+export async function startPostgresFrom(
+  { initdb, pgCtl }: { initdb: string; pgCtl: string },
+  dir: string,
+  extra: EmbeddedExtras = {},
+): Promise<RunningPostgres> {
   const data = join(dir, 'data');
   const password = 'settle-ingest-local';
   await mkdir(dir, { recursive: true });
