@@ -4,8 +4,15 @@
  * from there as the real one does, so a test places runs, loads and checks on the days it is
  * about (a Monday 03:00 in Amsterdam, a holiday) without waiting for them. Unset, it is the
  * system clock. Leases, stability windows and timeouts always use the real clock.
+ *
+ * Like the fault points of faults.ts, only the test build reads it: scripts/bundle.mjs replaces
+ * SETTLE_TEST_SEAMS by `false` in the shipped bundle (the reading is dropped, the clock is the
+ * system's) and by `true` in dist/test-package.
  */
+declare const SETTLE_TEST_SEAMS: boolean | undefined;
+
 const shiftMs = (() => {
+  if (typeof SETTLE_TEST_SEAMS === 'undefined' || !SETTLE_TEST_SEAMS) return 0;
   const start = process.env.SETTLE_TEST_NOW;
   if (start === undefined || start === '') return 0;
   const at = Date.parse(start);

@@ -70,7 +70,7 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     expect(await readdir(join(elsewhere, 'archive'))).toEqual(['settle_20261205_a01.csv']);
   });
 
-  it('ships no test seam: SETTLE_TEST_FAULT neither kills the installed command nor runs its hook', async () => {
+  it('ships no test seam: SETTLE_TEST_FAULT neither kills the installed command nor runs its hook, SETTLE_TEST_NOW is not read', async () => {
     const root = execFileSync('npm', ['root', '-g', '--prefix', prefix], { encoding: 'utf8' }).trim();
     const shipped = join(root, 'settle-ingest');
     // the code (the README and a comment may name the variables): no reading of them, no shell
@@ -81,7 +81,7 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     expect(code.some((f) => f.includes('/dist/bundle/'))).toBe(true);
     for (const file of code) {
       expect(await readFile(file, 'utf8'), file).not.toMatch(
-        /process\.env\.SETTLE_TEST_(FAULT|HOOK)|SETTLE_TEST_HOOK_FILE|["']\/bin\/sh["']/,
+        /process\.env\.SETTLE_TEST_(FAULT|HOOK|NOW)|SETTLE_TEST_HOOK_FILE|["']\/bin\/sh["']/,
       );
     }
 
