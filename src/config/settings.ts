@@ -12,7 +12,7 @@ import { PRESETS } from '../layout/model/presets.js';
 import { isIanaZone, zoneGuess, zoneProblem } from '../layout/values/timeZones.js';
 import { nearest } from '../nearest.js';
 import { DuplicateKeyError, parseJsonText } from './jsonText.js';
-import { folderPlaces, type FolderPlace, type SftpSettings } from '../intake/openIntake.js';
+import { folderPlaces, kindOf, type FolderPlace, type SftpSettings } from '../intake/openIntake.js';
 import { createTableSql } from '../finance/layoutTable.js';
 import type { DecodeSettings } from '../delivery/decodeSettings.js';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
@@ -317,11 +317,13 @@ function namePattern(pattern: string, from: string): string {
   return pattern;
 }
 
-/** Only local folders and sftp:// are intakes; `ftp://x` must not become a folder named "ftp:". */
+/** Only the intake kinds of the registry (intake/openIntake.ts) are intakes; `ftp://x` must not become a folder named "ftp:". */
 function intakeLocation(value: string | undefined, from: string | undefined): string | undefined {
-  const scheme = value === undefined ? null : /^([a-z][a-z0-9+.-]*):\/\//i.exec(value);
-  if (scheme && scheme[1]!.toLowerCase() !== 'sftp') {
-    throw new UsageError(`${from}: "${scheme[1]}://" is not a supported intake: use a local folder or sftp://user@host[:port]/path`);
+  if (value === undefined) return value;
+  try {
+    kindOf(value);
+  } catch (err) {
+    throw err instanceof UsageError ? new UsageError(`${from}: ${err.message}`) : err;
   }
   return value;
 }

@@ -84,7 +84,16 @@ export interface FolderReader {
   close(): Promise<void>;
 }
 
-/** Where settlement files come from and where they go when their outcome is final. */
+/**
+ * Where settlement files come from and where they go when their outcome is final.
+ *
+ * The move contract every intake kind keeps (a kind is an entry of the registry in
+ * openIntake.ts): `route` moves a decided file out of the intake without ever overwriting what
+ * is at the destination, and only the very bytes pinned and decided (a file changed meanwhile
+ * stays); a move is found again after a crash by `findLanded` (same name, bytes and size) and
+ * its landing's shape by `landedShape`, so a run that died between the move and its record
+ * settles it exactly once; a final folder that is an alias of the intake is refused at open.
+ */
 export interface Intake extends FolderReader {
   /**
    * Whether file mtimes come from this host's clock. Only then may an old mtime alone show

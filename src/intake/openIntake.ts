@@ -10,7 +10,7 @@ import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
 import { checkCredentials, type SftpCredentials } from './sftpCredentials.js';
 import type { SftpFolders } from './sftpIntake.js';
 import type { SftpLimits } from './sftpRequests.js';
-import { isSftpUrl, parseSftpUrl, type SftpLocation } from './sftpUrl.js';
+import { parseSftpUrl, type SftpLocation } from './sftpUrl.js';
 
 /** What opening an intake takes from the settings: where it is, its final folders, and how to reach an SFTP server. */
 export interface IntakeSettings {
@@ -50,7 +50,7 @@ function distinctFromIntake<T extends { intake: string; archive: string; duplica
 /** Refuses a missing or malformed intake setting before anything is connected. */
 export function checkIntakeSetting(s: IntakeSettings): void {
   if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
-  if (isSftpUrl(s.intake)) parseSftpUrl(s.intake);
+  kindOf(s.intake).parse(s.intake);
 }
 
 /** The intake and its final folders: local paths, or paths on the SFTP server for an sftp:// intake. */
@@ -70,29 +70,36 @@ export interface IntakeFolders {
  */
 export function intakeFolders(s: IntakeSettings): IntakeFolders {
   checkIntakeSetting(s);
-  if (!isSftpUrl(s.intake!)) {
-    const intake = resolve(s.intake!);
-    return distinctFromIntake({
-      sftp: null,
-      intake,
-      archive: resolve(s.archive ?? siblingFolder(intake, 'archive')),
-      duplicates: resolve(s.duplicates ?? siblingFolder(intake, 'duplicates')),
-      rejected: resolve(s.rejected ?? siblingFolder(intake, 'rejected')),
-    });
-  }
+  return distinctFromIntake(kindOf(s.intake!).folders(s));
+}
+
+/** A local intake folder and its final folders: archive/, duplicates/ and rejected/ beside it unless set. */
+function localFolders(s: IntakeSettings): IntakeFolders {
+  const intake = resolve(s.intake!);
+  return {
+    sftp: null,
+    intake,
+    archive: resolve(s.archive ?? siblingFolder(intake, 'archive')),
+    duplicates: resolve(s.duplicates ?? siblingFolder(intake, 'duplicates')),
+    rejected: resolve(s.rejected ?? siblingFolder(intake, 'rejected')),
+  };
+}
+
+/** An sftp:// intake's folders on its server: final folders are absolute paths there, beside the intake unless set. */
+function sftpFolders(s: IntakeSettings): IntakeFolders {
   const loc = parseSftpUrl(s.intake!);
   const remote = (value: string | undefined, name: Destination) => {
     if (value === undefined) return posix.join(posix.dirname(loc.path), name);
     if (!value.startsWith('/')) throw new UsageError(`--${name} must be an absolute path on the SFTP server, got ${value}`);
     return posix.normalize(value).replace(/\/+$/, '');
   };
-  return distinctFromIntake({
+  return {
     sftp: loc,
     intake: loc.path,
     archive: remote(s.archive, 'archive'),
     duplicates: remote(s.duplicates, 'duplicates'),
     rejected: remote(s.rejected, 'rejected'),
-  });
+  };
 }
 
 /** One folder a partner's settings name: its role, as written out, and where it is (see folderPlaces). */
@@ -110,12 +117,8 @@ export interface FolderPlace {
  * folders of its own, a chroot, so only the same login on the same server is the same folder).
  */
 export function folderPlaces(s: IntakeSettings): FolderPlace[] {
-  const { sftp: loc, ...folders } = intakeFolders(s);
-  return (['intake', 'archive', 'duplicates', 'rejected'] as const).map((role) => {
-    if (!loc) return { role, folder: folders[role], place: realFolderPath(folders[role]) };
-    const server = `sftp://${loc.user}@${loc.host.toLowerCase()}:${loc.port}`;
-    return { role, folder: `sftp://${loc.user}@${loc.host}:${loc.port}${folders[role]}`, place: server + posix.normalize(folders[role]) };
-  });
+  const folders = intakeFolders(s);
+  return (['intake', 'archive', 'duplicates', 'rejected'] as const).map((role) => kindOf(s.intake!).place(folders, role));
 }
 
 /** An absolute folder path with its links resolved, as far as it exists. */
@@ -133,24 +136,119 @@ function realFolderPath(folder: string): string {
 }
 
 /**
+ * One kind of intake, keyed by the scheme of its URL (a local folder has none). Opening,
+ * checking and reading an intake go through its kind; a kind's `Intake` keeps the move
+ * contract of intake.ts. Adding a kind: docs/ARCHITECTURE.md.
+ */
+export interface IntakeKind {
+  /** the URL scheme it answers, lower-case (`sftp`), or null: a local folder path */
+  scheme: string | null;
+  /** what an intake setting of this kind looks like, for messages */
+  example: string;
+  /** refuses a malformed intake setting, naming what is wrong */
+  parse(intake: string): void;
+  /** the intake and its final folders (before the check that none is the intake itself) */
+  folders(s: IntakeSettings): IntakeFolders;
+  /** where one of them really is: equal for two settings that name one folder */
+  place(folders: IntakeFolders, role: FolderPlace['role']): FolderPlace;
+  /** the intake to run on, its final folders refused when one is an alias of the intake */
+  open(s: IntakeSettings, folders: IntakeFolders, log: Logger, stop?: AbortSignal): Promise<Intake>;
+  /** what opening it needs that is known without a connection (checkIntakeAccess) */
+  checkAccess(s: IntakeSettings, folders: IntakeFolders): Promise<void>;
+  /**
+   * A folder to read: the intake, or a final folder (at `setting`, or beside the intake). Null
+   * for one that is not there, unless `required` (then a missing folder is an error).
+   */
+  openFolder(
+    s: IntakeSettings,
+    role: FolderPlace['role'],
+    setting: string | undefined,
+    log: Logger,
+    required: boolean,
+  ): Promise<FolderReader | null>;
+}
+
+const localFolderKind: IntakeKind = {
+  scheme: null,
+  example: 'a local folder',
+  parse: () => undefined,
+  folders: localFolders,
+  place: (folders, role) => ({ role, folder: folders[role], place: realFolderPath(folders[role]) }),
+  async open(_settings, folders, log) {
+    const local = await LocalIntake.open(folders, log);
+    await refuseIntakeAliases(folders);
+    return local;
+  },
+  async checkAccess(_settings, folders) {
+    await LocalIntake.open(folders);
+    await refuseIntakeAliases(folders);
+  },
+  // a local folder that is not there is null, required or not: a run makes it with its first move there
+  async openFolder(s, role, setting) {
+    const dir = role === 'intake' ? resolve(s.intake!) : resolve(setting ?? siblingFolder(resolve(s.intake!), role));
+    return existsSync(dir) ? new LocalFolder(dir) : null;
+  },
+};
+
+const sftpKind: IntakeKind = {
+  scheme: 'sftp',
+  example: 'sftp://user@host[:port]/path',
+  parse: (intake) => void parseSftpUrl(intake),
+  folders: sftpFolders,
+  place(folders, role) {
+    const loc = folders.sftp!;
+    const server = `sftp://${loc.user}@${loc.host.toLowerCase()}:${loc.port}`;
+    return { role, folder: `sftp://${loc.user}@${loc.host}:${loc.port}${folders[role]}`, place: server + posix.normalize(folders[role]) };
+  },
+  async open(s, { sftp: loc, ...folders }, log, stop) {
+    const sftp = await openSftp(s, loc!, stop, folders, log);
+    try {
+      await sftp.refuseIntakeAliases();
+    } catch (err) {
+      await sftp.close();
+      throw err;
+    }
+    return sftp;
+  },
+  async checkAccess(s, folders) {
+    sftpAccess(s, folders.sftp!);
+    await checkCredentials(s.sftp);
+  },
+  async openFolder(s, role, setting, log, required) {
+    const loc = parseSftpUrl(s.intake!);
+    const folder = role === 'intake' ? loc : { ...loc, path: setting ?? posix.join(posix.dirname(loc.path), role) };
+    const { creds, hostKeys, limits } = sftpAccess(s, folder);
+    const { SftpFolder } = await import('./sftpFolder.js');
+    return required
+      ? SftpFolder.openFolder(folder, role, creds, hostKeys, limits, log)
+      : SftpFolder.openFolderIfThere(folder, role, creds, hostKeys, limits, log);
+  },
+};
+
+/** Every intake kind: a local folder, and one per URL scheme. */
+const INTAKE_KINDS: readonly IntakeKind[] = [localFolderKind, sftpKind];
+
+/** The URL scheme of an intake setting, as written, or null for a path. */
+function schemeOf(intake: string): string | null {
+  return /^([a-z][a-z0-9+.-]*):\/\//i.exec(intake)?.[1] ?? null;
+}
+
+/** The kind of intake a setting names, by its URL scheme; a scheme no kind answers is refused. */
+export function kindOf(intake: string): IntakeKind {
+  const scheme = schemeOf(intake);
+  const kind = INTAKE_KINDS.find((candidate) => candidate.scheme === (scheme?.toLowerCase() ?? null));
+  if (kind) return kind;
+  const kinds = INTAKE_KINDS.map((candidate) => candidate.example).join(' or ');
+  throw new UsageError(`"${scheme}://" is not a supported intake: use ${kinds}`);
+}
+
+/**
  * The intake named by the settings: a local folder or an sftp:// URL, behind one interface.
  * `stop`: a stop request (SIGTERM), which gives up an SFTP request that is stuck then.
  */
 export async function openIntake(s: IntakeSettings, log: Logger, stop?: AbortSignal): Promise<Intake> {
-  const { sftp: loc, ...folders } = intakeFolders(s);
-  if (!loc) {
-    const local = await LocalIntake.open(folders, log);
-    await refuseIntakeAliases(folders);
-    return local;
-  }
-  const sftp = await openSftp(s, loc, stop, folders, log);
-  try {
-    await sftp.refuseIntakeAliases();
-  } catch (err) {
-    await sftp.close();
-    throw err;
-  }
-  return sftp;
+  const folders = intakeFolders(s);
+  return kindOf(s.intake!).open(s, folders, log, stop);
 }
 
 /**
@@ -161,14 +259,8 @@ export async function openIntake(s: IntakeSettings, log: Logger, stop?: AbortSig
  * server can say (its host key, the login, its folders) is found when the partner's run opens it.
  */
 export async function checkIntakeAccess(s: IntakeSettings): Promise<void> {
-  const { sftp: loc, ...folders } = intakeFolders(s);
-  if (!loc) {
-    await LocalIntake.open(folders);
-    await refuseIntakeAliases(folders);
-    return;
-  }
-  sftpAccess(s, loc);
-  await checkCredentials(s.sftp);
+  const folders = intakeFolders(s);
+  await kindOf(s.intake!).checkAccess(s, folders);
 }
 
 /** How to reach and trust the server of an sftp:// setting, and how long to wait for it. */
@@ -214,18 +306,10 @@ export async function openFinalFolder(
 ): Promise<FolderReader | null> {
   const setting = s[destination];
   if (!s.intake && !setting) return null;
-  if (s.intake && isSftpUrl(s.intake)) {
-    const loc = parseSftpUrl(s.intake);
-    const folder = { ...loc, path: setting ?? posix.join(posix.dirname(loc.path), destination) };
-    const { creds, hostKeys, limits } = sftpAccess(s, folder);
-    const { SftpFolder } = await import('./sftpFolder.js');
-    return destination === 'archive' && !opts.missingAsNull
-      ? SftpFolder.openFolder(folder, destination, creds, hostKeys, limits, log)
-      : SftpFolder.openFolderIfThere(folder, destination, creds, hostKeys, limits, log);
-  }
-  const dir = resolve(setting ?? siblingFolder(resolve(s.intake!), destination));
-  if (!existsSync(dir)) return null;
-  return new LocalFolder(dir);
+  const required = destination === 'archive' && !opts.missingAsNull;
+  // a final folder set on its own, without an intake, is a local one
+  const kind = s.intake ? kindOf(s.intake) : localFolderKind;
+  return kind.openFolder(s, destination, setting, log, required);
 }
 
 /**
@@ -233,9 +317,6 @@ export async function openFinalFolder(
  * uploads the ledger left waiting. Null when a local intake does not exist.
  */
 export async function openIntakeReader(s: IntakeSettings, log: Logger): Promise<FolderReader | null> {
-  const { sftp: loc, intake } = intakeFolders(s);
-  if (!loc) return existsSync(intake) ? new LocalFolder(intake) : null;
-  const { creds, hostKeys, limits } = sftpAccess(s, loc);
-  const { SftpFolder } = await import('./sftpFolder.js');
-  return SftpFolder.openFolder(loc, 'intake', creds, hostKeys, limits, log);
+  intakeFolders(s);
+  return kindOf(s.intake!).openFolder(s, 'intake', undefined, log, true);
 }

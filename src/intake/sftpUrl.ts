@@ -8,10 +8,6 @@ export interface SftpLocation {
   path: string;
 }
 
-export function isSftpUrl(value: string): boolean {
-  return value.startsWith('sftp://');
-}
-
 /** `sftp://user@host[:port]/path`; a password in the URL is refused (it would sit in cron and ps). */
 export function parseSftpUrl(value: string): SftpLocation {
   // URL parsing would quietly resolve `..`; an intake path that uses it is refused instead

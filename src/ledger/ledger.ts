@@ -75,10 +75,12 @@ export interface MoveIntent extends MovedFile {
 }
 
 /**
- * The ledger: what was seen, who claimed it, how it ended. Two stores keep it with the same
- * semantics: a SQLite file (one host) and PostgreSQL (several hosts sharing it).
+ * What every view of a ledger store has: where it lives, the partner it is a view for, and the
+ * close. The ledger keeps what was seen, who claimed it, how it ended; two stores keep it with the
+ * same semantics, a SQLite file (one host) and PostgreSQL (several hosts sharing it), both
+ * `SqlLedger` over a `SqlPort` (sqlLedger.ts), each implementing every interface below.
  */
-export interface Ledger {
+export interface LedgerStore {
   /** where it lives, for messages (a path, or a URL without its password) */
   readonly location: string;
   /**
@@ -87,10 +89,30 @@ export interface Ledger {
    * partner's. `default` for a config without "partners".
    */
   readonly partner: string;
-  /** the same store, writing for another partner (closing any view closes the store) */
-  forPartner(partner: string): Ledger;
   close(): Promise<void>;
+}
 
+/** The reads both a run and the reports make: a run, its events, a file's row, an ignored name's streak. */
+export interface LedgerReads extends LedgerStore {
+  /** An ignored name's streak: this partner's runs in a row that saw it in the intake, and since when. */
+  ignoredStreak(name: string): Promise<{ runs: number; since: string } | undefined>;
+  run(runId: string): Promise<RunRow | undefined>;
+  eventsOfRun(runId: string): Promise<LedgerEvent[]>;
+  /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
+  eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
+  /** the ignored names this run was the last to see, with why and when: its count and list of them */
+  ignoredSeenBy(runId: string): Promise<{ name: string; reason: string; at: string }[]>;
+  file(name: string, sha256: string): Promise<FileRow | undefined>;
+  filesInState(state: FileState, partners?: string[]): Promise<FileRow[]>;
+}
+
+/**
+ * The run's side of the ledger: what src/pipeline and the run command write (runs, claims,
+ * outcomes, moves, ignored names) and the reads they decide by.
+ */
+export interface RunLedger extends LedgerReads {
+  /** the same store, writing for another partner (closing any view closes the store) */
+  forPartner(partner: string): RunLedger;
   /** records a new run under the first free id from `newId` and returns it */
   startRun(run: { mode: RunMode; host: string; pid: number }, newId: () => string): Promise<string>;
   finishRun(
@@ -103,35 +125,107 @@ export interface Ledger {
   recordProcessExit(runIds: string[], exitStatus: number): Promise<void>;
   openRuns(): Promise<RunRow[]>;
   closeDeadRun(runId: string, foundBy: string, reason: string): Promise<boolean>;
-  run(runId: string): Promise<RunRow | undefined>;
-  /** newest first; `partners`: only theirs */
-  recentRuns(limit: number, partners?: string[]): Promise<RunRow[]>;
-  /** the latest scheduled or manual run that finished its work (`successful`: and exited 0), of one partner or of any */
-  latestIngestRun(opts: { successful: boolean; partner?: string }): Promise<RunRow | undefined>;
-  /** when the partner's first run started, if it ever ran */
-  firstRunAt(partner: string): Promise<string | undefined>;
-  /** the partners the ledger has runs of */
-  partnersSeen(): Promise<string[]>;
-
-  record(e: EventInput): Promise<void>;
+  record(event: EventInput): Promise<void>;
   /**
    * The entries this run leaves alone, recorded once per name rather than once per run: an
    * `ignored` event only for a name new to the ledger or changed since (its size:mtime or the
    * reason); each is marked as seen by this run all the same. Returns those that got an event.
    */
   recordIgnored(runId: string, entries: IgnoredEntry[]): Promise<IgnoredEntry[]>;
-  /** An ignored name's streak: this partner's runs in a row that saw it in the intake, and since when. */
-  ignoredStreak(name: string): Promise<{ runs: number; since: string } | undefined>;
-  /** the ignored names this run was the last to see, with why and when: its count and list of them */
-  ignoredSeenBy(runId: string): Promise<{ name: string; reason: string; at: string }[]>;
+  /** the row that currently owns this content (claimed or loaded), if any */
+  liveHolder(sha256: string): Promise<FileRow | undefined>;
+  /** the row that currently owns this decoded content under any delivered bytes (plain, gzipped, encrypted), if any */
+  liveContentHolder(contentSha256: string): Promise<FileRow | undefined>;
+  loadedNamed(name: string): Promise<FileRow[]>;
+  /** the conditional create that decides who loads a file: true when this run owns the claim */
+  claim(request: ClaimRequest): Promise<boolean>;
+  /**
+   * Finalizes a claim this run owns; false when it is no longer this run's. `moveTo`: the move
+   * the outcome asks for is intended in the same commit (`claimed.arrival` then names the upload).
+   */
+  finalizeClaim(
+    claimed: { name: string; sha256: string; runId: string; arrival?: string },
+    /** `totals`: the control totals a loaded file proved (layout/reader/totalsCheck.ts), kept with the load */
+    outcome: { state: FinalState; event: EventKind; rows?: number; reason?: string; totals?: CheckedTotal[] },
+    details: Record<string, unknown>,
+    options?: { extraEvents?: EventKind[]; moveTo?: Destination },
+  ): Promise<boolean>;
+  /** a hold: the content's twin is claimed by another live run; this file stays in the intake */
+  recordHeld(
+    held: { name: string; sha256: string; contentSha256?: string | null; size: number; runId: string },
+    details: Record<string, unknown>,
+  ): Promise<void>;
+  /**
+   * The file of a decided outcome now sits at `location`. Recorded once per arrival and
+   * landing place: false when another run already recorded this very move.
+   */
+  markMoved(moved: MovedFile, location: string, moveDetails?: Record<string, unknown>): Promise<boolean>;
+  /** recorded before a decided file leaves the intake (or with its outcome: finalizeClaim); markMoved or recordSkip removes it */
+  intendMove(moved: MovedFile, destination: Destination): Promise<void>;
+  moveIntents(): Promise<MoveIntent[]>;
+  /**
+   * A run (other than `otherThan`) that began or recorded moving this very upload (name and
+   * size:mtime as listed): whether a name that vanished from the intake was taken by a run, or by nobody.
+   */
+  moveOfArrival(name: string, arrival: string, otherThan?: string): Promise<{ runId: string; location: string | null } | undefined>;
+  abandonMoveIntent(moved: MovedFile): Promise<void>;
+  movesSince(since: string): Promise<LandedMove[]>;
+  updateLanded(location: string, sha256: string, landed: string): Promise<void>;
+  /**
+   * A skip, recorded only with the move that made it final, and only once: false when
+   * another run already recorded this very move (then it is that run's skip, not this one's).
+   * `ownRow`: another name or other bytes than the original's, so this (name, bytes) gets its own row.
+   */
+  recordSkip(
+    skipped: MovedFile & { size: number; contentSha256?: string | null },
+    ownRow: boolean,
+    location: string,
+    details: Record<string, unknown>,
+    moveDetails?: Record<string, unknown>,
+  ): Promise<boolean>;
+  settleStaleClaim(stale: FileRow, runId: string, outcome: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean>;
+  /**
+   * `run --reprocess`: a loaded file's rows were replaced. Its row count and the control totals
+   * the fresh load proved (`totals`, none when its layout now states none) replace the old.
+   */
+  recordReprocessed(
+    reprocessed: { name: string; sha256: string; runId: string },
+    details: { rows: number; totals?: CheckedTotal[] } & Record<string, unknown>,
+  ): Promise<void>;
+  /**
+   * `adopt`: records an archived file as loaded before this ledger existed (event `loaded`,
+   * marked adopted). False when its delivered bytes or its decoded content are already
+   * claimed or loaded under any name.
+   */
+  adoptLoaded(
+    adopted: { name: string; sha256: string; contentSha256: string; size: number; runId: string },
+    location: string,
+    rows: number | null,
+    /** why it counts as loaded: evidence (file-marker, natural-keys, operator), and the operator's reason */
+    evidence?: Record<string, unknown>,
+  ): Promise<boolean>;
+}
+
+/**
+ * The reports' side of the ledger: the queries of report, status, audit and evidence over runs,
+ * events, ignored names and contents. Nothing here writes.
+ */
+export interface LedgerQueries extends LedgerReads {
+  /** the same store, reading for another partner */
+  forPartner(partner: string): LedgerQueries;
+  /** newest first; `partners`: only theirs */
+  recentRuns(limit: number, partners?: string[]): Promise<RunRow[]>;
+  /** the latest scheduled or manual run that finished its work (`successful`: and exited 0), of one partner or of any */
+  latestIngestRun(which: { successful: boolean; partner?: string }): Promise<RunRow | undefined>;
+  /** when the partner's first run started, if it ever ran */
+  firstRunAt(partner: string): Promise<string | undefined>;
+  /** the partners the ledger has runs of */
+  partnersSeen(): Promise<string[]>;
   /** the ignored names a run saw at or after `since` (ISO time), with the last run that did */
   ignoredSince(
     since: string,
     partners?: string[],
   ): Promise<{ partner: string; name: string; reason: string; lastAt: string; lastRun: string }[]>;
-  eventsOfRun(runId: string): Promise<LedgerEvent[]>;
-  /** every event for a file name, a delivered bytes' hash or a content hash, oldest first */
-  eventsFor(nameOrSha: string): Promise<LedgerEvent[]>;
   eventsSince(kinds: EventKind[], since: string, partners?: string[]): Promise<LedgerEvent[]>;
   /** every event at or after `since` and before `until` (ISO times; null: no end), oldest first */
   eventsBetween(since: string, until: string | null, partners?: string[]): Promise<LedgerEvent[]>;
@@ -150,83 +244,13 @@ export interface Ledger {
   /** the contents (SHA-256) whose hash starts with `prefix` (lower-case hex), at most `limit` */
   contentsWithPrefix(prefix: string, limit: number): Promise<string[]>;
   contentsLoadedTwice(): Promise<{ sha256: string; loads: number }[]>;
-
-  file(name: string, sha256: string): Promise<FileRow | undefined>;
-  /** the row that currently owns this content (claimed or loaded), if any */
-  liveHolder(sha256: string): Promise<FileRow | undefined>;
-  /** the row that currently owns this decoded content under any delivered bytes (plain, gzipped, encrypted), if any */
-  liveContentHolder(contentSha256: string): Promise<FileRow | undefined>;
-  filesInState(state: FileState, partners?: string[]): Promise<FileRow[]>;
   knowsContent(sha256: string): Promise<FileRow[]>;
   /** the loaded rows whose delivered bytes or decoded content is one of these hashes */
   loadedContents(sha256s: string[]): Promise<FileRow[]>;
-  loadedNamed(name: string): Promise<FileRow[]>;
+}
 
-  /** the conditional create that decides who loads a file: true when this run owns the claim */
-  claim(req: ClaimRequest): Promise<boolean>;
-  /**
-   * Finalizes a claim this run owns; false when it is no longer this run's. `moveTo`: the move
-   * the outcome asks for is intended in the same commit (`f.arrival` then names the upload).
-   */
-  finalizeClaim(
-    f: { name: string; sha256: string; runId: string; arrival?: string },
-    /** `totals`: the control totals a loaded file proved (layout/reader/totalsCheck.ts), kept with the load */
-    to: { state: FinalState; event: EventKind; rows?: number; reason?: string; totals?: CheckedTotal[] },
-    details: Record<string, unknown>,
-    opts?: { extraEvents?: EventKind[]; moveTo?: Destination },
-  ): Promise<boolean>;
-  /** a hold: the content's twin is claimed by another live run; this file stays in the intake */
-  recordHeld(
-    f: { name: string; sha256: string; contentSha256?: string | null; size: number; runId: string },
-    details: Record<string, unknown>,
-  ): Promise<void>;
-  /**
-   * The file of a decided outcome now sits at `location`. Recorded once per arrival and
-   * landing place: false when another run already recorded this very move.
-   */
-  markMoved(f: MovedFile, location: string, moveDetails?: Record<string, unknown>): Promise<boolean>;
-  /** recorded before a decided file leaves the intake (or with its outcome: finalizeClaim); markMoved or recordSkip removes it */
-  intendMove(f: MovedFile, destination: Destination): Promise<void>;
-  moveIntents(): Promise<MoveIntent[]>;
-  /**
-   * A run (other than `otherThan`) that began or recorded moving this very upload (name and
-   * size:mtime as listed): whether a name that vanished from the intake was taken by a run, or by nobody.
-   */
-  moveOfArrival(name: string, arrival: string, otherThan?: string): Promise<{ runId: string; location: string | null } | undefined>;
-  abandonMoveIntent(f: MovedFile): Promise<void>;
-  movesSince(since: string): Promise<LandedMove[]>;
-  updateLanded(location: string, sha256: string, landed: string): Promise<void>;
-  /**
-   * A skip, recorded only with the move that made it final, and only once: false when
-   * another run already recorded this very move (then it is that run's skip, not this one's).
-   * `ownRow`: another name or other bytes than the original's, so this (name, bytes) gets its own row.
-   */
-  recordSkip(
-    f: MovedFile & { size: number; contentSha256?: string | null },
-    ownRow: boolean,
-    location: string,
-    details: Record<string, unknown>,
-    moveDetails?: Record<string, unknown>,
-  ): Promise<boolean>;
-  settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean>;
-  /**
-   * `run --reprocess`: a loaded file's rows were replaced. Its row count and the control totals
-   * the fresh load proved (`totals`, none when its layout now states none) replace the old.
-   */
-  recordReprocessed(
-    file: { name: string; sha256: string; runId: string },
-    details: { rows: number; totals?: CheckedTotal[] } & Record<string, unknown>,
-  ): Promise<void>;
-  /**
-   * `adopt`: records an archived file as loaded before this ledger existed (event `loaded`,
-   * marked adopted). False when its delivered bytes or its decoded content are already
-   * claimed or loaded under any name.
-   */
-  adoptLoaded(
-    f: { name: string; sha256: string; contentSha256: string; size: number; runId: string },
-    location: string,
-    rows: number | null,
-    /** why it counts as loaded: evidence (file-marker, natural-keys, operator), and the operator's reason */
-    evidence?: Record<string, unknown>,
-  ): Promise<boolean>;
+/** The whole ledger, both sides: what the stores implement and the CLI opens. */
+export interface Ledger extends RunLedger, LedgerQueries {
+  /** the same store, writing for another partner (closing any view closes the store) */
+  forPartner(partner: string): Ledger;
 }

@@ -1,5 +1,5 @@
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
-import type { Ledger } from './ledger.js';
+import type { LedgerReads } from './ledger.js';
 import { COUNT_KEY, NO_COUNTS, OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
 
 export interface FileOutcome {
@@ -36,7 +36,7 @@ export interface RunOutcomes {
 const STALE_EVENTS: readonly string[] = ['expired', 'recovered'];
 
 /** What a run did, read back from the ledger's events rather than from the run's memory. */
-export async function runOutcomes(ledger: Ledger, runId: string): Promise<RunOutcomes> {
+export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<RunOutcomes> {
   const run = await ledger.run(runId);
   const counts: RunCounts = { ...NO_COUNTS };
   const files: FileOutcome[] = [];

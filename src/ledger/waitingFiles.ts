@@ -1,4 +1,4 @@
-import type { Ledger } from './ledger.js';
+import type { LedgerReads } from './ledger.js';
 import type { FileOutcome } from './runOutcomes.js';
 
 /** Outcomes that leave a file in the intake for a later run. */
@@ -19,7 +19,7 @@ export interface WaitingFile {
  * The runs in a row (of the ledger view's partner) that left `name` waiting in the intake (not ready, held, failed), newest
  * first back to the last time the name was settled, and when the first of them saw it.
  */
-export async function runsWaiting(ledger: Ledger, name: string): Promise<{ runs: number; since: string }> {
+export async function runsWaiting(ledger: LedgerReads, name: string): Promise<{ runs: number; since: string }> {
   const runs = new Set<string>();
   let since = '';
   const events = await ledger.eventsFor(name);
@@ -48,7 +48,7 @@ export interface SeenAs {
  * name (another shape, held, failed, settled) ends the count: a file that grew since has not
  * stopped, it is still being written.
  */
-export async function unchangedWaits(ledger: Ledger, name: string, now: SeenAs): Promise<{ runs: number; since: string }> {
+export async function unchangedWaits(ledger: LedgerReads, name: string, now: SeenAs): Promise<{ runs: number; since: string }> {
   const runs = new Set<string>();
   let since = '';
   const events = await ledger.eventsFor(name);
@@ -68,7 +68,7 @@ export async function unchangedWaits(ledger: Ledger, name: string, now: SeenAs):
  * upload that never finishes, a twin held forever, a file that fails every night, and a name
  * the pattern does not take that nobody moves or names a known neighbour (--ignore).
  */
-export async function filesWaitingTooLong(ledger: Ledger, files: FileOutcome[], maxRuns: number): Promise<WaitingFile[]> {
+export async function filesWaitingTooLong(ledger: LedgerReads, files: FileOutcome[], maxRuns: number): Promise<WaitingFile[]> {
   const late: WaitingFile[] = [];
   for (const f of files) {
     const streak = WAITING.has(f.outcome)

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { RejectError, TransientError, errorMessage, exitStatusOf } from '../errors.js';
 import { FileGoneError, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import type { FileRow } from '../ledger/types.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
 import type { FinanceDb } from '../finance/financeDb.js';
@@ -54,7 +54,7 @@ export interface AdoptedFile {
 }
 
 export interface AdoptOptions {
-  ledger: Ledger;
+  ledger: RunLedger;
   /** bound to the layout the archived files are read with */
   finance: FinanceDb;
   archive: FolderReader;

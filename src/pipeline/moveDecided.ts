@@ -4,7 +4,7 @@ import { errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, type DecidedFile, type Intake, type RouteResult } from '../intake/intake.js';
 import type { Destination } from '../destination.js';
-import type { Ledger, MoveIntent } from '../ledger/ledger.js';
+import type { RunLedger, MoveIntent } from '../ledger/ledger.js';
 import { ownerIsGone } from '../owner.js';
 import type { FileRow } from '../ledger/types.js';
 import { sameAsWords } from '../ledger/ledgerEvents.js';
@@ -24,7 +24,7 @@ export interface FileInRun {
 /** What moving needs from the run, and what it reports back: moves that failed or found the name replaced. */
 export interface MoveContext {
   intake: Intake;
-  ledger: Ledger;
+  ledger: RunLedger;
   counts: { moveFailures: number };
   /** after a file left the intake: its ready marker follows it */
   moveMarker?: (name: string, to: Destination) => Promise<void>;
@@ -47,7 +47,7 @@ export async function moveDecided(
   opts: {
     /** the run that decided the outcome, when an earlier one did (this run finishes its move) */
     decidedBy?: string;
-    /** the move was intended with the outcome, in its commit (Ledger.finalizeClaim) */
+    /** the move was intended with the outcome, in its commit (RunLedger.finalizeClaim) */
     intended?: boolean;
   } = {},
 ): Promise<void> {

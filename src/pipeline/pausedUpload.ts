@@ -1,5 +1,5 @@
 import { RejectError } from '../errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import { unchangedWaits, type SeenAs } from '../ledger/waitingFiles.js';
 import type { Layout } from '../layout/model/layout.js';
 import { lastRecordCutShort, type CutShort } from '../layout/reader/lastRecord.js';
@@ -23,7 +23,7 @@ export function cutShortWords(cut: CutShort): { stopped: string; shape: string }
  * delivery is complete or not by its own framing, judged while it is decoded.)
  */
 export async function judgePausedUpload(
-  ledger: Ledger,
+  ledger: RunLedger,
   layout: Layout,
   file: { name: string; arrival: string; sha256: string; contentPath: string },
   maxWaitingRuns: number,

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import { RejectError, errorMessage } from '../errors.js';
 import type { FolderReader } from '../intake/intake.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import { NO_COUNTS, type FileRow } from '../ledger/types.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import { isConnectionLost } from './connectionLost.js';
@@ -16,7 +16,7 @@ import { contentOf } from '../ledger/types.js';
 import { totalsText, type CheckedTotal } from '../layout/reader/totalsCheck.js';
 
 export interface ReprocessOptions {
-  ledger: Ledger;
+  ledger: RunLedger;
   /** bound to today's layout: the files are read with it */
   finance: FinanceDb;
   /** the archive folder, read only */

@@ -6,7 +6,7 @@ import { FileGoneError, NotRegularFileError, type Intake, type IntakeEntry } fro
 import { currentOwner } from '../owner.js';
 import { unlink } from '../syncFs.js';
 import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
-import type { IgnoredEntry, Ledger } from '../ledger/ledger.js';
+import type { IgnoredEntry, RunLedger } from '../ledger/ledger.js';
 import type { RunCounts, RunMode } from '../ledger/types.js';
 import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js';
 import type { FinanceDb } from '../finance/financeDb.js';
@@ -29,7 +29,7 @@ export interface IngestOptions {
   /** the run, already recorded by the caller (so that a run that cannot start is kept too) */
   runId: string;
   intake: Intake;
-  ledger: Ledger;
+  ledger: RunLedger;
   /** bound to the layout the files are read with and whose table they load into */
   finance: FinanceDb;
   pattern: RegExp;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { staleClaimReason } from '../ledger/staleClaim.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import { contentOf, type FileRow } from '../ledger/types.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 
@@ -10,7 +10,7 @@ import type { FinanceDb } from '../finance/financeDb.js';
  * happened (finalize as loaded); absent → the claim expired and the content may be claimed.
  */
 export async function settleIfStale(
-  ledger: Ledger,
+  ledger: RunLedger,
   finance: FinanceDb,
   claim: FileRow,
   runId: string,

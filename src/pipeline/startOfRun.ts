@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import { currentOwner, ownerIsGone, type ClaimOwner } from '../owner.js';
 import { settleIfStale } from './staleClaims.js';
 
@@ -21,7 +21,7 @@ const OWNER_FILE = 'owner.json';
  * on their host, so `report runs` never shows them running forever. Another host's run cannot
  * be judged from here and stays open until a run on its own host looks.
  */
-export async function closeDeadRuns(ledger: Ledger, runId: string, log: Logger): Promise<void> {
+export async function closeDeadRuns(ledger: RunLedger, runId: string, log: Logger): Promise<void> {
   for (const run of await ledger.openRuns()) {
     if (run.runId === runId) continue;
     if (!ownerIsGone({ host: run.host, pid: run.pid, startedAt: 'unknown' })) continue;
@@ -37,7 +37,7 @@ export async function closeDeadRuns(ledger: Ledger, runId: string, log: Logger):
  * content is in the intake again: a run that died after its COMMIT must not stay `claimed`
  * forever. Live claims (another run at work) are left alone.
  */
-export async function settleStaleClaims(ledger: Ledger, finance: FinanceDb, runId: string, log: Logger): Promise<void> {
+export async function settleStaleClaims(ledger: RunLedger, finance: FinanceDb, runId: string, log: Logger): Promise<void> {
   for (const claim of await ledger.filesInState('claimed')) {
     await settleIfStale(ledger, finance, claim, runId, log.child({ file: claim.name, sha256: claim.sha256 }));
   }

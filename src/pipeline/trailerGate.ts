@@ -1,4 +1,4 @@
-import type { Ledger } from '../ledger/ledger.js';
+import type { RunLedger } from '../ledger/ledger.js';
 import { runsWaiting } from '../ledger/waitingFiles.js';
 import type { Layout } from '../layout/model/layout.js';
 import { endsWithTrailer, missingTotalRecord } from '../layout/reader/trailer.js';
@@ -12,7 +12,7 @@ import { quoteValue } from '../layout/values/quoteValue.js';
  * wait, or undefined to go on.
  */
 export async function waitForTrailer(
-  ledger: Ledger,
+  ledger: RunLedger,
   layout: Layout,
   name: string,
   stagedPath: string,

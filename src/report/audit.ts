@@ -2,7 +2,7 @@ import { FileGoneError, NotRegularFileError, type FolderReader, type IntakeEntry
 import { isInProgressName } from '../intake/names.js';
 import { sha256Of } from '../intake/sha256Of.js';
 import { DESTINATION, type Destination } from '../destination.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import { staleClaims } from './ledgerHealth.js';
 import { contentOf, type FileRow } from '../ledger/types.js';
@@ -99,7 +99,7 @@ const found = (
  * ledger does not know.
  */
 export async function audit(
-  ledger: Ledger,
+  ledger: LedgerQueries,
   finance: FinanceDb,
   folders: FinalFolder[],
   partners?: string[],

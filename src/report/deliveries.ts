@@ -1,7 +1,7 @@
 import { addDays, daysBetween, dueDay, localDay } from '../calendar/dueDays.js';
 import type { Expect } from '../calendar/expect.js';
 import { dayInName } from '../intake/names.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger/types.js';
 import { waiversOf, type Waiver } from './deliveryWaivers.js';
 
@@ -104,7 +104,13 @@ function dayFile(e: LedgerEvent): DayFile {
  * delivered, a skipped resend is not a delivery (its original is), and a holiday or weekend is
  * never owed. Newest day last.
  */
-export async function deliveryDays(ledger: Ledger, p: PartnerDeliveries, first: string, last: string, now: number): Promise<DeliveryDay[]> {
+export async function deliveryDays(
+  ledger: LedgerQueries,
+  p: PartnerDeliveries,
+  first: string,
+  last: string,
+  now: number,
+): Promise<DeliveryDay[]> {
   // a file for a day may load before it (sent the evening before) or long after it (a backfill)
   const since = new Date(Date.parse(`${addDays(first, -2)}T00:00:00Z`)).toISOString();
   const events = await ledger.eventsSince([...KINDS], since, [p.partner]);
@@ -152,7 +158,11 @@ export async function deliveryDays(ledger: Ledger, p: PartnerDeliveries, first: 
 }
 
 /** The owed days `status` and the run look at: from the partner's first run (or LOOKBACK_DAYS ago) to today. */
-export async function recentDays(ledger: Ledger, p: PartnerDeliveries, now: number): Promise<{ first: string; last: string } | null> {
+export async function recentDays(
+  ledger: LedgerQueries,
+  p: PartnerDeliveries,
+  now: number,
+): Promise<{ first: string; last: string } | null> {
   const firstRun = await ledger.firstRunAt(p.partner);
   if (!firstRun) return null; // a partner never run owes nothing yet
   const today = localDay(now, p.expect.timeZone);
@@ -162,7 +172,7 @@ export async function recentDays(ledger: Ledger, p: PartnerDeliveries, now: numb
 }
 
 /** The owed days past `by` + `warnAfter` without their delivery, oldest first. */
-export async function overdueDeliveries(ledger: Ledger, p: PartnerDeliveries, now: number): Promise<OverdueDelivery[]> {
+export async function overdueDeliveries(ledger: LedgerQueries, p: PartnerDeliveries, now: number): Promise<OverdueDelivery[]> {
   const window = await recentDays(ledger, p, now);
   if (!window) return [];
   const days = await deliveryDays(ledger, p, window.first, window.last, now);
@@ -192,7 +202,7 @@ function overdueOf(p: PartnerDeliveries, d: DeliveryDay): OverdueDelivery {
 }
 
 /** The latest load of a partner's files (ms), null when none ever loaded: the metrics' last delivery. */
-export async function lastDeliveryAt(ledger: Ledger, partner: string): Promise<number | null> {
+export async function lastDeliveryAt(ledger: LedgerQueries, partner: string): Promise<number | null> {
   const last = await ledger.latestEvent(['loaded', 'recovered'], partner);
   return last ? Date.parse(last.at) : null;
 }
@@ -204,7 +214,7 @@ export async function lastDeliveryAt(ledger: Ledger, partner: string): Promise<n
  * so that a waived week (the partner confirmed there is none) does not fire it.
  */
 export async function lastAccountedAt(
-  ledger: Ledger,
+  ledger: LedgerQueries,
   partner: { partner: string; expect?: Expect | undefined },
   nowMs: number,
 ): Promise<number | null> {

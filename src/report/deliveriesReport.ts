@@ -1,6 +1,6 @@
 import { addDays, localDay } from '../calendar/dueDays.js';
 import type { Expect } from '../calendar/expect.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import { deliveryDays, lateText, type DayState, type DeliveryDay, type PartnerDeliveries } from './deliveries.js';
 import type { Waiver } from './deliveryWaivers.js';
 import { isoWeek } from './isoWeek.js';
@@ -88,7 +88,12 @@ function weekCounts(days: DeliveryDay[]): WeekCounts[] {
  * run, if that is later), delivered on time, late and by how much, missing, rejected, with the
  * skips and holds of each day; and the weekly counts.
  */
-export async function deliveriesReport(ledger: Ledger, partners: ReportedPartner[], weeks: number, now: number): Promise<DeliveriesReport> {
+export async function deliveriesReport(
+  ledger: LedgerQueries,
+  partners: ReportedPartner[],
+  weeks: number,
+  now: number,
+): Promise<DeliveriesReport> {
   const out: PartnerReport[] = [];
   for (const p of partners) {
     if (!p.expect) {

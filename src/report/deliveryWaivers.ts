@@ -1,7 +1,7 @@
 import { dueDay } from '../calendar/dueDays.js';
 import type { Expect } from '../calendar/expect.js';
 import { UsageError } from '../errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger, LedgerQueries } from '../ledger/ledger.js';
 import { isDay } from './evidencePack.js';
 
 /**
@@ -22,7 +22,7 @@ export interface Waiver {
 const EVER = '1970-01-01T00:00:00.000Z';
 
 /** The days of the partner that stand waived now, each with its waiver. */
-export async function waiversOf(ledger: Ledger, partner: string): Promise<Map<string, Waiver>> {
+export async function waiversOf(ledger: LedgerQueries, partner: string): Promise<Map<string, Waiver>> {
   const waivers = new Map<string, Waiver>();
   for (const e of await ledger.eventsSince(['waived', 'unwaived'], EVER, [partner])) {
     if (e.event === 'unwaived') waivers.delete(e.name);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import { isCalendarDate } from '../layout/reader/columnValues.js';
 import { contentOf, type LedgerEvent } from '../ledger/types.js';
 
@@ -119,7 +119,7 @@ const LOADS = new Set(['loaded', 'recovered']);
  * manifest (README.txt says why).
  */
 export async function evidencePack(
-  ledger: Ledger,
+  ledger: LedgerQueries,
   period: EvidencePeriod,
   partners: string[] | undefined,
   audit: { json: string; text: string },

@@ -1,7 +1,7 @@
 import { sameAsWords } from '../ledger/ledgerEvents.js';
 import { basename } from 'node:path';
 import { UsageError } from '../errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import { DEFAULT_PARTNER, type LedgerEvent } from '../ledger/types.js';
 import { printable } from './printable.js';
 import { textTable } from './textTable.js';
@@ -11,7 +11,7 @@ const SHA256 = /^[0-9a-f]{64}$/i;
 const SHA256_PREFIX = /^[0-9a-f]{8,63}$/i;
 
 /** Every event of a name or content, plus what happened to its contents under other names. */
-async function eventsWithTwins(ledger: Ledger, key: string): Promise<LedgerEvent[]> {
+async function eventsWithTwins(ledger: LedgerQueries, key: string): Promise<LedgerEvent[]> {
   const direct = await ledger.eventsFor(key);
   // a name's history includes what happened to its content under other names (the original a01 of a resend a02)
   const shas = new Set(direct.map((e) => e.sha256).filter((s): s is string => s !== null));
@@ -30,7 +30,7 @@ async function eventsWithTwins(ledger: Ledger, key: string): Promise<LedgerEvent
  * to its name), a content hash, or the first 8+ hex digits of one. A prefix that fits
  * several contents is refused with them listed, never guessed.
  */
-export async function fileHistory(ledger: Ledger, asked: string): Promise<LedgerEvent[]> {
+export async function fileHistory(ledger: LedgerQueries, asked: string): Promise<LedgerEvent[]> {
   if (SHA256.test(asked)) return eventsWithTwins(ledger, asked.toLowerCase());
   const byName = await eventsWithTwins(ledger, basename(asked));
   if (byName.length > 0 || !SHA256_PREFIX.test(asked)) return byName;

@@ -1,4 +1,4 @@
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import { staleClaimReason } from '../ledger/staleClaim.js';
 import { runOutcomes } from '../ledger/runOutcomes.js';
 import type { FileRow } from '../ledger/types.js';
@@ -10,7 +10,7 @@ import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js
  */
 
 /** Claims whose owner on this host is provably gone, or whose lease has passed: a run died holding them. */
-export async function staleClaims(ledger: Ledger, partners?: string[], now = Date.now()): Promise<FileRow[]> {
+export async function staleClaims(ledger: LedgerQueries, partners?: string[], now = Date.now()): Promise<FileRow[]> {
   return (await ledger.filesInState('claimed', partners)).filter((c) => staleClaimReason(c, now) !== null);
 }
 
@@ -18,7 +18,7 @@ export async function staleClaims(ledger: Ledger, partners?: string[], now = Dat
  * The files the latest finished run of the ledger view's partner left in the intake (held, not ready, failed) that have
  * waited there in more than `maxRuns` runs in a row (0: every waiting file, with its streak).
  */
-export async function filesWaitingNow(ledger: Ledger, maxRuns: number): Promise<WaitingFile[]> {
+export async function filesWaitingNow(ledger: LedgerQueries, maxRuns: number): Promise<WaitingFile[]> {
   const last = await ledger.latestIngestRun({ successful: false, partner: ledger.partner });
   if (!last) return [];
   return filesWaitingTooLong(ledger, (await runOutcomes(ledger, last.runId)).files, maxRuns);

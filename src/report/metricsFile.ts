@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { writeFileAtomically } from '../atomicFile.js';
 import { errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import { NO_COUNTS, type RunCounts, type RunRow } from '../ledger/types.js';
 import { filesWaitingNow, staleClaims } from './ledgerHealth.js';
 import { COUNT_FIELDS, recordedCounts } from './runCounts.js';
@@ -40,7 +40,7 @@ export interface RunMetricsInput {
   /** the partners this process ran; the others keep what the ledger says of their last run */
   ran: PartnerRunMetrics[];
   /** absent when the ledger itself could not be opened */
-  ledger?: Ledger;
+  ledger?: LedgerQueries;
   /** each partner's deliveries; absent when the ledger could not be opened */
   deliveries?: (partner: string) => Promise<DeliveryMetrics>;
 }

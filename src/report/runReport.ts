@@ -1,4 +1,4 @@
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import { OUTCOME_EVENTS, type LedgerEvent, type RunRow } from '../ledger/types.js';
 import { describeEvent } from './history.js';
 import { countsText, recordedCounts } from './runCounts.js';
@@ -15,7 +15,7 @@ export interface RunReport {
 }
 
 /** `report run [RUN_ID]`: every file decision of one run (default: the latest); undefined when there is no such run. */
-export async function runReport(ledger: Ledger, runId?: string, partners?: string[]): Promise<RunReport | undefined> {
+export async function runReport(ledger: LedgerQueries, runId?: string, partners?: string[]): Promise<RunReport | undefined> {
   const run = runId === undefined ? (await ledger.recentRuns(1, partners))[0] : await ledger.run(runId);
   if (!run || (partners && !partners.includes(run.partner))) return undefined;
   const decisions = (await ledger.eventsOfRun(run.runId)).filter((e) => DECISIONS.includes(e.event));

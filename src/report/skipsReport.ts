@@ -1,4 +1,4 @@
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import { COUNT_KEY, type LedgerEvent } from '../ledger/types.js';
 import { nowMs } from '../clock.js';
 import { sameAsWords } from '../ledger/ledgerEvents.js';
@@ -93,7 +93,12 @@ function listFiles(events: LedgerEvent[]): ListedFile[] {
  * every count and each skip and hold with the file it duplicated; then rejected, failed,
  * not-ready and ignored files, each once, in their own sections.
  */
-export async function skipsByWeek(ledger: Ledger, weeks: number, partners?: string[], now = new Date(nowMs())): Promise<SkipsReport> {
+export async function skipsByWeek(
+  ledger: LedgerQueries,
+  weeks: number,
+  partners?: string[],
+  now = new Date(nowMs()),
+): Promise<SkipsReport> {
   const since = new Date(now.getTime() - weeks * 7 * 86_400_000).toISOString();
   const events = await ledger.eventsSince([...REVIEWED], since, partners);
   const byWeek = new Map<string, WeekOfSkips>();

@@ -1,4 +1,4 @@
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerQueries } from '../ledger/ledger.js';
 import type { FileRow, RunRow } from '../ledger/types.js';
 import type { WaitingFile } from '../ledger/waitingFiles.js';
 import type { OverdueDelivery } from './deliveries.js';
@@ -34,7 +34,7 @@ export interface StatusCheck extends StatusFacts {
 }
 
 /** One partner's facts, from its ledger view (its runs, its files). */
-export async function statusFacts(ledger: Ledger, limits: StatusLimits): Promise<StatusFacts> {
+export async function statusFacts(ledger: LedgerQueries, limits: StatusLimits): Promise<StatusFacts> {
   return {
     lastSuccess: await ledger.latestIngestRun({ successful: true, partner: ledger.partner }),
     staleClaims: await staleClaims(ledger, [ledger.partner]),

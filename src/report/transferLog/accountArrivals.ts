@@ -1,4 +1,4 @@
-import type { EventInContext, Ledger } from '../../ledger/ledger.js';
+import type { EventInContext, LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind, FileRow, LedgerEvent } from '../../ledger/types.js';
 import type { Arrival, StrayUpload } from './arrivals.js';
 import type { Upload } from '../../transferLog/transferEvents.js';
@@ -274,7 +274,7 @@ function describeArrival(
  * uploads, not with their square.
  */
 export async function accountArrivals(
-  ledger: Ledger,
+  ledger: LedgerQueries,
   arrivals: Arrival[],
   opts: AccountOptions,
 ): Promise<{ arrivals: AccountedArrival[]; clockOffset: ClockOffset | null }> {
@@ -398,7 +398,7 @@ export async function accountArrivals(
 /** The final outcome a run's move out of the intake stands for: the state of the (name, bytes) it moved. */
 const MOVED_AS: Partial<Record<FileRow['state'], ArrivalOutcome>> = { loaded: 'loaded', duplicate: 'skipped', rejected: 'rejected' };
 
-async function movedOutcome(ledger: Ledger, move: OwnMove): Promise<Sighting> {
+async function movedOutcome(ledger: LedgerQueries, move: OwnMove): Promise<Sighting> {
   const { event } = move;
   const row = event.sha256 ? await ledger.file(event.name, event.sha256) : undefined;
   const at = Date.parse(event.at);

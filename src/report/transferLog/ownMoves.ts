@@ -1,4 +1,4 @@
-import type { EventInContext, Ledger } from '../../ledger/ledger.js';
+import type { EventInContext, LedgerQueries } from '../../ledger/ledger.js';
 import type { Arrival } from './arrivals.js';
 
 /** A run's own move of an arrival out of the intake: the ledger's `moved` record of the rename the log shows. */
@@ -88,7 +88,7 @@ export function clockOffsetMessage(offset: ClockOffset, zone: string): string {
  * zone's gap before the first upload: an offset is found only if its moves are read).
  */
 export async function ownMovesOf(
-  ledger: Ledger,
+  ledger: LedgerQueries,
   byName: Map<string, Arrival[]>,
   key: (partner: string, name: string) => string,
   partners: string[],

@@ -1,7 +1,7 @@
 import { UsageError } from '../../errors.js';
 import { intakeFolders, type IntakeSettings } from '../../intake/openIntake.js';
 import { globToRegExp } from '../../intake/names.js';
-import type { Ledger } from '../../ledger/ledger.js';
+import type { LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind } from '../../ledger/types.js';
 import { accountArrivals, strayLine, type AccountedArrival, type IntakeNow } from './accountArrivals.js';
 import { arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
@@ -66,7 +66,7 @@ const NAMED: EventKind[] = ['claimed', 'loaded', 'skipped', 'held', 'rejected', 
  * Gives each arrival whose log writes white space otherwise (xferlog's `_`) the ledger's name
  * it stands for, and returns, per arrival, what a person should know of how it was read.
  */
-async function namedAsLedgerHas(ledger: Ledger, arrivals: Arrival[]): Promise<string[][]> {
+async function namedAsLedgerHas(ledger: LedgerQueries, arrivals: Arrival[]): Promise<string[][]> {
   const names = new Map<string, Set<string>>();
   const namesOf = async (partner: string, since: number) => {
     let known = names.get(partner);
@@ -97,7 +97,7 @@ async function namedAsLedgerHas(ledger: Ledger, arrivals: Arrival[]): Promise<st
  * the ledger left waiting there. Null when no partner names a transfer log.
  */
 export async function transferAudit(
-  ledger: Ledger,
+  ledger: LedgerQueries,
   partners: TransferLogPartner[],
   intakeNow: (partner: string) => Promise<IntakeNow>,
   period?: TransferLogPeriod,
