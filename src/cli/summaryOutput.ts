@@ -2,6 +2,7 @@ import { errorMessage } from '../errors.js';
 import { NO_COUNTS, type RunCounts } from '../ledger/types.js';
 import type { IngestResult } from '../pipeline/runIngest.js';
 import type { OverdueDelivery } from '../report/deliveries.js';
+import type { PartnerOutcome as LoopOutcome } from '../pipeline/partnerLoop.js';
 import { printable } from '../report/printable.js';
 import { COUNT_FIELDS, countsText } from '../report/runCounts.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -60,18 +61,8 @@ function summaryObject(r: IngestResult, overdue?: OverdueDelivery[]): Record<str
 }
 
 /** One partner's part of a run of several: its result, or why it could not start. */
-export interface PartnerOutcome {
-  partner: string;
-  exitStatus: number;
-  result?: IngestResult;
-  /** the run could not start (its server away, its table without privileges), or was not begun after a stop */
-  error?: unknown;
-  /** the run recorded for a partner that could not start, once there was a ledger to record it */
-  runId?: string;
-  /** with `expect`: its deliveries past `warnAfter` */
-  overdue?: OverdueDelivery[];
-  notBegun?: boolean;
-}
+/** One partner's outcome in a run of several (pipeline/partnerLoop.ts), with its overdue deliveries as report/deliveries.ts judges them. */
+export type PartnerOutcome = LoopOutcome<OverdueDelivery>;
 
 const partnerCounts = (o: PartnerOutcome) => o.result?.counts ?? NO_COUNTS;
 

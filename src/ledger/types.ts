@@ -146,3 +146,19 @@ export const NO_COUNTS: RunCounts = {
   moveFailed: 0,
   rows: 0,
 };
+
+/** What one partner's run of this process leaves for the metrics (report/metricsFile.ts), filled by the partner loop (pipeline/partnerLoop.ts). */
+export interface PartnerRunMetrics {
+  partner: string;
+  /** the run recorded for it, once one was */
+  runId?: string;
+  startedAt: number;
+  endedAt: number;
+  /** the outcome of its loads, as the ledger's run row keeps it */
+  exitStatus: number;
+  /** what the process exited with (the scheduler's view): also 1 for an overdue day past errorAfter */
+  processExitStatus: number;
+  counts: RunCounts;
+  /** age of the oldest file still in the partner's intake; undefined when it could not be listed */
+  oldestWaitingSeconds?: number;
+}
