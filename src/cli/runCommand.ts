@@ -13,7 +13,7 @@ import { withSettingOptions } from './options.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { runExitStatus } from './exitStatus.js';
 import { withResources, type CommandResources } from './resources.js';
-import { partnersJson, partnersText, summaryJson, summaryLine, type PartnerOutcome } from './summaryOutput.js';
+import { leasedText, partnersJson, partnersText, summaryJson, summaryLine, type PartnerOutcome } from './summaryOutput.js';
 import { appendSummary } from './summaryFile.js';
 import { acknowledgeStop, downloadLine, progressLine, waitingLine } from './terminal.js';
 
@@ -45,6 +45,14 @@ export function registerRun(program: Command, setExit: (status: number) => void)
       if (!named) {
         // one partner, `default`: the run prints what it always printed
         const [one] = outcomes;
+        if (one!.leasedBy) {
+          // another host's run works the partner (a shared ledger): nothing to do here, and nothing wrong
+          const line = `${leasedText(one!.leasedBy)}`;
+          process.stdout.write(`${flags.json ? partnersJson(outcomes) : line}\n`);
+          appendSummary(partners[0]!.summaryFile, line);
+          setExit(0);
+          return;
+        }
         if (one!.error !== undefined) {
           // a run that ended on an error after it started still gives --json its object
           if (flags.json && one!.error instanceof RunEndedError) {

@@ -162,3 +162,22 @@ export interface PartnerRunMetrics {
   /** age of the oldest file still in the partner's intake; undefined when it could not be listed */
   oldestWaitingSeconds?: number;
 }
+
+/** Who asks for a partner's lease: this process, and the run it records once it holds the lease. */
+export interface LeaseHolder {
+  /** this process's own token (host, pid and a random part): renewing or releasing needs it */
+  holder: string;
+  host: string;
+  pid: number;
+}
+
+/** A partner's lease as another holds it: what a host that skips the partner says. */
+export interface HeldLease {
+  host: string;
+  pid: number;
+  runId: string | null;
+  leaseUntil: string;
+}
+
+/** The partner's lease taken (or, on a local ledger, not needed), or who holds it. */
+export type LeaseAnswer = { taken: true } | { taken: false; heldBy: HeldLease };

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { EXIT_PROBLEM, EXIT_USAGE, UsageError, errorMessage, exitStatusOf } from '../errors.js';
@@ -7,6 +8,7 @@ import type { Intake } from '../intake/intake.js';
 import { globToRegExp } from '../intake/names.js';
 import { checkIntakeAccess, checkIntakeSetting, intakeFolders, type IntakeSettings } from '../intake/openIntake.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { HeldLease, LeaseHolder } from '../ledger/types.js';
 import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
 import { newRunId } from './runId.js';
@@ -47,6 +49,8 @@ export interface PartnerOutcome<Late extends LateDelivery = LateDelivery> {
   /** with `expect`: its deliveries past `warnAfter` */
   overdue?: Late[];
   notBegun?: boolean;
+  /** skipped: another run (on this shared ledger, from another host or process) holds the partner's lease */
+  leasedBy?: HeldLease;
 }
 
 /** What one partner's run opens, each on first call, closed by `withPartner` when the partner's work ends. */
@@ -149,6 +153,7 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
   const refused = prepared.filter((p) => p.refusal !== undefined);
   const outcomes: PartnerOutcome<Late>[] = [];
   const ran: PartnerRunMetrics[] = [];
+  const holder: LeaseHolder = { holder: `${ports.host}:${ports.pid}:${randomBytes(6).toString('hex')}`, host: ports.host, pid: ports.pid };
   for (const p of refused.length > 0 ? refused : prepared) {
     if (ports.stop.aborted) {
       const reason = `asked to stop (${String(ports.stop.reason ?? 'signal')}) before this partner's run began`;
@@ -165,7 +170,13 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
       counts: NO_COUNTS,
     };
     try {
-      const { result, overdue } = await workPartner(ports, p, metrics);
+      const worked = await workPartner(ports, p, metrics, holder);
+      if ('leasedBy' in worked) {
+        // another run works the partner: nothing of it is this run's, not even a run row
+        outcomes.push({ partner: p.settings.partner, exitStatus: 0, leasedBy: worked.leasedBy });
+        continue;
+      }
+      const { result, overdue } = worked;
       // a delivery past errorAfter makes the command exit 1; the run itself, as the ledger keeps it, did its work
       const late = overdue?.some((d) => d.level === 'critical') ? 1 : 0;
       outcomes.push({
@@ -203,7 +214,8 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
   ports: PartnerLoopPorts<S, Late>,
   p: Prepared<S>,
   metrics: PartnerRunMetrics,
-): Promise<{ result: IngestResult; overdue?: Late[] }> {
+  holder: LeaseHolder,
+): Promise<{ result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease }> {
   const s = p.settings;
   const stop = ports.stop;
   return ports.withPartner(s, async (r) => {
@@ -217,55 +229,113 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       if (s.logFile) logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
       throw err;
     }
-    const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
-    metrics.runId = runId;
-    let finance: FinanceDb;
-    let intake: Intake;
+    // on a ledger several hosts share, one run at a time works a partner: a held lease skips it at once
+    const leaseMs = s.claimLeaseSeconds * 1000;
+    const lease = await ledger.takePartnerLease(holder, new Date(Date.now() + leaseMs));
+    if (!lease.taken) {
+      const { host, pid, runId: by, leaseUntil } = lease.heldBy;
+      logger.info(
+        { event: 'partner-leased', holderHost: host, holderPid: pid, holderRun: by, leaseUntil },
+        `partner ${s.partner} skipped: run ${by ?? '(starting)'} on ${host} (pid ${pid}) holds it until ${leaseUntil}`,
+      );
+      return { leasedBy: lease.heldBy };
+    }
     try {
-      // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
-      if (p.refusal !== undefined) throw p.refusal;
-      // cheapest and most likely refusals first: the database being down stops the run before any download
-      finance = await r.finance(stop);
-      intake = await r.intake(stop);
-      await assertStagingUsable(s.staging);
-    } catch (err) {
-      const reason = errorMessage(err);
-      // on stderr the one-line error below says it already; a log file must say it too
-      if (s.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
-      await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
-      throw err;
+      return await leasedWork(ledger, holder, leaseMs, logger, async (named) => {
+        const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
+        metrics.runId = runId;
+        await named(runId);
+        return workLeased(runId);
+      });
+    } finally {
+      await ledger.releasePartnerLease(holder.holder).catch((err: unknown) => {
+        // it expires on its own
+        logger.warn({ event: 'partner-lease-not-released', reason: errorMessage(err) }, 'could not release the partner lease');
+      });
     }
-    const result = await runIngest({
-      runId,
-      intake,
-      ledger,
-      finance,
-      pattern: p.pattern,
-      ignore: p.ignore,
-      readyMarker: s.readyMarker,
-      maxWaitingRuns: s.maxWaitingRuns,
-      serverLog: serverLogOf(s),
-      stableForSeconds: s.stableForSeconds,
-      maxWaitSeconds: s.maxWaitSeconds,
-      claimLeaseSeconds: s.claimLeaseSeconds,
-      mode,
-      stagingRoot: s.staging,
-      logger,
-      ...r.progress,
-      stop,
-      exitStatusFor: ports.exitStatusFor,
-      decode: p.decode,
-    });
-    if (s.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
-    // after the run's own files: the deliveries the partner owes, named on its summary line
-    const overdue = await ports.overdue(ledger, s, ports.now());
-    if (!overdue) return { result };
-    for (const d of overdue) {
-      const fields: object = { event: 'delivery-overdue', run: runId, ...d };
-      logger[d.level === 'critical' ? 'error' : 'warn'](fields, `overdue: ${d.message}`);
+
+    async function workLeased(runId: string): Promise<{ result: IngestResult; overdue?: Late[] }> {
+      let finance: FinanceDb;
+      let intake: Intake;
+      try {
+        // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
+        if (p.refusal !== undefined) throw p.refusal;
+        // cheapest and most likely refusals first: the database being down stops the run before any download
+        finance = await r.finance(stop);
+        intake = await r.intake(stop);
+        await assertStagingUsable(s.staging);
+      } catch (err) {
+        const reason = errorMessage(err);
+        // on stderr the one-line error below says it already; a log file must say it too
+        if (s.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
+        await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
+        throw err;
+      }
+      const result = await runIngest({
+        runId,
+        intake,
+        ledger,
+        finance,
+        pattern: p.pattern,
+        ignore: p.ignore,
+        readyMarker: s.readyMarker,
+        maxWaitingRuns: s.maxWaitingRuns,
+        serverLog: serverLogOf(s),
+        stableForSeconds: s.stableForSeconds,
+        maxWaitSeconds: s.maxWaitSeconds,
+        claimLeaseSeconds: s.claimLeaseSeconds,
+        mode,
+        stagingRoot: s.staging,
+        logger,
+        ...r.progress,
+        stop,
+        exitStatusFor: ports.exitStatusFor,
+        decode: p.decode,
+      });
+      if (s.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
+      // after the run's own files: the deliveries the partner owes, named on its summary line
+      const overdue = await ports.overdue(ledger, s, ports.now());
+      if (!overdue) return { result };
+      for (const d of overdue) {
+        const fields: object = { event: 'delivery-overdue', run: runId, ...d };
+        logger[d.level === 'critical' ? 'error' : 'warn'](fields, `overdue: ${d.message}`);
+      }
+      return { result, overdue };
     }
-    return { result, overdue };
   });
+}
+
+/**
+ * `work` while the partner's lease is renewed, at a third of its length, by the real clock (a
+ * run that outlives its lease would let another host in); `named` records the run on the lease.
+ */
+async function leasedWork<T>(
+  ledger: Ledger,
+  holder: LeaseHolder,
+  leaseMs: number,
+  logger: Logger,
+  work: (named: (runId: string) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  let runId: string | undefined;
+  const renew = () =>
+    ledger.renewPartnerLease(holder.holder, new Date(Date.now() + leaseMs), runId).then(
+      (kept) => {
+        if (!kept)
+          logger.warn({ event: 'partner-lease-lost', run: runId }, `the partner lease of run ${runId ?? ''} expired and was taken`);
+      },
+      (err: unknown) =>
+        logger.warn({ event: 'partner-lease-not-renewed', run: runId, reason: errorMessage(err) }, 'could not renew the partner lease'),
+    );
+  const timer = setInterval(() => void renew(), Math.max(1000, Math.floor(leaseMs / 3)));
+  timer.unref();
+  try {
+    return await work(async (id) => {
+      runId = id;
+      await renew();
+    });
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /** The partner's transfer log as the run's gate asks it, where one is configured. */
