@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -8,7 +8,8 @@ import type { Ledger } from '../../src/ledger/ledger.js';
 import { openPgLedger } from '../../src/ledger/pgLedger.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { finished } from '../support/cli.js';
-import { financeDatabase } from '../support/workspace.js';
+import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { financeDatabase, putIn, SHARED_DEFAULT_LAYOUT, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const opened: { close(): Promise<void> }[] = [];
 afterAll(async () => {
@@ -91,5 +92,64 @@ describe('partner leases on a local (SQLite) ledger', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+const db = sharedFinanceDatabase();
+
+describe('run over partners another host holds (the partner loop, PostgreSQL ledger)', () => {
+  it('skips a leased partner at once, naming the host and run, and loads the next; the partner loads once the lease is released', async () => {
+    const ws = await Workspace.create(db.url, { ledger: 'postgres' });
+    const tag = `p${process.pid}`;
+    const [held, free] = [`held${tag}`, `free${tag}`];
+    for (const [partner, prefix] of [
+      [held, 'HELD'],
+      [free, 'FREE'],
+    ] as const) {
+      await putIn(
+        join(ws.root, partner, 'intake'),
+        'settle_20260701_a01.csv',
+        sampleSettlement({ date: '2026-07-01', rows: 3, idPrefix: `${prefix}${tag}` }).text,
+      );
+    }
+    const config = join(ws.root, 'config.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        ledger: ws.ledger,
+        stableFor: 0,
+        layout: SHARED_DEFAULT_LAYOUT,
+        partners: { [held]: { intake: join(ws.root, held, 'intake') }, [free]: { intake: join(ws.root, free, 'intake') } },
+      }),
+    );
+    const other = await openPgLedger(ws.ledger, { create: true });
+    opened.push(other);
+    expect(await other.forPartner(held).takePartnerLease(hostB, inAnHour())).toEqual({ taken: true });
+    expect(await other.forPartner(held).renewPartnerLease(hostB.holder, inAnHour(), 'run-on-b')).toBe(true);
+
+    const r = await ws.cli(['run', '--config', config, '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.partners).toMatchObject([
+      { partner: held, status: 'leased', leased_by: { host: 'host-b', pid: 200, run: 'run-on-b' }, loaded: 0 },
+      { partner: free, status: 'finished', loaded: 1 },
+    ]);
+    // the held partner's file is left alone for its holder: not downloaded, no run recorded for it here
+    expect(await readdir(join(ws.root, held, 'intake'))).toEqual(['settle_20260701_a01.csv']);
+    const runs = await db.client.query<{ partner: string }>('SELECT partner FROM settle_ledger.runs WHERE partner IN ($1, $2)', [
+      held,
+      free,
+    ]);
+    expect(runs.rows.map((row) => row.partner)).toEqual([free]);
+
+    await other.forPartner(held).releasePartnerLease(hostB.holder);
+    const next = await ws.cli(['run', '--config', config, '--json']);
+    expect(next.status, next.stderr).toBe(0);
+    expect(JSON.parse(next.stdout).partners).toMatchObject([
+      { partner: held, status: 'finished', loaded: 1 },
+      { partner: free, status: 'finished', loaded: 0 },
+    ]);
+    // the lease is released at the run's end: free for the next host
+    expect(await other.forPartner(held).takePartnerLease(hostA, inAnHour())).toEqual({ taken: true });
   });
 });
