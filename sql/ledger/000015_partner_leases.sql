@@ -6,6 +6,7 @@ CREATE TABLE partner_leases (
   holder TEXT NOT NULL,
   owner_host TEXT NOT NULL,
   owner_pid INTEGER NOT NULL,
+  owner_started_at TEXT NOT NULL,
   run_id TEXT,
   taken_at TEXT NOT NULL,
   lease_until TEXT NOT NULL

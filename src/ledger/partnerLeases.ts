@@ -1,4 +1,5 @@
 import type { SqlPort } from './sqlPort.js';
+import { ownerIsGone } from '../owner.js';
 import { iso } from './sqlRows.js';
 import type { LeaseAnswer, LeaseHolder } from './types.js';
 
@@ -8,12 +9,12 @@ import type { LeaseAnswer, LeaseHolder } from './types.js';
  * instant cannot both win.
  */
 const TAKE_SQL = `
-INSERT INTO partner_leases (partner, holder, owner_host, owner_pid, run_id, taken_at, lease_until)
-VALUES (?, ?, ?, ?, NULL, ?, ?)
+INSERT INTO partner_leases (partner, holder, owner_host, owner_pid, owner_started_at, run_id, taken_at, lease_until)
+VALUES (?, ?, ?, ?, ?, NULL, ?, ?)
 ON CONFLICT (partner) DO UPDATE SET
-  holder = excluded.holder, owner_host = excluded.owner_host, owner_pid = excluded.owner_pid,
+  holder = excluded.holder, owner_host = excluded.owner_host, owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
   run_id = NULL, taken_at = excluded.taken_at, lease_until = excluded.lease_until
-WHERE partner_leases.lease_until < ? OR partner_leases.holder = excluded.holder
+WHERE partner_leases.lease_until < ? OR partner_leases.holder = excluded.holder OR partner_leases.holder = ?
 RETURNING holder`;
 
 /**
@@ -23,21 +24,30 @@ RETURNING holder`;
 export class PartnerLeases {
   constructor(private readonly db: SqlPort) {}
 
-  async take(partner: string, who: LeaseHolder, leaseUntil: Date, now: Date): Promise<LeaseAnswer> {
+  /** `replacing`: a holder found gone (its process dead on this host), whose lease is taken over */
+  async take(partner: string, who: LeaseHolder, leaseUntil: Date, now: Date, replacing = ''): Promise<LeaseAnswer> {
     if (!this.db.sharedAcrossHosts) return { taken: true };
     const won = await this.db.all(TAKE_SQL, [
       partner,
       who.holder,
       who.host,
       who.pid,
+      who.startedAt,
       now.toISOString(),
       leaseUntil.toISOString(),
       now.toISOString(),
+      replacing,
     ]);
     if (won.length > 0) return { taken: true };
-    const [row] = await this.db.all('SELECT owner_host, owner_pid, run_id, lease_until FROM partner_leases WHERE partner = ?', [partner]);
+    const [row] = await this.db.all(
+      'SELECT holder, owner_host, owner_pid, owner_started_at, run_id, lease_until FROM partner_leases WHERE partner = ?',
+      [partner],
+    );
     // released between the two statements: free now, asked again
     if (!row) return this.take(partner, who, leaseUntil, now);
+    // its holder died on this host (a crash, a kill): the lease is taken over at once, as a stale claim is
+    const gone = ownerIsGone({ host: String(row.owner_host), pid: Number(row.owner_pid), startedAt: String(row.owner_started_at) });
+    if (gone && replacing === '') return this.take(partner, who, leaseUntil, now, String(row.holder));
     return {
       taken: false,
       heldBy: {

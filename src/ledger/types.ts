@@ -169,6 +169,8 @@ export interface LeaseHolder {
   holder: string;
   host: string;
   pid: number;
+  /** the process's start time (owner.ts): tells a reused pid from the holder */
+  startedAt: string;
 }
 
 /** A partner's lease as another holds it: what a host that skips the partner says. */

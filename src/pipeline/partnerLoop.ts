@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { EXIT_PROBLEM, EXIT_USAGE, UsageError, errorMessage, exitStatusOf } from '../errors.js';
+import { currentOwner } from '../owner.js';
 import { loadDecodeOptions, type DecodeOptions, type DecodeSettings } from '../delivery/decodeSettings.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { Intake } from '../intake/intake.js';
@@ -153,7 +154,12 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
   const refused = prepared.filter((p) => p.refusal !== undefined);
   const outcomes: PartnerOutcome<Late>[] = [];
   const ran: PartnerRunMetrics[] = [];
-  const holder: LeaseHolder = { holder: `${ports.host}:${ports.pid}:${randomBytes(6).toString('hex')}`, host: ports.host, pid: ports.pid };
+  const holder: LeaseHolder = {
+    holder: `${ports.host}:${ports.pid}:${randomBytes(6).toString('hex')}`,
+    host: ports.host,
+    pid: ports.pid,
+    startedAt: currentOwner().startedAt,
+  };
   for (const p of refused.length > 0 ? refused : prepared) {
     if (ports.stop.aborted) {
       const reason = `asked to stop (${String(ports.stop.reason ?? 'signal')}) before this partner's run began`;

@@ -24,8 +24,8 @@ async function freshPgLedger(): Promise<{ ledger: Ledger; url: string }> {
   return { ledger, url: db.url };
 }
 
-const hostA = { holder: 'host-a:100:aaaa', host: 'host-a', pid: 100 };
-const hostB = { holder: 'host-b:200:bbbb', host: 'host-b', pid: 200 };
+const hostA = { holder: 'host-a:100:aaaa', host: 'host-a', pid: 100, startedAt: '1' };
+const hostB = { holder: 'host-b:200:bbbb', host: 'host-b', pid: 200, startedAt: '1' };
 const inAnHour = () => new Date(Date.now() + 3600_000);
 
 describe('partner leases on the PostgreSQL ledger', () => {
@@ -66,7 +66,7 @@ describe('partner leases on the PostgreSQL ledger', () => {
       const host = 'host-' + process.argv[2];
       const won = [];
       for (const partner of ['alpha', 'beta', 'gamma', 'delta']) {
-        const answer = await l.forPartner(partner).takePartnerLease({ holder: host + ':' + process.pid, host, pid: process.pid }, new Date(Date.now() + 60000));
+        const answer = await l.forPartner(partner).takePartnerLease({ holder: host + ':' + process.pid, host, pid: process.pid, startedAt: '1' }, new Date(Date.now() + 60000));
         if (answer.taken) won.push(partner);
       }
       await l.close();
