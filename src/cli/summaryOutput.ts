@@ -2,6 +2,8 @@ import { errorMessage } from '../errors.js';
 import { NO_COUNTS, type RunCounts } from '../ledger/types.js';
 import type { IngestResult } from '../pipeline/runIngest.js';
 import type { OverdueDelivery } from '../report/deliveries.js';
+import type { HeldLease } from '../ledger/types.js';
+import type { PartnerOutcome as LoopOutcome } from '../pipeline/partnerLoop.js';
 import { printable } from '../report/printable.js';
 import { COUNT_FIELDS, countsText } from '../report/runCounts.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -60,18 +62,8 @@ function summaryObject(r: IngestResult, overdue?: OverdueDelivery[]): Record<str
 }
 
 /** One partner's part of a run of several: its result, or why it could not start. */
-export interface PartnerOutcome {
-  partner: string;
-  exitStatus: number;
-  result?: IngestResult;
-  /** the run could not start (its server away, its table without privileges), or was not begun after a stop */
-  error?: unknown;
-  /** the run recorded for a partner that could not start, once there was a ledger to record it */
-  runId?: string;
-  /** with `expect`: its deliveries past `warnAfter` */
-  overdue?: OverdueDelivery[];
-  notBegun?: boolean;
-}
+/** One partner's outcome in a run of several (pipeline/partnerLoop.ts), with its overdue deliveries as report/deliveries.ts judges them. */
+export type PartnerOutcome = LoopOutcome<OverdueDelivery>;
 
 const partnerCounts = (o: PartnerOutcome) => o.result?.counts ?? NO_COUNTS;
 
@@ -86,19 +78,28 @@ function totalCounts(outcomes: PartnerOutcome[]): RunCounts {
  * A run of several partners: one line per partner (`adyen: run ID done: loaded=1 …`), a partner
  * that could not start saying why, then the total line in the same fields and order.
  */
+/** A partner skipped because another run holds its lease (a shared PostgreSQL ledger): who, and until when. */
+export function leasedText(held: HeldLease): string {
+  return `skipped: leased to run ${held.runId ?? '(starting)'} on ${printable(held.host)} (pid ${held.pid}) until ${held.leaseUntil}`;
+}
+
 export function partnersText(outcomes: PartnerOutcome[]): string {
   const lines = outcomes.map((o) => {
     if (o.result) {
       const ended = o.error !== undefined ? ` (ended: ${printable(errorMessage(o.error))})` : '';
       return `${o.partner}: ${summaryLine(o.result, o.overdue)}${ended}`;
     }
+    if (o.leasedBy) return `${o.partner}: ${leasedText(o.leasedBy)}`;
     const what = o.notBegun ? 'not begun' : 'could not start';
     const run = o.runId ? `run ${o.runId} ` : '';
     return `${o.partner}: ${run}not started: ${countsText(NO_COUNTS)} (${printable(`${what}: ${errorMessage(o.error)}`)})`;
   });
-  const notStarted = outcomes.filter((o) => !o.result).map((o) => o.partner);
+  const notStarted = outcomes.filter((o) => !o.result && !o.leasedBy).map((o) => o.partner);
+  const leased = outcomes.filter((o) => o.leasedBy).map((o) => o.partner);
   const stopped = outcomes.some((o) => o.result?.abortedBy || o.notBegun);
-  const tail = notStarted.length > 0 ? ` (not started: ${notStarted.join(', ')})` : '';
+  const tail =
+    (notStarted.length > 0 ? ` (not started: ${notStarted.join(', ')})` : '') +
+    (leased.length > 0 ? ` (leased elsewhere: ${leased.join(', ')})` : '');
   lines.push(`total (${outcomes.length} partners) ${stopped ? 'stopped' : 'done'}: ${countsText(totalCounts(outcomes))}${tail}`);
   return lines.join('\n');
 }
@@ -108,22 +109,31 @@ export function partnersJson(outcomes: PartnerOutcome[]): string {
   const counts = (c: RunCounts) => Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, c[key]]));
   return jsonDocument({
     partners: outcomes.map((o) =>
-      o.result
+      o.leasedBy
         ? {
             partner: o.partner,
-            status: o.error !== undefined ? 'ended' : o.result.abortedBy ? 'stopped' : 'finished',
-            ...summaryObject(o.result, o.overdue),
-            ...(o.error !== undefined ? { error: errorMessage(o.error) } : {}),
-          }
-        : {
-            partner: o.partner,
-            status: o.notBegun ? 'not_begun' : 'not_started',
-            run: o.runId ?? null,
+            status: 'leased',
+            leased_by: { host: o.leasedBy.host, pid: o.leasedBy.pid, run: o.leasedBy.runId, lease_until: o.leasedBy.leaseUntil },
             ...counts(NO_COUNTS),
             exit_status: o.exitStatus,
-            error: errorMessage(o.error),
             files: [],
-          },
+          }
+        : o.result
+          ? {
+              partner: o.partner,
+              status: o.error !== undefined ? 'ended' : o.result.abortedBy ? 'stopped' : 'finished',
+              ...summaryObject(o.result, o.overdue),
+              ...(o.error !== undefined ? { error: errorMessage(o.error) } : {}),
+            }
+          : {
+              partner: o.partner,
+              status: o.notBegun ? 'not_begun' : 'not_started',
+              run: o.runId ?? null,
+              ...counts(NO_COUNTS),
+              exit_status: o.exitStatus,
+              error: errorMessage(o.error),
+              files: [],
+            },
     ),
     ...counts(totalCounts(outcomes)),
     exit_status: Math.max(...outcomes.map((o) => o.exitStatus)),

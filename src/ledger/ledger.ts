@@ -1,7 +1,7 @@
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import type { Destination } from '../destination.js';
 import type { ClaimOwner } from '../owner.js';
-import type { EventKind, FileRow, FileState, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
+import type { EventKind, FileRow, FileState, LeaseAnswer, LeaseHolder, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
 
 /** An entry a run leaves alone, as it was listed. */
 export interface IgnoredEntry {
@@ -204,6 +204,14 @@ export interface RunLedger extends LedgerReads {
     /** why it counts as loaded: evidence (file-marker, natural-keys, operator), and the operator's reason */
     evidence?: Record<string, unknown>,
   ): Promise<boolean>;
+
+  // Partner leases (partnerLeases.ts): a partner worked by one run at a time on a ledger several
+  // hosts share; on a local ledger every lease is granted without a write.
+  /** takes this view's partner's lease until `leaseUntil`, or says who holds it */
+  takePartnerLease(who: LeaseHolder, leaseUntil: Date): Promise<LeaseAnswer>;
+  /** extends the lease (naming the run that works the partner): false when it was lost */
+  renewPartnerLease(holder: string, leaseUntil: Date, runId?: string): Promise<boolean>;
+  releasePartnerLease(holder: string): Promise<void>;
 }
 
 /**

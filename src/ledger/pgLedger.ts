@@ -12,6 +12,8 @@ export const LEDGER_SCHEMA = 'settle_ledger';
 
 /** The PostgreSQL store behind the ledger's port, for several hosts sharing one ledger. */
 class PgPort implements SqlPort {
+  readonly sharedAcrossHosts = true;
+
   constructor(
     readonly location: string,
     private readonly client: pg.Client,

@@ -17,6 +17,7 @@ import type {
 } from './ledger.js';
 import { ADOPT_SQL, CLAIM_SQL, DUPLICATE_SQL, END_CLAIM, HELD_SQL, HOLDS_LIVE_CONTENT, LIVE } from './processedFilesSql.js';
 import { dropIntent, insertIntent, insertMove, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL_SQL } from './sqlMoves.js';
+import { PartnerLeases } from './partnerLeases.js';
 import type { SqlPort, SqlRow } from './sqlPort.js';
 import { eventRow, fileRow, intentRow, iso, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
 
@@ -25,6 +26,8 @@ import {
   type EventKind,
   type FileRow,
   type FileState,
+  type LeaseAnswer,
+  type LeaseHolder,
   type LedgerEvent,
   type RunCounts,
   type RunMode,
@@ -573,5 +576,18 @@ export class SqlLedger implements Ledger {
       );
       await this.appendEvent({ runId: file.runId, event: 'reprocessed', name: file.name, sha256: file.sha256, details });
     });
+  }
+
+  // Partner leases: their rules live in partnerLeases.ts; here they take their turn on the connection.
+  takePartnerLease(who: LeaseHolder, leaseUntil: Date): Promise<LeaseAnswer> {
+    return this.serial(() => new PartnerLeases(this.db).take(this.partner, who, leaseUntil, new Date()));
+  }
+
+  renewPartnerLease(holder: string, leaseUntil: Date, runId?: string): Promise<boolean> {
+    return this.serial(() => new PartnerLeases(this.db).renew(this.partner, holder, leaseUntil, runId));
+  }
+
+  releasePartnerLease(holder: string): Promise<void> {
+    return this.serial(() => new PartnerLeases(this.db).release(this.partner, holder));
   }
 }

@@ -12,6 +12,8 @@ export type SqlRow = Record<string, unknown>;
 export interface SqlPort {
   /** where the ledger lives, for messages (a path, or a URL without its password) */
   readonly location: string;
+  /** several hosts share this store (PostgreSQL): partners are leased to one run at a time (partnerLeases.ts) */
+  readonly sharedAcrossHosts: boolean;
   /** the rows of a statement (a SELECT, or a write with RETURNING) */
   all(sql: string, params?: unknown[]): Promise<SqlRow[]>;
   /** a write without RETURNING: the number of rows it changed */

@@ -32,6 +32,8 @@ function translateOpenError(err: unknown, path: string, busyTimeoutMs: number): 
  * not a configuration problem; a lock held past the timeout says so.
  */
 class SqlitePort implements SqlPort {
+  /** one host's file: partners are never leased, runs go on as before */
+  readonly sharedAcrossHosts = false;
   /** prepared once per SQL text: a run over thousands of files repeats a handful of statements */
   private readonly statements = new Map<string, Database.Statement>();
 

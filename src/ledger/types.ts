@@ -146,3 +146,40 @@ export const NO_COUNTS: RunCounts = {
   moveFailed: 0,
   rows: 0,
 };
+
+/** What one partner's run of this process leaves for the metrics (report/metricsFile.ts), filled by the partner loop (pipeline/partnerLoop.ts). */
+export interface PartnerRunMetrics {
+  partner: string;
+  /** the run recorded for it, once one was */
+  runId?: string;
+  startedAt: number;
+  endedAt: number;
+  /** the outcome of its loads, as the ledger's run row keeps it */
+  exitStatus: number;
+  /** what the process exited with (the scheduler's view): also 1 for an overdue day past errorAfter */
+  processExitStatus: number;
+  counts: RunCounts;
+  /** age of the oldest file still in the partner's intake; undefined when it could not be listed */
+  oldestWaitingSeconds?: number;
+}
+
+/** Who asks for a partner's lease: this process, and the run it records once it holds the lease. */
+export interface LeaseHolder {
+  /** this process's own token (host, pid and a random part): renewing or releasing needs it */
+  holder: string;
+  host: string;
+  pid: number;
+  /** the process's start time (owner.ts): tells a reused pid from the holder */
+  startedAt: string;
+}
+
+/** A partner's lease as another holds it: what a host that skips the partner says. */
+export interface HeldLease {
+  host: string;
+  pid: number;
+  runId: string | null;
+  leaseUntil: string;
+}
+
+/** The partner's lease taken (or, on a local ledger, not needed), or who holds it. */
+export type LeaseAnswer = { taken: true } | { taken: false; heldBy: HeldLease };

@@ -4,25 +4,11 @@ import { writeFileAtomically } from '../atomicFile.js';
 import { errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
 import type { LedgerQueries } from '../ledger/ledger.js';
-import { NO_COUNTS, type RunCounts, type RunRow } from '../ledger/types.js';
+import { NO_COUNTS, type PartnerRunMetrics, type RunRow } from '../ledger/types.js';
 import { filesWaitingNow, staleClaims } from './ledgerHealth.js';
 import { COUNT_FIELDS, recordedCounts } from './runCounts.js';
 
-/** What one partner's run of this process leaves for the metrics. */
-export interface PartnerRunMetrics {
-  partner: string;
-  /** the run recorded for it, once one was */
-  runId?: string;
-  startedAt: number;
-  endedAt: number;
-  /** the outcome of its loads, as the ledger's run row keeps it */
-  exitStatus: number;
-  /** what the process exited with (the scheduler's view): also 1 for an overdue day past errorAfter */
-  processExitStatus: number;
-  counts: RunCounts;
-  /** age of the oldest file still in the partner's intake; undefined when it could not be listed */
-  oldestWaitingSeconds?: number;
-}
+export type { PartnerRunMetrics };
 
 /** What a partner's deliveries say for the metrics (report/deliveries.ts). */
 export interface DeliveryMetrics {

@@ -1,0 +1,358 @@
+import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { EXIT_PROBLEM, EXIT_USAGE, UsageError, errorMessage, exitStatusOf } from '../errors.js';
+import { currentOwner } from '../owner.js';
+import { loadDecodeOptions, type DecodeOptions, type DecodeSettings } from '../delivery/decodeSettings.js';
+import type { FinanceDb } from '../finance/financeDb.js';
+import type { Intake } from '../intake/intake.js';
+import { globToRegExp } from '../intake/names.js';
+import { checkIntakeAccess, checkIntakeSetting, intakeFolders, type IntakeSettings } from '../intake/openIntake.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { HeldLease, LeaseHolder } from '../ledger/types.js';
+import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types.js';
+import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
+import { newRunId } from './runId.js';
+import { RunEndedError, runIngest, type IngestOptions, type IngestResult } from './runIngest.js';
+
+/** What the partner loop reads of a partner's settings (config/settings.ts fills it). */
+export interface PartnerLoopSettings extends IntakeSettings {
+  partner: string;
+  pattern: string;
+  ignore: string[];
+  readyMarker: string | undefined;
+  maxWaitingRuns: number;
+  stableForSeconds: number;
+  maxWaitSeconds: number;
+  claimLeaseSeconds: number;
+  staging: string;
+  logFile: string | undefined;
+  metricsFile: string | undefined;
+  decode: DecodeSettings;
+  transferLog: { files: string[]; root: string; timeZone: string | undefined };
+}
+
+/** A delivery the partner owes and has not made (report/deliveries.ts judges them): what the loop needs of one. */
+export interface LateDelivery {
+  level: 'warning' | 'critical';
+  message: string;
+}
+
+/** One partner's outcome in a run of several. */
+export interface PartnerOutcome<Late extends LateDelivery = LateDelivery> {
+  partner: string;
+  exitStatus: number;
+  result?: IngestResult;
+  /** the run could not start (its server away, its table without privileges), or was not begun after a stop */
+  error?: unknown;
+  /** the run recorded for a partner that could not start, once there was a ledger to record it */
+  runId?: string;
+  /** with `expect`: its deliveries past `warnAfter` */
+  overdue?: Late[];
+  notBegun?: boolean;
+  /** skipped: another run (on this shared ledger, from another host or process) holds the partner's lease */
+  leasedBy?: HeldLease;
+}
+
+/** What one partner's run opens, each on first call, closed by `withPartner` when the partner's work ends. */
+export interface PartnerResources {
+  logger(): Logger;
+  /** the configured ledger, as this partner's view */
+  ledger(): Promise<Ledger>;
+  /** the finance database bound to the partner's layout, for loading */
+  finance(stop: AbortSignal): Promise<FinanceDb>;
+  intake(stop: AbortSignal): Promise<Intake>;
+  /** the terminal's progress lines, where there is a terminal */
+  progress?: Pick<IngestOptions, 'onProgress' | 'onDownload' | 'onWaiting'>;
+}
+
+/** What the partner loop needs from outside the pipeline: the command layer wires these. */
+export interface PartnerLoopPorts<S extends PartnerLoopSettings, Late extends LateDelivery> {
+  /** opens the partner's resources for `work` and closes them after it, even when it throws */
+  withPartner<T>(settings: S, work: (resources: PartnerResources) => Promise<T>): Promise<T>;
+  /** the deliveries the partner owes past `warnAfter`, after its run's own files; undefined without `expect` */
+  overdue(ledger: Ledger, settings: S, nowMs: number): Promise<Late[] | undefined>;
+  /** age of the oldest file still in the intake, for the metrics */
+  oldestWaiting(intake: Intake): Promise<number | undefined>;
+  /** after the last partner: the process's exit status on each run, and the one metrics file */
+  afterPartners(ran: PartnerRunMetrics[], processExit: number): Promise<void>;
+  /** the real clock (clock.ts) */
+  now(): number;
+  /** what the ledger records of who ran: this host and process */
+  host: string;
+  pid: number;
+  /** the run's mode for a partner whose settings do not give one */
+  mode(settings: S): RunMode;
+  /** asks the loop to finish the file in hand and begin no other partner (SIGTERM, SIGINT) */
+  stop: AbortSignal;
+  /** the command layer's rule from what a run found to the exit status the ledger records */
+  exitStatusFor: IngestOptions['exitStatusFor'];
+}
+
+/** What a partner's run needs that is read from its settings alone: refused (exit 2) before any partner's run is recorded. */
+interface Prepared<S> {
+  settings: S;
+  pattern: RegExp;
+  ignore: RegExp[];
+  decode: DecodeOptions;
+  /** why the partner cannot run, found before any partner ran (checkAccess): its run is recorded as not started */
+  refusal?: unknown;
+}
+
+async function prepare<S extends PartnerLoopSettings>(s: S): Promise<Prepared<S>> {
+  checkIntakeSetting(s);
+  // a pattern that cannot compile is refused before a run is recorded
+  const pattern = globToRegExp(s.pattern);
+  const ignore = s.ignore.map(globToRegExp);
+  // keys are read and unlocked before a run is recorded: a wrong passphrase touches nothing (exit 2)
+  const decode = await loadDecodeOptions(s.decode, pattern);
+  return { settings: s, pattern, ignore, decode };
+}
+
+/**
+ * What opening the partner's intake and staging needs that is known without a connection (its
+ * folders, SFTP credentials and host key settings, the staging folder): the refusal, or
+ * undefined when all hold.
+ */
+async function checkAccess(p: Prepared<PartnerLoopSettings>): Promise<unknown> {
+  try {
+    await checkIntakeAccess(p.settings);
+    await assertStagingUsable(p.settings.staging);
+    return undefined;
+  } catch (err) {
+    if (exitStatusOf(err) !== EXIT_USAGE) throw err;
+    return err;
+  }
+}
+
+/** One line for the refusals found before any partner ran: the only one's own message, or each partner's named. */
+function refusalError(refused: Prepared<PartnerLoopSettings>[], all: Prepared<PartnerLoopSettings>[]): unknown {
+  if (all.length === 1) return refused[0]!.refusal;
+  const each = refused.map((p) => `partner "${p.settings.partner}": ${errorMessage(p.refusal)}`).join('; ');
+  return new UsageError(`${each} (no partner was run: every partner's settings are checked before the first runs)`, {
+    cause: refused[0]!.refusal,
+  });
+}
+
+/**
+ * Every partner in turn, each with its own intake connection, staging and run in the ledger.
+ * Exit 2 means nothing was touched, so every partner's settings and what its intake and staging
+ * need are checked before the first runs: a refusal there runs no partner (the refused ones are
+ * recorded as not started, with the reason) and is exit 2. After that, one partner's trouble
+ * (its server away, a missing privilege on its table) is its outcome and never stops the next;
+ * once some partner's run did its work, a refusal found later is exit 1, never 2. A stop asked
+ * for (SIGTERM) ends the partner in hand and begins no other. The metrics are written once, for
+ * all partners, after the last (`afterPartners`).
+ */
+export async function runPartners<S extends PartnerLoopSettings, Late extends LateDelivery>(
+  ports: PartnerLoopPorts<S, Late>,
+  partners: S[],
+): Promise<PartnerOutcome<Late>[]> {
+  const prepared: Prepared<S>[] = [];
+  for (const p of partners) prepared.push(await prepare(p));
+  for (const p of prepared) p.refusal = await checkAccess(p);
+  const refused = prepared.filter((p) => p.refusal !== undefined);
+  const outcomes: PartnerOutcome<Late>[] = [];
+  const ran: PartnerRunMetrics[] = [];
+  const holder: LeaseHolder = {
+    holder: `${ports.host}:${ports.pid}:${randomBytes(6).toString('hex')}`,
+    host: ports.host,
+    pid: ports.pid,
+    startedAt: currentOwner().startedAt,
+  };
+  for (const p of refused.length > 0 ? refused : prepared) {
+    if (ports.stop.aborted) {
+      const reason = `asked to stop (${String(ports.stop.reason ?? 'signal')}) before this partner's run began`;
+      outcomes.push({ partner: p.settings.partner, exitStatus: 1, error: new UsageError(reason), notBegun: true });
+      continue;
+    }
+    const startedAt = ports.now();
+    const metrics: PartnerRunMetrics = {
+      partner: p.settings.partner,
+      startedAt,
+      endedAt: startedAt,
+      exitStatus: 0,
+      processExitStatus: 0,
+      counts: NO_COUNTS,
+    };
+    try {
+      const worked = await workPartner(ports, p, metrics, holder);
+      if ('leasedBy' in worked) {
+        // another run works the partner: nothing of it is this run's, not even a run row
+        outcomes.push({ partner: p.settings.partner, exitStatus: 0, leasedBy: worked.leasedBy });
+        continue;
+      }
+      const { result, overdue } = worked;
+      // a delivery past errorAfter makes the command exit 1; the run itself, as the ledger keeps it, did its work
+      const late = overdue?.some((d) => d.level === 'critical') ? 1 : 0;
+      outcomes.push({
+        partner: p.settings.partner,
+        exitStatus: Math.max(result.exitStatus, late),
+        result,
+        ...(overdue ? { overdue } : {}),
+      });
+      metrics.exitStatus = result.exitStatus;
+      metrics.counts = result.counts;
+    } catch (err) {
+      // a run that ended on an error after it started keeps what it did (its summary, its files)
+      const ended = err instanceof RunEndedError ? { result: err.result } : {};
+      outcomes.push({ partner: p.settings.partner, exitStatus: exitStatusOf(err), error: err, runId: metrics.runId, ...ended });
+      metrics.exitStatus = exitStatusOf(err);
+    }
+    metrics.endedAt = ports.now();
+    ran.push(metrics);
+  }
+  const refusal = refused.length > 0 ? refusalError(refused, prepared) : undefined;
+  if (!refusal && outcomes.some((o) => o.result !== undefined)) {
+    // some partner's run did its work: the command touched something, whatever another's refusal says
+    for (const o of outcomes) if (o.exitStatus === EXIT_USAGE) o.exitStatus = EXIT_PROBLEM;
+  }
+  // what the process exits with (the worst partner's, overdue deliveries included): the scheduler's view of every run of it
+  const processExit = refusal ? exitStatusOf(refusal) : Math.max(...outcomes.map((o) => o.exitStatus));
+  for (const m of ran) m.processExitStatus = processExit;
+  await ports.afterPartners(ran, processExit).catch(() => undefined);
+  if (refusal) throw refusal;
+  return outcomes;
+}
+
+/** One partner's run: its own ledger view, finance connection, intake, staging and summary. */
+async function workPartner<S extends PartnerLoopSettings, Late extends LateDelivery>(
+  ports: PartnerLoopPorts<S, Late>,
+  p: Prepared<S>,
+  metrics: PartnerRunMetrics,
+  holder: LeaseHolder,
+): Promise<{ result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease }> {
+  const s = p.settings;
+  const stop = ports.stop;
+  return ports.withPartner(s, async (r) => {
+    const logger = r.logger();
+    const mode = ports.mode(s);
+    let ledger: Ledger;
+    try {
+      ledger = await r.ledger();
+    } catch (err) {
+      // not even a ledger to record the run in: the log file and the metrics still say so
+      if (s.logFile) logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
+      throw err;
+    }
+    // on a ledger several hosts share, one run at a time works a partner: a held lease skips it at once
+    const leaseMs = s.claimLeaseSeconds * 1000;
+    const lease = await ledger.takePartnerLease(holder, new Date(Date.now() + leaseMs));
+    if (!lease.taken) {
+      const { host, pid, runId: by, leaseUntil } = lease.heldBy;
+      logger.info(
+        { event: 'partner-leased', holderHost: host, holderPid: pid, holderRun: by, leaseUntil },
+        `partner ${s.partner} skipped: run ${by ?? '(starting)'} on ${host} (pid ${pid}) holds it until ${leaseUntil}`,
+      );
+      return { leasedBy: lease.heldBy };
+    }
+    try {
+      return await leasedWork(ledger, holder, leaseMs, logger, async (named) => {
+        const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
+        metrics.runId = runId;
+        await named(runId);
+        return workLeased(runId);
+      });
+    } finally {
+      await ledger.releasePartnerLease(holder.holder).catch((err: unknown) => {
+        // it expires on its own
+        logger.warn({ event: 'partner-lease-not-released', reason: errorMessage(err) }, 'could not release the partner lease');
+      });
+    }
+
+    async function workLeased(runId: string): Promise<{ result: IngestResult; overdue?: Late[] }> {
+      let finance: FinanceDb;
+      let intake: Intake;
+      try {
+        // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
+        if (p.refusal !== undefined) throw p.refusal;
+        // cheapest and most likely refusals first: the database being down stops the run before any download
+        finance = await r.finance(stop);
+        intake = await r.intake(stop);
+        await assertStagingUsable(s.staging);
+      } catch (err) {
+        const reason = errorMessage(err);
+        // on stderr the one-line error below says it already; a log file must say it too
+        if (s.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
+        await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
+        throw err;
+      }
+      const result = await runIngest({
+        runId,
+        intake,
+        ledger,
+        finance,
+        pattern: p.pattern,
+        ignore: p.ignore,
+        readyMarker: s.readyMarker,
+        maxWaitingRuns: s.maxWaitingRuns,
+        serverLog: serverLogOf(s),
+        stableForSeconds: s.stableForSeconds,
+        maxWaitSeconds: s.maxWaitSeconds,
+        claimLeaseSeconds: s.claimLeaseSeconds,
+        mode,
+        stagingRoot: s.staging,
+        logger,
+        ...r.progress,
+        stop,
+        exitStatusFor: ports.exitStatusFor,
+        decode: p.decode,
+      });
+      if (s.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
+      // after the run's own files: the deliveries the partner owes, named on its summary line
+      const overdue = await ports.overdue(ledger, s, ports.now());
+      if (!overdue) return { result };
+      for (const d of overdue) {
+        const fields: object = { event: 'delivery-overdue', run: runId, ...d };
+        logger[d.level === 'critical' ? 'error' : 'warn'](fields, `overdue: ${d.message}`);
+      }
+      return { result, overdue };
+    }
+  });
+}
+
+/**
+ * `work` while the partner's lease is renewed, at a third of its length, by the real clock (a
+ * run that outlives its lease would let another host in); `named` records the run on the lease.
+ */
+async function leasedWork<T>(
+  ledger: Ledger,
+  holder: LeaseHolder,
+  leaseMs: number,
+  logger: Logger,
+  work: (named: (runId: string) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  let runId: string | undefined;
+  const renew = () =>
+    ledger.renewPartnerLease(holder.holder, new Date(Date.now() + leaseMs), runId).then(
+      (kept) => {
+        if (!kept)
+          logger.warn({ event: 'partner-lease-lost', run: runId }, `the partner lease of run ${runId ?? ''} expired and was taken`);
+      },
+      (err: unknown) =>
+        logger.warn({ event: 'partner-lease-not-renewed', run: runId, reason: errorMessage(err) }, 'could not renew the partner lease'),
+    );
+  const timer = setInterval(() => void renew(), Math.max(1000, Math.floor(leaseMs / 3)));
+  timer.unref();
+  try {
+    return await work(async (id) => {
+      runId = id;
+      await renew();
+    });
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** The partner's transfer log as the run's gate asks it, where one is configured. */
+function serverLogOf(s: PartnerLoopSettings): ServerLogOfIntake | undefined {
+  if (s.transferLog.files.length === 0) return undefined;
+  const { files, timeZone, root } = s.transferLog;
+  return { files, timeZone, root, folder: intakeFolders(s).intake };
+}
+
+/** A staging folder that is missing or not a folder is configuration (exit 2), said before any run work. */
+async function assertStagingUsable(dir: string): Promise<void> {
+  const st = await stat(dir).catch(() => null);
+  if (!st?.isDirectory()) throw new UsageError(`staging folder ${dir} does not exist or is not a folder (--staging, SETTLE_STAGING)`);
+}
