@@ -160,6 +160,11 @@ class ValueMaker {
     for (const c of layout.columns) if (c.sign) this.signMarks.set(c.sign.from, [...c.sign.negative, ...c.sign.positive]);
   }
 
+  /** whether this column gives another its sign: never left empty, or its amount has none */
+  givesSign(name: string): boolean {
+    return this.signMarks.has(name);
+  }
+
   private pick<T>(list: readonly T[]): T {
     return list[Math.floor(this.random() * list.length)]!;
   }
@@ -310,6 +315,7 @@ const KNOWN_LAYOUT_KEYS = new Set([
   'maxRecordBytes',
   'header',
   'recordTypes',
+  'leadingRecords',
 ]);
 const KNOWN_COLUMN_KEYS = new Set([
   'name',
@@ -402,6 +408,8 @@ export function generatedFile(layout: Layout, opts: GenerateOptions): GeneratedF
   const lines: string[] = [];
   for (let i = 0; i < layout.skipLines; i++) lines.push(`preamble line ${i + 1}, exported by the partner`);
   for (const code of typeOf('info').slice(0, 1)) lines.push(`${code}${d}report information`);
+  // summary records above the header (their totals are not stated: a generated file proves its rows' form)
+  for (let i = 0; i < (layout.leadingRecords ?? 0); i++) lines.push(`SUMMARY${d}leading record ${i + 1}`);
   if (!headerless)
     lines.push(
       typed(headerType, headers)
@@ -420,7 +428,7 @@ export function generatedFile(layout: Layout, opts: GenerateOptions): GeneratedF
         if (spec.name === layout.naturalKey[0]) return `K${opts.seed}-${i}`;
         if (spec.type === 'text') return `k${Math.floor(random() * 100)}`;
       }
-      if (!spec.required && !zoneColumns.has(spec.name) && random() < 0.2) return '';
+      if (!spec.required && !zoneColumns.has(spec.name) && !maker.givesSign(spec.name) && random() < 0.2) return '';
       return maker.value(spec, zoneColumns);
     };
     let values: string[];
