@@ -32,8 +32,7 @@ export function auditPartners(
   flags: RawFlags,
   opts: { sizeOnlyAllowed?: boolean; transferLogPeriod?: TransferLogPeriod } = {},
 ): Promise<AuditResult> {
-  const { partners, named } = resolvePartners(flags);
-  const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
+  const { partners, named, asked } = resolvePartners(flags);
   const archiveCheck = opts.sizeOnlyAllowed && partners[0]!.quick ? 'size' : 'sha256';
   return withResources(partners[0]!, async (r) => {
     const logger = r.logger();

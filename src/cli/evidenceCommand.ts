@@ -93,12 +93,11 @@ export function registerEvidence(report: Command, setExit: (status: number) => v
       const period: EvidencePeriod = { from: day(flags.from, '--from'), to: day(flags.to, '--to') };
       if (period.to < period.from) throw new UsageError(`--to ${period.to} is before --from ${period.from}`);
       if (!flags.out) throw new UsageError('--out is required: the folder to write the pack to');
-      const { partners, all } = resolvePartners(flags);
+      const { partners, all, asked } = resolvePartners(flags);
       const out = await packFolder(flags.out, [...new Set([...all, ...partners].flatMap((p) => (p.intake ? [p.intake] : [])))]);
       // the uploads of the period alone: the whole log is read (a rename after the period follows an upload in it)
       const audit = await auditPartners(flags, { transferLogPeriod: periodBounds(period) });
       const takenAt = nowIso();
-      const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
       const pack = await withResources(partners[0]!, async (r) =>
         evidencePack(
           await r.ledger({ create: false, readOnly: true }),

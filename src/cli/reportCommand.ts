@@ -42,8 +42,7 @@ function withLedger<T>(
   flags: RawFlags,
   fn: (ledger: Ledger, partners: string[] | undefined, settings: Settings[]) => Promise<T>,
 ): Promise<T> {
-  const { partners } = resolvePartners(flags, process.env, { unconfigured: 'allow' });
-  const asked = flags.partner !== undefined || process.env.SETTLE_PARTNER ? partners.map((p) => p.partner) : undefined;
+  const { partners, asked } = resolvePartners(flags, process.env, { unconfigured: 'allow' });
   const s: Settings = partners[0]!;
   return withResources(s, async (r) => fn(await r.ledger({ create: false, readOnly: true }), asked, partners));
 }

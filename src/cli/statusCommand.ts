@@ -45,8 +45,7 @@ const limitsOf = (s: Settings): StatusLimits => ({ maxAgeSeconds: s.maxAgeSecond
  * runs of (`default` alone, for a ledger of one partner).
  */
 async function judgeAll(flags: StatusFlags): Promise<Judged[]> {
-  const { partners, named } = resolvePartners(flags, process.env, { unconfigured: 'allow' });
-  const asked = flags.partner !== undefined || Boolean(process.env.SETTLE_PARTNER);
+  const { partners, named, asked } = resolvePartners(flags, process.env, { unconfigured: 'allow' });
   return withResources(partners[0]!, async (r) => {
     const ledger = await r.ledger({ create: false, readOnly: true });
     let judged = partners;

@@ -33,12 +33,12 @@ export function registerWaive(program: Command): void {
     .action(async (flags: WaiveFlags) => {
       if (flags.day === undefined) throw new UsageError('--day is required: the due day to waive, such as 2026-03-19');
       if (flags.reason === undefined) throw new UsageError(`--reason is required: why the day is ${flags.undo ? 'owed again' : 'waived'}`);
-      const { partners, named } = resolvePartners(flags);
+      const { partners, named, asked } = resolvePartners(flags);
       if (partners.length !== 1) {
         throw new UsageError(`waive takes one partner: choose it with --partner NAME (of ${partners.map((p) => p.partner).join(', ')})`);
       }
       const partner = partners[0]!;
-      if (named && flags.partner === undefined && !process.env.SETTLE_PARTNER) {
+      if (named && !asked) {
         throw new UsageError(`waive takes one partner: choose it with --partner ${partner.partner}`);
       }
       const outcome = await withResources(partner, async (r) =>

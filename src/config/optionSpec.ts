@@ -1,3 +1,4 @@
+import { formatDuration } from '../durations.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../layout/model/layout.js';
 
 /** The commands that read settings; `report` stands for its subcommands but `report evidence`, which takes audit's settings too. */
@@ -75,11 +76,4 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export const RUN_MODES = ['scheduled', 'manual'] as const;
 
 /** Seconds as a person writes a duration: 30s, 5m, 2h, 26h, 1h30m. */
-export function durationText(seconds: number): string {
-  if (seconds === 0) return '0';
-  if (seconds % 86_400 === 0 && seconds >= 172_800) return `${seconds / 86_400}d`;
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const rest = seconds % 60;
-  return [h ? `${h}h` : '', m ? `${m}m` : '', rest ? `${rest}s` : ''].join('');
-}
+export const durationText = (seconds: number): string => formatDuration(seconds, { largest: 'd', wholeDaysOnly: true, zero: '0' });

@@ -416,6 +416,8 @@ export interface PartnerSelection {
   all: Settings[];
   /** the config file names its partners (`"partners"`) */
   named: boolean;
+  /** the --partner filter: the chosen partners' names when --partner or SETTLE_PARTNER chose them; undefined when none was asked for (all) */
+  asked: string[] | undefined;
 }
 
 /** `--partner a --partner b`, `--partner a,b` or SETTLE_PARTNER=a,b; undefined when none is given. */
@@ -471,7 +473,7 @@ export function resolvePartners(
   if (named && partners.length === 1 && own.given && configured.includes(partners[0]!.partner)) {
     partners[0] = resolveOne(partners[0]!.partner, flags, env);
   }
-  return { partners, configured, named, all };
+  return { partners, configured, named, all, asked: asked ? partners.map((p) => p.partner) : undefined };
 }
 
 /**

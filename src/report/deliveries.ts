@@ -1,3 +1,4 @@
+import { formatDuration } from '../durations.js';
 import { addDays, daysBetween, dueDay, localDay } from '../calendar/dueDays.js';
 import type { Expect } from '../calendar/expect.js';
 import { dayInName } from '../intake/names.js';
@@ -73,11 +74,8 @@ export const LOOKBACK_DAYS = 31;
 const KINDS = ['loaded', 'recovered', 'rejected', 'skipped', 'held'] as const;
 
 /** `45m`, `6h`, `30h`, `4d`: how late, as an on-call engineer says it. */
-export function lateText(seconds: number): string {
-  if (seconds < 3600) return `${Math.max(1, Math.floor(seconds / 60))}m`;
-  if (seconds < 72 * 3600) return `${Math.floor(seconds / 3600)}h`;
-  return `${Math.floor(seconds / 86_400)}d`;
-}
+export const lateText = (seconds: number): string =>
+  formatDuration(seconds, { parts: 1, largest: 'd', daysFrom: 72 * 3600, smallest: 'm', zero: '1m' });
 
 /** The day a file is for: the date its name carries by the pattern, else the local day it was recorded on. */
 export function fileDay(p: PartnerDeliveries, e: Pick<LedgerEvent, 'name' | 'at'>): string {

@@ -1,3 +1,4 @@
+import { formatDuration } from '../durations.js';
 import { DEFAULT_PARTNER, type RunRow, type RunStatus } from '../ledger/types.js';
 import { COUNT_FIELDS, recordedCounts } from './runCounts.js';
 import { textTable } from './textTable.js';
@@ -14,14 +15,9 @@ export function durationSeconds(r: RunRow): number | null {
   return Math.max(0, (Date.parse(r.endedAt) - Date.parse(r.startedAt)) / 1000);
 }
 
-export function formatDuration(seconds: number | null): string {
-  if (seconds === null) return '-';
-  if (seconds < 60) return `${seconds.toFixed(1)}s`;
-  const s = Math.round(seconds);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  if (s < 3600) return `${Math.floor(s / 60)}m${pad(s % 60)}s`;
-  return `${Math.floor(s / 3600)}h${pad(Math.floor((s % 3600) / 60))}m`;
-}
+/** How long a run took: `4.2s`, `3m05s`, `1h02m`; `-` when it has no duration. */
+export const runTimeText = (seconds: number | null): string =>
+  seconds === null ? '-' : formatDuration(seconds, { tenthsUnderMinute: true, parts: 2, padded: true });
 
 /** Whether rows come from a config of several partners (a partner column is worth its width), not only from `default`. */
 export const manyPartners = (rows: { partner: string }[]) => rows.some((r) => r.partner !== DEFAULT_PARTNER);
@@ -80,7 +76,7 @@ export function formatRuns(runs: RunRow[]): string {
         r.mode,
         r.host,
         utcTime(r.startedAt),
-        formatDuration(durationSeconds(r)),
+        runTimeText(durationSeconds(r)),
         statusOf(r),
         r.processExitStatus ?? '-',
         r.exitStatus ?? '-',

@@ -1,3 +1,4 @@
+import { formatDuration } from '../durations.js';
 import type { LedgerQueries } from '../ledger/ledger.js';
 import type { FileRow, RunRow } from '../ledger/types.js';
 import type { WaitingFile } from '../ledger/waitingFiles.js';
@@ -43,10 +44,7 @@ export async function statusFacts(ledger: LedgerQueries, limits: StatusLimits): 
 }
 
 /** `6s`, `45m`, `3h`, `30h`: how people say how long ago a nightly job last worked (never `0m` for seconds ago). */
-export function ago(seconds: number): string {
-  if (seconds < 59.5) return `${Math.round(seconds)}s`;
-  return seconds < 3600 ? `${Math.floor(seconds / 60)}m` : `${Math.floor(seconds / 3600)}h`;
-}
+export const ago = (seconds: number): string => formatDuration(seconds, { parts: 1 });
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 

@@ -77,6 +77,19 @@ describe('partners in one config file', () => {
     expect(refused(() => resolvePartners({ config, partner: ['strype'] }, {}))).toMatch(/no partner "strype" .*did you mean "stripe"\?/);
   });
 
+  it('gives the --partner filter the commands read: the names asked for, or undefined for all', () => {
+    const { config } = twoPartners();
+    expect(resolvePartners({ config }, {}).asked).toBeUndefined();
+    expect(resolvePartners({ config }, { SETTLE_PARTNER: '' }).asked).toBeUndefined();
+    expect(resolvePartners({ config, partner: ['stripe', 'adyen'] }, {}).asked).toEqual(['adyen', 'stripe']);
+    expect(resolvePartners({ config }, { SETTLE_PARTNER: 'stripe' }).asked).toEqual(['stripe']);
+    expect(resolvePartners({ config, partner: ['adyen'] }, { SETTLE_PARTNER: 'stripe' }).asked).toEqual(['adyen']);
+    // a report may filter on a partner the config no longer has (its ledger keeps its runs), without "partners" only
+    const single = join(mkdtempSync(join(tmpdir(), 'settle-partners-')), 'config.json');
+    writeFileSync(single, JSON.stringify({ ledger: 'ledger.sqlite' }));
+    expect(resolvePartners({ config: single, partner: ['gone'] }, {}, { unconfigured: 'allow' }).asked).toEqual(['gone']);
+  });
+
   it('applies a flag to every partner, but a partner’s own setting (its intake) only to one chosen partner', () => {
     const { config } = twoPartners();
     expect(resolvePartners({ config, stableFor: '0' }, {}).partners.map((p) => p.stableForSeconds)).toEqual([0, 0]);

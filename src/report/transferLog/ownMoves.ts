@@ -1,3 +1,4 @@
+import { formatDuration } from '../../durations.js';
 import type { EventInContext, LedgerQueries } from '../../ledger/ledger.js';
 import type { Arrival } from './arrivals.js';
 
@@ -53,26 +54,10 @@ export function clockOffsetOf(pairs: OwnMove[], slackMs: number): ClockOffset | 
   return { kind: zone ? 'zone' : 'skew', offsetMs, moves, of: pairs.length };
 }
 
-/** `1 h`, `5 h 30 min`, `2 min 5 s`. */
-function spanText(ms: number): string {
-  const s = Math.round(Math.abs(ms) / 1000);
-  const parts = [
-    [Math.floor(s / 3600), 'h'],
-    [Math.floor((s % 3600) / 60), 'min'],
-    [s % 60, 's'],
-  ] as const;
-  return (
-    parts
-      .filter(([n]) => n > 0)
-      .map(([n, unit]) => `${n} ${unit}`)
-      .join(' ') || '0 s'
-  );
-}
-
 /** The finding for a person, naming the option that fixes it. `zone`: the zone the log is read in now. */
 export function clockOffsetMessage(offset: ClockOffset, zone: string): string {
   const way = offset.offsetMs > 0 ? 'ahead of' : 'behind';
-  const span = spanText(offset.offsetMs);
+  const span = formatDuration(offset.offsetMs / 1000, { spaced: true }); // `1 h`, `5 h 30 min`, `2 min 5 s`
   const seen = `${offset.moves} of the ${offset.of} moves the runs recorded are logged ${span} ${offset.offsetMs > 0 ? 'later' : 'earlier'} than the ledger has them`;
   if (offset.kind === 'zone') {
     return `the transfer log runs ${span} ${way} the ledger (${seen}): its times are read in the wrong zone (${zone}); set --transfer-log-time-zone to the zone the server writes its log in. The uploads were matched at that offset meanwhile`;
