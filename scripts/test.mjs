@@ -34,29 +34,44 @@ if (missing.length > 0) {
 const lint = spawnSync('npm', ['run', '--silent', 'lint'], { stdio: 'inherit' });
 const lintFailures = lint.status === 0 ? 0 : 1;
 
+// The integration tests whose outcome depends on the server's release (migrations, the
+// PostgreSQL ledger, COPY formats, privileges, catalog queries), run once more on PostgreSQL 14,
+// the oldest supported (TEST_POSTGRES=14, test/support/postgres14.ts); the rest run on 18 only.
+const ON_POSTGRES_14 = ['ledgerSchemas', 'ledgerVersions', 'pgLedger', 'copyFormats', 'databaseAccess', 'pgInternals'].map(
+  (name) => `test/integration/${name}.test.ts`,
+);
+
 // The unit and db projects first, in one vitest with coverage and its floors (vitest.config.ts: a
 // floor missed is one failure; db runs src/finance/ and the PostgreSQL ledger in-process), then
-// the integration project; or, given arguments (files, a filter), those alone in one vitest
-// without coverage.
+// the integration project, then its server-sensitive part on PostgreSQL 14; or, given arguments
+// (files, a filter), those alone in one vitest without coverage.
 mkdirSync('.test-output', { recursive: true });
 const runs =
   process.argv.length > 2
-    ? [['all', process.argv.slice(2)]]
+    ? [{ name: 'all', label: 'the tests asked for', args: process.argv.slice(2) }]
     : [
-        ['unit', ['--project', 'unit', '--project', 'db', '--coverage']],
-        ['integration', ['--project', 'integration']],
+        { name: 'unit', label: 'unit and db', args: ['--project', 'unit', '--project', 'db', '--coverage'] },
+        { name: 'integration', label: 'integration on PostgreSQL 18', args: ['--project', 'integration'] },
+        {
+          name: 'integration-pg14',
+          label: `integration on PostgreSQL 14 (${ON_POSTGRES_14.length} files)`,
+          args: ['--project', 'integration', ...ON_POSTGRES_14],
+          env: { TEST_POSTGRES: '14' },
+        },
       ];
 
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-for (const [name, args] of runs) {
+const tallies = [];
+for (const { name, label, args, env } of runs) {
   const out = `.test-output/vitest-${name}.json`;
   rmSync(out, { force: true });
+  console.log(`\n=== ${label} ===`);
   const vitest = spawnSync(
     process.execPath,
     ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile=${out}`, ...args],
-    { stdio: 'inherit' },
+    { stdio: 'inherit', env: { ...process.env, ...env } },
   );
   let ran = 0;
   let broken = 0;
@@ -74,7 +89,10 @@ for (const [name, args] of runs) {
   if ((vitest.status !== 0 || ran === 0) && broken === 0) broken = 1;
   passed += ran;
   failed += broken;
+  tallies.push(`  ${label}: ${ran} passed, ${broken} failed`);
 }
 failed += lintFailures;
+// which tests ran where, above the one closing line that CI reads
+console.log(['', ...tallies, `  lint: ${lintFailures ? 'failed' : 'passed'}`].join('\n'));
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

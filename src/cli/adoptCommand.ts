@@ -75,10 +75,6 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
     .description(
       'record an existing archive in the ledger where the finance database shows its content loaded; report the rest and files with the same content (exit 1)',
     )
-    .option('--dry-run', 'report what would be adopted; write nothing to the ledger')
-    .option('--assume-loaded', 'also adopt files the finance database does not show loaded, on your word (needs --reason)')
-    .option('--reason <text>', 'with --assume-loaded: why (kept in the ledger with the operator)')
-    .option('--json', 'one JSON object')
     .action(async (flags: AdoptFlags) => {
       const assumeLoaded = operatorsWord(flags);
       const s = resolveSettings(flags);

@@ -77,7 +77,6 @@ export function auditPartners(
 export function registerAudit(program: Command, setExit: (status: number) => void): void {
   withSettingOptions(program.command('audit'), 'audit')
     .description("cross-check ledger, finance database, archive and the SFTP server's log of uploads; exit 1 on any discrepancy")
-    .option('--json', 'one JSON object')
     .action(async (flags: RawFlags & { json?: boolean }) => {
       const result = await auditPartners(flags, { sizeOnlyAllowed: true });
       if (flags.json) process.stdout.write(`${jsonDocument({ ...result })}\n`);

@@ -43,7 +43,6 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
   withSettingOptions(program.command('check'), 'check')
     .argument('<files...>', 'settlement files to check')
     .description('checks files against the layout without loading them: every bad line and field; exit 1 if any file is bad')
-    .option('--json', 'one JSON object')
     .action(async (files: string[], flags: CheckFlags) => {
       const s = resolveSettings(flags);
       for (const file of files) {

@@ -101,8 +101,6 @@ export function effectiveConfig(flags: RawFlags, env: NodeJS.ProcessEnv = proces
 export function registerConfig(program: Command): void {
   withSettingOptions(program.command('config'), 'config')
     .description('print the effective configuration (secrets hidden) and where each value came from: flag, environment, file, default')
-    .option('--json', 'one JSON object')
-    .option('--json-schema', "print the config file's JSON Schema (draft 2020-12), for an editor to complete and check it")
     .action((flags: RawFlags & { json?: boolean; jsonSchema?: boolean }) => {
       if (flags.jsonSchema) {
         // the file's shape, not its values: nothing is read, so it works before there is a config

@@ -25,8 +25,6 @@ export function registerDoctor(program: Command, setExit: (status: number) => vo
     .description(
       "will tonight's run work? checks each partner's intake and folders, the ledger, the finance database and the clock, changing nothing; exit 2 when one fails",
     )
-    .option('--read-only', 'check that the ledger opens read-only (a monitoring user) instead of writable')
-    .option('--json', 'one JSON object: every check with its partner, name, ok and message')
     .action(async (flags: DoctorFlags) => {
       const { partners } = resolvePartners(flags);
       // doctor writes nothing, not even a log file: what an SFTP session would log goes nowhere

@@ -85,10 +85,6 @@ export function registerEvidence(report: Command, setExit: (status: number) => v
     .description(
       "an auditor's pack of a period: loads.csv, events.csv, a SHA256SUMS.<partner> of each partner's archived files, the audit, README.txt; the same period gives the same bytes, however much happens after it",
     )
-    .option('--from <day>', 'the first day of the period (YYYY-MM-DD, UTC)')
-    .option('--to <day>', 'the last day of the period, included')
-    .option('--out <dir>', 'a new or empty folder for the pack')
-    .option('--json', 'one JSON object')
     .action(async (flags: EvidenceFlags) => {
       const period: EvidencePeriod = { from: day(flags.from, '--from'), to: day(flags.to, '--to') };
       if (period.to < period.from) throw new UsageError(`--to ${period.to} is before --from ${period.from}`);

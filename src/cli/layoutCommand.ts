@@ -5,6 +5,7 @@ import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
 import { suggestLayout, type Suggestion } from '../layout/suggest/suggestLayout.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
+import { withCommandFlags } from './options.js';
 
 interface SuggestFlags {
   json?: boolean;
@@ -40,11 +41,9 @@ function printSuggestion(file: string, s: Suggestion): string {
  */
 export function registerLayout(program: Command, setExit: (status: number) => void): void {
   const layout = program.command('layout').description("work out what a partner's files look like");
-  layout
-    .command('suggest')
+  withCommandFlags(layout.command('suggest'))
     .argument('<files...>', 'sample files of one partner')
     .description('prints the preset that reads each file (and why), or a draft layout to review; `check --config` then proves it')
-    .option('--json', 'one JSON object')
     .action(async (files: string[], flags: SuggestFlags) => {
       for (const file of files) {
         const st = await stat(file).catch(() => null);

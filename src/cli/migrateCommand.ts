@@ -23,11 +23,6 @@ export interface MigrateResult {
 export function registerMigrate(program: Command): void {
   withSettingOptions(program.command('migrate'), 'migrate')
     .description('create or upgrade the ledger and the finance schema')
-    .option('--json', 'one JSON object')
-    .option(
-      '--print-sql',
-      "print the SQL migrate would run on the finance database (pending migrations, the layout's table) and change nothing",
-    )
     .action(async (flags: RawFlags & { json?: boolean; printSql?: boolean }) => {
       const { partners } = resolvePartners(flags);
       if (flags.printSql) {

@@ -66,8 +66,6 @@ export function registerReports(program: Command, setExit: (status: number) => v
 
   withSettingOptions(report.command('runs'), 'report')
     .description('the recent runs, newest first: how each ended and why, host, duration, counts, exit status')
-    .option('--last <n>', 'how many runs (default 20)')
-    .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
       const last = count(flags.last, 20, '--last', 100_000);
       const runs = await withLedger(flags, (l, partners) => l.recentRuns(last, partners));
@@ -77,7 +75,6 @@ export function registerReports(program: Command, setExit: (status: number) => v
   withSettingOptions(report.command('run'), 'report')
     .argument('[run-id]', 'the run (default: the latest)')
     .description('every file decision of one run, with its outcome, rows and reason or the original it duplicated')
-    .option('--json', 'one JSON object')
     .action(async (runId: string | undefined, flags: ReportFlags) => {
       const r = await withLedger(flags, (l, partners) => runReport(l, runId, partners));
       // an unknown run id is "nothing matches" (exit 1); an empty ledger has simply no runs yet
@@ -88,8 +85,6 @@ export function registerReports(program: Command, setExit: (status: number) => v
 
   withSettingOptions(report.command('skips'), 'report')
     .description('the weekly review: skips and holds per ISO week; rejected, failed, not-ready and ignored files')
-    .option('--weeks <n>', 'how many weeks back (default 8)')
-    .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 8, '--weeks', 1000);
       const result = await withLedger(flags, (l, partners) => skipsByWeek(l, weeks, partners));
@@ -98,9 +93,6 @@ export function registerReports(program: Command, setExit: (status: number) => v
 
   withSettingOptions(report.command('deliveries'), 'report')
     .description("per partner and due day: on time, late (by how much), missing, rejected, with each day's skips and holds")
-    .option('--weeks <n>', 'how many weeks back (default 4)')
-    .option('--html <file>', 'also write it as one self-contained page: a calendar per partner and the weekly counts as charts')
-    .option('--json', 'one JSON object')
     .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 4, '--weeks', 520);
       const { result, ledger } = await withLedger(flags, async (l, _asked, partners) => ({
@@ -117,7 +109,6 @@ export function registerReports(program: Command, setExit: (status: number) => v
   withSettingOptions(program.command('history'), 'history')
     .argument('<file-or-sha256>', 'a file name (or path), a content SHA-256, or its first 8 or more hex digits')
     .description('every ledger event for one file or content, oldest first; exit 1 when nothing matches')
-    .option('--json', 'one JSON object')
     .action(async (asked: string, flags: ReportFlags) => {
       const { events, askedIsRun } = await withLedger(flags, async (l, partners) => {
         const found = (await fileHistory(l, asked)).filter((e) => !partners || partners.includes(e.partner));

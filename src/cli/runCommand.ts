@@ -25,12 +25,6 @@ export interface RunFlags extends RawFlags {
 export function registerRun(program: Command, setExit: (status: number) => void): void {
   withSettingOptions(program.command('run'), 'run')
     .description('one ingest run: every ready file in the intake loaded, skipped, held or rejected; each partner in turn')
-    .option('--json', 'print the summary as one JSON object with one entry per file (and per partner)')
-    .option('--reprocess', 'reload already-loaded files from the archive with this release, replacing their rows')
-    .option('--reason <text>', 'with --reprocess: why (kept in the ledger with the operator)')
-    .option('--files <names...>', 'with --reprocess: the file names to reload')
-    .option('--file-list <path>', 'with --reprocess: a file with one name per line')
-    .option('--dry-run', 'with --reprocess: check and count, commit nothing')
     .action(async (flags: RunFlags & ReprocessFlags) => {
       const names = reprocessNames(flags);
       if (flags.reprocess) {

@@ -90,7 +90,6 @@ async function check(flags: StatusFlags): Promise<number> {
 export function registerStatus(program: Command, setExit: (status: number) => void): void {
   const cmd = withSettingOptions(program.command('status'), 'status')
     .description('the monitoring check, on one line: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN')
-    .option('--json', 'one JSON object')
     .action(async (flags: StatusFlags) => setExit(await check(flags)));
   // a mistyped flag is UNKNOWN on stdout, where the monitoring system looks
   cmd.showHelpAfterError(false).configureOutput({

@@ -26,10 +26,6 @@ export function registerWaive(program: Command): void {
     .description(
       'waive an owed day that will never come (the partner confirmed there is none): it is never overdue; kept in the ledger with who and why',
     )
-    .option('--day <day>', "the partner's due day (YYYY-MM-DD, its own local day)")
-    .option('--reason <text>', 'why (kept in the ledger with the operator); also for --undo')
-    .option('--undo', 'take the waiver of the day back: it is owed again')
-    .option('--json', 'one JSON object')
     .action(async (flags: WaiveFlags) => {
       if (flags.day === undefined) throw new UsageError('--day is required: the due day to waive, such as 2026-03-19');
       if (flags.reason === undefined) throw new UsageError(`--reason is required: why the day is ${flags.undo ? 'owed again' : 'waived'}`);

@@ -554,3 +554,197 @@ export function optionSources(spec: OptionSpec): string {
   const parts = [spec.env ? `env ${spec.env}` : null, spec.default !== undefined ? `default ${spec.default}` : null].filter(Boolean);
   return parts.length ? ` (${parts.join('; ')})` : '';
 }
+
+/**
+ * A command's words as typed (`report runs`, `layout suggest`); `settle-ingest` stands for
+ * the program itself, whose flags come before the command.
+ */
+export type FlagCommand =
+  | 'settle-ingest'
+  | 'migrate'
+  | 'run'
+  | 'report runs'
+  | 'report run'
+  | 'report skips'
+  | 'report deliveries'
+  | 'report evidence'
+  | 'history'
+  | 'audit'
+  | 'adopt'
+  | 'status'
+  | 'check'
+  | 'layout suggest'
+  | 'waive'
+  | 'doctor'
+  | 'config'
+  | 'demo';
+
+/** A flag of one command's own: not a setting (no variable, no config-file key), read by that command alone. */
+export interface CommandFlagSpec {
+  flag: string;
+  /** the value's name in help: `<text>`; `...` for a variadic flag */
+  value?: string;
+  description: string;
+  commands: readonly FlagCommand[];
+  /** where a command words it differently */
+  per?: Partial<Record<FlagCommand, { description: string }>>;
+}
+
+const REASON = 'why (kept in the ledger with the operator)';
+
+/**
+ * Every command's own flags, in help order (after its settings). Commander options and
+ * docs/OPTIONS.md are derived from here, as from OPTION_TABLE.
+ */
+export const COMMAND_FLAGS = {
+  verbose: {
+    flag: '--verbose',
+    description: 'with an error, also show what caused it (the cause chain)',
+    commands: ['settle-ingest'],
+  },
+  reprocess: {
+    flag: '--reprocess',
+    description: 'reload already-loaded files from the archive with this release, replacing their rows',
+    commands: ['run'],
+  },
+  dryRun: {
+    flag: '--dry-run',
+    description: 'with --reprocess: check and count, commit nothing',
+    commands: ['run', 'adopt'],
+    per: { adopt: { description: 'report what would be adopted; write nothing to the ledger' } },
+  },
+  assumeLoaded: {
+    flag: '--assume-loaded',
+    description: 'also adopt files the finance database does not show loaded, on your word (needs --reason)',
+    commands: ['adopt'],
+  },
+  reason: {
+    flag: '--reason',
+    value: '<text>',
+    description: REASON,
+    commands: ['adopt', 'run', 'waive'],
+    per: {
+      adopt: { description: `with --assume-loaded: ${REASON}` },
+      run: { description: `with --reprocess: ${REASON}` },
+      waive: { description: `${REASON}; also for --undo` },
+    },
+  },
+  files: {
+    flag: '--files',
+    value: '<names...>',
+    description: 'with --reprocess: the file names to reload',
+    commands: ['run'],
+  },
+  fileList: {
+    flag: '--file-list',
+    value: '<path>',
+    description: 'with --reprocess: a file with one name per line',
+    commands: ['run'],
+  },
+  day: {
+    flag: '--day',
+    value: '<day>',
+    description: "the partner's due day (YYYY-MM-DD, its own local day)",
+    commands: ['waive'],
+  },
+  undo: {
+    flag: '--undo',
+    description: 'take the waiver of the day back: it is owed again',
+    commands: ['waive'],
+  },
+  from: {
+    flag: '--from',
+    value: '<day>',
+    description: 'the first day of the period (YYYY-MM-DD, UTC)',
+    commands: ['report evidence'],
+  },
+  to: {
+    flag: '--to',
+    value: '<day>',
+    description: 'the last day of the period, included',
+    commands: ['report evidence'],
+  },
+  out: {
+    flag: '--out',
+    value: '<dir>',
+    description: 'a new or empty folder for the pack',
+    commands: ['report evidence'],
+  },
+  last: {
+    flag: '--last',
+    value: '<n>',
+    description: 'how many runs (default 20)',
+    commands: ['report runs'],
+  },
+  weeks: {
+    flag: '--weeks',
+    value: '<n>',
+    description: 'how many weeks back (default 8)',
+    commands: ['report skips', 'report deliveries'],
+    per: { 'report deliveries': { description: 'how many weeks back (default 4)' } },
+  },
+  html: {
+    flag: '--html',
+    value: '<file>',
+    description: 'also write it as one self-contained page: a calendar per partner and the weekly counts as charts',
+    commands: ['report deliveries'],
+  },
+  readOnly: {
+    flag: '--read-only',
+    description: 'check that the ledger opens read-only (a monitoring user) instead of writable',
+    commands: ['doctor'],
+  },
+  printSql: {
+    flag: '--print-sql',
+    description: "print the SQL migrate would run on the finance database (pending migrations, the layout's table) and change nothing",
+    commands: ['migrate'],
+  },
+  keep: {
+    flag: '--keep',
+    description: 'keep the demo workspace (folders, ledger, log) to look at afterwards',
+    commands: ['demo'],
+  },
+  json: {
+    flag: '--json',
+    description: 'one JSON object',
+    commands: [
+      'migrate',
+      'run',
+      'report runs',
+      'report run',
+      'report skips',
+      'report deliveries',
+      'report evidence',
+      'history',
+      'audit',
+      'adopt',
+      'status',
+      'check',
+      'layout suggest',
+      'waive',
+      'doctor',
+      'config',
+    ],
+    per: {
+      run: { description: 'print the summary as one JSON object with one entry per file (and per partner)' },
+      doctor: { description: 'one JSON object: every check with its partner, name, ok and message' },
+    },
+  },
+  jsonSchema: {
+    flag: '--json-schema',
+    description: "print the config file's JSON Schema (draft 2020-12), for an editor to complete and check it",
+    commands: ['config'],
+  },
+} as const satisfies Record<string, CommandFlagSpec>;
+
+export type CommandFlagKey = keyof typeof COMMAND_FLAGS;
+
+/** A command's own flags, in table order, each with the wording that command gives it. */
+export function commandFlagsOf(command: string): { key: CommandFlagKey; flag: string; value?: string; description: string }[] {
+  return (Object.keys(COMMAND_FLAGS) as CommandFlagKey[]).flatMap((key) => {
+    const spec: CommandFlagSpec = COMMAND_FLAGS[key];
+    if (!(spec.commands as readonly string[]).includes(command)) return [];
+    const description = spec.per?.[command as FlagCommand]?.description ?? spec.description;
+    return [{ key, flag: spec.flag, ...(spec.value ? { value: spec.value } : {}), description }];
+  });
+}

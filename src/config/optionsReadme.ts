@@ -1,4 +1,14 @@
-import { CONFIG_OPTION, OPTION_TABLE, PARTNER_OPTION, SETTING_KEYS, type CommandName, type OptionSpec } from './optionTable.js';
+import {
+  COMMAND_FLAGS,
+  CONFIG_OPTION,
+  OPTION_TABLE,
+  PARTNER_OPTION,
+  SETTING_KEYS,
+  type CommandFlagKey,
+  type CommandFlagSpec,
+  type CommandName,
+  type OptionSpec,
+} from './optionTable.js';
 
 /** docs/OPTIONS.md holds the generated table between these two lines; a unit test keeps them equal. */
 export const OPTIONS_BEGIN = '<!-- options:begin (generated from src/config/optionTable.ts) -->';
@@ -28,7 +38,21 @@ function row(key: string, spec: OptionSpec, inFile: boolean): string {
   ].join(' | ')} |`;
 }
 
-/** The option table of docs/OPTIONS.md: every setting with its flag, variable, config-file key, default and commands. */
+/** One command flag: a row per wording, so that each command's own words are there. */
+function flagRows(spec: CommandFlagSpec): string[] {
+  const flag = code(spec.value ? `${spec.flag} ${spec.value.replace(/^<|>$/g, '').toUpperCase()}` : spec.flag);
+  const worded = new Map<string, string[]>();
+  for (const command of spec.commands) {
+    const description = spec.per?.[command]?.description ?? spec.description;
+    worded.set(description, [...(worded.get(description) ?? []), command]);
+  }
+  return [...worded].map(([description, commands]) => `| ${[flag, commands.join(', '), cell(description)].join(' | ')} |`);
+}
+
+/**
+ * The option tables of docs/OPTIONS.md: every setting with its flag, variable, config-file
+ * key, default and commands; then every command's own flags.
+ */
 export function optionsMarkdown(): string {
   return [
     OPTIONS_BEGIN,
@@ -37,6 +61,12 @@ export function optionsMarkdown(): string {
     row('config', CONFIG_OPTION, false),
     row('partner', PARTNER_OPTION, false),
     ...SETTING_KEYS.map((key) => row(key, OPTION_TABLE[key], true)),
+    '',
+    "Each command's own flags: on the command line only, with no variable and no config-file key (`settle-ingest`: given before the command).",
+    '',
+    '| flag | commands | meaning |',
+    '| --- | --- | --- |',
+    ...(Object.keys(COMMAND_FLAGS) as CommandFlagKey[]).flatMap((key) => flagRows(COMMAND_FLAGS[key])),
     OPTIONS_END,
   ].join('\n');
 }
