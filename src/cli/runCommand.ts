@@ -59,6 +59,7 @@ export function registerRun(program: Command, setExit: (status: number) => void)
             process.stdout.write(`${summaryJson(one!.error.result, one!.overdue)}\n`);
             throw new AnsweredError(one!.error);
           }
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
           throw one!.error;
         }
         process.stdout.write(`${flags.json ? summaryJson(one!.result!, one!.overdue) : summaryLine(one!.result!, one!.overdue)}\n`);
@@ -140,6 +141,7 @@ function refusalError(refused: Prepared[], all: Prepared[]): unknown {
 /** The whole `run` command for one partner short of printing: also what `demo` runs. */
 export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
   const [outcome] = await ingestPartners([s], flags);
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
   if (outcome!.error !== undefined) throw outcome!.error;
   return outcome!.result!;
 }
@@ -210,6 +212,7 @@ export async function ingestPartners(partners: Settings[], flags: RunFlags, all:
   // what the process exits with (the worst partner's, overdue deliveries included): the scheduler's view of every run of it
   const processExit = refusal ? exitStatusOf(refusal) : Math.max(...outcomes.map((o) => o.exitStatus));
   await afterPartners(partners[0]!, all, ran, processExit);
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
   if (refusal) throw refusal;
   return outcomes;
 }
@@ -281,6 +284,7 @@ async function ingestPartner(
     let intake: Intake;
     try {
       // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
       if (p.refusal !== undefined) throw p.refusal;
       // cheapest and most likely refusals first: the database being down stops the run before any download
       finance = await r.finance('load', stop);
