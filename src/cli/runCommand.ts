@@ -53,6 +53,7 @@ export function registerRun(program: Command, setExit: (status: number) => void)
             process.stdout.write(`${summaryJson(one!.error.result, one!.overdue)}\n`);
             throw new AnsweredError(one!.error);
           }
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
           throw one!.error;
         }
         process.stdout.write(`${flags.json ? summaryJson(one!.result!, one!.overdue) : summaryLine(one!.result!, one!.overdue)}\n`);
@@ -89,6 +90,7 @@ function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
 /** The whole `run` command for one partner short of printing: also what `demo` runs. */
 export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
   const [outcome] = await ingestPartners([s], flags);
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
   if (outcome!.error !== undefined) throw outcome!.error;
   return outcome!.result!;
 }

@@ -543,7 +543,7 @@ export const PARTNER_OPTION: OptionSpec = {
 
 /** Every option a command takes, `--config` and `--partner` first. */
 export function optionsOf(command: CommandName): { key: SettingKey | 'config' | 'partner'; spec: OptionSpec }[] {
-  const settings = SETTING_KEYS.map((key) => ({ key, spec: OPTION_TABLE[key] as OptionSpec }));
+  const settings = SETTING_KEYS.map((key): { key: SettingKey; spec: OptionSpec } => ({ key, spec: OPTION_TABLE[key] }));
   return [{ key: 'config' as const, spec: CONFIG_OPTION }, { key: 'partner' as const, spec: PARTNER_OPTION }, ...settings].filter((o) =>
     o.spec.commands.includes(command),
   );

@@ -451,7 +451,7 @@ export function resolvePartners(
 ): PartnerSelection {
   const config = loadConfig(flags, env);
   const named = config?.partners !== undefined;
-  const configured = named ? [...config!.partners!.keys()] : [DEFAULT_PARTNER];
+  const configured = named ? [...config.partners!.keys()] : [DEFAULT_PARTNER];
   const resolveOne = (partner: string, f: RawFlags, e: NodeJS.ProcessEnv) =>
     settingsFrom(pickerFor(config, f, e, named ? partner : undefined), e, partner);
   // every partner is checked as the file has it, before any is chosen: a mistake anywhere is exit 2

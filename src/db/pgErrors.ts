@@ -26,7 +26,7 @@ export function isContentError(code: string | undefined): boolean {
 }
 
 export function pgCode(err: unknown): string | undefined {
-  if (err && typeof err === 'object' && 'code' in err && typeof (err as { code: unknown }).code === 'string') {
+  if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') {
     return (err as { code: string }).code;
   }
   return undefined;

@@ -107,6 +107,8 @@ export async function pgpLayer(input: Readable, armored: boolean, o: DecodeOptio
         })
       : await openpgp.verify({ message: message as openpgp.Message<ReadableStream<Uint8Array>>, ...verify, format: 'binary', config });
     c.signatures = r.signatures;
+    // openpgp types its streams from @openpgp/web-stream-tools, which is not installed: r.data reads as `any`
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast says what r.data is
     data = r.data as unknown as WebReadableStream<Uint8Array>;
   } catch (err) {
     return fail(err);

@@ -61,7 +61,7 @@ export async function unzipLayer(input: string, maxDecodedBytes: number, pattern
     if (member.uncompressedSize > maxDecodedBytes) {
       throw new RejectError(`its member ${named(member)} declares ${member.uncompressedSize} bytes, over --max-decoded-bytes`);
     }
-    const openMember = promisify(zip.openReadStream.bind(zip)) as (e: yauzl.Entry) => Promise<Readable>;
+    const openMember: (entry: yauzl.Entry) => Promise<Readable> = promisify(zip.openReadStream.bind(zip));
     const stream = await openMember(member).catch((err) => Promise.reject(damaged(err)));
     finished(stream, () => zip.close());
     // the member's compressed size is known up front: the ratio is judged against it from the first byte

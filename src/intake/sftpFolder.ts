@@ -116,6 +116,10 @@ export class SftpFolder implements FolderReader {
     };
   }
 
+  private hostKeyProblemFound(): string | undefined {
+    return this.hostKeyProblem;
+  }
+
   private async connect(): Promise<SftpSession> {
     const config = this.connectConfig();
     let lastError: unknown;
@@ -126,7 +130,9 @@ export class SftpFolder implements FolderReader {
         this.session = await SftpSession.connect(config, this.limits);
         return this.session;
       } catch (err) {
-        if (this.hostKeyProblem) throw new UsageError(`refusing ${this.description}: ${this.hostKeyProblem}`, { cause: err });
+        // set by the host-key callback during the connect above, which the compiler's narrowing cannot see
+        const hostKeyProblem = this.hostKeyProblemFound();
+        if (hostKeyProblem) throw new UsageError(`refusing ${this.description}: ${hostKeyProblem}`, { cause: err });
         if (NO_HOST_KEY_MATCH.test(errorMessage(err))) {
           const offered = await offeredHostKeyTypes(config);
           throw new UsageError(

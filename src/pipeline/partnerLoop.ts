@@ -211,6 +211,7 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
   const processExit = refusal ? exitStatusOf(refusal) : Math.max(...outcomes.map((o) => o.exitStatus));
   for (const m of ran) m.processExitStatus = processExit;
   await ports.afterPartners(ran, processExit).catch(() => undefined);
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
   if (refusal) throw refusal;
   return outcomes;
 }
@@ -265,6 +266,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       let intake: Intake;
       try {
         // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
         if (p.refusal !== undefined) throw p.refusal;
         // cheapest and most likely refusals first: the database being down stops the run before any download
         finance = await r.finance(stop);

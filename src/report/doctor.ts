@@ -148,9 +148,9 @@ async function intakeChecks(s: DoctorSettings, logger: Logger, record: Recorder)
     return;
   }
   if (!folders.sftp) {
-    await record(s.partner, 'intake', () => localFolderCheck(folders!.intake, 'intake', true));
+    await record(s.partner, 'intake', () => localFolderCheck(folders.intake, 'intake', true));
     for (const to of ['archive', 'duplicates', 'rejected'] as const) {
-      await record(s.partner, to, () => localFolderCheck(folders![to], to, false));
+      await record(s.partner, to, () => localFolderCheck(folders[to], to, false));
     }
     return;
   }
@@ -159,13 +159,13 @@ async function intakeChecks(s: DoctorSettings, logger: Logger, record: Recorder)
   let intake: FolderReader | null = null;
   const connected = await record(s.partner, 'intake-server', async () => {
     intake = await openIntakeReader(s, logger);
-    return `${folders!.sftp!.host}:${folders!.sftp!.port} reached, host key known, logged in as ${folders!.sftp!.user}`;
+    return `${folders.sftp!.host}:${folders.sftp!.port} reached, host key known, logged in as ${folders.sftp!.user}`;
   });
   if (!connected) return;
   await record(s.partner, 'intake', async () => {
     try {
       const entries = await intake!.list();
-      return `${folders!.intake} listed (${entries.length} entries)`;
+      return `${folders.intake} listed (${entries.length} entries)`;
     } finally {
       await intake!.close();
     }
@@ -173,10 +173,10 @@ async function intakeChecks(s: DoctorSettings, logger: Logger, record: Recorder)
   for (const to of ['archive', 'duplicates', 'rejected'] as const) {
     await record(s.partner, to, async () => {
       const folder = await openFinalFolder(s, to, logger, { missingAsNull: true });
-      if (!folder) return `${folders![to]} is not there yet: the first move there makes it`;
+      if (!folder) return `${folders[to]} is not there yet: the first move there makes it`;
       try {
         await folder.list();
-        return `${folders![to]} present`;
+        return `${folders[to]} present`;
       } finally {
         await folder.close();
       }

@@ -54,7 +54,7 @@ export function ofPartner(original: string | undefined, own: string): string {
 
 /** An event's details as a person reads them: the original a skip duplicated, a reject's reason, … */
 export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: true }): string {
-  const d = e.details as Record<string, unknown>;
+  const d = e.details;
   const parts: string[] = [];
   if (opts.rows && typeof d.rows === 'number') parts.push(`${d.rows} rows`);
   const dup = d.duplicateOf as { name: string; run: string; partner?: string; source?: string } | undefined;

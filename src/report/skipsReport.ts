@@ -11,8 +11,7 @@ import { textTable } from './textTable.js';
 const REVIEWED = ['skipped', 'held', 'rejected', 'failed', 'not_ready', 'ignored'] as const;
 type Reviewed = (typeof REVIEWED)[number];
 /** Outcomes listed file by file in their own sections, not among the skips. */
-const LISTED = ['rejected', 'failed', 'not_ready', 'ignored'] as const;
-type Listed = (typeof LISTED)[number];
+type Listed = 'rejected' | 'failed' | 'not_ready' | 'ignored';
 
 export interface WeekOfSkips {
   week: string;

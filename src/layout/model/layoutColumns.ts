@@ -65,7 +65,7 @@ function parseFrom(raw: unknown, name: string, timestamp: boolean, fail: Fail): 
       const problem = columnZoneProblem(timeZone);
       if (problem) fail(`${where}: "timeZone" ${problem}`);
     }
-    return { header: (header as string).trim(), ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}) };
+    return { header: header.trim(), ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}) };
   });
   const [first, ...alternatives] = sources;
   if (first!.timeZone !== undefined) fail(`${where}: give the first header's zone as the column's "timeZone"`);
@@ -86,7 +86,7 @@ function parseSign(raw: unknown, name: string, fail: Fail): SignRule {
   const neg = marks(negative, 'negative');
   const pos = marks(positive, 'positive');
   if (neg.some((m) => pos.includes(m))) fail(`${where}: a mark may not be both negative and positive`);
-  return { from: from as string, negative: neg, positive: pos };
+  return { from: from, negative: neg, positive: pos };
 }
 
 /**
@@ -122,14 +122,14 @@ function parseAmountKeys(
   if (currencySymbols === undefined)
     return {
       ...(implied !== undefined ? { scale: implied } : {}),
-      ...(currencyFrom !== undefined ? { currencyFrom: currencyFrom as string } : {}),
+      ...(currencyFrom !== undefined ? { currencyFrom: currencyFrom } : {}),
     };
   const example = '(e.g. ["€"] or ["$", "USD"])';
   if (!Array.isArray(currencySymbols) || currencySymbols.length === 0)
     col(`"currencySymbols" must be a non-empty list of the symbols or codes its values carry ${example}`);
   for (const symbol of currencySymbols as unknown[]) {
     if (typeof symbol !== 'string' || symbol.trim() === '') col(`"currencySymbols" must list texts ${example}`);
-    const text = symbol as string;
+    const text = symbol;
     if (/[\d+\-]/.test(text))
       col(`"currencySymbols": ${JSON.stringify(text)} has a digit or a sign: a symbol is the text beside the number`);
     if (text.trim() !== text)
@@ -138,7 +138,7 @@ function parseAmountKeys(
   const symbols = currencySymbols as string[];
   if (new Set(symbols).size !== symbols.length) col('"currencySymbols" names a symbol twice');
   if (minorUnits !== undefined) col('"currencySymbols" is for amounts written with their decimal mark, not in minor units');
-  return { ...(currencyFrom !== undefined ? { currencyFrom: currencyFrom as string } : {}), currencySymbols: symbols };
+  return { ...(currencyFrom !== undefined ? { currencyFrom: currencyFrom } : {}), currencySymbols: symbols };
 }
 
 /**
@@ -251,7 +251,7 @@ export function checkColumns(columns: ColumnSpec[], layoutZone: string | undefin
     if (ref === undefined) return;
     const target = columns.find((t) => t.name === ref);
     if (!target || ref === c.name) fail(`column "${c.name}": "${key}" must name another of its columns`);
-    if (type && target!.type !== type) fail(`column "${c.name}": "${key}" must name a ${type} column`);
+    if (type && target.type !== type) fail(`column "${c.name}": "${key}" must name a ${type} column`);
   };
   for (const c of columns) {
     other(c, 'timeZoneFrom', c.timeZoneFrom);

@@ -55,7 +55,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
 
   const table = raw.table ?? 'settlement_rows';
   if (typeof table !== 'string' || !IDENTIFIER.test(table)) fail('"table" must be a lower-case SQL identifier');
-  if (['file_loads', 'loads', 'schema_migrations'].includes(table as string))
+  if (['file_loads', 'loads', 'schema_migrations'].includes(table))
     fail(`"table" may not be "${String(table)}": it is settle-ingest's own`);
   const delimiter = raw.delimiter ?? LAYOUT_DEFAULTS.delimiter;
   if (typeof delimiter !== 'string' || !DELIMITERS.includes(delimiter)) fail('"delimiter" must be one of "," ";" "|" or a tab');
@@ -86,7 +86,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (raw.columns.length > MAX_LAYOUT_COLUMNS)
     fail(`"columns" has ${raw.columns.length}: a table holds at most ${MAX_LAYOUT_COLUMNS} (PostgreSQL's 1600 less the provenance)`);
   const locale = parseLocale(raw.locale, fail);
-  const columns = (raw.columns as unknown[]).map((c, i) => parseColumn(c, i, header as boolean, fail, locale));
+  const columns = (raw.columns as unknown[]).map((c, i) => parseColumn(c, i, header, fail, locale));
   checkColumns(columns, timeZone as string | undefined, fail);
 
   const keyRaw = raw.naturalKey ?? 'transaction_id';
@@ -109,7 +109,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   }
   if (keys.every((k) => !columns.find((c) => c.name === k)!.required)) fail('"naturalKey" needs at least one required column');
 
-  const recordTypes = raw.recordTypes !== undefined ? parseRecordTypes(raw.recordTypes, header as boolean, fail) : undefined;
+  const recordTypes = raw.recordTypes !== undefined ? parseRecordTypes(raw.recordTypes, header, fail) : undefined;
   const trailer = raw.trailer !== undefined ? parseTrailer(raw.trailer, columns, fail) : undefined;
   if (trailer && recordTypes?.has(trailer.firstField))
     fail(`recordTypes: "${trailer.firstField}" is the trailer's type: leave it to "trailer"`);
@@ -129,19 +129,19 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   }
   return {
     name,
-    table: table as string,
-    delimiter: delimiter as string,
+    table: table,
+    delimiter: delimiter,
     ...(encoding !== undefined ? { encoding } : {}),
-    decimalMark: decimalMark as Layout['decimalMark'],
+    decimalMark: decimalMark,
     groupSeparator: groupSeparator as Layout['groupSeparator'],
     skipLines: skipLines as number,
-    header: header as boolean,
+    header: header,
     ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}),
     ...(locale ? { locale } : {}),
     columns,
     naturalKey: keys,
-    extraColumns: extraColumns as Layout['extraColumns'],
-    skipRows: parseSkipRows(raw.skipRows, columns, header as boolean, fail),
+    extraColumns: extraColumns,
+    skipRows: parseSkipRows(raw.skipRows, columns, header, fail),
     ...(trailer ? { trailer } : {}),
     ...(recordTypes ? { recordTypes } : {}),
     ...(leadingRecords !== 0 ? { leadingRecords: leadingRecords as number } : {}),
@@ -188,7 +188,7 @@ function parseSkipRows(raw: unknown, columns: ColumnSpec[], header: boolean, fai
     if (!Array.isArray(values) || values.length === 0 || values.some((v) => typeof v !== 'string')) {
       fail(`skipRows ${i + 1}: "values" must be a non-empty list of strings ("" for an empty field)`);
     }
-    return { column: column as string, values: values as string[] };
+    return { column: column, values: values as string[] };
   });
 }
 
@@ -208,7 +208,7 @@ function parseTrailer(raw: unknown, columns: ColumnSpec[], fail: Fail): Trailer 
     fail('trailer: "sumOf" must name a decimal column');
   }
   return {
-    firstField: firstField as string,
+    firstField: firstField,
     ...(rowCountField !== undefined ? { rowCountField: rowCountField as number } : {}),
     ...(sumField !== undefined ? { sumField: sumField as number, sumOf: sumOf as string } : {}),
   };

@@ -17,7 +17,7 @@ export function parseLayout(raw: unknown, where: string): Layout {
   const preset = (name: unknown): Layout => {
     const found = typeof name === 'string' ? PRESETS.get(name) : undefined;
     if (!found) fail(`${JSON.stringify(name)} is not a preset (presets: ${[...PRESETS.keys()].join(', ')})`);
-    return found!;
+    return found;
   };
   if (typeof raw === 'string') return preset(raw);
   if (!isObject(raw)) return fail('must be a preset name or an object with "columns" and "naturalKey"');

@@ -20,7 +20,7 @@ export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadin
     const spec = columns.find((c) => c.name === name);
     if (typeof name !== 'string' || !spec || (decimal && spec.type !== 'decimal'))
       fail(`${where} must name one of the layout's ${decimal ? 'decimal ' : ''}columns`);
-    return name as string;
+    return name;
   };
   return raw.map((entry, i): Total => {
     const where = `totals ${i + 1}`;
@@ -36,11 +36,11 @@ export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadin
         fail(`${where}: "sum" must list the decimal columns that net to zero ("-name" subtracts one)`);
       const sum = (entry.sum as unknown[]).map((s) => {
         const negative = typeof s === 'string' && s.startsWith('-');
-        return { column: column(negative ? (s as string).slice(1) : s, `${where}: "sum"`, true), negative };
+        return { column: column(negative ? s.slice(1) : s, `${where}: "sum"`, true), negative };
       });
       let when: BalanceRule['when'];
       if (entry.when !== undefined) {
-        const { column: on, values } = (isObject(entry.when) ? entry.when : {}) as Record<string, unknown>;
+        const { column: on, values } = isObject(entry.when) ? entry.when : {};
         if (!Array.isArray(values) || values.length === 0 || values.some((v) => typeof v !== 'string'))
           fail(`${where}: "when" must be {"column", "values"}: the groups holding such a row are checked`);
         when = { column: column(on, `${where}: "when" "column"`), values: values as string[] };
@@ -55,7 +55,7 @@ export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadin
     if (at === 'top' && leadingRecords === 0) fail(`${where}: "at": "top" needs "leadingRecords" (the records above the header)`);
     let group: TotalRecord['groupBy'];
     if (groupBy !== undefined) {
-      const { column: by, field } = (isObject(groupBy) ? groupBy : {}) as Record<string, unknown>;
+      const { column: by, field } = isObject(groupBy) ? groupBy : {};
       if (!isField(field)) fail(`${where}: "groupBy" must be {"column", "field"}: the record's field (2 or more) naming the group`);
       group = { column: column(by, `${where}: "groupBy" "column"`), field: field as number };
     }
@@ -71,7 +71,7 @@ export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadin
       return {
         field: s.field as number,
         of: column(s.of, `${at2}: "of"`, true),
-        ...(s.sign ? { sign: s.sign as 'credit' | 'debit' } : {}),
+        ...(s.sign ? { sign: s.sign } : {}),
       };
     });
     if (count === undefined && parsedSums.length === 0) fail(`${where}: give "count", "sums" or both`);
@@ -80,13 +80,13 @@ export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadin
     if (everyGroup && !group) fail(`${where}: "everyGroup" needs "groupBy"`);
     return {
       kind: 'record',
-      record: record as string,
-      at: at as TotalRecord['at'],
+      record: record,
+      at: at,
       ...(group ? { groupBy: group } : {}),
       ...(count !== undefined ? { count: count as number } : {}),
       sums: parsedSums,
-      rounding: rounding as TotalRecord['rounding'],
-      everyGroup: everyGroup as boolean,
+      rounding: rounding,
+      everyGroup: everyGroup,
     };
   });
 }

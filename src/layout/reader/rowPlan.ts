@@ -159,7 +159,7 @@ function compilePlan(
   // a fold, not Math.max(...index): a layout may be wider than a call takes arguments
   const last = index.reduce((most, at) => Math.max(most, at), -1);
   const n = layout.columns.length;
-  const raw: string[] = new Array(n);
+  const raw = new Array<string>(n);
   const bad = (l: number, field: string, message: string) => new RejectError(`line ${l}, field ${field}: ${message}`, { line: l, field });
 
   return {
@@ -188,7 +188,7 @@ function compilePlan(
       }
       for (const s of skips) if (s.values.has(fields[s.at]!)) return 'skip';
       for (let i = 0; i < n; i++) raw[i] = index[i]! === -1 ? '' : unpadded(fields[index[i]!]!, trim[i]!);
-      const values: (string | null)[] = new Array(n);
+      const values = new Array<string | null>(n);
       for (let i = 0; i < n; i++) {
         const value = raw[i]!;
         if (value.includes('\0')) throw bad(l, columnNames[i]!, 'contains a NUL character'); // PostgreSQL text cannot hold it

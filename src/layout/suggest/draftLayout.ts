@@ -146,10 +146,10 @@ function inferType(values: string[], header: string, mark: '.' | ',', group: str
     return { type: 'integer', why: 'whole numbers' };
   const amounts = values.map(amountParts);
   if (amounts.every((a) => a !== undefined) && (money || !values.some(leadingZero)) && !idLike(header)) {
-    const places = amounts.map((a) => placesOf(a!.number, mark, group));
+    const places = amounts.map((a) => placesOf(a.number, mark, group));
     if (places.every((p) => p !== undefined)) {
       const most = Math.max(2, ...places);
-      const symbols = [...new Set(amounts.flatMap((a) => a!.symbols))];
+      const symbols = [...new Set(amounts.flatMap((a) => a.symbols))];
       const whole = places.every((p) => p === 0);
       const beside = symbols.length > 0 ? `, written with ${symbols.map((s) => `"${s}"`).join(', ')}` : '';
       // more places than money has (an exchange rate): kept as written
@@ -276,7 +276,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   }
 
   const fullWidth = headerFields?.length ?? widths(rows)[0] ?? 0;
-  const data = headerFields ? rows.filter((r) => fitsUnder(headerFields!, r)) : rows.filter((r) => r.fields.length === fullWidth);
+  const data = headerFields ? rows.filter((r) => fitsUnder(headerFields, r)) : rows.filter((r) => r.fields.length === fullWidth);
   const short = rows.length - data.length;
   // the header's fields a column reads: not its trailing empty names, not an empty name between, not one no row reaches
   const reach = data.length === 0 ? fullWidth : Math.max(...data.map((r) => r.fields.length));
@@ -296,7 +296,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
           .map((h) => `"${h.trim()}"`)
           .join(', ')}: left out, and "nullPadding" reads the rows that stop ${named - reach} field(s) short of the header`,
       );
-    const wider = data.filter((r) => r.fields.length > headerFields!.length).length;
+    const wider = data.filter((r) => r.fields.length > headerFields.length).length;
     if (wider > 0) notes.push(`${wider} sampled row(s) are wider than the header by empty fields only: accepted as they are`);
   }
   const taken = new Set<string>();

@@ -66,7 +66,8 @@ export function guessEncoding(bytes: Buffer): EncodingGuess {
   let evenZeros = 0;
   let oddZeros = 0;
   head.forEach((b, i) => {
-    if (b === 0) i % 2 === 0 ? evenZeros++ : oddZeros++;
+    if (b === 0 && i % 2 === 0) evenZeros++;
+    else if (b === 0) oddZeros++;
   });
   const half = head.length / 2;
   if (oddZeros > half * 0.3 && evenZeros < oddZeros / 4)

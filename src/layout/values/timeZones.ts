@@ -112,7 +112,7 @@ function offsetAt(zone: string, utcMs: number): number {
   }
   const p: Record<string, number> = {};
   for (const part of f.formatToParts(new Date(utcMs))) if (part.type !== 'literal') p[part.type] = Number(part.value);
-  const asUtc = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
+  const asUtc = Date.UTC(p.year!, p.month! - 1, p.day, p.hour, p.minute, p.second);
   return Math.round((asUtc - Math.floor(utcMs / 1000) * 1000) / 60000);
 }
 
