@@ -1,0 +1,330 @@
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DecodeOptions } from '../../src/delivery/decodeSettings.js';
+import { FinanceDb } from '../../src/finance/financeDb.js';
+import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
+import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
+import { currentOwner } from '../../src/owner.js';
+import { ADOPT_PROBLEMS, runAdopt, type AdoptOptions } from '../../src/pipeline/adopt.js';
+import { runReprocess, type ReprocessOptions } from '../../src/pipeline/reprocess.js';
+import { runIngest, type IngestResult } from '../../src/pipeline/runIngest.js';
+import { newDatabase } from '../support/dbDatabase.js';
+import { MemoryIntake } from '../support/memoryIntake.js';
+
+type SqliteLedger = ReturnType<typeof openSqliteLedger>;
+
+const SCHEMA = 'finance';
+const DECODE: DecodeOptions = {
+  decryptionKey: undefined,
+  verificationKey: undefined,
+  maxInflateRatio: 100,
+  maxDecodedBytes: 1024 ** 3,
+  memberPattern: undefined,
+};
+const sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+const HEADER = 'settlement_date,transaction_id,merchant_id,card_brand,transaction_type,gross_amount,fee_amount,net_amount,currency\n';
+/** a file in the default layout's shape, one sale per [transaction id, gross amount] */
+const settlement = (...sales: [string, string][]) =>
+  HEADER + sales.map(([id, gross]) => `2026-06-01,${id},M1,VISA,sale,${gross},0.00,${gross},EUR\n`).join('');
+const silent = pino({ level: 'silent' });
+
+let database: { url: string; drop: () => Promise<void> };
+let dir: string;
+let finance: FinanceDb;
+let reader: pg.Client;
+let ledgers = 0;
+let runs = 0;
+
+/** the rows of the settlement table, by transaction id, with the run whose load carries them */
+const tableRows = async () =>
+  (
+    await reader.query(
+      `SELECT r.transaction_id AS id, r.gross_amount::text AS amount, l.run_id AS run
+         FROM ${SCHEMA}.settlement_rows r JOIN ${SCHEMA}.loads l USING (load_id) ORDER BY r.transaction_id`,
+    )
+  ).rows as { id: string; amount: string; run: string }[];
+
+beforeAll(async () => {
+  database = await newDatabase('pipeline');
+  dir = await mkdtemp(join(tmpdir(), 'settle-pipeline-db-'));
+  await mkdir(join(dir, 'staging'));
+  finance = await FinanceDb.connect(database.url, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 30, onLost: () => undefined });
+  await finance.migrate();
+  reader = new pg.Client({ connectionString: database.url });
+  await reader.connect();
+});
+afterAll(async () => {
+  await finance?.close();
+  await reader?.end();
+  await database?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A fresh SQLite ledger (a ledger that knows nothing the finance database may hold). */
+function newLedger(): SqliteLedger {
+  return openSqliteLedger(join(dir, `ledger${++ledgers}.sqlite`), { create: true });
+}
+
+async function run(ledger: SqliteLedger, intake: MemoryIntake): Promise<IngestResult> {
+  const runId = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: process.pid }, () => `run-db-${++runs}`);
+  return runIngest({
+    runId,
+    intake,
+    ledger,
+    finance,
+    pattern: /^settle_\w+\.csv(\.gz)?$/,
+    ignore: [],
+    maxWaitingRuns: 3,
+    stableForSeconds: 0,
+    maxWaitSeconds: 10,
+    claimLeaseSeconds: 3600,
+    mode: 'manual',
+    stagingRoot: join(dir, 'staging'),
+    logger: silent,
+    decode: DECODE,
+    exitStatusFor: (found) => (found.counts.failed > 0 || found.counts.moveFailed > 0 ? 1 : 0),
+  });
+}
+
+/** The archive folder a run filled, as the read-only folder reprocess and adopt read. */
+function archiveOf(intake: MemoryIntake): MemoryIntake {
+  const archive = new MemoryIntake();
+  for (const [name, bytes] of intake.folders.archive) archive.put(name, bytes);
+  return archive;
+}
+
+describe('a run that loads into the finance database (SQLite ledger, in-memory intake)', () => {
+  let ledger: SqliteLedger;
+  const intake = new MemoryIntake();
+  const first = settlement(['A1', '10.00'], ['A2', '-2.50']);
+  beforeAll(() => {
+    ledger = newLedger();
+  });
+  afterAll(() => ledger.close());
+
+  it('loads a new file: its rows in the table under the run, loaded in the ledger, moved to the archive', async () => {
+    intake.put('settle_a01.csv', first);
+    const result = await run(ledger, intake);
+    expect(result.counts).toMatchObject({ loaded: 1, skipped: 0, rejected: 0, failed: 0 });
+    expect(result.exitStatus).toBe(0);
+    expect(await tableRows()).toEqual([
+      { id: 'A1', amount: '10.00', run: result.runId },
+      { id: 'A2', amount: '-2.50', run: result.runId },
+    ]);
+    expect(await ledger.file('settle_a01.csv', sha(first))).toMatchObject({
+      state: 'loaded',
+      rowCount: 2,
+      location: 'archive/settle_a01.csv',
+    });
+    expect(intake.where()).toMatchObject({ intake: [], archive: ['settle_a01.csv'] });
+  });
+
+  it('skips a gzipped resend of loaded content under another name: the ledger knows the content, no rows added', async () => {
+    const gzipped = gzipSync(first);
+    intake.put('settle_a02.csv.gz', gzipped);
+    const result = await run(ledger, intake);
+    expect(result.counts).toMatchObject({ loaded: 0, skipped: 1 });
+    expect(intake.where()).toMatchObject({ intake: [], duplicates: ['settle_a02.csv.gz'] });
+    expect(await ledger.file('settle_a02.csv.gz', sha(gzipped))).toMatchObject({ state: 'duplicate' });
+    expect((await tableRows()).length).toBe(2);
+  });
+
+  it('rejects a file with a bad amount: nothing loaded, rejected in the ledger with line and field, moved to rejected', async () => {
+    const bad = settlement(['B1', '1.00'], ['B2', 'twelve']);
+    intake.put('settle_b01.csv', bad);
+    const result = await run(ledger, intake);
+    expect(result.counts).toMatchObject({ loaded: 0, rejected: 1 });
+    expect(result.exitStatus).toBe(0);
+    const row = await ledger.file('settle_b01.csv', sha(bad));
+    expect(row).toMatchObject({ state: 'rejected', location: 'rejected/settle_b01.csv' });
+    expect(row?.reason).toMatch(/line 3/);
+    expect(row?.reason).toMatch(/gross_amount/);
+    expect((await tableRows()).map((r) => r.id)).not.toContain('B1');
+    expect(intake.where().rejected).toEqual(['settle_b01.csv']);
+  });
+
+  it('rejects a file whose natural key another loaded file holds, and loads none of its rows', async () => {
+    const overlap = settlement(['C1', '1.00'], ['A1', '3.00']);
+    intake.put('settle_c01.csv', overlap);
+    const result = await run(ledger, intake);
+    expect(result.counts).toMatchObject({ loaded: 0, rejected: 1 });
+    expect((await ledger.file('settle_c01.csv', sha(overlap)))?.reason).toMatch(/A1/);
+    expect((await tableRows()).map((r) => r.id)).toEqual(['A1', 'A2']);
+  });
+
+  it('with a ledger that lost its records, skips content the finance database holds, by its file marker', async () => {
+    const lost = newLedger();
+    try {
+      const again = new MemoryIntake();
+      again.put('settle_a01.csv', first);
+      const result = await run(lost, again);
+      expect(result.counts).toMatchObject({ loaded: 0, skipped: 1 });
+      const row = await lost.file('settle_a01.csv', sha(first));
+      expect(row).toMatchObject({ state: 'duplicate', location: 'duplicates/settle_a01.csv' });
+      expect(row?.reason).toMatch(/already in the finance database: loaded from settle_a01\.csv/);
+      expect(again.where()).toMatchObject({ intake: [], duplicates: ['settle_a01.csv'] });
+      expect((await tableRows()).length).toBe(2);
+    } finally {
+      await lost.close();
+    }
+  });
+
+  describe('run --reprocess over the archive', () => {
+    const reprocess = (names: string[], extra: Partial<ReprocessOptions> = {}) =>
+      runReprocess({
+        ledger,
+        finance,
+        archive: archiveOf(intake),
+        names,
+        reason: 'fixed upstream',
+        operator: 'tester',
+        dryRun: false,
+        stagingRoot: join(dir, 'staging'),
+        logger: silent,
+        decode: DECODE,
+        exitStatusFor: (counts) => (counts.failed + counts.rejected > 0 ? 1 : 0),
+        ...extra,
+      });
+
+    it('a dry run counts the rows it would replace and changes nothing, not even the ledger', async () => {
+      const before = await tableRows();
+      const result = await reprocess(['settle_a01.csv'], { dryRun: true });
+      expect(result.files).toEqual([
+        expect.objectContaining({ name: 'settle_a01.csv', outcome: 'would-reprocess', rows: 2, previousRows: 2 }),
+      ]);
+      expect(result.counts).toMatchObject({ reprocessed: 1, failed: 0 });
+      expect(await tableRows()).toEqual(before);
+      expect(await ledger.run(result.runId)).toBeUndefined();
+    });
+
+    it('replaces the rows of a loaded file under the reprocess run and records why and by whom', async () => {
+      const result = await reprocess(['settle_a01.csv']);
+      expect(result.exitStatus).toBe(0);
+      expect(result.files).toEqual([expect.objectContaining({ outcome: 'reprocessed', rows: 2, previousRows: 2 })]);
+      expect((await tableRows()).map((r) => r.run)).toEqual([result.runId, result.runId]);
+      const events = await ledger.eventsOfRun(result.runId);
+      expect(events.map((e) => e.event)).toContain('reprocessed');
+      expect(await ledger.run(result.runId)).toMatchObject({ exitStatus: 0 });
+    });
+
+    it('fails a name the ledger never loaded, and an archived file whose bytes changed, leaving the rows alone', async () => {
+      const before = await tableRows();
+      const archive = archiveOf(intake);
+      archive.put('settle_a01.csv', settlement(['A1', '99.00'], ['A2', '-2.50']));
+      const result = await reprocess(['settle_never.csv', 'settle_a01.csv'], { archive });
+      expect(result.exitStatus).toBe(1);
+      expect(result.counts).toMatchObject({ reprocessed: 0, failed: 2 });
+      expect(result.files.map((f) => [f.name, f.outcome, f.error])).toEqual([
+        ['settle_never.csv', 'failed', expect.stringMatching(/no load of it/)],
+        ['settle_a01.csv', 'failed', expect.stringMatching(/no longer has the content that was loaded/)],
+      ]);
+      expect(await tableRows()).toEqual(before);
+    });
+
+    it('fails a loaded file the archive no longer has', async () => {
+      const result = await reprocess(['settle_a01.csv'], { archive: new MemoryIntake() });
+      expect(result.files).toEqual([expect.objectContaining({ outcome: 'failed', error: expect.stringMatching(/is not in the archive/) })]);
+    });
+  });
+});
+
+describe('adopt --archive into a ledger that knows nothing', () => {
+  // the finance database holds D1, D2 with a file marker (loaded by a run of another ledger)
+  const loadedFile = settlement(['D1', '5.00'], ['D2', '6.00']);
+  const adopt = (ledger: SqliteLedger, archive: MemoryIntake, extra: Partial<AdoptOptions> = {}) =>
+    runAdopt({
+      ledger,
+      finance,
+      archive,
+      pattern: /^settle_\w+\.csv(\.gz)?$/,
+      dryRun: false,
+      stagingRoot: join(dir, 'staging'),
+      decode: DECODE,
+      logger: silent,
+      exitStatusFor: (files) => (files.some((f) => ADOPT_PROBLEMS.includes(f.outcome)) ? 1 : 0),
+      ...extra,
+    });
+
+  beforeAll(async () => {
+    const earlier = newLedger();
+    const intake = new MemoryIntake();
+    intake.put('settle_d01.csv', loadedFile);
+    expect((await run(earlier, intake)).counts).toMatchObject({ loaded: 1 });
+    await earlier.close();
+  });
+
+  it('adopts what the database shows (marker, or every key), reports the rest, and a second adopt finds them known', async () => {
+    const ledger = newLedger();
+    try {
+      const archive = new MemoryIntake();
+      archive.put('settle_d01.csv', loadedFile); // its file marker
+      archive.put('settle_d02.csv', settlement(['D1', '5.00'])); // every key in the table, no marker
+      archive.put('settle_d03.csv', settlement(['E1', '1.00'])); // never loaded
+      archive.put('settle_d04.csv', settlement(['D2', '6.00'], ['E2', '2.00'])); // half of it
+      archive.put('settle_d05.csv.gz', gzipSync(loadedFile)); // the same content as d01
+      // cannot be decoded: a gzip header, then no deflate stream
+      archive.put('settle_d06.csv.gz', Buffer.concat([gzipSync(loadedFile).subarray(0, 10), Buffer.from('not gzip at all, not at all')]));
+      archive.put('notes.txt', 'not a settlement'); // not the pattern
+      archive.put('settle_d07.csv.part', loadedFile); // an upload in progress
+
+      const dry = await adopt(ledger, archive, { dryRun: true });
+      expect(dry.files.find((f) => f.name === 'settle_d01.csv')).toMatchObject({ outcome: 'would-adopt', evidence: 'file-marker' });
+      expect(await ledger.loadedNamed('settle_d01.csv')).toEqual([]);
+      expect(await ledger.run(dry.runId)).toBeUndefined();
+
+      const result = await adopt(ledger, archive);
+      expect(result.exitStatus).toBe(1);
+      expect(Object.fromEntries(result.files.map((f) => [f.name, [f.outcome, f.evidence]]))).toEqual({
+        'settle_d01.csv': ['adopted', 'file-marker'],
+        'settle_d02.csv': ['adopted', 'natural-keys'],
+        'settle_d03.csv': ['not-loaded', undefined],
+        'settle_d04.csv': ['partly-loaded', undefined],
+        'settle_d05.csv.gz': ['content-duplicate', undefined],
+        'settle_d06.csv.gz': ['undecodable', undefined],
+      });
+      expect(result.files.find((f) => f.name === 'settle_d04.csv')).toMatchObject({ rows: 2, presentRows: 1 });
+      expect(result.files.find((f) => f.name === 'settle_d05.csv.gz')).toMatchObject({ sameAs: 'settle_d01.csv' });
+      expect(await ledger.file('settle_d01.csv', sha(loadedFile))).toMatchObject({
+        state: 'loaded',
+        rowCount: 2,
+        location: 'memory://intake/settle_d01.csv',
+      });
+      expect(await ledger.loadedNamed('settle_d03.csv')).toEqual([]);
+      expect(await ledger.run(result.runId)).toMatchObject({ exitStatus: 1 });
+
+      const again = await adopt(ledger, archive);
+      expect(again.files.filter((f) => f.outcome === 'known').map((f) => f.name)).toEqual(['settle_d01.csv', 'settle_d02.csv']);
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it("adopts a file the database does not show on the operator's word, never a partly loaded one", async () => {
+    const ledger = newLedger();
+    try {
+      const archive = new MemoryIntake();
+      const unseen = settlement(['F1', '1.00']);
+      archive.put('settle_f01.csv', unseen);
+      archive.put('settle_f02.csv', settlement(['D1', '5.00'], ['F2', '2.00']));
+      const result = await adopt(ledger, archive, { assumeLoaded: { reason: 'loaded by hand in May', operator: 'tester' } });
+      expect(result.files.map((f) => [f.name, f.outcome, f.evidence])).toEqual([
+        ['settle_f01.csv', 'adopted', 'operator'],
+        ['settle_f02.csv', 'partly-loaded', undefined],
+      ]);
+      expect(await ledger.file('settle_f01.csv', sha(unseen))).toMatchObject({ state: 'loaded' });
+      // a run then skips a resend of it as a duplicate, and loads nothing
+      const intake = new MemoryIntake();
+      intake.put('settle_f03.csv', unseen);
+      expect((await run(ledger, intake)).counts).toMatchObject({ loaded: 0, skipped: 1 });
+      expect((await tableRows()).map((r) => r.id)).not.toContain('F1');
+    } finally {
+      await ledger.close();
+    }
+  });
+});
