@@ -14,13 +14,13 @@ export default defineConfig({
       // them): the run's flow without a finance database (test/unit/pipelineRun.test.ts), the
       // SQLite ledger, and the finance load and PostgreSQL ledger in-process (test/db/)
       thresholds: {
-        lines: 59,
-        statements: 57,
-        branches: 54,
-        functions: 54,
-        'src/pipeline/**': { lines: 51 },
+        lines: 61,
+        statements: 59,
+        branches: 56,
+        functions: 55,
+        'src/pipeline/**': { lines: 76 },
         'src/ledger/**': { lines: 76 },
-        'src/finance/**': { lines: 84 },
+        'src/finance/**': { lines: 85 },
       },
     },
     projects: [

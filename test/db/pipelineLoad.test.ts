@@ -270,6 +270,7 @@ describe('adopt --archive into a ledger that knows nothing', () => {
       archive.put('settle_d05.csv.gz', gzipSync(loadedFile)); // the same content as d01
       // cannot be decoded: a gzip header, then no deflate stream
       archive.put('settle_d06.csv.gz', Buffer.concat([gzipSync(loadedFile).subarray(0, 10), Buffer.from('not gzip at all, not at all')]));
+      archive.put('settle_d08.csv', 'no,header,of,this,layout\n1,2,3,4,5\n'); // cannot be read with the layout
       archive.put('notes.txt', 'not a settlement'); // not the pattern
       archive.put('settle_d07.csv.part', loadedFile); // an upload in progress
 
@@ -287,6 +288,7 @@ describe('adopt --archive into a ledger that knows nothing', () => {
         'settle_d04.csv': ['partly-loaded', undefined],
         'settle_d05.csv.gz': ['content-duplicate', undefined],
         'settle_d06.csv.gz': ['undecodable', undefined],
+        'settle_d08.csv': ['unreadable', undefined],
       });
       expect(result.files.find((f) => f.name === 'settle_d04.csv')).toMatchObject({ rows: 2, presentRows: 1 });
       expect(result.files.find((f) => f.name === 'settle_d05.csv.gz')).toMatchObject({ sameAs: 'settle_d01.csv' });
