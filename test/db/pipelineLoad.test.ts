@@ -13,7 +13,7 @@ import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { currentOwner } from '../../src/owner.js';
 import { ADOPT_PROBLEMS, runAdopt, type AdoptOptions } from '../../src/pipeline/adopt.js';
 import { runReprocess, type ReprocessOptions } from '../../src/pipeline/reprocess.js';
-import { runIngest, type IngestResult } from '../../src/pipeline/runIngest.js';
+import { runIngest, type IngestOptions, type IngestResult } from '../../src/pipeline/runIngest.js';
 import { newDatabase } from '../support/dbDatabase.js';
 import { MemoryIntake } from '../support/memoryIntake.js';
 
@@ -71,7 +71,7 @@ function newLedger(): SqliteLedger {
   return openSqliteLedger(join(dir, `ledger${++ledgers}.sqlite`), { create: true });
 }
 
-async function run(ledger: SqliteLedger, intake: MemoryIntake): Promise<IngestResult> {
+async function run(ledger: SqliteLedger, intake: MemoryIntake, extra: Partial<IngestOptions> = {}): Promise<IngestResult> {
   const runId = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: process.pid }, () => `run-db-${++runs}`);
   return runIngest({
     runId,
@@ -88,7 +88,8 @@ async function run(ledger: SqliteLedger, intake: MemoryIntake): Promise<IngestRe
     stagingRoot: join(dir, 'staging'),
     logger: silent,
     decode: DECODE,
-    exitStatusFor: (found) => (found.counts.failed > 0 || found.counts.moveFailed > 0 ? 1 : 0),
+    exitStatusFor: (found) => (found.counts.failed > 0 || found.counts.moveFailed > 0 || found.waitingTooLong.length > 0 ? 1 : 0),
+    ...extra,
   });
 }
 
@@ -327,6 +328,138 @@ describe('adopt --archive into a ledger that knows nothing', () => {
       expect((await tableRows()).map((r) => r.id)).not.toContain('F1');
     } finally {
       await ledger.close();
+    }
+  });
+});
+
+describe('what a run settles and waits for', () => {
+  let ledger: SqliteLedger;
+  beforeAll(() => {
+    ledger = newLedger();
+  });
+  afterAll(() => ledger.close());
+
+  /** a claim by an ended run whose lease ran out: stale */
+  const staleClaim = async (name: string, bytes: string, arrival = '1:1') => {
+    const runId = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: process.pid }, () => `run-db-${++runs}`);
+    const file = { name, sha256: sha(bytes), size: bytes.length, runId, arrival };
+    expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() - 60_000) })).toBe(true);
+    return file;
+  };
+
+  it('finalizes a stale claim whose load the finance database has as loaded, and finishes its move', async () => {
+    const content = settlement(['G1', '1.00']);
+    const earlier = newLedger();
+    const first = new MemoryIntake();
+    first.put('settle_g01.csv', content);
+    expect((await run(earlier, first)).counts).toMatchObject({ loaded: 1 });
+    await earlier.close();
+    const intake = new MemoryIntake();
+    const upload = intake.put('settle_g01.csv', content);
+    // the ended run had claimed this very upload (its size:mtime)
+    const claimed = await staleClaim('settle_g01.csv', content, `${content.length}:${upload.mtimeMs}`);
+    await run(ledger, intake);
+    const row = await ledger.file('settle_g01.csv', sha(content));
+    expect(row).toMatchObject({ state: 'loaded', rowCount: 1 });
+    // the claiming run's load, recovered (not loaded again): one set of rows
+    expect(row?.runId).toBe(claimed.runId);
+    expect((await ledger.eventsFor('settle_g01.csv')).map((e) => e.event)).toContain('recovered');
+    expect(intake.where()).toMatchObject({ intake: [], archive: ['settle_g01.csv'] });
+    expect((await tableRows()).filter((r) => r.id === 'G1')).toHaveLength(1);
+  });
+
+  it('expires a stale claim of content never loaded, and the run then loads it', async () => {
+    const content = settlement(['H1', '2.00']);
+    await staleClaim('settle_h01.csv', content);
+    const intake = new MemoryIntake();
+    intake.put('settle_h01.csv', content);
+    const result = await run(ledger, intake);
+    expect(result.counts).toMatchObject({ loaded: 1 });
+    expect(await ledger.file('settle_h01.csv', sha(content))).toMatchObject({ state: 'loaded', runId: result.runId });
+    expect((await tableRows()).find((r) => r.id === 'H1')).toMatchObject({ run: result.runId });
+  });
+
+  it('leaves an upload paused mid-line in the intake while it waits, then rejects it as incomplete', async () => {
+    const paused = settlement(['K1', '1.00']) + '2026-06-01,K2,M1,VI';
+    const intake = new MemoryIntake();
+    intake.put('settle_k01.csv', paused);
+    for (const wait of [0, 1]) {
+      const result = await run(ledger, intake, { maxWaitingRuns: 2 });
+      expect(result.counts).toMatchObject({ notReady: 1, rejected: 0 });
+      expect(result.files.find((f) => f.name === 'settle_k01.csv')?.error).toMatch(
+        new RegExp(`stopped mid-line 3 .*unchanged for ${wait} of 2 runs`),
+      );
+      expect(intake.where().intake).toEqual(['settle_k01.csv']);
+    }
+    const last = await run(ledger, intake, { maxWaitingRuns: 2 });
+    expect(last.counts).toMatchObject({ rejected: 1 });
+    const row = await ledger.file('settle_k01.csv', sha(paused));
+    expect(row).toMatchObject({ state: 'rejected', location: 'rejected/settle_k01.csv' });
+    expect(row?.reason).toMatch(/has not changed for 2 runs .*it is incomplete/);
+    expect((await tableRows()).map((r) => r.id)).not.toContain('K1');
+  });
+
+  it('names a file left waiting in more runs than --max-waiting-runs, and exits 1', async () => {
+    const intake = new MemoryIntake();
+    intake.put('settle_m01.csv', settlement(['M1', '1.00']));
+    for (let n = 1; n <= 2; n++)
+      expect((await run(ledger, intake, { maxWaitingRuns: 1, readyMarker: '.ok' })).waitingTooLong).toEqual(
+        n === 1 ? [] : [expect.objectContaining({ name: 'settle_m01.csv', outcome: 'not_ready', runs: 2 })],
+      );
+    const result = await run(ledger, intake, { maxWaitingRuns: 1, readyMarker: '.ok' });
+    expect(result.exitStatus).toBe(1);
+    expect(await ledger.run(result.runId)).toMatchObject({ exitStatus: 1 });
+    expect(intake.where().intake).toEqual(['settle_m01.csv']);
+  });
+
+  it('watches files still changing until the deadline, and tells one gone while watched', async () => {
+    const intake = new MemoryIntake();
+    const ahead = Date.now() + 3600_000; // written just now, by a clock ahead of ours: not yet quiet
+    intake.put('settle_n01.csv', settlement(['N1', '1.00']), { mtimeMs: ahead });
+    intake.put('settle_n02.csv', settlement(['N2', '1.00']), { mtimeMs: ahead });
+    const result = await run(ledger, intake, {
+      stableForSeconds: 60,
+      maxWaitSeconds: 1,
+      onWaiting: (waiting) => {
+        if (!waiting.first) return;
+        expect(waiting.files).toEqual(['settle_n01.csv', 'settle_n02.csv']);
+        intake.files.delete('settle_n01.csv'); // taken by nobody while the gate watched
+        intake.put('settle_n02.csv', settlement(['N2', '1.00'], ['N3', '2.00']), { mtimeMs: ahead + 1 }); // still growing
+      },
+    });
+    expect(result.counts).toMatchObject({ failed: 1, notReady: 1, loaded: 0 });
+    expect(result.files.find((f) => f.name === 'settle_n01.csv')?.error).toMatch(/listed, then gone .*no run moved it/);
+    expect(result.files.find((f) => f.name === 'settle_n02.csv')?.error).toMatch(/still changing/);
+    expect(intake.where().intake).toEqual(['settle_n02.csv']);
+  });
+
+  it('stops the run when the finance database connection is lost: the claim released, the files left in the intake', async () => {
+    let lost!: () => void;
+    const connectionLost = new Promise<void>((resolve) => (lost = resolve));
+    const known = async () =>
+      new Set(
+        (await reader.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map(
+          (row: { pid: number }) => row.pid,
+        ),
+      );
+    const before = await known();
+    const lossy = await FinanceDb.connect(database.url, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 30, onLost: () => lost() });
+    try {
+      const [pid] = [...(await known())].filter((p) => !before.has(p));
+      await reader.query('SELECT pg_terminate_backend($1)', [pid]);
+      await connectionLost;
+      const intake = new MemoryIntake();
+      const content = settlement(['P1', '1.00']);
+      intake.put('settle_p01.csv', content);
+      intake.put('settle_p02.csv', settlement(['P2', '1.00']));
+      const result = await run(ledger, intake, { finance: lossy });
+      expect(result.abortedBy).toMatch(/finance database connection lost/);
+      expect(intake.where().intake).toEqual(['settle_p01.csv', 'settle_p02.csv']);
+      expect(await ledger.liveHolder(sha(content))).toBeUndefined();
+      expect(await ledger.file('settle_p01.csv', sha(content))).toMatchObject({ state: 'failed' });
+      expect((await tableRows()).map((r) => r.id)).not.toContain('P1');
+    } finally {
+      await lossy.close().catch(() => undefined);
     }
   });
 });
