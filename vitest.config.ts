@@ -14,12 +14,12 @@ export default defineConfig({
       // them): the run's flow without a finance database (test/unit/pipelineRun.test.ts), the
       // SQLite ledger, and the finance load and PostgreSQL ledger in-process (test/db/)
       thresholds: {
-        lines: 61,
-        statements: 59,
-        branches: 56,
-        functions: 55,
-        'src/pipeline/**': { lines: 76 },
-        'src/ledger/**': { lines: 76 },
+        lines: 62,
+        statements: 60,
+        branches: 57,
+        functions: 56,
+        'src/pipeline/**': { lines: 83 },
+        'src/ledger/**': { lines: 89 },
         'src/finance/**': { lines: 85 },
       },
     },
