@@ -10,6 +10,7 @@ import type { DecodeOptions } from '../../src/delivery/decodeSettings.js';
 import { FinanceDb } from '../../src/finance/financeDb.js';
 import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
+import { NO_COUNTS } from '../../src/ledger/types.js';
 import { currentOwner } from '../../src/owner.js';
 import { ADOPT_PROBLEMS, runAdopt, type AdoptOptions } from '../../src/pipeline/adopt.js';
 import { runReprocess, type ReprocessOptions } from '../../src/pipeline/reprocess.js';
@@ -461,5 +462,83 @@ describe('what a run settles and waits for', () => {
     } finally {
       await lossy.close().catch(() => undefined);
     }
+  });
+});
+
+describe('moves that fail, vanish, or an ended run began', () => {
+  let ledger: SqliteLedger;
+  beforeAll(() => {
+    ledger = newLedger();
+  });
+  afterAll(() => ledger.close());
+
+  it('keeps a loaded file whose move failed in the intake, exit 1, and the next run finishes the move', async () => {
+    const content = settlement(['Q1', '1.00']);
+    const intake = new MemoryIntake();
+    intake.put('settle_q01.csv', content);
+    intake.events.onRoute = () => {
+      intake.events.onRoute = undefined;
+      throw new Error('no space left on device');
+    };
+    const failed = await run(ledger, intake);
+    expect(failed.counts).toMatchObject({ loaded: 1, moveFailed: 1 });
+    expect(failed.exitStatus).toBe(1);
+    expect(intake.where().intake).toEqual(['settle_q01.csv']);
+    expect(await ledger.file('settle_q01.csv', sha(content))).toMatchObject({ state: 'loaded', location: null });
+    const next = await run(ledger, intake);
+    expect(next.counts).toMatchObject({ loaded: 0, moveFailed: 0 });
+    expect(intake.where()).toMatchObject({ intake: [], archive: ['settle_q01.csv'] });
+    expect(await ledger.file('settle_q01.csv', sha(content))).toMatchObject({ location: 'archive/settle_q01.csv' });
+    expect((await tableRows()).filter((r) => r.id === 'Q1')).toHaveLength(1);
+  });
+
+  it('archives the staged copy of a file that vanished before its move with no run taking it, exit 1', async () => {
+    const content = settlement(['R1', '1.00']);
+    const intake = new MemoryIntake();
+    intake.put('settle_r01.csv', content);
+    intake.events.onRoute = (name) => intake.files.delete(name);
+    const result = await run(ledger, intake);
+    expect(result.counts).toMatchObject({ loaded: 1, moveFailed: 1 });
+    expect(result.exitStatus).toBe(1);
+    expect(intake.folders.archive.get('settle_r01.csv')?.toString()).toBe(content);
+    expect(await ledger.file('settle_r01.csv', sha(content))).toMatchObject({ state: 'loaded', location: 'archive/settle_r01.csv' });
+  });
+
+  it('names a file that changed where it landed after its move, once', async () => {
+    const content = settlement(['S1', '1.00']);
+    const intake = new MemoryIntake();
+    intake.put('settle_s01.csv', content);
+    expect((await run(ledger, intake)).changedAfterMove).toEqual([]);
+    intake.folders.archive.set('settle_s01.csv', Buffer.from(settlement(['S1', '1.00'], ['S2', '2.00'])));
+    const next = await run(ledger, intake);
+    expect(next.changedAfterMove).toEqual([expect.objectContaining({ name: 'settle_s01.csv', location: 'archive/settle_s01.csv' })]);
+    expect((await run(ledger, intake)).changedAfterMove).toEqual([]);
+  });
+
+  /** a content an ended run loaded and began moving (its intent recorded), never recording the move */
+  const movingWhenItEnded = async (name: string, bytes: string) => {
+    const runId = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: process.pid }, () => `run-db-${++runs}`);
+    const file = { name, sha256: sha(bytes), size: bytes.length, runId, arrival: `${bytes.length}:42` };
+    expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() + 60_000) })).toBe(true);
+    expect(await ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: 1 }, { rows: 1 }, { moveTo: 'archive' })).toBe(true);
+    await ledger.finishRun(runId, NO_COUNTS, 1);
+    return file;
+  };
+
+  it('records the move an ended run made and never recorded, and says loudly of one found nowhere', async () => {
+    const landed = settlement(['U1', '1.00']);
+    const lost = settlement(['U2', '1.00']);
+    await movingWhenItEnded('settle_u01.csv', landed);
+    await movingWhenItEnded('settle_u02.csv', lost);
+    const intake = new MemoryIntake();
+    intake.folders.archive.set('settle_u01.csv', Buffer.from(landed)); // it got there; settle_u02 is nowhere
+    const result = await run(ledger, intake);
+    expect(result.counts).toMatchObject({ moveFailed: 1 });
+    expect(result.exitStatus).toBe(1);
+    expect(await ledger.file('settle_u01.csv', sha(landed))).toMatchObject({ location: 'archive/settle_u01.csv' });
+    expect(await ledger.file('settle_u02.csv', sha(lost))).toMatchObject({ location: null });
+    expect((await ledger.moveIntents()).map((intent) => intent.name)).not.toContain('settle_u02.csv');
+    // the next run has nothing left to finish
+    expect((await run(ledger, intake)).counts).toMatchObject({ moveFailed: 0 });
   });
 });
