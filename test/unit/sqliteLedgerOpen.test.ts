@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TransientError, UsageError } from '../../src/errors.js';
 import { ledgerGroupId, shareLedgerWithGroup } from '../../src/ledger/ledgerGroup.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
+import { NO_COUNTS } from '../../src/ledger/types.js';
+import { currentOwner } from '../../src/owner.js';
 
 let dir: string;
 beforeEach(() => {
@@ -122,6 +124,58 @@ describe('migrate --ledger-group', () => {
       expect(statSync(folder).mode & 0o7777).toBe(0o2750);
     } finally {
       await ledger.close();
+    }
+  });
+});
+
+describe("the SQLite ledger's run and report queries, per partner", () => {
+  const SHA = (letter: string) => letter.repeat(64);
+
+  it('keeps each partner to its own runs and events, and answers the reports from them', async () => {
+    const all = openSqliteLedger(join(dir, 'ledger.sqlite'), { create: true });
+    try {
+      const acme = all.forPartner('acme');
+      const bolt = all.forPartner('bolt');
+      expect(acme.forPartner('acme')).toBe(acme);
+      const first = await acme.startRun(RUN, () => 'r-acme-1');
+      const second = await bolt.startRun(RUN, () => 'r-bolt-1');
+      const dead = await acme.startRun(RUN, () => 'r-acme-dead');
+      await acme.finishRun(first, NO_COUNTS, 0);
+      await bolt.finishRun(second, NO_COUNTS, 1);
+      await all.recordProcessExit([], 9); // nothing to record
+      await all.recordProcessExit([first, second], 1);
+      expect(await all.run(first)).toMatchObject({ exitStatus: 0, processExitStatus: 1 });
+      expect(await all.closeDeadRun(dead, first, 'its process is gone')).toBe(true);
+      expect(await all.closeDeadRun(dead, first, 'again')).toBe(false);
+      expect((await all.run(dead))?.reason).toMatch(/its process is gone; closed by run r-acme-1/);
+
+      expect(await all.partnersSeen()).toEqual(['acme', 'bolt']);
+      expect(await all.firstRunAt('acme')).toBe((await all.run(first))?.startedAt);
+      expect(await all.firstRunAt('nobody')).toBeUndefined();
+      expect((await all.latestIngestRun({ successful: true }))?.runId).toBe(first);
+      expect((await all.latestIngestRun({ successful: false, partner: 'bolt' }))?.runId).toBe(second);
+      expect(await all.latestIngestRun({ successful: true, partner: 'bolt' })).toBeUndefined();
+      expect((await all.recentRuns(10, [])).length).toBe(0);
+      expect((await all.recentRuns(10, ['bolt'])).map((r) => r.runId)).toEqual([second]);
+
+      const loaded = async (ledger: typeof acme, runId: string, name: string, sha256: string) => {
+        const file = { name, sha256, size: 1, runId, arrival: '1:1' };
+        expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() + 60_000) })).toBe(true);
+        expect(await ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: 1 }, { rows: 1 })).toBe(true);
+      };
+      const later = await acme.startRun(RUN, () => 'r-acme-2');
+      await loaded(acme, later, 'settle_a01.csv', SHA('a'));
+      const boltLater = await bolt.startRun(RUN, () => 'r-bolt-2');
+      await loaded(bolt, boltLater, 'settle_b01.csv', SHA('b'));
+      expect((await all.latestEvent(['loaded'], 'acme'))?.name).toBe('settle_a01.csv');
+      expect(await all.latestEvent(['rejected'], 'acme')).toBeUndefined();
+      const since = new Date(Date.now() - 3600_000).toISOString();
+      expect((await all.eventsSince(['loaded'], since, ['bolt'])).map((e) => e.name)).toEqual(['settle_b01.csv']);
+      expect((await all.eventsSince(['loaded'], since)).length).toBe(2);
+      expect(await all.contentsWithPrefix('aaaa', 5)).toEqual([SHA('a')]);
+      expect(await all.contentsLoadedTwice()).toEqual([]);
+    } finally {
+      await all.close();
     }
   });
 });
