@@ -380,6 +380,30 @@ describe('what a run settles and waits for', () => {
     expect((await tableRows()).find((r) => r.id === 'H1')).toMatchObject({ run: result.runId });
   });
 
+  it("closes a dead run of this host as died, and leaves another host's open run alone", async () => {
+    const dead = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: 2 ** 22 + 1 }, () => `run-db-${++runs}`);
+    const elsewhere = await ledger.startRun({ mode: 'manual', host: 'another-host.example', pid: 1 }, () => `run-db-${++runs}`);
+    const result = await run(ledger, new MemoryIntake());
+    expect(await ledger.run(dead)).toMatchObject({ status: 'died' });
+    expect((await ledger.run(dead))?.reason).toMatch(new RegExp(`ended without closing the run; closed by run ${result.runId}`));
+    expect(await ledger.run(elsewhere)).toMatchObject({ endedAt: null });
+  });
+
+  it('says a file that could not be staged failed, claims nothing, and goes on with the next', async () => {
+    const broken = settlement(['V1', '1.00']);
+    const intake = new MemoryIntake();
+    intake.put('settle_v01.csv', broken);
+    intake.put('settle_v02.csv', settlement(['V2', '1.00']));
+    intake.events.onPin = (name) => {
+      if (name === 'settle_v01.csv') throw new Error('input/output error');
+    };
+    const result = await run(ledger, intake);
+    expect(result.counts).toMatchObject({ failed: 1, loaded: 1 });
+    expect(result.files.find((f) => f.name === 'settle_v01.csv')?.error).toMatch(/staging failed: input\/output error/);
+    expect(await ledger.liveHolder(sha(broken))).toBeUndefined();
+    expect(intake.where()).toMatchObject({ intake: ['settle_v01.csv'], archive: ['settle_v02.csv'] });
+  });
+
   it('leaves an upload paused mid-line in the intake while it waits, then rejects it as incomplete', async () => {
     const paused = settlement(['K1', '1.00']) + '2026-06-01,K2,M1,VI';
     const intake = new MemoryIntake();
