@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecodeOptions } from '../../src/delivery/decodeSettings.js';
 import { FinanceDb } from '../../src/finance/financeDb.js';
+import { TransientError } from '../../src/errors.js';
 import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { NO_COUNTS } from '../../src/ledger/types.js';
@@ -92,6 +93,24 @@ async function run(ledger: SqliteLedger, intake: MemoryIntake, extra: Partial<In
     exitStatusFor: (found) => (found.counts.failed > 0 || found.counts.moveFailed > 0 || found.waitingTooLong.length > 0 ? 1 : 0),
     ...extra,
   });
+}
+
+/** A finance connection of its own whose server process was terminated: every statement on it fails as connection lost. */
+async function lostConnection(): Promise<FinanceDb> {
+  let lost!: () => void;
+  const connectionLost = new Promise<void>((resolve) => (lost = resolve));
+  const others = async () =>
+    new Set(
+      (await reader.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map(
+        (row: { pid: number }) => row.pid,
+      ),
+    );
+  const before = await others();
+  const lossy = await FinanceDb.connect(database.url, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 30, onLost: () => lost() });
+  const [pid] = [...(await others())].filter((p) => !before.has(p));
+  await reader.query('SELECT pg_terminate_backend($1)', [pid]);
+  await connectionLost;
+  return lossy;
 }
 
 /** The archive folder a run filled, as the read-only folder reprocess and adopt read. */
@@ -309,6 +328,25 @@ describe('adopt --archive into a ledger that knows nothing', () => {
     }
   });
 
+  it('ends an adopt whose finance connection is lost as transient, with its run closed, adopting nothing', async () => {
+    const ledger = newLedger();
+    const lossy = await lostConnection();
+    try {
+      const archive = new MemoryIntake();
+      archive.put('settle_d01.csv', loadedFile);
+      const ended = await adopt(ledger, archive, { finance: lossy }).catch((err: unknown) => err);
+      expect(ended).toBeInstanceOf(TransientError);
+      expect((ended as Error).message).toMatch(/finance database connection lost/);
+      expect(await ledger.loadedNamed('settle_d01.csv')).toEqual([]);
+      const [recorded] = await ledger.recentRuns(1);
+      expect(recorded).toMatchObject({ exitStatus: 1 });
+      expect(recorded?.endedAt).not.toBeNull();
+    } finally {
+      await lossy.close().catch(() => undefined);
+      await ledger.close();
+    }
+  });
+
   it("adopts a file the database does not show on the operator's word, never a partly loaded one", async () => {
     const ledger = newLedger();
     try {
@@ -459,20 +497,8 @@ describe('what a run settles and waits for', () => {
   });
 
   it('stops the run when the finance database connection is lost: the claim released, the files left in the intake', async () => {
-    let lost!: () => void;
-    const connectionLost = new Promise<void>((resolve) => (lost = resolve));
-    const known = async () =>
-      new Set(
-        (await reader.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map(
-          (row: { pid: number }) => row.pid,
-        ),
-      );
-    const before = await known();
-    const lossy = await FinanceDb.connect(database.url, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 30, onLost: () => lost() });
+    const lossy = await lostConnection();
     try {
-      const [pid] = [...(await known())].filter((p) => !before.has(p));
-      await reader.query('SELECT pg_terminate_backend($1)', [pid]);
-      await connectionLost;
       const intake = new MemoryIntake();
       const content = settlement(['P1', '1.00']);
       intake.put('settle_p01.csv', content);
