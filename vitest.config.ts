@@ -14,12 +14,12 @@ export default defineConfig({
       // them): the run's flow without a finance database (test/unit/pipelineRun.test.ts), the
       // SQLite ledger, and the finance load and PostgreSQL ledger in-process (test/db/)
       thresholds: {
-        lines: 62,
-        statements: 60,
-        branches: 57,
+        lines: 63,
+        statements: 61,
+        branches: 58,
         functions: 56,
-        'src/pipeline/**': { lines: 83 },
-        'src/ledger/**': { lines: 89 },
+        'src/pipeline/**': { lines: 89 },
+        'src/ledger/**': { lines: 95 },
         'src/finance/**': { lines: 85 },
       },
     },
