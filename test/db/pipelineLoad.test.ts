@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -440,6 +440,34 @@ describe('what a run settles and waits for', () => {
     expect(result.files.find((f) => f.name === 'settle_v01.csv')?.error).toMatch(/staging failed: input\/output error/);
     expect(await ledger.liveHolder(sha(broken))).toBeUndefined();
     expect(intake.where()).toMatchObject({ intake: ['settle_v01.csv'], archive: ['settle_v02.csv'] });
+  });
+
+  it("leaves a file the server's transfer log shows still open for writing, and goes on without a log it cannot read", async () => {
+    const logFile = join(dir, 'sftp.log');
+    await writeFile(
+      logFile,
+      [
+        'Dec  1 02:00:00 host internal-sftp[7]: session opened for local user acme from [10.0.0.5]',
+        'Dec  1 02:00:01 host internal-sftp[7]: open "/in/settle_w01.csv" flags WRITE,CREATE,TRUNCATE mode 0644',
+        '',
+      ].join('\n'),
+    );
+    const intake = new MemoryIntake();
+    const open = settlement(['W1', '1.00']);
+    const whole = settlement(['W2', '1.00']);
+    intake.put('settle_w01.csv', open);
+    const held = await run(ledger, intake, { serverLog: { files: [logFile], timeZone: 'UTC', root: '/', folder: '/in' } });
+    expect(held.counts).toMatchObject({ notReady: 1, loaded: 0 });
+    expect(held.files.find((f) => f.name === 'settle_w01.csv')?.error).toMatch(/transfer log shows it still open/);
+    expect(intake.where().intake).toEqual(['settle_w01.csv']);
+    intake.files.delete('settle_w01.csv');
+    intake.put('settle_w02.csv', whole);
+    const unread = await run(ledger, intake, {
+      serverLog: { files: [join(dir, 'no-such.log')], timeZone: 'UTC', root: '/', folder: '/in' },
+    });
+    expect(unread.transferLogUnread).toMatch(/cannot be read/);
+    expect(unread.counts).toMatchObject({ loaded: 1 });
+    expect(intake.where().archive).toEqual(['settle_w02.csv']);
   });
 
   it('leaves an upload paused mid-line in the intake while it waits, then rejects it as incomplete', async () => {
