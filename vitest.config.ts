@@ -19,7 +19,7 @@ export default defineConfig({
         statements: 61,
         branches: 58,
         functions: 56,
-        'src/pipeline/**': { lines: 89 },
+        'src/pipeline/**': { lines: 90 },
         'src/ledger/**': { lines: 95 },
         'src/finance/**': { lines: 85 },
       },
