@@ -11,16 +11,17 @@ export default defineConfig({
       reporter: ['text-summary', ['json-summary', { file: 'coverage-summary.json' }]],
       reportsDirectory: '.test-output/coverage',
       // the floors at what the unit and db tests reach (raise them as tests are added, never lower
-      // them): the run's flow without a finance database (test/unit/pipelineRun.test.ts), the
-      // SQLite ledger, and the finance load and PostgreSQL ledger in-process (test/db/)
+      // them): the run's flow without a finance database (test/unit/pipelineRun.test.ts) and with
+      // one (test/db/pipelineLoad.test.ts: loads, rejects, reprocess, adopt), the SQLite ledger,
+      // and the finance load and PostgreSQL ledger in-process (test/db/)
       thresholds: {
-        lines: 59,
-        statements: 57,
-        branches: 54,
-        functions: 54,
-        'src/pipeline/**': { lines: 51 },
-        'src/ledger/**': { lines: 76 },
-        'src/finance/**': { lines: 84 },
+        lines: 63,
+        statements: 61,
+        branches: 58,
+        functions: 56,
+        'src/pipeline/**': { lines: 90 },
+        'src/ledger/**': { lines: 95 },
+        'src/finance/**': { lines: 85 },
       },
     },
     projects: [
