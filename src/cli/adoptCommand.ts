@@ -36,27 +36,27 @@ function counts(r: AdoptResult): Record<string, number> {
 }
 
 /** One line per file that was not already known, then the counts, always the same fields. */
-export function adoptText(r: AdoptResult): string {
-  const lines = r.files
+export function adoptText(adoptResult: AdoptResult): string {
+  const lines = adoptResult.files
     .filter((f) => f.outcome !== 'known')
     .map((f) => {
       const what = f.outcome === 'adopted' ? 'adopted ' : f.outcome === 'would-adopt' ? 'would adopt ' : '';
       return `  ${printable(`${what}${f.name}: ${f.message}`)}`;
     });
-  const c = Object.entries(counts(r))
+  const c = Object.entries(counts(adoptResult))
     .map(([k, n]) => `${k}=${n}`)
     .join(' ');
-  lines.push(`adopt ${r.runId} ${r.dryRun ? 'dry run (nothing recorded)' : 'done'}: ${c}`);
+  lines.push(`adopt ${adoptResult.runId} ${adoptResult.dryRun ? 'dry run (nothing recorded)' : 'done'}: ${c}`);
   return lines.join('\n');
 }
 
-export function adoptJson(r: AdoptResult): string {
+export function adoptJson(adoptResult: AdoptResult): string {
   return jsonDocument({
-    run: r.runId,
-    dry_run: r.dryRun,
-    ...counts(r),
-    exit_status: r.exitStatus,
-    files: r.files.map((f) => ({
+    run: adoptResult.runId,
+    dry_run: adoptResult.dryRun,
+    ...counts(adoptResult),
+    exit_status: adoptResult.exitStatus,
+    files: adoptResult.files.map((f) => ({
       name: f.name,
       sha256: f.sha256,
       content_sha256: f.contentSha256,
@@ -77,29 +77,29 @@ export function registerAdopt(program: Command, setExit: (status: number) => voi
     )
     .action(async (flags: AdoptFlags) => {
       const assumeLoaded = operatorsWord(flags);
-      const s = resolveSettings(flags);
+      const settings = resolveSettings(flags);
       // the keys are read and unlocked before the ledger is touched: a bad key is configuration (exit 2)
-      const decode = await loadDecodeOptions(s.decode, globToRegExp(s.pattern));
-      const r = await withResources(s, async (res) => {
+      const decode = await loadDecodeOptions(settings.decode, globToRegExp(settings.pattern));
+      const adoptResult = await withResources(settings, async (res) => {
         const logger = res.logger();
         const ledger = await res.ledger();
         const finance = await res.finance('read');
         const archive = await res.archive();
-        if (!archive) throw new UsageError(`archive ${s.archive} does not exist`);
+        if (!archive) throw new UsageError(`archive ${settings.archive} does not exist`);
         return runAdopt({
           ledger,
           finance,
           archive,
-          pattern: globToRegExp(s.pattern),
+          pattern: globToRegExp(settings.pattern),
           dryRun: flags.dryRun === true,
           ...(assumeLoaded ? { assumeLoaded } : {}),
-          stagingRoot: s.staging,
+          stagingRoot: settings.staging,
           decode,
           logger,
           exitStatusFor: adoptExitStatus,
         });
       });
-      process.stdout.write(`${flags.json ? adoptJson(r) : adoptText(r)}\n`);
-      setExit(r.exitStatus);
+      process.stdout.write(`${flags.json ? adoptJson(adoptResult) : adoptText(adoptResult)}\n`);
+      setExit(adoptResult.exitStatus);
     });
 }

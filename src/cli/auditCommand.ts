@@ -34,10 +34,10 @@ export function auditPartners(
 ): Promise<AuditResult> {
   const { partners, named, asked } = resolvePartners(flags);
   const archiveCheck = opts.sizeOnlyAllowed && partners[0]!.quick ? 'size' : 'sha256';
-  return withResources(partners[0]!, async (r) => {
-    const logger = r.logger();
-    const ledger = await r.ledger();
-    const finance = await r.finance('read');
+  return withResources(partners[0]!, async (commandResources) => {
+    const logger = commandResources.logger();
+    const ledger = await commandResources.ledger();
+    const finance = await commandResources.finance('read');
     // each chosen partner's final folders; one partner's archive is the one its settings name
     const folders: FinalFolder[] = [];
     // the folders opened here, not by the resources: closed here
@@ -49,14 +49,14 @@ export function auditPartners(
         const intake = await openIntakeReader(settings, logger);
         if (!intake) return { entries: new Map() };
         intakes.push(intake);
-        return { entries: new Map((await intake.list()).map((e) => [e.name, e])) };
+        return { entries: new Map((await intake.list()).map((intakeEntry) => [intakeEntry.name, intakeEntry])) };
       } catch (err) {
         return { problem: `the intake ${settings.intake} cannot be listed: ${errorMessage(err)}` };
       }
     };
     try {
       for (const p of partners) {
-        const archive = named ? await openArchive(p, logger) : await r.archive();
+        const archive = named ? await openArchive(p, logger) : await commandResources.archive();
         if (named && archive) opened.push(archive);
         folders.push({ partner: p.partner, destination: 'archive', folder: archive ?? emptyFolder('archive') });
         for (const destination of ['duplicates', 'rejected'] as const) {

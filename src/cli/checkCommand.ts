@@ -46,8 +46,8 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
     .action(async (files: string[], flags: CheckFlags) => {
       const s = resolveSettings(flags);
       for (const file of files) {
-        const st = await stat(file).catch(() => null);
-        if (!st?.isFile()) throw new UsageError(`${file} is not a file that can be read`);
+        const stats = await stat(file).catch(() => null);
+        if (!stats?.isFile()) throw new UsageError(`${file} is not a file that can be read`);
       }
       const pattern = globToRegExp(s.pattern);
       const decode = await loadDecodeOptions(s.decode, pattern);

@@ -60,13 +60,13 @@ function shown(key: string, value: unknown): string {
  */
 export function effectiveConfig(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): EffectiveSetting[] {
   const { partners, named } = resolvePartners(flags, env);
-  const effective = (s: Settings, keys: SettingKey[], partner: string | null | undefined): EffectiveSetting[] => {
-    const pick = settingPicker(flags, env, named ? s.partner : undefined);
+  const effective = (settings: Settings, keys: SettingKey[], partner: string | null | undefined): EffectiveSetting[] => {
+    const pick = settingPicker(flags, env, named ? settings.partner : undefined);
     return keys.map((key) => {
-      const p = pick(key);
+      const picked = pick(key);
       const where = partner === undefined ? {} : { partner };
-      if (p) return { ...where, setting: key, value: shown(key, p.value), source: p.source, from: p.from };
-      return { ...where, setting: key, value: defaultOf(key, s), source: 'default', from: null };
+      if (picked) return { ...where, setting: key, value: shown(key, picked.value), source: picked.source, from: picked.from };
+      return { ...where, setting: key, value: defaultOf(key, settings), source: 'default', from: null };
     });
   };
   const shared = (key: SettingKey) => (OPTION_TABLE[key] as OptionSpec).scope === 'shared';
@@ -112,7 +112,11 @@ export function registerConfig(program: Command): void {
         process.stdout.write(`${jsonDocument({ settings })}\n`);
         return;
       }
-      const rows = settings.map((e) => [e.setting, e.value ?? '(not set)', e.from ? `${e.source} ${e.from}` : e.source]);
+      const rows = settings.map((effectiveSetting) => [
+        effectiveSetting.setting,
+        effectiveSetting.value ?? '(not set)',
+        effectiveSetting.from ? `${effectiveSetting.source} ${effectiveSetting.from}` : effectiveSetting.source,
+      ]);
       const byPartner = settings.some((e) => e.partner !== undefined);
       process.stdout.write(
         byPartner

@@ -62,12 +62,14 @@ export async function runDemo(opts: { keep: boolean } = { keep: false }): Promis
     const night = async (caption: string) => {
       say();
       say(caption);
-      const r = await ingestOnce(settings, { mode: 'manual' });
-      worst = Math.max(worst, r.exitStatus);
-      say(`  ${summaryLine(r)}`);
-      for (const f of r.files.filter((x) => x.outcome !== 'loaded')) {
-        const why = f.duplicateOf ? `same bytes as ${f.duplicateOf.name}, loaded by run ${f.duplicateOf.run}` : (f.error ?? '');
-        say(`    ${f.outcome}: ${f.name}${why ? ` — ${why}` : ''}`);
+      const ingestResult = await ingestOnce(settings, { mode: 'manual' });
+      worst = Math.max(worst, ingestResult.exitStatus);
+      say(`  ${summaryLine(ingestResult)}`);
+      for (const fileOutcome of ingestResult.files.filter((x) => x.outcome !== 'loaded')) {
+        const why = fileOutcome.duplicateOf
+          ? `same bytes as ${fileOutcome.duplicateOf.name}, loaded by run ${fileOutcome.duplicateOf.run}`
+          : (fileOutcome.error ?? '');
+        say(`    ${fileOutcome.outcome}: ${fileOutcome.name}${why ? ` — ${why}` : ''}`);
       }
     };
 

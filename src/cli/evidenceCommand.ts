@@ -90,13 +90,15 @@ export function registerEvidence(report: Command, setExit: (status: number) => v
       if (period.to < period.from) throw new UsageError(`--to ${period.to} is before --from ${period.from}`);
       if (!flags.out) throw new UsageError('--out is required: the folder to write the pack to');
       const { partners, all, asked } = resolvePartners(flags);
-      const out = await packFolder(flags.out, [...new Set([...all, ...partners].flatMap((p) => (p.intake ? [p.intake] : [])))]);
+      const out = await packFolder(flags.out, [
+        ...new Set([...all, ...partners].flatMap((settings) => (settings.intake ? [settings.intake] : []))),
+      ]);
       // the uploads of the period alone: the whole log is read (a rename after the period follows an upload in it)
       const audit = await auditPartners(flags, { transferLogPeriod: periodBounds(period) });
       const takenAt = nowIso();
-      const pack = await withResources(partners[0]!, async (r) =>
+      const pack = await withResources(partners[0]!, async (commandResources) =>
         evidencePack(
-          await r.ledger({ create: false, readOnly: true }),
+          await commandResources.ledger({ create: false, readOnly: true }),
           period,
           asked,
           {
@@ -107,7 +109,7 @@ export function registerEvidence(report: Command, setExit: (status: number) => v
         ),
       );
       for (const [name, text] of pack.files) await writeFileAtomically(join(out, name), text, { mode: 0o644, what: '--out' });
-      const loads = pack.loads.filter((l) => l.action !== 'reprocessed').length;
+      const loads = pack.loads.filter((evidenceLoad) => evidenceLoad.action !== 'reprocessed').length;
       const reprocessings = pack.loads.length - loads;
       const summary = {
         out,

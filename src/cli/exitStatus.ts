@@ -11,23 +11,23 @@ type RunExit = typeof EXIT_OK | typeof EXIT_PROBLEM;
  * run stopped early; each of these is
  * a non-zero count or a reason on the summary line, so exit 1 is never unexplained.
  */
-export function runExitStatus(f: IngestFindings): RunExit {
-  const c = f.counts;
+export function runExitStatus(ingestFindings: IngestFindings): RunExit {
+  const c = ingestFindings.counts;
   const problem =
     c.rejected > 0 ||
     c.failed > 0 ||
     c.stale > 0 ||
     c.moveFailed > 0 ||
-    f.abortedBy !== undefined ||
-    f.waitingTooLong.length > 0 ||
-    f.changedAfterMove.length > 0 ||
-    f.transferLogUnread !== undefined;
+    ingestFindings.abortedBy !== undefined ||
+    ingestFindings.waitingTooLong.length > 0 ||
+    ingestFindings.changedAfterMove.length > 0 ||
+    ingestFindings.transferLogUnread !== undefined;
   return problem ? EXIT_PROBLEM : EXIT_OK;
 }
 
 /** `run --reprocess`: 1 when a file could not be reloaded (rejected by today's layout, or failed). */
-export function reprocessExitStatus(c: ReprocessCounts): RunExit {
-  return c.rejected + c.failed > 0 ? EXIT_PROBLEM : EXIT_OK;
+export function reprocessExitStatus(reprocessCounts: ReprocessCounts): RunExit {
+  return reprocessCounts.rejected + reprocessCounts.failed > 0 ? EXIT_PROBLEM : EXIT_OK;
 }
 
 /** `adopt`: 1 when a file needs a person (not or partly loaded, unreadable, undecodable, a repeated content, a ledger conflict). */

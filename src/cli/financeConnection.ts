@@ -8,13 +8,13 @@ import { FinanceDb, type FinancePurpose } from '../finance/financeDb.js';
  * run is asked to stop.
  */
 export async function openFinance(
-  s: Settings,
+  settings: Settings,
   purpose: FinancePurpose,
   logger: Logger | undefined,
   stop?: AbortSignal,
 ): Promise<FinanceDb> {
-  const db = await FinanceDb.connect(s.databaseUrl, s.schema, s.layout, {
-    timeoutSeconds: s.dbTimeoutSeconds,
+  const db = await FinanceDb.connect(settings.databaseUrl, settings.schema, settings.layout, {
+    timeoutSeconds: settings.dbTimeoutSeconds,
     // an idle connection that breaks is logged where there is a log; otherwise the next query says so
     onLost: logger
       ? (err) => logger.error({ event: 'db-connection-error', reason: err.message }, 'finance database connection error')

@@ -46,8 +46,8 @@ export function registerLayout(program: Command, setExit: (status: number) => vo
     .description('prints the preset that reads each file (and why), or a draft layout to review; `check --config` then proves it')
     .action(async (files: string[], flags: SuggestFlags) => {
       for (const file of files) {
-        const st = await stat(file).catch(() => null);
-        if (!st?.isFile()) throw new UsageError(`${file} is not a file that can be read`);
+        const stats = await stat(file).catch(() => null);
+        if (!stats?.isFile()) throw new UsageError(`${file} is not a file that can be read`);
       }
       const suggestions: { file: string; s: Suggestion }[] = [];
       for (const file of files) suggestions.push({ file, s: await suggestLayout(file, basename(file)) });

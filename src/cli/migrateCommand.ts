@@ -63,8 +63,8 @@ async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
     );
   }
   const gid = s.ledgerGroup === undefined ? undefined : ledgerGroupId(s.ledgerGroup);
-  return withResources(s, async (r) => {
-    const db = await r.finance('migrate');
+  return withResources(s, async (commandResources) => {
+    const db = await commandResources.finance('migrate');
     const tables: MigrateResult['tables'] = [];
     let first: Awaited<ReturnType<typeof db.migrate>> | undefined;
     for (const layout of layoutsOf(partners)) {
@@ -72,7 +72,7 @@ async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
       first ??= done;
       tables.push({ table: done.table, partners: layout.partners, tableChanges: done.tableChanges });
     }
-    const ledger = await r.ledger({ create: true });
+    const ledger = await commandResources.ledger({ create: true });
     if (gid !== undefined) shareLedgerWithGroup(s.ledger, s.ledgerGroup!, gid);
     return {
       financeSchema: s.schema,
@@ -108,6 +108,6 @@ function migrateLine(r: MigrateResult): string {
 }
 
 /** Migrates the finance schema and the ledger; returns the one-line report. */
-export async function migrateAll(s: Settings): Promise<string> {
-  return migrateLine(await migrateEverything([s]));
+export async function migrateAll(settings: Settings): Promise<string> {
+  return migrateLine(await migrateEverything([settings]));
 }

@@ -111,7 +111,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .description('every ledger event for one file or content, oldest first; exit 1 when nothing matches')
     .action(async (asked: string, flags: ReportFlags) => {
       const { events, askedIsRun } = await withLedger(flags, async (l, partners) => {
-        const found = (await fileHistory(l, asked)).filter((e) => !partners || partners.includes(e.partner));
+        const found = (await fileHistory(l, asked)).filter((ledgerEvent) => !partners || partners.includes(ledgerEvent.partner));
         return { events: found, askedIsRun: found.length === 0 && (await l.run(asked)) !== undefined };
       });
       if (events.length === 0) setExit(EXIT_PROBLEM);

@@ -52,13 +52,13 @@ export function reprocessNames(flags: ReprocessFlags): string[] {
   return [...new Set(names)];
 }
 
-export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: string[]): Promise<ReprocessResult> {
-  const decode = await loadDecodeOptions(s.decode, globToRegExp(s.pattern));
-  return withResources(s, async (r) => {
-    const logger = r.logger();
-    const ledger = await r.ledger();
-    const finance = await r.finance('reprocess');
-    const archive = await r.archive();
+export async function reprocessOnce(settings: Settings, flags: ReprocessFlags, names: string[]): Promise<ReprocessResult> {
+  const decode = await loadDecodeOptions(settings.decode, globToRegExp(settings.pattern));
+  return withResources(settings, async (commandResources) => {
+    const logger = commandResources.logger();
+    const ledger = await commandResources.ledger();
+    const finance = await commandResources.finance('reprocess');
+    const archive = await commandResources.archive();
     if (!archive) throw new UsageError('there is no archive folder yet: nothing was ever loaded to reprocess');
     return runReprocess({
       ledger,
@@ -68,7 +68,7 @@ export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: s
       reason: flags.reason!.trim(),
       operator: operatorName(),
       dryRun: flags.dryRun === true,
-      stagingRoot: s.staging,
+      stagingRoot: settings.staging,
       logger,
       exitStatusFor: reprocessExitStatus,
       decode,
@@ -76,20 +76,20 @@ export async function reprocessOnce(s: Settings, flags: ReprocessFlags, names: s
   });
 }
 
-export function reprocessLine(r: ReprocessResult): string {
-  const c = r.counts;
-  const what = r.dryRun ? 'reprocess dry run (nothing committed)' : 'reprocess done';
-  return `run ${r.runId} ${what}: reprocessed=${c.reprocessed} rejected=${c.rejected} failed=${c.failed} rows=${c.rows}`;
+export function reprocessLine(reprocessResult: ReprocessResult): string {
+  const c = reprocessResult.counts;
+  const what = reprocessResult.dryRun ? 'reprocess dry run (nothing committed)' : 'reprocess done';
+  return `run ${reprocessResult.runId} ${what}: reprocessed=${c.reprocessed} rejected=${c.rejected} failed=${c.failed} rows=${c.rows}`;
 }
 
-export function reprocessJson(r: ReprocessResult): string {
+export function reprocessJson(reprocessResult: ReprocessResult): string {
   return jsonDocument({
-    run: r.runId,
+    run: reprocessResult.runId,
     mode: 'reprocess',
-    dry_run: r.dryRun,
-    ...r.counts,
-    exit_status: r.exitStatus,
-    files: r.files.map((f) => ({
+    dry_run: reprocessResult.dryRun,
+    ...reprocessResult.counts,
+    exit_status: reprocessResult.exitStatus,
+    files: reprocessResult.files.map((f) => ({
       name: f.name,
       sha256: f.sha256,
       outcome: f.outcome,

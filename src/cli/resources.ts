@@ -29,29 +29,34 @@ export interface CommandResources {
  * Runs `fn` with the resources it opens, then closes them in reverse order of opening, even
  * when `fn` throws; a failure to close is thrown only when `fn` itself succeeded.
  */
-export async function withResources<T>(s: Settings, fn: (r: CommandResources) => Promise<T>): Promise<T> {
+export async function withResources<T>(settings: Settings, fn: (r: CommandResources) => Promise<T>): Promise<T> {
   const closers: (() => Promise<void>)[] = [];
   const opened = async <R>(resource: Promise<R>, close: (r: R) => Promise<void>): Promise<R> => {
-    const r = await resource;
-    closers.unshift(() => close(r));
-    return r;
+    const awaited = await resource;
+    closers.unshift(() => close(awaited));
+    return awaited;
   };
   const status = new TerminalStatus();
   let logger: Logger | undefined;
-  const r: CommandResources = {
+  const commandResources: CommandResources = {
     status,
-    logger: () => (logger ??= createLogger({ level: s.logLevel, file: s.logFile, status, partner: s.partner })),
+    logger: () => (logger ??= createLogger({ level: settings.logLevel, file: settings.logFile, status, partner: settings.partner })),
     ledger: async (opts = { create: false }) =>
       (
         await opened(
-          openLedger(s.ledger, { create: opts.create, readOnly: opts.readOnly === true, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 }),
+          openLedger(settings.ledger, {
+            create: opts.create,
+            readOnly: opts.readOnly === true,
+            busyTimeoutMs: settings.ledgerTimeoutSeconds * 1000,
+          }),
           (l) => l.close(),
         )
-      ).forPartner(s.partner),
+      ).forPartner(settings.partner),
     // only a run logs a connection that breaks while idle; the others learn it from their next query
-    finance: (purpose, stop) => opened(openFinance(s, purpose, purpose === 'load' ? r.logger() : undefined, stop), (db) => db.close()),
-    intake: (stop) => opened(openIntake(s, r.logger(), stop), (i) => i.close()),
-    archive: () => opened(openArchive(s, r.logger()), async (a) => a?.close()),
+    finance: (purpose, stop) =>
+      opened(openFinance(settings, purpose, purpose === 'load' ? commandResources.logger() : undefined, stop), (db) => db.close()),
+    intake: (stop) => opened(openIntake(settings, commandResources.logger(), stop), (i) => i.close()),
+    archive: () => opened(openArchive(settings, commandResources.logger()), async (folderReader) => folderReader?.close()),
   };
   const closeAll = async () => {
     status.clear();
@@ -67,7 +72,7 @@ export async function withResources<T>(s: Settings, fn: (r: CommandResources) =>
   };
   let result: T;
   try {
-    result = await fn(r);
+    result = await fn(commandResources);
   } catch (err) {
     await closeAll().catch(() => undefined);
     throw err;

@@ -29,9 +29,9 @@ export function registerRun(program: Command, setExit: (status: number) => void)
       const names = reprocessNames(flags);
       if (flags.reprocess) {
         // files are reloaded from one partner's archive, with its layout
-        const r = await reprocessOnce(resolveSettings(flags), flags, names);
-        process.stdout.write(`${flags.json ? reprocessJson(r) : reprocessLine(r)}\n`);
-        setExit(r.exitStatus);
+        const reprocessResult = await reprocessOnce(resolveSettings(flags), flags, names);
+        process.stdout.write(`${flags.json ? reprocessJson(reprocessResult) : reprocessLine(reprocessResult)}\n`);
+        setExit(reprocessResult.exitStatus);
         return;
       }
       const { partners, named, all } = resolvePartners(flags);
@@ -63,7 +63,7 @@ export function registerRun(program: Command, setExit: (status: number) => void)
       }
       process.stdout.write(`${flags.json ? partnersJson(outcomes) : partnersText(outcomes)}\n`);
       appendSummary(partners[0]?.summaryFile, partnersText(outcomes));
-      setExit(Math.max(...outcomes.map((o) => o.exitStatus)));
+      setExit(Math.max(...outcomes.map((partnerOutcome) => partnerOutcome.exitStatus)));
     });
 }
 
@@ -88,8 +88,8 @@ function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
 }
 
 /** The whole `run` command for one partner short of printing: also what `demo` runs. */
-export async function ingestOnce(s: Settings, flags: RunFlags): Promise<IngestResult> {
-  const [outcome] = await ingestPartners([s], flags);
+export async function ingestOnce(settings: Settings, flags: RunFlags): Promise<IngestResult> {
+  const [outcome] = await ingestPartners([settings], flags);
   // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
   if (outcome!.error !== undefined) throw outcome!.error;
   return outcome!.result!;
@@ -105,7 +105,7 @@ export async function ingestPartners(partners: Settings[], flags: RunFlags, all:
   try {
     return await runPartners(
       {
-        withPartner: (s, work) => withResources(s, (r) => work(partnerResources(r, s))),
+        withPartner: (settings, work) => withResources(settings, (commandResources) => work(partnerResources(commandResources, settings))),
         overdue: async (ledger, s, now) =>
           s.expect ? overdueDeliveries(ledger, { partner: s.partner, expect: s.expect, patternText: s.patternText }, now) : undefined,
         oldestWaiting,
@@ -153,14 +153,14 @@ function partnerResources(r: CommandResources, s: Settings): PartnerResources {
  * one metrics file of all partners, with what the ledger says of each.
  */
 async function afterPartners(shared: Settings, all: Settings[], ran: PartnerRunMetrics[], processExit: number): Promise<void> {
-  const runIds = ran.flatMap((m) => (m.runId ? [m.runId] : []));
+  const runIds = ran.flatMap((partnerRunMetrics) => (partnerRunMetrics.runId ? [partnerRunMetrics.runId] : []));
   if (!shared.metricsFile && runIds.length === 0) return;
-  const names = all.map((p) => p.partner);
-  await withResources(shared, async (r) => {
-    const logger = r.logger();
+  const names = all.map((settings) => settings.partner);
+  await withResources(shared, async (commandResources) => {
+    const logger = commandResources.logger();
     let ledger: Ledger | undefined;
     try {
-      ledger = await r.ledger();
+      ledger = await commandResources.ledger();
     } catch {
       // not even a ledger: the metrics still say how the run ended, and keep the last success they had
     }
@@ -179,7 +179,7 @@ async function afterPartners(shared: Settings, all: Settings[], ran: PartnerRunM
         lastDeliveryAt: await lastDeliveryAt(view, partner),
         lastAccountedAt: await lastAccountedAt(view, { partner, expect: s?.expect }, nowMs()),
         overdue: {
-          warning: overdue.filter((d) => d.level === 'warning').length,
+          warning: overdue.filter((overdueDelivery) => overdueDelivery.level === 'warning').length,
           critical: overdue.filter((d) => d.level === 'critical').length,
         },
       };

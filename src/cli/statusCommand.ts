@@ -46,8 +46,8 @@ const limitsOf = (s: Settings): StatusLimits => ({ maxAgeSeconds: s.maxAgeSecond
  */
 async function judgeAll(flags: StatusFlags): Promise<Judged[]> {
   const { partners, named, asked } = resolvePartners(flags, process.env, { unconfigured: 'allow' });
-  return withResources(partners[0]!, async (r) => {
-    const ledger = await r.ledger({ create: false, readOnly: true });
+  return withResources(partners[0]!, async (commandResources) => {
+    const ledger = await commandResources.ledger({ create: false, readOnly: true });
     let judged = partners;
     if (!named && !asked) {
       const seen = await ledger.partnersSeen();
@@ -55,13 +55,17 @@ async function judgeAll(flags: StatusFlags): Promise<Judged[]> {
     }
     const now = nowMs();
     const out: Judged[] = [];
-    for (const s of judged) {
-      const view = ledger.forPartner(s.partner);
-      const limits = limitsOf(s);
+    for (const settings of judged) {
+      const view = ledger.forPartner(settings.partner);
+      const limits = limitsOf(settings);
       const facts = await statusFacts(view, limits);
-      if (s.expect)
-        facts.overdue = await overdueDeliveries(view, { partner: s.partner, expect: s.expect, patternText: s.patternText }, now);
-      out.push({ partner: s.partner, check: judgeStatus(facts, limits, now), limits });
+      if (settings.expect)
+        facts.overdue = await overdueDeliveries(
+          view,
+          { partner: settings.partner, expect: settings.expect, patternText: settings.patternText },
+          now,
+        );
+      out.push({ partner: settings.partner, check: judgeStatus(facts, limits, now), limits });
     }
     return out;
   });

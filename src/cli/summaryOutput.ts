@@ -14,49 +14,55 @@ import { jsonDocument } from './jsonOutput.js';
  * or which files have waited in the intake too long. A tail also names the moves this run
  * finished for earlier runs, which no count holds.
  */
-export function summaryLine(r: IngestResult, overdue: OverdueDelivery[] = []): string {
+export function summaryLine(ingestResult: IngestResult, overdue: OverdueDelivery[] = []): string {
   const tails = [
     ...(overdue.length > 0 ? [`overdue: ${overdue.map((d) => d.message).join('; ')}`] : []),
-    ...(r.abortedBy ? [`stopped early: ${r.abortedBy}`] : []),
-    ...(r.waitingTooLong.length > 0 ? [`waiting too long: ${r.waitingTooLong.map((w) => `${w.name} for ${w.runs} runs`).join(', ')}`] : []),
-    ...(r.changedAfterMove.length > 0 ? [`changed after its move: ${r.changedAfterMove.map((c) => c.location).join(', ')}`] : []),
-    ...(r.transferLogUnread !== undefined ? [`transfer log not read, files judged without it: ${r.transferLogUnread}`] : []),
-    ...(r.finishedMoves.length > 0
-      ? [`finished the move of ${r.finishedMoves.map((m) => `${m.name} for run ${m.decidedBy}`).join(', ')}`]
+    ...(ingestResult.abortedBy ? [`stopped early: ${ingestResult.abortedBy}`] : []),
+    ...(ingestResult.waitingTooLong.length > 0
+      ? [`waiting too long: ${ingestResult.waitingTooLong.map((w) => `${w.name} for ${w.runs} runs`).join(', ')}`]
+      : []),
+    ...(ingestResult.changedAfterMove.length > 0
+      ? [`changed after its move: ${ingestResult.changedAfterMove.map((c) => c.location).join(', ')}`]
+      : []),
+    ...(ingestResult.transferLogUnread !== undefined
+      ? [`transfer log not read, files judged without it: ${ingestResult.transferLogUnread}`]
+      : []),
+    ...(ingestResult.finishedMoves.length > 0
+      ? [`finished the move of ${ingestResult.finishedMoves.map((m) => `${m.name} for run ${m.decidedBy}`).join(', ')}`]
       : []),
   ];
   const tail = tails.map((t) => ` (${printable(t)})`).join('');
-  return `run ${r.runId} ${r.abortedBy ? 'stopped' : 'done'}: ${countsText(r.counts)}${tail}`;
+  return `run ${ingestResult.runId} ${ingestResult.abortedBy ? 'stopped' : 'done'}: ${countsText(ingestResult.counts)}${tail}`;
 }
 
 /** `--json`: the same counts at top level plus one entry per file. */
-export function summaryJson(r: IngestResult, overdue?: OverdueDelivery[]): string {
-  return jsonDocument(summaryObject(r, overdue));
+export function summaryJson(ingestResult: IngestResult, overdue?: OverdueDelivery[]): string {
+  return jsonDocument(summaryObject(ingestResult, overdue));
 }
 
 /** `overdue`: the partner's deliveries past `warnAfter` (when it has `expect`); past `errorAfter`, exit 1. */
-function summaryObject(r: IngestResult, overdue?: OverdueDelivery[]): Record<string, unknown> {
-  const late = overdue?.some((d) => d.level === 'critical') ? 1 : 0;
+function summaryObject(ingestResult: IngestResult, overdue?: OverdueDelivery[]): Record<string, unknown> {
+  const late = overdue?.some((overdueDelivery) => overdueDelivery.level === 'critical') ? 1 : 0;
   return {
-    run: r.runId,
-    mode: r.mode,
-    ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, r.counts[key]])),
-    exit_status: Math.max(r.exitStatus, late),
-    ...(r.abortedBy ? { stopped_early: r.abortedBy } : {}),
+    run: ingestResult.runId,
+    mode: ingestResult.mode,
+    ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, ingestResult.counts[key]])),
+    exit_status: Math.max(ingestResult.exitStatus, late),
+    ...(ingestResult.abortedBy ? { stopped_early: ingestResult.abortedBy } : {}),
     ...(overdue ? { overdue_deliveries: overdue } : {}),
-    waiting_too_long: r.waitingTooLong,
-    changed_after_move: r.changedAfterMove,
-    ...(r.transferLogUnread !== undefined ? { transfer_log_unread: r.transferLogUnread } : {}),
-    finished_moves: r.finishedMoves,
-    files: r.files.map((f) => ({
-      name: f.name,
-      sha256: f.sha256,
-      outcome: f.outcome,
-      rows: f.rows,
-      ...(f.duplicateOf ? { duplicate_of: f.duplicateOf } : {}),
-      ...(f.heldFor ? { held_for: f.heldFor } : {}),
-      ...(f.error ? { error: f.error } : {}),
-      ...(f.totals ? { totals: f.totals } : {}),
+    waiting_too_long: ingestResult.waitingTooLong,
+    changed_after_move: ingestResult.changedAfterMove,
+    ...(ingestResult.transferLogUnread !== undefined ? { transfer_log_unread: ingestResult.transferLogUnread } : {}),
+    finished_moves: ingestResult.finishedMoves,
+    files: ingestResult.files.map((fileOutcome) => ({
+      name: fileOutcome.name,
+      sha256: fileOutcome.sha256,
+      outcome: fileOutcome.outcome,
+      rows: fileOutcome.rows,
+      ...(fileOutcome.duplicateOf ? { duplicate_of: fileOutcome.duplicateOf } : {}),
+      ...(fileOutcome.heldFor ? { held_for: fileOutcome.heldFor } : {}),
+      ...(fileOutcome.error ? { error: fileOutcome.error } : {}),
+      ...(fileOutcome.totals ? { totals: fileOutcome.totals } : {}),
     })),
   };
 }
@@ -106,32 +112,37 @@ export function partnersText(outcomes: PartnerOutcome[]): string {
 
 /** `--json` of a run of several: one object per partner (as a one-partner run's) and the totals. */
 export function partnersJson(outcomes: PartnerOutcome[]): string {
-  const counts = (c: RunCounts) => Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, c[key]]));
+  const counts = (runCounts: RunCounts) => Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, runCounts[key]]));
   return jsonDocument({
-    partners: outcomes.map((o) =>
-      o.leasedBy
+    partners: outcomes.map((partnerOutcome) =>
+      partnerOutcome.leasedBy
         ? {
-            partner: o.partner,
+            partner: partnerOutcome.partner,
             status: 'leased',
-            leased_by: { host: o.leasedBy.host, pid: o.leasedBy.pid, run: o.leasedBy.runId, lease_until: o.leasedBy.leaseUntil },
+            leased_by: {
+              host: partnerOutcome.leasedBy.host,
+              pid: partnerOutcome.leasedBy.pid,
+              run: partnerOutcome.leasedBy.runId,
+              lease_until: partnerOutcome.leasedBy.leaseUntil,
+            },
             ...counts(NO_COUNTS),
-            exit_status: o.exitStatus,
+            exit_status: partnerOutcome.exitStatus,
             files: [],
           }
-        : o.result
+        : partnerOutcome.result
           ? {
-              partner: o.partner,
-              status: o.error !== undefined ? 'ended' : o.result.abortedBy ? 'stopped' : 'finished',
-              ...summaryObject(o.result, o.overdue),
-              ...(o.error !== undefined ? { error: errorMessage(o.error) } : {}),
+              partner: partnerOutcome.partner,
+              status: partnerOutcome.error !== undefined ? 'ended' : partnerOutcome.result.abortedBy ? 'stopped' : 'finished',
+              ...summaryObject(partnerOutcome.result, partnerOutcome.overdue),
+              ...(partnerOutcome.error !== undefined ? { error: errorMessage(partnerOutcome.error) } : {}),
             }
           : {
-              partner: o.partner,
-              status: o.notBegun ? 'not_begun' : 'not_started',
-              run: o.runId ?? null,
+              partner: partnerOutcome.partner,
+              status: partnerOutcome.notBegun ? 'not_begun' : 'not_started',
+              run: partnerOutcome.runId ?? null,
               ...counts(NO_COUNTS),
-              exit_status: o.exitStatus,
-              error: errorMessage(o.error),
+              exit_status: partnerOutcome.exitStatus,
+              error: errorMessage(partnerOutcome.error),
               files: [],
             },
     ),

@@ -46,11 +46,11 @@ const MB = 1_000_000;
 const mb = (bytes: number) => (bytes / MB).toFixed(bytes < 10 * MB ? 1 : 0);
 
 /** `settle_x.csv: 45% · 1,234,567 rows · 56 of 125 MB · 18.3 MB/s`: a load's progress as a person reads it. */
-export function progressLine(p: LoadProgress, now = Date.now()): string {
-  const share = p.totalBytes > 0 ? `${Math.min(100, Math.floor((p.bytes / p.totalBytes) * 100))}%` : '';
-  const seconds = (now - p.startedAt) / 1000;
-  const rate = seconds >= 0.5 ? ` · ${(p.bytes / MB / seconds).toFixed(1)} MB/s` : '';
-  return `${p.file}: ${share ? `${share} · ` : ''}${p.rows.toLocaleString('en-US')} rows · ${mb(p.bytes)} of ${mb(p.totalBytes)} MB${rate}`;
+export function progressLine(loadProgress: LoadProgress, now = Date.now()): string {
+  const share = loadProgress.totalBytes > 0 ? `${Math.min(100, Math.floor((loadProgress.bytes / loadProgress.totalBytes) * 100))}%` : '';
+  const seconds = (now - loadProgress.startedAt) / 1000;
+  const rate = seconds >= 0.5 ? ` · ${(loadProgress.bytes / MB / seconds).toFixed(1)} MB/s` : '';
+  return `${loadProgress.file}: ${share ? `${share} · ` : ''}${loadProgress.rows.toLocaleString('en-US')} rows · ${mb(loadProgress.bytes)} of ${mb(loadProgress.totalBytes)} MB${rate}`;
 }
 
 /** `settle_x.csv: 45% read · 56 of 125 MB`: a download's progress (a file read from an SFTP server). */
@@ -60,7 +60,7 @@ export function downloadLine(file: string, bytes: number, size: number): string 
 }
 
 /** `waiting for settle_x.csv (and 2 more) to stay unchanged for 30s (--stable-for): 12s to go`. */
-export function waitingLine(w: GateWaiting, stableForSeconds: number): string {
-  const more = w.files.length > 1 ? ` (and ${w.files.length - 1} more)` : '';
-  return `waiting for ${w.files[0] ?? 'files'}${more} to stay unchanged for ${stableForSeconds}s (--stable-for): ${Math.ceil(w.remainingMs / 1000)}s to go`;
+export function waitingLine(gateWaiting: GateWaiting, stableForSeconds: number): string {
+  const more = gateWaiting.files.length > 1 ? ` (and ${gateWaiting.files.length - 1} more)` : '';
+  return `waiting for ${gateWaiting.files[0] ?? 'files'}${more} to stay unchanged for ${stableForSeconds}s (--stable-for): ${Math.ceil(gateWaiting.remainingMs / 1000)}s to go`;
 }

@@ -31,14 +31,16 @@ export function registerWaive(program: Command): void {
       if (flags.reason === undefined) throw new UsageError(`--reason is required: why the day is ${flags.undo ? 'owed again' : 'waived'}`);
       const { partners, named, asked } = resolvePartners(flags);
       if (partners.length !== 1) {
-        throw new UsageError(`waive takes one partner: choose it with --partner NAME (of ${partners.map((p) => p.partner).join(', ')})`);
+        throw new UsageError(
+          `waive takes one partner: choose it with --partner NAME (of ${partners.map((settings) => settings.partner).join(', ')})`,
+        );
       }
       const partner = partners[0]!;
       if (named && !asked) {
         throw new UsageError(`waive takes one partner: choose it with --partner ${partner.partner}`);
       }
-      const outcome = await withResources(partner, async (r) =>
-        waiveDay(await r.ledger({ create: false }), {
+      const outcome = await withResources(partner, async (commandResources) =>
+        waiveDay(await commandResources.ledger({ create: false }), {
           partner: partner.partner,
           expect: partner.expect,
           day: flags.day!,

@@ -254,12 +254,12 @@ export const EXPECT_KEYS = ['every', 'by', 'timeZone', 'holidays', 'files', 'war
 const EXPECT_EXAMPLE = '{"every": "business day", "by": "04:00", "timeZone": "Europe/Amsterdam", "holidays": "NL"}';
 
 /** A partner's expected deliveries (calendar/expect.ts), each key checked and named when wrong. */
-function parseExpect(p: Picked): Expect | null {
-  if (p.value === null) return null;
-  if (!isObject(p.value)) throw new UsageError(`${p.from}: expected an object such as ${EXPECT_EXAMPLE}`);
-  const v = p.value;
-  refuseUnknownKeys(v, EXPECT_KEYS, p.from);
-  const at = (key: string) => `${p.from}."${key}"`;
+function parseExpect(picked: Picked): Expect | null {
+  if (picked.value === null) return null;
+  if (!isObject(picked.value)) throw new UsageError(`${picked.from}: expected an object such as ${EXPECT_EXAMPLE}`);
+  const v = picked.value;
+  refuseUnknownKeys(v, EXPECT_KEYS, picked.from);
+  const at = (key: string) => `${picked.from}."${key}"`;
   const weekdays = weekdaysOf(v.every ?? 'day');
   if (!weekdays) {
     throw new UsageError(
@@ -452,8 +452,8 @@ export function resolvePartners(
   const config = loadConfig(flags, env);
   const named = config?.partners !== undefined;
   const configured = named ? [...config.partners!.keys()] : [DEFAULT_PARTNER];
-  const resolveOne = (partner: string, f: RawFlags, e: NodeJS.ProcessEnv) =>
-    settingsFrom(pickerFor(config, f, e, named ? partner : undefined), e, partner);
+  const resolveOne = (partner: string, partial: RawFlags, processEnv: NodeJS.ProcessEnv) =>
+    settingsFrom(pickerFor(config, partial, processEnv, named ? partner : undefined), processEnv, partner);
   // every partner is checked as the file has it, before any is chosen: a mistake anywhere is exit 2
   const own = ownSettingsGiven(flags, env);
   const all = configured.map((partner) => resolveOne(partner, named ? own.flags : flags, named ? own.env : env));
@@ -554,27 +554,27 @@ function refuseClashingTables(partners: Settings[]): void {
       : `a layout object of its own: "table": "${layout.table}" among its keys`;
   };
   const byTable = new Map<string, { partner: string; tableNamed: boolean; definition: string }>();
-  for (const p of partners) {
-    const table = `${p.schema}.${p.layout.table}`;
-    const definition = createTableSql(p.schema, p.layout).join(';\n');
+  for (const settings of partners) {
+    const table = `${settings.schema}.${settings.layout.table}`;
+    const definition = createTableSql(settings.schema, settings.layout).join(';\n');
     const other = byTable.get(table);
     if (other === undefined) {
-      byTable.set(table, { partner: p.partner, tableNamed: p.tableNamed, definition });
+      byTable.set(table, { partner: settings.partner, tableNamed: settings.tableNamed, definition });
       continue;
     }
-    if (!other.tableNamed || !p.tableNamed) {
-      const silent = [other, p].filter((x) => !x.tableNamed).map((x) => `"${x.partner}"`);
+    if (!other.tableNamed || !settings.tableNamed) {
+      const silent = [other, settings].filter((x) => !x.tableNamed).map((x) => `"${x.partner}"`);
       const unnamed = silent.length === 1 ? `the layout of ${silent[0]} does not name it` : `neither one's layout names it`;
       throw new UsageError(
-        `partners "${other.partner}" and "${p.partner}" both load into table ${table}, and ${unnamed}: ` +
-          `partners share a table only when each one's layout names it. To share it, add "table": "${p.layout.table}" to each one's layout ` +
-          `(${namingHint(p.layout)}); ` +
-          `to keep them apart, give one a table of its own ("table": "${p.partner.replace(/-/g, '_')}_rows")`,
+        `partners "${other.partner}" and "${settings.partner}" both load into table ${table}, and ${unnamed}: ` +
+          `partners share a table only when each one's layout names it. To share it, add "table": "${settings.layout.table}" to each one's layout ` +
+          `(${namingHint(settings.layout)}); ` +
+          `to keep them apart, give one a table of its own ("table": "${settings.partner.replace(/-/g, '_')}_rows")`,
       );
     }
     if (other.definition !== definition) {
       throw new UsageError(
-        `partners "${other.partner}" and "${p.partner}" both load into table ${table}, but their layouts define it differently: give one layout a "table" of its own (or the same columns and natural key, to share it)`,
+        `partners "${other.partner}" and "${settings.partner}" both load into table ${table}, but their layouts define it differently: give one layout a "table" of its own (or the same columns and natural key, to share it)`,
       );
     }
   }
@@ -598,10 +598,10 @@ export function resolveSettings(flags: RawFlags, env: NodeJS.ProcessEnv = proces
 function settingsFrom(pick: (key: Key) => Picked | undefined, env: NodeJS.ProcessEnv, partner: string): Settings {
   /** A setting's value parsed by its kind, or undefined when nothing set it. */
   const read = <K extends Key>(key: K): KindValue[(typeof OPTION_TABLE)[K]['kind']] | undefined => {
-    const p = pick(key);
-    if (p === undefined) return undefined;
+    const picked = pick(key);
+    if (picked === undefined) return undefined;
     const spec: OptionSpec = OPTION_TABLE[key];
-    return (PARSE[spec.kind] as (p: Picked, spec: OptionSpec) => KindValue[(typeof OPTION_TABLE)[K]['kind']])(p, spec);
+    return (PARSE[spec.kind] as (p: Picked, spec: OptionSpec) => KindValue[(typeof OPTION_TABLE)[K]['kind']])(picked, spec);
   };
 
   const schema = read('schema') ?? DEFAULTS.schema;

@@ -122,15 +122,15 @@ export interface PgConnectOptions {
  */
 export function pgClientConfig(
   url: string | undefined,
-  o: Pick<PgConnectOptions, 'applicationName' | 'connectTimeoutMs'>,
+  pick: Pick<PgConnectOptions, 'applicationName' | 'connectTimeoutMs'>,
 ): pg.ClientConfig {
   const ssl = sslFromEnvironment(url);
   return {
     connectionString: sslModeAsChecked(url).url,
     // no password here: a URL's wins, else PGPASSWORD, else pg.defaults.password above, asked only when the server wants one
     ...(ssl ? { ssl } : {}),
-    application_name: o.applicationName,
-    connectionTimeoutMillis: o.connectTimeoutMs,
+    application_name: pick.applicationName,
+    connectionTimeoutMillis: pick.connectTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
   };
@@ -141,17 +141,17 @@ export function pgClientConfig(
  * unusable URL, a refused login or a missing database is configuration (exit 2). Messages
  * carry the URL without its secrets.
  */
-export async function connectPostgres(url: string | undefined, o: PgConnectOptions): Promise<pg.Client> {
-  const where = `${o.what} ${describeTarget(url)}`;
-  if (url !== undefined) assertPostgresUrl(url, o.what);
+export async function connectPostgres(url: string | undefined, pgConnectOptions: PgConnectOptions): Promise<pg.Client> {
+  const where = `${pgConnectOptions.what} ${describeTarget(url)}`;
+  if (url !== undefined) assertPostgresUrl(url, pgConnectOptions.what);
   let client: pg.Client;
   try {
-    client = new pg.Client(pgClientConfig(url, o));
+    client = new pg.Client(pgClientConfig(url, pgConnectOptions));
   } catch (err) {
     if (err instanceof SettleError) throw err;
     throw new UsageError(`${where} cannot be used: ${redactSecrets(errorMessage(err))}`, { cause: err });
   }
-  client.on('error', o.onError);
+  client.on('error', pgConnectOptions.onError);
   try {
     await client.connect();
     return client;
@@ -174,8 +174,8 @@ export async function connectPostgres(url: string | undefined, o: PgConnectOptio
     }
     // node-postgres ends a connect that outlives connectionTimeoutMillis with exactly this error
     const timedOut = why === 'timeout expired';
-    const seconds = o.connectTimeoutMs / 1000;
-    const silent = `no answer within ${seconds}s${o.timeoutOption ? ` (${o.timeoutOption} ${seconds})` : ''}`;
+    const seconds = pgConnectOptions.connectTimeoutMs / 1000;
+    const silent = `no answer within ${seconds}s${pgConnectOptions.timeoutOption ? ` (${pgConnectOptions.timeoutOption} ${seconds})` : ''}`;
     throw new TransientError(`${where} is unreachable: ${timedOut ? silent : why || code}`, { cause: err });
   }
 }

@@ -63,10 +63,14 @@ async function openLayer(wrapping: Wrapping, input: DeliveredBytes, o: DecodeOpt
 export async function decodeStream(
   outermost: Wrapping,
   delivered: DeliveredBytes,
-  o: DecodeOptions,
+  decodeOptions: DecodeOptions,
   outBase: string,
 ): Promise<DecodedContent> {
-  const limits = { maxInflateRatio: o.maxInflateRatio, maxDecodedBytes: o.maxDecodedBytes, deliveredSize: delivered.size };
+  const limits = {
+    maxInflateRatio: decodeOptions.maxInflateRatio,
+    maxDecodedBytes: decodeOptions.maxDecodedBytes,
+    deliveredSize: delivered.size,
+  };
   const layers: Wrapping[] = [];
   const spools: string[] = [];
   const path = `${outBase}.content`;
@@ -79,7 +83,7 @@ export async function decodeStream(
     while (wrapping !== null) {
       if (layers.length === MAX_LAYERS) throw new RejectError(`more than ${MAX_LAYERS} layers of wrapping (${layers.join(' > ')} > …)`);
       spools.push(`${outBase}.spool${spools.length + 1}`);
-      const layer = await openLayer(wrapping, input, o, spools.at(-1)!);
+      const layer = await openLayer(wrapping, input, decodeOptions, spools.at(-1)!);
       verified ||= layer.verified === true;
       layers.push(wrapping);
       meter = new Meter({ ...limits, consumed: layer.consumed });
@@ -87,7 +91,7 @@ export async function decodeStream(
       input = { stream, size: delivered.size };
       wrapping = sniffHead(head);
     }
-    if (!verified) refuseUnsigned(o);
+    if (!verified) refuseUnsigned(decodeOptions);
     writing = true;
     await pipelineDone(input.stream, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
     return { path, sha256: meter!.digest(), size: meter!.bytes, layers };
@@ -109,12 +113,16 @@ function refuseUnsigned(o: DecodeOptions): void {
 }
 
 /** The content of a staged delivery: the file itself when its leading bytes show no wrapping. */
-export async function decodeDelivery(delivered: DeliveredFile, o: DecodeOptions, outBase = delivered.path): Promise<DecodedContent> {
+export async function decodeDelivery(
+  delivered: DeliveredFile,
+  decodeOptions: DecodeOptions,
+  outBase = delivered.path,
+): Promise<DecodedContent> {
   const outermost = await sniff(delivered.path);
   if (outermost === null) {
-    refuseUnsigned(o);
+    refuseUnsigned(decodeOptions);
     return { ...delivered, layers: [] };
   }
   const bytes = { stream: createReadStream(delivered.path), file: delivered.path, size: delivered.size };
-  return decodeStream(outermost, bytes, o, outBase);
+  return decodeStream(outermost, bytes, decodeOptions, outBase);
 }

@@ -40,38 +40,51 @@ async function armoured(path: string, flag: string): Promise<string> {
  * Reads and unlocks the keys once, before a run records anything: a missing file, a key that
  * is not one, or a wrong passphrase is configuration (exit 2), never a file's reject.
  */
-export async function loadDecodeOptions(s: DecodeSettings, memberPattern?: RegExp): Promise<DecodeOptions> {
+export async function loadDecodeOptions(decodeSettings: DecodeSettings, memberPattern?: RegExp): Promise<DecodeOptions> {
   // loaded only when a key is configured: the OpenPGP library alone takes a good part of an idle run
-  const pgp = s.pgpKeyPath !== undefined || s.pgpVerifyKeyPath !== undefined ? await import('openpgp') : undefined;
+  const pgp =
+    decodeSettings.pgpKeyPath !== undefined || decodeSettings.pgpVerifyKeyPath !== undefined ? await import('openpgp') : undefined;
   let decryptionKey: openpgp.PrivateKey | undefined;
   let verificationKey: openpgp.PublicKey | undefined;
-  if (s.pgpKeyPath !== undefined) {
-    const text = await armoured(s.pgpKeyPath, '--pgp-key');
+  if (decodeSettings.pgpKeyPath !== undefined) {
+    const text = await armoured(decodeSettings.pgpKeyPath, '--pgp-key');
     try {
       decryptionKey = await pgp!.readPrivateKey({ armoredKey: text });
     } catch (err) {
-      throw new UsageError(`--pgp-key ${s.pgpKeyPath} is not an armoured OpenPGP private key: ${errorMessage(err)}`, { cause: err });
+      throw new UsageError(`--pgp-key ${decodeSettings.pgpKeyPath} is not an armoured OpenPGP private key: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
     if (!decryptionKey.isDecrypted()) {
-      if (s.pgpPassphrase === undefined) {
-        throw new UsageError(`--pgp-key ${s.pgpKeyPath} is protected: set SETTLE_PGP_PASSPHRASE or "pgpPassphrase" in the config file`);
+      if (decodeSettings.pgpPassphrase === undefined) {
+        throw new UsageError(
+          `--pgp-key ${decodeSettings.pgpKeyPath} is protected: set SETTLE_PGP_PASSPHRASE or "pgpPassphrase" in the config file`,
+        );
       }
       try {
-        decryptionKey = await pgp!.decryptKey({ privateKey: decryptionKey, passphrase: s.pgpPassphrase });
+        decryptionKey = await pgp!.decryptKey({ privateKey: decryptionKey, passphrase: decodeSettings.pgpPassphrase });
       } catch (err) {
         // the library's message never quotes the passphrase; ours does not either
-        throw new UsageError(`--pgp-key ${s.pgpKeyPath} cannot be unlocked with the configured passphrase`, { cause: err });
+        throw new UsageError(`--pgp-key ${decodeSettings.pgpKeyPath} cannot be unlocked with the configured passphrase`, { cause: err });
       }
     }
   }
-  if (s.pgpVerifyKeyPath !== undefined) {
-    const text = await armoured(s.pgpVerifyKeyPath, '--pgp-verify-key');
+  if (decodeSettings.pgpVerifyKeyPath !== undefined) {
+    const text = await armoured(decodeSettings.pgpVerifyKeyPath, '--pgp-verify-key');
     try {
       // a partner may hand over its whole key export: only the public part is kept
       verificationKey = (await pgp!.readKey({ armoredKey: text })).toPublic();
     } catch (err) {
-      throw new UsageError(`--pgp-verify-key ${s.pgpVerifyKeyPath} is not an armoured OpenPGP key: ${errorMessage(err)}`, { cause: err });
+      throw new UsageError(`--pgp-verify-key ${decodeSettings.pgpVerifyKeyPath} is not an armoured OpenPGP key: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
   }
-  return { decryptionKey, verificationKey, maxInflateRatio: s.maxInflateRatio, maxDecodedBytes: s.maxDecodedBytes, memberPattern };
+  return {
+    decryptionKey,
+    verificationKey,
+    maxInflateRatio: decodeSettings.maxInflateRatio,
+    maxDecodedBytes: decodeSettings.maxDecodedBytes,
+    memberPattern,
+  };
 }

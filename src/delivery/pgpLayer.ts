@@ -67,55 +67,55 @@ async function explain(err: unknown, c: Context, o: DecodeOptions): Promise<Reje
  * private staging file that is used after the whole stream, and its check, succeeded: memory
  * stays flat.
  */
-export async function pgpLayer(input: Readable, armored: boolean, o: DecodeOptions): Promise<OpenLayer> {
+export async function pgpLayer(input: Readable, armored: boolean, decodeOptions: DecodeOptions): Promise<OpenLayer> {
   const counter = new ByteCounter();
   const source = pipeline(input, counter, ignore);
-  const c: Context = {};
+  const context: Context = {};
   const fail = async (err: unknown) => {
     source.destroy();
-    throw await explain(err, c, o);
+    throw await explain(err, context, decodeOptions);
   };
   try {
     const bytes = Readable.toWeb(source) as WebReadableStream<Uint8Array>;
     // armour is text to openpgp: decoded here, after the counter (a byte stream) has seen it
-    c.message = armored
+    context.message = armored
       ? await openpgp.readMessage({ armoredMessage: bytes.pipeThrough(new TextDecoderStream()) as unknown as ReadableStream<string> })
       : await openpgp.readMessage({ binaryMessage: bytes as unknown as ReadableStream<Uint8Array> });
   } catch (err) {
     return fail(err);
   }
-  const message = c.message;
+  const message = context.message;
   const encrypted =
     message.getEncryptionKeyIDs().length > 0 || message.packets.filterByTag(openpgp.enums.packet.symEncryptedSessionKey).length > 0;
-  if (encrypted && !o.decryptionKey) {
+  if (encrypted && !decodeOptions.decryptionKey) {
     source.destroy();
     throw new NoDecryptionKeyError(hexIds(message.getEncryptionKeyIDs()));
   }
-  const verify = o.verificationKey
-    ? { verificationKeys: o.verificationKey, expectSigned: true }
+  const verify = decodeOptions.verificationKey
+    ? { verificationKeys: decodeOptions.verificationKey, expectSigned: true }
     : { verificationKeys: [] as openpgp.PublicKey[], expectSigned: false };
   const config = { allowUnauthenticatedStream: true };
   let data: WebReadableStream<Uint8Array>;
   try {
-    const r = encrypted
+    const verifyMessageResult = encrypted
       ? await openpgp.decrypt({
           message: message as openpgp.Message<ReadableStream<Uint8Array>>,
-          decryptionKeys: o.decryptionKey,
+          decryptionKeys: decodeOptions.decryptionKey,
           ...verify,
           format: 'binary',
           config,
         })
       : await openpgp.verify({ message: message as openpgp.Message<ReadableStream<Uint8Array>>, ...verify, format: 'binary', config });
-    c.signatures = r.signatures;
+    context.signatures = verifyMessageResult.signatures;
     // openpgp types its streams from @openpgp/web-stream-tools, which is not installed: r.data reads as `any`
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast says what r.data is
-    data = r.data as unknown as WebReadableStream<Uint8Array>;
+    data = verifyMessageResult.data as unknown as WebReadableStream<Uint8Array>;
   } catch (err) {
     return fail(err);
   }
   return {
-    output: guarded(Readable.fromWeb(data), (err) => explain(err, c, o)),
+    output: guarded(Readable.fromWeb(data), (err) => explain(err, context, decodeOptions)),
     consumed: () => counter.bytes,
-    verified: o.verificationKey !== undefined,
+    verified: decodeOptions.verificationKey !== undefined,
   };
 }

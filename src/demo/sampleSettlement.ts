@@ -28,13 +28,13 @@ export interface SampleFile {
   netTotal: string;
 }
 
-export function sampleSettlement(o: SampleOptions): SampleFile {
-  const eol = o.eol ?? '\n';
+export function sampleSettlement(sampleOptions: SampleOptions): SampleFile {
+  const eol = sampleOptions.eol ?? '\n';
   const lines = [HEADER];
   let total = 0n;
-  let seed = [...o.idPrefix].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
+  let seed = [...sampleOptions.idPrefix].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
   const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
-  for (let i = 1; i <= o.rows; i++) {
+  for (let i = 1; i <= sampleOptions.rows; i++) {
     const type = TYPES[next() % TYPES.length]!;
     const gross = BigInt(100 + (next() % 500_000)) * (type === 'refund' ? -1n : 1n);
     const fee = (gross * 15n) / 1000n;
@@ -42,8 +42,8 @@ export function sampleSettlement(o: SampleOptions): SampleFile {
     total += net;
     lines.push(
       [
-        o.date,
-        `${o.idPrefix}-${String(i).padStart(7, '0')}`,
+        sampleOptions.date,
+        `${sampleOptions.idPrefix}-${String(i).padStart(7, '0')}`,
         `M${String((next() % 9000) + 1000)}`,
         BRANDS[next() % BRANDS.length],
         type,

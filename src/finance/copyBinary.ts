@@ -53,8 +53,8 @@ function wireFor(spec: ColumnSpec, actual: string): Wire | undefined {
  * encoder writes (a table changed by hand): that file goes by text COPY. Takes the lock the COPY
  * would take first, so that no column can change type between this look and the load's commit.
  */
-export async function binaryRowsFor(t: FinanceTarget): Promise<BinaryRows | null> {
-  const { client, schema, layout } = t;
+export async function binaryRowsFor(financeTarget: FinanceTarget): Promise<BinaryRows | null> {
+  const { client, schema, layout } = financeTarget;
   const table = `${escapeIdentifier(schema)}.${escapeIdentifier(layout.table)}`;
   // one round trip: the lock, then the columns (simple protocol, so no parameters)
   const results = (await client.query(

@@ -91,16 +91,16 @@ export const BINARY_FROM_BYTES = 1024 * 1024;
  * (statementWatch.ts cancels it when the server stops taking data).
  */
 export async function streamRows(
-  t: FinanceTarget,
+  financeTarget: FinanceTarget,
   req: LoadRequest,
   loadId: number,
 ): Promise<{ rows: number; skippedRows: number; format: CopyFormat; totals?: CheckedTotal[] }> {
-  const { client, layout } = t;
-  const columns = [...layout.columns.map((c) => c.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
+  const { client, layout } = financeTarget;
+  const columns = [...layout.columns.map((columnSpec) => columnSpec.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
   const counter = { rows: 0, stats: { skipped: 0, bytes: 0 } as ReadStats & { bytes: number } };
-  const table = `${escapeIdentifier(t.schema)}.${escapeIdentifier(layout.table)}`;
+  const table = `${escapeIdentifier(financeTarget.schema)}.${escapeIdentifier(layout.table)}`;
   // binary needs every column of a type it writes; a table changed by hand takes text
-  const binary = (await preferredFormat(req)) === 'binary' ? await binaryRowsFor(t) : null;
+  const binary = (await preferredFormat(req)) === 'binary' ? await binaryRowsFor(financeTarget) : null;
   const format = binary
     ? {
         start: (out: CopyBatches) => binary.header(out),
@@ -154,10 +154,10 @@ async function beginFirstLoad(t: FinanceTarget, req: LoadRequest): Promise<numbe
 }
 
 /** A reload of a content whose marker is locked (`run --reprocess`): its new load, and the COPY's timeout. */
-export async function startReload(t: FinanceTarget, req: LoadRequest, reason: string): Promise<number> {
-  const s = escapeIdentifier(t.schema);
+export async function startReload(financeTarget: FinanceTarget, req: LoadRequest, reason: string): Promise<number> {
+  const s = escapeIdentifier(financeTarget.schema);
   const [started] = await batch(
-    t,
+    financeTarget,
     `INSERT INTO ${s}.loads (sha256, run_id, reason) VALUES (${lit(req.sha256)}, ${lit(req.runId)}, ${lit(reason)}) RETURNING load_id;
      ${NO_STATEMENT_TIMEOUT}`,
   );
@@ -169,12 +169,18 @@ export async function startReload(t: FinanceTarget, req: LoadRequest, reason: st
  * file marker, which then points to this load, then `end` (COMMIT, or ROLLBACK for a dry run).
  * Unless both rows were there to count, the statement fails and `end` is never reached.
  */
-export async function endLoad(t: FinanceTarget, req: LoadRequest, loadId: number, rows: number, end: 'COMMIT' | 'ROLLBACK'): Promise<void> {
-  const s = escapeIdentifier(t.schema);
+export async function endLoad(
+  financeTarget: FinanceTarget,
+  req: LoadRequest,
+  loadId: number,
+  rows: number,
+  end: 'COMMIT' | 'ROLLBACK',
+): Promise<void> {
+  const s = escapeIdentifier(financeTarget.schema);
   const unCounted = `the rows of load ${loadId} (${req.sha256}) could not be counted on its marker`;
   // a failed cast is the error that stops the batch before `end`: a plain statement has no RAISE
   await batch(
-    t,
+    financeTarget,
     `WITH load AS (UPDATE ${s}.loads SET row_count = ${rows} WHERE load_id = ${loadId} AND sha256 = ${lit(req.sha256)} RETURNING load_id),
      marker AS (UPDATE ${s}.file_loads f SET row_count = ${rows}, load_id = load.load_id FROM load WHERE f.sha256 = ${lit(req.sha256)} RETURNING 1)
      SELECT CASE WHEN count(*) = 1 THEN 1 ELSE (${lit(unCounted)} || ': ' || count(*))::integer END AS counted FROM marker;
@@ -187,30 +193,30 @@ export async function endLoad(t: FinanceTarget, req: LoadRequest, loadId: number
  * that names lines and keys; a wait cut short by a timeout as one line naming it; anything
  * else (connection, server) is returned as it was.
  */
-export async function explainFailure(t: FinanceTarget, req: LoadRequest, err: unknown): Promise<unknown> {
+export async function explainFailure(financeTarget: FinanceTarget, req: LoadRequest, err: unknown): Promise<unknown> {
   // the load stopped at the first bad row; the reject names every one (read again, off the database)
   if (err instanceof RejectError)
-    return (await findBadRows(req.stagedPath, t.layout, { fileName: req.name }).catch(() => null))?.error ?? err;
+    return (await findBadRows(req.stagedPath, financeTarget.layout, { fileName: req.name }).catch(() => null))?.error ?? err;
   const code = pgCode(err);
   if (code === PG_UNIQUE_VIOLATION) {
-    const overlap = await describeKeyOverlap(t, req);
-    return new RejectError(overlap.message, { line: overlap.line, field: keyName(t.layout) }, { cause: err });
+    const overlap = await describeKeyOverlap(financeTarget, req);
+    return new RejectError(overlap.message, { line: overlap.line, field: keyName(financeTarget.layout) }, { cause: err });
   }
   if (isContentError(code)) return new RejectError(`the database refused a value: ${(err as Error).message}`, {}, { cause: err });
-  return explainDbWait(t.client, err);
+  return explainDbWait(financeTarget.client, err);
 }
 
 /**
  * Loads one staged file in ONE transaction: the file marker (sha256 primary key) and all
  * rows via COPY, or nothing. A bad row throws a RejectError; anything else propagates.
  */
-export async function copyRows(t: FinanceTarget, req: LoadRequest): Promise<LoadResult> {
-  const { client } = t;
+export async function copyRows(financeTarget: FinanceTarget, req: LoadRequest): Promise<LoadResult> {
+  const { client } = financeTarget;
   try {
-    const loadId = await beginFirstLoad(t, req);
+    const loadId = await beginFirstLoad(financeTarget, req);
     if (loadId === null) {
       await client.query('ROLLBACK');
-      const prior = (await findFileMarker(t, req.sha256))!;
+      const prior = (await findFileMarker(financeTarget, req.sha256))!;
       // the same bytes with no rows: another "no activity" day, loaded as such (nothing to guard)
       if (prior.rowCount === 0) return { outcome: 'loaded', rows: 0, skippedRows: 0 };
       return {
@@ -221,11 +227,11 @@ export async function copyRows(t: FinanceTarget, req: LoadRequest): Promise<Load
         deliveredSha256: prior.deliveredSha256,
       };
     }
-    const { rows, skippedRows, format, totals } = await streamRows(t, req, loadId);
-    await endLoad(t, req, loadId, rows, 'COMMIT');
+    const { rows, skippedRows, format, totals } = await streamRows(financeTarget, req, loadId);
+    await endLoad(financeTarget, req, loadId, rows, 'COMMIT');
     return { outcome: 'loaded', rows, skippedRows, format, ...(totals ? { totals } : {}) };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw await explainFailure(t, req, err);
+    throw await explainFailure(financeTarget, req, err);
   }
 }

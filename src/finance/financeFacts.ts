@@ -32,12 +32,12 @@ export async function loadFacts({ client, schema }: FinanceTarget): Promise<Load
       table,
     ]);
     if (!exists.rows[0]?.t) continue;
-    const r = await client.query<{ sha256: string; n: string }>(
+    const queryResult = await client.query<{ sha256: string; n: string }>(
       `SELECT f.sha256, count(r.*) AS n FROM ${s}.file_loads f JOIN ${s}.${id(table)} r ON r.load_id = f.load_id
         WHERE f.target_table = $1 GROUP BY f.sha256`,
       [table],
     );
-    for (const row of r.rows) actual.set(row.sha256, Number(row.n));
+    for (const row of queryResult.rows) actual.set(row.sha256, Number(row.n));
   }
   return markers.rows.map((x) => ({
     sha256: x.sha256,

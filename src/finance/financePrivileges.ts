@@ -42,7 +42,7 @@ export async function assertPrivileges({ client, schema }: FinanceTarget, needs:
   if (!usage) {
     throw new UsageError(`database role "${role}" lacks USAGE on schema ${schema}: GRANT USAGE ON SCHEMA ${schema} TO ${role} (${SEE})`);
   }
-  const r = await client.query<{ missing: string[] | null }>(
+  const queryResult = await client.query<{ missing: string[] | null }>(
     `SELECT array_agg(format('%s on table %I.%I', p.priv, $1::text, t.tab) ORDER BY t.tab, p.priv) AS missing
        FROM jsonb_each($2::jsonb) AS t(tab, privs)
             CROSS JOIN LATERAL jsonb_array_elements_text(t.privs) AS p(priv)
@@ -50,7 +50,7 @@ export async function assertPrivileges({ client, schema }: FinanceTarget, needs:
         AND NOT has_table_privilege(format('%I.%I', $1::text, t.tab), p.priv)`,
     [schema, JSON.stringify(needs)],
   );
-  const missing = r.rows[0]?.missing;
+  const missing = queryResult.rows[0]?.missing;
   if (missing && missing.length > 0) {
     throw new UsageError(`database role "${role}" lacks ${missing.join(', ')}: grant as the schema's owner (${SEE})`);
   }

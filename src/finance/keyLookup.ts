@@ -14,7 +14,7 @@ const { escapeIdentifier: id } = pg;
 export function keyLookup({ client, schema, layout }: FinanceTarget) {
   const s = id(schema);
   const table = `${s}.${id(layout.table)}`;
-  const positions = layout.naturalKey.map((k) => layout.columns.findIndex((c) => c.name === k));
+  const positions = layout.naturalKey.map((k) => layout.columns.findIndex((columnSpec) => columnSpec.name === k));
   const instants = positions.map((p) => layout.columns[p]!.type === 'timestamp');
   const params = layout.naturalKey.map((_, i) => `$${i + 1}::text[]`).join(', ');
   const names = layout.naturalKey.map((_, i) => `k${i}`);
@@ -35,12 +35,12 @@ export function keyLookup({ client, schema, layout }: FinanceTarget) {
     identity,
     /** the keys of the batch the table holds */
     async present(keys: string[][]): Promise<Set<string>> {
-      const r = await client.query<Record<string, string>>(
+      const queryResult = await client.query<Record<string, string>>(
         `SELECT ${names.map((n) => `k.${n}`).join(', ')} FROM unnest(${params}) AS k(${names.join(', ')})
           WHERE EXISTS (SELECT 1 FROM ${table} t WHERE ${join})`,
         columns(keys),
       );
-      return new Set(r.rows.map(keyText));
+      return new Set(queryResult.rows.map(keyText));
     },
     /** the keys of the batch loaded from another content, each with "FILE (run RUN)" */
     async loadedFrom(keys: string[][], exceptSha256: string): Promise<Map<string, string>> {

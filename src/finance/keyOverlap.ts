@@ -11,9 +11,9 @@ const LOOKUP_BATCH = 1000;
  * loaded before from another file. Runs only on the failure path, so it may keep the file's
  * keys in memory.
  */
-export async function describeKeyOverlap(t: FinanceTarget, req: LoadRequest): Promise<{ message: string; line?: number }> {
-  const lookup = keyLookup(t);
-  const repeats = new KeyRepeats(t.layout);
+export async function describeKeyOverlap(financeTarget: FinanceTarget, req: LoadRequest): Promise<{ message: string; line?: number }> {
+  const lookup = keyLookup(financeTarget);
+  const repeats = new KeyRepeats(financeTarget.layout);
   const clashes = new KeyClashes();
   let batch: { key: string; values: string[]; line: number }[] = [];
 
@@ -30,12 +30,12 @@ export async function describeKeyOverlap(t: FinanceTarget, req: LoadRequest): Pr
     batch = [];
   };
 
-  for await (const row of readSettlement(req.stagedPath, t.layout, { fileName: req.name })) {
+  for await (const row of readSettlement(req.stagedPath, financeTarget.layout, { fileName: req.name })) {
     if (clashes.addRepeat(repeats, row.values, row.line)) continue;
     const values = lookup.keyOf(row.values);
     batch.push({ key: lookup.identity(values), values, line: row.line });
     if (batch.length >= LOOKUP_BATCH) await lookUp();
   }
   if (batch.length > 0) await lookUp();
-  return clashes.message(t.layout);
+  return clashes.message(financeTarget.layout);
 }

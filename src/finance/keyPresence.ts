@@ -20,8 +20,8 @@ export interface KeyPresence {
  * in part (some). Keys are looked up one batch at a time, so memory stays flat for a big file.
  * Throws the reader's RejectError when the file does not fit the layout.
  */
-export async function keyPresence(t: FinanceTarget, path: string, fileName: string): Promise<KeyPresence> {
-  const lookup = keyLookup(t);
+export async function keyPresence(financeTarget: FinanceTarget, path: string, fileName: string): Promise<KeyPresence> {
+  const lookup = keyLookup(financeTarget);
   const result: KeyPresence = { rows: 0, present: 0 };
   let batch: { values: string[]; line: number }[] = [];
 
@@ -34,7 +34,7 @@ export async function keyPresence(t: FinanceTarget, path: string, fileName: stri
     batch = [];
   };
 
-  for await (const row of readSettlement(path, t.layout, { fileName })) {
+  for await (const row of readSettlement(path, financeTarget.layout, { fileName })) {
     result.rows++;
     batch.push({ values: lookup.keyOf(row.values), line: row.line });
     if (batch.length >= LOOKUP_BATCH) await lookUp();

@@ -7,14 +7,14 @@ import type { FinanceTarget } from './target.js';
 const { escapeIdentifier: id } = pg;
 
 /** The column type a layout column gets: amounts exact, times with their zone, codes fixed. */
-export function sqlType(c: ColumnSpec): string {
-  switch (c.type) {
+export function sqlType(columnSpec: ColumnSpec): string {
+  switch (columnSpec.type) {
     case 'text':
       return 'text';
     case 'decimal':
       // kept with the places the file wrote (an exchange rate): numeric without a scale
-      if (c.scale === AS_WRITTEN) return 'numeric';
-      return `numeric(${MAX_INTEGER_DIGITS + (c.scale ?? 2)}, ${c.scale ?? 2})`;
+      if (columnSpec.scale === AS_WRITTEN) return 'numeric';
+      return `numeric(${MAX_INTEGER_DIGITS + (columnSpec.scale ?? 2)}, ${columnSpec.scale ?? 2})`;
     case 'date':
       return 'date';
     case 'timestamp':
@@ -27,8 +27,10 @@ export function sqlType(c: ColumnSpec): string {
 }
 
 /** `information_schema`'s (and `format_type`'s) spelling of the same types, to compare with an existing table. */
-export function describedType(c: ColumnSpec): string {
-  return c.type === 'decimal' && c.scale !== AS_WRITTEN ? `numeric(${MAX_INTEGER_DIGITS + (c.scale ?? 2)},${c.scale ?? 2})` : sqlType(c);
+export function describedType(columnSpec: ColumnSpec): string {
+  return columnSpec.type === 'decimal' && columnSpec.scale !== AS_WRITTEN
+    ? `numeric(${MAX_INTEGER_DIGITS + (columnSpec.scale ?? 2)},${columnSpec.scale ?? 2})`
+    : sqlType(columnSpec);
 }
 
 const constraintName = (layout: Layout) => `${layout.table}_natural_key`;
@@ -101,20 +103,22 @@ export async function layoutTableChanges({ client, schema, layout }: FinanceTarg
   const problems: string[] = [];
   const changes: string[] = [];
   const keys = new Set(layout.naturalKey);
-  for (const c of layout.columns) {
-    const now = have.columns.get(c.name);
+  for (const columnSpec of layout.columns) {
+    const now = have.columns.get(columnSpec.name);
     if (!now) {
-      changes.push(`ALTER TABLE ${t} ADD COLUMN ${id(c.name)} ${sqlType(c)}`);
+      changes.push(`ALTER TABLE ${t} ADD COLUMN ${id(columnSpec.name)} ${sqlType(columnSpec)}`);
       continue;
     }
-    const wanted = describedType(c);
+    const wanted = describedType(columnSpec);
     if (now.type !== wanted) {
       // numeric(p,s) to numeric keeps every value as it is: no row is rewritten
-      if (wanted === 'numeric' && now.type.startsWith('numeric(')) changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(c.name)} TYPE numeric`);
+      if (wanted === 'numeric' && now.type.startsWith('numeric('))
+        changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(columnSpec.name)} TYPE numeric`);
       // a text column holds any value exactly as the reader wrote it: only another type could round or refuse
-      else if (now.type !== 'text') problems.push(`column ${c.name} is ${now.type}, the layout says ${wanted}`);
+      else if (now.type !== 'text') problems.push(`column ${columnSpec.name} is ${now.type}, the layout says ${wanted}`);
     }
-    if (!now.nullable && !c.required && !keys.has(c.name)) changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(c.name)} DROP NOT NULL`);
+    if (!now.nullable && !columnSpec.required && !keys.has(columnSpec.name))
+      changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(columnSpec.name)} DROP NOT NULL`);
   }
   for (const p of ['load_id', 'source_line']) if (!have.columns.has(p)) problems.push(`it lacks the provenance column ${p}`);
   if (have.key === null || have.key.join(',') !== layout.naturalKey.join(',')) {
@@ -131,9 +135,9 @@ export async function layoutTableChanges({ client, schema, layout }: FinanceTarg
 }
 
 /** `run` refuses to start when the layout's table is missing or lacks a column: `migrate` first. */
-export async function assertLayoutFitsTable(t: FinanceTarget): Promise<void> {
-  const { schema, layout } = t;
-  const changes = await layoutTableChanges(t);
+export async function assertLayoutFitsTable(financeTarget: FinanceTarget): Promise<void> {
+  const { schema, layout } = financeTarget;
+  const changes = await layoutTableChanges(financeTarget);
   if (changes.length > 0) {
     throw new UsageError(
       `table ${schema}.${layout.table} of layout "${layout.name}" is missing or lacks columns: run \`settle-ingest migrate\` with this layout first (\`migrate --print-sql\` shows what it does)`,

@@ -11,11 +11,11 @@ export interface FinanceMigration extends PgMigrationResult {
 }
 
 /** Creates or upgrades the finance schema (sql/finance/), then the layout's table. */
-export async function migrateFinance(t: FinanceTarget): Promise<FinanceMigration> {
-  const { client, schema, layout } = t;
+export async function migrateFinance(financeTarget: FinanceTarget): Promise<FinanceMigration> {
+  const { client, schema, layout } = financeTarget;
   const result = await migratePg(client, schema, 'finance');
   const tableChanges = await withMigrationLock(client, async () => {
-    const changes = await layoutTableChanges(t);
+    const changes = await layoutTableChanges(financeTarget);
     for (const statement of changes) await client.query(statement);
     return changes;
   });
@@ -23,8 +23,8 @@ export async function migrateFinance(t: FinanceTarget): Promise<FinanceMigration
 }
 
 /** What `migrate` would run, without running it: pending migrations, then the layout's table. */
-export async function financeMigrationSql(t: FinanceTarget): Promise<string> {
-  const { client, schema, layout } = t;
+export async function financeMigrationSql(financeTarget: FinanceTarget): Promise<string> {
+  const { client, schema, layout } = financeTarget;
   const current = await pgSchemaVersion(client, schema);
   const s = pg.escapeIdentifier(schema);
   const parts: string[] = [];
@@ -36,7 +36,7 @@ export async function financeMigrationSql(t: FinanceTarget): Promise<string> {
   if (pending.length > 0 && layout.table === 'settlement_rows') {
     parts.push(`-- then table ${schema}.settlement_rows is compared with layout "${layout.name}" and given any column it lacks`);
   } else {
-    const changes = await layoutTableChanges(t);
+    const changes = await layoutTableChanges(financeTarget);
     if (changes.length > 0) parts.push(`-- the table of layout "${layout.name}"\n${changes.map((c) => `${c};`).join('\n')}`);
   }
   return parts.length > 0 ? parts.join('\n\n') : `-- finance schema ${schema} and table ${schema}.${layout.table} are up to date`;

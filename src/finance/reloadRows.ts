@@ -18,8 +18,12 @@ export interface ReloadResult {
  * transaction: its file marker is locked, the old rows deleted, the new ones (carrying
  * `req.runId`) copied in. A bad row or a dry run rolls back, leaving the old rows.
  */
-export async function reloadRows(t: FinanceTarget, req: LoadRequest, opts: { dryRun: boolean; reason: string }): Promise<ReloadResult> {
-  const { client, schema, layout } = t;
+export async function reloadRows(
+  financeTarget: FinanceTarget,
+  req: LoadRequest,
+  opts: { dryRun: boolean; reason: string },
+): Promise<ReloadResult> {
+  const { client, schema, layout } = financeTarget;
   const s = escapeIdentifier(schema);
   await client.query('BEGIN');
   try {
@@ -35,12 +39,12 @@ export async function reloadRows(t: FinanceTarget, req: LoadRequest, opts: { dry
       req.sha256,
     ]);
     await client.query(`UPDATE ${s}.file_loads SET target_table = $2 WHERE sha256 = $1`, [req.sha256, layout.table]);
-    const loadId = await startReload(t, req, opts.reason);
-    const { rows, totals } = await streamRows(t, req, loadId);
-    await endLoad(t, req, loadId, rows, opts.dryRun ? 'ROLLBACK' : 'COMMIT');
+    const loadId = await startReload(financeTarget, req, opts.reason);
+    const { rows, totals } = await streamRows(financeTarget, req, loadId);
+    await endLoad(financeTarget, req, loadId, rows, opts.dryRun ? 'ROLLBACK' : 'COMMIT');
     return { previousRows: removed.rowCount ?? 0, rows, ...(totals ? { totals } : {}) };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw await explainFailure(t, req, err);
+    throw await explainFailure(financeTarget, req, err);
   }
 }

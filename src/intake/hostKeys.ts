@@ -136,7 +136,7 @@ export class HostKeyPolicy {
             reason: `host key of ${this.name} does not match the pinned fingerprint ${this.pinned}: the server offered ${offeredDesc}`,
           };
     }
-    if (this.lines.some((l) => l.marker === '@revoked' && l.key.equals(offered))) {
+    if (this.lines.some((knownHostLine) => knownHostLine.marker === '@revoked' && knownHostLine.key.equals(offered))) {
       return { ok: false, reason: `host key of ${this.name} is marked @revoked in ${this.source}: ${offeredDesc}` };
     }
     const trusted = this.trusted();

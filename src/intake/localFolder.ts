@@ -60,12 +60,12 @@ export class LocalFolder implements FolderReader {
       if (errCode(err) === 'ENXIO') throw refuse('a socket or device, not a regular file', err);
       throw err;
     }
-    const s = fstatSync(fd);
-    if (!s.isFile()) {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) {
       closeSync(fd);
-      throw refuse(kindOf(s));
+      throw refuse(kindOf(stats));
     }
-    return new LocalPinnedFile(fd, pinOf(s));
+    return new LocalPinnedFile(fd, pinOf(stats));
   }
 
   async close(): Promise<void> {}

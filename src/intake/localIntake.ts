@@ -17,10 +17,12 @@ export interface LocalFolders {
 }
 
 /** Refuses a final folder that is the intake under another path (a symlink to it, a bind mount of it). */
-export async function refuseIntakeAliases(f: LocalFolders): Promise<void> {
+export async function refuseIntakeAliases(localFolders: LocalFolders): Promise<void> {
   for (const name of ['archive', 'duplicates', 'rejected'] as const) {
-    if (await sameFolder(f.intake, f[name])) {
-      throw new UsageError(`--${name} ${f[name]} is the intake folder ${f.intake} under another path: it must be a folder of its own`);
+    if (await sameFolder(localFolders.intake, localFolders[name])) {
+      throw new UsageError(
+        `--${name} ${localFolders[name]} is the intake folder ${localFolders.intake} under another path: it must be a folder of its own`,
+      );
     }
   }
 }

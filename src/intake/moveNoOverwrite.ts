@@ -12,7 +12,7 @@ const isGone = (err: unknown) => errCode(err) === 'ENOENT';
 /** a hard link across filesystems, or on one that has none */
 const cannotLink = (err: unknown) => ['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP'].includes(errCode(err) ?? '');
 
-export const pinOf = (s: Stats): FilePin => ({ size: s.size, mtimeMs: s.mtimeMs, dev: s.dev, ino: s.ino });
+export const pinOf = (stats: Stats): FilePin => ({ size: stats.size, mtimeMs: stats.mtimeMs, dev: stats.dev, ino: stats.ino });
 const sameInode = (a: Stats, b: { dev?: number; ino?: number }) => a.dev === b.dev && a.ino === b.ino;
 
 async function sha256File(path: string): Promise<string> {

@@ -48,9 +48,9 @@ function distinctFromIntake<T extends { intake: string; archive: string; duplica
 }
 
 /** Refuses a missing or malformed intake setting before anything is connected. */
-export function checkIntakeSetting(s: IntakeSettings): void {
-  if (!s.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
-  kindOf(s.intake).parse(s.intake);
+export function checkIntakeSetting(intakeSettings: IntakeSettings): void {
+  if (!intakeSettings.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
+  kindOf(intakeSettings.intake).parse(intakeSettings.intake);
 }
 
 /** The intake and its final folders: local paths, or paths on the SFTP server for an sftp:// intake. */
@@ -68,9 +68,9 @@ export interface IntakeFolders {
  * rejected/ default to siblings of the intake (on the server, for an sftp:// intake, where they
  * must be absolute paths).
  */
-export function intakeFolders(s: IntakeSettings): IntakeFolders {
-  checkIntakeSetting(s);
-  return distinctFromIntake(kindOf(s.intake!).folders(s));
+export function intakeFolders(intakeSettings: IntakeSettings): IntakeFolders {
+  checkIntakeSetting(intakeSettings);
+  return distinctFromIntake(kindOf(intakeSettings.intake!).folders(intakeSettings));
 }
 
 /** A local intake folder and its final folders: archive/, duplicates/ and rejected/ beside it unless set. */
@@ -116,9 +116,9 @@ export interface FolderPlace {
  * on an SFTP server, the login, host, port and normalized path (a login of its own may see
  * folders of its own, a chroot, so only the same login on the same server is the same folder).
  */
-export function folderPlaces(s: IntakeSettings): FolderPlace[] {
-  const folders = intakeFolders(s);
-  return (['intake', 'archive', 'duplicates', 'rejected'] as const).map((role) => kindOf(s.intake!).place(folders, role));
+export function folderPlaces(intakeSettings: IntakeSettings): FolderPlace[] {
+  const folders = intakeFolders(intakeSettings);
+  return (['intake', 'archive', 'duplicates', 'rejected'] as const).map((role) => kindOf(intakeSettings.intake!).place(folders, role));
 }
 
 /** An absolute folder path with its links resolved, as far as it exists. */
@@ -246,9 +246,9 @@ export function kindOf(intake: string): IntakeKind {
  * The intake named by the settings: a local folder or an sftp:// URL, behind one interface.
  * `stop`: a stop request (SIGTERM), which gives up an SFTP request that is stuck then.
  */
-export async function openIntake(s: IntakeSettings, log: Logger, stop?: AbortSignal): Promise<Intake> {
-  const folders = intakeFolders(s);
-  return kindOf(s.intake!).open(s, folders, log, stop);
+export async function openIntake(intakeSettings: IntakeSettings, log: Logger, stop?: AbortSignal): Promise<Intake> {
+  const folders = intakeFolders(intakeSettings);
+  return kindOf(intakeSettings.intake!).open(intakeSettings, folders, log, stop);
 }
 
 /**
@@ -258,9 +258,9 @@ export async function openIntake(s: IntakeSettings, log: Logger, stop?: AbortSig
  * or a pinned fingerprint well formed) and how to log in (checkCredentials). What only the
  * server can say (its host key, the login, its folders) is found when the partner's run opens it.
  */
-export async function checkIntakeAccess(s: IntakeSettings): Promise<void> {
-  const folders = intakeFolders(s);
-  await kindOf(s.intake!).checkAccess(s, folders);
+export async function checkIntakeAccess(intakeSettings: IntakeSettings): Promise<void> {
+  const folders = intakeFolders(intakeSettings);
+  await kindOf(intakeSettings.intake!).checkAccess(intakeSettings, folders);
 }
 
 /** How to reach and trust the server of an sftp:// setting, and how long to wait for it. */
@@ -285,9 +285,9 @@ async function openSftp(s: IntakeSettings, loc: SftpLocation, stop: AbortSignal 
 }
 
 /** The archive folder, to read: for `audit`, `adopt` and reprocessing; null when a local archive does not exist yet. */
-export async function openArchive(s: IntakeSettings, log: Logger): Promise<FolderReader | null> {
-  if (!s.intake && !s.archive) throw new UsageError('audit needs --intake or --archive to find the archive');
-  return openFinalFolder(s, 'archive', log);
+export async function openArchive(intakeSettings: IntakeSettings, log: Logger): Promise<FolderReader | null> {
+  if (!intakeSettings.intake && !intakeSettings.archive) throw new UsageError('audit needs --intake or --archive to find the archive');
+  return openFinalFolder(intakeSettings, 'archive', log);
 }
 
 /**
@@ -298,25 +298,25 @@ export async function openArchive(s: IntakeSettings, log: Logger): Promise<Folde
  * (no intake, and no setting of its own).
  */
 export async function openFinalFolder(
-  s: IntakeSettings,
+  intakeSettings: IntakeSettings,
   destination: Destination,
   log: Logger,
   // `doctor` asks whether a run could start: a run makes even a missing archive with its first move there
   opts: { missingAsNull?: boolean } = {},
 ): Promise<FolderReader | null> {
-  const setting = s[destination];
-  if (!s.intake && !setting) return null;
+  const setting = intakeSettings[destination];
+  if (!intakeSettings.intake && !setting) return null;
   const required = destination === 'archive' && !opts.missingAsNull;
   // a final folder set on its own, without an intake, is a local one
-  const kind = s.intake ? kindOf(s.intake) : localFolderKind;
-  return kind.openFolder(s, destination, setting, log, required);
+  const kind = intakeSettings.intake ? kindOf(intakeSettings.intake) : localFolderKind;
+  return kind.openFolder(intakeSettings, destination, setting, log, required);
 }
 
 /**
  * The intake folder, to list and never move from: `audit --transfer-log` looks there for the
  * uploads the ledger left waiting. Null when a local intake does not exist.
  */
-export async function openIntakeReader(s: IntakeSettings, log: Logger): Promise<FolderReader | null> {
-  intakeFolders(s);
-  return kindOf(s.intake!).openFolder(s, 'intake', undefined, log, true);
+export async function openIntakeReader(intakeSettings: IntakeSettings, log: Logger): Promise<FolderReader | null> {
+  intakeFolders(intakeSettings);
+  return kindOf(intakeSettings.intake!).openFolder(intakeSettings, 'intake', undefined, log, true);
 }

@@ -79,7 +79,7 @@ export class SftpMover {
         throw new Error(`the server answered the RENAME of ${name} into ${dir} as done, but ${landing.why}: left for the next run`);
       case 'copied':
         // the copy is provably the decided bytes, and the intake still has them: only the copy goes
-        await this.port.run((s) => s.unlink(target));
+        await this.port.run((sftpSession) => sftpSession.unlink(target));
         throw new Error(
           `the server's RENAME of ${name} copied it into ${dir} and left it in the intake: not a move, left for the next run`,
         );

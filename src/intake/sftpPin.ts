@@ -34,9 +34,11 @@ export async function lookAt(session: SftpSession, path: string): Promise<Remote
 }
 
 /** Whether two sets of attributes describe one file: size and mtime, and mode, owner and group where the server gives them. */
-export function sameAttributes(a: Stats, b: Stats): boolean {
+export function sameAttributes(stats: Stats, b: Stats): boolean {
   const agree = (x: number | undefined, y: number | undefined) => x === undefined || y === undefined || x === y;
-  return a.size === b.size && a.mtime === b.mtime && agree(a.mode, b.mode) && agree(a.uid, b.uid) && agree(a.gid, b.gid);
+  return (
+    stats.size === b.size && stats.mtime === b.mtime && agree(stats.mode, b.mode) && agree(stats.uid, b.uid) && agree(stats.gid, b.gid)
+  );
 }
 
 /**

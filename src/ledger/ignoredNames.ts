@@ -31,9 +31,9 @@ export async function markIgnored(
   for (const part of chunks(entries)) {
     const rows = await db.all(`SELECT name, arrival, reason FROM ignored_names WHERE partner = ? AND name IN (${marks(part.length)})`, [
       partner,
-      ...part.map((e) => e.name),
+      ...part.map((ignoredEntry) => ignoredEntry.name),
     ]);
-    const known = new Map(rows.map((r) => [String(r.name), `${String(r.arrival)}\n${String(r.reason)}`]));
+    const known = new Map(rows.map((sqlRow) => [String(sqlRow.name), `${String(sqlRow.arrival)}\n${String(sqlRow.reason)}`]));
     const unchanged: string[] = [];
     for (const e of part) {
       if (known.get(e.name) === `${e.arrival}\n${e.reason}`) {

@@ -31,8 +31,8 @@ export function outcomeEvent(
   return { runId: f.runId, event, name: f.name, sha256: f.sha256, details: { ...details, ...contentDetail(f) } };
 }
 
-export function movedEvent(f: MovedFile, location: string, extra: Record<string, unknown> = {}): EventInput {
-  return { runId: f.runId, event: 'moved', name: f.name, sha256: f.sha256, details: { to: location, ...extra } };
+export function movedEvent(movedFile: MovedFile, location: string, extra: Record<string, unknown> = {}): EventInput {
+  return { runId: movedFile.runId, event: 'moved', name: movedFile.name, sha256: movedFile.sha256, details: { to: location, ...extra } };
 }
 
 /** `recovered` (the finance database has the load) or `expired` (it has not), by the run that settled it. */

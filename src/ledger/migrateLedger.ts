@@ -14,7 +14,7 @@ function currentVersion(db: Database.Database): number {
  * lock), recording its version first: a second migrator waits, then finds it applied.
  */
 export function migrateLedger(db: Database.Database, path: string): number[] {
-  const latest = Math.max(...readMigrations('ledger').map((m) => m.version));
+  const latest = Math.max(...readMigrations('ledger').map((migration) => migration.version));
   const current = currentVersion(db);
   if (current > latest) {
     throw new UsageError(`ledger ${path} is at version ${current}, newer than this release knows (${latest}): upgrade settle-ingest`);

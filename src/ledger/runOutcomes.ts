@@ -44,16 +44,16 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
   // ignored names are recorded once: this run's are those it was the last to see (older runs keep their first sightings' events)
   const ignored = await ledger.ignoredSeenBy(runId);
   const ignoredNames = new Set(ignored.map((i) => i.name));
-  for (const e of await ledger.eventsOfRun(runId)) {
-    if (e.event === 'ignored' && ignoredNames.has(e.name)) continue;
-    if (STALE_EVENTS.includes(e.event)) counts.stale++;
-    const decidedBy = e.event === 'moved' ? (e.details as { decidedBy?: unknown }).decidedBy : undefined;
+  for (const ledgerEvent of await ledger.eventsOfRun(runId)) {
+    if (ledgerEvent.event === 'ignored' && ignoredNames.has(ledgerEvent.name)) continue;
+    if (STALE_EVENTS.includes(ledgerEvent.event)) counts.stale++;
+    const decidedBy = ledgerEvent.event === 'moved' ? (ledgerEvent.details as { decidedBy?: unknown }).decidedBy : undefined;
     if (typeof decidedBy === 'string' && decidedBy !== runId) {
-      finishedMoves.push({ name: e.name, location: String((e.details as { to?: unknown }).to ?? ''), decidedBy });
+      finishedMoves.push({ name: ledgerEvent.name, location: String((ledgerEvent.details as { to?: unknown }).to ?? ''), decidedBy });
     }
-    if (!(OUTCOME_EVENTS as readonly string[]).includes(e.event)) continue;
-    const outcome = e.event as OutcomeEvent;
-    const d = e.details as {
+    if (!(OUTCOME_EVENTS as readonly string[]).includes(ledgerEvent.event)) continue;
+    const outcome = ledgerEvent.event as OutcomeEvent;
+    const d = ledgerEvent.details as {
       rows?: number;
       reason?: string;
       duplicateOf?: FileOutcome['duplicateOf'];
@@ -64,8 +64,8 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
     counts[COUNT_KEY[outcome]]++;
     counts.rows += rows;
     files.push({
-      name: e.name,
-      sha256: e.sha256,
+      name: ledgerEvent.name,
+      sha256: ledgerEvent.sha256,
       outcome,
       rows,
       ...(d.duplicateOf ? { duplicateOf: d.duplicateOf } : {}),

@@ -106,7 +106,7 @@ export class SqlLedger implements Ledger {
   /** Closes a run with its counts and exit status; `not_started` with the reason it could not work. */
   async finishRun(
     runId: string,
-    c: RunCounts,
+    runCounts: RunCounts,
     exitStatus: number,
     end: { status: 'finished' | 'not_started'; reason?: string } = { status: 'finished' },
   ): Promise<void> {
@@ -114,7 +114,7 @@ export class SqlLedger implements Ledger {
       this.db.run(
         `UPDATE runs SET ended_at = ?, status = ?, reason = ?, ${RUN_COUNT_COLUMNS.map((col) => `${col} = ?`).join(', ')},
            exit_status = ? WHERE run_id = ?`,
-        [now(), end.status, end.reason === undefined ? null : redactSecrets(end.reason), ...runCountValues(c), exitStatus, runId],
+        [now(), end.status, end.reason === undefined ? null : redactSecrets(end.reason), ...runCountValues(runCounts), exitStatus, runId],
       ),
     );
   }
@@ -198,8 +198,8 @@ export class SqlLedger implements Ledger {
     return (await this.read(`SELECT * FROM ledger_events WHERE ${where} ORDER BY id`, params)).map(eventRow);
   }
 
-  async record(e: EventInput): Promise<void> {
-    await this.tx(() => this.appendEvent(e));
+  async record(eventInput: EventInput): Promise<void> {
+    await this.tx(() => this.appendEvent(eventInput));
   }
 
   recordIgnored(runId: string, entries: IgnoredEntry[]): Promise<IgnoredEntry[]> {
@@ -288,11 +288,11 @@ export class SqlLedger implements Ledger {
         WHERE e.id > ? AND (e.event || '') IN (${marks(kinds.length)}) AND e.at >= ?${only.sql} ORDER BY e.id LIMIT ?`,
       [page.afterId, ...kinds, since, ...only.params, page.limit],
     );
-    return rows.map((r) => ({
-      ...eventRow(r),
-      fileSize: r.file_size === null || r.file_size === undefined ? null : Number(r.file_size),
-      fileArrival: r.file_arrival === null || r.file_arrival === undefined ? null : String(r.file_arrival),
-      runStartedAt: iso(r.run_started_at),
+    return rows.map((sqlRow) => ({
+      ...eventRow(sqlRow),
+      fileSize: sqlRow.file_size === null || sqlRow.file_size === undefined ? null : Number(sqlRow.file_size),
+      fileArrival: sqlRow.file_arrival === null || sqlRow.file_arrival === undefined ? null : String(sqlRow.file_arrival),
+      runStartedAt: iso(sqlRow.run_started_at),
     }));
   }
 
@@ -451,8 +451,8 @@ export class SqlLedger implements Ledger {
   }
 
   /** Recorded before a decided file leaves the intake; the record of its landing removes it. */
-  async intendMove(f: MovedFile, destination: Destination): Promise<void> {
-    await this.tx(() => insertIntent(this.db, f, destination, this.partner, now()));
+  async intendMove(movedFile: MovedFile, destination: Destination): Promise<void> {
+    await this.tx(() => insertIntent(this.db, movedFile, destination, this.partner, now()));
   }
 
   /** This partner's moves begun and not recorded, with the run that began each: a crash between a move and its record. */

@@ -5,26 +5,30 @@ import type { SqlPort } from './sqlPort.js';
 /** The statements of the ledger's record of moves, used inside SqlLedger's transactions. */
 
 /** The once-only record of a landing: false when another run already recorded this very move. */
-export async function insertMove(db: SqlPort, f: MovedFile, location: string, partner: string, at: string): Promise<boolean> {
+export async function insertMove(db: SqlPort, movedFile: MovedFile, location: string, partner: string, at: string): Promise<boolean> {
   const inserted = await db.run(
     'INSERT INTO moves (location, name, sha256, arrival, run_id, at, landed, partner) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-    [location, f.name, f.sha256, f.arrival, f.runId, at, f.landed ?? null, partner],
+    [location, movedFile.name, movedFile.sha256, movedFile.arrival, movedFile.runId, at, movedFile.landed ?? null, partner],
   );
   return inserted === 1;
 }
 
 /** The landing is recorded (by this run or another): the intent is done. */
-export function dropIntent(db: SqlPort, f: MovedFile): Promise<number> {
-  return db.run('DELETE FROM move_intents WHERE name = ? AND sha256 = ? AND arrival = ?', [f.name, f.sha256, f.arrival]);
+export function dropIntent(db: SqlPort, movedFile: MovedFile): Promise<number> {
+  return db.run('DELETE FROM move_intents WHERE name = ? AND sha256 = ? AND arrival = ?', [
+    movedFile.name,
+    movedFile.sha256,
+    movedFile.arrival,
+  ]);
 }
 
 /** Recorded before a decided file leaves the intake (the latest mover's); the record of its landing removes it. */
-export function insertIntent(db: SqlPort, f: MovedFile, destination: Destination, partner: string, at: string): Promise<number> {
+export function insertIntent(db: SqlPort, movedFile: MovedFile, destination: Destination, partner: string, at: string): Promise<number> {
   return db.run(
     `INSERT INTO move_intents (name, sha256, arrival, destination, run_id, at, partner) VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (name, sha256, arrival) DO UPDATE SET destination = excluded.destination, run_id = excluded.run_id, at = excluded.at,
     partner = excluded.partner`,
-    [f.name, f.sha256, f.arrival, destination, f.runId, at, partner],
+    [movedFile.name, movedFile.sha256, movedFile.arrival, destination, movedFile.runId, at, partner],
   );
 }
 

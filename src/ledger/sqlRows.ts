@@ -21,89 +21,89 @@ const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const partnerOf = (r: SqlRow) => (r.partner === null || r.partner === undefined ? DEFAULT_PARTNER : String(r.partner));
 export const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
-export function fileRow(r: SqlRow): FileRow {
+export function fileRow(sqlRow: SqlRow): FileRow {
   return {
-    id: Number(r.id),
-    partner: partnerOf(r),
-    name: String(r.name),
-    sha256: String(r.sha256),
-    contentSha256: text(r.content_sha256),
-    state: r.state as FileState,
-    runId: String(r.run_id),
-    size: Number(r.size),
-    rowCount: num(r.row_count),
-    totals: r.totals === null || r.totals === undefined ? null : (JSON.parse(String(r.totals)) as CheckedTotal[]),
-    reason: text(r.reason),
-    ownerHost: text(r.owner_host),
-    ownerPid: num(r.owner_pid),
-    ownerStartedAt: text(r.owner_started_at),
-    leaseUntil: iso(r.lease_until),
-    location: text(r.location),
-    arrival: text(r.arrival),
-    firstSeenAt: iso(r.first_seen_at)!,
-    updatedAt: iso(r.updated_at)!,
+    id: Number(sqlRow.id),
+    partner: partnerOf(sqlRow),
+    name: String(sqlRow.name),
+    sha256: String(sqlRow.sha256),
+    contentSha256: text(sqlRow.content_sha256),
+    state: sqlRow.state as FileState,
+    runId: String(sqlRow.run_id),
+    size: Number(sqlRow.size),
+    rowCount: num(sqlRow.row_count),
+    totals: sqlRow.totals === null || sqlRow.totals === undefined ? null : (JSON.parse(String(sqlRow.totals)) as CheckedTotal[]),
+    reason: text(sqlRow.reason),
+    ownerHost: text(sqlRow.owner_host),
+    ownerPid: num(sqlRow.owner_pid),
+    ownerStartedAt: text(sqlRow.owner_started_at),
+    leaseUntil: iso(sqlRow.lease_until),
+    location: text(sqlRow.location),
+    arrival: text(sqlRow.arrival),
+    firstSeenAt: iso(sqlRow.first_seen_at)!,
+    updatedAt: iso(sqlRow.updated_at)!,
   };
 }
 
-export function runRow(r: SqlRow): RunRow {
+export function runRow(sqlRow: SqlRow): RunRow {
   return {
-    runId: String(r.run_id),
-    partner: partnerOf(r),
-    status: (text(r.status) as RunStatus | null) ?? null,
-    reason: text(r.reason),
-    mode: r.mode as RunMode,
-    host: String(r.host),
-    pid: Number(r.pid),
-    startedAt: iso(r.started_at)!,
-    endedAt: iso(r.ended_at),
-    loaded: num(r.loaded),
-    skipped: num(r.skipped),
-    held: num(r.held),
-    rejected: num(r.rejected),
-    failed: num(r.failed),
-    notReady: num(r.not_ready),
-    ignored: num(r.ignored),
-    stale: num(r.stale),
-    moveFailed: num(r.move_failed),
-    reprocessed: num(r.reprocessed),
-    rowCount: num(r.row_count),
-    exitStatus: num(r.exit_status),
-    processExitStatus: num(r.process_exit_status),
+    runId: String(sqlRow.run_id),
+    partner: partnerOf(sqlRow),
+    status: (text(sqlRow.status) as RunStatus | null) ?? null,
+    reason: text(sqlRow.reason),
+    mode: sqlRow.mode as RunMode,
+    host: String(sqlRow.host),
+    pid: Number(sqlRow.pid),
+    startedAt: iso(sqlRow.started_at)!,
+    endedAt: iso(sqlRow.ended_at),
+    loaded: num(sqlRow.loaded),
+    skipped: num(sqlRow.skipped),
+    held: num(sqlRow.held),
+    rejected: num(sqlRow.rejected),
+    failed: num(sqlRow.failed),
+    notReady: num(sqlRow.not_ready),
+    ignored: num(sqlRow.ignored),
+    stale: num(sqlRow.stale),
+    moveFailed: num(sqlRow.move_failed),
+    reprocessed: num(sqlRow.reprocessed),
+    rowCount: num(sqlRow.row_count),
+    exitStatus: num(sqlRow.exit_status),
+    processExitStatus: num(sqlRow.process_exit_status),
   };
 }
 
-export function eventRow(r: SqlRow): LedgerEvent {
+export function eventRow(sqlRow: SqlRow): LedgerEvent {
   return {
-    id: Number(r.id),
-    partner: partnerOf(r),
-    runId: text(r.run_id),
-    at: iso(r.at)!,
-    event: r.event as EventKind,
-    name: String(r.name),
-    sha256: text(r.sha256),
-    details: (typeof r.details === 'string' ? JSON.parse(r.details) : r.details) as Record<string, unknown>,
+    id: Number(sqlRow.id),
+    partner: partnerOf(sqlRow),
+    runId: text(sqlRow.run_id),
+    at: iso(sqlRow.at)!,
+    event: sqlRow.event as EventKind,
+    name: String(sqlRow.name),
+    sha256: text(sqlRow.sha256),
+    details: (typeof sqlRow.details === 'string' ? JSON.parse(sqlRow.details) : sqlRow.details) as Record<string, unknown>,
   };
 }
 
-export function intentRow(r: SqlRow): MoveIntent {
+export function intentRow(sqlRow: SqlRow): MoveIntent {
   return {
-    name: String(r.name),
-    sha256: String(r.sha256),
-    arrival: String(r.arrival),
-    destination: r.destination as Destination,
-    runId: String(r.run_id),
-    at: iso(r.at)!,
-    run: { ended: r.ended_at !== null && r.ended_at !== undefined, host: String(r.host), pid: Number(r.pid) },
+    name: String(sqlRow.name),
+    sha256: String(sqlRow.sha256),
+    arrival: String(sqlRow.arrival),
+    destination: sqlRow.destination as Destination,
+    runId: String(sqlRow.run_id),
+    at: iso(sqlRow.at)!,
+    run: { ended: sqlRow.ended_at !== null && sqlRow.ended_at !== undefined, host: String(sqlRow.host), pid: Number(sqlRow.pid) },
   };
 }
 
-export function landedRow(r: SqlRow): LandedMove {
+export function landedRow(sqlRow: SqlRow): LandedMove {
   return {
-    location: String(r.location),
-    name: String(r.name),
-    sha256: String(r.sha256),
-    runId: String(r.run_id),
-    landed: String(r.landed),
+    location: String(sqlRow.location),
+    name: String(sqlRow.name),
+    sha256: String(sqlRow.sha256),
+    runId: String(sqlRow.run_id),
+    landed: String(sqlRow.landed),
   };
 }
 
@@ -122,6 +122,18 @@ export const RUN_COUNT_COLUMNS = [
   'row_count',
 ] as const;
 
-export function runCountValues(c: RunCounts): (number | null)[] {
-  return [c.loaded, c.skipped, c.held, c.rejected, c.failed, c.notReady, c.ignored, c.stale, c.moveFailed, c.reprocessed ?? null, c.rows];
+export function runCountValues(runCounts: RunCounts): (number | null)[] {
+  return [
+    runCounts.loaded,
+    runCounts.skipped,
+    runCounts.held,
+    runCounts.rejected,
+    runCounts.failed,
+    runCounts.notReady,
+    runCounts.ignored,
+    runCounts.stale,
+    runCounts.moveFailed,
+    runCounts.reprocessed ?? null,
+    runCounts.rows,
+  ];
 }

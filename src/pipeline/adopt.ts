@@ -117,8 +117,13 @@ async function adoptOne(opts: AdoptOptions, runId: string, entry: IntakeEntry, s
   const base = { name: entry.name, sha256, contentSha256: content.sha256 };
   // the same content under other delivered bytes (a gzipped or plain copy) is the same file
   const liveHolder = async () => (await opts.ledger.liveHolder(sha256)) ?? (await opts.ledger.liveContentHolder(content.sha256));
-  const known = (h: FileRow): AdoptedFile => {
-    return { ...base, outcome: 'known', rows: h.rowCount, message: `the ledger already has this content as ${h.name} (${h.state})` };
+  const known = (fileRow: FileRow): AdoptedFile => {
+    return {
+      ...base,
+      outcome: 'known',
+      rows: fileRow.rowCount,
+      message: `the ledger already has this content as ${fileRow.name} (${fileRow.state})`,
+    };
   };
   const holder = await liveHolder();
   if (holder) return known(holder);
@@ -180,18 +185,28 @@ export async function runAdopt(opts: AdoptOptions): Promise<AdoptResult> {
   const files: AdoptedFile[] = [];
   const firstWith = new Map<string, SeenBefore>();
   const entries = (await opts.archive.list())
-    .filter((e) => !e.notRegular && !isInProgressName(e.name) && opts.pattern.test(e.name))
+    .filter((intakeEntry) => !intakeEntry.notRegular && !isInProgressName(intakeEntry.name) && opts.pattern.test(intakeEntry.name))
     .sort((a, b) => a.name.localeCompare(b.name));
   const staging = await mkdtemp(join(opts.stagingRoot, `settle-${runId}-`));
   try {
     let seq = 0;
     for (const entry of entries) {
-      const f = await stagedFile(opts, runId, entry, staging, seq++, firstWith);
-      files.push(f);
-      const decoded = f.contentSha256 !== null && f.contentSha256 !== f.sha256 ? { contentSha256: f.contentSha256 } : {};
-      const fields = { event: `adopt-${f.outcome}`, file: f.name, sha256: f.sha256, ...decoded, evidence: f.evidence, rows: f.rows };
-      if (ADOPT_PROBLEMS.includes(f.outcome)) log.error(fields, f.message);
-      else log.info(fields, f.message);
+      const adoptedFile = await stagedFile(opts, runId, entry, staging, seq++, firstWith);
+      files.push(adoptedFile);
+      const decoded =
+        adoptedFile.contentSha256 !== null && adoptedFile.contentSha256 !== adoptedFile.sha256
+          ? { contentSha256: adoptedFile.contentSha256 }
+          : {};
+      const fields = {
+        event: `adopt-${adoptedFile.outcome}`,
+        file: adoptedFile.name,
+        sha256: adoptedFile.sha256,
+        ...decoded,
+        evidence: adoptedFile.evidence,
+        rows: adoptedFile.rows,
+      };
+      if (ADOPT_PROBLEMS.includes(adoptedFile.outcome)) log.error(fields, adoptedFile.message);
+      else log.info(fields, adoptedFile.message);
     }
   } catch (err) {
     if (!opts.dryRun)

@@ -34,7 +34,7 @@ export async function completenessGate(
   const pollMs = Math.min(1000, Math.max(100, opts.stableForMs / 3));
   const ready: IntakeEntry[] = [];
   const gone: IntakeEntry[] = [];
-  const watching = new Map(entries.map((e) => [e.name, { last: e, unchangedSince: Date.now() }]));
+  const watching = new Map(entries.map((intakeEntry) => [intakeEntry.name, { last: intakeEntry, unchangedSince: Date.now() }]));
   let reports = 0;
 
   for (;;) {

@@ -203,13 +203,13 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
     ran.push(metrics);
   }
   const refusal = refused.length > 0 ? refusalError(refused, prepared) : undefined;
-  if (!refusal && outcomes.some((o) => o.result !== undefined)) {
+  if (!refusal && outcomes.some((partnerOutcome) => partnerOutcome.result !== undefined)) {
     // some partner's run did its work: the command touched something, whatever another's refusal says
     for (const o of outcomes) if (o.exitStatus === EXIT_USAGE) o.exitStatus = EXIT_PROBLEM;
   }
   // what the process exits with (the worst partner's, overdue deliveries included): the scheduler's view of every run of it
   const processExit = refusal ? exitStatusOf(refusal) : Math.max(...outcomes.map((o) => o.exitStatus));
-  for (const m of ran) m.processExitStatus = processExit;
+  for (const partnerRunMetrics of ran) partnerRunMetrics.processExitStatus = processExit;
   await ports.afterPartners(ran, processExit).catch(() => undefined);
   // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
   if (refusal) throw refusal;
@@ -219,18 +219,18 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
 /** One partner's run: its own ledger view, finance connection, intake, staging and summary. */
 async function workPartner<S extends PartnerLoopSettings, Late extends LateDelivery>(
   ports: PartnerLoopPorts<S, Late>,
-  p: Prepared<S>,
+  prepared: Prepared<S>,
   metrics: PartnerRunMetrics,
   holder: LeaseHolder,
 ): Promise<{ result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease }> {
-  const s = p.settings;
+  const s = prepared.settings;
   const stop = ports.stop;
-  return ports.withPartner(s, async (r) => {
-    const logger = r.logger();
+  return ports.withPartner(s, async (partnerResources) => {
+    const logger = partnerResources.logger();
     const mode = ports.mode(s);
     let ledger: Ledger;
     try {
-      ledger = await r.ledger();
+      ledger = await partnerResources.ledger();
     } catch (err) {
       // not even a ledger to record the run in: the log file and the metrics still say so
       if (s.logFile) logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
@@ -267,10 +267,10 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       try {
         // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
         // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
-        if (p.refusal !== undefined) throw p.refusal;
+        if (prepared.refusal !== undefined) throw prepared.refusal;
         // cheapest and most likely refusals first: the database being down stops the run before any download
-        finance = await r.finance(stop);
-        intake = await r.intake(stop);
+        finance = await partnerResources.finance(stop);
+        intake = await partnerResources.intake(stop);
         await assertStagingUsable(s.staging);
       } catch (err) {
         const reason = errorMessage(err);
@@ -284,8 +284,8 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         intake,
         ledger,
         finance,
-        pattern: p.pattern,
-        ignore: p.ignore,
+        pattern: prepared.pattern,
+        ignore: prepared.ignore,
         readyMarker: s.readyMarker,
         maxWaitingRuns: s.maxWaitingRuns,
         serverLog: serverLogOf(s),
@@ -295,18 +295,18 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         mode,
         stagingRoot: s.staging,
         logger,
-        ...r.progress,
+        ...partnerResources.progress,
         stop,
         exitStatusFor: ports.exitStatusFor,
-        decode: p.decode,
+        decode: prepared.decode,
       });
       if (s.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
       // after the run's own files: the deliveries the partner owes, named on its summary line
       const overdue = await ports.overdue(ledger, s, ports.now());
       if (!overdue) return { result };
-      for (const d of overdue) {
-        const fields: object = { event: 'delivery-overdue', run: runId, ...d };
-        logger[d.level === 'critical' ? 'error' : 'warn'](fields, `overdue: ${d.message}`);
+      for (const late of overdue) {
+        const fields: object = { event: 'delivery-overdue', run: runId, ...late };
+        logger[late.level === 'critical' ? 'error' : 'warn'](fields, `overdue: ${late.message}`);
       }
       return { result, overdue };
     }

@@ -98,16 +98,16 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
       if (content.sha256 !== contentOf(row)) return fail('failed', `${archived} no longer decodes to the content that was loaded`);
       // the rows hang off the content's file marker, whatever wrapping the delivery had
       const req = { stagedPath: content.path, sha256: content.sha256, name: row.name, runId };
-      const r = await opts.finance.reload(req, { dryRun: opts.dryRun, reason: opts.reason });
+      const reloadResult = await opts.finance.reload(req, { dryRun: opts.dryRun, reason: opts.reason });
       if (!opts.dryRun) {
         await opts.ledger.recordReprocessed(
           { name: row.name, sha256: row.sha256, runId },
           {
-            rows: r.rows,
-            previousRows: r.previousRows,
+            rows: reloadResult.rows,
+            previousRows: reloadResult.previousRows,
             reason: opts.reason,
             operator: opts.operator,
-            ...(r.totals ? { totals: r.totals } : {}),
+            ...(reloadResult.totals ? { totals: reloadResult.totals } : {}),
           },
         );
       }
@@ -115,19 +115,19 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
         {
           event: opts.dryRun ? 'would-reprocess' : 'reprocessed',
           file: row.name,
-          rows: r.rows,
-          previousRows: r.previousRows,
-          ...(r.totals ? { totals: r.totals } : {}),
+          rows: reloadResult.rows,
+          previousRows: reloadResult.previousRows,
+          ...(reloadResult.totals ? { totals: reloadResult.totals } : {}),
         },
-        `${row.name}: ${r.previousRows} rows ${opts.dryRun ? 'would be' : 'were'} replaced by ${r.rows}${r.totals?.length ? `; ${totalsText(r.totals)}` : ''}`,
+        `${row.name}: ${reloadResult.previousRows} rows ${opts.dryRun ? 'would be' : 'were'} replaced by ${reloadResult.rows}${reloadResult.totals?.length ? `; ${totalsText(reloadResult.totals)}` : ''}`,
       );
       return {
         name: row.name,
         sha256: row.sha256,
         outcome: opts.dryRun ? 'would-reprocess' : 'reprocessed',
-        rows: r.rows,
-        previousRows: r.previousRows,
-        ...(r.totals ? { totals: r.totals } : {}),
+        rows: reloadResult.rows,
+        previousRows: reloadResult.previousRows,
+        ...(reloadResult.totals ? { totals: reloadResult.totals } : {}),
       };
     } catch (err) {
       if (err instanceof RejectError) return fail('rejected', err.message);
@@ -153,7 +153,7 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
     await rm(staging, { recursive: true, force: true });
   }
 
-  const count = (outcome: ReprocessedFile['outcome']) => files.filter((f) => f.outcome === outcome).length;
+  const count = (outcome: ReprocessedFile['outcome']) => files.filter((reprocessedFile) => reprocessedFile.outcome === outcome).length;
   const counts = {
     reprocessed: count(opts.dryRun ? 'would-reprocess' : 'reprocessed'),
     rejected: count('rejected'),

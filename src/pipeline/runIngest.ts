@@ -143,7 +143,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
   };
   // every entry left alone is counted and named each run; the ledger records a name once, and again only when it changes
   const ignored = async (entries: IgnoredEntry[]) => {
-    const fresh = new Set((await ledger.recordIgnored(runId, entries)).map((e) => e.name));
+    const fresh = new Set((await ledger.recordIgnored(runId, entries)).map((ignoredEntry) => ignoredEntry.name));
     for (const e of entries) {
       const fields = { event: 'ignored', file: e.name, size: e.size, reason: e.reason };
       if (fresh.has(e.name)) log.warn(fields, `ignored: ${e.reason}`);
@@ -177,7 +177,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
         await finishUnfinishedMoves(run, runId, log);
         for (const changed of await filesChangedAfterMove(run, log)) changedAfterMove.push(changed);
       }
-      const present = new Set(listed.map((e) => e.name));
+      const present = new Set(listed.map((intakeEntry) => intakeEntry.name));
       const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));
       const safe: IntakeEntry[] = [];
       const leftAlone: IgnoredEntry[] = [];
@@ -327,10 +327,10 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
   const outcomes = await runOutcomes(ledger, runId);
   const counts = { ...outcomes.counts, moveFailed: run.counts.moveFailures };
   const waitingTooLong = await filesWaitingTooLong(ledger, outcomes.files, opts.maxWaitingRuns);
-  for (const w of waitingTooLong) {
+  for (const waitingFile of waitingTooLong) {
     log.error(
-      { event: 'waiting-too-long', file: w.name, runs: w.runs, since: w.since },
-      `still in the intake after ${w.runs} runs (since ${w.since}): ${w.outcome}`,
+      { event: 'waiting-too-long', file: waitingFile.name, runs: waitingFile.runs, since: waitingFile.since },
+      `still in the intake after ${waitingFile.runs} runs (since ${waitingFile.since}): ${waitingFile.outcome}`,
     );
   }
   const found: IngestFindings = {

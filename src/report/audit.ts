@@ -122,19 +122,21 @@ export async function audit(
   // content identity is the ledger's: a load is matched against every partner's
   const loaded = await ledger.filesInState('loaded');
   check('ledger loads match the finance database', [
-    ...loaded.flatMap((f) => {
+    ...loaded.flatMap((fileRow) => {
       // the file marker holds the content's hash; the archive holds the delivered bytes
-      const fact = bySha.get(contentOf(f));
+      const fact = bySha.get(contentOf(fileRow));
       if (!fact) {
-        const both = contentOf(f) === f.sha256 ? f.sha256 : `delivered ${f.sha256}, content ${contentOf(f)}`;
-        const message = `${f.name} (${both}) is loaded in the ledger (run ${f.runId}) but has no file marker in ${schema}.file_loads`;
-        return partners && !partners.includes(f.partner) ? [] : [found('no_file_marker', f.name, f.sha256, f.runId, message, f.partner)];
-      }
-      if (f.rowCount !== null && f.rowCount !== fact.markerRows) {
-        const message = `${f.name}: the ledger counts ${f.rowCount} rows, the file marker ${fact.markerRows}`;
-        return partners && !partners.includes(f.partner)
+        const both = contentOf(fileRow) === fileRow.sha256 ? fileRow.sha256 : `delivered ${fileRow.sha256}, content ${contentOf(fileRow)}`;
+        const message = `${fileRow.name} (${both}) is loaded in the ledger (run ${fileRow.runId}) but has no file marker in ${schema}.file_loads`;
+        return partners && !partners.includes(fileRow.partner)
           ? []
-          : [found('ledger_row_count_differs', f.name, f.sha256, f.runId, message, f.partner)];
+          : [found('no_file_marker', fileRow.name, fileRow.sha256, fileRow.runId, message, fileRow.partner)];
+      }
+      if (fileRow.rowCount !== null && fileRow.rowCount !== fact.markerRows) {
+        const message = `${fileRow.name}: the ledger counts ${fileRow.rowCount} rows, the file marker ${fact.markerRows}`;
+        return partners && !partners.includes(fileRow.partner)
+          ? []
+          : [found('ledger_row_count_differs', fileRow.name, fileRow.sha256, fileRow.runId, message, fileRow.partner)];
       }
       return [];
     }),
@@ -201,7 +203,7 @@ export async function audit(
       .filter((l): l is string => l !== null)
       .map(placeKey),
   );
-  for (const folder of listed.filter((l) => l.destination === 'archive')) {
+  for (const folder of listed.filter((listedFolder) => listedFolder.destination === 'archive')) {
     for (const entry of folder.entries.values()) {
       if (entry.notRegular || isInProgressName(entry.name)) continue; // hidden temporaries of an interrupted move
       // a copy at a loaded file's place is judged by the check above, against that file
@@ -220,7 +222,7 @@ export async function audit(
     check(
       'every upload in the transfer log has a ledger outcome',
       transferLog.arrivals
-        .filter((a) => a.unmatched)
+        .filter((accountedArrival) => accountedArrival.unmatched)
         .map((a) =>
           a.afterWaiting !== null
             ? found('upload_gone_after_outcome', a.name, a.sha256, a.run, a.message, a.partner)
@@ -229,7 +231,7 @@ export async function audit(
     );
     check(
       'every line of the transfer log was read',
-      transferLog.unread.map((u) => found('transfer_log_unread', u.file, null, null, u.message)),
+      transferLog.unread.map((unreadPlace) => found('transfer_log_unread', unreadPlace.file, null, null, unreadPlace.message)),
     );
     // its uploads were matched at the offset the runs' own moves show, but a log read at the wrong time cannot be vouched for
     check(
@@ -314,7 +316,7 @@ async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: File
       places.folderKeys.push(`${placeKey(folder.folder.description)}/`);
     }
   }
-  const loadedBySha = new Map(loaded.map((f) => [f.sha256, f]));
+  const loadedBySha = new Map(loaded.map((fileRow) => [fileRow.sha256, fileRow]));
   const out: Discrepancy[] = [];
   for (const { file: f, destination, what: outcome } of kept) {
     const what = `${f.name} (${outcome} by run ${f.runId})`;
@@ -332,7 +334,7 @@ async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: File
       const inFolder = folderKeys.some((folder) => key.startsWith(folder) && !key.slice(folder.length).includes('/'));
       const where =
         listed
-          .filter((l) => l.destination === destination)
+          .filter((listedFolder) => listedFolder.destination === destination)
           .map((l) => l.folder.description)
           .join(', ') || 'none';
       missing(

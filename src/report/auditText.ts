@@ -14,11 +14,12 @@ export function auditText(result: AuditResult): string {
   }
   if (result.balanced) {
     lines.push(`audit: ${plural(result.balanced.length, 'loaded file', 'loaded files')} proved their control totals before loading:`);
-    for (const b of result.balanced) lines.push(`  ${printable(b.file)} (run ${b.run}): ${printable(totalsText(b.totals))}`);
+    for (const balancedFile of result.balanced)
+      lines.push(`  ${printable(balancedFile.file)} (run ${balancedFile.run}): ${printable(totalsText(balancedFile.totals))}`);
   }
-  const t = result.transferLog;
-  if (t) {
-    for (const f of t.logs) {
+  const transferAuditResult = result.transferLog;
+  if (transferAuditResult) {
+    for (const f of transferAuditResult.logs) {
       const unreadable =
         (f.unreadable === 0 ? '' : `, ${f.unreadable} UNREADABLE`) +
         (f.overLong === 0 ? '' : `, ${f.overLong} OVER-LONG`) +
@@ -29,16 +30,16 @@ export function auditText(result: AuditResult): string {
       for (const u of f.unreadableQuoted) lines.push(`  line ${u.line} could not be read: ${printable(JSON.stringify(u.text))}`);
       if (f.unreadable > f.unreadableQuoted.length) lines.push(`  and ${f.unreadable - f.unreadableQuoted.length} more`);
     }
-    const counts = Object.entries(t.counts)
+    const counts = Object.entries(transferAuditResult.counts)
       .map(([k, n]) => `${k}=${n}`)
       .join(' ');
     lines.push(
-      `transfer log: ${plural(t.arrivals.length, 'upload', 'uploads')} into the intakes: ${counts || 'none'}; unmatched=${t.unmatched}`,
+      `transfer log: ${plural(transferAuditResult.arrivals.length, 'upload', 'uploads')} into the intakes: ${counts || 'none'}; unmatched=${transferAuditResult.unmatched}`,
     );
-    for (const a of t.arrivals) lines.push(`  ${printable(a.message)}`);
-    if (t.outsideIntakes.length > 0) {
-      lines.push(`transfer log: ${plural(t.outsideIntakes.length, 'upload', 'uploads')} into folders no run reads:`);
-      for (const s of t.outsideIntakes) lines.push(`  ${printable(s.message)}`);
+    for (const accountedArrival of transferAuditResult.arrivals) lines.push(`  ${printable(accountedArrival.message)}`);
+    if (transferAuditResult.outsideIntakes.length > 0) {
+      lines.push(`transfer log: ${plural(transferAuditResult.outsideIntakes.length, 'upload', 'uploads')} into folders no run reads:`);
+      for (const s of transferAuditResult.outsideIntakes) lines.push(`  ${printable(s.message)}`);
     }
   }
   const n = result.discrepancies;

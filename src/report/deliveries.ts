@@ -78,8 +78,8 @@ export const lateText = (seconds: number): string =>
   formatDuration(seconds, { parts: 1, largest: 'd', daysFrom: 72 * 3600, smallest: 'm', zero: '1m' });
 
 /** The day a file is for: the date its name carries by the pattern, else the local day it was recorded on. */
-export function fileDay(p: PartnerDeliveries, e: Pick<LedgerEvent, 'name' | 'at'>): string {
-  return dayInName(p.patternText, e.name) ?? localDay(Date.parse(e.at), p.expect.timeZone);
+export function fileDay(partnerDeliveries: PartnerDeliveries, pick: Pick<LedgerEvent, 'name' | 'at'>): string {
+  return dayInName(partnerDeliveries.patternText, pick.name) ?? localDay(Date.parse(pick.at), partnerDeliveries.expect.timeZone);
 }
 
 function dayFile(e: LedgerEvent): DayFile {
@@ -104,21 +104,21 @@ function dayFile(e: LedgerEvent): DayFile {
  */
 export async function deliveryDays(
   ledger: LedgerQueries,
-  p: PartnerDeliveries,
+  partnerDeliveries: PartnerDeliveries,
   first: string,
   last: string,
   now: number,
 ): Promise<DeliveryDay[]> {
   // a file for a day may load before it (sent the evening before) or long after it (a backfill)
   const since = new Date(Date.parse(`${addDays(first, -2)}T00:00:00Z`)).toISOString();
-  const events = await ledger.eventsSince([...KINDS], since, [p.partner]);
+  const events = await ledger.eventsSince([...KINDS], since, [partnerDeliveries.partner]);
   const byDay = new Map<string, LedgerEvent[]>();
-  for (const e of events) {
-    const day = fileDay(p, e);
-    byDay.set(day, [...(byDay.get(day) ?? []), e]);
+  for (const ledgerEvent of events) {
+    const day = fileDay(partnerDeliveries, ledgerEvent);
+    byDay.set(day, [...(byDay.get(day) ?? []), ledgerEvent]);
   }
-  const waivers = await waiversOf(ledger, p.partner);
-  const { expect } = p;
+  const waivers = await waiversOf(ledger, partnerDeliveries.partner);
+  const { expect } = partnerDeliveries;
   return daysBetween(first, last).map((day) => {
     const due = dueDay(expect, day);
     const files = (byDay.get(day) ?? []).map(dayFile);
@@ -158,23 +158,27 @@ export async function deliveryDays(
 /** The owed days `status` and the run look at: from the partner's first run (or LOOKBACK_DAYS ago) to today. */
 export async function recentDays(
   ledger: LedgerQueries,
-  p: PartnerDeliveries,
+  partnerDeliveries: PartnerDeliveries,
   now: number,
 ): Promise<{ first: string; last: string } | null> {
-  const firstRun = await ledger.firstRunAt(p.partner);
+  const firstRun = await ledger.firstRunAt(partnerDeliveries.partner);
   if (!firstRun) return null; // a partner never run owes nothing yet
-  const today = localDay(now, p.expect.timeZone);
+  const today = localDay(now, partnerDeliveries.expect.timeZone);
   const earliest = addDays(today, -LOOKBACK_DAYS);
-  const started = localDay(Date.parse(firstRun), p.expect.timeZone);
+  const started = localDay(Date.parse(firstRun), partnerDeliveries.expect.timeZone);
   return { first: started > earliest ? started : earliest, last: today };
 }
 
 /** The owed days past `by` + `warnAfter` without their delivery, oldest first. */
-export async function overdueDeliveries(ledger: LedgerQueries, p: PartnerDeliveries, now: number): Promise<OverdueDelivery[]> {
-  const window = await recentDays(ledger, p, now);
+export async function overdueDeliveries(
+  ledger: LedgerQueries,
+  partnerDeliveries: PartnerDeliveries,
+  now: number,
+): Promise<OverdueDelivery[]> {
+  const window = await recentDays(ledger, partnerDeliveries, now);
   if (!window) return [];
-  const days = await deliveryDays(ledger, p, window.first, window.last, now);
-  return days.filter((d) => d.level !== null).map((d) => overdueOf(p, d));
+  const days = await deliveryDays(ledger, partnerDeliveries, window.first, window.last, now);
+  return days.filter((d) => d.level !== null).map((d) => overdueOf(partnerDeliveries, d));
 }
 
 function overdueOf(p: PartnerDeliveries, d: DeliveryDay): OverdueDelivery {

@@ -68,43 +68,46 @@ const LEFT = 54;
 const TOP = 22;
 
 /** The calendar: a row per ISO week, Monday first, each due day a coloured square with its day of the month. */
-function calendarSvg(p: PartnerReport, zone: string): string {
-  if (p.days.length === 0) return '';
-  const first = p.days[0]!;
+function calendarSvg(partnerReport: PartnerReport, zone: string): string {
+  if (partnerReport.days.length === 0) return '';
+  const first = partnerReport.days[0]!;
   const lead = (new Date(`${first.day}T00:00:00Z`).getUTCDay() + 6) % 7; // Monday 0
-  const rows = Math.ceil((lead + p.days.length) / 7);
+  const rows = Math.ceil((lead + partnerReport.days.length) / 7);
   const width = LEFT + 7 * (CELL + GAP);
   const height = TOP + rows * (CELL + GAP);
   const heads = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']
     .map((w, i) => `<text x="${LEFT + i * (CELL + GAP) + CELL / 2}" y="14" class="head">${w}</text>`)
     .join('');
-  const cells = p.days
-    .map((d, i) => {
+  const cells = partnerReport.days
+    .map((deliveryDay, i) => {
       const at = lead + i;
       const x = LEFT + (at % 7) * (CELL + GAP);
       const y = TOP + Math.floor(at / 7) * (CELL + GAP);
-      const c = COLOURS[d.state];
-      const dashed = d.state === 'not_due' ? ' stroke-dasharray="4 3"' : '';
+      const c = COLOURS[deliveryDay.state];
+      const dashed = deliveryDay.state === 'not_due' ? ' stroke-dasharray="4 3"' : '';
       const monthLabel =
         at % 7 === 0 || i === 0
-          ? `<text x="${LEFT - 8}" y="${y + CELL / 2 + 4}" class="week">${new Date(`${d.day}T12:00:00Z`).toLocaleString('en-GB', { month: 'short', timeZone: 'UTC' })} ${d.day.slice(8)}</text>`
+          ? `<text x="${LEFT - 8}" y="${y + CELL / 2 + 4}" class="week">${new Date(`${deliveryDay.day}T12:00:00Z`).toLocaleString('en-GB', { month: 'short', timeZone: 'UTC' })} ${deliveryDay.day.slice(8)}</text>`
           : '';
-      return `${monthLabel}<g class="day ${d.state}"><title>${escape(cellTitle(d, zone))}</title><rect x="${x}" y="${y}" width="${CELL}" height="${CELL}" rx="6" fill="${c.fill}" stroke="#90a4ae"${dashed}/><text x="${x + 6}" y="${y + 15}" class="num" fill="${c.ink}">${Number(d.day.slice(8))}</text><text x="${x + CELL / 2}" y="${y + CELL - 9}" class="mark" fill="${c.ink}">${escape(cellMark(d))}</text></g>`;
+      return `${monthLabel}<g class="day ${deliveryDay.state}"><title>${escape(cellTitle(deliveryDay, zone))}</title><rect x="${x}" y="${y}" width="${CELL}" height="${CELL}" rx="6" fill="${c.fill}" stroke="#90a4ae"${dashed}/><text x="${x + 6}" y="${y + 15}" class="num" fill="${c.ink}">${Number(deliveryDay.day.slice(8))}</text><text x="${x + CELL / 2}" y="${y + CELL - 9}" class="mark" fill="${c.ink}">${escape(cellMark(deliveryDay))}</text></g>`;
     })
     .join('');
-  return `<svg role="img" aria-label="${escape(`calendar of ${p.partner}'s deliveries`)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${heads}${cells}</svg>`;
+  return `<svg role="img" aria-label="${escape(`calendar of ${partnerReport.partner}'s deliveries`)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${heads}${cells}</svg>`;
 }
 
 /** The weekly counts as stacked bars: on time, late, rejected, missing. */
-function weeksSvg(p: PartnerReport): string {
-  if (p.weeks.length === 0) return '';
+function weeksSvg(partnerReport: PartnerReport): string {
+  if (partnerReport.weeks.length === 0) return '';
   const barWidth = 34;
   const step = 56;
   const plot = 170;
   const top = 20;
-  const max = p.weeks.reduce((most, w) => Math.max(most, w.onTime + w.late + w.missing + w.rejected), 1);
+  const max = partnerReport.weeks.reduce(
+    (most, weekCounts) => Math.max(most, weekCounts.onTime + weekCounts.late + weekCounts.missing + weekCounts.rejected),
+    1,
+  );
   const left = 30;
-  const width = left + p.weeks.length * step + 10;
+  const width = left + partnerReport.weeks.length * step + 10;
   const height = top + plot + 40;
   const unit = plot / max;
   const ticks = [...new Set([0, Math.ceil(max / 2), max])]
@@ -113,7 +116,7 @@ function weeksSvg(p: PartnerReport): string {
       return `<line x1="${left - 4}" x2="${width - 6}" y1="${y}" y2="${y}" class="grid"/><text x="${left - 8}" y="${y + 4}" class="tick">${t}</text>`;
     })
     .join('');
-  const bars = p.weeks
+  const bars = partnerReport.weeks
     .map((w, i) => {
       const x = left + i * step + (step - barWidth) / 2;
       let y = top + plot;
@@ -129,7 +132,7 @@ function weeksSvg(p: PartnerReport): string {
       return `${parts}<text x="${x + barWidth / 2}" y="${y - 5}" class="total">${total}</text><text x="${x + barWidth / 2}" y="${top + plot + 18}" class="label">${w.week.slice(5)}</text><text x="${x + barWidth / 2}" y="${top + plot + 32}" class="sub">${escape(extra.replace(' · ', ''))}</text>`;
     })
     .join('');
-  return `<svg role="img" aria-label="${escape(`${p.partner}: due days per week`)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${ticks}${bars}</svg>`;
+  return `<svg role="img" aria-label="${escape(`${partnerReport.partner}: due days per week`)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${ticks}${bars}</svg>`;
 }
 
 const PROBLEMS: DayState[] = ['missing', 'rejected', 'late', 'due'];
@@ -245,29 +248,29 @@ function overview(r: DeliveriesReport): string {
   return `<table class="overview"><thead><tr><th>Partner</th><th>On time</th><th>Late</th><th>Rejected</th><th>Missing</th><th>Latest gap</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-export function deliveriesHtml(r: DeliveriesReport, opts: { ledger: string }): string {
+export function deliveriesHtml(deliveriesReport: DeliveriesReport, opts: { ledger: string }): string {
   const legend = (['on_time', 'late', 'rejected', 'missing', 'waived', 'due', 'not_due', 'not_owed'] as DayState[])
     .map((s) => `<li><span class="chip ${s}">${STATE_WORDS[s]}</span></li>`)
     .join('');
-  const generated = r.generatedAt.replace('T', ' ').slice(0, 16);
+  const generated = deliveriesReport.generatedAt.replace('T', ' ').slice(0, 16);
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>settle-ingest: deliveries, last ${r.weeksBack} weeks (${generated} UTC)</title>
+<title>settle-ingest: deliveries, last ${deliveriesReport.weeksBack} weeks (${generated} UTC)</title>
 <style>${STYLE}</style>
 </head>
 <body>
 <header>
 <h1>Settlement deliveries: owed and received</h1>
-<p>Last ${r.weeksBack} weeks, generated ${generated} UTC from the ledger ${escape(opts.ledger)}. A day is on time when its files loaded into the finance database by its due time; a rejected file arrived but was not delivered; a skipped resend is not a delivery.</p>
+<p>Last ${deliveriesReport.weeksBack} weeks, generated ${generated} UTC from the ledger ${escape(opts.ledger)}. A day is on time when its files loaded into the finance database by its due time; a rejected file arrived but was not delivered; a skipped resend is not a delivery.</p>
 <ul class="legend">${legend}</ul>
 </header>
 <main>
-${overview(r)}
-${r.partners.map(partnerSection).join('\n')}
+${overview(deliveriesReport)}
+${deliveriesReport.partners.map(partnerSection).join('\n')}
 </main>
 <footer>settle-ingest report deliveries — point at a day in a calendar for its files; every figure here is also in <code>settle-ingest report deliveries --json</code>.</footer>
 </body>

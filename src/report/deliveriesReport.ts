@@ -54,16 +54,18 @@ export const STATE_WORDS: Record<DayState, string> = {
 };
 
 /** `waived by alice at 2026-03-20 09:12 UTC: the partner confirmed no settlement that day` */
-export function waiverWords(w: Waiver): string {
-  return `waived by ${w.operator} at ${w.at.replace('T', ' ').slice(0, 16)} UTC: ${w.reason}`;
+export function waiverWords(waiver: Waiver): string {
+  return `waived by ${waiver.operator} at ${waiver.at.replace('T', ' ').slice(0, 16)} UTC: ${waiver.reason}`;
 }
 
 /** How a day's state reads: a waived day names who waived it, when and why. */
-export function stateWords(d: DeliveryDay): string {
-  if (d.state === 'not_owed') return `not owed (${d.notOwedBecause})`;
-  if (d.state === 'waived') return waiverWords(d.waiver!);
+export function stateWords(deliveryDay: DeliveryDay): string {
+  if (deliveryDay.state === 'not_owed') return `not owed (${deliveryDay.notOwedBecause})`;
+  if (deliveryDay.state === 'waived') return waiverWords(deliveryDay.waiver!);
   // its files came after all: delivered, and the waiver still said
-  return d.waiver ? `${STATE_WORDS[d.state]} (also ${waiverWords(d.waiver)})` : STATE_WORDS[d.state];
+  return deliveryDay.waiver
+    ? `${STATE_WORDS[deliveryDay.state]} (also ${waiverWords(deliveryDay.waiver)})`
+    : STATE_WORDS[deliveryDay.state];
 }
 
 function weekCounts(days: DeliveryDay[]): WeekCounts[] {
@@ -95,27 +97,31 @@ export async function deliveriesReport(
   now: number,
 ): Promise<DeliveriesReport> {
   const out: PartnerReport[] = [];
-  for (const p of partners) {
-    if (!p.expect) {
-      out.push({ partner: p.partner, expect: null, days: [], weeks: [] });
+  for (const reportedPartner of partners) {
+    if (!reportedPartner.expect) {
+      out.push({ partner: reportedPartner.partner, expect: null, days: [], weeks: [] });
       continue;
     }
-    const judged: PartnerDeliveries = { partner: p.partner, expect: p.expect, patternText: p.patternText };
-    const today = localDay(now, p.expect.timeZone);
-    const firstRun = await ledger.firstRunAt(p.partner);
+    const judged: PartnerDeliveries = {
+      partner: reportedPartner.partner,
+      expect: reportedPartner.expect,
+      patternText: reportedPartner.patternText,
+    };
+    const today = localDay(now, reportedPartner.expect.timeZone);
+    const firstRun = await ledger.firstRunAt(reportedPartner.partner);
     const windowStart = addDays(today, -(weeks * 7 - 1));
-    const started = firstRun ? localDay(Date.parse(firstRun), p.expect.timeZone) : today;
+    const started = firstRun ? localDay(Date.parse(firstRun), reportedPartner.expect.timeZone) : today;
     const days = await deliveryDays(ledger, judged, started > windowStart ? started : windowStart, today, now);
-    out.push({ partner: p.partner, expect: p.expect, days, weeks: weekCounts(days) });
+    out.push({ partner: reportedPartner.partner, expect: reportedPartner.expect, days, weeks: weekCounts(days) });
   }
   return { generatedAt: new Date(now).toISOString(), weeksBack: weeks, partners: out };
 }
 
 /** `every business day by 04:00 Europe/Amsterdam, less the public holidays of NL; 1 file; warning after 1h, critical after 24h` */
-export function expectWords(e: Expect): string {
+export function expectWords(expect: Expect): string {
   const hours = (s: number) => lateText(s).replace(/^1m$/, '0m');
-  const holidays = e.holidays ? `, less the public holidays of ${e.holidays}` : '';
-  return `every ${e.every} by ${e.by} ${e.timeZone}${holidays}; ${e.files} ${e.files === 1 ? 'file' : 'files'}; ${e.warnAfterSeconds ? `warning after ${hours(e.warnAfterSeconds)}` : 'warning once due'}, critical after ${hours(e.errorAfterSeconds)}`;
+  const holidays = expect.holidays ? `, less the public holidays of ${expect.holidays}` : '';
+  return `every ${expect.every} by ${expect.by} ${expect.timeZone}${holidays}; ${expect.files} ${expect.files === 1 ? 'file' : 'files'}; ${expect.warnAfterSeconds ? `warning after ${hours(expect.warnAfterSeconds)}` : 'warning once due'}, critical after ${hours(expect.errorAfterSeconds)}`;
 }
 
 /** A time as the partner's clock shows it: `Thu 03:00`. */
@@ -125,24 +131,26 @@ export function localTime(iso: string, timeZone: string): string {
     .replace(',', '');
 }
 
-export function formatDeliveries(r: DeliveriesReport): string {
+export function formatDeliveries(deliveriesReport: DeliveriesReport): string {
   const out: string[] = [];
-  for (const p of r.partners) {
+  for (const partnerReport of deliveriesReport.partners) {
     if (out.length) out.push('');
-    if (!p.expect) {
-      out.push(`${p.partner}: no "expect" in its settings: its deliveries are not judged`);
+    if (!partnerReport.expect) {
+      out.push(`${partnerReport.partner}: no "expect" in its settings: its deliveries are not judged`);
       continue;
     }
-    const zone = p.expect.timeZone;
-    out.push(`${p.partner}: ${expectWords(p.expect)}`);
-    const rows = p.days.map((d) => {
-      const state = stateWords(d);
-      const files = d.files.map((f) => (f.outcome === 'loaded' ? f.name : `${f.name} (${f.outcome}${f.why ? `: ${f.why}` : ''})`));
+    const zone = partnerReport.expect.timeZone;
+    out.push(`${partnerReport.partner}: ${expectWords(partnerReport.expect)}`);
+    const rows = partnerReport.days.map((deliveryDay) => {
+      const state = stateWords(deliveryDay);
+      const files = deliveryDay.files.map((dayFile) =>
+        dayFile.outcome === 'loaded' ? dayFile.name : `${dayFile.name} (${dayFile.outcome}${dayFile.why ? `: ${dayFile.why}` : ''})`,
+      );
       return [
-        `${d.weekday} ${d.day}`,
+        `${deliveryDay.weekday} ${deliveryDay.day}`,
         state,
-        d.deliveredAt ? localTime(d.deliveredAt, zone) : '-',
-        d.lateSeconds !== null && d.state !== 'due' ? lateText(d.lateSeconds) : '-',
+        deliveryDay.deliveredAt ? localTime(deliveryDay.deliveredAt, zone) : '-',
+        deliveryDay.lateSeconds !== null && deliveryDay.state !== 'due' ? lateText(deliveryDay.lateSeconds) : '-',
         files.join(', ') || '-',
       ];
     });
@@ -151,7 +159,18 @@ export function formatDeliveries(r: DeliveriesReport): string {
       '',
       textTable(
         ['week', 'on time', 'late', 'missing', 'rejected', 'waived', 'skipped', 'held'],
-        [...p.weeks].reverse().map((w) => [w.week, w.onTime, w.late, w.missing, w.rejected, w.waived, w.skipped, w.held]),
+        [...partnerReport.weeks]
+          .reverse()
+          .map((weekCounts) => [
+            weekCounts.week,
+            weekCounts.onTime,
+            weekCounts.late,
+            weekCounts.missing,
+            weekCounts.rejected,
+            weekCounts.waived,
+            weekCounts.skipped,
+            weekCounts.held,
+          ]),
       ),
     );
   }

@@ -69,22 +69,22 @@ export async function doctor(partners: DoctorSettings[], opts: DoctorOptions): P
       timeoutSeconds: shared.dbTimeoutSeconds,
       onLost: () => undefined,
     });
-    const r = await finance.client.query<{ role: string }>('SELECT current_user AS role');
-    return `as role "${r.rows[0]!.role}"`;
+    const queryResult = await finance.client.query<{ role: string }>('SELECT current_user AS role');
+    return `as role "${queryResult.rows[0]!.role}"`;
   });
   try {
     if (loggedIn) await record(null, 'clock', () => clockCheck(finance!));
-    for (const s of partners) {
-      await intakeChecks(s, opts.logger, record);
+    for (const doctorSettings of partners) {
+      await intakeChecks(doctorSettings, opts.logger, record);
       if (!finance) continue;
-      const db = finance.forLayout(s.layout);
-      await record(s.partner, 'finance-schema', async () => {
+      const db = finance.forLayout(doctorSettings.layout);
+      await record(doctorSettings.partner, 'finance-schema', async () => {
         await assertFinanceCurrent(db);
         await assertLayoutFitsTable(db);
-        return `schema ${s.schema} current, table ${db.table} fits layout "${s.layout.name}"`;
+        return `schema ${doctorSettings.schema} current, table ${db.table} fits layout "${doctorSettings.layout.name}"`;
       });
-      await record(s.partner, 'finance-privileges', async () => {
-        const needs = runNeeds(s.layout.table);
+      await record(doctorSettings.partner, 'finance-privileges', async () => {
+        const needs = runNeeds(doctorSettings.layout.table);
         await assertPrivileges(db, needs);
         return Object.entries(needs)
           .map(([table, privileges]) => `${privileges.join(', ')} on ${table}`)
@@ -139,30 +139,30 @@ async function clockCheck(db: FinanceDb): Promise<string> {
  * out of it, and to rename into archive/, duplicates/ and rejected/ (or make them: the first
  * move does). On an SFTP server, the connection (reachable, host key known, login) first.
  */
-async function intakeChecks(s: DoctorSettings, logger: Logger, record: Recorder): Promise<void> {
+async function intakeChecks(doctorSettings: DoctorSettings, logger: Logger, record: Recorder): Promise<void> {
   let folders: ReturnType<typeof intakeFolders> | undefined;
   try {
-    folders = intakeFolders(s);
+    folders = intakeFolders(doctorSettings);
   } catch (err) {
-    await record(s.partner, 'intake', () => Promise.reject(err));
+    await record(doctorSettings.partner, 'intake', () => Promise.reject(err));
     return;
   }
   if (!folders.sftp) {
-    await record(s.partner, 'intake', () => localFolderCheck(folders.intake, 'intake', true));
+    await record(doctorSettings.partner, 'intake', () => localFolderCheck(folders.intake, 'intake', true));
     for (const to of ['archive', 'duplicates', 'rejected'] as const) {
-      await record(s.partner, to, () => localFolderCheck(folders[to], to, false));
+      await record(doctorSettings.partner, to, () => localFolderCheck(folders[to], to, false));
     }
     return;
   }
   // what is known without the server: a key that opens, a known_hosts file to read or a well-formed pinned fingerprint
-  if (!(await record(s.partner, 'sftp-credentials', () => checkIntakeAccess(s)))) return;
+  if (!(await record(doctorSettings.partner, 'sftp-credentials', () => checkIntakeAccess(doctorSettings)))) return;
   let intake: FolderReader | null = null;
-  const connected = await record(s.partner, 'intake-server', async () => {
-    intake = await openIntakeReader(s, logger);
+  const connected = await record(doctorSettings.partner, 'intake-server', async () => {
+    intake = await openIntakeReader(doctorSettings, logger);
     return `${folders.sftp!.host}:${folders.sftp!.port} reached, host key known, logged in as ${folders.sftp!.user}`;
   });
   if (!connected) return;
-  await record(s.partner, 'intake', async () => {
+  await record(doctorSettings.partner, 'intake', async () => {
     try {
       const entries = await intake!.list();
       return `${folders.intake} listed (${entries.length} entries)`;
@@ -171,8 +171,8 @@ async function intakeChecks(s: DoctorSettings, logger: Logger, record: Recorder)
     }
   });
   for (const to of ['archive', 'duplicates', 'rejected'] as const) {
-    await record(s.partner, to, async () => {
-      const folder = await openFinalFolder(s, to, logger, { missingAsNull: true });
+    await record(doctorSettings.partner, to, async () => {
+      const folder = await openFinalFolder(doctorSettings, to, logger, { missingAsNull: true });
       if (!folder) return `${folders[to]} is not there yet: the first move there makes it`;
       try {
         await folder.list();

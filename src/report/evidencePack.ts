@@ -126,7 +126,7 @@ export async function evidencePack(
   archives: EvidenceArchive[] = [],
 ): Promise<EvidencePack> {
   const { since, until } = periodBounds(period);
-  const known = (e: LedgerEvent) => until === null || e.at < until;
+  const known = (ledgerEvent: LedgerEvent) => until === null || ledgerEvent.at < until;
   const events = await ledger.eventsBetween(since, until, partners);
   const fileKey = (e: LedgerEvent) => `${e.name}\0${e.sha256}`;
   const ofFile = new Map<string, LedgerEvent[]>();
@@ -180,19 +180,19 @@ export async function evidencePack(
         'operator',
         'file_json',
       ],
-      ...loads.map((l) => [
-        l.at,
-        l.action,
-        l.partner,
-        l.name,
-        l.sha256,
-        l.contentSha256,
-        l.rows,
-        l.run,
-        l.archived,
-        l.reason,
-        l.operator,
-        exactName(l.name),
+      ...loads.map((evidenceLoad) => [
+        evidenceLoad.at,
+        evidenceLoad.action,
+        evidenceLoad.partner,
+        evidenceLoad.name,
+        evidenceLoad.sha256,
+        evidenceLoad.contentSha256,
+        evidenceLoad.rows,
+        evidenceLoad.run,
+        evidenceLoad.archived,
+        evidenceLoad.reason,
+        evidenceLoad.operator,
+        exactName(evidenceLoad.name),
       ]),
     ]),
   );
@@ -204,7 +204,7 @@ export async function evidencePack(
     ]),
   );
   // one SHA256SUMS per partner, its names relative to that partner's archive folder: `sha256sum -c` there passes
-  const chosen = new Set([...(partners ?? archives.map((a) => a.partner)), ...loads.map((l) => l.partner)]);
+  const chosen = new Set([...(partners ?? archives.map((evidenceArchive) => evidenceArchive.partner)), ...loads.map((l) => l.partner)]);
   const packArchives = [...chosen]
     .sort()
     .map((partner) => archives.find((a) => a.partner === partner) ?? { partner, folder: null, sftp: null });

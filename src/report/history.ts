@@ -43,8 +43,17 @@ export async function fileHistory(ledger: LedgerQueries, asked: string): Promise
 }
 
 /** One ledger event for `--json` (`history`, `report run`). */
-export function eventJson(e: LedgerEvent): Record<string, unknown> {
-  return { id: e.id, partner: e.partner, run: e.runId, at: e.at, event: e.event, name: e.name, sha256: e.sha256, details: e.details };
+export function eventJson(ledgerEvent: LedgerEvent): Record<string, unknown> {
+  return {
+    id: ledgerEvent.id,
+    partner: ledgerEvent.partner,
+    run: ledgerEvent.runId,
+    at: ledgerEvent.at,
+    event: ledgerEvent.event,
+    name: ledgerEvent.name,
+    sha256: ledgerEvent.sha256,
+    details: ledgerEvent.details,
+  };
 }
 
 /** ` of adyen` when the original of a skip is another partner's file: content identity is the ledger's, not a partner's. */
@@ -53,15 +62,15 @@ export function ofPartner(original: string | undefined, own: string): string {
 }
 
 /** An event's details as a person reads them: the original a skip duplicated, a reject's reason, … */
-export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: true }): string {
-  const d = e.details;
+export function describeEvent(ledgerEvent: LedgerEvent, opts: { rows: boolean } = { rows: true }): string {
+  const d = ledgerEvent.details;
   const parts: string[] = [];
   if (opts.rows && typeof d.rows === 'number') parts.push(`${d.rows} rows`);
   const dup = d.duplicateOf as { name: string; run: string; partner?: string; source?: string } | undefined;
   const decoded = typeof d.contentSha256 === 'string';
   if (dup) {
     const db = dup.source === 'finance-database' ? ' (per the finance database)' : '';
-    parts.push(`${sameAsWords(d)} ${dup.name}${ofPartner(dup.partner, e.partner)}, run ${dup.run}${db}`);
+    parts.push(`${sameAsWords(d)} ${dup.name}${ofPartner(dup.partner, ledgerEvent.partner)}, run ${dup.run}${db}`);
   }
   // a wrapped delivery (gzip, zip, OpenPGP): the content inside has its own hash, the file marker's
   if (decoded)
@@ -74,7 +83,7 @@ export function describeEvent(e: LedgerEvent, opts: { rows: boolean } = { rows: 
   if (d.adopted === true) parts.push(`adopted${d.assumedLoaded === true ? " on the operator's word" : ''} from ${String(d.from)}`);
   if (typeof d.reason === 'string') parts.push(d.reason);
   if (typeof d.operator === 'string') parts.push(`by ${d.operator}`);
-  if (typeof d.leaseUntil === 'string' && e.event === 'claimed') parts.push(`lease until ${d.leaseUntil}`);
+  if (typeof d.leaseUntil === 'string' && ledgerEvent.event === 'claimed') parts.push(`lease until ${d.leaseUntil}`);
   if (typeof d.claimRun === 'string') parts.push(`claim of run ${d.claimRun}`);
   return parts.join('; ');
 }

@@ -82,15 +82,15 @@ interface PartnerSamples {
 
 const seconds = (iso: string | null | undefined) => (iso ? Date.parse(iso) / 1000 : null);
 
-async function partnerSamples(m: RunMetricsInput, partner: string, previous: Map<string, number>): Promise<PartnerSamples> {
+async function partnerSamples(runMetricsInput: RunMetricsInput, partner: string, previous: Map<string, number>): Promise<PartnerSamples> {
   const label = `{partner="${partner}"}`;
   const before = (name: string, labels = label) => previous.get(`settle_ingest_${name}${labels}`);
-  const ran = m.ran.find((r) => r.partner === partner);
-  const ledger = m.ledger?.forPartner(partner);
+  const ran = runMetricsInput.ran.find((partnerRunMetrics) => partnerRunMetrics.partner === partner);
+  const ledger = runMetricsInput.ledger?.forPartner(partner);
   const last: RunRow | undefined = ran || !ledger ? undefined : ((await ledger.recentRuns(1, [partner]))[0] ?? undefined);
   const counts = ran ? ran.counts : last ? recordedCounts(last) : NO_COUNTS;
   const success = ledger ? seconds((await ledger.latestIngestRun({ successful: true, partner }))?.endedAt) : null;
-  const deliveries = m.deliveries ? await m.deliveries(partner) : undefined;
+  const deliveries = runMetricsInput.deliveries ? await runMetricsInput.deliveries(partner) : undefined;
   return {
     lastRun: ran ? ran.endedAt / 1000 : (seconds(last?.endedAt) ?? before('last_run_timestamp_seconds') ?? 0),
     // without a ledger, what the previous file said: an outage never resets it to 0
@@ -110,7 +110,7 @@ async function partnerSamples(m: RunMetricsInput, partner: string, previous: Map
     exitStatus: ran ? ran.processExitStatus : (last?.processExitStatus ?? last?.exitStatus ?? before('last_run_exit_status') ?? 0),
     loadsExitStatus: ran ? ran.exitStatus : (last?.exitStatus ?? before('last_run_loads_exit_status') ?? 0),
     staleClaims: ledger ? (await staleClaims(ledger, [partner])).length : 0,
-    longestWaiting: ledger ? (await filesWaitingNow(ledger, 0)).reduce((most, w) => Math.max(most, w.runs), 0) : 0,
+    longestWaiting: ledger ? (await filesWaitingNow(ledger, 0)).reduce((most, waitingFile) => Math.max(most, waitingFile.runs), 0) : 0,
     oldestWaiting: ran?.oldestWaitingSeconds ?? before('oldest_waiting_file_age_seconds') ?? 0,
     lastDelivery: deliveries ? (deliveries.lastDeliveryAt ?? 0) / 1000 : (before(LAST_DELIVERY.slice('settle_ingest_'.length)) ?? 0),
     lastAccounted: deliveries ? (deliveries.lastAccountedAt ?? 0) / 1000 : (before(LAST_ACCOUNTED.slice('settle_ingest_'.length)) ?? 0),
@@ -127,11 +127,11 @@ async function partnerSamples(m: RunMetricsInput, partner: string, previous: Map
  * start) and replaced atomically: the collector never reads half a file. A failure to write it
  * is logged, never fatal to the run.
  */
-export async function writeRunMetrics(path: string, m: RunMetricsInput, log: Logger): Promise<void> {
+export async function writeRunMetrics(path: string, runMetricsInput: RunMetricsInput, log: Logger): Promise<void> {
   try {
     const previous = await previousSamples(path);
     const all: [string, PartnerSamples][] = [];
-    for (const partner of m.partners) all.push([partner, await partnerSamples(m, partner, previous)]);
+    for (const partner of runMetricsInput.partners) all.push([partner, await partnerSamples(runMetricsInput, partner, previous)]);
     const each = (value: (p: PartnerSamples) => number): Sample[] => all.map(([partner, p]) => [`{partner="${partner}"}`, value(p)]);
     const text = [
       gauge(

@@ -15,23 +15,23 @@ export const COUNT_FIELDS: readonly (readonly [string, keyof RunCounts])[] = [
 ];
 
 /** `loaded=1 skipped=0 … rows=1240`: the same fields, in the same order, wherever counts are printed. */
-export function countsText(c: Partial<Record<keyof RunCounts, number | null>>): string {
-  return COUNT_FIELDS.map(([label, key]) => `${label}=${c[key] ?? '-'}`).join(' ');
+export function countsText(partial: Partial<Record<keyof RunCounts, number | null>>): string {
+  return COUNT_FIELDS.map(([label, key]) => `${label}=${partial[key] ?? '-'}`).join(' ');
 }
 
 /** The counts `runs` kept for a run; null where it kept none (still running, died, or an older release). */
-export function recordedCounts(r: RunRow): Record<keyof RunCounts, number | null> {
+export function recordedCounts(runRow: RunRow): Record<keyof RunCounts, number | null> {
   return {
-    loaded: r.loaded,
-    skipped: r.skipped,
-    held: r.held,
-    rejected: r.rejected,
-    failed: r.failed,
-    notReady: r.notReady,
-    ignored: r.ignored,
-    stale: r.stale,
-    moveFailed: r.moveFailed,
-    rows: r.rowCount,
-    reprocessed: r.reprocessed,
+    loaded: runRow.loaded,
+    skipped: runRow.skipped,
+    held: runRow.held,
+    rejected: runRow.rejected,
+    failed: runRow.failed,
+    notReady: runRow.notReady,
+    ignored: runRow.ignored,
+    stale: runRow.stale,
+    moveFailed: runRow.moveFailed,
+    rows: runRow.rowCount,
+    reprocessed: runRow.reprocessed,
   };
 }

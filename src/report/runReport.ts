@@ -40,17 +40,17 @@ export async function runReport(ledger: LedgerQueries, runId?: string, partners?
 const rowsOf = (e: LedgerEvent) => (typeof e.details.rows === 'number' ? e.details.rows : 0);
 
 /** One decision for `--json`: the reason, or the original it duplicated, or the twin it waits for. */
-export function decisionJson(e: LedgerEvent): Record<string, unknown> {
-  const d = e.details;
+export function decisionJson(ledgerEvent: LedgerEvent): Record<string, unknown> {
+  const d = ledgerEvent.details;
   return {
-    at: e.at,
-    partner: e.partner,
-    outcome: e.event,
-    name: e.name,
-    sha256: e.sha256,
+    at: ledgerEvent.at,
+    partner: ledgerEvent.partner,
+    outcome: ledgerEvent.event,
+    name: ledgerEvent.name,
+    sha256: ledgerEvent.sha256,
     // the content inside a wrapped delivery (the file marker's hash); null when it could not be unwrapped
-    contentSha256: 'contentSha256' in d ? d.contentSha256 : e.sha256,
-    rows: rowsOf(e),
+    contentSha256: 'contentSha256' in d ? d.contentSha256 : ledgerEvent.sha256,
+    rows: rowsOf(ledgerEvent),
     reason: typeof d.reason === 'string' ? d.reason : null,
     duplicateOf: d.duplicateOf ?? null,
     heldFor: d.heldFor ?? null,
@@ -64,8 +64,8 @@ function exitWords(run: RunRow): string {
   return `exit ${run.processExitStatus} (its loads: ${loads})`;
 }
 
-export function formatRunReport(r: RunReport): string {
-  const run = r.run;
+export function formatRunReport(runReport: RunReport): string {
+  const run = runReport.run;
   const lines = [
     `run ${run.runId}: ${manyPartners([run]) ? `partner ${run.partner}, ` : ''}${run.mode} on ${run.host} (pid ${run.pid}), started ${utcTime(run.startedAt)} UTC, ` +
       `took ${runTimeText(durationSeconds(run))}, ${statusOf(run)}, ${exitWords(run)}`,
@@ -73,17 +73,17 @@ export function formatRunReport(r: RunReport): string {
   ];
   if (run.reason) lines.push(`reason: ${run.reason}`);
   lines.push('');
-  if (r.decisions.length === 0) lines.push('no file decisions in this run');
+  if (runReport.decisions.length === 0) lines.push('no file decisions in this run');
   else {
     lines.push(
       textTable(
         ['outcome', 'file', 'rows', 'sha256', 'why'],
-        r.decisions.map((e) => [
-          e.event,
-          e.name,
-          rowsOf(e),
-          e.sha256 ? `${e.sha256.slice(0, 12)}…` : '-',
-          describeEvent(e, { rows: false }),
+        runReport.decisions.map((ledgerEvent) => [
+          ledgerEvent.event,
+          ledgerEvent.name,
+          rowsOf(ledgerEvent),
+          ledgerEvent.sha256 ? `${ledgerEvent.sha256.slice(0, 12)}…` : '-',
+          describeEvent(ledgerEvent, { rows: false }),
         ]),
       ),
     );

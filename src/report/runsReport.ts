@@ -4,15 +4,15 @@ import { COUNT_FIELDS, recordedCounts } from './runCounts.js';
 import { textTable } from './textTable.js';
 
 /** Runs recorded before statuses were kept have none: their end tells. */
-export const statusOf = (r: RunRow): RunStatus => r.status ?? (r.endedAt ? 'finished' : 'running');
+export const statusOf = (runRow: RunRow): RunStatus => runRow.status ?? (runRow.endedAt ? 'finished' : 'running');
 
 /**
  * How long the run worked; null while it runs, and for a run that died (its end is when a
  * later run found it dead, not when it stopped).
  */
-export function durationSeconds(r: RunRow): number | null {
-  if (!r.endedAt || statusOf(r) === 'died' || statusOf(r) === 'running') return null;
-  return Math.max(0, (Date.parse(r.endedAt) - Date.parse(r.startedAt)) / 1000);
+export function durationSeconds(runRow: RunRow): number | null {
+  if (!runRow.endedAt || statusOf(runRow) === 'died' || statusOf(runRow) === 'running') return null;
+  return Math.max(0, (Date.parse(runRow.endedAt) - Date.parse(runRow.startedAt)) / 1000);
 }
 
 /** How long a run took: `4.2s`, `3m05s`, `1h02m`; `-` when it has no duration. */
@@ -25,24 +25,24 @@ export const manyPartners = (rows: { partner: string }[]) => rows.some((r) => r.
 export const utcTime = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 19) : '-');
 
 /** One run for `--json` (`report runs`, `report run`, `status`): the counts under the summary line's names. */
-export function runJson(r: RunRow): Record<string, unknown> {
-  const counts = recordedCounts(r);
+export function runJson(runRow: RunRow): Record<string, unknown> {
+  const counts = recordedCounts(runRow);
   return {
-    run: r.runId,
-    partner: r.partner,
-    mode: r.mode,
-    status: statusOf(r),
-    reason: r.reason,
-    host: r.host,
-    pid: r.pid,
-    startedAt: r.startedAt,
-    endedAt: r.endedAt,
-    durationSeconds: durationSeconds(r),
+    run: runRow.runId,
+    partner: runRow.partner,
+    mode: runRow.mode,
+    status: statusOf(runRow),
+    reason: runRow.reason,
+    host: runRow.host,
+    pid: runRow.pid,
+    startedAt: runRow.startedAt,
+    endedAt: runRow.endedAt,
+    durationSeconds: durationSeconds(runRow),
     ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, counts[key]])),
-    reprocessed: r.reprocessed,
+    reprocessed: runRow.reprocessed,
     // the loads' own outcome, as documented since version 1; the scheduler's view beside it
-    exitStatus: r.exitStatus,
-    processExitStatus: r.processExitStatus,
+    exitStatus: runRow.exitStatus,
+    processExitStatus: runRow.processExitStatus,
   };
 }
 
@@ -68,20 +68,20 @@ export function formatRuns(runs: RunRow[]): string {
       ...COUNT_FIELDS.map(([label]) => label),
       'reason',
     ],
-    runs.map((r) => {
-      const counts = recordedCounts(r);
+    runs.map((runRow) => {
+      const counts = recordedCounts(runRow);
       return [
-        ...(byPartner ? [r.partner] : []),
-        r.runId,
-        r.mode,
-        r.host,
-        utcTime(r.startedAt),
-        runTimeText(durationSeconds(r)),
-        statusOf(r),
-        r.processExitStatus ?? '-',
-        r.exitStatus ?? '-',
+        ...(byPartner ? [runRow.partner] : []),
+        runRow.runId,
+        runRow.mode,
+        runRow.host,
+        utcTime(runRow.startedAt),
+        runTimeText(durationSeconds(runRow)),
+        statusOf(runRow),
+        runRow.processExitStatus ?? '-',
+        runRow.exitStatus ?? '-',
         ...COUNT_FIELDS.map(([, key]) => counts[key] ?? '-'),
-        r.reason ?? '',
+        runRow.reason ?? '',
       ];
     }),
   );

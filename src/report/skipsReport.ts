@@ -66,23 +66,23 @@ const weekKey = (e: Reviewed) => COUNT_KEY[e] as Exclude<keyof WeekOfSkips, 'wee
 
 function listFiles(events: LedgerEvent[]): ListedFile[] {
   const byFile = new Map<string, ListedFile>();
-  for (const e of events) {
-    const key = `${e.partner}\0${e.name}\0${e.sha256 ?? ''}`;
-    const f = byFile.get(key) ?? {
-      partner: e.partner,
-      name: e.name,
-      sha256: e.sha256,
+  for (const ledgerEvent of events) {
+    const key = `${ledgerEvent.partner}\0${ledgerEvent.name}\0${ledgerEvent.sha256 ?? ''}`;
+    const listedFile = byFile.get(key) ?? {
+      partner: ledgerEvent.partner,
+      name: ledgerEvent.name,
+      sha256: ledgerEvent.sha256,
       times: 0,
-      firstAt: e.at,
-      lastAt: e.at,
+      firstAt: ledgerEvent.at,
+      lastAt: ledgerEvent.at,
       lastRun: null,
       reason: null,
     };
-    f.times++;
-    f.lastAt = e.at;
-    f.lastRun = e.runId;
-    f.reason = typeof e.details.reason === 'string' ? e.details.reason : f.reason;
-    byFile.set(key, f);
+    listedFile.times++;
+    listedFile.lastAt = ledgerEvent.at;
+    listedFile.lastRun = ledgerEvent.runId;
+    listedFile.reason = typeof ledgerEvent.details.reason === 'string' ? ledgerEvent.details.reason : listedFile.reason;
+    byFile.set(key, listedFile);
   }
   return [...byFile.values()].sort((a, b) => b.lastAt.localeCompare(a.lastAt));
 }
@@ -101,35 +101,35 @@ export async function skipsByWeek(
   const since = new Date(now.getTime() - weeks * 7 * 86_400_000).toISOString();
   const events = await ledger.eventsSince([...REVIEWED], since, partners);
   const byWeek = new Map<string, WeekOfSkips>();
-  for (const e of events) {
-    const week = isoWeek(new Date(e.at));
-    const w = byWeek.get(week) ?? { week, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, ignored: 0, files: [] };
-    w[weekKey(e.event as Reviewed)]++;
-    if (e.event === 'skipped' || e.event === 'held') {
-      const d = e.details as {
+  for (const ledgerEvent of events) {
+    const week = isoWeek(new Date(ledgerEvent.at));
+    const weekOfSkips = byWeek.get(week) ?? { week, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, ignored: 0, files: [] };
+    weekOfSkips[weekKey(ledgerEvent.event as Reviewed)]++;
+    if (ledgerEvent.event === 'skipped' || ledgerEvent.event === 'held') {
+      const d = ledgerEvent.details as {
         duplicateOf?: { name: string; run: string; partner?: string };
         heldFor?: { name: string; run: string };
         contentSha256?: string;
       };
-      w.files.push({
-        partner: e.partner,
-        name: e.name,
-        outcome: e.event,
-        run: e.runId,
-        sha256: e.sha256,
-        contentSha256: d.contentSha256 ?? e.sha256,
+      weekOfSkips.files.push({
+        partner: ledgerEvent.partner,
+        name: ledgerEvent.name,
+        outcome: ledgerEvent.event,
+        run: ledgerEvent.runId,
+        sha256: ledgerEvent.sha256,
+        contentSha256: d.contentSha256 ?? ledgerEvent.sha256,
         ...(d.heldFor ? { sameAs: d.heldFor.name, originalRun: d.heldFor.run, why: 'twin of' as const } : {}),
         ...(d.duplicateOf
           ? {
               sameAs: d.duplicateOf.name,
               originalRun: d.duplicateOf.run,
               ...(d.duplicateOf.partner ? { originalPartner: d.duplicateOf.partner } : {}),
-              why: sameAsWords(e.details),
+              why: sameAsWords(ledgerEvent.details),
             }
           : {}),
       });
     }
-    byWeek.set(week, w);
+    byWeek.set(week, weekOfSkips);
   }
   const listed = (kind: Listed) => listFiles(events.filter((e) => e.event === kind));
   return {
@@ -152,7 +152,7 @@ function lastSeen(
   seen: { partner: string; name: string; reason: string; lastAt: string; lastRun: string }[],
 ): ListedFile[] {
   const key = (f: { partner: string; name: string }) => `${f.partner}\0${f.name}`;
-  const byName = new Map(recorded.map((f) => [key(f), f]));
+  const byName = new Map(recorded.map((listedFile) => [key(listedFile), listedFile]));
   for (const s of seen) {
     const f = byName.get(key(s)) ?? {
       partner: s.partner,
@@ -177,18 +177,33 @@ const SECTIONS: [string, Exclude<keyof SkipsReport, 'weeksBack' | 'weeks'>][] = 
   ['ignored', 'ignored'],
 ];
 
-export function formatSkips(r: SkipsReport): string {
-  if (r.weeks.length === 0) return `nothing skipped, held, rejected, failed, not ready or ignored in the last ${r.weeksBack} weeks`;
+export function formatSkips(skipsReport: SkipsReport): string {
+  if (skipsReport.weeks.length === 0)
+    return `nothing skipped, held, rejected, failed, not ready or ignored in the last ${skipsReport.weeksBack} weeks`;
   const out = [
     textTable(
       ['week', 'skipped', 'held', 'rejected', 'failed', 'not_ready', 'ignored'],
-      r.weeks.map((w) => [w.week, w.skipped, w.held, w.rejected, w.failed, w.notReady, w.ignored]),
+      skipsReport.weeks.map((weekOfSkips) => [
+        weekOfSkips.week,
+        weekOfSkips.skipped,
+        weekOfSkips.held,
+        weekOfSkips.rejected,
+        weekOfSkips.failed,
+        weekOfSkips.notReady,
+        weekOfSkips.ignored,
+      ]),
     ),
   ];
-  const byPartner = manyPartners([...r.weeks.flatMap((w) => w.files), ...r.rejected, ...r.failed, ...r.notReady, ...r.ignored]);
+  const byPartner = manyPartners([
+    ...skipsReport.weeks.flatMap((w) => w.files),
+    ...skipsReport.rejected,
+    ...skipsReport.failed,
+    ...skipsReport.notReady,
+    ...skipsReport.ignored,
+  ]);
   const partnerCell = (f: { partner: string }) => (byPartner ? [f.partner] : []);
   const partnerHead = byPartner ? ['partner'] : [];
-  const skips = r.weeks.flatMap((w) =>
+  const skips = skipsReport.weeks.flatMap((w) =>
     w.files.map((f, i) => {
       const why = f.sameAs ? `${f.why} ${f.sameAs}${ofPartner(f.originalPartner, f.partner)} (run ${f.originalRun})` : '';
       return [i === 0 ? w.week : '', ...partnerCell(f), f.outcome, f.name, f.run ?? '-', why];
@@ -196,14 +211,14 @@ export function formatSkips(r: SkipsReport): string {
   );
   out.push('', 'skips and holds:', skips.length ? textTable(['week', ...partnerHead, 'outcome', 'file', 'run', 'why'], skips) : '  none');
   for (const [title, key] of SECTIONS) {
-    const files = r[key];
-    const rows = files.map((f) => [
-      ...partnerCell(f),
-      f.name,
-      f.times,
-      f.lastAt.replace('T', ' ').slice(0, 19),
-      f.lastRun ?? '-',
-      f.reason ?? '',
+    const files = skipsReport[key];
+    const rows = files.map((listedFile) => [
+      ...partnerCell(listedFile),
+      listedFile.name,
+      listedFile.times,
+      listedFile.lastAt.replace('T', ' ').slice(0, 19),
+      listedFile.lastRun ?? '-',
+      listedFile.reason ?? '',
     ]);
     out.push('', `${title}:`, files.length ? textTable([...partnerHead, 'file', 'times', 'last (UTC)', 'run', 'reason'], rows) : '  none');
   }

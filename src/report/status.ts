@@ -64,14 +64,14 @@ export function judgeStatus(facts: StatusFacts, limits: StatusLimits, now = Date
   if (age === null) critical.push('no successful run recorded');
   else if (age > limits.maxAgeSeconds) critical.push(`no successful run for ${ago(age)} (run ${last!.runId})`);
   if (facts.staleClaims.length > 0) {
-    const which = facts.staleClaims.map((c) => `${c.name} of run ${c.runId}`).join(', ');
+    const which = facts.staleClaims.map((fileRow) => `${fileRow.name} of run ${fileRow.runId}`).join(', ');
     critical.push(`${plural(facts.staleClaims.length, 'stale claim', 'stale claims')}: ${which}`);
   }
   const overdue = facts.overdue ?? [];
-  for (const d of overdue) if (d.level === 'critical') critical.push(d.message);
+  for (const overdueDelivery of overdue) if (overdueDelivery.level === 'critical') critical.push(overdueDelivery.message);
   const warning = [
     ...overdue.filter((d) => d.level === 'warning').map((d) => d.message),
-    ...facts.waitingTooLong.map((w) => `${w.name} waiting for ${w.runs} runs (${w.outcome})`),
+    ...facts.waitingTooLong.map((waitingFile) => `${waitingFile.name} waiting for ${waitingFile.runs} runs (${waitingFile.outcome})`),
   ];
   const state: StatusState = critical.length > 0 ? 'CRITICAL' : warning.length > 0 ? 'WARNING' : 'OK';
   const problems = [...critical, ...warning];
@@ -106,7 +106,7 @@ export function judgePartners(checks: { partner: string; check: StatusCheck }[])
     lastSuccess: oldest === null ? undefined : oldestCheck?.lastSuccess,
     lastSuccessAgeSeconds: oldest,
     staleClaims: checks.flatMap((c) => c.check.staleClaims),
-    waitingTooLong: checks.flatMap((c) => c.check.waitingTooLong.map((w) => ({ ...w, partner: c.partner }))),
+    waitingTooLong: checks.flatMap((c) => c.check.waitingTooLong.map((waitingFile) => ({ ...waitingFile, partner: c.partner }))),
     ...(checks.some((c) => c.check.overdue !== undefined) ? { overdue: checks.flatMap((c) => c.check.overdue ?? []) } : {}),
     critical: checks.flatMap((c) => c.check.critical.map((p) => `${c.partner}: ${p}`)),
     warning: checks.flatMap((c) => c.check.warning.map((p) => `${c.partner}: ${p}`)),
@@ -128,24 +128,28 @@ export function statusLine(state: StatusState, message: string, check?: StatusCh
   return `SETTLE-INGEST ${state} - ${message.replace(/[\r\n|]+/g, ' ')}${perf}`;
 }
 
-function checkJson(c: StatusCheck, limits: StatusLimits): Record<string, unknown> {
+function checkJson(statusCheck: StatusCheck, limits: StatusLimits): Record<string, unknown> {
   return {
-    state: c.state.toLowerCase(),
-    exitStatus: STATUS_EXIT[c.state],
-    message: c.message,
-    lastSuccess: c.lastSuccess
-      ? { run: c.lastSuccess.runId, endedAt: c.lastSuccess.endedAt, ageSeconds: Math.round(c.lastSuccessAgeSeconds ?? 0) }
+    state: statusCheck.state.toLowerCase(),
+    exitStatus: STATUS_EXIT[statusCheck.state],
+    message: statusCheck.message,
+    lastSuccess: statusCheck.lastSuccess
+      ? {
+          run: statusCheck.lastSuccess.runId,
+          endedAt: statusCheck.lastSuccess.endedAt,
+          ageSeconds: Math.round(statusCheck.lastSuccessAgeSeconds ?? 0),
+        }
       : null,
-    staleClaims: c.staleClaims.map((f) => ({
-      name: f.name,
-      sha256: f.sha256,
-      run: f.runId,
-      ownerHost: f.ownerHost,
-      ownerPid: f.ownerPid,
-      leaseUntil: f.leaseUntil,
+    staleClaims: statusCheck.staleClaims.map((fileRow) => ({
+      name: fileRow.name,
+      sha256: fileRow.sha256,
+      run: fileRow.runId,
+      ownerHost: fileRow.ownerHost,
+      ownerPid: fileRow.ownerPid,
+      leaseUntil: fileRow.leaseUntil,
     })),
-    waitingTooLong: c.waitingTooLong,
-    ...(c.overdue ? { overdueDeliveries: c.overdue.map(({ message, ...d }) => ({ ...d, message })) } : {}),
+    waitingTooLong: statusCheck.waitingTooLong,
+    ...(statusCheck.overdue ? { overdueDeliveries: statusCheck.overdue.map(({ message, ...d }) => ({ ...d, message })) } : {}),
     maxAgeSeconds: limits.maxAgeSeconds,
     maxWaitingRuns: limits.maxWaitingRuns,
   };
@@ -153,16 +157,16 @@ function checkJson(c: StatusCheck, limits: StatusLimits): Record<string, unknown
 
 /** `status --json`: the same verdict with what it rests on, and each partner's own. */
 export function statusJson(
-  c: StatusCheck,
+  statusCheck: StatusCheck,
   limits: StatusLimits,
   partners: { partner: string; check: StatusCheck; limits: StatusLimits }[] = [],
 ): Record<string, unknown> {
-  const { state, exitStatus, message, ...rest } = checkJson(c, limits);
+  const { state, exitStatus, message, ...rest } = checkJson(statusCheck, limits);
   return {
     state,
     exitStatus,
     message,
-    line: statusLine(c.state, c.message, c),
+    line: statusLine(statusCheck.state, statusCheck.message, statusCheck),
     ...rest,
     partners: partners.map((p) => ({ partner: p.partner, ...checkJson(p.check, p.limits) })),
   };

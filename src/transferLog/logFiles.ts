@@ -107,10 +107,10 @@ export async function expandLogFiles(patterns: string[]): Promise<string[]> {
   for (const pattern of patterns) {
     const name = basename(pattern);
     if (!/[*?[]/.test(name)) {
-      const s = await stat(pattern).catch((err) => {
+      const stats = await stat(pattern).catch((err) => {
         throw new UsageError(`transfer log ${pattern} cannot be read: ${errorMessage(err)}`, { cause: err });
       });
-      if (!s.isFile()) throw new UsageError(`transfer log ${pattern} is not a file`);
+      if (!stats.isFile()) throw new UsageError(`transfer log ${pattern} is not a file`);
       found.add(await realpath(pattern));
       continue;
     }
@@ -119,7 +119,7 @@ export async function expandLogFiles(patterns: string[]): Promise<string[]> {
     const entries = await readdir(dir, { withFileTypes: true }).catch((err) => {
       throw new UsageError(`transfer log folder ${dir} cannot be read: ${errorMessage(err)}`, { cause: err });
     });
-    const files = entries.filter((e) => e.isFile() && matches.test(e.name));
+    const files = entries.filter((dirent) => dirent.isFile() && matches.test(dirent.name));
     if (files.length === 0) throw new UsageError(`transfer log ${pattern}: no file matches it`);
     for (const e of files) found.add(await realpath(join(dir, e.name)));
   }
@@ -132,11 +132,11 @@ export async function expandLogFiles(patterns: string[]): Promise<string[]> {
  */
 async function openLog(file: string, size: number): Promise<{ bytes: Readable; overrun: (decoded: number) => string | null }> {
   const head = Buffer.alloc(2);
-  const fh = await open(file, 'r');
+  const fileHandle = await open(file, 'r');
   try {
-    await fh.read(head, 0, 2, 0);
+    await fileHandle.read(head, 0, 2, 0);
   } finally {
-    await fh.close();
+    await fileHandle.close();
   }
   const raw = createReadStream(file);
   if (head[0] !== 0x1f || head[1] !== 0x8b) return { bytes: raw, overrun: () => null };

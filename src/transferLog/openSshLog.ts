@@ -217,14 +217,14 @@ export class OpenSshLog {
       Buffer.byteLength(message) >= MESSAGE_LIMIT
         ? `a message cut at OpenSSH's ${MESSAGE_LIMIT}-byte limit: the name it holds is not whole`
         : 'a request of the SFTP server that does not read (a torn line?)';
-    let m: RegExpExecArray | null;
-    if ((m = SENT_STATUS.exec(message))) {
-      if (request) request.status = m[1]!;
+    let regExpExecArray: RegExpExecArray | null;
+    if ((regExpExecArray = SENT_STATUS.exec(message))) {
+      if (request) request.status = regExpExecArray[1]!;
       return [];
     }
-    if ((m = SESSION_OPENED.exec(message))) {
-      session.user = m[1]!;
-      session.from = m[2]!;
+    if ((regExpExecArray = SESSION_OPENED.exec(message))) {
+      session.user = regExpExecArray[1]!;
+      session.from = regExpExecArray[2]!;
       session.writing.clear();
       return [];
     }
@@ -232,10 +232,10 @@ export class OpenSshLog {
       this.sessions.delete(`${h.host}[${h.pid ?? h.tag}]`);
       return [];
     }
-    if ((m = OPEN.exec(message))) {
-      const path = decodeVis(m[1]!);
+    if ((regExpExecArray = OPEN.exec(message))) {
+      const path = decodeVis(regExpExecArray[1]!);
       if (path === null) return unreadable;
-      const flags = m[2]!.split(',');
+      const flags = regExpExecArray[2]!.split(',');
       // a download, or a look: not an upload
       if (flags.includes('WRITE') || flags.includes('APPEND')) {
         const list = session.writing.get(path) ?? [];
@@ -244,10 +244,10 @@ export class OpenSshLog {
       }
       return [];
     }
-    if ((m = CLOSE.exec(message))) {
-      const path = decodeVis(m[2]!);
+    if ((regExpExecArray = CLOSE.exec(message))) {
+      const path = decodeVis(regExpExecArray[2]!);
       if (path === null) return unreadable;
-      const written = Number(m[4]);
+      const written = Number(regExpExecArray[4]);
       const opened = session.writing.get(path)?.pop();
       // opened for reading (a download), or nothing written into a file opened as it was
       if (!opened && written === 0) return [];
@@ -261,7 +261,7 @@ export class OpenSshLog {
           startedAt: opened?.at ?? h.at,
           size: written,
           sizeExact: truncated,
-          complete: m[1] === undefined,
+          complete: regExpExecArray[1] === undefined,
           from: session.from,
           renamesLogged: true,
           whiteSpaceAs: null,
@@ -270,19 +270,20 @@ export class OpenSshLog {
     }
     // a name holding `" new "` leaves where the old name ends untold
     const twoNames = (re: RegExp) => (occurrences(message, '" new "') === 1 ? re.exec(message) : null);
-    if ((m = twoNames(RENAME)) || (m = twoNames(HARDLINK))) {
-      const [from, to] = m.length === 4 ? [m[2]!, m[3]!] : [m[1]!, m[2]!];
+    if ((regExpExecArray = twoNames(RENAME)) || (regExpExecArray = twoNames(HARDLINK))) {
+      const [from, to] =
+        regExpExecArray.length === 4 ? [regExpExecArray[2]!, regExpExecArray[3]!] : [regExpExecArray[1]!, regExpExecArray[2]!];
       const [oldPath, newPath] = [decodeVis(from), decodeVis(to)];
       if (oldPath === null || newPath === null) return unreadable;
       const event: Rename | Link =
-        m.length === 4
-          ? { kind: 'rename', ...common, from: oldPath, to: newPath, replaces: m[1] !== undefined, status: null }
+        regExpExecArray.length === 4
+          ? { kind: 'rename', ...common, from: oldPath, to: newPath, replaces: regExpExecArray[1] !== undefined, status: null }
           : { kind: 'link', ...common, from: oldPath, to: newPath, status: null };
       session.lastRequest = event;
       return [event];
     }
-    if ((m = REMOVE.exec(message))) {
-      const path = decodeVis(m[1]!);
+    if ((regExpExecArray = REMOVE.exec(message))) {
+      const path = decodeVis(regExpExecArray[1]!);
       if (path === null) return unreadable;
       const event: Removal = { kind: 'remove', ...common, path, status: null };
       session.lastRequest = event;

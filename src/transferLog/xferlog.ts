@@ -19,21 +19,29 @@ export const XFERLOG =
   /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4}) (\d+) (\S+) (\d+) (.+) ([ab]) (\S+) ([iod]) ([agr]) (\S+) (\S+) ([01]) (\S+)(?: ([ci]))?$/;
 
 export function readXferlogLine(line: string, place: LogPlace, family: string, zone: Zone): LineVerdict {
-  const m = XFERLOG.exec(line);
+  const regExpExecArray = XFERLOG.exec(line);
   // every line of an xferlog is a transfer: one that does not read may be an upload
-  if (!m) return { kind: 'unreadable', hides: 'an xferlog line that does not read (torn?)' };
-  const month = MONTHS.indexOf(m[1]!) + 1;
+  if (!regExpExecArray) return { kind: 'unreadable', hides: 'an xferlog line that does not read (torn?)' };
+  const month = MONTHS.indexOf(regExpExecArray[1]!) + 1;
   // without the order of the lines before it, the repeated hour of a fall-back is read as its first pass, and said so
   const { at, otherwise } = localTime(zone, {
-    y: Number(m[6]),
+    y: Number(regExpExecArray[6]),
     mo: month,
-    d: Number(m[2]),
-    h: Number(m[3]),
-    mi: Number(m[4]),
-    s: Number(m[5]),
+    d: Number(regExpExecArray[2]),
+    h: Number(regExpExecArray[3]),
+    mi: Number(regExpExecArray[4]),
+    s: Number(regExpExecArray[5]),
   });
   if (Number.isNaN(at)) return { kind: 'unreadable', hides: 'an xferlog line whose time is no time' };
-  const [seconds, host, bytes, path, direction, user, status] = [m[7], m[8], m[9], m[10], m[13], m[15], m[19]];
+  const [seconds, host, bytes, path, direction, user, status] = [
+    regExpExecArray[7],
+    regExpExecArray[8],
+    regExpExecArray[9],
+    regExpExecArray[10],
+    regExpExecArray[13],
+    regExpExecArray[15],
+    regExpExecArray[19],
+  ];
   const common = { server: family, at, ...(otherwise === null ? {} : { atOtherwise: otherwise }), user: user!, place, session: null };
   if (direction === 'o') return { kind: 'events', events: [], at }; // a download
   if (direction === 'd') return { kind: 'events', events: [{ kind: 'remove', ...common, path: path!, status: null }], at };

@@ -243,9 +243,9 @@ export function checkColumns(columns: ColumnSpec[], layoutZone: string | undefin
   // two columns may read one header or position (a time kept as a timestamp and, for a key, as
   // text): each is a column of its own name; a header the FILE names twice still needs "occurrence"
   const names = new Set<string>();
-  for (const c of columns) {
-    if (names.has(c.name)) fail(`column "${c.name}" appears twice`);
-    names.add(c.name);
+  for (const columnSpec of columns) {
+    if (names.has(columnSpec.name)) fail(`column "${columnSpec.name}" appears twice`);
+    names.add(columnSpec.name);
   }
   const other = (c: ColumnSpec, key: string, ref: string | undefined, type?: ColumnType) => {
     if (ref === undefined) return;

@@ -94,7 +94,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (
     !Array.isArray(naturalKey) ||
     naturalKey.length === 0 ||
-    naturalKey.some((k) => typeof k !== 'string' || !columns.some((c) => c.name === k))
+    naturalKey.some((k) => typeof k !== 'string' || !columns.some((columnSpec) => columnSpec.name === k))
   ) {
     fail('"naturalKey" must name one of its columns, or a list of them');
   }
@@ -255,7 +255,7 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   out.columns = layout.columns.map(columnJson);
   out.naturalKey = layout.naturalKey.length === 1 ? layout.naturalKey[0] : layout.naturalKey;
   if (layout.extraColumns !== 'ignore') out.extraColumns = layout.extraColumns;
-  if (layout.skipRows.length > 0) out.skipRows = layout.skipRows.map((r) => ({ column: r.column, values: r.values }));
+  if (layout.skipRows.length > 0) out.skipRows = layout.skipRows.map((skipRule) => ({ column: skipRule.column, values: skipRule.values }));
   if (layout.trailer) out.trailer = { ...layout.trailer };
   if (layout.recordTypes)
     out.recordTypes = Object.fromEntries([...layout.recordTypes].map(([t, r]) => [t, r.role === 'count' ? { count: r.field } : r.role]));

@@ -17,7 +17,7 @@ const isField = (v: unknown) => Number.isInteger(v) && (v as number) >= 2;
 export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadingRecords: number, fail: Fail): Total[] {
   if (!Array.isArray(raw) || raw.length === 0) return fail('"totals" must be a non-empty list of total records and balance rules');
   const column = (name: unknown, where: string, decimal = false): string => {
-    const spec = columns.find((c) => c.name === name);
+    const spec = columns.find((columnSpec) => columnSpec.name === name);
     if (typeof name !== 'string' || !spec || (decimal && spec.type !== 'decimal'))
       fail(`${where} must name one of the layout's ${decimal ? 'decimal ' : ''}columns`);
     return name;

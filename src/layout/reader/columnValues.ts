@@ -287,8 +287,8 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
       const parse = compileDateFormat(format, false, layout.locale).parse!;
       const problem = { problem: `is not a date (${spec.format ?? 'YYYY-MM-DD'}, 0001-01-01 to 9999-12-31)` };
       return remembered((v) => {
-        const p = parse(v);
-        return p && isCalendarDate(p.y, p.mo, p.d) ? dateText(p) : problem;
+        const dateParts = parse(v);
+        return dateParts && isCalendarDate(dateParts.y, dateParts.mo, dateParts.d) ? dateText(dateParts) : problem;
       });
     }
     case 'timestamp':
@@ -393,11 +393,11 @@ function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {
   const zoneCache = new Map<string, Zone | undefined>();
   return (written, row) => {
     const v = timeIndex === -1 ? written : `${written} ${row[timeIndex] ?? ''}`;
-    const p = parse(v);
-    if (!p || !isCalendarDate(p.y, p.mo, p.d) || !timeOk(p))
+    const dateParts = parse(v);
+    if (!dateParts || !isCalendarDate(dateParts.y, dateParts.mo, dateParts.d) || !timeOk(dateParts))
       return timeIndex === -1 ? problem : { problem: `with ${spec.timeFrom} "${(row[timeIndex] ?? '').slice(0, 40)}" ${problem.problem}` };
-    const wall = `${dateText(p)} ${pad2(p.h)}:${pad2(p.mi)}:${pad2(p.s)}${p.frac ? `.${p.frac}` : ''}`;
-    if (p.offset !== undefined) return `${wall}${p.offset}`;
+    const wall = `${dateText(dateParts)} ${pad2(dateParts.h)}:${pad2(dateParts.mi)}:${pad2(dateParts.s)}${dateParts.frac ? `.${dateParts.frac}` : ''}`;
+    if (dateParts.offset !== undefined) return `${wall}${dateParts.offset}`;
     let zone = fixedZone;
     if (zone === undefined) {
       const text = row[zoneIndex] ?? '';
@@ -408,6 +408,6 @@ function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {
       }
       if (zone === undefined) return { problem: `has no known time zone: ${spec.timeZoneFrom} is "${text.slice(0, 40)}"` };
     }
-    return `${wall}${offsetText(wallClockOffset(zone, p.y, p.mo, p.d, p.h, p.mi))}`;
+    return `${wall}${offsetText(wallClockOffset(zone, dateParts.y, dateParts.mo, dateParts.d, dateParts.h, dateParts.mi))}`;
   };
 }

@@ -180,8 +180,8 @@ class SettlementReader implements RowBlock {
   next(): SettlementRow | null {
     const { trailer, totals, bad, opts, types } = this;
     try {
-      for (let r = this.records.next(); r !== null; r = this.records.next()) {
-        const { fields, line, text } = r;
+      for (let csvRecord = this.records.next(); csvRecord !== null; csvRecord = this.records.next()) {
+        const { fields, line, text } = csvRecord;
         if (this.leading > 0) {
           this.leading--;
           if (!totals?.isTotal(fields, line) && opts.stats) opts.stats.skipped++;

@@ -53,10 +53,10 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
     if (list) list.push(i);
     else places.set(n, [i]);
   });
-  const lookUp = (c: ColumnSpec, text: string): number | undefined => {
+  const lookUp = (columnSpec: ColumnSpec, text: string): number | undefined => {
     const list = places.get(text);
     if (!list) return undefined;
-    if (c.occurrence !== undefined) return list[c.occurrence - 1];
+    if (columnSpec.occurrence !== undefined) return list[columnSpec.occurrence - 1];
     if (list.length > 1) {
       const at = list.map((i) => i + 1).join(' and ');
       throw header(line, `names ${quoteValue(text)} twice (columns ${at}): say which with the column's "occurrence"`);
@@ -75,7 +75,7 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
   });
   const missing = layout.columns
     .filter((c, i) => c.required && found[i] === undefined)
-    .map((c) => [c.from, ...(c.alternatives ?? []).map((a) => a.header)].map((h) => quoteValue(h)).join(' or '));
+    .map((c) => [c.from, ...(c.alternatives ?? []).map((columnSource) => columnSource.header)].map((h) => quoteValue(h)).join(' or '));
   if (missing.length > 0) {
     throw header(
       line,
@@ -139,11 +139,11 @@ function compilePlan(
   line: number,
   context: PlanContext,
 ): RowPlan {
-  const specs = layout.columns.map((c, i) => {
+  const specs = layout.columns.map((columnSpec, i) => {
     const f = found[i];
-    if (f === undefined) return c;
-    const zone = fileZone(layout, c, f.timeZone, shownAs(i), line, context);
-    return zone === c.timeZone ? c : { ...c, timeZone: zone! };
+    if (f === undefined) return columnSpec;
+    const zone = fileZone(layout, columnSpec, f.timeZone, shownAs(i), line, context);
+    return zone === columnSpec.timeZone ? columnSpec : { ...columnSpec, timeZone: zone! };
   });
   const index = found.map((f) => f?.at ?? -1);
   const converters = columnConverters(layout, specs);

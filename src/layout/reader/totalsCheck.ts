@@ -119,18 +119,18 @@ export class TotalsCheck {
   addRow(plan: RowPlan, fields: readonly string[], values: (string | null)[] | 'skip', line: number): void {
     this.lastLine = line;
     const row = values === 'skip' ? this.skippedValues(plan, fields, line) : values;
-    for (const r of this.records) {
-      if (r.closed) this.newSection(r);
-      const group = r.spec.groupBy ? (row[this.index(r.spec.groupBy.column)] ?? '') : '';
-      const tally = this.tally(r.tallies, group, r.spec.sums.length);
+    for (const recordTotal of this.records) {
+      if (recordTotal.closed) this.newSection(recordTotal);
+      const group = recordTotal.spec.groupBy ? (row[this.index(recordTotal.spec.groupBy.column)] ?? '') : '';
+      const tally = this.tally(recordTotal.tallies, group, recordTotal.spec.sums.length);
       tally.rows++;
-      r.spec.sums.forEach((s, i) => {
-        const value = row[this.index(s.of)];
+      recordTotal.spec.sums.forEach((totalSum, i) => {
+        const value = row[this.index(totalSum.of)];
         if (value === null || value === undefined) return;
         const amount = exact(value);
-        if (s.sign === 'credit' && amount > 0n) tally.sums[i]! += amount;
-        else if (s.sign === 'debit' && amount < 0n) tally.sums[i]! -= amount;
-        else if (s.sign === undefined) tally.sums[i]! += amount;
+        if (totalSum.sign === 'credit' && amount > 0n) tally.sums[i]! += amount;
+        else if (totalSum.sign === 'debit' && amount < 0n) tally.sums[i]! -= amount;
+        else if (totalSum.sign === undefined) tally.sums[i]! += amount;
       });
     }
     for (const b of this.balances) {
@@ -171,10 +171,13 @@ export class TotalsCheck {
     if (this.problems.length === 1) throw this.problems[0]!;
     if (this.problems.length > 1) {
       const first = this.problems[0]!;
-      throw new RejectError(`${this.problems.length} totals disagree: ${this.problems.map((p) => p.message).join('; ')}`, {
-        ...(first.line !== undefined ? { line: first.line } : {}),
-        ...(first.field ? { field: first.field } : {}),
-      });
+      throw new RejectError(
+        `${this.problems.length} totals disagree: ${this.problems.map((rejectError) => rejectError.message).join('; ')}`,
+        {
+          ...(first.line !== undefined ? { line: first.line } : {}),
+          ...(first.field ? { field: first.field } : {}),
+        },
+      );
     }
     return this.checked;
   }

@@ -151,7 +151,7 @@ export async function endsWithTrailer(path: string, layout: Layout): Promise<boo
 export async function missingTotalRecord(path: string, layout: Layout): Promise<string | undefined> {
   const records = (layout.totals ?? []).flatMap((t) => (t.kind === 'record' ? [t] : []));
   if (records.length === 0) return undefined;
-  const top = records.filter((t) => t.at === 'top');
+  const top = records.filter((totalRecord) => totalRecord.at === 'top');
   if (top.length > 0) {
     const { text, whole } = await decodeHead(path, layout.encoding, EDGE_BYTES);
     const head = text.split(/\r\n|\n|\r/);

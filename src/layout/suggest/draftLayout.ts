@@ -235,7 +235,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
 
   // record types: a short upper-case code first in every record, several codes, one of them most of the file
   const codes = new Map<string, number>();
-  for (const r of rows) codes.set(r.fields[0] ?? '', (codes.get(r.fields[0] ?? '') ?? 0) + 1);
+  for (const csvRecord of rows) codes.set(csvRecord.fields[0] ?? '', (codes.get(csvRecord.fields[0] ?? '') ?? 0) + 1);
   if (rows.length > 2 && codes.size > 1 && [...codes.keys()].every((c) => RECORD_TYPE.test(c))) {
     // the rows: the most frequent code, and of equals the one right under a record that names fields (PayPal's CH over SB)
     const named = (code: string) => {
@@ -441,7 +441,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   if (!headerFields) layout.header = false;
   if (headerFields && reach < named) layout.nullPadding = true;
   if (recordTypes) layout.recordTypes = recordTypes;
-  layout.columns = columns.map((c) => c.json);
+  layout.columns = columns.map((draftColumn) => draftColumn.json);
   layout.naturalKey = key.length === 1 ? key[0] : key;
   if (skipRows.length > 0) layout.skipRows = skipRows;
   return { layout, columns, naturalKey: key, naturalKeyWhy: why, notes, unsure };
@@ -455,7 +455,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
  */
 function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[], positions: readonly number[]): { key: string[]; why: string } {
   const usable = columns
-    .map((c, i) => ({ c, i }))
+    .map((draftColumn, i) => ({ c: draftColumn, i }))
     .filter(({ c }) => (c.required || c.type === 'text') && ['text', 'integer', 'date', 'currency', 'timestamp'].includes(c.type))
     .sort(
       (a, b) =>
@@ -464,7 +464,7 @@ function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[], position
         Number(a.c.type === 'timestamp') - Number(b.c.type === 'timestamp'),
     );
   const unique = (idx: number[]) =>
-    new Set(kept.map((r) => JSON.stringify(idx.map((i) => (r.fields[positions[i]!] ?? '').trim())))).size === kept.length;
+    new Set(kept.map((csvRecord) => JSON.stringify(idx.map((i) => (csvRecord.fields[positions[i]!] ?? '').trim())))).size === kept.length;
   const ids = usable.filter((u) => idLike(u.c.name));
   const times = usable.filter((u) => u.c.type === 'timestamp');
   const singles = usable.filter((u) => u.c.type !== 'timestamp' && u.c.type !== 'currency' && u.c.required);

@@ -104,7 +104,7 @@ export async function suggestLayout(
   layouts: readonly Layout[] = [...PRESETS.values()],
 ): Promise<Suggestion> {
   const ranked = await rankLayouts(path, fileName, layouts);
-  const fitting = ranked.filter((f) => f.fits && f.found > 0);
+  const fitting = ranked.filter((layoutFit) => layoutFit.fits && layoutFit.found > 0);
   if (fitting.length > 0) {
     const top = fitting.filter((f) => f.found === fitting[0]!.found);
     const hinted = byName(top, fileName);

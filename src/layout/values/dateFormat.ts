@@ -144,12 +144,12 @@ export function compileDateFormat(format: string, timestamp: boolean, languages:
   return {
     hasOffset: parts.includes('offset'),
     parse(value) {
-      const m = re.exec(value);
-      if (!m) return undefined;
+      const regExpExecArray = re.exec(value);
+      if (!regExpExecArray) return undefined;
       const out: DateParts = { y: 0, mo: 0, d: 0, h: 0, mi: 0, s: 0, frac: '' };
       for (let k = 0; k < parts.length; k++) {
         const p = parts[k]!;
-        const text = m[k + 1]!;
+        const text = regExpExecArray[k + 1]!;
         if (p === 'frac') out.frac = text;
         else if (p === 'offset') {
           const offset = offsetParts(text);

@@ -211,16 +211,18 @@ function describe(
 }
 
 function describeArrival(
-  a: Omit<AccountedArrival, 'message'>,
+  omit: Omit<AccountedArrival, 'message'>,
   arrival: Arrival,
   since: { loadedAs?: FileRow; now?: { size: number; mtimeMs: number }; problem?: string },
 ): string {
-  const what = `${a.partner}: ${a.name} (${a.size} bytes, ${utcText(arrival.at)}${a.renamedFrom ? `, renamed from ${a.renamedFrom}` : ''})`;
-  const dup = a.duplicateOf ? ` as a duplicate of ${a.duplicateOf.name}${a.duplicateOf.run ? ` (run ${a.duplicateOf.run})` : ''}` : '';
-  if (a.outcome) {
-    const last = `${what}: ${a.outcome.replace('_', ' ')}${dup} by run ${a.run}`;
+  const what = `${omit.partner}: ${omit.name} (${omit.size} bytes, ${utcText(arrival.at)}${omit.renamedFrom ? `, renamed from ${omit.renamedFrom}` : ''})`;
+  const dup = omit.duplicateOf
+    ? ` as a duplicate of ${omit.duplicateOf.name}${omit.duplicateOf.run ? ` (run ${omit.duplicateOf.run})` : ''}`
+    : '';
+  if (omit.outcome) {
+    const last = `${what}: ${omit.outcome.replace('_', ' ')}${dup} by run ${omit.run}`;
     const { departed } = arrival;
-    switch (a.afterWaiting) {
+    switch (omit.afterWaiting) {
       case null:
         return last;
       case 'still_in_intake':
@@ -243,7 +245,7 @@ function describeArrival(
         return `${last}: UNMATCHED: whether it is still in the intake cannot be checked: ${since.problem}`;
     }
   }
-  switch (a.noRecord) {
+  switch (omit.noRecord) {
     case 'known_neighbour':
       return `${what}: a known neighbour (--ignore), never counted`;
     case 'ready_marker':
@@ -317,13 +319,13 @@ export async function accountArrivals(
       const events = await ledger.eventsInContextSince(OUTCOME_KINDS, since, partners, { afterId, limit });
       for (const event of events) {
         const list = byName.get(key(event.partner, event.name));
-        const s = list ? sightingOf(event) : null;
-        if (!list || !s) continue;
-        const latest = latestCandidate(list, s, slackMs, correctionMs);
+        const sighting = list ? sightingOf(event) : null;
+        if (!list || !sighting) continue;
+        const latest = latestCandidate(list, sighting, slackMs, correctionMs);
         if (!latest) continue;
         const seen = matched.get(latest) ?? {};
-        if (s.outcome === 'claimed') seen.claim = s;
-        else seen.outcome = s;
+        if (sighting.outcome === 'claimed') seen.claim = sighting;
+        else seen.outcome = sighting;
         matched.set(latest, seen);
       }
       if (events.length < limit) break;

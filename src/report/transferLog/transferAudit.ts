@@ -72,7 +72,10 @@ async function namedAsLedgerHas(ledger: LedgerQueries, arrivals: Arrival[]): Pro
     let known = names.get(partner);
     if (!known) {
       const events = await ledger.eventsSince(NAMED, new Date(since).toISOString(), [partner]);
-      names.set(partner, (known = new Set(events.map((e) => e.name).filter((name): name is string => typeof name === 'string'))));
+      names.set(
+        partner,
+        (known = new Set(events.map((ledgerEvent) => ledgerEvent.name).filter((name): name is string => typeof name === 'string'))),
+      );
     }
     return known;
   };
@@ -102,7 +105,7 @@ export async function transferAudit(
   intakeNow: (partner: string) => Promise<IntakeNow>,
   period?: TransferLogPeriod,
 ): Promise<TransferAuditResult | null> {
-  const withLogs = partners.filter((p) => p.transferLog.files.length > 0);
+  const withLogs = partners.filter((transferLogPartner) => transferLogPartner.transferLog.files.length > 0);
   if (withLogs.length === 0) return null;
   // partners reading the same files (and zone) share one reading of them
   const groups = new Map<string, { files: string[]; zone: string | undefined; slackMs: number; partners: TransferLogPartner[] }>();
@@ -154,18 +157,18 @@ export async function transferAudit(
       });
     }
     // one push per item, never push(...list): a list of 200,000 is more arguments than a call's stack holds
-    accounted.forEach((a, i) => {
-      if (notes[i]!.length > 0) a.message += ` (${notes[i]!.join('; ')})`;
-      if (inPeriod(a.at)) result.arrivals.push(a);
+    accounted.forEach((accountedArrival, i) => {
+      if (notes[i]!.length > 0) accountedArrival.message += ` (${notes[i]!.join('; ')})`;
+      if (inPeriod(accountedArrival.at)) result.arrivals.push(accountedArrival);
     });
     for (const stray of strays) {
       const at = new Date(stray.upload.at).toISOString();
       if (!inPeriod(at)) continue;
       result.outsideIntakes.push({ path: stray.path, at, size: stray.upload.size, user: stray.upload.user, message: strayLine(stray) });
     }
-    for (const f of logs.files) {
-      result.logs.push({ ...f, firstAt: iso(f.firstAt), lastAt: iso(f.lastAt) });
-      for (const place of unreadPlaces(f)) result.unread.push(place);
+    for (const logFileReport of logs.files) {
+      result.logs.push({ ...logFileReport, firstAt: iso(logFileReport.firstAt), lastAt: iso(logFileReport.lastAt) });
+      for (const place of unreadPlaces(logFileReport)) result.unread.push(place);
     }
   }
   for (const a of result.arrivals) {
