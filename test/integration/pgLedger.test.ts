@@ -8,15 +8,7 @@ import { openPgLedger } from '../../src/ledger/pgLedger.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { claim, claimSemantics, SHA_A, withTwoRuns } from '../support/claimScenarios.js';
 import { finished } from '../support/cli.js';
-import {
-  claimBarrier,
-  expectCleanSplit,
-  expectOverlapped,
-  financeDatabase,
-  parseSummary,
-  Workspace,
-  type FinanceDatabase,
-} from '../support/workspace.js';
+import { expectCleanSplit, financeDatabase, parseSummary, Workspace, type FinanceDatabase } from '../support/workspace.js';
 
 const opened: { close(): Promise<void> }[] = [];
 afterAll(async () => {
@@ -161,7 +153,10 @@ describe('runs sharing a PostgreSQL ledger', () => {
     expect(expired.rows).toEqual([{ run: 'r-b' }]);
   });
 
-  it('splits 10 files and 2 renamed resends between two runs started together', async () => {
+  it('two runs started together on one partner: one works it under its lease, each file once', async () => {
+    // with partner leases a second run on a shared ledger skips a partner another run works (or,
+    // started after the first ended, finds nothing left); the race between two runs' claims is
+    // placed in test/integration/crashes.test.ts and proved by ledgerClaim and partnerLeases tests
     const { db, ws, args } = await sharedLedgerWorkspace();
     const texts: string[] = [];
     for (let i = 0; i < 10; i++) {
@@ -170,18 +165,18 @@ describe('runs sharing a PostgreSQL ledger', () => {
     }
     await ws.put('settle_20261022_f3_retry.csv', texts[3]!);
     await ws.put('settle_20261022_f7_retry.csv', texts[7]!);
-    const env = { DATABASE_URL: db.url, ...(await claimBarrier(ws, 2)) };
+    const env = { DATABASE_URL: db.url };
     const [a, b] = await Promise.all([finished(ws.startRunWith(args(['--json']), env)), finished(ws.startRunWith(args(['--json']), env))]);
     expect([a.status, b.status], a.stderr + b.stderr).toEqual([0, 0]);
-    const [ja, jb] = [JSON.parse(a.stdout), JSON.parse(b.stdout)];
-    expectOverlapped(ws, [ja.run, jb.run]);
-    expect(ja.loaded + jb.loaded).toBe(10);
-    expect(ja.skipped + jb.skipped, JSON.stringify([ja, jb], null, 1)).toBe(2);
+    type Summary = { loaded?: number; skipped?: number; files?: { name: string; outcome: string }[] };
+    const [ja, jb] = [JSON.parse(a.stdout) as Summary, JSON.parse(b.stdout) as Summary].map((j) => ({ ...j, files: j.files ?? [] }));
+    expect((ja!.loaded ?? 0) + (jb!.loaded ?? 0)).toBe(10);
+    expect((ja!.skipped ?? 0) + (jb!.skipped ?? 0), JSON.stringify([ja, jb], null, 1)).toBe(2);
     const rows = await db.client.query<{ n: string }>(`SELECT count(DISTINCT transaction_id) AS n FROM settle.settlement_rows`);
     expect(rows.rows[0]!.n).toBe('5000');
-    await expectCleanSplit(ws, [ja, jb]);
+    await expectCleanSplit(ws, [ja!, jb!]);
     await ws.cli(args());
-    await expectCleanSplit(ws, [ja, jb]);
+    await expectCleanSplit(ws, [ja!, jb!]);
     expect(await ws.files('intake')).toEqual([]);
     expect(await ws.files('archive')).toHaveLength(10);
     expect(await ws.files('duplicates')).toHaveLength(2);
