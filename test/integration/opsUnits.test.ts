@@ -16,8 +16,19 @@ const hasLogrotate = has('logrotate', '--version');
 // the sandbox below needs a mount namespace of its own: root, and a kernel and container that allow it
 const canSandbox = process.getuid?.() === 0 && has('unshare', '--mount', '--propagation', 'private', 'true');
 const SERVICES = ['settle-ingest.service', 'settle-ingest@.service'];
+/** the long-running `watch`: a service of its own, no timer */
+const WATCH = 'settle-ingest-watch.service';
 
 const db = sharedFinanceDatabase();
+
+/** The unit's hardening: its settings from ProtectSystem= to the end of [Service], comments left out. */
+function sandboxOf(unit: string): string[] {
+  const service = unit.slice(unit.indexOf('[Service]')).split(/^\[Install\]/m)[0]!;
+  return service
+    .slice(service.indexOf('\nProtectSystem='))
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
 
 /** The unit's settings of one key, every line of it. */
 function unitValues(unit: string, key: string): string[] {
@@ -30,7 +41,7 @@ function unitValues(unit: string, key: string): string[] {
 const FINISHED_SUMMARY = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z run \S+ done: loaded=\d+ /;
 
 describe('the systemd units in ops/', () => {
-  it.skipIf(!hasSystemdAnalyze).each(SERVICES)('%s is rated at most 4.0 by systemd-analyze security --offline', (name) => {
+  it.skipIf(!hasSystemdAnalyze).each([...SERVICES, WATCH])('%s is rated at most 4.0 by systemd-analyze security --offline', (name) => {
     const r = spawnSync('systemd-analyze', ['security', '--offline=yes', join(OPS, name)], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const last = r.stdout.trim().split('\n').at(-1)!;
@@ -41,7 +52,7 @@ describe('the systemd units in ops/', () => {
 
   it.skipIf(!hasSystemdAnalyze)('pass systemd-analyze verify, the template as an instance, with their timers', async () => {
     const units = await mkdtemp(join(tmpdir(), 'settle-units-'));
-    for (const name of [...SERVICES, 'settle-ingest.timer', 'settle-ingest@.timer']) {
+    for (const name of [...SERVICES, WATCH, 'settle-ingest.timer', 'settle-ingest@.timer']) {
       // the command where this checkout has it instead of /usr/local/bin
       const text = (await readFile(join(OPS, name), 'utf8')).replaceAll('/usr/local/bin/settle-ingest', BIN);
       await writeFile(join(units, name), text);
@@ -49,6 +60,7 @@ describe('the systemd units in ops/', () => {
     for (const pair of [
       ['settle-ingest.service', 'settle-ingest.timer'],
       ['settle-ingest@finance.service', 'settle-ingest@finance.timer'],
+      [WATCH],
     ]) {
       const r = spawnSync('systemd-analyze', ['verify', ...pair.map((name) => join(units, name))], { encoding: 'utf8' });
       expect(r.status, r.stderr).toBe(0);
@@ -66,6 +78,26 @@ describe('the systemd units in ops/', () => {
       expect(summary.startsWith('/var/log/settle-ingest/')).toBe(true);
       expect(unitValues(unit, 'MemoryDenyWriteExecute')).toEqual([]); // V8's JIT writes the code it runs
     }
+  });
+
+  it('settle-ingest-watch.service: a restarted service that finishes its file on stop, SIGHUP to reload, the same sandbox as a run', async () => {
+    const watch = await readFile(join(OPS, WATCH), 'utf8');
+    const run = await readFile(join(OPS, 'settle-ingest.service'), 'utf8');
+    expect(unitValues(watch, 'Type')).toEqual(['exec']);
+    expect(unitValues(watch, 'ExecStart')[0]).toMatch(
+      /^\/usr\/local\/bin\/settle-ingest watch --config \/etc\/settle-ingest\/config\.json /,
+    );
+    expect(unitValues(watch, 'Restart')).toEqual(['on-failure']);
+    expect(unitValues(watch, 'RestartSec')).toHaveLength(1);
+    expect(unitValues(watch, 'ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
+    expect(unitValues(watch, 'KillSignal')).toEqual(['SIGTERM']);
+    // a file's load and move fit in it: the CronJob gives a run the same before its kill
+    expect(Number(/^(\d+)$/.exec(unitValues(watch, 'TimeoutStopSec')[0]!)![1])).toBeGreaterThanOrEqual(300);
+    expect(unitValues(watch, 'WantedBy')).toEqual(['multi-user.target']);
+    expect(unitValues(watch, 'WorkingDirectory')).toEqual(unitValues(run, 'WorkingDirectory'));
+    expect(unitValues(watch, 'User')).toEqual(unitValues(run, 'User'));
+    expect(sandboxOf(watch)).toEqual(sandboxOf(run));
+    expect(sandboxOf(run)).toContain('ProtectSystem=strict');
   });
 
   it.skipIf(!canSandbox)(
