@@ -1,7 +1,7 @@
-import type { SqlPort } from './sqlPort.js';
+import type { SqlPort, SqlRow } from './sqlPort.js';
 import { ownerIsGone } from '../owner.js';
 import { iso } from './sqlRows.js';
-import type { LeaseAnswer, LeaseHolder } from './types.js';
+import type { HeldLease, LeaseAnswer, LeaseHolder } from './types.js';
 
 /**
  * Takes the partner's lease when it is free, expired (lease_until before now, by the real clock
@@ -17,6 +17,17 @@ ON CONFLICT (partner) DO UPDATE SET
 WHERE partner_leases.lease_until < ? OR partner_leases.holder = excluded.holder OR partner_leases.holder = ?
 RETURNING holder`;
 
+const LEASE_ROW_SQL = 'SELECT holder, owner_host, owner_pid, owner_started_at, run_id, lease_until FROM partner_leases WHERE partner = ?';
+
+function heldLease(row: SqlRow): HeldLease {
+  return {
+    host: String(row.owner_host),
+    pid: Number(row.owner_pid),
+    runId: row.run_id === null ? null : String(row.run_id),
+    leaseUntil: iso(row.lease_until) ?? '',
+  };
+}
+
 /**
  * The partner leases of a ledger shared by several hosts (docs/SCALING.md). A local ledger is
  * one host's: every lease is granted without a write, and runs go on as they always did.
@@ -27,6 +38,7 @@ export class PartnerLeases {
   /** `replacing`: a holder found gone (its process dead on this host), whose lease is taken over */
   async take(partner: string, who: LeaseHolder, leaseUntil: Date, now: Date, replacing = ''): Promise<LeaseAnswer> {
     if (!this.db.sharedAcrossHosts) return { taken: true };
+    const [before] = await this.db.all(LEASE_ROW_SQL, [partner]);
     const won = await this.db.all(TAKE_SQL, [
       partner,
       who.holder,
@@ -38,25 +50,18 @@ export class PartnerLeases {
       now.toISOString(),
       replacing,
     ]);
-    if (won.length > 0) return { taken: true };
-    const [row] = await this.db.all(
-      'SELECT holder, owner_host, owner_pid, owner_started_at, run_id, lease_until FROM partner_leases WHERE partner = ?',
-      [partner],
-    );
+    if (won.length > 0) {
+      // another holder's lease, with a run named on it, taken over: that run is dead
+      if (!before || before.holder === who.holder || before.run_id === null) return { taken: true };
+      return { taken: true, replaced: { ...heldLease(before), runId: String(before.run_id) } };
+    }
+    const [row] = await this.db.all(LEASE_ROW_SQL, [partner]);
     // released between the two statements: free now, asked again
     if (!row) return this.take(partner, who, leaseUntil, now);
     // its holder died on this host (a crash, a kill): the lease is taken over at once, as a stale claim is
     const gone = ownerIsGone({ host: String(row.owner_host), pid: Number(row.owner_pid), startedAt: String(row.owner_started_at) });
     if (gone && replacing === '') return this.take(partner, who, leaseUntil, now, String(row.holder));
-    return {
-      taken: false,
-      heldBy: {
-        host: String(row.owner_host),
-        pid: Number(row.owner_pid),
-        runId: row.run_id === null ? null : String(row.run_id),
-        leaseUntil: iso(row.lease_until) ?? '',
-      },
-    };
+    return { taken: false, heldBy: heldLease(row) };
   }
 
   /** Extends the holder's lease (and names the run working the partner): false when it was lost (expired and taken by another). */

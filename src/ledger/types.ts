@@ -181,5 +181,9 @@ export interface HeldLease {
   leaseUntil: string;
 }
 
-/** The partner's lease taken (or, on a local ledger, not needed), or who holds it. */
-export type LeaseAnswer = { taken: true } | { taken: false; heldBy: HeldLease };
+/**
+ * The partner's lease taken (or, on a local ledger, not needed), or who holds it. `replaced`: the
+ * lease was another holder's, expired or its process gone, and named this run, which is dead
+ * (the only sign another host's run died is a lease it stopped renewing).
+ */
+export type LeaseAnswer = { taken: true; replaced?: HeldLease & { runId: string } } | { taken: false; heldBy: HeldLease };

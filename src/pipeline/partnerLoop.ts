@@ -252,6 +252,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
         metrics.runId = runId;
         await named(runId);
+        if (lease.replaced) await closeReplacedRun(ledger, lease.replaced, runId, logger);
         return workLeased(runId);
       });
     } finally {
@@ -311,6 +312,17 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       return { result, overdue };
     }
   });
+}
+
+/**
+ * The run that held the lease this run took over stopped renewing it: killed, or its host gone.
+ * It is closed as `died` here, since a run on its own host (closeDeadRuns) may never come.
+ */
+async function closeReplacedRun(ledger: Ledger, replaced: HeldLease & { runId: string }, runId: string, logger: Logger): Promise<void> {
+  const reason = `its process (pid ${replaced.pid} on ${replaced.host}) stopped renewing its partner lease (due to run out at ${replaced.leaseUntil}); run ${runId} took the partner over`;
+  if (await ledger.closeDeadRun(replaced.runId, runId, reason)) {
+    logger.warn({ event: 'run-died', deadRun: replaced.runId }, `run ${replaced.runId} died: ${reason}`);
+  }
 }
 
 /**

@@ -101,13 +101,17 @@ interface RunRow {
   partner: string;
   host: string;
   status: string;
+  reason: string | null;
   started_at: Date;
   ended_at: Date | null;
   loaded: number | null;
 }
 const runsOf = async (n: Night) =>
-  (await n.client.query<RunRow>('SELECT partner, host, status, started_at, ended_at, loaded FROM settle_ledger.runs ORDER BY started_at'))
-    .rows;
+  (
+    await n.client.query<RunRow>(
+      'SELECT partner, host, status, reason, started_at, ended_at, loaded FROM settle_ledger.runs ORDER BY started_at',
+    )
+  ).rows;
 
 /** What holds whichever hosts worked the night: each file loaded once, archived once, decided once. */
 async function expectEveryFileOnce(n: Night): Promise<void> {
@@ -228,10 +232,11 @@ describe.skipIf(!canName)('hosts sharing one config on one PostgreSQL ledger (th
     expect(after.status, after.stderr).toBe(1);
     expect(partnersOf(after)[0]).toMatchObject({ partner: 'alpha', status: 'finished', loaded: FILES_EACH });
     await expectEveryFileOnce(n);
-    // alpha's loads are the later run's; host-a's run is closed as died by a run on its own host,
-    // and stays open (`running`) to another, which cannot tell it dead (src/pipeline/startOfRun.ts)
+    // alpha's loads are the later run's; host-a's run is closed as died by the run that took its
+    // lease over, on whichever host: a host that never comes back leaves no run `running` forever
     const alphaRuns = (await runsOf(n)).filter((run) => run.partner === 'alpha');
-    expect(alphaRuns[0]).toMatchObject({ host: 'host-a', loaded: null, status: other === 'host-a' ? 'died' : 'running' });
+    expect(alphaRuns[0]).toMatchObject({ host: 'host-a', loaded: null, status: 'died' });
+    expect(alphaRuns[0]!.reason).toMatch(/stopped renewing its partner lease/);
     // the runs that found alpha leased recorded none for it
     expect(alphaRuns.slice(1).map((run) => ({ host: run.host, loaded: run.loaded }))).toEqual([{ host: other, loaded: FILES_EACH }]);
   });
