@@ -6,7 +6,7 @@ export type CommandName =
   'migrate' | 'run' | 'report' | 'evidence' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check' | 'waive' | 'doctor';
 
 /**
- * How a setting's text becomes a value; settings.ts holds one parser per kind: `duration` is
+ * How a setting's text becomes a value; settingValues.ts holds one parser per kind: `duration` is
  * seconds, written `30`, `30s`, `90m`, `1h30m`, `26h` or `2d`; `count` and `bytes` are whole
  * numbers; `globs` a list of file name patterns; `paths` a list of files, each of whose names may hold a
  * wildcard (`xferlog*`, for the rotated ones); `layout` a preset's name or an object; `switch` a
