@@ -255,6 +255,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_SFTP_KEY',
     kind: 'string',
     path: true,
+    intakeKind: 'sftp',
     commands: SFTP,
   },
   knownHosts: {
@@ -265,6 +266,7 @@ export const OPTION_TABLE = {
     kind: 'string',
     default: '~/.ssh/known_hosts',
     path: true,
+    intakeKind: 'sftp',
     commands: SFTP,
     details: '`[host]:port` entries, hashed names, wildcards, `@revoked`',
   },
@@ -275,6 +277,7 @@ export const OPTION_TABLE = {
     description: 'pin the SFTP server key instead of known_hosts',
     env: 'SETTLE_HOST_KEY_FINGERPRINT',
     kind: 'string',
+    intakeKind: 'sftp',
     commands: SFTP,
     details: 'as `ssh-keygen -lf` prints it',
   },
@@ -283,6 +286,7 @@ export const OPTION_TABLE = {
     description: 'password for an sftp:// intake: never a flag, never in the URL',
     env: 'SETTLE_SFTP_PASSWORD',
     kind: 'string',
+    intakeKind: 'sftp',
     commands: SFTP,
   },
   sftpTimeout: {
@@ -293,6 +297,7 @@ export const OPTION_TABLE = {
     kind: 'duration',
     range: { min: 1, why: 'a server must have time to answer' },
     default: durationText(DEFAULTS.sftpTimeout),
+    intakeKind: 'sftp',
     commands: SFTP,
     details:
       'SSH keepalives prove only that the connection lives (a `sftp-server` stuck on a hung mount answers them): past this a download fails the file, a move fails the move (claim released or the load kept, file left in the intake, exit 1), and the next run resumes',
@@ -305,6 +310,7 @@ export const OPTION_TABLE = {
     kind: 'bytes',
     range: { min: 0, max: 1024 ** 3 },
     default: String(DEFAULTS.sftpMinRate),
+    intakeKind: 'sftp',
     commands: SFTP,
     details:
       'measured over each `--sftp-timeout` spent waiting for the server, so a slow disk here never trips it; a server that trickles a few bytes at a time does',

@@ -3,10 +3,11 @@ import { UsageError } from '../errors.js';
 import type { Expect } from '../calendar/expect.js';
 import type { DecodeSettings } from '../delivery/decodeSettings.js';
 import { dateTokenCount, expandDateTokens } from '../intake/names.js';
+import type { KindSettings } from '../intake/openIntake.js';
 import { DEFAULT_LAYOUT, type Layout } from '../layout/model/layout.js';
 import { parseLayout } from '../layout/model/parseLayout.js';
 import { isObject } from './configFile.js';
-import { intakeLocation, sftpSettings, type SftpSettings } from './intakeSettings.js';
+import { intakeLocation, kindSettingsFrom } from './intakeSettings.js';
 import { DEFAULTS, type SettingKey } from './optionTable.js';
 import type { Picked } from './settingPicker.js';
 import { namePattern, settingReader } from './settingValues.js';
@@ -54,7 +55,8 @@ export interface Settings {
   /** `status`: how old the last successful run may be before the check is critical */
   maxAgeSeconds: number;
   mode: 'scheduled' | 'manual' | undefined;
-  sftp: SftpSettings;
+  /** each intake kind's own settings (the SFTP kind's credentials, host key and limits): intake/openIntake.ts */
+  kindSettings: KindSettings;
   /** compressed, zipped and OpenPGP deliveries (src/delivery/) */
   decode: DecodeSettings;
   /** the SFTP server's own log of uploads, for `audit` and `report evidence` */
@@ -121,7 +123,7 @@ export function settingsFrom(pick: (key: SettingKey) => Picked | undefined, env:
     readyMarker: readyMarker(read('readyMarker')),
     maxAgeSeconds: read('maxAge') ?? DEFAULTS.maxAge,
     mode: read('mode') as Settings['mode'],
-    sftp: sftpSettings(read, env),
+    kindSettings: kindSettingsFrom(read, env),
     transferLog: transferLogSettings(read, pick),
     quick: read('quick') ?? false,
     decode: {
