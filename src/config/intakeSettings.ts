@@ -44,9 +44,9 @@ function ownReader(kind: IntakeKind, read: SettingReader, env: NodeJS.ProcessEnv
   };
 }
 
-/** Every registered kind's own settings, each read (and refused when wrong) whatever kind the intake is. */
-export function kindSettingsFrom(read: SettingReader, env: NodeJS.ProcessEnv): KindSettings {
-  return Object.fromEntries(INTAKE_KINDS.map((kind) => [kind.name, kind.settings(ownReader(kind, read, env))]));
+/** Every registered kind's own settings (`kinds`: the registry), each read and refused when wrong whatever kind the intake is. */
+export function kindSettingsFrom(read: SettingReader, env: NodeJS.ProcessEnv, kinds: readonly IntakeKind[] = INTAKE_KINDS): KindSettings {
+  return Object.fromEntries(kinds.map((kind) => [kind.name, kind.settings(ownReader(kind, read, env))]));
 }
 
 /** What `config` shows for the kinds' keys nothing set, where the default depends on the machine. */

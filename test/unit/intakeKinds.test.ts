@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { intakeKindKeys } from '../../src/config/intakeSettings.js';
+import { intakeKindKeys, kindSettingsFrom } from '../../src/config/intakeSettings.js';
 import { OPTION_TABLE, SETTING_KEYS } from '../../src/config/optionTable.js';
 import { resolveSettings } from '../../src/config/settings.js';
 import { UsageError } from '../../src/errors.js';
 import { INTAKE_KINDS, kindOf } from '../../src/intake/openIntake.js';
-import type { SftpSettings } from '../../src/intake/sftpKind.js';
+import { sftpKind, type SftpSettings } from '../../src/intake/sftpKind.js';
 
 /** The usage error a call throws; fails the test when it throws nothing else. */
 function usageError(call: () => unknown): UsageError {
@@ -79,5 +79,23 @@ describe('the intake-kind registry', () => {
   it('still refuses a wrong setting of the SFTP kind when the intake is a local folder', () => {
     const err = usageError(() => resolveSettings({ intake: '/srv/settle/intake', sftpTimeout: '0' }, {}));
     expect(err.message).toBe('--sftp-timeout: "0" is too short: at least 1s (a server must have time to answer)');
+  });
+
+  it('lets a kind read only the keys the option table gives it, as the type they are', () => {
+    const read = ((key: string) => ({ sftpTimeout: 30, schema: 'settle' })[key]) as Parameters<typeof kindSettingsFrom>[0];
+    const stray = {
+      ...sftpKind,
+      optionKeys: [...sftpKind.optionKeys, 'schema'],
+      settings: (own: { text(key: string): unknown }) => own.text('schema'),
+    };
+    expect(() => kindSettingsFrom(read, {}, [stray])).toThrow(
+      'intake kind "sftp" reads "schema", a setting the option table does not give it',
+    );
+    const misread = { ...sftpKind, settings: (own: { text(key: string): unknown }) => own.text('sftpTimeout') };
+    expect(() => kindSettingsFrom(read, {}, [misread])).toThrow('intake kind "sftp" reads "sftpTimeout" as a string');
+    expect(kindSettingsFrom(read, { HOME: '/home/settle' }, [sftpKind]).sftp).toMatchObject({
+      timeoutSeconds: 30,
+      knownHosts: '/home/settle/.ssh/known_hosts',
+    });
   });
 });
