@@ -1,3 +1,4 @@
+import { INTAKE_KINDS } from '../intake/openIntake.js';
 import { PRESETS } from '../layout/model/presets.js';
 
 import { DEFAULTS, LOG_LEVELS, RUN_MODES, durationText, type CommandName, type OptionSpec } from './optionSpec.js';
@@ -5,6 +6,8 @@ import { DEFAULTS, LOG_LEVELS, RUN_MODES, durationText, type CommandName, type O
 export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, type OptionScope, type OptionSpec } from './optionSpec.js';
 
 const LAYOUT_PRESETS = [...PRESETS.keys()];
+/** the intakes a URL names, one per kind of the registry (intake/openIntake.ts): `sftp://user@host[:port]/path` */
+const URL_INTAKES = INTAKE_KINDS.flatMap((kind) => (kind.scheme === null ? [] : [kind.example])).join(', or ');
 
 const CONFIGURED: readonly CommandName[] = [
   'migrate',
@@ -42,7 +45,7 @@ export const OPTION_TABLE = {
     scope: 'own',
     flag: '--intake',
     value: '<dir|url>',
-    description: 'intake folder, or sftp://user@host[:port]/path',
+    description: `intake folder, or ${URL_INTAKES}`,
     env: 'SETTLE_INTAKE',
     kind: 'string',
     path: true,
