@@ -61,3 +61,26 @@ export function formatDuration(seconds: number, style: DurationStyle = {}): stri
     })
     .join(style.spaced ? ' ' : '');
 }
+
+/** `30`, `30s`, `90m`, `1h30m`, `26h`, `2d`: how a person writes a duration in a setting, the one reader of that syntax. */
+const UNIT_SECONDS: Record<string, number> = { d: 86_400, h: 3600, m: 60, s: 1 };
+const UNIT_ORDER = 'dhms';
+
+/** `30`, `30s`, `90m`, `1h30m`, `26h`, `2d` (units largest first, each once) as seconds; null when it is none of these. */
+export function parseDuration(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : null;
+  if (typeof value !== 'string') return null;
+  const text = value.trim().toLowerCase();
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)\s*([dhms])/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text.replace(/\s+(?=[dhms])/g, '')) return null;
+  let last = -1;
+  let total = 0;
+  for (const [, n, unit] of parts) {
+    const at = UNIT_ORDER.indexOf(unit!);
+    if (at <= last) return null; // 30m1h, 1h1h
+    last = at;
+    total += Number(n) * UNIT_SECONDS[unit!]!;
+  }
+  return total;
+}

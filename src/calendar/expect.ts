@@ -1,7 +1,7 @@
 /**
  * The deliveries a partner owes (`"expect"` in its settings), as dbt says a source's freshness:
  * which days, by what local time, in which zone, less which public holidays, how many files,
- * and how late a day may be before it is a warning and then an error. config/settings.ts reads
+ * and how late a day may be before it is a warning and then an error. config/calendarSettings.ts reads
  * it from the config file; report/deliveries.ts judges the ledger against it.
  */
 export interface Expect {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from '../config/optionTable.js';
 import { durationText } from '../config/optionSpec.js';
 import { resolvePartners, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
+import { kindShownDefaults } from '../config/intakeSettings.js';
 import { configJsonSchema } from '../config/jsonSchema.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -35,7 +36,7 @@ function defaultOf(key: SettingKey, s: Settings): string | null {
     duplicates: s.intake ? OPTION_TABLE.duplicates.default : null,
     rejected: s.intake ? OPTION_TABLE.rejected.default : null,
     layout: OPTION_TABLE.layout.default,
-    knownHosts: s.sftp.knownHosts,
+    ...kindShownDefaults(s.kindSettings),
     mode: OPTION_TABLE.mode.default,
     staging: s.staging,
     databaseUrl: LIBPQ.some((k) => process.env[k]) ? 'from the PG* variables' : null,

@@ -13,7 +13,8 @@ import { LAYOUT_KEYS, ROLES } from '../layout/model/layoutObject.js';
 import { PRESETS } from '../layout/model/presets.js';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
 import { durationText } from './optionSpec.js';
-import { EXPECT_KEYS, PARTNER_NAME } from './settings.js';
+import { EXPECT_KEYS } from './calendarSettings.js';
+import { PARTNER_NAME } from './configFile.js';
 
 /** A JSON Schema, as plain data. */
 export type Schema = Record<string, unknown>;
@@ -61,7 +62,7 @@ export function configJsonSchema(): Schema {
   };
 }
 
-/** `30`, `30s`, `90m`, `1h30m`, `26h`, `2d`: as settings.ts's parseDuration reads one (units largest first, each once). */
+/** `30`, `30s`, `90m`, `1h30m`, `26h`, `2d`: as parseDuration (durations.ts) reads one (units largest first, each once). */
 const DURATION: Schema = {
   anyOf: [
     { type: 'number', minimum: 0 },
@@ -72,7 +73,7 @@ const DURATION: Schema = {
   ],
 };
 
-/** A whole number, in JSON or as text (`"5"`), as settings.ts reads counts and sizes. */
+/** A whole number, in JSON or as text (`"5"`), as wholeNumber (configFile.ts) reads counts and sizes. */
 const wholeNumber = (range: OptionSpec['range']): Schema => ({
   anyOf: [
     { type: 'integer', minimum: range?.min ?? 0, ...(range?.max !== undefined ? { maximum: range.max } : {}) },
@@ -88,7 +89,7 @@ const nameList = (minItems: number): Schema => ({
   ],
 });
 
-/** What a setting's value may be in the file, by its kind (settings.ts has one parser per kind). */
+/** What a setting's value may be in the file, by its kind (settingValues.ts has one parser per kind). */
 const KIND_SCHEMA: { [K in OptionKind]: (spec: OptionSpec) => Schema } = {
   string: (spec) => (spec.choices ? { type: 'string', enum: [...spec.choices] } : { type: 'string', minLength: 1 }),
   duration: (spec) =>

@@ -1,4 +1,5 @@
 import { formatDuration } from '../durations.js';
+import { SFTP_DEFAULTS } from '../intake/sftpKind.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../layout/model/layout.js';
 
 /** The commands that read settings; `report` stands for its subcommands but `report evidence`, which takes audit's settings too. */
@@ -6,7 +7,7 @@ export type CommandName =
   'migrate' | 'run' | 'report' | 'evidence' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check' | 'waive' | 'doctor';
 
 /**
- * How a setting's text becomes a value; settings.ts holds one parser per kind: `duration` is
+ * How a setting's text becomes a value; settingValues.ts holds one parser per kind: `duration` is
  * seconds, written `30`, `30s`, `90m`, `1h30m`, `26h` or `2d`; `count` and `bytes` are whole
  * numbers; `globs` a list of file name patterns; `paths` a list of files, each of whose names may hold a
  * wildcard (`xferlog*`, for the rotated ones); `layout` a preset's name or an object; `switch` a
@@ -45,6 +46,11 @@ export interface OptionSpec {
   range?: { min?: number; max?: number; why?: string };
   /** a path in the config file, taken relative to the file */
   path?: boolean;
+  /**
+   * the intake kind that owns it (its `name` in intake/openIntake.ts's registry: `sftp`): read only
+   * by that kind's `settings`, into its part of `kindSettings`
+   */
+  intakeKind?: string;
   commands: readonly CommandName[];
   /** where a command words it differently, or requires it */
   per?: Partial<Record<CommandName, { description?: string; required?: boolean }>>;
@@ -67,8 +73,8 @@ export const DEFAULTS = {
   maxAge: 26 * 3600,
   maxInflateRatio: 100,
   maxDecodedBytes: 16 * 1024 ** 3,
-  sftpTimeout: 60,
-  sftpMinRate: 1024,
+  sftpTimeout: SFTP_DEFAULTS.timeoutSeconds,
+  sftpMinRate: SFTP_DEFAULTS.minBytesPerSecond,
   transferLogClockSlack: 2,
 } as const;
 

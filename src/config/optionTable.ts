@@ -1,3 +1,4 @@
+import { INTAKE_KINDS } from '../intake/openIntake.js';
 import { PRESETS } from '../layout/model/presets.js';
 
 import { DEFAULTS, LOG_LEVELS, RUN_MODES, durationText, type CommandName, type OptionSpec } from './optionSpec.js';
@@ -5,6 +6,8 @@ import { DEFAULTS, LOG_LEVELS, RUN_MODES, durationText, type CommandName, type O
 export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, type OptionScope, type OptionSpec } from './optionSpec.js';
 
 const LAYOUT_PRESETS = [...PRESETS.keys()];
+/** the intakes a URL names, one per kind of the registry (intake/openIntake.ts): `sftp://user@host[:port]/path` */
+const URL_INTAKES = INTAKE_KINDS.flatMap((kind) => (kind.scheme === null ? [] : [kind.example])).join(', or ');
 
 const CONFIGURED: readonly CommandName[] = [
   'migrate',
@@ -42,7 +45,7 @@ export const OPTION_TABLE = {
     scope: 'own',
     flag: '--intake',
     value: '<dir|url>',
-    description: 'intake folder, or sftp://user@host[:port]/path',
+    description: `intake folder, or ${URL_INTAKES}`,
     env: 'SETTLE_INTAKE',
     kind: 'string',
     path: true,
@@ -255,6 +258,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_SFTP_KEY',
     kind: 'string',
     path: true,
+    intakeKind: 'sftp',
     commands: SFTP,
   },
   knownHosts: {
@@ -265,6 +269,7 @@ export const OPTION_TABLE = {
     kind: 'string',
     default: '~/.ssh/known_hosts',
     path: true,
+    intakeKind: 'sftp',
     commands: SFTP,
     details: '`[host]:port` entries, hashed names, wildcards, `@revoked`',
   },
@@ -275,6 +280,7 @@ export const OPTION_TABLE = {
     description: 'pin the SFTP server key instead of known_hosts',
     env: 'SETTLE_HOST_KEY_FINGERPRINT',
     kind: 'string',
+    intakeKind: 'sftp',
     commands: SFTP,
     details: 'as `ssh-keygen -lf` prints it',
   },
@@ -283,6 +289,7 @@ export const OPTION_TABLE = {
     description: 'password for an sftp:// intake: never a flag, never in the URL',
     env: 'SETTLE_SFTP_PASSWORD',
     kind: 'string',
+    intakeKind: 'sftp',
     commands: SFTP,
   },
   sftpTimeout: {
@@ -293,6 +300,7 @@ export const OPTION_TABLE = {
     kind: 'duration',
     range: { min: 1, why: 'a server must have time to answer' },
     default: durationText(DEFAULTS.sftpTimeout),
+    intakeKind: 'sftp',
     commands: SFTP,
     details:
       'SSH keepalives prove only that the connection lives (a `sftp-server` stuck on a hung mount answers them): past this a download fails the file, a move fails the move (claim released or the load kept, file left in the intake, exit 1), and the next run resumes',
@@ -305,6 +313,7 @@ export const OPTION_TABLE = {
     kind: 'bytes',
     range: { min: 0, max: 1024 ** 3 },
     default: String(DEFAULTS.sftpMinRate),
+    intakeKind: 'sftp',
     commands: SFTP,
     details:
       'measured over each `--sftp-timeout` spent waiting for the server, so a slow disk here never trips it; a server that trickles a few bytes at a time does',

@@ -15,6 +15,13 @@ const PAGES = [
     .map((f) => `docs/${f}`),
 ].filter((page) => existsSync(join(ROOT, page)));
 
+/** Every .ts file under a folder of the repository, as a path from the repository's root. */
+function walkSources(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? walkSources(join(folder, entry.name)) : entry.name.endsWith('.ts') ? [join(folder, entry.name)] : [],
+  );
+}
+
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
 function anchorOf(heading: string): string {
   return heading
@@ -70,15 +77,33 @@ describe('the documentation', () => {
 
   it('is what the code cites: every docs/ page a comment or message names exists', () => {
     const missing: string[] = [];
-    const walk = (folder: string): string[] =>
-      readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) =>
-        entry.isDirectory() ? walk(join(folder, entry.name)) : entry.name.endsWith('.ts') ? [join(folder, entry.name)] : [],
-      );
-    for (const file of walk('src')) {
+    for (const file of walkSources('src')) {
       const text = readFileSync(join(ROOT, file), 'utf8');
       for (const match of text.matchAll(/\bdocs\/([A-Z_]+\.md)/g))
         if (!existsSync(join(ROOT, 'docs', match[1]!))) missing.push(`${file}: docs/${match[1]}`);
       if (/\.\.\/shared\/|(?<!docs\/)\bDESIGN\.md/.test(text)) missing.push(`${file}: cites a file outside the repository`);
+    }
+    expect(missing).toEqual([]);
+  });
+  it('names only source files that exist: every src/ path of docs/, and each file ARCHITECTURE.md gives a room', () => {
+    const missing: string[] = [];
+    for (const page of PAGES.filter((p) => p.startsWith('docs/'))) {
+      const text = readFileSync(join(ROOT, page), 'utf8');
+      for (const match of text.matchAll(/(?<![\w/.-])src\/[\w./-]*\w/g))
+        if (!existsSync(join(ROOT, match[0]))) missing.push(`${page}: ${match[0]}`);
+    }
+    // the table of rooms names files by their room (`| 2 | `intake/` | … `openIntake.ts` …`), the rest of the page as `room/file.ts`
+    const sources = walkSources('src').map((file) => relative(join(ROOT, 'src'), join(ROOT, file)));
+    const architecture = readFileSync(join(ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8').replace(/```[\s\S]*?```/g, '');
+    for (const line of architecture.split('\n')) {
+      const room = /^\|\s*\d+\s*\|\s*`(\w+)\/`/.exec(line)?.[1];
+      for (const [, cited] of line.matchAll(/`([\w./-]+\.ts)`/g)) {
+        if (cited!.startsWith('src/') || cited!.startsWith('test/')) continue;
+        const found = cited!.includes('/')
+          ? [cited!, `layout/${cited!}`, `${room}/${cited!}`].some((path) => sources.includes(path))
+          : sources.some((path) => (room ? path.startsWith(`${room}/`) : true) && path.split('/').pop() === cited);
+        if (!found) missing.push(`docs/ARCHITECTURE.md: ${room ? `${room}/: ` : ''}${cited!}`);
+      }
     }
     expect(missing).toEqual([]);
   });

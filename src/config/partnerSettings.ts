@@ -1,0 +1,137 @@
+import { tmpdir } from 'node:os';
+import { UsageError } from '../errors.js';
+import type { Expect } from '../calendar/expect.js';
+import type { DecodeSettings } from '../delivery/decodeSettings.js';
+import { dateTokenCount, expandDateTokens } from '../intake/names.js';
+import type { KindSettings } from '../intake/openIntake.js';
+import { DEFAULT_LAYOUT, type Layout } from '../layout/model/layout.js';
+import { parseLayout } from '../layout/model/parseLayout.js';
+import { isObject } from './configFile.js';
+import { intakeLocation, kindSettingsFrom } from './intakeSettings.js';
+import { DEFAULTS, type SettingKey } from './optionTable.js';
+import type { Picked } from './settingPicker.js';
+import { namePattern, settingReader } from './settingValues.js';
+import { transferLogSettings, type TransferLogSettings } from './transferLogSettings.js';
+
+export interface Settings {
+  /** the partner these settings are for (`default` without `"partners"` in the config file) */
+  partner: string;
+  /** the deliveries the partner owes, when its settings say */
+  expect: Expect | undefined;
+  /** the pattern as written, with its date token (`settle_{yyyyMMdd}_*.csv`); `pattern` is its glob */
+  patternText: string;
+  /** whether a flag, the environment or the config file gave the pattern (else it is the default) */
+  patternGiven: boolean;
+  intake: string | undefined;
+  archive: string | undefined;
+  duplicates: string | undefined;
+  rejected: string | undefined;
+  pattern: string;
+  ledger: string;
+  databaseUrl: string | undefined;
+  schema: string;
+  stableForSeconds: number;
+  maxWaitSeconds: number;
+  claimLeaseSeconds: number;
+  ledgerTimeoutSeconds: number;
+  /** connecting to the finance database, and each lock or statement wait there */
+  dbTimeoutSeconds: number;
+  staging: string;
+  logFile: string | undefined;
+  logLevel: string;
+  layout: Layout;
+  /** the layout names its table itself (`"table"`): the partner may share that table with another that does too */
+  tableNamed: boolean;
+  /** known neighbours in the intake, neither taken nor counted */
+  ignore: string[];
+  maxWaitingRuns: number;
+  metricsFile: string | undefined;
+  /** `migrate`: the group that may read the SQLite ledger */
+  ledgerGroup: string | undefined;
+  /** `run`: the summary lines are appended here too, each after its time */
+  summaryFile: string | undefined;
+  /** the partner's completeness sidecar suffix (`.done`): a file is taken only once NAME+suffix exists */
+  readyMarker: string | undefined;
+  /** `status`: how old the last successful run may be before the check is critical */
+  maxAgeSeconds: number;
+  mode: 'scheduled' | 'manual' | undefined;
+  /** each intake kind's own settings (the SFTP kind's credentials, host key and limits): intake/openIntake.ts */
+  kindSettings: KindSettings;
+  /** compressed, zipped and OpenPGP deliveries (src/delivery/) */
+  decode: DecodeSettings;
+  /** the SFTP server's own log of uploads, for `audit` and `report evidence` */
+  transferLog: TransferLogSettings;
+  /** `audit --quick`: archived copies (and duplicates'/rejected files' kept copies) checked by size only */
+  quick: boolean;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
+
+function readyMarker(suffix: string | undefined): string | undefined {
+  if (suffix !== undefined && !/^\.[A-Za-z0-9._-]{1,32}$/.test(suffix)) {
+    throw new UsageError(`ready marker "${suffix}" must be a file name suffix such as .done or .ok`);
+  }
+  return suffix;
+}
+
+/** One partner's settings from the picker bound to it. */
+export function settingsFrom(pick: (key: SettingKey) => Picked | undefined, env: NodeJS.ProcessEnv, partner: string): Settings {
+  const read = settingReader(pick);
+
+  const schema = read('schema') ?? DEFAULTS.schema;
+  if (!SCHEMA_NAME.test(schema)) throw new UsageError(`schema "${schema}" must be a lower-case SQL identifier`);
+  const layoutPick = pick('layout');
+  const passphrase = pick('pgpPassphrase');
+  if (passphrase?.source === 'flag')
+    throw new UsageError('the PGP passphrase is never a flag: use SETTLE_PGP_PASSPHRASE or the config file');
+
+  const patternText = read('pattern') ?? DEFAULTS.pattern;
+  const patternFrom = pick('pattern')?.from ?? 'pattern';
+  if (dateTokenCount(patternText) > 1)
+    throw new UsageError(`${patternFrom} "${patternText}" has more than one date token: a name carries one day`);
+  return {
+    partner,
+    expect: read('expect') ?? undefined,
+    patternText,
+    patternGiven: pick('pattern') !== undefined,
+    intake: intakeLocation(read('intake'), pick('intake')?.from),
+    archive: read('archive'),
+    duplicates: read('duplicates'),
+    rejected: read('rejected'),
+    pattern: namePattern(expandDateTokens(patternText), patternFrom),
+    ledger: read('ledger') ?? DEFAULTS.ledger,
+    databaseUrl: read('databaseUrl'),
+    schema,
+    stableForSeconds: read('stableFor') ?? DEFAULTS.stableFor,
+    maxWaitSeconds: read('maxWait') ?? DEFAULTS.maxWait,
+    claimLeaseSeconds: read('claimLease') ?? DEFAULTS.claimLease,
+    ledgerTimeoutSeconds: read('ledgerTimeout') ?? DEFAULTS.ledgerTimeout,
+    dbTimeoutSeconds: read('dbTimeout') ?? DEFAULTS.dbTimeout,
+    staging: read('staging') ?? tmpdir(),
+    logFile: read('logFile'),
+    logLevel: read('logLevel') ?? DEFAULTS.logLevel,
+    layout: {
+      ...(layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT),
+      maxRecordBytes: read('maxRecordBytes') ?? DEFAULTS.maxRecordBytes,
+    },
+    tableNamed: isObject(layoutPick?.value) && layoutPick.value.table !== undefined,
+    ignore: read('ignore') ?? [],
+    maxWaitingRuns: read('maxWaitingRuns') ?? DEFAULTS.maxWaitingRuns,
+    metricsFile: read('metricsFile'),
+    summaryFile: read('summaryFile'),
+    ledgerGroup: read('ledgerGroup'),
+    readyMarker: readyMarker(read('readyMarker')),
+    maxAgeSeconds: read('maxAge') ?? DEFAULTS.maxAge,
+    mode: read('mode') as Settings['mode'],
+    kindSettings: kindSettingsFrom(read, env),
+    transferLog: transferLogSettings(read, pick),
+    quick: read('quick') ?? false,
+    decode: {
+      pgpKeyPath: read('pgpKey'),
+      pgpVerifyKeyPath: read('pgpVerifyKey'),
+      pgpPassphrase: read('pgpPassphrase'),
+      maxInflateRatio: read('maxInflateRatio') ?? DEFAULTS.maxInflateRatio,
+      maxDecodedBytes: read('maxDecodedBytes') ?? DEFAULTS.maxDecodedBytes,
+    },
+  };
+}

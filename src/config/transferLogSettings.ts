@@ -1,0 +1,41 @@
+import { UsageError } from '../errors.js';
+import { zoneProblem } from '../layout/values/timeZones.js';
+import { DEFAULTS, type SettingKey } from './optionTable.js';
+import type { Picked } from './settingPicker.js';
+import type { SettingReader } from './settingValues.js';
+
+export interface TransferLogSettings {
+  /** the log files (a wildcard in a file name as written: expanded when they are read); empty: none */
+  files: string[];
+  /** the folder, in the intake's own terms, that the log's paths start from (a chroot) */
+  root: string;
+  /** the zone of times a line does not give one for; undefined: this host's */
+  timeZone: string | undefined;
+  /** how far the log's clock and the ledger's may disagree (--transfer-log-clock-slack) */
+  clockSlackSeconds: number;
+}
+
+/** The SFTP server's own log of uploads, as a partner's settings give it. */
+export function transferLogSettings(read: SettingReader, pick: (key: SettingKey) => Picked | undefined): TransferLogSettings {
+  return {
+    files: read('transferLog') ?? [],
+    root: transferLogRoot(read('transferLogRoot'), pick('transferLogRoot')?.from),
+    timeZone: timeZoneSetting(read('transferLogTimeZone'), pick('transferLogTimeZone')?.from),
+    clockSlackSeconds: read('transferLogClockSlack') ?? DEFAULTS.transferLogClockSlack,
+  };
+}
+
+/** The transfer log's root is a path as the intake names it: absolute, without `..`. */
+function transferLogRoot(value: string | undefined, from: string | undefined): string {
+  if (value === undefined) return '/';
+  if (!value.startsWith('/') || value.split('/').includes('..')) {
+    throw new UsageError(`${from}: "${value}" must be an absolute folder path without "..", such as /srv/sftp/adyen`);
+  }
+  return value.length > 1 ? value.replace(/\/+$/, '') : value;
+}
+
+function timeZoneSetting(value: string | undefined, from: string | undefined): string | undefined {
+  const problem = value === undefined ? undefined : zoneProblem(value);
+  if (problem) throw new UsageError(`${from}: ${problem}`);
+  return value;
+}

@@ -1,0 +1,101 @@
+import { dirname, join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { Destination } from '../destination.js';
+import type { FolderReader, Intake } from './intake.js';
+import type { SftpLocation } from './sftpUrl.js';
+
+/**
+ * What opening an intake takes from the settings: where it is, its final folders, and each
+ * intake kind's own settings (the SFTP kind's host key, credentials and limits).
+ */
+export interface IntakeSettings {
+  intake: string | undefined;
+  archive: string | undefined;
+  duplicates: string | undefined;
+  rejected: string | undefined;
+  /** each registered kind's own settings, by the kind's name (`sftp`): what `IntakeKind.settings` made of its option keys */
+  kindSettings: KindSettings;
+}
+
+/** Each intake kind's own settings, by the kind's name; a kind reads only its own entry. */
+export type KindSettings = Readonly<Record<string, unknown>>;
+
+/** The intake and its final folders: local paths, or paths on the SFTP server for an sftp:// intake. */
+export interface IntakeFolders {
+  /** the sftp:// intake's server, or null for a local folder */
+  sftp: SftpLocation | null;
+  intake: string;
+  archive: string;
+  duplicates: string;
+  rejected: string;
+}
+
+/** One folder a partner's settings name: its role, as written out, and where it is (see folderPlaces). */
+export interface FolderPlace {
+  role: 'intake' | Destination;
+  folder: string;
+  /** equal for two settings that name one folder */
+  place: string;
+}
+
+/**
+ * How a kind reads the settings it owns: config/ parses each by its kind in the option table
+ * and refuses a key the kind does not own (`optionKeys`).
+ */
+export interface OwnSettingReader {
+  /** a `string` setting's value; undefined when nothing set it */
+  text(key: string): string | undefined;
+  /** a `duration` (seconds), `bytes` or `count` setting's value; undefined when nothing set it */
+  number(key: string): number | undefined;
+  /** an environment variable that is no setting of the option table (SSH_AUTH_SOCK), as it is */
+  env(name: string): string | undefined;
+}
+
+/**
+ * One kind of intake, keyed by the scheme of its URL (a local folder has none). Opening,
+ * checking and reading an intake go through its kind; a kind's `Intake` keeps the move
+ * contract of intake.ts. `Own` is the kind's own settings (`kindSettings[name]`). Adding a
+ * kind: one file implementing this, one line in the registry (openIntake.ts); see
+ * docs/ARCHITECTURE.md.
+ */
+export interface IntakeKind<Own = unknown> {
+  /** its name: the key of its settings in `kindSettings`, and the `intakeKind` of its keys in the option table */
+  name: string;
+  /** the URL scheme it answers, lower-case (`sftp`), or null: a local folder path */
+  scheme: string | null;
+  /** what an intake setting of this kind looks like, for messages */
+  example: string;
+  /** the option table's keys this kind owns (each marked `intakeKind: name` there) */
+  optionKeys: readonly string[];
+  /** its own settings, read from the keys it owns; every kind's are read (and refused when wrong) whatever the intake */
+  settings(read: OwnSettingReader): Own;
+  /** what `config` shows for an owned key nothing set, where the default depends on the machine (~/.ssh/known_hosts) */
+  shownDefaults(own: Own): Readonly<Record<string, string>>;
+  /** refuses a malformed intake setting, naming what is wrong */
+  parse(intake: string): void;
+  /** the intake and its final folders (before the check that none is the intake itself) */
+  folders(s: IntakeSettings): IntakeFolders;
+  /** where one of them really is: equal for two settings that name one folder */
+  place(folders: IntakeFolders, role: FolderPlace['role']): FolderPlace;
+  /** the intake to run on, its final folders refused when one is an alias of the intake */
+  open(own: Own, folders: IntakeFolders, log: Logger, stop?: AbortSignal): Promise<Intake>;
+  /** what opening it needs that is known without a connection (checkIntakeAccess) */
+  checkAccess(own: Own, folders: IntakeFolders): Promise<void>;
+  /**
+   * A folder to read: the intake, or a final folder (at `setting`, or beside the intake). Null
+   * for one that is not there, unless `required` (then a missing folder is an error).
+   */
+  openFolder(
+    s: IntakeSettings,
+    own: Own,
+    role: FolderPlace['role'],
+    setting: string | undefined,
+    log: Logger,
+    required: boolean,
+  ): Promise<FolderReader | null>;
+}
+
+/** archive/, duplicates/ and rejected/ default to siblings of the intake folder. */
+export function siblingFolder(intake: string, name: Destination): string {
+  return join(dirname(resolve(intake)), name);
+}

@@ -1,0 +1,115 @@
+import { homedir } from 'node:os';
+import { join, posix } from 'node:path';
+import type { Logger } from 'pino';
+import type { Destination } from '../destination.js';
+import { UsageError } from '../errors.js';
+import { HostKeyPolicy } from './hostKeys.js';
+import type { IntakeFolders, IntakeKind, IntakeSettings } from './intakeKind.js';
+import { checkCredentials, type SftpCredentials } from './sftpCredentials.js';
+import type { SftpFolders } from './sftpIntake.js';
+import type { SftpLimits } from './sftpRequests.js';
+import { parseSftpUrl, type SftpLocation } from './sftpUrl.js';
+
+/** How to reach and trust an sftp:// intake's server, and how long to wait for it. */
+export interface SftpSettings {
+  keyPath: string | undefined;
+  keyPassphrase: string | undefined;
+  password: string | undefined;
+  agentSocket: string | undefined;
+  knownHosts: string;
+  hostKeyFingerprint: string | undefined;
+  /** --sftp-timeout: the longest wait for any one answer */
+  timeoutSeconds: number;
+  /** --sftp-min-rate: a download's floor; 0 for none */
+  minBytesPerSecond: number;
+}
+
+/** The defaults of --sftp-timeout and --sftp-min-rate (the option table's DEFAULTS take them from here). */
+export const SFTP_DEFAULTS = { timeoutSeconds: 60, minBytesPerSecond: 1024 } as const;
+
+/** An sftp:// intake's folders on its server: final folders are absolute paths there, beside the intake unless set. */
+function sftpFolders(s: IntakeSettings): IntakeFolders {
+  const loc = parseSftpUrl(s.intake!);
+  const remote = (value: string | undefined, name: Destination) => {
+    if (value === undefined) return posix.join(posix.dirname(loc.path), name);
+    if (!value.startsWith('/')) throw new UsageError(`--${name} must be an absolute path on the SFTP server, got ${value}`);
+    return posix.normalize(value).replace(/\/+$/, '');
+  };
+  return {
+    sftp: loc,
+    intake: loc.path,
+    archive: remote(s.archive, 'archive'),
+    duplicates: remote(s.duplicates, 'duplicates'),
+    rejected: remote(s.rejected, 'rejected'),
+  };
+}
+
+/** How to reach and trust the server of an sftp:// setting, and how long to wait for it. */
+function sftpAccess(
+  own: SftpSettings,
+  loc: SftpLocation,
+  stop?: AbortSignal,
+): { creds: SftpCredentials; hostKeys: HostKeyPolicy; limits: SftpLimits } {
+  const hostKeys = own.hostKeyFingerprint
+    ? HostKeyPolicy.pinned(own.hostKeyFingerprint, loc.host, loc.port)
+    : HostKeyPolicy.fromKnownHosts(own.knownHosts, loc.host, loc.port);
+  const { keyPath, keyPassphrase, password, agentSocket } = own;
+  const limits = { timeoutMs: own.timeoutSeconds * 1000, minBytesPerSecond: own.minBytesPerSecond, stop };
+  return { creds: { keyPath, keyPassphrase, password, agentSocket }, hostKeys, limits };
+}
+
+async function openSftp(own: SftpSettings, loc: SftpLocation, stop: AbortSignal | undefined, folders: SftpFolders, log: Logger) {
+  // loaded on demand: ssh2 takes longer to load than a whole idle run may take
+  const { SftpIntake } = await import('./sftpIntake.js');
+  const { creds, hostKeys, limits } = sftpAccess(own, loc, stop);
+  return SftpIntake.open(loc, folders, creds, hostKeys, limits, log);
+}
+
+/** An SFTP server: `sftp://user@host[:port]/path`, reached with a key, an agent or a password, trusted by known_hosts or a pin. */
+export const sftpKind: IntakeKind<SftpSettings> = {
+  name: 'sftp',
+  scheme: 'sftp',
+  example: 'sftp://user@host[:port]/path',
+  optionKeys: ['sftpKey', 'sftpPassword', 'knownHosts', 'hostKeyFingerprint', 'sftpTimeout', 'sftpMinRate'],
+  settings: (read) => ({
+    keyPath: read.text('sftpKey'),
+    keyPassphrase: read.env('SETTLE_SFTP_KEY_PASSPHRASE') || undefined,
+    password: read.text('sftpPassword'),
+    agentSocket: read.env('SSH_AUTH_SOCK') || undefined,
+    knownHosts: read.text('knownHosts') ?? join(read.env('HOME') ?? homedir(), '.ssh', 'known_hosts'),
+    hostKeyFingerprint: read.text('hostKeyFingerprint'),
+    timeoutSeconds: read.number('sftpTimeout') ?? SFTP_DEFAULTS.timeoutSeconds,
+    minBytesPerSecond: read.number('sftpMinRate') ?? SFTP_DEFAULTS.minBytesPerSecond,
+  }),
+  shownDefaults: (own) => ({ knownHosts: own.knownHosts }),
+  parse: (intake) => void parseSftpUrl(intake),
+  folders: sftpFolders,
+  place(folders, role) {
+    const loc = folders.sftp!;
+    const server = `sftp://${loc.user}@${loc.host.toLowerCase()}:${loc.port}`;
+    return { role, folder: `sftp://${loc.user}@${loc.host}:${loc.port}${folders[role]}`, place: server + posix.normalize(folders[role]) };
+  },
+  async open(own, { sftp: loc, ...folders }, log, stop) {
+    const sftp = await openSftp(own, loc!, stop, folders, log);
+    try {
+      await sftp.refuseIntakeAliases();
+    } catch (err) {
+      await sftp.close();
+      throw err;
+    }
+    return sftp;
+  },
+  async checkAccess(own, folders) {
+    sftpAccess(own, folders.sftp!);
+    await checkCredentials(own);
+  },
+  async openFolder(s, own, role, setting, log, required) {
+    const loc = parseSftpUrl(s.intake!);
+    const folder = role === 'intake' ? loc : { ...loc, path: setting ?? posix.join(posix.dirname(loc.path), role) };
+    const { creds, hostKeys, limits } = sftpAccess(own, folder);
+    const { SftpFolder } = await import('./sftpFolder.js');
+    return required
+      ? SftpFolder.openFolder(folder, role, creds, hostKeys, limits, log)
+      : SftpFolder.openFolderIfThere(folder, role, creds, hostKeys, limits, log);
+  },
+};

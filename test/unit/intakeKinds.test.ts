@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { intakeKindKeys, kindSettingsFrom } from '../../src/config/intakeSettings.js';
+import { OPTION_TABLE, SETTING_KEYS } from '../../src/config/optionTable.js';
+import { resolveSettings } from '../../src/config/settings.js';
+import { UsageError } from '../../src/errors.js';
+import { INTAKE_KINDS, kindOf } from '../../src/intake/openIntake.js';
+import { sftpKind, type SftpSettings } from '../../src/intake/sftpKind.js';
+
+/** The usage error a call throws; fails the test when it throws nothing else. */
+function usageError(call: () => unknown): UsageError {
+  try {
+    call();
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError);
+    return err as UsageError;
+  }
+  throw new Error('expected a usage error');
+}
+
+describe('the intake-kind registry', () => {
+  it('gives every option key marked for an intake kind to exactly one registered kind, the one it names', () => {
+    const marked = intakeKindKeys();
+    expect(marked.length).toBeGreaterThan(0);
+    for (const { key, kind } of marked) {
+      const owners = INTAKE_KINDS.filter((candidate) => candidate.optionKeys.includes(key));
+      expect(
+        owners.map((owner) => owner.name),
+        key,
+      ).toEqual([kind]);
+    }
+  });
+
+  it('lets a kind own only keys of the option table marked for it', () => {
+    for (const kind of INTAKE_KINDS) {
+      for (const key of kind.optionKeys) {
+        expect(SETTING_KEYS, `${kind.name}: ${key}`).toContain(key);
+        expect(OPTION_TABLE[key as keyof typeof OPTION_TABLE], `${kind.name}: ${key}`).toMatchObject({ intakeKind: kind.name });
+      }
+    }
+  });
+
+  it('has one kind per name and per scheme, and one for a local folder', () => {
+    const names = INTAKE_KINDS.map((kind) => kind.name);
+    const schemes = INTAKE_KINDS.map((kind) => kind.scheme);
+    expect(new Set(names).size).toBe(names.length);
+    expect(new Set(schemes).size).toBe(schemes.length);
+    expect(schemes).toContain(null);
+    expect(kindOf('/srv/settle/intake').scheme).toBeNull();
+    expect(kindOf('SFTP://in@sftp.example/out').name).toBe('sftp');
+  });
+
+  it('refuses a scheme no kind answers with the usage error naming the setting and the kinds there are', () => {
+    const err = usageError(() => resolveSettings({ intake: 'ftp://in@ftp.example/out' }, {}));
+    expect(err.message).toBe('--intake: "ftp://" is not a supported intake: use a local folder or sftp://user@host[:port]/path');
+    expect(err.exitStatus).toBe(2);
+    const fromEnv = usageError(() => resolveSettings({}, { SETTLE_INTAKE: 's3://bucket/in' }));
+    expect(fromEnv.message).toMatch(/^SETTLE_INTAKE: "s3:\/\/" is not a supported intake: /);
+  });
+
+  it("puts the SFTP kind's own settings in its part of kindSettings, and nothing of it beside the intake", () => {
+    const s = resolveSettings(
+      { intake: 'sftp://in@sftp.example/out', sftpTimeout: '5m', hostKeyFingerprint: 'SHA256:abc', knownHosts: '/etc/ssh/known' },
+      { SETTLE_SFTP_KEY_PASSPHRASE: 'secret', SSH_AUTH_SOCK: '/run/agent.sock' },
+    );
+    expect(s.kindSettings.sftp as SftpSettings).toEqual({
+      keyPath: undefined,
+      keyPassphrase: 'secret',
+      password: undefined,
+      agentSocket: '/run/agent.sock',
+      knownHosts: '/etc/ssh/known',
+      hostKeyFingerprint: 'SHA256:abc',
+      timeoutSeconds: 300,
+      minBytesPerSecond: 1024,
+    });
+    expect(Object.keys(s.kindSettings).sort()).toEqual(INTAKE_KINDS.map((kind) => kind.name).sort());
+    expect(s).not.toHaveProperty('sftp');
+  });
+
+  it('still refuses a wrong setting of the SFTP kind when the intake is a local folder', () => {
+    const err = usageError(() => resolveSettings({ intake: '/srv/settle/intake', sftpTimeout: '0' }, {}));
+    expect(err.message).toBe('--sftp-timeout: "0" is too short: at least 1s (a server must have time to answer)');
+  });
+
+  it('lets a kind read only the keys the option table gives it, as the type they are', () => {
+    const read = ((key: string) => ({ sftpTimeout: 30, schema: 'settle' })[key]) as Parameters<typeof kindSettingsFrom>[0];
+    const stray = {
+      ...sftpKind,
+      optionKeys: [...sftpKind.optionKeys, 'schema'],
+      settings: (own: { text(key: string): unknown }) => own.text('schema'),
+    };
+    expect(() => kindSettingsFrom(read, {}, [stray])).toThrow(
+      'intake kind "sftp" reads "schema", a setting the option table does not give it',
+    );
+    const misread = { ...sftpKind, settings: (own: { text(key: string): unknown }) => own.text('sftpTimeout') };
+    expect(() => kindSettingsFrom(read, {}, [misread])).toThrow('intake kind "sftp" reads "sftpTimeout" as a string');
+    expect(kindSettingsFrom(read, { HOME: '/home/settle' }, [sftpKind]).sftp).toMatchObject({
+      timeoutSeconds: 30,
+      knownHosts: '/home/settle/.ssh/known_hosts',
+    });
+  });
+});
