@@ -1,18 +1,16 @@
-import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FinanceDb } from '../../src/finance/financeDb.js';
-import { DEFAULT_LAYOUT, DEFAULT_MAX_RECORD_BYTES, LAYOUT_DEFAULTS, type ColumnSpec, type Layout } from '../../src/layout/model/layout.js';
-import { newDatabase } from '../support/dbDatabase.js';
+import { DEFAULT_MAX_RECORD_BYTES, LAYOUT_DEFAULTS, type ColumnSpec, type Layout } from '../../src/layout/model/layout.js';
+import { closeFinanceFixture, FINANCE_SCHEMA as SCHEMA, openFinanceFixture, type FinanceFixture } from '../support/dbDatabase.js';
+import { sha256Hex } from '../support/settlementFiles.js';
 
 /**
  * The binary COPY encoder (src/finance/copyBinary.ts) against the server's own text input: one
  * file loaded both ways, into two tables alike, must read back the same, value for value.
  */
-const SCHEMA = 'finance';
 
 const column = (name: string, type: ColumnSpec['type'], extra: Partial<ColumnSpec> = {}): ColumnSpec => ({
   name,
@@ -62,28 +60,16 @@ const EDGE_ROWS = [
   '10,v,7,-7,2026-06-01,2026-06-01 10:00:00.654321-03:30,2026-06-01 10:00:01,7,EUR',
 ];
 
-let database: { url: string; drop: () => Promise<void> };
+let database: FinanceFixture['database'];
 let dir: string;
 let finance: FinanceDb;
 let reader: pg.Client;
 let files = 0;
 
-const sha = (text: string) => createHash('sha256').update(text).digest('hex');
-
 beforeAll(async () => {
-  database = await newDatabase('binary');
-  dir = await mkdtemp(join(tmpdir(), 'settle-binary-'));
-  finance = await FinanceDb.connect(database.url, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 30, onLost: () => undefined });
-  await finance.migrate();
-  reader = new pg.Client({ connectionString: database.url });
-  await reader.connect();
+  ({ database, dir, finance, reader } = await openFinanceFixture('binary'));
 });
-afterAll(async () => {
-  await finance?.close();
-  await reader?.end();
-  await database?.drop();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => closeFinanceFixture({ database, dir, finance, reader }));
 
 /** A new table for the wide layout, migrated; `alter` runs on it after (a column changed by hand). */
 async function wideTable(table: string, alter?: string): Promise<FinanceDb> {
@@ -97,7 +83,7 @@ async function load(target: FinanceDb, content: string, format: 'text' | 'binary
   const name = `file${++files}.csv`;
   const path = join(dir, name);
   await writeFile(path, content);
-  return target.load({ stagedPath: path, sha256: sha(`${name}\n${content}`), name, runId: `run-${files}`, format });
+  return target.load({ stagedPath: path, sha256: sha256Hex(`${name}\n${content}`), name, runId: `run-${files}`, format });
 }
 
 /** The table's rows as the server writes each value in text, by id, the provenance left out. */
