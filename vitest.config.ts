@@ -15,15 +15,16 @@ export default defineConfig({
       // one (test/db/pipelineLoad.test.ts: loads, rejects, reprocess, adopt), the SQLite ledger,
       // and the finance load and PostgreSQL ledger in-process (test/db/)
       thresholds: {
-        lines: 63,
-        statements: 61,
-        branches: 58,
-        functions: 56,
+        lines: 66,
+        statements: 64,
+        branches: 59,
+        functions: 59,
         'src/pipeline/**': { lines: 90 },
         // ledger/ at 92: the partner leases (partnerLeases.ts) are proved by several processes on a real
         // PostgreSQL ledger in test/integration/partnerLeases.test.ts, which no coverage sees
         'src/ledger/**': { lines: 92 },
-        'src/finance/**': { lines: 85 },
+        // finance/ at 95: the last run reached 96.05% (copyBinary.ts and financePrivileges.ts by test/db/)
+        'src/finance/**': { lines: 95 },
       },
     },
     projects: [

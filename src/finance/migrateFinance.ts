@@ -1,10 +1,11 @@
 import pg from 'pg';
 import { readMigrations } from '../db/migrationFiles.js';
-import { assertPgCurrent, migratePg, pgSchemaVersion, withMigrationLock, type PgMigrationResult } from '../db/pgMigrate.js';
+import type { MigrationResult } from '../db/migrator.js';
+import { assertPgCurrent, migratePg, pgSchemaVersion, withMigrationLock } from '../db/pgMigrate.js';
 import { layoutTableChanges } from './layoutTable.js';
 import type { FinanceTarget } from './target.js';
 
-export interface FinanceMigration extends PgMigrationResult {
+export interface FinanceMigration extends MigrationResult {
   /** the layout's table, and the statements run on it (none when it fit already) */
   table: string;
   tableChanges: string[];
@@ -13,7 +14,7 @@ export interface FinanceMigration extends PgMigrationResult {
 /** Creates or upgrades the finance schema (sql/finance/), then the layout's table. */
 export async function migrateFinance(financeTarget: FinanceTarget): Promise<FinanceMigration> {
   const { client, schema, layout } = financeTarget;
-  const result = await migratePg(client, schema, 'finance');
+  const result = await migratePg(client, schema, 'finance', financeSchemaLabel(schema));
   const tableChanges = await withMigrationLock(client, async () => {
     const changes = await layoutTableChanges(financeTarget);
     for (const statement of changes) await client.query(statement);
@@ -44,5 +45,9 @@ export async function financeMigrationSql(financeTarget: FinanceTarget): Promise
 
 /** `run` refuses to start on an old finance schema rather than half-working against it. */
 export function assertFinanceCurrent({ client, schema }: FinanceTarget): Promise<void> {
-  return assertPgCurrent(client, schema, 'finance', 'finance schema');
+  return assertPgCurrent(client, schema, 'finance', financeSchemaLabel(schema));
+}
+
+function financeSchemaLabel(schema: string): string {
+  return `finance schema "${schema}"`;
 }

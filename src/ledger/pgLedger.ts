@@ -67,8 +67,9 @@ export async function openPgLedger(url: string, opts: { create: boolean; readOnl
     onError: () => undefined, // a dropped idle connection surfaces on the next query
   });
   try {
-    if (opts.create) await migratePg(client, LEDGER_SCHEMA, 'ledger-pg');
-    else await assertPgCurrent(client, LEDGER_SCHEMA, 'ledger-pg', `ledger ${location}: schema`);
+    const label = `ledger ${location}: schema "${LEDGER_SCHEMA}"`;
+    if (opts.create) await migratePg(client, LEDGER_SCHEMA, 'ledger-pg', label);
+    else await assertPgCurrent(client, LEDGER_SCHEMA, 'ledger-pg', label);
     await client.query(`SET search_path TO ${pg.escapeIdentifier(LEDGER_SCHEMA)}`);
     // status and the reports: a role with SELECT alone reads it, and nothing here could write
     if (opts.readOnly) await client.query('SET default_transaction_read_only = on');

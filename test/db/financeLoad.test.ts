@@ -1,44 +1,27 @@
-import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FinanceDb } from '../../src/finance/financeDb.js';
 import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
-import { newDatabase } from '../support/dbDatabase.js';
+import { closeFinanceFixture, FINANCE_SCHEMA as SCHEMA, openFinanceFixture, type FinanceFixture } from '../support/dbDatabase.js';
+import { defaultSettlement, sha256Hex } from '../support/settlementFiles.js';
 
-const SCHEMA = 'finance';
-const sha = (text: string) => createHash('sha256').update(text).digest('hex');
-const HEADER = 'settlement_date,transaction_id,merchant_id,card_brand,transaction_type,gross_amount,fee_amount,net_amount,currency\n';
-/** a file in the default layout's shape, one sale per [transaction id, gross amount] */
-const settlement = (...sales: [string, string][]) =>
-  HEADER + sales.map(([id, gross]) => `2026-06-01,${id},M1,VISA,sale,${gross},0.00,${gross},EUR\n`).join('');
-const CSV = settlement(['T1', '10.00'], ['T2', '-2.50']);
+const CSV = defaultSettlement(['T1', '10.00'], ['T2', '-2.50']);
 
-let database: { url: string; drop: () => Promise<void> };
+let database: FinanceFixture['database'];
 let dir: string;
 let finance: FinanceDb;
 let reader: pg.Client;
 
-const connect = () => FinanceDb.connect(database.url, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 30, onLost: () => undefined });
 const amounts = async () =>
   (await reader.query(`SELECT transaction_id, gross_amount::text AS amount FROM ${SCHEMA}.settlement_rows ORDER BY transaction_id`)).rows;
 
 beforeAll(async () => {
-  database = await newDatabase('finance');
-  dir = await mkdtemp(join(tmpdir(), 'settle-finance-'));
+  ({ database, dir, finance, reader } = await openFinanceFixture('finance', { migrated: false }));
   await writeFile(join(dir, 'a.csv'), CSV);
-  finance = await connect();
-  reader = new pg.Client({ connectionString: database.url });
-  await reader.connect();
 });
-afterAll(async () => {
-  await finance.close();
-  await reader.end();
-  await database.drop();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => closeFinanceFixture({ database, dir, finance, reader }));
 
 describe('the finance load', () => {
   it('without a URL or PG variables, names the settings that would give one', async () => {
@@ -68,11 +51,11 @@ describe('the finance load', () => {
     const content = format === 'text' ? CSV : CSV.replace(/T(\d)/g, 'B$1');
     const path = join(dir, `${format}.csv`);
     await writeFile(path, content);
-    const request = { stagedPath: path, sha256: sha(content), name: `${format}.csv`, runId: `run-${format}`, format };
+    const request = { stagedPath: path, sha256: sha256Hex(content), name: `${format}.csv`, runId: `run-${format}`, format };
     expect(await finance.load(request)).toMatchObject({ outcome: 'loaded', rows: 2, format });
     const again = await finance.load({ ...request, runId: 'run-later' });
     expect(again).toMatchObject({ outcome: 'already-loaded', fileName: `${format}.csv`, runId: `run-${format}`, rows: 2 });
-    expect(await finance.fileMarker(sha(content))).toMatchObject({ runId: `run-${format}` });
+    expect(await finance.fileMarker(sha256Hex(content))).toMatchObject({ runId: `run-${format}` });
   });
 
   it('keeps the amounts as written, and audit sees each marker with the rows that carry it', async () => {
@@ -87,22 +70,24 @@ describe('the finance load', () => {
   });
 
   it('loads nothing of a file whose natural key is already held by another file', async () => {
-    const content = settlement(['T9', '1.00'], ['T1', '3.00']);
+    const content = defaultSettlement(['T9', '1.00'], ['T1', '3.00']);
     const path = join(dir, 'overlap.csv');
     await writeFile(path, content);
-    await expect(finance.load({ stagedPath: path, sha256: sha(content), name: 'overlap.csv', runId: 'run-overlap' })).rejects.toThrow(/T1/);
-    expect(await finance.fileMarker(sha(content))).toBeNull();
+    await expect(finance.load({ stagedPath: path, sha256: sha256Hex(content), name: 'overlap.csv', runId: 'run-overlap' })).rejects.toThrow(
+      /T1/,
+    );
+    expect(await finance.fileMarker(sha256Hex(content))).toBeNull();
     expect((await amounts()).map((row) => row.transaction_id)).not.toContain('T9');
   });
 
   it('reloads a loaded content in place: a dry run changes nothing, a real one replaces its rows', async () => {
-    const request = { stagedPath: join(dir, 'a.csv'), sha256: sha(CSV), name: 'text.csv', runId: 'run-reload' };
+    const request = { stagedPath: join(dir, 'a.csv'), sha256: sha256Hex(CSV), name: 'text.csv', runId: 'run-reload' };
     // the runs whose load carries the content's rows in the table
     const carriers = async () =>
       (
         await reader.query(
           `SELECT DISTINCT l.run_id, l.reason FROM ${SCHEMA}.settlement_rows r JOIN ${SCHEMA}.loads l USING (load_id) WHERE l.sha256 = $1`,
-          [sha(CSV)],
+          [sha256Hex(CSV)],
         )
       ).rows;
     expect(await finance.reload(request, { dryRun: true, reason: 'dry' })).toEqual({ previousRows: 2, rows: 2 });
@@ -113,7 +98,7 @@ describe('the finance load', () => {
   });
 
   it('tells how many of a staged file’s keys the table holds', async () => {
-    const content = settlement(['T1', '10.00'], ['T7', '1.00']);
+    const content = defaultSettlement(['T1', '10.00'], ['T7', '1.00']);
     const path = join(dir, 'presence.csv');
     await writeFile(path, content);
     expect(await finance.keyPresence(path, 'presence.csv')).toEqual({

@@ -1,12 +1,9 @@
-import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DecodeOptions } from '../../src/delivery/decodeSettings.js';
 import { FinanceDb } from '../../src/finance/financeDb.js';
 import { TransientError } from '../../src/errors.js';
 import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
@@ -16,27 +13,15 @@ import { currentOwner } from '../../src/owner.js';
 import { ADOPT_PROBLEMS, runAdopt, type AdoptOptions } from '../../src/pipeline/adopt.js';
 import { runReprocess, type ReprocessOptions } from '../../src/pipeline/reprocess.js';
 import { runIngest, type IngestOptions, type IngestResult } from '../../src/pipeline/runIngest.js';
-import { newDatabase } from '../support/dbDatabase.js';
+import { closeFinanceFixture, FINANCE_SCHEMA as SCHEMA, openFinanceFixture, type FinanceFixture } from '../support/dbDatabase.js';
 import { MemoryIntake } from '../support/memoryIntake.js';
+import { NO_KEYS_DECODE, defaultSettlement, sha256Hex } from '../support/settlementFiles.js';
 
 type SqliteLedger = ReturnType<typeof openSqliteLedger>;
 
-const SCHEMA = 'finance';
-const DECODE: DecodeOptions = {
-  decryptionKey: undefined,
-  verificationKey: undefined,
-  maxInflateRatio: 100,
-  maxDecodedBytes: 1024 ** 3,
-  memberPattern: undefined,
-};
-const sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
-const HEADER = 'settlement_date,transaction_id,merchant_id,card_brand,transaction_type,gross_amount,fee_amount,net_amount,currency\n';
-/** a file in the default layout's shape, one sale per [transaction id, gross amount] */
-const settlement = (...sales: [string, string][]) =>
-  HEADER + sales.map(([id, gross]) => `2026-06-01,${id},M1,VISA,sale,${gross},0.00,${gross},EUR\n`).join('');
 const silent = pino({ level: 'silent' });
 
-let database: { url: string; drop: () => Promise<void> };
+let database: FinanceFixture['database'];
 let dir: string;
 let finance: FinanceDb;
 let reader: pg.Client;
@@ -53,20 +38,10 @@ const tableRows = async () =>
   ).rows as { id: string; amount: string; run: string }[];
 
 beforeAll(async () => {
-  database = await newDatabase('pipeline');
-  dir = await mkdtemp(join(tmpdir(), 'settle-pipeline-db-'));
+  ({ database, dir, finance, reader } = await openFinanceFixture('pipeline'));
   await mkdir(join(dir, 'staging'));
-  finance = await FinanceDb.connect(database.url, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 30, onLost: () => undefined });
-  await finance.migrate();
-  reader = new pg.Client({ connectionString: database.url });
-  await reader.connect();
 });
-afterAll(async () => {
-  await finance?.close();
-  await reader?.end();
-  await database?.drop();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => closeFinanceFixture({ database, dir, finance, reader }));
 
 /** A fresh SQLite ledger (a ledger that knows nothing the finance database may hold). */
 function newLedger(): SqliteLedger {
@@ -89,7 +64,7 @@ async function run(ledger: SqliteLedger, intake: MemoryIntake, extra: Partial<In
     mode: 'manual',
     stagingRoot: join(dir, 'staging'),
     logger: silent,
-    decode: DECODE,
+    decode: NO_KEYS_DECODE,
     exitStatusFor: (found) => (found.counts.failed > 0 || found.counts.moveFailed > 0 || found.waitingTooLong.length > 0 ? 1 : 0),
     ...extra,
   });
@@ -123,7 +98,7 @@ function archiveOf(intake: MemoryIntake): MemoryIntake {
 describe('a run that loads into the finance database (SQLite ledger, in-memory intake)', () => {
   let ledger: SqliteLedger;
   const intake = new MemoryIntake();
-  const first = settlement(['A1', '10.00'], ['A2', '-2.50']);
+  const first = defaultSettlement(['A1', '10.00'], ['A2', '-2.50']);
   beforeAll(() => {
     ledger = newLedger();
   });
@@ -138,7 +113,7 @@ describe('a run that loads into the finance database (SQLite ledger, in-memory i
       { id: 'A1', amount: '10.00', run: result.runId },
       { id: 'A2', amount: '-2.50', run: result.runId },
     ]);
-    expect(await ledger.file('settle_a01.csv', sha(first))).toMatchObject({
+    expect(await ledger.file('settle_a01.csv', sha256Hex(first))).toMatchObject({
       state: 'loaded',
       rowCount: 2,
       location: 'archive/settle_a01.csv',
@@ -152,17 +127,17 @@ describe('a run that loads into the finance database (SQLite ledger, in-memory i
     const result = await run(ledger, intake);
     expect(result.counts).toMatchObject({ loaded: 0, skipped: 1 });
     expect(intake.where()).toMatchObject({ intake: [], duplicates: ['settle_a02.csv.gz'] });
-    expect(await ledger.file('settle_a02.csv.gz', sha(gzipped))).toMatchObject({ state: 'duplicate' });
+    expect(await ledger.file('settle_a02.csv.gz', sha256Hex(gzipped))).toMatchObject({ state: 'duplicate' });
     expect((await tableRows()).length).toBe(2);
   });
 
   it('rejects a file with a bad amount: nothing loaded, rejected in the ledger with line and field, moved to rejected', async () => {
-    const bad = settlement(['B1', '1.00'], ['B2', 'twelve']);
+    const bad = defaultSettlement(['B1', '1.00'], ['B2', 'twelve']);
     intake.put('settle_b01.csv', bad);
     const result = await run(ledger, intake);
     expect(result.counts).toMatchObject({ loaded: 0, rejected: 1 });
     expect(result.exitStatus).toBe(0);
-    const row = await ledger.file('settle_b01.csv', sha(bad));
+    const row = await ledger.file('settle_b01.csv', sha256Hex(bad));
     expect(row).toMatchObject({ state: 'rejected', location: 'rejected/settle_b01.csv' });
     expect(row?.reason).toMatch(/line 3/);
     expect(row?.reason).toMatch(/gross_amount/);
@@ -171,11 +146,11 @@ describe('a run that loads into the finance database (SQLite ledger, in-memory i
   });
 
   it('rejects a file whose natural key another loaded file holds, and loads none of its rows', async () => {
-    const overlap = settlement(['C1', '1.00'], ['A1', '3.00']);
+    const overlap = defaultSettlement(['C1', '1.00'], ['A1', '3.00']);
     intake.put('settle_c01.csv', overlap);
     const result = await run(ledger, intake);
     expect(result.counts).toMatchObject({ loaded: 0, rejected: 1 });
-    expect((await ledger.file('settle_c01.csv', sha(overlap)))?.reason).toMatch(/A1/);
+    expect((await ledger.file('settle_c01.csv', sha256Hex(overlap)))?.reason).toMatch(/A1/);
     expect((await tableRows()).map((r) => r.id)).toEqual(['A1', 'A2']);
   });
 
@@ -186,7 +161,7 @@ describe('a run that loads into the finance database (SQLite ledger, in-memory i
       again.put('settle_a01.csv', first);
       const result = await run(lost, again);
       expect(result.counts).toMatchObject({ loaded: 0, skipped: 1 });
-      const row = await lost.file('settle_a01.csv', sha(first));
+      const row = await lost.file('settle_a01.csv', sha256Hex(first));
       expect(row).toMatchObject({ state: 'duplicate', location: 'duplicates/settle_a01.csv' });
       expect(row?.reason).toMatch(/already in the finance database: loaded from settle_a01\.csv/);
       expect(again.where()).toMatchObject({ intake: [], duplicates: ['settle_a01.csv'] });
@@ -208,7 +183,7 @@ describe('a run that loads into the finance database (SQLite ledger, in-memory i
         dryRun: false,
         stagingRoot: join(dir, 'staging'),
         logger: silent,
-        decode: DECODE,
+        decode: NO_KEYS_DECODE,
         exitStatusFor: (counts) => (counts.failed + counts.rejected > 0 ? 1 : 0),
         ...extra,
       });
@@ -237,7 +212,7 @@ describe('a run that loads into the finance database (SQLite ledger, in-memory i
     it('fails a name the ledger never loaded, and an archived file whose bytes changed, leaving the rows alone', async () => {
       const before = await tableRows();
       const archive = archiveOf(intake);
-      archive.put('settle_a01.csv', settlement(['A1', '99.00'], ['A2', '-2.50']));
+      archive.put('settle_a01.csv', defaultSettlement(['A1', '99.00'], ['A2', '-2.50']));
       const result = await reprocess(['settle_never.csv', 'settle_a01.csv'], { archive });
       expect(result.exitStatus).toBe(1);
       expect(result.counts).toMatchObject({ reprocessed: 0, failed: 2 });
@@ -257,7 +232,7 @@ describe('a run that loads into the finance database (SQLite ledger, in-memory i
 
 describe('adopt --archive into a ledger that knows nothing', () => {
   // the finance database holds D1, D2 with a file marker (loaded by a run of another ledger)
-  const loadedFile = settlement(['D1', '5.00'], ['D2', '6.00']);
+  const loadedFile = defaultSettlement(['D1', '5.00'], ['D2', '6.00']);
   const adopt = (ledger: SqliteLedger, archive: MemoryIntake, extra: Partial<AdoptOptions> = {}) =>
     runAdopt({
       ledger,
@@ -266,7 +241,7 @@ describe('adopt --archive into a ledger that knows nothing', () => {
       pattern: /^settle_\w+\.csv(\.gz)?$/,
       dryRun: false,
       stagingRoot: join(dir, 'staging'),
-      decode: DECODE,
+      decode: NO_KEYS_DECODE,
       logger: silent,
       exitStatusFor: (files) => (files.some((f) => ADOPT_PROBLEMS.includes(f.outcome)) ? 1 : 0),
       ...extra,
@@ -285,9 +260,9 @@ describe('adopt --archive into a ledger that knows nothing', () => {
     try {
       const archive = new MemoryIntake();
       archive.put('settle_d01.csv', loadedFile); // its file marker
-      archive.put('settle_d02.csv', settlement(['D1', '5.00'])); // every key in the table, no marker
-      archive.put('settle_d03.csv', settlement(['E1', '1.00'])); // never loaded
-      archive.put('settle_d04.csv', settlement(['D2', '6.00'], ['E2', '2.00'])); // half of it
+      archive.put('settle_d02.csv', defaultSettlement(['D1', '5.00'])); // every key in the table, no marker
+      archive.put('settle_d03.csv', defaultSettlement(['E1', '1.00'])); // never loaded
+      archive.put('settle_d04.csv', defaultSettlement(['D2', '6.00'], ['E2', '2.00'])); // half of it
       archive.put('settle_d05.csv.gz', gzipSync(loadedFile)); // the same content as d01
       // cannot be decoded: a gzip header, then no deflate stream
       archive.put('settle_d06.csv.gz', Buffer.concat([gzipSync(loadedFile).subarray(0, 10), Buffer.from('not gzip at all, not at all')]));
@@ -313,7 +288,7 @@ describe('adopt --archive into a ledger that knows nothing', () => {
       });
       expect(result.files.find((f) => f.name === 'settle_d04.csv')).toMatchObject({ rows: 2, presentRows: 1 });
       expect(result.files.find((f) => f.name === 'settle_d05.csv.gz')).toMatchObject({ sameAs: 'settle_d01.csv' });
-      expect(await ledger.file('settle_d01.csv', sha(loadedFile))).toMatchObject({
+      expect(await ledger.file('settle_d01.csv', sha256Hex(loadedFile))).toMatchObject({
         state: 'loaded',
         rowCount: 2,
         location: 'memory://intake/settle_d01.csv',
@@ -351,15 +326,15 @@ describe('adopt --archive into a ledger that knows nothing', () => {
     const ledger = newLedger();
     try {
       const archive = new MemoryIntake();
-      const unseen = settlement(['F1', '1.00']);
+      const unseen = defaultSettlement(['F1', '1.00']);
       archive.put('settle_f01.csv', unseen);
-      archive.put('settle_f02.csv', settlement(['D1', '5.00'], ['F2', '2.00']));
+      archive.put('settle_f02.csv', defaultSettlement(['D1', '5.00'], ['F2', '2.00']));
       const result = await adopt(ledger, archive, { assumeLoaded: { reason: 'loaded by hand in May', operator: 'tester' } });
       expect(result.files.map((f) => [f.name, f.outcome, f.evidence])).toEqual([
         ['settle_f01.csv', 'adopted', 'operator'],
         ['settle_f02.csv', 'partly-loaded', undefined],
       ]);
-      expect(await ledger.file('settle_f01.csv', sha(unseen))).toMatchObject({ state: 'loaded' });
+      expect(await ledger.file('settle_f01.csv', sha256Hex(unseen))).toMatchObject({ state: 'loaded' });
       // a run then skips a resend of it as a duplicate, and loads nothing
       const intake = new MemoryIntake();
       intake.put('settle_f03.csv', unseen);
@@ -381,13 +356,13 @@ describe('what a run settles and waits for', () => {
   /** a claim by an ended run whose lease ran out: stale */
   const staleClaim = async (name: string, bytes: string, arrival = '1:1') => {
     const runId = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: process.pid }, () => `run-db-${++runs}`);
-    const file = { name, sha256: sha(bytes), size: bytes.length, runId, arrival };
+    const file = { name, sha256: sha256Hex(bytes), size: bytes.length, runId, arrival };
     expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() - 60_000) })).toBe(true);
     return file;
   };
 
   it('finalizes a stale claim whose load the finance database has as loaded, and finishes its move', async () => {
-    const content = settlement(['G1', '1.00']);
+    const content = defaultSettlement(['G1', '1.00']);
     const earlier = newLedger();
     const first = new MemoryIntake();
     first.put('settle_g01.csv', content);
@@ -398,7 +373,7 @@ describe('what a run settles and waits for', () => {
     // the ended run had claimed this very upload (its size:mtime)
     const claimed = await staleClaim('settle_g01.csv', content, `${content.length}:${upload.mtimeMs}`);
     await run(ledger, intake);
-    const row = await ledger.file('settle_g01.csv', sha(content));
+    const row = await ledger.file('settle_g01.csv', sha256Hex(content));
     expect(row).toMatchObject({ state: 'loaded', rowCount: 1 });
     // the claiming run's load, recovered (not loaded again): one set of rows
     expect(row?.runId).toBe(claimed.runId);
@@ -408,13 +383,13 @@ describe('what a run settles and waits for', () => {
   });
 
   it('expires a stale claim of content never loaded, and the run then loads it', async () => {
-    const content = settlement(['H1', '2.00']);
+    const content = defaultSettlement(['H1', '2.00']);
     await staleClaim('settle_h01.csv', content);
     const intake = new MemoryIntake();
     intake.put('settle_h01.csv', content);
     const result = await run(ledger, intake);
     expect(result.counts).toMatchObject({ loaded: 1 });
-    expect(await ledger.file('settle_h01.csv', sha(content))).toMatchObject({ state: 'loaded', runId: result.runId });
+    expect(await ledger.file('settle_h01.csv', sha256Hex(content))).toMatchObject({ state: 'loaded', runId: result.runId });
     expect((await tableRows()).find((r) => r.id === 'H1')).toMatchObject({ run: result.runId });
   });
 
@@ -428,17 +403,17 @@ describe('what a run settles and waits for', () => {
   });
 
   it('says a file that could not be staged failed, claims nothing, and goes on with the next', async () => {
-    const broken = settlement(['V1', '1.00']);
+    const broken = defaultSettlement(['V1', '1.00']);
     const intake = new MemoryIntake();
     intake.put('settle_v01.csv', broken);
-    intake.put('settle_v02.csv', settlement(['V2', '1.00']));
+    intake.put('settle_v02.csv', defaultSettlement(['V2', '1.00']));
     intake.events.onPin = (name) => {
       if (name === 'settle_v01.csv') throw new Error('input/output error');
     };
     const result = await run(ledger, intake);
     expect(result.counts).toMatchObject({ failed: 1, loaded: 1 });
     expect(result.files.find((f) => f.name === 'settle_v01.csv')?.error).toMatch(/staging failed: input\/output error/);
-    expect(await ledger.liveHolder(sha(broken))).toBeUndefined();
+    expect(await ledger.liveHolder(sha256Hex(broken))).toBeUndefined();
     expect(intake.where()).toMatchObject({ intake: ['settle_v01.csv'], archive: ['settle_v02.csv'] });
   });
 
@@ -453,8 +428,8 @@ describe('what a run settles and waits for', () => {
       ].join('\n'),
     );
     const intake = new MemoryIntake();
-    const open = settlement(['W1', '1.00']);
-    const whole = settlement(['W2', '1.00']);
+    const open = defaultSettlement(['W1', '1.00']);
+    const whole = defaultSettlement(['W2', '1.00']);
     intake.put('settle_w01.csv', open);
     const held = await run(ledger, intake, { serverLog: { files: [logFile], timeZone: 'UTC', root: '/', folder: '/in' } });
     expect(held.counts).toMatchObject({ notReady: 1, loaded: 0 });
@@ -471,7 +446,7 @@ describe('what a run settles and waits for', () => {
   });
 
   it('leaves an upload paused mid-line in the intake while it waits, then rejects it as incomplete', async () => {
-    const paused = settlement(['K1', '1.00']) + '2026-06-01,K2,M1,VI';
+    const paused = defaultSettlement(['K1', '1.00']) + '2026-06-01,K2,M1,VI';
     const intake = new MemoryIntake();
     intake.put('settle_k01.csv', paused);
     for (const wait of [0, 1]) {
@@ -484,7 +459,7 @@ describe('what a run settles and waits for', () => {
     }
     const last = await run(ledger, intake, { maxWaitingRuns: 2 });
     expect(last.counts).toMatchObject({ rejected: 1 });
-    const row = await ledger.file('settle_k01.csv', sha(paused));
+    const row = await ledger.file('settle_k01.csv', sha256Hex(paused));
     expect(row).toMatchObject({ state: 'rejected', location: 'rejected/settle_k01.csv' });
     expect(row?.reason).toMatch(/has not changed for 2 runs .*it is incomplete/);
     expect((await tableRows()).map((r) => r.id)).not.toContain('K1');
@@ -492,7 +467,7 @@ describe('what a run settles and waits for', () => {
 
   it('names a file left waiting in more runs than --max-waiting-runs, and exits 1', async () => {
     const intake = new MemoryIntake();
-    intake.put('settle_m01.csv', settlement(['M1', '1.00']));
+    intake.put('settle_m01.csv', defaultSettlement(['M1', '1.00']));
     for (let n = 1; n <= 2; n++)
       expect((await run(ledger, intake, { maxWaitingRuns: 1, readyMarker: '.ok' })).waitingTooLong).toEqual(
         n === 1 ? [] : [expect.objectContaining({ name: 'settle_m01.csv', outcome: 'not_ready', runs: 2 })],
@@ -506,8 +481,8 @@ describe('what a run settles and waits for', () => {
   it('watches files still changing until the deadline, and tells one gone while watched', async () => {
     const intake = new MemoryIntake();
     const ahead = Date.now() + 3600_000; // written just now, by a clock ahead of ours: not yet quiet
-    intake.put('settle_n01.csv', settlement(['N1', '1.00']), { mtimeMs: ahead });
-    intake.put('settle_n02.csv', settlement(['N2', '1.00']), { mtimeMs: ahead });
+    intake.put('settle_n01.csv', defaultSettlement(['N1', '1.00']), { mtimeMs: ahead });
+    intake.put('settle_n02.csv', defaultSettlement(['N2', '1.00']), { mtimeMs: ahead });
     const result = await run(ledger, intake, {
       stableForSeconds: 60,
       maxWaitSeconds: 1,
@@ -515,7 +490,7 @@ describe('what a run settles and waits for', () => {
         if (!waiting.first) return;
         expect(waiting.files).toEqual(['settle_n01.csv', 'settle_n02.csv']);
         intake.files.delete('settle_n01.csv'); // taken by nobody while the gate watched
-        intake.put('settle_n02.csv', settlement(['N2', '1.00'], ['N3', '2.00']), { mtimeMs: ahead + 1 }); // still growing
+        intake.put('settle_n02.csv', defaultSettlement(['N2', '1.00'], ['N3', '2.00']), { mtimeMs: ahead + 1 }); // still growing
       },
     });
     expect(result.counts).toMatchObject({ failed: 1, notReady: 1, loaded: 0 });
@@ -528,14 +503,14 @@ describe('what a run settles and waits for', () => {
     const lossy = await lostConnection();
     try {
       const intake = new MemoryIntake();
-      const content = settlement(['P1', '1.00']);
+      const content = defaultSettlement(['P1', '1.00']);
       intake.put('settle_p01.csv', content);
-      intake.put('settle_p02.csv', settlement(['P2', '1.00']));
+      intake.put('settle_p02.csv', defaultSettlement(['P2', '1.00']));
       const result = await run(ledger, intake, { finance: lossy });
       expect(result.abortedBy).toMatch(/finance database connection lost/);
       expect(intake.where().intake).toEqual(['settle_p01.csv', 'settle_p02.csv']);
-      expect(await ledger.liveHolder(sha(content))).toBeUndefined();
-      expect(await ledger.file('settle_p01.csv', sha(content))).toMatchObject({ state: 'failed' });
+      expect(await ledger.liveHolder(sha256Hex(content))).toBeUndefined();
+      expect(await ledger.file('settle_p01.csv', sha256Hex(content))).toMatchObject({ state: 'failed' });
       expect((await tableRows()).map((r) => r.id)).not.toContain('P1');
     } finally {
       await lossy.close().catch(() => undefined);
@@ -551,7 +526,7 @@ describe('moves that fail, vanish, or an ended run began', () => {
   afterAll(() => ledger.close());
 
   it('keeps a loaded file whose move failed in the intake, exit 1, and the next run finishes the move', async () => {
-    const content = settlement(['Q1', '1.00']);
+    const content = defaultSettlement(['Q1', '1.00']);
     const intake = new MemoryIntake();
     intake.put('settle_q01.csv', content);
     intake.events.onRoute = () => {
@@ -562,16 +537,16 @@ describe('moves that fail, vanish, or an ended run began', () => {
     expect(failed.counts).toMatchObject({ loaded: 1, moveFailed: 1 });
     expect(failed.exitStatus).toBe(1);
     expect(intake.where().intake).toEqual(['settle_q01.csv']);
-    expect(await ledger.file('settle_q01.csv', sha(content))).toMatchObject({ state: 'loaded', location: null });
+    expect(await ledger.file('settle_q01.csv', sha256Hex(content))).toMatchObject({ state: 'loaded', location: null });
     const next = await run(ledger, intake);
     expect(next.counts).toMatchObject({ loaded: 0, moveFailed: 0 });
     expect(intake.where()).toMatchObject({ intake: [], archive: ['settle_q01.csv'] });
-    expect(await ledger.file('settle_q01.csv', sha(content))).toMatchObject({ location: 'archive/settle_q01.csv' });
+    expect(await ledger.file('settle_q01.csv', sha256Hex(content))).toMatchObject({ location: 'archive/settle_q01.csv' });
     expect((await tableRows()).filter((r) => r.id === 'Q1')).toHaveLength(1);
   });
 
   it('archives the staged copy of a file that vanished before its move with no run taking it, exit 1', async () => {
-    const content = settlement(['R1', '1.00']);
+    const content = defaultSettlement(['R1', '1.00']);
     const intake = new MemoryIntake();
     intake.put('settle_r01.csv', content);
     intake.events.onRoute = (name) => intake.files.delete(name);
@@ -579,15 +554,15 @@ describe('moves that fail, vanish, or an ended run began', () => {
     expect(result.counts).toMatchObject({ loaded: 1, moveFailed: 1 });
     expect(result.exitStatus).toBe(1);
     expect(intake.folders.archive.get('settle_r01.csv')?.toString()).toBe(content);
-    expect(await ledger.file('settle_r01.csv', sha(content))).toMatchObject({ state: 'loaded', location: 'archive/settle_r01.csv' });
+    expect(await ledger.file('settle_r01.csv', sha256Hex(content))).toMatchObject({ state: 'loaded', location: 'archive/settle_r01.csv' });
   });
 
   it('names a file that changed where it landed after its move, once', async () => {
-    const content = settlement(['S1', '1.00']);
+    const content = defaultSettlement(['S1', '1.00']);
     const intake = new MemoryIntake();
     intake.put('settle_s01.csv', content);
     expect((await run(ledger, intake)).changedAfterMove).toEqual([]);
-    intake.folders.archive.set('settle_s01.csv', Buffer.from(settlement(['S1', '1.00'], ['S2', '2.00'])));
+    intake.folders.archive.set('settle_s01.csv', Buffer.from(defaultSettlement(['S1', '1.00'], ['S2', '2.00'])));
     const next = await run(ledger, intake);
     expect(next.changedAfterMove).toEqual([expect.objectContaining({ name: 'settle_s01.csv', location: 'archive/settle_s01.csv' })]);
     expect((await run(ledger, intake)).changedAfterMove).toEqual([]);
@@ -596,7 +571,7 @@ describe('moves that fail, vanish, or an ended run began', () => {
   /** a content an ended run loaded and began moving (its intent recorded), never recording the move */
   const movingWhenItEnded = async (name: string, bytes: string) => {
     const runId = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: process.pid }, () => `run-db-${++runs}`);
-    const file = { name, sha256: sha(bytes), size: bytes.length, runId, arrival: `${bytes.length}:42` };
+    const file = { name, sha256: sha256Hex(bytes), size: bytes.length, runId, arrival: `${bytes.length}:42` };
     expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() + 60_000) })).toBe(true);
     expect(await ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: 1 }, { rows: 1 }, { moveTo: 'archive' })).toBe(true);
     await ledger.finishRun(runId, NO_COUNTS, 1);
@@ -604,8 +579,8 @@ describe('moves that fail, vanish, or an ended run began', () => {
   };
 
   it('records the move an ended run made and never recorded, and says loudly of one found nowhere', async () => {
-    const landed = settlement(['U1', '1.00']);
-    const lost = settlement(['U2', '1.00']);
+    const landed = defaultSettlement(['U1', '1.00']);
+    const lost = defaultSettlement(['U2', '1.00']);
     await movingWhenItEnded('settle_u01.csv', landed);
     await movingWhenItEnded('settle_u02.csv', lost);
     const intake = new MemoryIntake();
@@ -613,8 +588,8 @@ describe('moves that fail, vanish, or an ended run began', () => {
     const result = await run(ledger, intake);
     expect(result.counts).toMatchObject({ moveFailed: 1 });
     expect(result.exitStatus).toBe(1);
-    expect(await ledger.file('settle_u01.csv', sha(landed))).toMatchObject({ location: 'archive/settle_u01.csv' });
-    expect(await ledger.file('settle_u02.csv', sha(lost))).toMatchObject({ location: null });
+    expect(await ledger.file('settle_u01.csv', sha256Hex(landed))).toMatchObject({ location: 'archive/settle_u01.csv' });
+    expect(await ledger.file('settle_u02.csv', sha256Hex(lost))).toMatchObject({ location: null });
     expect((await ledger.moveIntents()).map((intent) => intent.name)).not.toContain('settle_u02.csv');
     // the next run has nothing left to finish
     expect((await run(ledger, intake)).counts).toMatchObject({ moveFailed: 0 });

@@ -44,7 +44,7 @@ describe('the PostgreSQL ledger', () => {
 
   it('gives the claim to exactly one of eight processes claiming the same content under different names at once', async () => {
     const db = await freshDatabase();
-    (await openPgLedger(db.url, { create: true })).close();
+    await (await openPgLedger(db.url, { create: true })).close();
     const moduleUrl = pathToFileURL(join(process.cwd(), 'dist/ledger/pgLedger.js')).href;
     const script = `
       const { openPgLedger } = await import(${JSON.stringify(moduleUrl)});

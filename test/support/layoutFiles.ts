@@ -1,4 +1,5 @@
 import { AS_WRITTEN, type ColumnSpec, type Layout, type RecordRole } from '../../src/layout/model/layout.js';
+import { COLUMN_TYPES } from '../../src/layout/model/layoutColumns.js';
 
 /**
  * Synthetic settlement files for any layout, from a seed: every column type in the partner's own
@@ -299,40 +300,56 @@ class ValueMaker {
   }
 }
 
-/** What of a layout this generator knows how to write: a layout (or column) with more must teach it first. */
-const KNOWN_LAYOUT_KEYS = new Set([
-  'name',
-  'table',
-  'delimiter',
-  'decimalMark',
-  'groupSeparator',
-  'skipLines',
-  'columns',
-  'naturalKey',
-  'extraColumns',
-  'skipRows',
-  'trailer',
-  'maxRecordBytes',
-  'header',
-  'recordTypes',
-  'leadingRecords',
-]);
-const KNOWN_COLUMN_KEYS = new Set([
-  'name',
-  'from',
-  'alternatives',
-  'occurrence',
-  'position',
-  'type',
-  'required',
-  'scale',
-  'minorUnits',
-  'sign',
-  'format',
-  'timeZone',
-  'timeZoneFrom',
-]);
-const KNOWN_TYPES = new Set(['text', 'decimal', 'date', 'timestamp', 'currency', 'integer']);
+/**
+ * What of a layout this generator knows how to write (true) and what it cannot yet (false): keyed
+ * by the layout model's own types, so a key added to the layout language fails to compile here
+ * until it is taught or refused, and no list of the model's keys is kept twice.
+ */
+const LAYOUT_KEYS_WRITTEN: Record<keyof Layout, boolean> = {
+  name: true,
+  table: true,
+  delimiter: true,
+  encoding: false,
+  decimalMark: true,
+  groupSeparator: true,
+  skipLines: true,
+  header: true,
+  timeZone: false,
+  locale: false,
+  columns: true,
+  naturalKey: true,
+  extraColumns: true,
+  skipRows: true,
+  trailer: true,
+  recordTypes: true,
+  leadingRecords: true,
+  nullPadding: false,
+  totals: false,
+  maxRecordBytes: true,
+};
+const COLUMN_KEYS_WRITTEN: Record<keyof ColumnSpec, boolean> = {
+  name: true,
+  from: true,
+  alternatives: true,
+  occurrence: true,
+  position: true,
+  type: true,
+  required: true,
+  scale: true,
+  minorUnits: true,
+  currencyFrom: false,
+  currencySymbols: false,
+  sign: true,
+  format: true,
+  timeZone: true,
+  timeZoneFrom: true,
+  timeFrom: false,
+  trim: false,
+};
+const written = (keys: Record<string, boolean>) => new Set(Object.keys(keys).filter((key) => keys[key]));
+const KNOWN_LAYOUT_KEYS = written(LAYOUT_KEYS_WRITTEN);
+const KNOWN_COLUMN_KEYS = written(COLUMN_KEYS_WRITTEN);
+const KNOWN_TYPES = new Set<string>(COLUMN_TYPES);
 
 /**
  * Refuses, loudly, a layout with a feature this generator cannot write (a new key of the layout

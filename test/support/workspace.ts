@@ -6,28 +6,20 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { runCli, startCli, type CliResult } from './cli.js';
+import { createDatabase } from './harnessPostgres.js';
 import { removeAfterPassing } from './leftovers.js';
 
 /** A fresh finance database for one test file, cloned from the migrated template. */
 export async function financeDatabase(
   opts: { migrated?: boolean } = {},
 ): Promise<{ url: string; client: pg.Client; close(): Promise<void> }> {
-  const adminUrl = inject('pgAdminUrl');
   const name = `settle_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  const template = (opts.migrated ?? true) ? ` TEMPLATE ${inject('templateDatabase')}` : '';
-  await admin.query(`CREATE DATABASE ${name}${template}`);
-  await admin.end();
-  removeAfterPassing(`database ${name} (lost with the embedded server unless TEST_DATABASE_URL is set)`, async () => {
-    const dropper = new pg.Client({ connectionString: adminUrl });
-    await dropper.connect();
-    await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await dropper.end();
-  });
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  const url = u.toString();
+  const { url, drop } = await createDatabase(
+    inject('pgAdminUrl'),
+    name,
+    (opts.migrated ?? true) ? { template: inject('templateDatabase') } : {},
+  );
+  removeAfterPassing(`database ${name} (lost with the embedded server unless TEST_DATABASE_URL is set)`, drop);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   return { url, client, close: () => client.end() };

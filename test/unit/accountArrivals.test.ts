@@ -49,9 +49,9 @@ interface LedgerRows {
   }[];
 }
 
-function ledgerWith(rows: LedgerRows): Ledger {
+async function ledgerWith(rows: LedgerRows): Promise<Ledger> {
   const path = join(mkdtempSync(join(tmpdir(), 'settle-match-')), 'ledger.sqlite');
-  openSqliteLedger(path, { create: true }).close();
+  await openSqliteLedger(path, { create: true }).close();
   const db = new Database(path);
   db.exec('BEGIN');
   for (const [run, start] of Object.entries(rows.runs)) {
@@ -127,7 +127,7 @@ const intakeHolding = (entries: Record<string, { size: number; mtimeMs: number }
 const options = (over: Partial<AccountOptions> = {}): AccountOptions => ({ clockSlackMs: 2000, intakeNow: intakeHolding({}), ...over });
 
 async function accountWithClock(rows: LedgerRows, events: TransferEvent[], opts: AccountOptions) {
-  const ledger = ledgerWith(rows);
+  const ledger = await ledgerWith(rows);
   try {
     return await accountArrivals(ledger, arrivalsOf(events, [INTAKE]).arrivals, opts);
   } finally {
@@ -136,7 +136,7 @@ async function accountWithClock(rows: LedgerRows, events: TransferEvent[], opts:
 }
 
 async function account(rows: LedgerRows, events: TransferEvent[], opts: AccountOptions) {
-  const ledger = ledgerWith(rows);
+  const ledger = await ledgerWith(rows);
   try {
     return (await accountArrivals(ledger, arrivalsOf(events, [INTAKE]).arrivals, opts)).arrivals;
   } finally {

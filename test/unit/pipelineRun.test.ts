@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DecodeOptions } from '../../src/delivery/decodeSettings.js';
 import type { FinanceDb } from '../../src/finance/financeDb.js';
 import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
@@ -13,15 +11,8 @@ import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { currentOwner } from '../../src/owner.js';
 import { RunEndedError, runIngest, type IngestOptions, type IngestResult } from '../../src/pipeline/runIngest.js';
 import { MemoryIntake } from '../support/memoryIntake.js';
+import { NO_KEYS_DECODE, sha256Hex } from '../support/settlementFiles.js';
 
-const DECODE: DecodeOptions = {
-  decryptionKey: undefined,
-  verificationKey: undefined,
-  maxInflateRatio: 100,
-  maxDecodedBytes: 1024 ** 3,
-  memberPattern: undefined,
-};
-const sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 const CSV = 'transaction_id,settlement_date,amount,currency\nT1,2026-06-01,10.00,EUR\n';
 
 /**
@@ -72,7 +63,7 @@ async function run(extra: Partial<IngestOptions> = {}): Promise<IngestResult> {
     mode: 'manual',
     stagingRoot: join(dir, 'staging'),
     logger: pino({ level: 'silent' }),
-    decode: DECODE,
+    decode: NO_KEYS_DECODE,
     exitStatusFor: (found) => (found.counts.failed > 0 || found.counts.moveFailed > 0 ? 1 : 0),
     ...extra,
   });
@@ -81,7 +72,7 @@ async function run(extra: Partial<IngestOptions> = {}): Promise<IngestResult> {
 /** A content loaded by an earlier run and moved to the archive: what the ledger then holds. */
 async function loadedEarlier(name: string, bytes: string, opts: { moved: boolean; arrival?: string } = { moved: true }) {
   const runId = await newRun();
-  const file = { name, sha256: sha(bytes), size: bytes.length, runId, arrival: opts.arrival ?? '1:1' };
+  const file = { name, sha256: sha256Hex(bytes), size: bytes.length, runId, arrival: opts.arrival ?? '1:1' };
   expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() + 60_000) })).toBe(true);
   expect(await ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: 1 }, { rows: 1 }, { moveTo: 'archive' })).toBe(true);
   if (opts.moved) expect(await ledger.markMoved(file, `archive/${name}`)).toBe(true);
@@ -110,19 +101,22 @@ describe('a run over the intake (the pipeline, with the SQLite ledger)', () => {
     const result = await run();
     expect(result.counts).toMatchObject({ skipped: 1, loaded: 0 });
     expect(intake.where()).toMatchObject({ intake: [], duplicates: ['settle_a02.csv'] });
-    expect(await ledger.file('settle_a02.csv', sha(CSV))).toMatchObject({ state: 'duplicate', location: 'duplicates/settle_a02.csv' });
+    expect(await ledger.file('settle_a02.csv', sha256Hex(CSV))).toMatchObject({
+      state: 'duplicate',
+      location: 'duplicates/settle_a02.csv',
+    });
   });
 
   it('holds a twin of content another live run has claimed, and leaves it in the intake', async () => {
     const other = await newRun();
     const leaseUntil = new Date(Date.now() + 3600_000);
-    const claimed = { name: 'settle_a01.csv', sha256: sha(CSV), size: CSV.length, runId: other, arrival: '1:1' };
+    const claimed = { name: 'settle_a01.csv', sha256: sha256Hex(CSV), size: CSV.length, runId: other, arrival: '1:1' };
     expect(await ledger.claim({ ...claimed, owner: currentOwner(), leaseUntil })).toBe(true);
     intake.put('settle_a02.csv', CSV);
     const result = await run();
     expect(result.counts).toMatchObject({ held: 1, skipped: 0 });
     expect(intake.where().intake).toEqual(['settle_a02.csv']);
-    expect(await ledger.liveHolder(sha(CSV))).toMatchObject({ name: 'settle_a01.csv', state: 'claimed', runId: other });
+    expect(await ledger.liveHolder(sha256Hex(CSV))).toMatchObject({ name: 'settle_a01.csv', state: 'claimed', runId: other });
   });
 
   it('rejects a delivery whose wrapping is broken: claimed, rejected with the reason, moved to rejected', async () => {
@@ -131,7 +125,7 @@ describe('a run over the intake (the pipeline, with the SQLite ledger)', () => {
     const result = await run();
     expect(result.counts).toMatchObject({ rejected: 1 });
     expect(intake.where()).toMatchObject({ intake: [], rejected: ['settle_a01.csv.gz'] });
-    const row = await ledger.file('settle_a01.csv.gz', sha(broken));
+    const row = await ledger.file('settle_a01.csv.gz', sha256Hex(broken));
     expect(row).toMatchObject({ state: 'rejected', location: 'rejected/settle_a01.csv.gz' });
     expect(row?.reason).toMatch(/gzip/);
     // the next run has nothing left to do
@@ -144,7 +138,7 @@ describe('a run over the intake (the pipeline, with the SQLite ledger)', () => {
     const result = await run();
     expect(result.counts).toMatchObject({ notReady: 1 });
     expect(intake.where().intake).toEqual(['settle_a01.csv']);
-    expect(await ledger.liveHolder(sha(CSV))).toBeUndefined();
+    expect(await ledger.liveHolder(sha256Hex(CSV))).toBeUndefined();
     expect(await readdir(join(dir, 'staging'))).toEqual([]);
   });
 
@@ -167,7 +161,7 @@ describe('a run over the intake (the pipeline, with the SQLite ledger)', () => {
     const result = await run();
     expect(result.counts).toMatchObject({ loaded: 0, skipped: 0 });
     expect(intake.where()).toMatchObject({ intake: [], archive: ['settle_a01.csv'] });
-    expect(await ledger.file('settle_a01.csv', sha(CSV))).toMatchObject({ state: 'loaded', location: 'archive/settle_a01.csv' });
+    expect(await ledger.file('settle_a01.csv', sha256Hex(CSV))).toMatchObject({ state: 'loaded', location: 'archive/settle_a01.csv' });
   });
 
   it('moves the staged copy when the name was re-uploaded before the move, and leaves the new upload in the intake', async () => {
