@@ -26,7 +26,9 @@ const BACKOFF_CAP_MS = 300_000;
 
 export function registerWatch(program: Command, setExit: (status: number) => void): void {
   withSettingOptions(program.command('watch'), 'watch')
-    .description('a service: the same runs as `run`, each time a file arrives (local intakes watched, SFTP intakes polled); exit 0 on SIGTERM')
+    .description(
+      'a service: the same runs as `run`, each time a file arrives (local intakes watched, SFTP intakes polled); exit 0 on SIGTERM',
+    )
     .action(async (flags: WatchFlags) => {
       const pollMs = durationFlag(flags.poll, '--poll', 60) * 1000;
       const rescanMs = durationFlag(flags.rescan, '--rescan', 300) * 1000;
@@ -69,13 +71,11 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
               process.stdout.write(`${line}\n`);
               appendSummary(config.partners[0]?.summaryFile, line);
             }
-            return outcomes.map(
-              (outcome): WatchPartnerOutcome => ({
-                partner: outcome.partner,
-                ok: outcome.result !== undefined || outcome.leasedBy !== undefined || outcome.notBegun === true,
-                ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-              }),
-            );
+            return outcomes.map((outcome): WatchPartnerOutcome => ({
+              partner: outcome.partner,
+              ok: outcome.result !== undefined || outcome.leasedBy !== undefined || outcome.notBegun === true,
+              ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+            }));
           },
           metrics: async (stats) => {
             latest = { ...stats };

@@ -148,7 +148,6 @@ async function preparePartners<S extends PartnerLoopSettings>(partners: S[]): Pr
  */
 export async function refusePartners(partners: PartnerLoopSettings[]): Promise<void> {
   const { prepared, refused } = await preparePartners(partners);
-  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the refusal as runPartners would throw it
   if (refused.length > 0) throw refusalError(refused, prepared);
 }
 

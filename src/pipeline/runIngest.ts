@@ -164,7 +164,8 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
 
     const stopRequested = () => {
       if (opts.stop?.aborted && !run.abortedBy) {
-        run.abortedBy = stopReason = `asked to stop (${String(opts.stop.reason ?? 'signal')}); the files not yet taken wait for the next run`;
+        stopReason = `asked to stop (${String(opts.stop.reason ?? 'signal')}); the files not yet taken wait for the next run`;
+        run.abortedBy = stopReason;
         log.warn({ event: 'stopping' }, run.abortedBy);
       }
       return run.abortedBy !== undefined;

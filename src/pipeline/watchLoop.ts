@@ -181,7 +181,10 @@ export async function watchLoop<S extends WatchPartner>(ports: WatchPorts<S>): P
         ports.watchIntakes(partners);
         log.info({ event: 'config-reloaded', partners: partners.map((p) => p.partner) }, 'config reread (SIGHUP)');
       } catch (err) {
-        log.error({ event: 'config-not-reloaded', reason: errorMessage(err) }, `config not reread, the old one stays: ${errorMessage(err)}`);
+        log.error(
+          { event: 'config-not-reloaded', reason: errorMessage(err) },
+          `config not reread, the old one stays: ${errorMessage(err)}`,
+        );
       }
     }
     const cycleAt = ports.now();

@@ -227,13 +227,21 @@ export async function writeRunMetrics(path: string, runMetricsInput: RunMetricsI
 /** `watch`'s own series: its cycles by kind since it started, and when the last one ended (a stalled loop stops moving it). */
 function watchSamples(watch: WatchMetrics): string[] {
   return [
+    gauge('settle_ingest_watch_last_cycle_timestamp_seconds', 'When the last cycle of watch ended (Unix time).', [
+      ['', Math.round(watch.lastCycleAt / 1000)],
+    ]),
     gauge(
-      'settle_ingest_watch_last_cycle_timestamp_seconds',
-      'When the last cycle of watch ended (Unix time).',
-      [['', Math.round(watch.lastCycleAt / 1000)]],
+      'settle_ingest_watch_idle_cycles_total',
+      'Cycles of watch that found no file to take and recorded no run.',
+      [['', watch.idleCycles]],
+      'counter',
     ),
-    gauge('settle_ingest_watch_idle_cycles_total', 'Cycles of watch that found no file to take and recorded no run.', [['', watch.idleCycles]], 'counter'),
-    gauge('settle_ingest_watch_worked_cycles_total', 'Cycles of watch that took work, each partner worked recorded as a run.', [['', watch.workedCycles]], 'counter'),
+    gauge(
+      'settle_ingest_watch_worked_cycles_total',
+      'Cycles of watch that took work, each partner worked recorded as a run.',
+      [['', watch.workedCycles]],
+      'counter',
+    ),
     gauge(
       'settle_ingest_watch_failed_cycles_total',
       'Cycles of watch that failed (a database, ledger or server away) and were tried again after a backoff.',

@@ -17,7 +17,11 @@ const db = sharedFinanceDatabase();
 const QUICK = ['--poll', '0.2', '--rescan', '0.5'];
 
 /** Polls `effect` until it holds, for at most `deadlineMs`: the test waits for what watch does, never for a fixed time. */
-async function until<T>(what: string, effect: () => Promise<T | undefined | false> | T | undefined | false, deadlineMs = 30_000): Promise<T> {
+async function until<T>(
+  what: string,
+  effect: () => Promise<T | undefined | false> | T | undefined | false,
+  deadlineMs = 30_000,
+): Promise<T> {
   const end = Date.now() + deadlineMs;
   for (;;) {
     const value = await effect();
@@ -122,7 +126,10 @@ describe('watch on a local intake', () => {
     await writeFile(config, '{ not json');
     w.child.kill('SIGHUP');
     const idle = (await metric(metrics, 'settle_ingest_watch_idle_cycles_total'))!;
-    await until('idle cycles after the refused reload', async () => ((await metric(metrics, 'settle_ingest_watch_idle_cycles_total')) ?? 0) >= idle + 3);
+    await until(
+      'idle cycles after the refused reload',
+      async () => ((await metric(metrics, 'settle_ingest_watch_idle_cycles_total')) ?? 0) >= idle + 3,
+    );
     expect(w.alive()).toBe(true);
     expect(ws.runs()).toEqual([]);
 
@@ -250,7 +257,10 @@ describe('watch on an sftp:// intake (OpenSSH)', () => {
     await sshd.resume();
     await until('the second file archived', async () => (await r.files('archive')).includes('settle_20260805_a02.csv'), 60_000);
     expect(await rowsFrom('settle_20260805_a02.csv')).toBe(5);
-    await until('two runs that loaded a file', () => r.ws.runs().filter((run) => run.status === 'finished' && run.loaded === 1).length === 2);
+    await until(
+      'two runs that loaded a file',
+      () => r.ws.runs().filter((run) => run.status === 'finished' && run.loaded === 1).length === 2,
+    );
 
     w.child.kill('SIGTERM');
     expect((await w.done).status).toBe(0);

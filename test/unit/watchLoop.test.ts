@@ -44,10 +44,11 @@ function harness(opts: {
     },
     work: async (partners) => {
       worked.push(partners.map((p) => p.partner));
-      const answer = opts.work?.(
-        partners.map((p) => p.partner),
-        cycle,
-      ) ?? partners.map((p) => ({ partner: p.partner, ok: true }));
+      const answer =
+        opts.work?.(
+          partners.map((p) => p.partner),
+          cycle,
+        ) ?? partners.map((p) => ({ partner: p.partner, ok: true }));
       // a run takes what it loads out of the intake
       for (const p of partners) if (answer.find((a) => a.partner === p.partner)?.ok) intakes.set(p.partner, []);
       return answer;
@@ -130,7 +131,8 @@ describe('watchLoop', () => {
     let failing = true;
     const h = harness({
       partners: [partner('a')],
-      work: (partners) => partners.map((name) => (failing ? { partner: name, ok: false, error: new Error('database away') } : { partner: name, ok: true })),
+      work: (partners) =>
+        partners.map((name) => (failing ? { partner: name, ok: false, error: new Error('database away') } : { partner: name, ok: true })),
       script: (wait, { stop }) => {
         if (wait === 6) failing = false;
         if (wait === 8) stop();
