@@ -226,6 +226,7 @@ export async function writeRunMetrics(path: string, runMetricsInput: RunMetricsI
 
 /** `watch`'s own series: its cycles by kind since it started, and when the last one ended (a stalled loop stops moving it). */
 function watchSamples(watch: WatchMetrics): string[] {
+  const memory = process.memoryUsage();
   return [
     gauge('settle_ingest_watch_last_cycle_timestamp_seconds', 'When the last cycle of watch ended (Unix time).', [
       ['', Math.round(watch.lastCycleAt / 1000)],
@@ -248,5 +249,8 @@ function watchSamples(watch: WatchMetrics): string[] {
       [['', watch.failedCycles]],
       'counter',
     ),
+    // a service runs for days: its memory must stay flat (docs/SCALING.md, the watch bench)
+    gauge('settle_ingest_watch_resident_memory_bytes', 'Resident memory of the watch process.', [['', memory.rss]]),
+    gauge('settle_ingest_watch_heap_used_bytes', "The watch process's JavaScript heap in use.", [['', memory.heapUsed]]),
   ];
 }

@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished, type CliResult } from '../support/cli.js';
 import { promtool, sample } from '../support/promtool.js';
@@ -36,8 +36,16 @@ async function rowsFrom(name: string): Promise<number> {
   return Number(r.rows[0]!.n);
 }
 
+/** Every watch process a test started: one a failed test left running is ended after it. */
+const started = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  started.clear();
+});
+
 /** A watch process and its output so far. */
 function watching(child: ChildProcess): { child: ChildProcess; done: Promise<CliResult>; alive(): boolean } {
+  started.add(child);
   const done = finished(child);
   return { child, done, alive: () => child.exitCode === null && child.signalCode === null };
 }
