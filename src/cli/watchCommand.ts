@@ -23,6 +23,8 @@ interface WatchFlags extends RunFlags {
 /** After a failed cycle the next comes after 1 s, then 2, 4, … at most 5 min; a good cycle resets it. */
 const BACKOFF_MS = 1000;
 const BACKOFF_CAP_MS = 300_000;
+/** How long the events of a watched folder are gathered into one wake of the loop. */
+const EVENT_COALESCE_MS = 250;
 
 export function registerWatch(program: Command, setExit: (status: number) => void): void {
   withSettingOptions(program.command('watch'), 'watch')
@@ -129,7 +131,19 @@ function serviceSignals() {
   let hungUp = false;
   let pending: WakeReason | undefined;
   let wakeUp: ((reason: WakeReason) => void) | undefined;
+  let coalescing: NodeJS.Timeout | undefined;
   const wake = (reason: WakeReason) => {
+    if (reason === 'event') {
+      // an upload writes many events: they are gathered for a moment into one wake, one listing
+      coalescing ??= setTimeout(() => {
+        coalescing = undefined;
+        wakeNow('event');
+      }, EVENT_COALESCE_MS);
+      return;
+    }
+    wakeNow(reason);
+  };
+  const wakeNow = (reason: WakeReason) => {
     if (wakeUp) wakeUp(reason);
     else if (pending !== 'signal') pending = reason;
   };
@@ -172,6 +186,7 @@ function serviceSignals() {
         wakeUp = done;
       }),
     dispose: () => {
+      clearTimeout(coalescing);
       handlers.forEach((off) => off());
       process.removeListener('SIGHUP', onHangup);
     },
