@@ -241,9 +241,10 @@ export async function watchLoop<S extends WatchPartner>(ports: WatchPorts<S>): P
     stats.lastCycleAt = ports.now();
     await ports.metrics(stats).catch(() => undefined);
     if (ports.stop.aborted) break;
-    // at least every --poll a cycle comes, if only to say in the metrics that the loop lives
-    const until = Math.min(nextAt, stats.lastCycleAt + ports.pollMs);
-    wake = await ports.wait(Math.max(0, until - ports.now()));
+    // at least every --poll a cycle comes, if only to say in the metrics that the loop lives; a backoff is waited out whole
+    const until = failures > 0 ? nextAt : Math.min(nextAt, stats.lastCycleAt + ports.pollMs);
+    do wake = await ports.wait(Math.max(0, until - ports.now()));
+    while (failures > 0 && wake === 'event' && ports.now() < until);
   }
   log.info({ event: 'watch-stopped', ...stats }, `watch stopped: ${stats.workedCycles} cycle(s) worked, ${stats.idleCycles} idle`);
   return stats;

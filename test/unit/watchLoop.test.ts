@@ -148,6 +148,33 @@ describe('watchLoop', () => {
     expect(h.worked).toHaveLength(7);
   });
 
+  it('waits a backoff out whole, beyond --poll, and a change in the folder does not cut it short', async () => {
+    const h = harness({
+      partners: [partner('a')],
+      work: (partners) => partners.map((name) => ({ partner: name, ok: false, error: new Error('database away') })),
+      script: (wait, { stop }) => {
+        if (wait === 6) stop();
+      },
+    });
+    h.ports.pollMs = 1500;
+    h.ports.backoffCapMs = 300_000;
+    // every wait is ended early by an event: the loop waits again for the rest of the backoff
+    const wait = h.ports.wait;
+    let calls = 0;
+    h.ports.wait = async (ms) => {
+      calls++;
+      if (calls % 2 === 1 && ms > 500) {
+        await wait(500);
+        return 'event';
+      }
+      return wait(ms);
+    };
+    h.intakes.set('a', [h.entry('settle_1.csv')]);
+    await watchLoop(h.ports);
+    expect(h.worked).toHaveLength(3);
+    expect(h.waits).toEqual([500, 500, 500, 1500, 500, 3500]);
+  });
+
   it('a listing that fails (the server away) is a failed cycle too, and the loop goes on', async () => {
     const h = harness({
       partners: [partner('a')],
