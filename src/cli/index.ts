@@ -8,6 +8,7 @@ import { registerAdopt } from './adoptCommand.js';
 import { registerAudit } from './auditCommand.js';
 import { registerReports } from './reportCommand.js';
 import { registerRun } from './runCommand.js';
+import { registerWatch } from './watchCommand.js';
 import { registerStatus } from './statusCommand.js';
 import { registerConfig } from './configCommand.js';
 import { registerCheck } from './checkCommand.js';
@@ -71,6 +72,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   withCommandFlags(program);
   registerMigrate(program);
   registerRun(program, setExit);
+  registerWatch(program, setExit);
   registerReports(program, setExit);
   registerAudit(program, setExit);
   registerAdopt(program, setExit);

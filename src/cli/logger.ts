@@ -1,3 +1,4 @@
+import { closeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { openAppendOnly } from '../atomicFile.js';
@@ -34,6 +35,36 @@ export function conventionalLogLine(line: string): string {
   }
 }
 
+type LogDestination = ReturnType<typeof pino.destination>;
+
+/**
+ * One open log file per path for the whole process: every partner's logger and every cycle of
+ * `watch` append through it, so that a service running for days never leaks a descriptor a cycle.
+ */
+const LOG_FILES = new Map<string, { destination: LogDestination; fd: number }>();
+
+function logDestination(path: string): LogDestination {
+  let file = LOG_FILES.get(path);
+  if (!file) {
+    const fd = openAppendOnly(path, 'log file');
+    LOG_FILES.set(path, (file = { destination: pino.destination({ fd, sync: true }), fd }));
+  }
+  return file.destination;
+}
+
+/** Closes the log files opened so far: the next line opens each again (`watch` on SIGHUP, after logrotate moved them). */
+export function reopenLogFiles(): void {
+  for (const file of LOG_FILES.values()) {
+    try {
+      file.destination.flushSync();
+      closeSync(file.fd);
+    } catch {
+      // already closed, or never written: nothing to lose
+    }
+  }
+  LOG_FILES.clear();
+}
+
 /**
  * pino logs, one line per decision: JSON to the log file when set, else to stderr; on a
  * terminal the same lines are shown short and readable (the log file keeps the JSON).
@@ -44,9 +75,9 @@ export function createLogger(opts: { level: string; file: string | undefined; st
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname(), partner: opts.partner };
   const options = { level: opts.level, base, timestamp: pino.stdTimeFunctions.isoTime };
   if (opts.file) {
-    let file: ReturnType<typeof pino.destination>;
+    let file: LogDestination;
     try {
-      file = pino.destination({ fd: openAppendOnly(opts.file, 'log file'), sync: true });
+      file = logDestination(opts.file);
     } catch (err) {
       if (err instanceof UsageError) throw err;
       const code = (err as NodeJS.ErrnoException).code;

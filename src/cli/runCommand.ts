@@ -4,7 +4,7 @@ import { nowMs } from '../clock.js';
 import { AnsweredError, errorMessage } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { PartnerRunMetrics, RunMode } from '../ledger/types.js';
-import { oldestWaiting, writeRunMetrics, type DeliveryMetrics } from '../report/metricsFile.js';
+import { oldestWaiting, writeRunMetrics, type DeliveryMetrics, type WatchMetrics } from '../report/metricsFile.js';
 import { lastAccountedAt, lastDeliveryAt, overdueDeliveries } from '../report/deliveries.js';
 import { resolvePartners, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { runPartners, type PartnerResources } from '../pipeline/partnerLoop.js';
@@ -87,6 +87,13 @@ function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
   return { signal: stop.signal, dispose: () => handlers.forEach((off) => off()) };
 }
 
+/** What `watch` gives the partner loop of `run` instead of its own: its stop, its exit rule, its counters for the metrics. */
+export interface IngestService {
+  stop?: AbortSignal;
+  exitStatusFor?: typeof runExitStatus;
+  watch?: () => WatchMetrics;
+}
+
 /** The whole `run` command for one partner short of printing: also what `demo` runs. */
 export async function ingestOnce(settings: Settings, flags: RunFlags): Promise<IngestResult> {
   const [outcome] = await ingestPartners([settings], flags);
@@ -100,8 +107,13 @@ export async function ingestOnce(settings: Settings, flags: RunFlags): Promise<I
  * asks (overdue deliveries, the oldest file waiting), the metrics file after the last partner,
  * and the stop on SIGTERM or SIGINT.
  */
-export async function ingestPartners(partners: Settings[], flags: RunFlags, all: Settings[] = partners): Promise<PartnerOutcome[]> {
-  const stopping = stopOnSignal();
+export async function ingestPartners(
+  partners: Settings[],
+  flags: RunFlags,
+  all: Settings[] = partners,
+  service: IngestService = {},
+): Promise<PartnerOutcome[]> {
+  const stopping = service.stop ? { signal: service.stop, dispose: () => undefined } : stopOnSignal();
   try {
     return await runPartners(
       {
@@ -109,13 +121,13 @@ export async function ingestPartners(partners: Settings[], flags: RunFlags, all:
         overdue: async (ledger, s, now) =>
           s.expect ? overdueDeliveries(ledger, { partner: s.partner, expect: s.expect, patternText: s.patternText }, now) : undefined,
         oldestWaiting,
-        afterPartners: (ran, processExit) => afterPartners(partners[0]!, all, ran, processExit),
+        afterPartners: (ran, processExit) => afterPartners(partners[0]!, all, ran, processExit, service.watch?.()),
         now: nowMs,
         host: hostname(),
         pid: process.pid,
         mode: (s) => s.mode ?? flags.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled'),
         stop: stopping.signal,
-        exitStatusFor: runExitStatus,
+        exitStatusFor: service.exitStatusFor ?? runExitStatus,
       },
       partners,
     );
@@ -152,7 +164,13 @@ function partnerResources(r: CommandResources, s: Settings): PartnerResources {
  * the status the process exits with (`report runs` shows it beside the loads' own), and for the
  * one metrics file of all partners, with what the ledger says of each.
  */
-async function afterPartners(shared: Settings, all: Settings[], ran: PartnerRunMetrics[], processExit: number): Promise<void> {
+export async function afterPartners(
+  shared: Settings,
+  all: Settings[],
+  ran: PartnerRunMetrics[],
+  processExit: number,
+  watch?: WatchMetrics,
+): Promise<void> {
   const runIds = ran.flatMap((partnerRunMetrics) => (partnerRunMetrics.runId ? [partnerRunMetrics.runId] : []));
   if (!shared.metricsFile && runIds.length === 0) return;
   const names = all.map((settings) => settings.partner);
@@ -164,7 +182,7 @@ async function afterPartners(shared: Settings, all: Settings[], ran: PartnerRunM
     } catch {
       // not even a ledger: the metrics still say how the run ended, and keep the last success they had
     }
-    if (ledger) {
+    if (ledger && runIds.length > 0) {
       await ledger.recordProcessExit(runIds, processExit).catch((err: unknown) => {
         logger.error({ event: 'exit-status-not-recorded', runs: runIds, reason: errorMessage(err) }, 'could not record the exit status');
       });
@@ -184,6 +202,6 @@ async function afterPartners(shared: Settings, all: Settings[], ran: PartnerRunM
         },
       };
     };
-    await writeRunMetrics(path, { partners: names, ran, ...(ledger ? { ledger, deliveries } : {}) }, logger);
+    await writeRunMetrics(path, { partners: names, ran, ...(ledger ? { ledger, deliveries } : {}), ...(watch ? { watch } : {}) }, logger);
   }).catch(() => undefined);
 }

@@ -4,7 +4,7 @@ import { DEFAULT_MAX_RECORD_BYTES } from '../layout/model/layout.js';
 
 /** The commands that read settings; `report` stands for its subcommands but `report evidence`, which takes audit's settings too. */
 export type CommandName =
-  'migrate' | 'run' | 'report' | 'evidence' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check' | 'waive' | 'doctor';
+  'migrate' | 'run' | 'watch' | 'report' | 'evidence' | 'history' | 'audit' | 'adopt' | 'status' | 'config' | 'check' | 'waive' | 'doctor';
 
 /**
  * How a setting's text becomes a value; settingValues.ts holds one parser per kind: `duration` is

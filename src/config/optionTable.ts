@@ -12,6 +12,7 @@ const URL_INTAKES = INTAKE_KINDS.flatMap((kind) => (kind.scheme === null ? [] : 
 const CONFIGURED: readonly CommandName[] = [
   'migrate',
   'run',
+  'watch',
   'report',
   'evidence',
   'history',
@@ -23,17 +24,17 @@ const CONFIGURED: readonly CommandName[] = [
   'doctor',
 ];
 /** the commands that reach the finance database (report, history and status read the ledger only; `report evidence` holds an audit) */
-const FINANCE: readonly CommandName[] = ['migrate', 'run', 'audit', 'evidence', 'adopt', 'config', 'doctor'];
+const FINANCE: readonly CommandName[] = ['migrate', 'run', 'watch', 'audit', 'evidence', 'adopt', 'config', 'doctor'];
 /** the commands that write a log (the others answer on stdout and stderr) */
-const LOGGING: readonly CommandName[] = ['run', 'audit', 'evidence', 'adopt', 'config'];
-const FOLDERS: readonly CommandName[] = ['run', 'audit', 'evidence', 'config', 'doctor'];
-const SFTP: readonly CommandName[] = ['run', 'audit', 'evidence', 'adopt', 'config', 'doctor'];
+const LOGGING: readonly CommandName[] = ['run', 'watch', 'audit', 'evidence', 'adopt', 'config'];
+const FOLDERS: readonly CommandName[] = ['run', 'watch', 'audit', 'evidence', 'config', 'doctor'];
+const SFTP: readonly CommandName[] = ['run', 'watch', 'audit', 'evidence', 'adopt', 'config', 'doctor'];
 /** the commands that read the SFTP server's own log of uploads */
-const TRANSFER_LOG: readonly CommandName[] = ['run', 'audit', 'evidence', 'config'];
+const TRANSFER_LOG: readonly CommandName[] = ['run', 'watch', 'audit', 'evidence', 'config'];
 /** how far the log's clock and the ledger's may disagree: a matter of the audit's matching, not of a run's gate */
 const TRANSFER_LOG_MATCHING: readonly CommandName[] = ['audit', 'evidence', 'config'];
 /** gzip, zip and OpenPGP deliveries are decoded by a run (and its reprocessing), by check and by adopt */
-const DECODING: readonly CommandName[] = ['run', 'check', 'adopt', 'config'];
+const DECODING: readonly CommandName[] = ['run', 'watch', 'check', 'adopt', 'config'];
 
 /**
  * Every setting, in help order: its flag, variable, config-file key (the entry's own key),
@@ -141,7 +142,7 @@ export const OPTION_TABLE = {
     kind: 'bytes',
     range: { min: 1024, max: 64 * 1024 * 1024 },
     default: String(DEFAULTS.maxRecordBytes),
-    commands: ['run', 'adopt', 'check', 'config'],
+    commands: ['run', 'watch', 'adopt', 'check', 'config'],
     details: "a record is a line, or quoted lines; bounds the reader's memory (1024 to 67108864)",
   },
   databaseUrl: {
@@ -325,7 +326,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_STABLE_FOR',
     kind: 'duration',
     default: durationText(DEFAULTS.stableFor),
-    commands: ['run'],
+    commands: ['run', 'watch'],
   },
   maxWait: {
     flag: '--max-wait',
@@ -334,7 +335,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_MAX_WAIT',
     kind: 'duration',
     default: durationText(DEFAULTS.maxWait),
-    commands: ['run'],
+    commands: ['run', 'watch'],
     details: 'still growing → `not_ready`, next run',
   },
   claimLease: {
@@ -345,7 +346,7 @@ export const OPTION_TABLE = {
     kind: 'duration',
     range: { min: 60, why: 'a load must fit in it' },
     default: durationText(DEFAULTS.claimLease),
-    commands: ['run'],
+    commands: ['run', 'watch'],
   },
   staging: {
     flag: '--staging',
@@ -355,7 +356,7 @@ export const OPTION_TABLE = {
     kind: 'string',
     default: 'the system temp folder',
     path: true,
-    commands: ['run', 'adopt'],
+    commands: ['run', 'watch', 'adopt'],
     details: 'one read: copy and hash together',
   },
   mode: {
@@ -366,7 +367,7 @@ export const OPTION_TABLE = {
     kind: 'string',
     default: 'manual on a terminal, else scheduled',
     choices: RUN_MODES,
-    commands: ['run'],
+    commands: ['run', 'watch'],
   },
   ignore: {
     flag: '--ignore',
@@ -374,7 +375,7 @@ export const OPTION_TABLE = {
     description: 'known neighbours in the intake (a README) that are neither taken nor counted; commas in the environment',
     env: 'SETTLE_IGNORE',
     kind: 'globs',
-    commands: ['run'],
+    commands: ['run', 'watch'],
   },
   maxWaitingRuns: {
     flag: '--max-waiting-runs',
@@ -384,7 +385,7 @@ export const OPTION_TABLE = {
     kind: 'count',
     range: { min: 0, max: 999_999 },
     default: String(DEFAULTS.maxWaitingRuns),
-    commands: ['run', 'status'],
+    commands: ['run', 'watch', 'status'],
     per: { status: { description: 'WARNING when a file has waited in the intake more runs than this' } },
     details:
       'held, not ready, failed, or ignored (a name the pattern does not take and --ignore does not name), in more runs in a row than this; named on the summary line; a file whose upload stopped mid-line is rejected as incomplete once it has stayed exactly so for this many runs',
@@ -395,7 +396,7 @@ export const OPTION_TABLE = {
     description: "take NAME only once the partner's NAME+suffix sidecar exists (.done); it moves with NAME",
     env: 'SETTLE_READY_MARKER',
     kind: 'string',
-    commands: ['run'],
+    commands: ['run', 'watch'],
     details:
       "without it (or a layout's trailer) an upload that stalls longer than `--stable-for` and then resumes cannot be told from a complete file: the next run reports such a file, changed where it landed, by name (exit 1)",
   },
@@ -407,7 +408,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_METRICS_FILE',
     kind: 'string',
     path: true,
-    commands: ['run'],
+    commands: ['run', 'watch'],
     details: "also after one that could not start; for node_exporter's textfile collector (below)",
   },
   summaryFile: {
@@ -418,7 +419,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_SUMMARY_FILE',
     kind: 'string',
     path: true,
-    commands: ['run'],
+    commands: ['run', 'watch'],
     details: 'ISO 8601 UTC (`2026-12-02T02:00:13.512Z run … done: …`): the summary.log of ops/, kept by ops/logrotate.d',
   },
   maxAge: {
@@ -513,7 +514,7 @@ export const OPTION_TABLE = {
     env: null,
     kind: 'expect',
     scope: 'own',
-    commands: ['run', 'report', 'status', 'waive', 'config'],
+    commands: ['run', 'watch', 'report', 'status', 'waive', 'config'],
     details:
       'an object in the config file, at the top or per partner; `status` and the run warn and then fail when a due day has no delivery; see [Several partners](PARTNERS.md#several-partners)',
   },
@@ -572,6 +573,7 @@ export type FlagCommand =
   | 'settle-ingest'
   | 'migrate'
   | 'run'
+  | 'watch'
   | 'report runs'
   | 'report run'
   | 'report skips'
@@ -649,6 +651,19 @@ export const COMMAND_FLAGS = {
     value: '<path>',
     description: 'with --reprocess: a file with one name per line',
     commands: ['run'],
+  },
+  poll: {
+    flag: '--poll',
+    value: '<duration>',
+    description: 'how often an SFTP intake is listed, and the longest wait between cycles (default 60s)',
+    commands: ['watch'],
+  },
+  rescan: {
+    flag: '--rescan',
+    value: '<duration>',
+    description:
+      'how often a local intake is listed in full though no change was seen, and a file left waiting (held, not ready, failed) is tried again (default 5m)',
+    commands: ['watch'],
   },
   day: {
     flag: '--day',

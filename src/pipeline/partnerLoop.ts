@@ -134,6 +134,23 @@ function refusalError(refused: Prepared<PartnerLoopSettings>[], all: Prepared<Pa
   });
 }
 
+/** Every partner's settings read and what its intake and staging need checked, before any runs: the refused ones apart. */
+async function preparePartners<S extends PartnerLoopSettings>(partners: S[]): Promise<{ prepared: Prepared<S>[]; refused: Prepared<S>[] }> {
+  const prepared: Prepared<S>[] = [];
+  for (const p of partners) prepared.push(await prepare(p));
+  for (const p of prepared) p.refusal = await checkAccess(p);
+  return { prepared, refused: prepared.filter((p) => p.refusal !== undefined) };
+}
+
+/**
+ * What `runPartners` refuses before any partner runs (exit 2), found without running one and
+ * without recording anything: `watch` asks it at its start and after its config is reread.
+ */
+export async function refusePartners(partners: PartnerLoopSettings[]): Promise<void> {
+  const { prepared, refused } = await preparePartners(partners);
+  if (refused.length > 0) throw refusalError(refused, prepared);
+}
+
 /**
  * Every partner in turn, each with its own intake connection, staging and run in the ledger.
  * Exit 2 means nothing was touched, so every partner's settings and what its intake and staging
@@ -148,10 +165,7 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
   ports: PartnerLoopPorts<S, Late>,
   partners: S[],
 ): Promise<PartnerOutcome<Late>[]> {
-  const prepared: Prepared<S>[] = [];
-  for (const p of partners) prepared.push(await prepare(p));
-  for (const p of prepared) p.refusal = await checkAccess(p);
-  const refused = prepared.filter((p) => p.refusal !== undefined);
+  const { prepared, refused } = await preparePartners(partners);
   const outcomes: PartnerOutcome<Late>[] = [];
   const ran: PartnerRunMetrics[] = [];
   const holder: LeaseHolder = {

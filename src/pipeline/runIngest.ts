@@ -66,6 +66,8 @@ export interface IngestFindings {
   counts: RunCounts;
   /** set when the run stopped early: the finance database went away, or it was asked to stop */
   abortedBy?: string;
+  /** the run stopped early because it was asked to (SIGTERM, SIGINT), and for nothing else */
+  stopAsked?: true;
   /** files still in the intake after more than --max-waiting-runs runs */
   waitingTooLong: WaitingFile[];
   /** files that changed where they landed after an earlier run moved them (a stalled upload that resumed) */
@@ -122,6 +124,8 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
   const deadline = Date.now() + opts.maxWaitSeconds * 1000;
   const changedAfterMove: ChangedAfterMove[] = [];
   let transferLogUnread: string | undefined;
+  /** what abortedBy says when a stop was asked for */
+  let stopReason: string | undefined;
 
   // an outcome for a file that was never hashed: it stays in the intake for the next run, as listed
   // (size:mtime: `audit --transfer-log` tells it from a later upload of the same size by it)
@@ -160,7 +164,8 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
 
     const stopRequested = () => {
       if (opts.stop?.aborted && !run.abortedBy) {
-        run.abortedBy = `asked to stop (${String(opts.stop.reason ?? 'signal')}); the files not yet taken wait for the next run`;
+        stopReason = `asked to stop (${String(opts.stop.reason ?? 'signal')}); the files not yet taken wait for the next run`;
+        run.abortedBy = stopReason;
         log.warn({ event: 'stopping' }, run.abortedBy);
       }
       return run.abortedBy !== undefined;
@@ -338,6 +343,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     waitingTooLong,
     changedAfterMove,
     ...(run.abortedBy ? { abortedBy: run.abortedBy } : {}),
+    ...(run.abortedBy !== undefined && run.abortedBy === stopReason ? { stopAsked: true as const } : {}),
     ...(transferLogUnread !== undefined ? { transferLogUnread } : {}),
   };
   const exitStatus = opts.exitStatusFor(found);

@@ -29,6 +29,17 @@ export interface RunMetricsInput {
   ledger?: LedgerQueries;
   /** each partner's deliveries; absent when the ledger could not be opened */
   deliveries?: (partner: string) => Promise<DeliveryMetrics>;
+  /** written by `watch`: its cycles so far, and when the last one ended */
+  watch?: WatchMetrics;
+}
+
+/** The cycles of a `watch` process (pipeline/watchLoop.ts counts them). */
+export interface WatchMetrics {
+  idleCycles: number;
+  workedCycles: number;
+  failedCycles: number;
+  /** ms since the epoch */
+  lastCycleAt: number;
 }
 
 const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds';
@@ -57,8 +68,8 @@ async function previousSamples(path: string): Promise<Map<string, number>> {
 
 type Sample = [labels: string, value: number];
 
-function gauge(name: string, help: string, samples: Sample[]): string {
-  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`];
+function gauge(name: string, help: string, samples: Sample[], type: 'gauge' | 'counter' = 'gauge'): string {
+  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
   for (const [labels, value] of samples) lines.push(`${name}${labels} ${Number.isInteger(value) ? value : value.toFixed(3)}`);
   return lines.join('\n');
 }
@@ -204,10 +215,42 @@ export async function writeRunMetrics(path: string, runMetricsInput: RunMetricsI
           [`{partner="${partner}",level="critical"}`, p.overdue.critical],
         ]),
       ),
+      ...(runMetricsInput.watch ? watchSamples(runMetricsInput.watch) : []),
     ].join('\n');
     // node_exporter reads it at any moment: whole or the previous one (and never through a link)
     await writeFileAtomically(path, `${text}\n`, { mode: 0o644, what: 'metrics file' });
   } catch (err) {
     log.error({ event: 'metrics-not-written', path, reason: errorMessage(err) }, `could not write the metrics file ${path}`);
   }
+}
+
+/** `watch`'s own series: its cycles by kind since it started, and when the last one ended (a stalled loop stops moving it). */
+function watchSamples(watch: WatchMetrics): string[] {
+  const memory = process.memoryUsage();
+  return [
+    gauge('settle_ingest_watch_last_cycle_timestamp_seconds', 'When the last cycle of watch ended (Unix time).', [
+      ['', Math.round(watch.lastCycleAt / 1000)],
+    ]),
+    gauge(
+      'settle_ingest_watch_idle_cycles_total',
+      'Cycles of watch that found no file to take and recorded no run.',
+      [['', watch.idleCycles]],
+      'counter',
+    ),
+    gauge(
+      'settle_ingest_watch_worked_cycles_total',
+      'Cycles of watch that took work, each partner worked recorded as a run.',
+      [['', watch.workedCycles]],
+      'counter',
+    ),
+    gauge(
+      'settle_ingest_watch_failed_cycles_total',
+      'Cycles of watch that failed (a database, ledger or server away) and were tried again after a backoff.',
+      [['', watch.failedCycles]],
+      'counter',
+    ),
+    // a service runs for days: its memory must stay flat (docs/SCALING.md, the watch bench)
+    gauge('settle_ingest_watch_resident_memory_bytes', 'Resident memory of the watch process.', [['', memory.rss]]),
+    gauge('settle_ingest_watch_heap_used_bytes', "The watch process's JavaScript heap in use.", [['', memory.heapUsed]]),
+  ];
 }

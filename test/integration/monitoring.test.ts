@@ -168,7 +168,7 @@ describe('the Prometheus alert rules in ops/', () => {
     expect(promtool(['check', 'rules', rules])).toMatchObject({ status: 0 });
   });
 
-  it('fire on no success in 26 h, a stale claim, a file waiting more than two runs, a failed last run, missing metrics, and per partner on a late or missing delivery and on days without any', async () => {
+  it('fire on no success in 26 h, a stale claim, a file waiting more than two runs, a failed last run, a stalled watch, missing metrics, and per partner on a late or missing delivery and on days without any', async () => {
     // the annotations are for people; promtool would compare them too, so the copy under test drops them
     const lines = (await readFile(rules, 'utf8')).split('\n');
     const kept: string[] = [];
@@ -203,7 +203,11 @@ describe('the Prometheus alert rules in ops/', () => {
         series('settle_ingest_stale_claims', '0 0 0 1 0'),
         series('settle_ingest_longest_waiting_runs', '0 1 2 3 0'),
         series('settle_ingest_last_run_exit_status', '0 0 0 0 1 0'),
+        // watch's last cycle at 1h and none after it: stalled once a quarter of an hour has passed
+        series('settle_ingest_watch_last_cycle_timestamp_seconds', '0 3600x30'),
         '    alert_rule_test:',
+        quiet('1h', 'SettleIngestWatchStalled'),
+        fires('2h', 'SettleIngestWatchStalled', 'critical'),
         quiet('26h', 'SettleIngestNoSuccessfulRun'),
         fires('28h', 'SettleIngestNoSuccessfulRun', 'critical'),
         quiet('2h', 'SettleIngestStaleClaim'),

@@ -10,6 +10,7 @@ import type { Ledger } from '../../src/ledger/ledger.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import type { PartnerRunMetrics } from '../../src/ledger/types.js';
 import {
+  refusePartners,
   runPartners,
   type LateDelivery,
   type PartnerLoopPorts,
@@ -235,5 +236,17 @@ describe('the partner loop (pipeline/partnerLoop.ts, over the SQLite ledger)', (
     expect(seen.began).toEqual(['beta']);
     expect(await ledger.recentRuns(10)).toMatchObject([{ partner: 'beta', status: 'not_started' }]);
     expect(seen.metrics?.processExit).toBe(2);
+  });
+});
+
+describe('refusePartners', () => {
+  it("refuses, as runPartners would and without recording anything, what a partner's settings need before any runs", async () => {
+    const good = await partner('good');
+    const bad = await partner('bad', { staging: join(dir, 'no-such-staging') });
+    await expect(refusePartners([good])).resolves.toBeUndefined();
+    const refused = refusePartners([good, bad]);
+    await expect(refused).rejects.toBeInstanceOf(UsageError);
+    await expect(refused).rejects.toThrow(/partner "bad": staging folder .* does not exist .*no partner was run/);
+    expect(await ledger.recentRuns(10)).toEqual([]);
   });
 });
