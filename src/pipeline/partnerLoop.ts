@@ -13,6 +13,7 @@ import type { HeldLease, LeaseHolder } from '../ledger/types.js';
 import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
 import { newRunId } from './runId.js';
+import { closeAsDied } from './startOfRun.js';
 import { RunEndedError, runIngest, type IngestOptions, type IngestResult } from './runIngest.js';
 
 /** What the partner loop reads of a partner's settings (config/settings.ts fills it). */
@@ -266,7 +267,13 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
         metrics.runId = runId;
         await named(runId);
-        if (lease.replaced) await closeReplacedRun(ledger, lease.replaced, runId, logger);
+        // the run named on the lease taken over stopped renewing it (killed, or its host gone): a
+        // run on its own host (closeDeadRuns) may never come, so it is closed here
+        const replaced = lease.replaced;
+        if (replaced) {
+          const why = `its process (pid ${replaced.pid} on ${replaced.host}) stopped renewing its partner lease (due to run out at ${replaced.leaseUntil}); run ${runId} took the partner over`;
+          await closeAsDied(ledger, replaced, runId, why, logger);
+        }
         return workLeased(runId);
       });
     } finally {
@@ -326,17 +333,6 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       return { result, overdue };
     }
   });
-}
-
-/**
- * The run that held the lease this run took over stopped renewing it: killed, or its host gone.
- * It is closed as `died` here, since a run on its own host (closeDeadRuns) may never come.
- */
-async function closeReplacedRun(ledger: Ledger, replaced: HeldLease & { runId: string }, runId: string, logger: Logger): Promise<void> {
-  const reason = `its process (pid ${replaced.pid} on ${replaced.host}) stopped renewing its partner lease (due to run out at ${replaced.leaseUntil}); run ${runId} took the partner over`;
-  if (await ledger.closeDeadRun(replaced.runId, runId, reason)) {
-    logger.warn({ event: 'run-died', deadRun: replaced.runId }, `run ${replaced.runId} died: ${reason}`);
-  }
 }
 
 /**

@@ -25,10 +25,26 @@ export async function closeDeadRuns(ledger: RunLedger, runId: string, log: Logge
   for (const run of await ledger.openRuns()) {
     if (run.runId === runId) continue;
     if (!ownerIsGone({ host: run.host, pid: run.pid, startedAt: 'unknown' })) continue;
-    const reason = `its process (pid ${run.pid} on ${run.host}) ended without closing the run`;
-    if (await ledger.closeDeadRun(run.runId, runId, reason)) {
-      log.warn({ event: 'run-died', deadRun: run.runId, started: run.startedAt }, `run ${run.runId} died: ${reason}`);
-    }
+    await closeAsDied(
+      ledger,
+      { runId: run.runId, startedAt: run.startedAt },
+      runId,
+      `its process (pid ${run.pid} on ${run.host}) ended without closing the run`,
+      log,
+    );
+  }
+}
+
+/** Closes a dead run as `died` with why, once: the one record and log line of every way a dead run is found. */
+export async function closeAsDied(
+  ledger: RunLedger,
+  dead: { runId: string; startedAt?: string },
+  foundBy: string,
+  reason: string,
+  log: Logger,
+): Promise<void> {
+  if (await ledger.closeDeadRun(dead.runId, foundBy, reason)) {
+    log.warn({ event: 'run-died', deadRun: dead.runId, started: dead.startedAt }, `run ${dead.runId} died: ${reason}`);
   }
 }
 
