@@ -35,25 +35,47 @@ class DownloadFloor {
   /** The next chunk, its wait timed. */
   async next(chunk: Promise<Buffer>): Promise<Buffer> {
     if (this.min <= 0) return chunk;
-    this.timer ??= setInterval(() => this.check(), 250).unref();
     this.waitingSince = Date.now();
+    this.armAtWindowEnd();
     try {
       return await chunk;
     } finally {
+      clearTimeout(this.timer);
+      this.timer = undefined;
       this.waitedMs += Date.now() - (this.waitingSince ?? Date.now());
       this.waitingSince = undefined;
       this.check();
     }
   }
 
+  /**
+   * A timer for the moment this stretch of waiting fills a window: set to that moment, not to a
+   * coarse tick, so that a trickle is judged before any one request's own deadline passes (the
+   * requests' deadlines run from when each was sent, which is never before the wait began).
+   */
+  private armAtWindowEnd(): void {
+    const left = this.session.limits.timeoutMs - (this.waited() - this.mark.waitedMs);
+    this.timer = setTimeout(() => this.check(), Math.max(1, left + 1)).unref();
+  }
+
+  private waited(): number {
+    return this.waitedMs + (this.waitingSince === undefined ? 0 : Date.now() - this.waitingSince);
+  }
+
   private check(): void {
     const windowMs = this.session.limits.timeoutMs;
-    const waited = this.waitedMs + (this.waitingSince === undefined ? 0 : Date.now() - this.waitingSince);
+    const waited = this.waited();
     const span = waited - this.mark.waitedMs;
-    if (span < windowMs) return;
+    if (span < windowMs) {
+      if (this.waitingSince !== undefined) this.armAtWindowEnd(); // the clock read a millisecond short
+      return;
+    }
     const got = this.bytes - this.mark.bytes;
     this.mark = { waitedMs: waited, bytes: this.bytes };
-    if (got / (span / 1000) >= this.min) return;
+    if (got / (span / 1000) >= this.min) {
+      if (this.waitingSince !== undefined) this.armAtWindowEnd();
+      return;
+    }
     const s = Number((span / 1000).toFixed(1));
     this.session.giveUp(
       new SftpGaveUpError(
@@ -63,7 +85,7 @@ class DownloadFloor {
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
   }
 }
 
