@@ -70,13 +70,12 @@ async function packFolder(dir: string, intakes: string[]): Promise<string> {
   return path;
 }
 
-/** Each chosen partner's archive folder as its settings put it (where a run moves loaded files): local, or on its SFTP server. */
+/** Each chosen partner's archive folder as its settings put it (where a run moves loaded files): local, or on its intake's server. */
 function archivesOf(partners: ReturnType<typeof resolvePartners>['partners']): EvidenceArchive[] {
   return partners.flatMap((p): EvidenceArchive[] => {
-    if (!p.intake) return p.archive ? [{ partner: p.partner, folder: resolve(p.archive), sftp: null }] : [];
+    if (!p.intake) return p.archive ? [{ partner: p.partner, folder: resolve(p.archive), server: null }] : [];
     const folders = intakeFolders(p);
-    const sftp = folders.sftp && { user: folders.sftp.user, host: folders.sftp.host, port: folders.sftp.port };
-    return [{ partner: p.partner, folder: folders.archive, sftp }];
+    return [{ partner: p.partner, folder: folders.archive, server: folders.server }];
   });
 }
 

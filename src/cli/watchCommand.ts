@@ -55,7 +55,7 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
             withResources(settings, async (resources) => {
               const intake = await resources.intake(stop);
               const entries = await intake.list();
-              return { entries, mtimeIsLocalClock: intake.mtimeIsLocalClock, local: intakeFolders(settings).sftp === null };
+              return { entries, mtimeIsLocalClock: intake.mtimeIsLocalClock, local: intakeFolders(settings).server === null };
             }),
           work: async (partners) => {
             const outcomes = await ingestPartners(partners, { ...flags, mode }, config.all, {
@@ -204,7 +204,7 @@ class IntakeWatchers {
     this.close();
     for (const settings of partners) {
       const folders = intakeFolders(settings);
-      if (folders.sftp !== null) continue;
+      if (folders.server !== null) continue;
       try {
         const watcher = watchFolder(folders.intake, { persistent: false }, () => this.wake('event'));
         // a folder removed or unwatchable: the rescan still lists it

@@ -2,7 +2,6 @@ import { dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Destination } from '../destination.js';
 import type { FolderReader, Intake } from './intake.js';
-import type { SftpLocation } from './sftpUrl.js';
 
 /**
  * What opening an intake takes from the settings: where it is, its final folders, and each
@@ -20,14 +19,33 @@ export interface IntakeSettings {
 /** Each intake kind's own settings, by the kind's name; a kind reads only its own entry. */
 export type KindSettings = Readonly<Record<string, unknown>>;
 
-/** The intake and its final folders: local paths, or paths on the SFTP server for an sftp:// intake. */
+/** The intake and its final folders: local paths, or paths on the server of a remote kind's intake. */
 export interface IntakeFolders {
-  /** the sftp:// intake's server, or null for a local folder */
-  sftp: SftpLocation | null;
+  /** the server the folders are on, as its kind describes it; null for local folders */
+  server: IntakeServer | null;
   intake: string;
   archive: string;
   duplicates: string;
   rejected: string;
+}
+
+/**
+ * The server a remote intake's folders are on, as its kind describes it to the commands and
+ * reports (doctor, audit --transfer-log, report evidence), which know no kind.
+ */
+export interface IntakeServer {
+  /** the login the intake is read as: a transfer log's uploads are matched by it */
+  user: string;
+  host: string;
+  port: number;
+  /** what goes before a server path in the ledger's record of a move there (`sftp://host:port`) */
+  locationPrefix: string;
+  /** the server for a person, before a path on it: `the SFTP server sftp://user@host:22` */
+  described: string;
+  /** what `doctor` says once it reached the server and logged in */
+  reachedNote: string;
+  /** a shell line a person runs to copy a folder of the server to a local folder (not there yet), each word quoted by `quote` */
+  copyCommand(folder: string, local: string, quote: (word: string) => string): string;
 }
 
 /** One folder a partner's settings name: its role, as written out, and where it is (see folderPlaces). */

@@ -8,7 +8,7 @@ import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
 function localFolders(s: IntakeSettings): IntakeFolders {
   const intake = resolve(s.intake!);
   return {
-    sftp: null,
+    server: null,
     intake,
     archive: resolve(s.archive ?? siblingFolder(intake, 'archive')),
     duplicates: resolve(s.duplicates ?? siblingFolder(intake, 'duplicates')),

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Destination } from '../destination.js';
 import { UsageError } from '../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
-import type { IntakeFolders, IntakeKind, IntakeSettings } from './intakeKind.js';
+import type { IntakeFolders, IntakeKind, IntakeServer, IntakeSettings } from './intakeKind.js';
 import { checkCredentials, type SftpCredentials } from './sftpCredentials.js';
 import type { SftpFolders } from './sftpIntake.js';
 import type { SftpLimits } from './sftpRequests.js';
@@ -36,12 +36,31 @@ function sftpFolders(s: IntakeSettings): IntakeFolders {
     return posix.normalize(value).replace(/\/+$/, '');
   };
   return {
-    sftp: loc,
+    server: sftpServer(loc),
     intake: loc.path,
     archive: remote(s.archive, 'archive'),
     duplicates: remote(s.duplicates, 'duplicates'),
     rejected: remote(s.rejected, 'rejected'),
   };
+}
+
+/** The SFTP server as the commands and reports see it. */
+function sftpServer({ user, host, port }: SftpLocation): IntakeServer {
+  return {
+    user,
+    host,
+    port,
+    locationPrefix: `sftp://${host}:${port}`,
+    described: `the SFTP server sftp://${user}@${host}:${port}`,
+    reachedNote: `${host}:${port} reached, host key known, logged in as ${user}`,
+    copyCommand: (folder, local, quote) => `sftp -r -P ${port} ${quote(`${user}@${host}:${folder}`)} ${local}`,
+  };
+}
+
+/** The server and intake path of an sftp:// intake's folders. */
+function sftpLocationOf(folders: IntakeFolders): SftpLocation {
+  const { user, host, port } = folders.server!;
+  return { user, host, port, path: folders.intake };
 }
 
 /** How to reach and trust the server of an sftp:// setting, and how long to wait for it. */
@@ -85,12 +104,13 @@ export const sftpKind: IntakeKind<SftpSettings> = {
   parse: (intake) => void parseSftpUrl(intake),
   folders: sftpFolders,
   place(folders, role) {
-    const loc = folders.sftp!;
+    const loc = sftpLocationOf(folders);
     const server = `sftp://${loc.user}@${loc.host.toLowerCase()}:${loc.port}`;
     return { role, folder: `sftp://${loc.user}@${loc.host}:${loc.port}${folders[role]}`, place: server + posix.normalize(folders[role]) };
   },
-  async open(own, { sftp: loc, ...folders }, log, stop) {
-    const sftp = await openSftp(own, loc!, stop, folders, log);
+  async open(own, folders, log, stop) {
+    const { intake, archive, duplicates, rejected } = folders;
+    const sftp = await openSftp(own, sftpLocationOf(folders), stop, { intake, archive, duplicates, rejected }, log);
     try {
       await sftp.refuseIntakeAliases();
     } catch (err) {
@@ -100,7 +120,7 @@ export const sftpKind: IntakeKind<SftpSettings> = {
     return sftp;
   },
   async checkAccess(own, folders) {
-    sftpAccess(own, folders.sftp!);
+    sftpAccess(own, sftpLocationOf(folders));
     await checkCredentials(own);
   },
   async openFolder(s, own, role, setting, log, required) {

@@ -147,7 +147,8 @@ async function intakeChecks(doctorSettings: DoctorSettings, logger: Logger, reco
     await record(doctorSettings.partner, 'intake', () => Promise.reject(err));
     return;
   }
-  if (!folders.sftp) {
+  const server = folders.server;
+  if (!server) {
     await record(doctorSettings.partner, 'intake', () => localFolderCheck(folders.intake, 'intake', true));
     for (const to of ['archive', 'duplicates', 'rejected'] as const) {
       await record(doctorSettings.partner, to, () => localFolderCheck(folders[to], to, false));
@@ -159,7 +160,7 @@ async function intakeChecks(doctorSettings: DoctorSettings, logger: Logger, reco
   let intake: FolderReader | null = null;
   const connected = await record(doctorSettings.partner, 'intake-server', async () => {
     intake = await openIntakeReader(doctorSettings, logger);
-    return `${folders.sftp!.host}:${folders.sftp!.port} reached, host key known, logged in as ${folders.sftp!.user}`;
+    return server.reachedNote;
   });
   if (!connected) return;
   await record(doctorSettings.partner, 'intake', async () => {

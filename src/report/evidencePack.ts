@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
+import type { IntakeServer } from '../intake/intakeKind.js';
 import type { LedgerQueries } from '../ledger/ledger.js';
 import { isCalendarDate } from '../layout/reader/columnValues.js';
 import { contentOf, type LedgerEvent } from '../ledger/types.js';
@@ -29,12 +30,12 @@ export interface EvidenceLoad {
 
 /**
  * A partner's archive folder, where `sha256sum -c` of its SHA256SUMS file runs: a local folder,
- * or a folder on the SFTP server of the partner's intake (`sftp`, its login as the URL has it).
+ * or a folder on the server of the partner's intake (`server`, as the intake's kind describes it).
  */
 export interface EvidenceArchive {
   partner: string;
   folder: string;
-  sftp: { user: string; host: string; port: number } | null;
+  server: IntakeServer | null;
 }
 
 export interface EvidencePack {
@@ -207,7 +208,7 @@ export async function evidencePack(
   const chosen = new Set([...(partners ?? archives.map((evidenceArchive) => evidenceArchive.partner)), ...loads.map((l) => l.partner)]);
   const packArchives = [...chosen]
     .sort()
-    .map((partner) => archives.find((a) => a.partner === partner) ?? { partner, folder: null, sftp: null });
+    .map((partner) => archives.find((a) => a.partner === partner) ?? { partner, folder: null, server: null });
   for (const archive of packArchives) {
     const sums = loads
       .filter((l) => l.partner === archive.partner && l.archived !== null && LOADS.has(l.action))
@@ -273,20 +274,19 @@ export function checksumLine(hash: string, name: string): string {
 const shellWord = (word: string) => (/^[\w/.,:@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`);
 
 /** How to check one partner's archive against its SHA256SUMS file, for README.txt: its lines. */
-function verifyStep(archive: { partner: string; folder: string | null; sftp: EvidenceArchive['sftp'] }): string[] {
+function verifyStep(archive: { partner: string; folder: string | null; server: EvidenceArchive['server'] }): string[] {
   const sums = `/path/to/this/pack/${sumsFileName(archive.partner)}`;
   if (archive.folder === null)
     return [
       `${archive.partner}: not configured when the pack was made: its names are where the ledger recorded them`,
       `   sha256sum -c ${sums}`,
     ];
-  if (archive.sftp === null) return [`${archive.partner}: cd ${shellWord(archive.folder)} && sha256sum -c ${sums}`];
-  const { user, host, port } = archive.sftp;
+  if (archive.server === null) return [`${archive.partner}: cd ${shellWord(archive.folder)} && sha256sum -c ${sums}`];
   const local = `/tmp/${archive.partner}-archive`;
   return [
-    `${archive.partner}: the archive is ${archive.folder} on the SFTP server sftp://${user}@${host}:${port}${archive.folder}`,
+    `${archive.partner}: the archive is ${archive.folder} on ${archive.server.described}${archive.folder}`,
     `   download it (${local} must not exist yet), or mount it (sshfs), then the same command:`,
-    `   sftp -r -P ${port} ${shellWord(`${user}@${host}:${archive.folder}`)} ${local}`,
+    `   ${archive.server.copyCommand(archive.folder, local, shellWord)}`,
     `   cd ${local} && sha256sum -c ${sums}`,
     `   (or on the server itself, in the folder behind ${archive.folder})`,
   ];
@@ -298,7 +298,7 @@ function readme(
   loads: number,
   reprocessings: number,
   events: number,
-  archives: { partner: string; folder: string | null; sftp: EvidenceArchive['sftp'] }[],
+  archives: { partner: string; folder: string | null; server: EvidenceArchive['server'] }[],
 ): string {
   const sumsFiles = archives.map((a) => sumsFileName(a.partner)).join(', ') || '(no partner)';
   const steps = archives.flatMap((a) => verifyStep(a).map((line) => `   ${line}`)).join('\n');

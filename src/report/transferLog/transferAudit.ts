@@ -54,9 +54,6 @@ export interface TransferLogPartner extends IntakeSettings {
   transferLog: { files: string[]; root: string; timeZone: string | undefined; clockSlackSeconds: number };
 }
 
-/** How the ledger's record of a move names a server path (the SFTP intake's `location`): `sftp://host:port/path`; a local path as it is. */
-const locationPrefixOf = (sftp: { host: string; port: number } | null) => (sftp ? `sftp://${sftp.host}:${sftp.port}` : '');
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** Events whose names the ledger keeps for the arrivals a log named otherwise. */
@@ -136,11 +133,12 @@ export async function transferAudit(
       partner: p.partner,
       folder: intakeFolders(p).intake,
       root: p.transferLog.root,
-      user: intakeFolders(p).sftp?.user ?? null,
+      user: intakeFolders(p).server?.user ?? null,
       pattern: globToRegExp(p.pattern),
       ignore: p.ignore.map(globToRegExp),
       readyMarker: p.readyMarker,
-      locationPrefix: locationPrefixOf(intakeFolders(p).sftp),
+      // how the ledger's record of a move names a server path; a local path as it is
+      locationPrefix: intakeFolders(p).server?.locationPrefix ?? '',
     }));
     const { arrivals, strays } = arrivalsOf(logs.events, intakes);
     const notes = await namedAsLedgerHas(ledger, arrivals);
