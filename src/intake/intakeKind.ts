@@ -92,7 +92,7 @@ export interface IntakeKind<Own = unknown> {
   /** refuses a malformed intake setting, naming what is wrong */
   parse(intake: string): void;
   /** the intake and its final folders (before the check that none is the intake itself) */
-  folders(s: IntakeSettings): IntakeFolders;
+  folders(settings: IntakeSettings): IntakeFolders;
   /** where one of them really is: equal for two settings that name one folder */
   place(folders: IntakeFolders, role: FolderPlace['role']): FolderPlace;
   /** the intake to run on, its final folders refused when one is an alias of the intake */
@@ -104,7 +104,7 @@ export interface IntakeKind<Own = unknown> {
    * for one that is not there, unless `required` (then a missing folder is an error).
    */
   openFolder(
-    s: IntakeSettings,
+    settings: IntakeSettings,
     own: Own,
     role: FolderPlace['role'],
     setting: string | undefined,

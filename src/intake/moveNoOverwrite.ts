@@ -22,9 +22,9 @@ async function sha256File(path: string): Promise<string> {
 }
 
 /** Whether two paths are one folder: a symlink or a bind mount shows the same device and inode. */
-export async function sameFolder(a: string, b: string): Promise<boolean> {
-  const [sa, sb] = await Promise.all([stat(a), stat(b).catch((err) => (isGone(err) ? null : Promise.reject(err)))]);
-  return sb !== null && sameInode(sa, sb);
+export async function sameFolder(first: string, second: string): Promise<boolean> {
+  const [firstStat, secondStat] = await Promise.all([stat(first), stat(second).catch((err) => (isGone(err) ? null : Promise.reject(err)))]);
+  return secondStat !== null && sameInode(firstStat, secondStat);
 }
 
 /**
