@@ -86,7 +86,7 @@ export interface Trailer {
 }
 
 /*
- * Control totals (docs/DESIGN.md invariant 9, checked in totals.ts): figures a file states about its
+ * Control totals (docs/DESIGN.md invariant 9, checked in reader/totalsCheck.ts): figures a file states about its
  * own rows, or a balance rule its partner documents.
  */
 
@@ -174,7 +174,7 @@ export interface Layout {
   leadingRecords?: number;
   /** a row with fewer fields than the header reads the missing last ones as empty (DuckDB's `null_padding`) */
   nullPadding?: boolean;
-  /** the control totals the rows must agree with before any is loaded (totals.ts) */
+  /** the control totals the rows must agree with before any is loaded (reader/totalsCheck.ts) */
   totals?: readonly Total[];
   /**
    * The longest record read before the file is rejected (`maxRecordBytes` in the settings,
