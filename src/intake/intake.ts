@@ -153,7 +153,7 @@ export class NotRegularFileError extends Error {
 }
 
 /** What a non-regular entry is, in words, from its stats (node's and ssh2's share these methods). */
-export function kindOf(s: {
+export function kindOf(stats: {
   isSymbolicLink(): boolean;
   isFIFO(): boolean;
   isSocket(): boolean;
@@ -161,11 +161,11 @@ export function kindOf(s: {
   isBlockDevice(): boolean;
   isCharacterDevice(): boolean;
 }): string {
-  if (s.isSymbolicLink()) return 'a symbolic link, not a regular file';
-  if (s.isFIFO()) return 'a FIFO, not a regular file';
-  if (s.isSocket()) return 'a socket, not a regular file';
-  if (s.isDirectory()) return 'a folder, not a regular file';
-  if (s.isBlockDevice() || s.isCharacterDevice()) return 'a device, not a regular file';
+  if (stats.isSymbolicLink()) return 'a symbolic link, not a regular file';
+  if (stats.isFIFO()) return 'a FIFO, not a regular file';
+  if (stats.isSocket()) return 'a socket, not a regular file';
+  if (stats.isDirectory()) return 'a folder, not a regular file';
+  if (stats.isBlockDevice() || stats.isCharacterDevice()) return 'a device, not a regular file';
   return 'not a regular file';
 }
 
@@ -181,8 +181,8 @@ const NAME_MAX = 255;
  * `settle_x.csv` → `settle_x.2.csv`: the name on a clash, keeping the extension last. The stem
  * is shortened when needed so that the name still fits a folder entry (255 bytes).
  */
-export function suffixedName(name: string, n: number): string {
-  return n === 0 ? name : taggedName(name, String(n));
+export function suffixedName(name: string, count: number): string {
+  return count === 0 ? name : taggedName(name, String(count));
 }
 
 /** `settle_x.csv` → `settle_x.TAG.csv`, shortened as suffixedName is: a name unique to one move when TAG is. */

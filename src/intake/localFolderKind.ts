@@ -51,8 +51,8 @@ export const localFolderKind: IntakeKind<null> = {
     await refuseIntakeAliases(folders);
   },
   // a local folder that is not there is null, required or not: a run makes it with its first move there
-  async openFolder(s, _own, role, setting) {
-    const dir = role === 'intake' ? resolve(s.intake!) : resolve(setting ?? siblingFolder(resolve(s.intake!), role));
+  async openFolder(settings, _own, role, setting) {
+    const dir = role === 'intake' ? resolve(settings.intake!) : resolve(setting ?? siblingFolder(resolve(settings.intake!), role));
     return existsSync(dir) ? new LocalFolder(dir) : null;
   },
 };

@@ -123,8 +123,8 @@ export const sftpKind: IntakeKind<SftpSettings> = {
     sftpAccess(own, sftpLocationOf(folders));
     await checkCredentials(own);
   },
-  async openFolder(s, own, role, setting, log, required) {
-    const loc = parseSftpUrl(s.intake!);
+  async openFolder(settings, own, role, setting, log, required) {
+    const loc = parseSftpUrl(settings.intake!);
     const folder = role === 'intake' ? loc : { ...loc, path: setting ?? posix.join(posix.dirname(loc.path), role) };
     const { creds, hostKeys, limits } = sftpAccess(own, folder);
     const { SftpFolder } = await import('./sftpFolder.js');

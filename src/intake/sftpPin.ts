@@ -4,7 +4,7 @@ import { sftpReadStream } from './sftpReadStream.js';
 import { isNotFound, type SftpSession } from './sftpSession.js';
 
 /** SFTP has no inodes: a remote file is known by its size and mtime (whole seconds). */
-export const remotePin = (s: { size: number; mtime: number }): FilePin => ({ size: s.size, mtimeMs: s.mtime * 1000 });
+export const remotePin = (stats: { size: number; mtime: number }): FilePin => ({ size: stats.size, mtimeMs: stats.mtime * 1000 });
 
 /** What the server says a name is, from more than one answer. */
 export type RemoteLook =
@@ -34,10 +34,14 @@ export async function lookAt(session: SftpSession, path: string): Promise<Remote
 }
 
 /** Whether two sets of attributes describe one file: size and mtime, and mode, owner and group where the server gives them. */
-export function sameAttributes(stats: Stats, b: Stats): boolean {
+export function sameAttributes(stats: Stats, other: Stats): boolean {
   const agree = (x: number | undefined, y: number | undefined) => x === undefined || y === undefined || x === y;
   return (
-    stats.size === b.size && stats.mtime === b.mtime && agree(stats.mode, b.mode) && agree(stats.uid, b.uid) && agree(stats.gid, b.gid)
+    stats.size === other.size &&
+    stats.mtime === other.mtime &&
+    agree(stats.mode, other.mode) &&
+    agree(stats.uid, other.uid) &&
+    agree(stats.gid, other.gid)
   );
 }
 
