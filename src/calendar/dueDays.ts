@@ -27,11 +27,11 @@ export function localDay(instantMs: number, timeZone: string): string {
   return f.format(new Date(instantMs));
 }
 
-/** `day` plus `n` days. */
-export function addDays(day: string, n: number): string {
-  const d = new Date(`${day}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + n);
-  return d.toISOString().slice(0, 10);
+/** `day` plus `count` days. */
+export function addDays(day: string, count: number): string {
+  const date = new Date(`${day}T00:00:00Z`);
+  date.setUTCDate(date.getUTCDate() + count);
+  return date.toISOString().slice(0, 10);
 }
 
 /** ISO weekday, 1 Monday … 7 Sunday. */

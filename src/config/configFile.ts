@@ -29,7 +29,8 @@ export function refuseUnknownKeys(object: Record<string, unknown>, known: readon
   }
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** A whole number, from JSON or from text. */
 export function wholeNumber(value: unknown): number {

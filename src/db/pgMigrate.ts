@@ -54,12 +54,12 @@ export async function migratePg(client: pg.ClientBase, schema: string, set: Migr
   return { applied, current: await pgSchemaVersion(client, schema) };
 }
 
-/** Runs `fn` in one transaction holding the migration lock: beside the numbered migrations, a layout's table. */
-export async function withMigrationLock<T>(client: pg.ClientBase, fn: () => Promise<T>): Promise<T> {
+/** Runs `work` in one transaction holding the migration lock: beside the numbered migrations, a layout's table. */
+export async function withMigrationLock<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-    const result = await fn();
+    const result = await work();
     await client.query('COMMIT');
     return result;
   } catch (err) {

@@ -88,11 +88,13 @@ export class HostKeyPolicy {
     private readonly source: string,
   ) {}
 
-  static pinned(fp: string, host: string, port: number): HostKeyPolicy {
-    if (!/^SHA256:[A-Za-z0-9+/]{43}$/.test(fp)) {
-      throw new UsageError(`host key fingerprint ${JSON.stringify(fp)} must look like SHA256:<43 base64 characters> (ssh-keygen -lf)`);
+  static pinned(fingerprint: string, host: string, port: number): HostKeyPolicy {
+    if (!/^SHA256:[A-Za-z0-9+/]{43}$/.test(fingerprint)) {
+      throw new UsageError(
+        `host key fingerprint ${JSON.stringify(fingerprint)} must look like SHA256:<43 base64 characters> (ssh-keygen -lf)`,
+      );
     }
-    return new HostKeyPolicy(knownHostsName(host, port), [], fp, 'the pinned fingerprint');
+    return new HostKeyPolicy(knownHostsName(host, port), [], fingerprint, 'the pinned fingerprint');
   }
 
   static fromKnownHosts(path: string, host: string, port: number): HostKeyPolicy {
