@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFile, link, mkdir, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -144,6 +144,7 @@ async function perFileFigure(server: BenchServer): Promise<Figure> {
     await writeFile(join(ws.intake, `settle_20260903_${i}.csv`), sampleSettlement({ date: '2026-09-03', rows: 1, idPrefix: `S${i}` }).text);
   }
   const many = await measuredRun(ws);
+  const byTenth = costByTenth(await readFile(join(ws.root, 'trace'), 'utf8'));
   await rm(ws.root, { recursive: true, force: true });
   const files = await server.client.query<{ n: string }>('SELECT count(*) AS n FROM settle.file_loads');
   expect(Number(files.rows[0]!.n)).toBe(SMALL_FILES);
@@ -154,8 +155,22 @@ async function perFileFigure(server: BenchServer): Promise<Figure> {
     `${perFile.toFixed(2)} ms`,
     '< 5 ms',
     perFile < 5,
-    `run time ${s(many.ms)}`,
+    `run time ${s(many.ms)}; ms a file by tenth of the night ${byTenth.join(' ')}`,
   );
+}
+
+/** A run's cost per file in each tenth of its files, from its trace (one `before-open` a file): flat, or growing with the night. */
+function costByTenth(trace: string): string[] {
+  const opens = trace
+    .split('\n')
+    .filter((line) => line.startsWith('before-open '))
+    .map((line) => Number(line.split(' ')[1]));
+  const tenth = Math.floor(opens.length / 10);
+  if (tenth === 0) return [];
+  return Array.from({ length: 10 }, (_, i) => {
+    const end = Math.min((i + 1) * tenth, opens.length - 1);
+    return ((opens[end]! - opens[i * tenth]!) / (end - i * tenth)).toFixed(1);
+  });
 }
 
 /** An idle run: migrated ledger, empty intake. */

@@ -5,7 +5,7 @@ import { PG_UNIQUE_VIOLATION, pgCode } from '../db/pgErrors.js';
 import { assertPgCurrent, migratePg } from '../db/pgMigrate.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { SqlLedger } from './sqlLedger.js';
-import { numberPlaceholders, type SqlPort, type SqlRow } from './sqlPort.js';
+import { numberPlaceholders, type Durability, type SqlPort, type SqlRow } from './sqlPort.js';
 
 /** The ledger's tables live in their own schema, in whatever database the URL names. */
 export const LEDGER_SCHEMA = 'settle_ledger';
@@ -36,9 +36,11 @@ class PgPort implements SqlPort {
     return (await this.query(sql, params)).rowCount ?? 0;
   }
 
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+  /** An unsynced commit is PostgreSQL's asynchronous commit for that one transaction (SET LOCAL). */
+  async transaction<T>(fn: () => Promise<T>, durability: Durability = 'synced'): Promise<T> {
     await this.all('BEGIN');
     try {
+      if (durability === 'unsynced') await this.all('SET LOCAL synchronous_commit = off');
       const result = await fn();
       await this.all('COMMIT');
       return result;

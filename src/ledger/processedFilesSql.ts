@@ -45,9 +45,12 @@ export const END_CLAIM = `owner_host = NULL, owner_pid = NULL, owner_started_at 
 /**
  * The live rows holding a decoded content under any delivered bytes: a plain copy (its bytes
  * are the content, also on rows from before content hashes were kept) or a gzipped, zipped or
- * encrypted delivery of it. Two `?`, both the content's hash.
+ * encrypted delivery of it. Two `?`, both the content's hash. Each side of the OR carries the
+ * live condition itself, so that SQLite searches each by its index (the partial one on sha256,
+ * processed_files_by_content); `(a OR b) AND live` scanned the whole table, once per file.
  */
-export const HOLDS_LIVE_CONTENT = (alias: string) => `(${alias}.sha256 = ? OR ${alias}.content_sha256 = ?) AND ${LIVE(alias)}`;
+export const HOLDS_LIVE_CONTENT = (alias: string) =>
+  `((${alias}.sha256 = ? AND ${LIVE(alias)}) OR (${alias}.content_sha256 = ? AND ${LIVE(alias)}))`;
 
 /**
  * `adopt`'s ONE statement. Its delivered bytes already live is refused by the partial unique

@@ -18,7 +18,7 @@ import type {
 import { ADOPT_SQL, CLAIM_SQL, DUPLICATE_SQL, END_CLAIM, HELD_SQL, HOLDS_LIVE_CONTENT, LIVE } from './processedFilesSql.js';
 import { dropIntent, insertIntent, insertMove, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL_SQL } from './sqlMoves.js';
 import { PartnerLeases } from './partnerLeases.js';
-import type { SqlPort, SqlRow } from './sqlPort.js';
+import type { Durability, SqlPort, SqlRow } from './sqlPort.js';
 import { eventRow, fileRow, intentRow, iso, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
 
 import {
@@ -71,8 +71,8 @@ export class SqlLedger implements Ledger {
     return result;
   }
 
-  private tx<T>(fn: () => Promise<T>): Promise<T> {
-    return this.serial(() => this.db.transaction(fn));
+  private tx<T>(fn: () => Promise<T>, durability: Durability = 'synced'): Promise<T> {
+    return this.serial(() => this.db.transaction(fn, durability));
   }
 
   private read(sql: string, params: unknown[] = []): Promise<SqlRow[]> {
@@ -488,6 +488,12 @@ export class SqlLedger implements Ledger {
     await this.tx(() => dropIntent(this.db, f));
   }
 
+  /**
+   * The record of a landing commits unsynced: nothing outside the ledger waits on it, and when a
+   * power loss drops it the ledger is as a crash after the move leaves it (the outcome, the
+   * intent, the file where it was going), which the next run finishes (finishUnfinishedMoves).
+   * The next synced commit (the next file's claim, the run's end) carries it to the disk.
+   */
   markMoved(f: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
     return this.tx(async () => {
       await dropIntent(this.db, f);
@@ -500,7 +506,7 @@ export class SqlLedger implements Ledger {
       ]);
       await this.appendEvent(movedEvent(f, location, moveDetails));
       return true;
-    });
+    }, 'unsynced');
   }
 
   recordSkip(

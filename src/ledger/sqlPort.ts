@@ -9,6 +9,9 @@
  */
 export type SqlRow = Record<string, unknown>;
 
+/** `synced` (the default): on the disk when the commit returns; `unsynced`: see SqlPort.transaction. */
+export type Durability = 'synced' | 'unsynced';
+
 export interface SqlPort {
   /** where the ledger lives, for messages (a path, or a URL without its password) */
   readonly location: string;
@@ -18,8 +21,13 @@ export interface SqlPort {
   all(sql: string, params?: unknown[]): Promise<SqlRow[]>;
   /** a write without RETURNING: the number of rows it changed */
   run(sql: string, params?: unknown[]): Promise<number>;
-  /** `fn` in one write transaction: its state changes and events commit together or not at all */
-  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * `fn` in one write transaction: its state changes and events commit together or not at all.
+   * `unsynced`: the commit need not reach the disk before it returns (a record the next run
+   * rebuilds from the ledger when a power loss drops it); it reaches the disk with the next
+   * synced commit, which never overtakes it.
+   */
+  transaction<T>(fn: () => Promise<T>, durability?: Durability): Promise<T>;
   /** the statement broke a UNIQUE constraint (another claimant won at the same instant) */
   isUniqueViolation(err: unknown): boolean;
   close(): Promise<void>;

@@ -4,7 +4,7 @@ import { assertNotWorldWritableFolder, createPrivateFile } from '../privateFiles
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
 import { SqlLedger } from './sqlLedger.js';
-import type { SqlPort, SqlRow } from './sqlPort.js';
+import type { Durability, SqlPort, SqlRow } from './sqlPort.js';
 
 /** How long a write waits for another process's write before giving up. */
 export const DEFAULT_BUSY_TIMEOUT_MS = 15_000;
@@ -74,16 +74,25 @@ class SqlitePort implements SqlPort {
     return this.guard(() => this.statement(sql).run(...params).changes);
   }
 
-  /** IMMEDIATE: the write lock is taken at BEGIN, so two writers queue instead of deadlocking. */
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
+  /**
+   * IMMEDIATE: the write lock is taken at BEGIN, so two writers queue instead of deadlocking.
+   * An unsynced commit is WAL's synchronous=NORMAL for that one transaction: its frames are
+   * written, not synced; the next FULL commit's sync of the log carries them to the disk first.
+   */
+  async transaction<T>(fn: () => Promise<T>, durability: Durability = 'synced'): Promise<T> {
+    if (durability === 'unsynced') this.db.pragma('synchronous = NORMAL');
     try {
-      const result = await fn();
-      this.guard(() => this.db.exec('COMMIT'));
-      return result;
-    } catch (err) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      throw err;
+      this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
+      try {
+        const result = await fn();
+        this.guard(() => this.db.exec('COMMIT'));
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      if (durability === 'unsynced') this.db.pragma('synchronous = FULL');
     }
   }
 
