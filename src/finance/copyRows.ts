@@ -51,11 +51,12 @@ async function* copyData(
   layout: Layout,
   req: LoadRequest,
   counter: { rows: number; stats: ReadStats },
-  format: { writeRow: RowWriter; start?: (out: CopyBatches) => void; end?: (out: CopyBatches) => void },
+  format: { writeRow: RowWriter; start?: (out: CopyBatches) => void; end?: (out: CopyBatches) => void; asWritten: boolean },
 ): AsyncGenerator<Buffer> {
   const out = new CopyBatches();
   format.start?.(out);
-  for await (const block of settlementBlocks(req.stagedPath, layout, { stats: counter.stats, fileName: req.name })) {
+  const read = { stats: counter.stats, fileName: req.name, asWritten: format.asWritten };
+  for await (const block of settlementBlocks(req.stagedPath, layout, read)) {
     for (let row = block.next(); row !== null; row = block.next()) {
       format.writeRow(out, row);
       counter.rows++;
@@ -106,8 +107,9 @@ export async function streamRows(
         start: (out: CopyBatches) => binary.header(out),
         writeRow: (out: CopyBatches, row: SettlementRow) => binary.row(out, row.values, loadId, row.line),
         end: (out: CopyBatches) => binary.trailer(out),
+        asWritten: false,
       }
-    : { writeRow: csvRows(loadId) };
+    : { writeRow: csvRows(loadId), asWritten: true };
   const copy = client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT ${binary ? 'binary' : 'csv'})`));
   await feedCopy(copyData(layout, req, counter, format), copy);
   req.onProgress?.(counter.rows, counter.stats.bytes);

@@ -22,6 +22,11 @@ export interface ReadOptions {
   stats?: ReadStats;
   /** the name the file was delivered under: a layout may take its zone from it */
   fileName?: string;
+  /**
+   * Whether rows carry their own text when COPY may take it as written (SettlementRow.text; the
+   * default): a binary COPY never sends it, and spares the look at every value that it costs.
+   */
+  asWritten?: boolean;
 }
 
 export interface SettlementRow {
@@ -166,7 +171,7 @@ class SettlementReader implements RowBlock {
     this.trailer = layout.trailer ? new TrailerCheck(layout) : undefined;
     this.totals = layout.totals ? new TotalsCheck(layout) : undefined;
     this.leading = layout.leadingRecords ?? 0;
-    this.asWritten = layout.delimiter === ',';
+    this.asWritten = layout.delimiter === ',' && opts.asWritten !== false;
     this.types = layout.recordTypes;
     this.context = opts.fileName !== undefined ? { fileName: opts.fileName } : {};
     if (!layout.header) this.plan = planPositions(layout, layout.skipLines + 1, this.context);
