@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { readMigrations, type Migration, type MigrationSet } from './migrationFiles.js';
+import { latestMigration, readMigrations, type Migration, type MigrationSet } from './migrationFiles.js';
 
 /**
  * The one migrator of both stores: the PostgreSQL schemas (the finance schema and a shared
@@ -27,7 +27,7 @@ export interface MigrationResult {
 /** The set's migrations, oldest first, and the highest version this release knows. */
 export function knownMigrations(set: MigrationSet): { migrations: Migration[]; latest: number } {
   const migrations = readMigrations(set);
-  return { migrations, latest: Math.max(...migrations.map((migration) => migration.version)) };
+  return { migrations, latest: migrations.at(-1)?.version ?? 0 };
 }
 
 /**
@@ -43,7 +43,7 @@ export function migrationsToApply(store: MigrationStore, current: number): Migra
 
 /** Every command but `migrate` needs the store at exactly this release's version, rather than half-working against another. */
 export function assertCurrent(store: MigrationStore, current: number): void {
-  const { latest } = knownMigrations(store.set);
+  const latest = latestMigration(store.set);
   if (current < latest) {
     throw new UsageError(`${store.label} is at version ${current}, this release needs ${latest}: run \`settle-ingest migrate\` first`);
   }
