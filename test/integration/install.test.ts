@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { readMigrations } from '../../src/db/migrationFiles.js';
-import { runCli } from '../support/cli.js';
+import { finished, runCli } from '../support/cli.js';
 import { financeDatabase, parseSummary, type FinanceDatabase } from '../support/workspace.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -68,6 +68,41 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     const rows = await db.client.query(`SELECT count(*)::int AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'INST-%'`);
     expect(rows.rows[0].n).toBe(4);
     expect(await readdir(join(elsewhere, 'archive'))).toEqual(['settle_20261205_a01.csv']);
+  });
+
+  it('watch from the installed command: its help, a file taken as it arrives, and exit 0 on SIGTERM', async () => {
+    const help = sh(['watch', '--help']);
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/--poll/);
+
+    const here = join(tmp, 'watching');
+    await mkdir(join(here, 'intake'), { recursive: true });
+    const env = { PATH: `${prefix}/bin:${process.env.PATH}`, HOME: tmp, DATABASE_URL: db.url };
+    const migrate = sh(['migrate', '--ledger', 'ledger.sqlite'], { DATABASE_URL: db.url }, here);
+    expect(migrate.status, migrate.stderr).toBe(0);
+    const child = spawn(command, ['watch', '--intake', 'intake', '--ledger', 'ledger.sqlite', '--stable-for', '0', '--poll', '0.2'], {
+      cwd: here,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const done = finished(child);
+    try {
+      await writeFile(
+        join(here, 'intake', 'settle_20261206_w01.csv'),
+        sampleSettlement({ date: '2026-12-06', rows: 3, idPrefix: 'INSTW' }).text,
+      );
+      const archive = join(here, 'archive');
+      for (let waited = 0; !existsSync(join(archive, 'settle_20261206_w01.csv')); waited += 50) {
+        if (child.exitCode !== null) throw new Error(`the installed watch ended (${child.exitCode}): ${(await done).stderr}`);
+        if (waited > 30_000) throw new Error('the installed watch took no file in 30 s');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const rows = await db.client.query(`SELECT count(*)::int AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'INSTW-%'`);
+      expect(rows.rows[0].n).toBe(3);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect((await done).status).toBe(0);
   });
 
   it('ships no test seam: SETTLE_TEST_FAULT neither kills the installed command nor runs its hook, SETTLE_TEST_NOW is not read', async () => {
