@@ -103,16 +103,17 @@ describe('watch on a local intake', () => {
     expect(ended.stdout).toMatch(/run \S+ done: loaded=1 /);
   });
 
-  it('on SIGTERM during a load finishes that file, leaves the next in the intake, and exits 0', async () => {
+  it.each(['TERM', 'INT'])('on SIG%s during a load finishes that file, leaves the next in the intake, and exits 0', async (signal) => {
     const ws = await Workspace.create(db.url);
-    await ws.put('settle_20260802_a01.csv', file('2026-08-02', 'WSTOP1'));
-    await ws.put('settle_20260802_a02.csv', file('2026-08-02', 'WSTOP2'));
+    // contents of each case's own: the finance database is shared by the file's tests
+    await ws.put('settle_20260802_a01.csv', file('2026-08-02', `W${signal}1`));
+    await ws.put('settle_20260802_a02.csv', file('2026-08-02', `W${signal}2`));
     const once = join(ws.root, 'signalled');
     const w = watching(
       ws.startRunWith(['watch', '--intake', ws.intake, '--ledger', ws.ledger, '--stable-for', '0', ...QUICK], {
         // the first file claimed: its load is in hand when the signal comes ($PPID is the CLI that runs the hook)
         SETTLE_TEST_FAULT: 'hook:after-claim',
-        SETTLE_TEST_HOOK: `[ -e '${once}' ] && exit 0; touch '${once}'; kill -TERM $PPID`,
+        SETTLE_TEST_HOOK: `[ -e '${once}' ] && exit 0; touch '${once}'; kill -${signal} $PPID`,
       }),
     );
     const ended = await w.done;
