@@ -105,9 +105,10 @@ describe('watch on a local intake', () => {
 
   it.each(['TERM', 'INT'])('on SIG%s during a load finishes that file, leaves the next in the intake, and exits 0', async (signal) => {
     const ws = await Workspace.create(db.url);
-    // contents of each case's own: the finance database is shared by the file's tests
-    await ws.put('settle_20260802_a01.csv', file('2026-08-02', `W${signal}1`));
-    await ws.put('settle_20260802_a02.csv', file('2026-08-02', `W${signal}2`));
+    // names and contents of each case's own: the finance database is shared by the file's tests
+    const [first, second] = [1, 2].map((n) => `settle_20260802_${signal.toLowerCase()}${n}.csv`) as [string, string];
+    await ws.put(first, file('2026-08-02', `W${signal}1`));
+    await ws.put(second, file('2026-08-02', `W${signal}2`));
     const once = join(ws.root, 'signalled');
     const w = watching(
       ws.startRunWith(['watch', '--intake', ws.intake, '--ledger', ws.ledger, '--stable-for', '0', ...QUICK], {
@@ -118,9 +119,9 @@ describe('watch on a local intake', () => {
     );
     const ended = await w.done;
     expect(ended.status).toBe(0);
-    expect(await ws.files('archive')).toEqual(['settle_20260802_a01.csv']);
-    expect(await ws.files('intake')).toEqual(['settle_20260802_a02.csv']);
-    expect(await rowsFrom('settle_20260802_a01.csv')).toBe(5);
+    expect(await ws.files('archive')).toEqual([first]);
+    expect(await ws.files('intake')).toEqual([second]);
+    expect(await rowsFrom(first)).toBe(5);
     // the run it cut short did nothing wrong: a service's stop is normal
     expect(ws.runs()).toEqual([expect.objectContaining({ loaded: 1, exit_status: 0 })]);
   });
