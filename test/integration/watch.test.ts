@@ -80,6 +80,10 @@ describe('watch on a local intake', () => {
     expect(await ws.files('archive')).toEqual(['settle_20260801_a01.csv']);
     expect(await rowsFrom('settle_20260801_a01.csv')).toBe(5);
     expect(ws.runs()).toEqual([expect.objectContaining({ loaded: 1, exit_status: 0 })]);
+    // the metrics file is rewritten after the cycle that worked: its run, its rows, its count
+    await until('the worked cycle in the metrics', async () => (await metric(metrics, 'settle_ingest_watch_worked_cycles_total')) === 1);
+    expect(await metric(metrics, 'settle_ingest_last_run_rows{partner="default"}')).toBe(5);
+    expect(await metric(metrics, 'settle_ingest_last_run_files{partner="default",outcome="loaded"}')).toBe(1);
 
     // the same bytes under a new name: a resend, skipped and moved to duplicates, not loaded twice
     await ws.put('settle_20260801_a02.csv', text);
