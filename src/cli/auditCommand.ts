@@ -55,14 +55,14 @@ export function auditPartners(
       }
     };
     try {
-      for (const p of partners) {
-        const archive = named ? await openArchive(p, logger) : await commandResources.archive();
+      for (const partnerSettings of partners) {
+        const archive = named ? await openArchive(partnerSettings, logger) : await commandResources.archive();
         if (named && archive) opened.push(archive);
-        folders.push({ partner: p.partner, destination: 'archive', folder: archive ?? emptyFolder('archive') });
+        folders.push({ partner: partnerSettings.partner, destination: 'archive', folder: archive ?? emptyFolder('archive') });
         for (const destination of ['duplicates', 'rejected'] as const) {
-          const folder = await openFinalFolder(p, destination, logger);
+          const folder = await openFinalFolder(partnerSettings, destination, logger);
           if (folder) opened.push(folder);
-          folders.push({ partner: p.partner, destination, folder: folder ?? emptyFolder(destination) });
+          folders.push({ partner: partnerSettings.partner, destination, folder: folder ?? emptyFolder(destination) });
         }
       }
       const transferLog = await transferAudit(ledger, partners, intakeNow, opts.transferLogPeriod);

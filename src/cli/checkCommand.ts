@@ -44,37 +44,37 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
     .argument('<files...>', 'settlement files to check')
     .description('checks files against the layout without loading them: every bad line and field; exit 1 if any file is bad')
     .action(async (files: string[], flags: CheckFlags) => {
-      const s = resolveSettings(flags);
+      const settings = resolveSettings(flags);
       for (const file of files) {
         const stats = await stat(file).catch(() => null);
         if (!stats?.isFile()) throw new UsageError(`${file} is not a file that can be read`);
       }
-      const pattern = globToRegExp(s.pattern);
-      const decode = await loadDecodeOptions(s.decode, pattern);
-      const names = { pattern, ignore: s.ignore.map(globToRegExp), readyMarker: s.readyMarker };
+      const pattern = globToRegExp(settings.pattern);
+      const decode = await loadDecodeOptions(settings.decode, pattern);
+      const names = { pattern, ignore: settings.ignore.map(globToRegExp), readyMarker: settings.readyMarker };
       /** What a run would make of the name, when the settings give a pattern (a file is often checked under another name than the default's). */
       const nameVerdict = async (file: string) => {
-        if (!s.patternGiven) return undefined;
+        if (!settings.patternGiven) return undefined;
         const present = new Set(await readdir(dirname(file)).catch(() => []));
         const verdict = classifyName(basename(file), names, present);
         if (verdict.kind === 'take') return undefined;
-        const why = verdict.kind === 'not_ready' ? verdict.reason : `${verdict.reason} (pattern ${s.patternText})`;
+        const why = verdict.kind === 'not_ready' ? verdict.reason : `${verdict.reason} (pattern ${settings.patternText})`;
         return { outcome: verdict.kind === 'not_ready' ? ('not_ready' as const) : ('ignored' as const), error: why };
       };
       const checked: Checked[] = [];
       // a gzipped, zipped or encrypted file is decoded into a private folder first, as a run does
-      const staging = await mkdtemp(join(s.staging, 'settle-check-'));
+      const staging = await mkdtemp(join(settings.staging, 'settle-check-'));
       try {
-        for (const [i, file] of files.entries()) {
+        for (const [fileIndex, file] of files.entries()) {
           // no hash: check decides nothing by identity
           const delivered = { path: file, sha256: '', size: (await stat(file)).size };
-          const content = await stagedContent(delivered, decode, join(staging, String(i)));
+          const content = await stagedContent(delivered, decode, join(staging, String(fileIndex)));
           try {
             if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
             const { rows, skippedRows, totals, error } =
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
-                : await checkContent(content.path, s.layout, { fileName: basename(file), plain: content.layers.length === 0 });
+                : await checkContent(content.path, settings.layout, { fileName: basename(file), plain: content.layers.length === 0 });
             // the content first (what to fix in the file); a good one under a name a run would not take is not ok either
             const name = error ? undefined : await nameVerdict(file);
             checked.push({
@@ -96,11 +96,14 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
       if (flags.json) {
         process.stdout.write(`${jsonDocument({ files: checked, exit_status: exitStatus })}\n`);
       } else {
-        for (const c of checked) {
-          const left = c.skipped_rows ? ` (and ${c.skipped_rows} left out by the layout)` : '';
-          const proved = c.totals?.length ? `; ${totalsText(c.totals)}` : '';
-          const what = c.outcome === 'ok' ? `ok, ${c.rows} rows${left}${proved}` : `${WORDS[c.outcome]}: ${c.error}`;
-          process.stdout.write(`${printable(c.file)}: ${printable(what)}\n`);
+        for (const checkedFile of checked) {
+          const left = checkedFile.skipped_rows ? ` (and ${checkedFile.skipped_rows} left out by the layout)` : '';
+          const proved = checkedFile.totals?.length ? `; ${totalsText(checkedFile.totals)}` : '';
+          const what =
+            checkedFile.outcome === 'ok'
+              ? `ok, ${checkedFile.rows} rows${left}${proved}`
+              : `${WORDS[checkedFile.outcome]}: ${checkedFile.error}`;
+          process.stdout.write(`${printable(checkedFile.file)}: ${printable(what)}\n`);
         }
       }
       setExit(exitStatus);

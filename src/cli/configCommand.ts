@@ -93,8 +93,15 @@ export function effectiveConfig(flags: RawFlags, env: NodeJS.ProcessEnv = proces
       from,
     });
   }
-  for (const k of LIBPQ) {
-    if (env[k]) out.push({ ...(named ? { partner: null } : {}), setting: k, value: shown(k, env[k]), source: 'environment', from: k });
+  for (const variable of LIBPQ) {
+    if (env[variable])
+      out.push({
+        ...(named ? { partner: null } : {}),
+        setting: variable,
+        value: shown(variable, env[variable]),
+        source: 'environment',
+        from: variable,
+      });
   }
   return out;
 }

@@ -36,22 +36,22 @@ function invocation(): string {
  * it stays for inspection with the commands to look at it.
  */
 export async function runDemo(opts: { keep: boolean } = { keep: false }): Promise<number> {
-  const ws = await mkdtemp(join(tmpdir(), 'settle-demo-'));
-  await chmod(ws, 0o755); // the database server may run as another user and must enter it
-  const intake = join(ws, 'intake');
+  const workspace = await mkdtemp(join(tmpdir(), 'settle-demo-'));
+  await chmod(workspace, 0o755); // the database server may run as another user and must enter it
+  const intake = join(workspace, 'intake');
   await mkdir(intake);
-  say(`settle-ingest demo — workspace ${ws}`);
+  say(`settle-ingest demo — workspace ${workspace}`);
   say('starting an embedded PostgreSQL on 127.0.0.1 …');
-  const server = await startEmbeddedPostgres(join(ws, 'postgres'));
+  const server = await startEmbeddedPostgres(join(workspace, 'postgres'));
   try {
     await server.createDatabase('finance');
     const settings = resolveSettings(
       {
         intake,
-        ledger: join(ws, 'settle-ledger.sqlite'),
+        ledger: join(workspace, 'settle-ledger.sqlite'),
         databaseUrl: server.url('finance'),
         stableFor: 0,
-        logFile: join(ws, 'settle-ingest.log'),
+        logFile: join(workspace, 'settle-ingest.log'),
       },
       {},
     );
@@ -89,29 +89,31 @@ export async function runDemo(opts: { keep: boolean } = { keep: false }): Promis
       'SELECT (SELECT count(*) FROM settle.file_loads) AS files, count(*) AS rows, sum(net_amount)::text AS net FROM settle.settlement_rows',
     );
     await db.end();
-    const t = totals.rows[0]!;
+    const totalsRow = totals.rows[0]!;
     say();
-    say(`finance database: ${t.files} file loaded, ${t.rows} rows, net total ${t.net} (file's own total ${a01.netTotal})`);
+    say(
+      `finance database: ${totalsRow.files} file loaded, ${totalsRow.rows} rows, net total ${totalsRow.net} (file's own total ${a01.netTotal})`,
+    );
     say();
-    const me = invocation();
+    const command = invocation();
     if (opts.keep) {
       say('where to look:');
       for (const folder of ['intake', 'archive', 'duplicates', 'rejected']) {
-        const names = await readdir(join(ws, folder)).catch(() => []);
-        say(`  ${join(ws, folder).padEnd(ws.length + 12)} ${names.join(', ') || '(empty)'}`);
+        const names = await readdir(join(workspace, folder)).catch(() => []);
+        say(`  ${join(workspace, folder).padEnd(workspace.length + 12)} ${names.join(', ') || '(empty)'}`);
       }
       say(`  ledger:  ${settings.ledger}`);
-      say(`           ${me} report runs --ledger ${settings.ledger}`);
-      say(`           ${me} history settle_20260314_a02.csv --ledger ${settings.ledger}`);
+      say(`           ${command} report runs --ledger ${settings.ledger}`);
+      say(`           ${command} history settle_20260314_a02.csv --ledger ${settings.ledger}`);
       say(`  logs:    ${settings.logFile}   (one JSON line per decision)`);
-      say(`  (the workspace stays until you remove it: rm -r ${ws})`);
+      say(`  (the workspace stays until you remove it: rm -r ${workspace})`);
     } else {
-      say(`to look at the folders, the ledger and the log afterwards: ${me} demo --keep`);
+      say(`to look at the folders, the ledger and the log afterwards: ${command} demo --keep`);
     }
     return worst === 1 ? 0 : worst; // the rejected file is part of the story, not a demo failure
   } finally {
     await server.stop();
-    await rm(opts.keep ? join(ws, 'postgres') : ws, { recursive: true, force: true });
+    await rm(opts.keep ? join(workspace, 'postgres') : workspace, { recursive: true, force: true });
     say(`embedded PostgreSQL stopped${opts.keep ? '' : '; workspace removed'}.`);
   }
 }

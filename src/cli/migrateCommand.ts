@@ -56,14 +56,14 @@ function printSql(partners: Settings[]): Promise<string> {
 
 /** Migrates the finance schema, every partner's layout table and the ledger. */
 async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
-  const s = partners[0]!;
-  if (s.ledgerGroup !== undefined && isPostgresUrl(s.ledger)) {
+  const settings = partners[0]!;
+  if (settings.ledgerGroup !== undefined && isPostgresUrl(settings.ledger)) {
     throw new UsageError(
       '--ledger-group is for a SQLite ledger: for a PostgreSQL one, GRANT USAGE ON SCHEMA settle_ledger and SELECT ON ALL TABLES IN SCHEMA settle_ledger to the monitoring role',
     );
   }
-  const gid = s.ledgerGroup === undefined ? undefined : ledgerGroupId(s.ledgerGroup);
-  return withResources(s, async (commandResources) => {
+  const gid = settings.ledgerGroup === undefined ? undefined : ledgerGroupId(settings.ledgerGroup);
+  return withResources(settings, async (commandResources) => {
     const db = await commandResources.finance('migrate');
     const tables: MigrateResult['tables'] = [];
     let first: Awaited<ReturnType<typeof db.migrate>> | undefined;
@@ -73,9 +73,9 @@ async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
       tables.push({ table: done.table, partners: layout.partners, tableChanges: done.tableChanges });
     }
     const ledger = await commandResources.ledger({ create: true });
-    if (gid !== undefined) shareLedgerWithGroup(s.ledger, s.ledgerGroup!, gid);
+    if (gid !== undefined) shareLedgerWithGroup(settings.ledger, settings.ledgerGroup!, gid);
     return {
-      financeSchema: s.schema,
+      financeSchema: settings.schema,
       financeVersion: first!.current,
       applied: first!.applied,
       table: first!.table,

@@ -26,10 +26,10 @@ export interface CommandResources {
 }
 
 /**
- * Runs `fn` with the resources it opens, then closes them in reverse order of opening, even
- * when `fn` throws; a failure to close is thrown only when `fn` itself succeeded.
+ * Runs `task` with the resources it opens, then closes them in reverse order of opening, even
+ * when `task` throws; a failure to close is thrown only when `task` itself succeeded.
  */
-export async function withResources<T>(settings: Settings, fn: (r: CommandResources) => Promise<T>): Promise<T> {
+export async function withResources<T>(settings: Settings, task: (r: CommandResources) => Promise<T>): Promise<T> {
   const closers: (() => Promise<void>)[] = [];
   const opened = async <R>(resource: Promise<R>, close: (r: R) => Promise<void>): Promise<R> => {
     const awaited = await resource;
@@ -72,7 +72,7 @@ export async function withResources<T>(settings: Settings, fn: (r: CommandResour
   };
   let result: T;
   try {
-    result = await fn(commandResources);
+    result = await task(commandResources);
   } catch (err) {
     await closeAll().catch(() => undefined);
     throw err;

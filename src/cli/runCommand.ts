@@ -137,24 +137,24 @@ export async function ingestPartners(
 }
 
 /** A partner's resources as the loop asks them, with the terminal's progress lines. */
-function partnerResources(r: CommandResources, s: Settings): PartnerResources {
+function partnerResources(commandResources: CommandResources, settings: Settings): PartnerResources {
   let progressOf = '';
   return {
-    logger: () => r.logger(),
-    ledger: () => r.ledger(),
-    finance: (stop) => r.finance('load', stop),
-    intake: (stop) => r.intake(stop),
+    logger: () => commandResources.logger(),
+    ledger: () => commandResources.ledger(),
+    finance: (stop) => commandResources.finance('load', stop),
+    intake: (stop) => commandResources.intake(stop),
     progress: {
       // a file's first figures are drawn at once, however soon after the last line: a short load shows too
       // only for a terminal: formatting the figures costs more than the batch they report (docs/BENCHMARKS.md)
-      onProgress: r.status.enabled
+      onProgress: commandResources.status.enabled
         ? (progress) => {
-            r.status.show(progressLine(progress), progress.file !== progressOf);
+            commandResources.status.show(progressLine(progress), progress.file !== progressOf);
             progressOf = progress.file;
           }
         : undefined,
-      onDownload: (file, bytes, size) => r.status.show(downloadLine(file, bytes, size)),
-      onWaiting: (waiting) => r.status.show(waitingLine(waiting, s.stableForSeconds), waiting.first),
+      onDownload: (file, bytes, size) => commandResources.status.show(downloadLine(file, bytes, size)),
+      onWaiting: (waiting) => commandResources.status.show(waitingLine(waiting, settings.stableForSeconds), waiting.first),
     },
   };
 }

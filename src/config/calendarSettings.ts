@@ -13,18 +13,19 @@ const EXPECT_EXAMPLE = '{"every": "business day", "by": "04:00", "timeZone": "Eu
 export function parseExpect(picked: Picked): Expect | null {
   if (picked.value === null) return null;
   if (!isObject(picked.value)) throw new UsageError(`${picked.from}: expected an object such as ${EXPECT_EXAMPLE}`);
-  const v = picked.value;
-  refuseUnknownKeys(v, EXPECT_KEYS, picked.from);
+  const expectation = picked.value;
+  refuseUnknownKeys(expectation, EXPECT_KEYS, picked.from);
   const at = (key: string) => `${picked.from}."${key}"`;
-  const weekdays = weekdaysOf(v.every ?? 'day');
+  const weekdays = weekdaysOf(expectation.every ?? 'day');
   if (!weekdays) {
     throw new UsageError(
-      `${at('every')}: expected "day", "business day" or a list of weekdays such as ["Mon", "Thu"], got ${JSON.stringify(v.every)}`,
+      `${at('every')}: expected "day", "business day" or a list of weekdays such as ["Mon", "Thu"], got ${JSON.stringify(expectation.every)}`,
     );
   }
-  if (v.by === undefined) throw new UsageError(`${at('by')}: required: the local time a day's files are due by, such as "04:00"`);
-  if (minutesOfDay(v.by) === null) throw new UsageError(`${at('by')}: expected a time of day such as "04:00", got ${JSON.stringify(v.by)}`);
-  const zone = v.timeZone;
+  if (expectation.by === undefined) throw new UsageError(`${at('by')}: required: the local time a day's files are due by, such as "04:00"`);
+  if (minutesOfDay(expectation.by) === null)
+    throw new UsageError(`${at('by')}: expected a time of day such as "04:00", got ${JSON.stringify(expectation.by)}`);
+  const zone = expectation.timeZone;
   if (zone === undefined) throw new UsageError(`${at('timeZone')}: required: the partner's zone, an IANA name such as "Europe/Amsterdam"`);
   if (typeof zone !== 'string' || !isIanaZone(zone)) {
     const guess = typeof zone === 'string' ? zoneGuess(zone) : undefined;
@@ -33,27 +34,32 @@ export function parseExpect(picked: Picked): Expect | null {
     );
   }
   let holidays: string | undefined;
-  if (v.holidays !== undefined) {
+  if (expectation.holidays !== undefined) {
     const problem =
-      typeof v.holidays === 'string' ? holidayCodeProblem(v.holidays) : 'expected a country or region code such as "NL" or "DE-BY"';
+      typeof expectation.holidays === 'string'
+        ? holidayCodeProblem(expectation.holidays)
+        : 'expected a country or region code such as "NL" or "DE-BY"';
     if (problem) throw new UsageError(`${at('holidays')}: ${problem}`);
-    holidays = (v.holidays as string).trim().toUpperCase();
+    holidays = (expectation.holidays as string).trim().toUpperCase();
   }
-  const files = v.files === undefined ? 1 : wholeNumber(v.files);
+  const files = expectation.files === undefined ? 1 : wholeNumber(expectation.files);
   if (!(files >= 1 && files <= 10_000))
-    throw new UsageError(`${at('files')}: expected a whole number from 1 to 10000, got ${JSON.stringify(v.files)}`);
+    throw new UsageError(`${at('files')}: expected a whole number from 1 to 10000, got ${JSON.stringify(expectation.files)}`);
   const duration = (key: string, fallback: number) => {
-    if (v[key] === undefined) return fallback;
-    const n = parseDuration(v[key]);
-    if (n === null) throw new UsageError(`${at(key)}: expected a duration such as 30m, 1h or 24h, got ${JSON.stringify(v[key])}`);
+    if (expectation[key] === undefined) return fallback;
+    const n = parseDuration(expectation[key]);
+    if (n === null) throw new UsageError(`${at(key)}: expected a duration such as 30m, 1h or 24h, got ${JSON.stringify(expectation[key])}`);
     return n;
   };
   const warnAfterSeconds = duration('warnAfter', 0);
   const errorAfterSeconds = duration('errorAfter', 24 * 3600);
   if (errorAfterSeconds < warnAfterSeconds) {
-    throw new UsageError(`${at('errorAfter')}: must not be shorter than "warnAfter" (${JSON.stringify(v.warnAfter)})`);
+    throw new UsageError(`${at('errorAfter')}: must not be shorter than "warnAfter" (${JSON.stringify(expectation.warnAfter)})`);
   }
-  const by = String(v.by).trim().padStart(5, '0');
-  const every = typeof v.every === 'string' || v.every === undefined ? String(v.every ?? 'day') : (v.every as string[]).join(', ');
+  const by = String(expectation.by).trim().padStart(5, '0');
+  const every =
+    typeof expectation.every === 'string' || expectation.every === undefined
+      ? String(expectation.every ?? 'day')
+      : (expectation.every as string[]).join(', ');
   return { every, weekdays, holidays, by, timeZone: zone, files, warnAfterSeconds, errorAfterSeconds };
 }

@@ -44,32 +44,32 @@ export function gunzipLayer(input: Readable): OpenLayer {
 }
 
 /**
- * The first `n` bytes of a stream (fewer when it is shorter), and a stream of all its bytes,
+ * The first `byteCount` bytes of a stream (fewer when it is shorter), and a stream of all its bytes,
  * those included: what a layer's leading bytes say is read without losing them.
  */
-export async function peek(stream: Readable, n: number): Promise<{ head: Buffer; stream: Readable }> {
-  const it = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+export async function peek(stream: Readable, byteCount: number): Promise<{ head: Buffer; stream: Readable }> {
+  const iterator = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const taken: Buffer[] = [];
   let got = 0;
   let ended = false;
-  while (got < n) {
-    const r = await it.next();
-    if (r.done) {
+  while (got < byteCount) {
+    const result = await iterator.next();
+    if (result.done) {
       ended = true;
       break;
     }
-    taken.push(r.value);
-    got += r.value.length;
+    taken.push(result.value);
+    got += result.value.length;
   }
   const head = Buffer.concat(taken);
   async function* all(): AsyncGenerator<Buffer> {
     try {
       if (head.length > 0) yield head;
       if (ended) return;
-      for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+      for (let r = await iterator.next(); !r.done; r = await iterator.next()) yield r.value;
     } finally {
       // a reader that stops early (a rejected layer) ends the stream underneath too
-      await it.return?.();
+      await iterator.return?.();
     }
   }
   return { head, stream: Readable.from(all(), { objectMode: false }) };

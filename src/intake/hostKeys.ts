@@ -125,13 +125,13 @@ export class HostKeyPolicy {
   }
 
   verify(offered: Buffer): HostKeyVerdict {
-    const fp = fingerprint(offered);
-    const offeredDesc = `${keyType(offered)} key ${fp}`;
+    const offeredFingerprint = fingerprint(offered);
+    const offeredDesc = `${keyType(offered)} key ${offeredFingerprint}`;
     if (REFUSED_HOST_KEY_TYPES.includes(keyType(offered))) {
       return { ok: false, reason: `host ${this.name} offered ${offeredDesc}: ${REFUSED_WHY}` };
     }
     if (this.pinned !== undefined) {
-      return fp === this.pinned
+      return offeredFingerprint === this.pinned
         ? { ok: true }
         : {
             ok: false,

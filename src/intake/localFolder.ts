@@ -51,21 +51,21 @@ export class LocalFolder implements FolderReader {
     const before = await lstat(path).catch((err) => Promise.reject(isGone(err) ? new FileGoneError(name, { cause: err }) : err));
     if (!before.isFile()) throw refuse(kindOf(before));
     // swapped after that look: O_NOFOLLOW refuses a symlink (ELOOP), O_NONBLOCK keeps a FIFO from blocking
-    let fd: number;
+    let descriptor: number;
     try {
-      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      descriptor = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     } catch (err) {
       if (isGone(err)) throw new FileGoneError(name, { cause: err });
       if (errCode(err) === 'ELOOP') throw refuse('a symbolic link, not a regular file', err);
       if (errCode(err) === 'ENXIO') throw refuse('a socket or device, not a regular file', err);
       throw err;
     }
-    const stats = fstatSync(fd);
+    const stats = fstatSync(descriptor);
     if (!stats.isFile()) {
-      closeSync(fd);
+      closeSync(descriptor);
       throw refuse(kindOf(stats));
     }
-    return new LocalPinnedFile(fd, pinOf(stats));
+    return new LocalPinnedFile(descriptor, pinOf(stats));
   }
 
   async close(): Promise<void> {}

@@ -48,8 +48,8 @@ async function linkUnderFreeName(from: string, dir: string, name: string, isEarl
 
 /** `from` back under its intake name; under a suffixed one when an even newer upload took that name meanwhile. */
 async function putBack(from: string, intakeDir: string, name: string): Promise<string> {
-  for (let n = 0; n < 10_000; n++) {
-    const target = join(intakeDir, suffixedName(name, n));
+  for (let attempt = 0; attempt < 10_000; attempt++) {
+    const target = join(intakeDir, suffixedName(name, attempt));
     try {
       await link(from, target);
     } catch (err) {
@@ -205,7 +205,7 @@ export async function moveNoOverwrite(
     }
     if (ours) await unlink(held.path);
     else await putBack(held.path, intakeDir, name);
-    for (const t of temps) await unlink(t).catch((e) => (isGone(e) ? undefined : Promise.reject(e)));
+    for (const temp of temps) await unlink(temp).catch((e) => (isGone(e) ? undefined : Promise.reject(e)));
     await fsyncPath(intakeDir);
     return { path: dest, replaced: !ours };
   } catch (err) {

@@ -167,16 +167,16 @@ export class SftpFolder implements FolderReader {
     }
   }
 
-  /** Runs `op`; when the connection dropped under it, reconnects (bounded) and runs it once more. */
-  protected async withConnection<T>(op: (s: SftpSession) => Promise<T>): Promise<T> {
+  /** Runs `operation`; when the connection dropped under it, reconnects (bounded) and runs it once more. */
+  protected async withConnection<T>(operation: (s: SftpSession) => Promise<T>): Promise<T> {
     const session = this.session && !this.session.lost ? this.session : await this.connect();
     try {
-      return await op(session);
+      return await operation(session);
     } catch (err) {
       if (!(await session.droppedBy(err))) throw err;
       this.log.warn({ event: 'sftp-reconnect', reason: errorMessage(err) }, 'SFTP connection lost, reconnecting');
       session.end();
-      return op(await this.connect());
+      return operation(await this.connect());
     }
   }
 

@@ -11,8 +11,8 @@ import type { SftpSession } from './sftpSession.js';
 
 /** What moving needs from the SFTP intake it moves out of. */
 export interface MoverPort {
-  /** runs `op` on the live connection, reconnecting (and running it once more) when it dropped */
-  run<T>(op: (s: SftpSession) => Promise<T>): Promise<T>;
+  /** runs `operation` on the live connection, reconnecting (and running it once more) when it dropped */
+  run<T>(operation: (s: SftpSession) => Promise<T>): Promise<T>;
   /** how the ledger names a path on this server */
   location(path: string): string;
   readonly intakeDir: string;
@@ -239,29 +239,29 @@ export class SftpMover {
   }
 
   /**
-   * `fn` in this host's work folder of `dir`, made for it and removed after it (unless another
+   * `task` in this host's work folder of `dir`, made for it and removed after it (unless another
    * live mover of this host still has something in it). A dead mover's leftovers there are
    * swept first, once per process.
    */
-  private async inWork<T>(s: SftpSession, dir: string, fn: (work: string) => Promise<T>): Promise<T> {
+  private async inWork<T>(session: SftpSession, dir: string, task: (work: string) => Promise<T>): Promise<T> {
     const work = posix.join(dir, workFolderName());
-    await s.mkdir(work).catch(async (err) => {
-      if (!(await s.exists(work))) throw err;
+    await session.mkdir(work).catch(async (err) => {
+      if (!(await session.exists(work))) throw err;
     });
     try {
-      await this.sweep(s, work);
-      return await fn(work);
+      await this.sweep(session, work);
+      return await task(work);
     } finally {
-      await s.rmdir(work).catch(() => undefined);
+      await session.rmdir(work).catch(() => undefined);
     }
   }
 
-  private async sweep(s: SftpSession, work: string): Promise<void> {
+  private async sweep(session: SftpSession, work: string): Promise<void> {
     if (this.swept.has(work)) return;
     this.swept.add(work);
-    for (const e of await s.readdir(work)) {
+    for (const e of await session.readdir(work)) {
       if (!isMoverName(e.filename) || !moverIsGone(e.filename)) continue;
-      await s.unlink(posix.join(work, e.filename)).then(
+      await session.unlink(posix.join(work, e.filename)).then(
         () => this.port.log.info({ event: 'temporary-removed', path: posix.join(work, e.filename) }, 'removed a dead run’s temporary'),
         (err) =>
           this.port.log.warn({ event: 'temporary-not-removed', reason: errorMessage(err) }, 'could not remove a dead run’s temporary'),

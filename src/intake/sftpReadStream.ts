@@ -76,10 +76,10 @@ class DownloadFloor {
       if (this.waitingSince !== undefined) this.armAtWindowEnd();
       return;
     }
-    const s = Number((span / 1000).toFixed(1));
+    const seconds = Number((span / 1000).toFixed(1));
     this.session.giveUp(
       new SftpGaveUpError(
-        `the download of ${this.path} fell below --sftp-min-rate ${this.min}: ${got} bytes in ${s}s of waiting for the SFTP server`,
+        `the download of ${this.path} fell below --sftp-min-rate ${this.min}: ${got} bytes in ${seconds}s of waiting for the SFTP server`,
       ),
     );
   }

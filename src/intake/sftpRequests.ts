@@ -69,15 +69,15 @@ export class SftpRequests {
     channel.once('end', closed);
   }
 
-  /** One request: `fn` sends it with a callback. Rejects with the server's error, SftpGaveUpError, or SftpConnectionLostError. */
-  request<T>(what: string, fn: (channel: SFTPWrapper, cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> {
+  /** One request: `sendRequest` sends it with a callback. Rejects with the server's error, SftpGaveUpError, or SftpConnectionLostError. */
+  request<T>(what: string, sendRequest: (channel: SFTPWrapper, cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> {
     if (this.ended) return Promise.reject(this.ended);
     return new Promise<T>((resolve, reject) => {
       const p: Pending = { what, since: Date.now(), reject };
       this.pending.add(p);
       this.timer ??= setInterval(() => this.tick(), Math.min(250, Math.max(50, this.limits.timeoutMs / 4))).unref();
       try {
-        fn(this.channel, (err, value) => {
+        sendRequest(this.channel, (err, value) => {
           if (!this.pending.delete(p)) return; // given up already: a late answer changes nothing
           if (err) reject(err);
           else resolve(value);

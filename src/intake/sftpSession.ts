@@ -133,13 +133,16 @@ export class SftpSession {
     this.requests.giveUp(err);
   }
 
-  private request<T>(what: string, fn: (s: SFTPWrapper, cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> {
+  private request<T>(
+    what: string,
+    sendRequest: (s: SFTPWrapper, cb: (err: Error | null | undefined, value: T) => void) => void,
+  ): Promise<T> {
     if (this.gone !== undefined) return Promise.reject(new SftpConnectionLostError(this.gone));
-    return this.requests.request(what, fn);
+    return this.requests.request(what, sendRequest);
   }
 
-  private done(what: string, fn: (s: SFTPWrapper, cb: (err: Error | null | undefined) => void) => void): Promise<void> {
-    return this.request<void>(what, (s, cb) => fn(s, (err) => cb(err, undefined)));
+  private done(what: string, sendRequest: (s: SFTPWrapper, cb: (err: Error | null | undefined) => void) => void): Promise<void> {
+    return this.request<void>(what, (s, cb) => sendRequest(s, (err) => cb(err, undefined)));
   }
 
   /** Every entry of `dir`, with the listing's own attributes and `ls -l` line, one request per batch of entries. */

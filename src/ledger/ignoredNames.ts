@@ -35,18 +35,18 @@ export async function markIgnored(
     ]);
     const known = new Map(rows.map((sqlRow) => [String(sqlRow.name), `${String(sqlRow.arrival)}\n${String(sqlRow.reason)}`]));
     const unchanged: string[] = [];
-    for (const e of part) {
-      if (known.get(e.name) === `${e.arrival}\n${e.reason}`) {
-        unchanged.push(e.name);
+    for (const entry of part) {
+      if (known.get(entry.name) === `${entry.arrival}\n${entry.reason}`) {
+        unchanged.push(entry.name);
         continue;
       }
-      changed.push(e);
+      changed.push(entry);
       await db.run(
         `INSERT INTO ignored_names (partner, name, arrival, reason, first_run, first_at, last_run, last_at, runs_in_a_row, streak_since)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
          ON CONFLICT (partner, name) DO UPDATE SET arrival = excluded.arrival, reason = excluded.reason, ${STREAK},
            last_run = excluded.last_run, last_at = excluded.last_at`,
-        [partner, e.name, e.arrival, e.reason, runId, at, runId, at, at, ...streak],
+        [partner, entry.name, entry.arrival, entry.reason, runId, at, runId, at, at, ...streak],
       );
     }
     if (unchanged.length > 0) {

@@ -4,8 +4,8 @@ import type { FileRow } from './types.js';
 /** The events both ledger stores write, built in one place so that they read the same. */
 
 /** The content's hash in an event's details, when a wrapping (gzip, zip, OpenPGP) makes it differ from the delivered one. */
-export function contentDetail(f: { sha256: string; contentSha256?: string | null }): { contentSha256?: string } {
-  return f.contentSha256 && f.contentSha256 !== f.sha256 ? { contentSha256: f.contentSha256 } : {};
+export function contentDetail(file: { sha256: string; contentSha256?: string | null }): { contentSha256?: string } {
+  return file.contentSha256 && file.contentSha256 !== file.sha256 ? { contentSha256: file.contentSha256 } : {};
 }
 
 export function claimedEvent(req: ClaimRequest): EventInput {
@@ -25,10 +25,10 @@ export function claimedEvent(req: ClaimRequest): EventInput {
 /** A held file or a skipped duplicate, with the content's hash when it differs from the delivered one. */
 export function outcomeEvent(
   event: 'held' | 'skipped',
-  f: { name: string; sha256: string; runId: string; contentSha256?: string | null },
+  file: { name: string; sha256: string; runId: string; contentSha256?: string | null },
   details: Record<string, unknown>,
 ): EventInput {
-  return { runId: f.runId, event, name: f.name, sha256: f.sha256, details: { ...details, ...contentDetail(f) } };
+  return { runId: file.runId, event, name: file.name, sha256: file.sha256, details: { ...details, ...contentDetail(file) } };
 }
 
 export function movedEvent(movedFile: MovedFile, location: string, extra: Record<string, unknown> = {}): EventInput {

@@ -53,14 +53,14 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
     }
     if (!(OUTCOME_EVENTS as readonly string[]).includes(ledgerEvent.event)) continue;
     const outcome = ledgerEvent.event as OutcomeEvent;
-    const d = ledgerEvent.details as {
+    const details = ledgerEvent.details as {
       rows?: number;
       reason?: string;
       duplicateOf?: FileOutcome['duplicateOf'];
       heldFor?: FileOutcome['heldFor'];
       totals?: CheckedTotal[];
     };
-    const rows = outcome === 'loaded' ? (d.rows ?? 0) : 0;
+    const rows = outcome === 'loaded' ? (details.rows ?? 0) : 0;
     counts[COUNT_KEY[outcome]]++;
     counts.rows += rows;
     files.push({
@@ -68,15 +68,15 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
       sha256: ledgerEvent.sha256,
       outcome,
       rows,
-      ...(d.duplicateOf ? { duplicateOf: d.duplicateOf } : {}),
-      ...(d.heldFor ? { heldFor: d.heldFor } : {}),
-      ...(outcome === 'loaded' && d.totals ? { totals: d.totals } : {}),
-      ...(d.reason && outcome !== 'loaded' && outcome !== 'skipped' ? { error: d.reason } : {}),
+      ...(details.duplicateOf ? { duplicateOf: details.duplicateOf } : {}),
+      ...(details.heldFor ? { heldFor: details.heldFor } : {}),
+      ...(outcome === 'loaded' && details.totals ? { totals: details.totals } : {}),
+      ...(details.reason && outcome !== 'loaded' && outcome !== 'skipped' ? { error: details.reason } : {}),
     });
   }
-  for (const i of ignored) {
+  for (const ignoredEntry of ignored) {
     counts.ignored++;
-    files.push({ name: i.name, sha256: null, outcome: 'ignored', rows: 0, error: i.reason });
+    files.push({ name: ignoredEntry.name, sha256: null, outcome: 'ignored', rows: 0, error: ignoredEntry.reason });
   }
   return { runId, mode: run?.mode ?? 'manual', counts, files, finishedMoves };
 }

@@ -65,14 +65,14 @@ export class SqlLedger implements Ledger {
     return partner === this.partner ? this : new SqlLedger(this.db, partner, this.line);
   }
 
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.line.tail.then(fn, fn);
+  private serial<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.line.tail.then(task, task);
     this.line.tail = result.catch(() => undefined);
     return result;
   }
 
-  private tx<T>(fn: () => Promise<T>, durability: Durability = 'synced'): Promise<T> {
-    return this.serial(() => this.db.transaction(fn, durability));
+  private tx<T>(task: () => Promise<T>, durability: Durability = 'synced'): Promise<T> {
+    return this.serial(() => this.db.transaction(task, durability));
   }
 
   private read(sql: string, params: unknown[] = []): Promise<SqlRow[]> {
@@ -181,16 +181,16 @@ export class SqlLedger implements Ledger {
 
   // ---- events
 
-  private appendEvent(e: EventInput): Promise<number> {
+  private appendEvent(event: EventInput): Promise<number> {
     return this.db.run('INSERT INTO ledger_events (run_id, at, event, name, sha256, details, partner) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      e.runId,
+      event.runId,
       now(),
-      e.event,
-      e.name,
-      e.sha256,
+      event.event,
+      event.name,
+      event.sha256,
       // a reason may quote an error that quotes a URL: nothing the ledger keeps carries a password
-      JSON.stringify(redactValues(e.details ?? {})),
-      e.partner ?? this.partner,
+      JSON.stringify(redactValues(event.details ?? {})),
+      event.partner ?? this.partner,
     ]);
   }
 
@@ -406,13 +406,13 @@ export class SqlLedger implements Ledger {
    * Returns false if the claim is no longer this run's (it was expired by another run).
    */
   finalizeClaim(
-    f: { name: string; sha256: string; runId: string; arrival?: string },
+    file: { name: string; sha256: string; runId: string; arrival?: string },
     to: { state: FinalState; event: EventKind; rows?: number; reason?: string; totals?: CheckedTotal[] },
     details: Record<string, unknown>,
     opts: { extraEvents?: EventKind[]; moveTo?: Destination } = {},
   ): Promise<boolean> {
     const extraEvents = opts.extraEvents ?? [];
-    if (opts.moveTo !== undefined && f.arrival === undefined) throw new Error("a move intent needs the file's arrival");
+    if (opts.moveTo !== undefined && file.arrival === undefined) throw new Error("a move intent needs the file's arrival");
     return this.tx(async () => {
       const changed = await this.db.run(
         `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, totals = ?, ${END_CLAIM}, updated_at = ?
@@ -423,30 +423,30 @@ export class SqlLedger implements Ledger {
           to.reason === undefined ? null : redactSecrets(to.reason),
           to.totals === undefined ? null : JSON.stringify(to.totals),
           now(),
-          f.name,
-          f.sha256,
-          f.runId,
+          file.name,
+          file.sha256,
+          file.runId,
         ],
       );
       if (changed !== 1) return false;
       for (const event of [to.event, ...extraEvents]) {
-        await this.appendEvent({ runId: f.runId, event, name: f.name, sha256: f.sha256, details });
+        await this.appendEvent({ runId: file.runId, event, name: file.name, sha256: file.sha256, details });
       }
       // the outcome and the move it asks for in one commit: a crash after it finishes the move, never decides again
-      if (opts.moveTo !== undefined) await insertIntent(this.db, { ...f, arrival: f.arrival! }, opts.moveTo, this.partner, now());
+      if (opts.moveTo !== undefined) await insertIntent(this.db, { ...file, arrival: file.arrival! }, opts.moveTo, this.partner, now());
       return true;
     });
   }
 
   /** The (name, content) row is created or updated as held, unless it is live (another run's). */
   async recordHeld(
-    f: { name: string; sha256: string; contentSha256?: string | null; size: number; runId: string },
+    file: { name: string; sha256: string; contentSha256?: string | null; size: number; runId: string },
     details: Record<string, unknown>,
   ): Promise<void> {
     await this.tx(async () => {
       const at = now();
-      await this.db.run(HELD_SQL, [f.name, f.sha256, f.runId, f.size, at, at, f.contentSha256 ?? null, this.partner]);
-      await this.appendEvent(outcomeEvent('held', f, details));
+      await this.db.run(HELD_SQL, [file.name, file.sha256, file.runId, file.size, at, at, file.contentSha256 ?? null, this.partner]);
+      await this.appendEvent(outcomeEvent('held', file, details));
     });
   }
 
@@ -484,8 +484,8 @@ export class SqlLedger implements Ledger {
   }
 
   /** An intent whose file is nowhere to be found: reported by the run, and not looked for again. */
-  async abandonMoveIntent(f: MovedFile): Promise<void> {
-    await this.tx(() => dropIntent(this.db, f));
+  async abandonMoveIntent(file: MovedFile): Promise<void> {
+    await this.tx(() => dropIntent(this.db, file));
   }
 
   /**
@@ -494,48 +494,48 @@ export class SqlLedger implements Ledger {
    * intent, the file where it was going), which the next run finishes (finishUnfinishedMoves).
    * The next synced commit (the next file's claim, the run's end) carries it to the disk.
    */
-  markMoved(f: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
+  markMoved(file: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
     return this.tx(async () => {
-      await dropIntent(this.db, f);
-      if (!(await insertMove(this.db, f, location, this.partner, now()))) return false;
+      await dropIntent(this.db, file);
+      if (!(await insertMove(this.db, file, location, this.partner, now()))) return false;
       await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
         location,
         now(),
-        f.name,
-        f.sha256,
+        file.name,
+        file.sha256,
       ]);
-      await this.appendEvent(movedEvent(f, location, moveDetails));
+      await this.appendEvent(movedEvent(file, location, moveDetails));
       return true;
     }, 'unsynced');
   }
 
   recordSkip(
-    f: MovedFile & { size: number; contentSha256?: string | null },
+    file: MovedFile & { size: number; contentSha256?: string | null },
     ownRow: boolean,
     location: string,
     details: Record<string, unknown>,
     moveDetails: Record<string, unknown> = {},
   ): Promise<boolean> {
     return this.tx(async () => {
-      await dropIntent(this.db, f);
-      if (!(await insertMove(this.db, f, location, this.partner, now()))) return false;
+      await dropIntent(this.db, file);
+      if (!(await insertMove(this.db, file, location, this.partner, now()))) return false;
       if (ownRow) {
         const at = now();
         await this.db.run(DUPLICATE_SQL, [
-          f.name,
-          f.sha256,
-          f.runId,
-          f.size,
-          f.arrival,
+          file.name,
+          file.sha256,
+          file.runId,
+          file.size,
+          file.arrival,
           location,
           at,
           at,
-          f.contentSha256 ?? null,
+          file.contentSha256 ?? null,
           this.partner,
         ]);
       }
-      await this.appendEvent(outcomeEvent('skipped', f, details));
-      await this.appendEvent(movedEvent(f, location, moveDetails));
+      await this.appendEvent(outcomeEvent('skipped', file, details));
+      await this.appendEvent(movedEvent(file, location, moveDetails));
       return true;
     });
   }
@@ -554,18 +554,18 @@ export class SqlLedger implements Ledger {
   }
 
   adoptLoaded(
-    f: { name: string; sha256: string; contentSha256: string; size: number; runId: string },
+    file: { name: string; sha256: string; contentSha256: string; size: number; runId: string },
     location: string,
     rows: number | null,
     evidence: Record<string, unknown> = {},
   ): Promise<boolean> {
     return this.tx(async () => {
       const at = now();
-      const row = [f.name, f.sha256, f.contentSha256, f.runId, f.size, rows, location, at, at, this.partner];
-      const inserted = await this.db.run(ADOPT_SQL, [...row, f.contentSha256, f.contentSha256]);
+      const row = [file.name, file.sha256, file.contentSha256, file.runId, file.size, rows, location, at, at, this.partner];
+      const inserted = await this.db.run(ADOPT_SQL, [...row, file.contentSha256, file.contentSha256]);
       if (inserted !== 1) return false;
       const details = { adopted: true, from: location, rows, ...evidence };
-      await this.appendEvent({ runId: f.runId, event: 'loaded', name: f.name, sha256: f.sha256, details });
+      await this.appendEvent({ runId: file.runId, event: 'loaded', name: file.name, sha256: file.sha256, details });
       return true;
     });
   }

@@ -22,12 +22,12 @@ export interface SqlPort {
   /** a write without RETURNING: the number of rows it changed */
   run(sql: string, params?: unknown[]): Promise<number>;
   /**
-   * `fn` in one write transaction: its state changes and events commit together or not at all.
+   * `task` in one write transaction: its state changes and events commit together or not at all.
    * `unsynced`: the commit need not reach the disk before it returns (a record the next run
    * rebuilds from the ledger when a power loss drops it); it reaches the disk with the next
    * synced commit, which never overtakes it.
    */
-  transaction<T>(fn: () => Promise<T>, durability?: Durability): Promise<T>;
+  transaction<T>(task: () => Promise<T>, durability?: Durability): Promise<T>;
   /** the statement broke a UNIQUE constraint (another claimant won at the same instant) */
   isUniqueViolation(err: unknown): boolean;
   close(): Promise<void>;

@@ -15,11 +15,12 @@ import {
 } from './types.js';
 
 /** Rows as either store's driver returns them, decoded: a time may be a Date or text, a count a string, JSON text or an object. */
-export const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null || v === undefined ? null : String(v));
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+export const iso = (value: unknown) =>
+  value instanceof Date ? value.toISOString() : value === null || value === undefined ? null : String(value);
+const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
 const partnerOf = (r: SqlRow) => (r.partner === null || r.partner === undefined ? DEFAULT_PARTNER : String(r.partner));
-export const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+export const marks = (count: number) => Array.from({ length: count }, () => '?').join(', ');
 
 export function fileRow(sqlRow: SqlRow): FileRow {
   return {

@@ -89,9 +89,9 @@ async function whatTheDatabaseShows(opts: AdoptOptions, path: string, sha256: st
     const message = `its file marker is in ${opts.finance.schema}.file_loads (${marker.rowCount} rows, run ${marker.runId})`;
     return { loaded: true, evidence: 'file-marker', rows: marker.rowCount, message };
   }
-  let p;
+  let presence;
   try {
-    p = await opts.finance.keyPresence(path, name);
+    presence = await opts.finance.keyPresence(path, name);
   } catch (err) {
     if (!(err instanceof RejectError)) throw err;
     const message = `cannot be read with the layout, so its rows cannot be looked up (${err.message}); not adopted`;
@@ -99,16 +99,17 @@ async function whatTheDatabaseShows(opts: AdoptOptions, path: string, sha256: st
   }
   const keys = `rows' ${keyName(opts.finance.layout)} values`;
   const table = opts.finance.table;
-  if (p.present === p.rows) {
-    const message = p.rows === 0 ? 'no file marker, and no rows to load' : `no file marker, but all ${p.rows} ${keys} are in ${table}`;
-    return { loaded: true, evidence: 'natural-keys', rows: p.rows, message };
+  if (presence.present === presence.rows) {
+    const message =
+      presence.rows === 0 ? 'no file marker, and no rows to load' : `no file marker, but all ${presence.rows} ${keys} are in ${table}`;
+    return { loaded: true, evidence: 'natural-keys', rows: presence.rows, message };
   }
-  if (p.present === 0) {
-    const message = `not loaded: leave it for a run (move it back to the intake) or use --assume-loaded (no file marker, and none of its ${p.rows} ${keys} are in ${table})`;
-    return { loaded: false, outcome: 'not-loaded', rows: p.rows, presentRows: 0, message };
+  if (presence.present === 0) {
+    const message = `not loaded: leave it for a run (move it back to the intake) or use --assume-loaded (no file marker, and none of its ${presence.rows} ${keys} are in ${table})`;
+    return { loaded: false, outcome: 'not-loaded', rows: presence.rows, presentRows: 0, message };
   }
-  const message = `partly loaded: ${p.present} of ${p.rows} ${keys} are in ${table} (first missing: line ${p.firstMissing!.line}); not adopted: a discrepancy to resolve by hand`;
-  return { loaded: false, outcome: 'partly-loaded', rows: p.rows, presentRows: p.present, message };
+  const message = `partly loaded: ${presence.present} of ${presence.rows} ${keys} are in ${table} (first missing: line ${presence.firstMissing!.line}); not adopted: a discrepancy to resolve by hand`;
+  return { loaded: false, outcome: 'partly-loaded', rows: presence.rows, presentRows: presence.present, message };
 }
 
 type Decoded = Extract<StagedContent, { kind: 'content' }>;

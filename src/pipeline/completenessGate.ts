@@ -39,26 +39,26 @@ export async function completenessGate(
 
   for (;;) {
     const now = Date.now();
-    for (const [name, w] of watching) {
-      const mtimeAge = intake.mtimeIsLocalClock && now >= w.last.mtimeMs ? now - w.last.mtimeMs : 0;
-      const quietFor = Math.max(now - w.unchangedSince, mtimeAge);
+    for (const [name, watched] of watching) {
+      const mtimeAge = intake.mtimeIsLocalClock && now >= watched.last.mtimeMs ? now - watched.last.mtimeMs : 0;
+      const quietFor = Math.max(now - watched.unchangedSince, mtimeAge);
       if (quietFor >= opts.stableForMs) {
-        ready.push(w.last);
+        ready.push(watched.last);
         watching.delete(name);
       }
     }
     if (watching.size === 0 || now >= opts.deadline || opts.stop?.aborted) break;
     // a fold, not Math.min(...list): 200,000 files in the intake are more arguments than a call takes
     let soonest = Infinity;
-    for (const w of watching.values()) soonest = Math.min(soonest, w.unchangedSince + opts.stableForMs - now);
+    for (const watched of watching.values()) soonest = Math.min(soonest, watched.unchangedSince + opts.stableForMs - now);
     opts.onWaiting?.({ files: [...watching.keys()], remainingMs: Math.max(0, soonest), first: reports++ === 0 });
     await sleep(Math.min(pollMs, Math.max(0, opts.deadline - now)));
-    for (const [name, w] of watching) {
+    for (const [name, watched] of watching) {
       const current = await intake.stat(name);
       if (!current) {
         watching.delete(name);
-        gone.push(w.last);
-      } else if (!sameShape(current, w.last)) watching.set(name, { last: current, unchangedSince: Date.now() });
+        gone.push(watched.last);
+      } else if (!sameShape(current, watched.last)) watching.set(name, { last: current, unchangedSince: Date.now() });
     }
   }
   const notReady = [...watching.values()].map((w) => ({

@@ -175,15 +175,15 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
     pid: ports.pid,
     startedAt: currentOwner().startedAt,
   };
-  for (const p of refused.length > 0 ? refused : prepared) {
+  for (const preparedPartner of refused.length > 0 ? refused : prepared) {
     if (ports.stop.aborted) {
       const reason = `asked to stop (${String(ports.stop.reason ?? 'signal')}) before this partner's run began`;
-      outcomes.push({ partner: p.settings.partner, exitStatus: 1, error: new UsageError(reason), notBegun: true });
+      outcomes.push({ partner: preparedPartner.settings.partner, exitStatus: 1, error: new UsageError(reason), notBegun: true });
       continue;
     }
     const startedAt = ports.now();
     const metrics: PartnerRunMetrics = {
-      partner: p.settings.partner,
+      partner: preparedPartner.settings.partner,
       startedAt,
       endedAt: startedAt,
       exitStatus: 0,
@@ -191,17 +191,17 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
       counts: NO_COUNTS,
     };
     try {
-      const worked = await workPartner(ports, p, metrics, holder);
+      const worked = await workPartner(ports, preparedPartner, metrics, holder);
       if ('leasedBy' in worked) {
         // another run works the partner: nothing of it is this run's, not even a run row
-        outcomes.push({ partner: p.settings.partner, exitStatus: 0, leasedBy: worked.leasedBy });
+        outcomes.push({ partner: preparedPartner.settings.partner, exitStatus: 0, leasedBy: worked.leasedBy });
         continue;
       }
       const { result, overdue } = worked;
       // a delivery past errorAfter makes the command exit 1; the run itself, as the ledger keeps it, did its work
       const late = overdue?.some((d) => d.level === 'critical') ? 1 : 0;
       outcomes.push({
-        partner: p.settings.partner,
+        partner: preparedPartner.settings.partner,
         exitStatus: Math.max(result.exitStatus, late),
         result,
         ...(overdue ? { overdue } : {}),
@@ -211,7 +211,13 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
     } catch (err) {
       // a run that ended on an error after it started keeps what it did (its summary, its files)
       const ended = err instanceof RunEndedError ? { result: err.result } : {};
-      outcomes.push({ partner: p.settings.partner, exitStatus: exitStatusOf(err), error: err, runId: metrics.runId, ...ended });
+      outcomes.push({
+        partner: preparedPartner.settings.partner,
+        exitStatus: exitStatusOf(err),
+        error: err,
+        runId: metrics.runId,
+        ...ended,
+      });
       metrics.exitStatus = exitStatusOf(err);
     }
     metrics.endedAt = ports.now();
@@ -220,7 +226,7 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
   const refusal = refused.length > 0 ? refusalError(refused, prepared) : undefined;
   if (!refusal && outcomes.some((partnerOutcome) => partnerOutcome.result !== undefined)) {
     // some partner's run did its work: the command touched something, whatever another's refusal says
-    for (const o of outcomes) if (o.exitStatus === EXIT_USAGE) o.exitStatus = EXIT_PROBLEM;
+    for (const partnerOutcome of outcomes) if (partnerOutcome.exitStatus === EXIT_USAGE) partnerOutcome.exitStatus = EXIT_PROBLEM;
   }
   // what the process exits with (the worst partner's, overdue deliveries included): the scheduler's view of every run of it
   const processExit = refusal ? exitStatusOf(refusal) : Math.max(...outcomes.map((o) => o.exitStatus));
@@ -238,27 +244,28 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
   metrics: PartnerRunMetrics,
   holder: LeaseHolder,
 ): Promise<{ result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease }> {
-  const s = prepared.settings;
+  const settings = prepared.settings;
   const stop = ports.stop;
-  return ports.withPartner(s, async (partnerResources) => {
+  return ports.withPartner(settings, async (partnerResources) => {
     const logger = partnerResources.logger();
-    const mode = ports.mode(s);
+    const mode = ports.mode(settings);
     let ledger: Ledger;
     try {
       ledger = await partnerResources.ledger();
     } catch (err) {
       // not even a ledger to record the run in: the log file and the metrics still say so
-      if (s.logFile) logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
+      if (settings.logFile)
+        logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
       throw err;
     }
     // on a ledger several hosts share, one run at a time works a partner: a held lease skips it at once
-    const leaseMs = s.claimLeaseSeconds * 1000;
+    const leaseMs = settings.claimLeaseSeconds * 1000;
     const lease = await ledger.takePartnerLease(holder, new Date(Date.now() + leaseMs));
     if (!lease.taken) {
       const { host, pid, runId: by, leaseUntil } = lease.heldBy;
       logger.info(
         { event: 'partner-leased', holderHost: host, holderPid: pid, holderRun: by, leaseUntil },
-        `partner ${s.partner} skipped: run ${by ?? '(starting)'} on ${host} (pid ${pid}) holds it until ${leaseUntil}`,
+        `partner ${settings.partner} skipped: run ${by ?? '(starting)'} on ${host} (pid ${pid}) holds it until ${leaseUntil}`,
       );
       return { leasedBy: lease.heldBy };
     }
@@ -293,11 +300,11 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         // cheapest and most likely refusals first: the database being down stops the run before any download
         finance = await partnerResources.finance(stop);
         intake = await partnerResources.intake(stop);
-        await assertStagingUsable(s.staging);
+        await assertStagingUsable(settings.staging);
       } catch (err) {
         const reason = errorMessage(err);
         // on stderr the one-line error below says it already; a log file must say it too
-        if (s.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
+        if (settings.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
         await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
         throw err;
       }
@@ -308,23 +315,23 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         finance,
         pattern: prepared.pattern,
         ignore: prepared.ignore,
-        readyMarker: s.readyMarker,
-        maxWaitingRuns: s.maxWaitingRuns,
-        serverLog: serverLogOf(s),
-        stableForSeconds: s.stableForSeconds,
-        maxWaitSeconds: s.maxWaitSeconds,
-        claimLeaseSeconds: s.claimLeaseSeconds,
+        readyMarker: settings.readyMarker,
+        maxWaitingRuns: settings.maxWaitingRuns,
+        serverLog: serverLogOf(settings),
+        stableForSeconds: settings.stableForSeconds,
+        maxWaitSeconds: settings.maxWaitSeconds,
+        claimLeaseSeconds: settings.claimLeaseSeconds,
         mode,
-        stagingRoot: s.staging,
+        stagingRoot: settings.staging,
         logger,
         ...partnerResources.progress,
         stop,
         exitStatusFor: ports.exitStatusFor,
         decode: prepared.decode,
       });
-      if (s.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
+      if (settings.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
       // after the run's own files: the deliveries the partner owes, named on its summary line
-      const overdue = await ports.overdue(ledger, s, ports.now());
+      const overdue = await ports.overdue(ledger, settings, ports.now());
       if (!overdue) return { result };
       for (const late of overdue) {
         const fields: object = { event: 'delivery-overdue', run: runId, ...late };

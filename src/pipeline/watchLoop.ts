@@ -60,8 +60,8 @@ export interface WatchPorts<S extends WatchPartner> {
   work(partners: S[]): Promise<WatchPartnerOutcome[]>;
   /** the metrics file after every cycle, worked or idle */
   metrics(stats: WatchStats): Promise<void>;
-  /** waits `ms` or until woken: a change in a watched folder, a signal */
-  wait(ms: number): Promise<WakeReason>;
+  /** waits `durationMs` or until woken: a change in a watched folder, a signal */
+  wait(durationMs: number): Promise<WakeReason>;
   /** the real clock */
   now(): number;
   logger: Logger;

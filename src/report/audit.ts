@@ -318,17 +318,19 @@ async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: File
   }
   const loadedBySha = new Map(loaded.map((fileRow) => [fileRow.sha256, fileRow]));
   const out: Discrepancy[] = [];
-  for (const { file: f, destination, what: outcome } of kept) {
-    const what = `${f.name} (${outcome} by run ${f.runId})`;
+  for (const { file, destination, what: outcome } of kept) {
+    const what = `${file.name} (${outcome} by run ${file.runId})`;
     const kind = COPY_FOLDER[destination];
-    const missing = (why: string) => out.push(found(`${kind}_copy_missing`, f.name, f.sha256, f.runId, `${what}: ${why}`, f.partner));
-    const differs = (why: string) => out.push(found(`${kind}_copy_differs`, f.name, f.sha256, f.runId, `${what}: ${why}`, f.partner));
-    if (f.location === null) {
+    const missing = (why: string) =>
+      out.push(found(`${kind}_copy_missing`, file.name, file.sha256, file.runId, `${what}: ${why}`, file.partner));
+    const differs = (why: string) =>
+      out.push(found(`${kind}_copy_differs`, file.name, file.sha256, file.runId, `${what}: ${why}`, file.partner));
+    if (file.location === null) {
       missing(`the ledger has no record of where it was moved in ${destination}/ (its move was never recorded)`);
       continue;
     }
-    const key = placeKey(f.location);
-    const { byPlace, folderKeys } = byPartner.get(f.partner) ?? placesOf('');
+    const key = placeKey(file.location);
+    const { byPlace, folderKeys } = byPartner.get(file.partner) ?? placesOf('');
     const here = byPlace.get(key);
     if (!here) {
       const inFolder = folderKeys.some((folder) => key.startsWith(folder) && !key.slice(folder.length).includes('/'));
@@ -339,23 +341,23 @@ async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: File
           .join(', ') || 'none';
       missing(
         inFolder
-          ? `its copy ${f.location} is gone`
-          : `the ledger put it at ${f.location}, in no ${destination}/ folder this audit reads (${where})`,
+          ? `its copy ${file.location} is gone`
+          : `the ledger put it at ${file.location}, in no ${destination}/ folder this audit reads (${where})`,
       );
       continue;
     }
     const entry = here.folder.entries.get(here.name)!;
     if (entry.notRegular) {
-      missing(`${f.location} is no longer a regular file: ${entry.notRegular}`);
+      missing(`${file.location} is no longer a regular file: ${entry.notRegular}`);
       continue;
     }
     const sha = here.folder.sha256.get(here.name);
-    const other = sha === undefined || sha === f.sha256 ? undefined : loadedBySha.get(sha);
+    const other = sha === undefined || sha === file.sha256 ? undefined : loadedBySha.get(sha);
     const copyOf = other ? `: a copy of ${other.name} (loaded by run ${other.runId})` : '';
-    if (entry.size !== f.size) {
-      differs(`${f.location} holds ${entry.size} bytes, the ledger recorded ${f.size}${copyOf}`);
-    } else if (how === 'sha256' && sha !== f.sha256) {
-      differs(`${f.location} holds other bytes (SHA-256 ${sha}) than the ledger recorded (${f.sha256})${copyOf}`);
+    if (entry.size !== file.size) {
+      differs(`${file.location} holds ${entry.size} bytes, the ledger recorded ${file.size}${copyOf}`);
+    } else if (how === 'sha256' && sha !== file.sha256) {
+      differs(`${file.location} holds other bytes (SHA-256 ${sha}) than the ledger recorded (${file.sha256})${copyOf}`);
     }
   }
   return out;

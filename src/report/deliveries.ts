@@ -181,25 +181,25 @@ export async function overdueDeliveries(
   return days.filter((d) => d.level !== null).map((d) => overdueOf(partnerDeliveries, d));
 }
 
-function overdueOf(p: PartnerDeliveries, d: DeliveryDay): OverdueDelivery {
-  const loaded = d.files.filter((f) => f.outcome === 'loaded').length;
-  const rejected = d.files.filter((f) => f.outcome === 'rejected').length;
-  const expected = p.expect.files;
+function overdueOf(partnerDeliveries: PartnerDeliveries, day: DeliveryDay): OverdueDelivery {
+  const loaded = day.files.filter((f) => f.outcome === 'loaded').length;
+  const rejected = day.files.filter((f) => f.outcome === 'rejected').length;
+  const expected = partnerDeliveries.expect.files;
   const what = loaded > 0 ? `${loaded} of ${expected} files for` : `no delivery for`;
   const rejects = rejected > 0 ? ` (${rejected} ${rejected === 1 ? 'file' : 'files'} rejected)` : '';
   return {
-    partner: p.partner,
-    day: d.day,
-    weekday: d.weekday,
-    dueBy: d.dueBy,
-    by: p.expect.by,
-    timeZone: p.expect.timeZone,
-    lateSeconds: Math.round(d.lateSeconds!),
-    level: d.level!,
+    partner: partnerDeliveries.partner,
+    day: day.day,
+    weekday: day.weekday,
+    dueBy: day.dueBy,
+    by: partnerDeliveries.expect.by,
+    timeZone: partnerDeliveries.expect.timeZone,
+    lateSeconds: Math.round(day.lateSeconds!),
+    level: day.level!,
     filesLoaded: loaded,
     filesExpected: expected,
     rejected,
-    message: `${what} ${d.weekday} ${d.day}${rejects}, due by ${p.expect.by} ${p.expect.timeZone}, ${lateText(d.lateSeconds!)} late`,
+    message: `${what} ${day.weekday} ${day.day}${rejects}, due by ${partnerDeliveries.expect.by} ${partnerDeliveries.expect.timeZone}, ${lateText(day.lateSeconds!)} late`,
   };
 }
 

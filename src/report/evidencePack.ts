@@ -131,35 +131,37 @@ export async function evidencePack(
   const events = await ledger.eventsBetween(since, until, partners);
   const fileKey = (e: LedgerEvent) => `${e.name}\0${e.sha256}`;
   const ofFile = new Map<string, LedgerEvent[]>();
-  for (const e of events) {
-    if (!e.sha256) continue;
-    const list = ofFile.get(fileKey(e));
-    if (list) list.push(e);
-    else ofFile.set(fileKey(e), [e]);
+  for (const ledgerEvent of events) {
+    if (!ledgerEvent.sha256) continue;
+    const list = ofFile.get(fileKey(ledgerEvent));
+    if (list) list.push(ledgerEvent);
+    else ofFile.set(fileKey(ledgerEvent), [ledgerEvent]);
   }
   const loads: EvidenceLoad[] = [];
-  for (const e of events) {
-    if (!(LOADS.has(e.event) || e.event === 'reprocessed') || !e.sha256) continue;
-    const row = await ledger.file(e.name, e.sha256);
+  for (const ledgerEvent of events) {
+    if (!(LOADS.has(ledgerEvent.event) || ledgerEvent.event === 'reprocessed') || !ledgerEvent.sha256) continue;
+    const row = await ledger.file(ledgerEvent.name, ledgerEvent.sha256);
     // its own events as they stood at the period's end (a later move or reprocessing is a later
     // period's): a load's move follows it within the period; a reprocessed file may have been
     // archived long before it
     const own =
-      e.event === 'reprocessed'
-        ? (await ledger.eventsFor(e.sha256)).filter((h) => known(h) && h.name === e.name && h.sha256 === e.sha256)
-        : ofFile.get(fileKey(e))!;
+      ledgerEvent.event === 'reprocessed'
+        ? (await ledger.eventsFor(ledgerEvent.sha256)).filter(
+            (h) => known(h) && h.name === ledgerEvent.name && h.sha256 === ledgerEvent.sha256,
+          )
+        : ofFile.get(fileKey(ledgerEvent))!;
     loads.push({
-      at: e.at,
-      action: e.event as EvidenceLoad['action'],
-      partner: e.partner,
-      name: e.name,
-      sha256: e.sha256,
-      contentSha256: row ? contentOf(row) : e.sha256,
-      rows: typeof e.details.rows === 'number' ? e.details.rows : null,
-      run: e.runId,
-      archived: archivedAt(e, own),
-      reason: e.event === 'reprocessed' ? String(e.details.reason ?? '') : null,
-      operator: e.event === 'reprocessed' ? String(e.details.operator ?? '') : null,
+      at: ledgerEvent.at,
+      action: ledgerEvent.event as EvidenceLoad['action'],
+      partner: ledgerEvent.partner,
+      name: ledgerEvent.name,
+      sha256: ledgerEvent.sha256,
+      contentSha256: row ? contentOf(row) : ledgerEvent.sha256,
+      rows: typeof ledgerEvent.details.rows === 'number' ? ledgerEvent.details.rows : null,
+      run: ledgerEvent.runId,
+      archived: archivedAt(ledgerEvent, own),
+      reason: ledgerEvent.event === 'reprocessed' ? String(ledgerEvent.details.reason ?? '') : null,
+      operator: ledgerEvent.event === 'reprocessed' ? String(ledgerEvent.details.operator ?? '') : null,
     });
   }
 

@@ -63,28 +63,29 @@ export function ofPartner(original: string | undefined, own: string): string {
 
 /** An event's details as a person reads them: the original a skip duplicated, a reject's reason, … */
 export function describeEvent(ledgerEvent: LedgerEvent, opts: { rows: boolean } = { rows: true }): string {
-  const d = ledgerEvent.details;
+  const details = ledgerEvent.details;
   const parts: string[] = [];
-  if (opts.rows && typeof d.rows === 'number') parts.push(`${d.rows} rows`);
-  const dup = d.duplicateOf as { name: string; run: string; partner?: string; source?: string } | undefined;
-  const decoded = typeof d.contentSha256 === 'string';
+  if (opts.rows && typeof details.rows === 'number') parts.push(`${details.rows} rows`);
+  const dup = details.duplicateOf as { name: string; run: string; partner?: string; source?: string } | undefined;
+  const decoded = typeof details.contentSha256 === 'string';
   if (dup) {
     const db = dup.source === 'finance-database' ? ' (per the finance database)' : '';
-    parts.push(`${sameAsWords(d)} ${dup.name}${ofPartner(dup.partner, ledgerEvent.partner)}, run ${dup.run}${db}`);
+    parts.push(`${sameAsWords(details)} ${dup.name}${ofPartner(dup.partner, ledgerEvent.partner)}, run ${dup.run}${db}`);
   }
   // a wrapped delivery (gzip, zip, OpenPGP): the content inside has its own hash, the file marker's
   if (decoded)
     parts.push(
-      `content ${String(d.contentSha256).slice(0, 12)}… inside ${(d.layers as string[] | undefined)?.join(' > ') ?? 'its wrapping'}`,
+      `content ${String(details.contentSha256).slice(0, 12)}… inside ${(details.layers as string[] | undefined)?.join(' > ') ?? 'its wrapping'}`,
     );
-  const held = d.heldFor as { name: string; run: string } | undefined;
+  const held = details.heldFor as { name: string; run: string } | undefined;
   if (held) parts.push(`twin ${held.name} claimed by run ${held.run}`);
-  if (typeof d.to === 'string') parts.push(`to ${d.to}`);
-  if (d.adopted === true) parts.push(`adopted${d.assumedLoaded === true ? " on the operator's word" : ''} from ${String(d.from)}`);
-  if (typeof d.reason === 'string') parts.push(d.reason);
-  if (typeof d.operator === 'string') parts.push(`by ${d.operator}`);
-  if (typeof d.leaseUntil === 'string' && ledgerEvent.event === 'claimed') parts.push(`lease until ${d.leaseUntil}`);
-  if (typeof d.claimRun === 'string') parts.push(`claim of run ${d.claimRun}`);
+  if (typeof details.to === 'string') parts.push(`to ${details.to}`);
+  if (details.adopted === true)
+    parts.push(`adopted${details.assumedLoaded === true ? " on the operator's word" : ''} from ${String(details.from)}`);
+  if (typeof details.reason === 'string') parts.push(details.reason);
+  if (typeof details.operator === 'string') parts.push(`by ${details.operator}`);
+  if (typeof details.leaseUntil === 'string' && ledgerEvent.event === 'claimed') parts.push(`lease until ${details.leaseUntil}`);
+  if (typeof details.claimRun === 'string') parts.push(`claim of run ${details.claimRun}`);
   return parts.join('; ');
 }
 

@@ -21,17 +21,17 @@ export async function runReport(ledger: LedgerQueries, runId?: string, partners?
   const decisions = (await ledger.eventsOfRun(run.runId)).filter((e) => DECISIONS.includes(e.event));
   // an ignored name is recorded once: the run that saw it last lists it too, as the run's count has it
   const listed = new Set(decisions.filter((e) => e.event === 'ignored').map((e) => e.name));
-  for (const i of await ledger.ignoredSeenBy(run.runId)) {
-    if (listed.has(i.name)) continue;
+  for (const ignoredEntry of await ledger.ignoredSeenBy(run.runId)) {
+    if (listed.has(ignoredEntry.name)) continue;
     decisions.push({
       id: 0,
       partner: run.partner,
       runId: run.runId,
-      at: i.at,
+      at: ignoredEntry.at,
       event: 'ignored',
-      name: i.name,
+      name: ignoredEntry.name,
       sha256: null,
-      details: { reason: i.reason },
+      details: { reason: ignoredEntry.reason },
     });
   }
   return { run, decisions };

@@ -106,7 +106,7 @@ export async function skipsByWeek(
     const weekOfSkips = byWeek.get(week) ?? { week, skipped: 0, held: 0, rejected: 0, failed: 0, notReady: 0, ignored: 0, files: [] };
     weekOfSkips[weekKey(ledgerEvent.event as Reviewed)]++;
     if (ledgerEvent.event === 'skipped' || ledgerEvent.event === 'held') {
-      const d = ledgerEvent.details as {
+      const details = ledgerEvent.details as {
         duplicateOf?: { name: string; run: string; partner?: string };
         heldFor?: { name: string; run: string };
         contentSha256?: string;
@@ -117,13 +117,13 @@ export async function skipsByWeek(
         outcome: ledgerEvent.event,
         run: ledgerEvent.runId,
         sha256: ledgerEvent.sha256,
-        contentSha256: d.contentSha256 ?? ledgerEvent.sha256,
-        ...(d.heldFor ? { sameAs: d.heldFor.name, originalRun: d.heldFor.run, why: 'twin of' as const } : {}),
-        ...(d.duplicateOf
+        contentSha256: details.contentSha256 ?? ledgerEvent.sha256,
+        ...(details.heldFor ? { sameAs: details.heldFor.name, originalRun: details.heldFor.run, why: 'twin of' as const } : {}),
+        ...(details.duplicateOf
           ? {
-              sameAs: d.duplicateOf.name,
-              originalRun: d.duplicateOf.run,
-              ...(d.duplicateOf.partner ? { originalPartner: d.duplicateOf.partner } : {}),
+              sameAs: details.duplicateOf.name,
+              originalRun: details.duplicateOf.run,
+              ...(details.duplicateOf.partner ? { originalPartner: details.duplicateOf.partner } : {}),
               why: sameAsWords(ledgerEvent.details),
             }
           : {}),
@@ -153,19 +153,19 @@ function lastSeen(
 ): ListedFile[] {
   const key = (f: { partner: string; name: string }) => `${f.partner}\0${f.name}`;
   const byName = new Map(recorded.map((listedFile) => [key(listedFile), listedFile]));
-  for (const s of seen) {
-    const f = byName.get(key(s)) ?? {
-      partner: s.partner,
-      name: s.name,
+  for (const sighting of seen) {
+    const listedFile = byName.get(key(sighting)) ?? {
+      partner: sighting.partner,
+      name: sighting.name,
       sha256: null,
       times: 0,
-      firstAt: s.lastAt,
-      lastAt: s.lastAt,
+      firstAt: sighting.lastAt,
+      lastAt: sighting.lastAt,
       lastRun: null,
       reason: null,
     };
-    Object.assign(f, { lastAt: s.lastAt, lastRun: s.lastRun, reason: s.reason });
-    byName.set(key(s), f);
+    Object.assign(listedFile, { lastAt: sighting.lastAt, lastRun: sighting.lastRun, reason: sighting.reason });
+    byName.set(key(sighting), listedFile);
   }
   return [...byName.values()].sort((a, b) => b.lastAt.localeCompare(a.lastAt));
 }

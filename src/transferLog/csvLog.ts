@@ -14,36 +14,36 @@ const HEADER = /^\s*"?time"?\s*,\s*"?path"?\s*,\s*"?size"?\s*$/i;
 /** One line's fields, split as CSV quotes them; null when the quoting is broken. */
 export function csvFields(line: string): string[] | null {
   const fields: string[] = [];
-  let i = 0;
+  let position = 0;
   for (;;) {
-    if (line[i] === '"') {
+    if (line[position] === '"') {
       let value = '';
-      i++;
+      position++;
       for (;;) {
-        const q = line.indexOf('"', i);
-        if (q < 0) return null;
-        value += line.slice(i, q);
-        if (line[q + 1] === '"') {
+        const closingQuote = line.indexOf('"', position);
+        if (closingQuote < 0) return null;
+        value += line.slice(position, closingQuote);
+        if (line[closingQuote + 1] === '"') {
           value += '"';
-          i = q + 2;
+          position = closingQuote + 2;
           continue;
         }
-        i = q + 1;
+        position = closingQuote + 1;
         break;
       }
       fields.push(value);
-      if (i === line.length) return fields;
-      if (line[i] !== ',') return null;
-      i++;
+      if (position === line.length) return fields;
+      if (line[position] !== ',') return null;
+      position++;
       continue;
     }
-    const comma = line.indexOf(',', i);
+    const comma = line.indexOf(',', position);
     if (comma < 0) {
-      fields.push(line.slice(i));
+      fields.push(line.slice(position));
       return fields;
     }
-    fields.push(line.slice(i, comma));
-    i = comma + 1;
+    fields.push(line.slice(position, comma));
+    position = comma + 1;
   }
 }
 

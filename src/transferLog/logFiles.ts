@@ -121,7 +121,7 @@ export async function expandLogFiles(patterns: string[]): Promise<string[]> {
     });
     const files = entries.filter((dirent) => dirent.isFile() && matches.test(dirent.name));
     if (files.length === 0) throw new UsageError(`transfer log ${pattern}: no file matches it`);
-    for (const e of files) found.add(await realpath(join(dir, e.name)));
+    for (const dirent of files) found.add(await realpath(join(dir, dirent.name)));
   }
   return [...found].sort(rotationOrder);
 }
@@ -247,10 +247,10 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       lastAt: null,
     };
     let format: LogFormat | null = null;
-    let waiting: { line: string; n: number }[] = [];
+    let waiting: { line: string; lineNumber: number }[] = [];
     let notALog = false;
-    const readLine = (line: string, n: number) => {
-      const place: LogPlace = { file, line: n };
+    const readLine = (line: string, lineNumber: number) => {
+      const place: LogPlace = { file, line: lineNumber };
       let verdict: LineVerdict;
       if (format === 'xferlog') verdict = readXferlogLine(line, place, family, zone);
       else if (format === 'csv') verdict = readCsvLine(line, place, family, zone);
@@ -262,9 +262,9 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       if (verdict.kind === 'other') report.otherLines++;
       else if (verdict.kind === 'unreadable') {
         report.unreadable++;
-        if (report.unreadableQuoted.length < QUOTED) report.unreadableQuoted.push({ line: n, text: line.slice(0, 200) });
+        if (report.unreadableQuoted.length < QUOTED) report.unreadableQuoted.push({ line: lineNumber, text: line.slice(0, 200) });
         if (verdict.hides !== null && report.hidingUploadsTotal++ < HIDING_KEPT) {
-          report.hidingUploads.push({ line: n, text: line.slice(0, 200), why: verdict.hides });
+          report.hidingUploads.push({ line: lineNumber, text: line.slice(0, 200), why: verdict.hides });
         }
       } else {
         report.transferLines++;
@@ -277,10 +277,10 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
     };
     const splitter = new LineSplitter(MAX_LINE_BYTES, (line, bytes) => {
       if (notALog) return;
-      const n = ++report.lines;
+      const lineNumber = ++report.lines;
       if (line === null) {
         report.overLong++;
-        if (report.overLongQuoted.length < QUOTED) report.overLongQuoted.push({ line: n, bytes });
+        if (report.overLongQuoted.length < QUOTED) report.overLongQuoted.push({ line: lineNumber, bytes });
         return;
       }
       if (line.trim() === '') {
@@ -289,17 +289,17 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       }
       if (format === null) {
         format = sniff(line, zone, reference);
-        waiting.push({ line, n });
+        waiting.push({ line, lineNumber });
         if (format === null) {
           notALog = waiting.length >= SNIFF_LINES;
           return;
         }
         report.format = format;
-        for (const w of waiting) readLine(w.line, w.n);
+        for (const waitingLine of waiting) readLine(waitingLine.line, waitingLine.lineNumber);
         waiting = [];
         return;
       }
-      readLine(line, n);
+      readLine(line, lineNumber);
     });
     try {
       const log = await openLog(file, size);
@@ -320,7 +320,7 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
     }
     if (format === null && waiting.length > 0) {
       throw new UsageError(
-        `transfer log ${file} is none of the formats read (OpenSSH sftp-server syslog lines, xferlog, CSV time,path,size): its line ${waiting[0]!.n} reads ${JSON.stringify(waiting[0]!.line.slice(0, 120))}`,
+        `transfer log ${file} is none of the formats read (OpenSSH sftp-server syslog lines, xferlog, CSV time,path,size): its line ${waiting[0]!.lineNumber} reads ${JSON.stringify(waiting[0]!.line.slice(0, 120))}`,
       );
     }
     if (format === null && (report.overLong > 0 || report.stopped !== null)) report.format = 'unknown';

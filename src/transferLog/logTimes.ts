@@ -15,11 +15,20 @@ export function logZone(configured: string | undefined): { zone: Zone; name: str
 }
 
 /** A wall-clock time in `zone` as milliseconds since the epoch; NaN when it is no real date. */
-export function wallClock(zone: Zone, y: number, mo: number, d: number, h: number, mi: number, s: number, ms = 0): number {
-  const asUtc = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+export function wallClock(
+  zone: Zone,
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  millisecond = 0,
+): number {
+  const asUtc = Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
   const check = new Date(asUtc);
-  if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d || h > 23 || mi > 59 || s > 60) return NaN;
-  return asUtc - wallClockOffset(zone, y, mo, d, h, mi) * 60_000;
+  if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 60) return NaN;
+  return asUtc - wallClockOffset(zone, year, month, day, hour, minute) * 60_000;
 }
 
 /**
@@ -77,6 +86,6 @@ function wallClockOffsetAt(zone: Zone, utcMs: number): number {
 }
 
 /** A time for people: `2026-12-01 02:00:01 UTC`. */
-export function utcText(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+export function utcText(epochMs: number): string {
+  return `${new Date(epochMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }

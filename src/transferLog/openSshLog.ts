@@ -66,9 +66,9 @@ export function decodeVis(text: string): string | null {
   if (!text.includes('\\')) return text;
   const bytes: number[] = [];
   for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c !== '\\') {
-      bytes.push(...Buffer.from(c, 'utf8'));
+    const character = text[i]!;
+    if (character !== '\\') {
+      bytes.push(...Buffer.from(character, 'utf8'));
       continue;
     }
     const octal = /^[0-7]{1,3}/.exec(text.slice(i + 1, i + 4));
@@ -200,16 +200,16 @@ export class OpenSshLog {
    * The events of one sftp-server message; when it starts like one and does not read as one,
    * why it may hide an upload.
    */
-  private message(h: SyslogHeader, message: string, place: LogPlace): TransferEvent[] | string {
-    const server = `${this.family}@${h.host}`;
-    const session = this.session(h);
+  private message(header: SyslogHeader, message: string, place: LogPlace): TransferEvent[] | string {
+    const server = `${this.family}@${header.host}`;
+    const session = this.session(header);
     const common = {
       server,
-      at: h.at,
-      ...(h.otherwise === null ? {} : { atOtherwise: h.otherwise }),
+      at: header.at,
+      ...(header.otherwise === null ? {} : { atOtherwise: header.otherwise }),
       user: session.user,
       place,
-      session: `${h.host}[${h.pid ?? h.tag}]`,
+      session: `${header.host}[${header.pid ?? header.tag}]`,
     };
     const request = session.lastRequest;
     session.lastRequest = null;
@@ -229,7 +229,7 @@ export class OpenSshLog {
       return [];
     }
     if (SESSION_CLOSED.test(message)) {
-      this.sessions.delete(`${h.host}[${h.pid ?? h.tag}]`);
+      this.sessions.delete(`${header.host}[${header.pid ?? header.tag}]`);
       return [];
     }
     if ((regExpExecArray = OPEN.exec(message))) {
@@ -239,7 +239,7 @@ export class OpenSshLog {
       // a download, or a look: not an upload
       if (flags.includes('WRITE') || flags.includes('APPEND')) {
         const list = session.writing.get(path) ?? [];
-        list.push({ at: h.at, flags, place });
+        list.push({ at: header.at, flags, place });
         session.writing.set(path, list);
       }
       return [];
@@ -258,7 +258,7 @@ export class OpenSshLog {
           kind: 'upload',
           ...common,
           path,
-          startedAt: opened?.at ?? h.at,
+          startedAt: opened?.at ?? header.at,
           size: written,
           sizeExact: truncated,
           complete: regExpExecArray[1] === undefined,

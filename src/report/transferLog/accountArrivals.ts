@@ -286,17 +286,17 @@ export async function accountArrivals(
   const byName = new Map<string, Arrival[]>();
   const renamedInto = new Map<Upload, Arrival[]>();
   let earliest = Infinity;
-  for (const a of arrivals) {
-    const k = key(a.partner, a.name);
-    const list = byName.get(k);
-    if (list) list.push(a);
-    else byName.set(k, [a]);
-    if (a.renamedFrom !== null) {
-      const same = renamedInto.get(a.upload);
-      if (same) same.push(a);
-      else renamedInto.set(a.upload, [a]);
+  for (const arrival of arrivals) {
+    const nameKey = key(arrival.partner, arrival.name);
+    const list = byName.get(nameKey);
+    if (list) list.push(arrival);
+    else byName.set(nameKey, [arrival]);
+    if (arrival.renamedFrom !== null) {
+      const same = renamedInto.get(arrival.upload);
+      if (same) same.push(arrival);
+      else renamedInto.set(arrival.upload, [arrival]);
     }
-    if (a.at < earliest) earliest = a.at;
+    if (arrival.at < earliest) earliest = arrival.at;
   }
   for (const list of byName.values()) list.sort((x, y) => x.at - y.at);
   const partners = [...new Set(arrivals.map((a) => a.partner))];

@@ -106,14 +106,15 @@ export async function transferAudit(
   if (withLogs.length === 0) return null;
   // partners reading the same files (and zone) share one reading of them
   const groups = new Map<string, { files: string[]; zone: string | undefined; slackMs: number; partners: TransferLogPartner[] }>();
-  for (const p of withLogs) {
-    if (!p.intake) throw new UsageError(`${p.partner}: a transfer log is matched to an intake: set --intake (or "intake") too`);
-    const files = await expandLogFiles(p.transferLog.files);
-    const slackMs = p.transferLog.clockSlackSeconds * 1000;
-    const k = JSON.stringify([files, p.transferLog.timeZone ?? null, slackMs]);
-    const group = groups.get(k) ?? { files, zone: p.transferLog.timeZone, slackMs, partners: [] };
-    group.partners.push(p);
-    groups.set(k, group);
+  for (const transferLogPartner of withLogs) {
+    if (!transferLogPartner.intake)
+      throw new UsageError(`${transferLogPartner.partner}: a transfer log is matched to an intake: set --intake (or "intake") too`);
+    const files = await expandLogFiles(transferLogPartner.transferLog.files);
+    const slackMs = transferLogPartner.transferLog.clockSlackSeconds * 1000;
+    const groupKey = JSON.stringify([files, transferLogPartner.transferLog.timeZone ?? null, slackMs]);
+    const group = groups.get(groupKey) ?? { files, zone: transferLogPartner.transferLog.timeZone, slackMs, partners: [] };
+    group.partners.push(transferLogPartner);
+    groups.set(groupKey, group);
   }
   const result: TransferAuditResult = {
     logs: [],
@@ -169,9 +170,9 @@ export async function transferAudit(
       for (const place of unreadPlaces(logFileReport)) result.unread.push(place);
     }
   }
-  for (const a of result.arrivals) {
-    const k = a.outcome ?? a.noRecord!;
-    result.counts[k] = (result.counts[k] ?? 0) + 1;
+  for (const arrival of result.arrivals) {
+    const countKey = arrival.outcome ?? arrival.noRecord!;
+    result.counts[countKey] = (result.counts[countKey] ?? 0) + 1;
   }
   result.unmatched = result.arrivals.filter((a) => a.unmatched).length;
   result.unreadableTotal = result.logs.reduce((n, f) => n + f.unreadable, 0);
