@@ -82,21 +82,21 @@ class StatementWatch {
       return;
     }
     const quiet = now - this.quietSince;
-    const t = this.limits.timeoutMs;
-    const grace = Math.min(t, 10_000);
+    const timeoutMs = this.limits.timeoutMs;
+    const grace = Math.min(timeoutMs, 10_000);
     if (this.cancelledAt !== undefined) {
       if (quiet >= grace) this.closeConnection(now - this.stalledSince);
       return;
     }
     // Data waiting in our socket buffer that the server does not take: a COPY the server stopped reading.
-    if (this.socket.writableLength > 0 && quiet >= t) {
-      this.cancel(`the finance database accepted no data for ${seconds(quiet)}s (--db-timeout ${seconds(t)}): statement cancelled`);
-    } else if (quiet >= t + grace) {
+    if (this.socket.writableLength > 0 && quiet >= timeoutMs) {
+      this.cancel(`the finance database accepted no data for ${seconds(quiet)}s (--db-timeout ${seconds(timeoutMs)}): statement cancelled`);
+    } else if (quiet >= timeoutMs + grace) {
       // the server's own timeouts should have ended the statement by now
-      this.cancel(`the finance database did not answer for ${seconds(quiet)}s (--db-timeout ${seconds(t)}): statement cancelled`);
+      this.cancel(`the finance database did not answer for ${seconds(quiet)}s (--db-timeout ${seconds(timeoutMs)}): statement cancelled`);
     } else if (this.limits.stop?.aborted) {
       const asked = `asked to stop (${String(this.limits.stop.reason ?? 'signal')})`;
-      if (this.socket.writableLength > 0 && quiet >= Math.min(STOP_STALL_MS, t)) {
+      if (this.socket.writableLength > 0 && quiet >= Math.min(STOP_STALL_MS, timeoutMs)) {
         this.cancel(`${asked} while the finance database took no data for ${seconds(quiet)}s: statement cancelled`);
       } else if (quiet >= STOP_LOCK_CHECK_MS) {
         void this.cancelIfWaitingOnLock(`${asked} while waiting for a lock another session holds: statement cancelled`);
@@ -156,21 +156,27 @@ class StatementWatch {
   explain(err: unknown): unknown {
     if (err instanceof SettleError) return err;
     const code = pgCode(err);
-    const t = seconds(this.limits.timeoutMs);
+    const timeoutSeconds = seconds(this.limits.timeoutMs);
     if (code === PG_QUERY_CANCELED && this.cancelReason !== undefined) {
       const reason = this.cancelReason;
       this.cancelReason = undefined;
       return new TransientError(reason, { cause: err });
     }
     if (code === PG_LOCK_NOT_AVAILABLE) {
-      return new TransientError(`waited over ${t}s for a lock in the finance database (--db-timeout ${t}): ${errorMessage(err)}`, {
-        cause: err,
-      });
+      return new TransientError(
+        `waited over ${timeoutSeconds}s for a lock in the finance database (--db-timeout ${timeoutSeconds}): ${errorMessage(err)}`,
+        {
+          cause: err,
+        },
+      );
     }
     if (code === PG_QUERY_CANCELED) {
-      return new TransientError(`a finance database statement was cancelled (--db-timeout ${t} limits each): ${errorMessage(err)}`, {
-        cause: err,
-      });
+      return new TransientError(
+        `a finance database statement was cancelled (--db-timeout ${timeoutSeconds} limits each): ${errorMessage(err)}`,
+        {
+          cause: err,
+        },
+      );
     }
     return err;
   }

@@ -7,9 +7,9 @@ const TYPES = ['sale', 'sale', 'sale', 'refund'];
 const CURRENCIES = ['EUR', 'EUR', 'USD', 'GBP'];
 
 /** Integer cents as a decimal string: money is built and printed without floating point. */
-export function cents(n: bigint): string {
-  const neg = n < 0n;
-  const abs = neg ? -n : n;
+export function cents(amountCents: bigint): string {
+  const neg = amountCents < 0n;
+  const abs = neg ? -amountCents : amountCents;
   const s = `${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
   return neg ? `-${s}` : s;
 }

@@ -156,14 +156,14 @@ export class BinaryRows {
 
   row(out: CopyBatches, values: readonly (string | null)[], loadId: number, line: number): void {
     const wires = this.wires;
-    const n = wires.length;
+    const columnCount = wires.length;
     // one look for room per row: the field count, each field's length and value, the provenance
     let bound = 2 + 16;
-    for (let i = 0; i < n; i++) bound += 4 + boundOf(values[i]!);
+    for (let i = 0; i < columnCount; i++) bound += 4 + boundOf(values[i]!);
     out.room(bound);
     const buf = out.buf;
     let at = int16(buf, out.used, this.fieldCount);
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < columnCount; i++) {
       const value = values[i]!;
       if (value === null) {
         at = int32(buf, at, -1);
@@ -226,9 +226,9 @@ export class BinaryRows {
     const lowMicros = low * 1e6 + micros; // < 2^20 * 1e6 + 1e6 < 2^53
     const carry = Math.floor(lowMicros / TWO_20);
     const upper = high * 1e6 + carry; // total = upper * 2^20 + (lowMicros mod 2^20)
-    const hi = Math.floor(upper / TWO_12);
-    const lo = (upper - hi * TWO_12) * TWO_20 + (lowMicros - carry * TWO_20);
-    return int32(buf, int32(buf, int32(buf, at, 8), hi), lo);
+    const highWord = Math.floor(upper / TWO_12);
+    const lowWord = (upper - highWord * TWO_12) * TWO_20 + (lowMicros - carry * TWO_20);
+    return int32(buf, int32(buf, int32(buf, at, 8), highWord), lowWord);
   }
 
   private writeInt8(buf: Buffer, at: number, value: string): number {
@@ -266,35 +266,36 @@ function writeText(buf: Buffer, at: number, value: string): number {
  */
 function writeNumeric(buf: Buffer, at: number, value: string): number {
   const len = value.length;
-  let i = value.charCodeAt(0) === 45 ? 1 : 0;
-  const negative = i === 1;
-  let intEnd = i;
+  let position = value.charCodeAt(0) === 45 ? 1 : 0;
+  const negative = position === 1;
+  let intEnd = position;
   while (intEnd < len && value.charCodeAt(intEnd) !== 46) intEnd++;
-  while (i < intEnd && value.charCodeAt(i) === 48) i++;
+  while (position < intEnd && value.charCodeAt(position) === 48) position++;
   const fracStart = intEnd === len ? len : intEnd + 1;
-  const intDigits = intEnd - i;
+  const intDigits = intEnd - position;
   const intGroups = (intDigits + 3) >> 2;
-  let n = 0;
+  let groupCount = 0;
   // the integer digits from the right in fours: the first group has what is left over
   let width = intDigits - (intGroups - 1) * 4;
-  for (let g = 0; g < intGroups; g++, width = 4) {
-    let v = 0;
-    for (let k = 0; k < width; k++) v = v * 10 + value.charCodeAt(i++) - 48;
-    groups[n++] = v;
+  for (let groupIndex = 0; groupIndex < intGroups; groupIndex++, width = 4) {
+    let groupValue = 0;
+    for (let digitCount = 0; digitCount < width; digitCount++) groupValue = groupValue * 10 + value.charCodeAt(position++) - 48;
+    groups[groupCount++] = groupValue;
   }
   // the fraction from the left in fours, the last filled with zeros
-  for (let f = fracStart; f < len; f += 4) {
-    let v = 0;
-    for (let k = f; k < f + 4; k++) v = v * 10 + (k < len ? value.charCodeAt(k) - 48 : 0);
-    groups[n++] = v;
+  for (let chunkStart = fracStart; chunkStart < len; chunkStart += 4) {
+    let groupValue = 0;
+    for (let digitAt = chunkStart; digitAt < chunkStart + 4; digitAt++)
+      groupValue = groupValue * 10 + (digitAt < len ? value.charCodeAt(digitAt) - 48 : 0);
+    groups[groupCount++] = groupValue;
   }
   let weight = intGroups - 1;
   let first = 0;
-  while (first < n && groups[first] === 0) {
+  while (first < groupCount && groups[first] === 0) {
     first++;
     weight--;
   }
-  let last = n;
+  let last = groupCount;
   while (last > first && groups[last - 1] === 0) last--;
   const count = last - first;
   at = int32(buf, at, 8 + count * 2);
@@ -302,6 +303,6 @@ function writeNumeric(buf: Buffer, at: number, value: string): number {
   at = int16(buf, at, count === 0 ? 0 : weight);
   at = int16(buf, at, negative && count > 0 ? 0x4000 : 0);
   at = int16(buf, at, len - fracStart);
-  for (let g = first; g < last; g++) at = int16(buf, at, groups[g]!);
+  for (let groupIndex = first; groupIndex < last; groupIndex++) at = int16(buf, at, groups[groupIndex]!);
   return at;
 }

@@ -21,9 +21,9 @@ export interface LoadFacts {
  * counts as holding none.
  */
 export async function loadFacts({ client, schema }: FinanceTarget): Promise<LoadFacts[]> {
-  const s = id(schema);
+  const quotedSchema = id(schema);
   const markers = await client.query<{ sha256: string; file_name: string; run_id: string; row_count: number; target_table: string }>(
-    `SELECT sha256, file_name, run_id, row_count, target_table FROM ${s}.file_loads ORDER BY loaded_at, sha256`,
+    `SELECT sha256, file_name, run_id, row_count, target_table FROM ${quotedSchema}.file_loads ORDER BY loaded_at, sha256`,
   );
   const actual = new Map<string, number>();
   for (const table of new Set(markers.rows.map((m) => m.target_table))) {
@@ -33,7 +33,7 @@ export async function loadFacts({ client, schema }: FinanceTarget): Promise<Load
     ]);
     if (!exists.rows[0]?.t) continue;
     const queryResult = await client.query<{ sha256: string; n: string }>(
-      `SELECT f.sha256, count(r.*) AS n FROM ${s}.file_loads f JOIN ${s}.${id(table)} r ON r.load_id = f.load_id
+      `SELECT f.sha256, count(r.*) AS n FROM ${quotedSchema}.file_loads f JOIN ${quotedSchema}.${id(table)} r ON r.load_id = f.load_id
         WHERE f.target_table = $1 GROUP BY f.sha256`,
       [table],
     );

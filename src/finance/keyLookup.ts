@@ -12,8 +12,8 @@ const { escapeIdentifier: id } = pg;
  * another offset than the rows loaded before.
  */
 export function keyLookup({ client, schema, layout }: FinanceTarget) {
-  const s = id(schema);
-  const table = `${s}.${id(layout.table)}`;
+  const quotedSchema = id(schema);
+  const table = `${quotedSchema}.${id(layout.table)}`;
   const positions = layout.naturalKey.map((k) => layout.columns.findIndex((columnSpec) => columnSpec.name === k));
   const instants = positions.map((p) => layout.columns[p]!.type === 'timestamp');
   const params = layout.naturalKey.map((_, i) => `$${i + 1}::text[]`).join(', ');
@@ -48,8 +48,8 @@ export function keyLookup({ client, schema, layout }: FinanceTarget) {
         `SELECT ${names.map((n) => `k.${n}`).join(', ')}, f.file_name, l.run_id
            FROM unnest(${params}) AS k(${names.join(', ')})
            JOIN ${table} t ON ${join}
-           JOIN ${s}.loads l ON l.load_id = t.load_id
-           JOIN ${s}.file_loads f ON f.sha256 = l.sha256
+           JOIN ${quotedSchema}.loads l ON l.load_id = t.load_id
+           JOIN ${quotedSchema}.file_loads f ON f.sha256 = l.sha256
           WHERE l.sha256 <> $${names.length + 1}`,
         [...columns(keys), exceptSha256],
       );

@@ -99,28 +99,29 @@ async function existingTable(client: pg.ClientBase, schema: string, layout: Layo
 export async function layoutTableChanges({ client, schema, layout }: FinanceTarget): Promise<string[]> {
   const have = await existingTable(client, schema, layout);
   if (!have) return createTableSql(schema, layout);
-  const t = `${id(schema)}.${id(layout.table)}`;
+  const quotedTable = `${id(schema)}.${id(layout.table)}`;
   const problems: string[] = [];
   const changes: string[] = [];
   const keys = new Set(layout.naturalKey);
   for (const columnSpec of layout.columns) {
     const now = have.columns.get(columnSpec.name);
     if (!now) {
-      changes.push(`ALTER TABLE ${t} ADD COLUMN ${id(columnSpec.name)} ${sqlType(columnSpec)}`);
+      changes.push(`ALTER TABLE ${quotedTable} ADD COLUMN ${id(columnSpec.name)} ${sqlType(columnSpec)}`);
       continue;
     }
     const wanted = describedType(columnSpec);
     if (now.type !== wanted) {
       // numeric(p,s) to numeric keeps every value as it is: no row is rewritten
       if (wanted === 'numeric' && now.type.startsWith('numeric('))
-        changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(columnSpec.name)} TYPE numeric`);
+        changes.push(`ALTER TABLE ${quotedTable} ALTER COLUMN ${id(columnSpec.name)} TYPE numeric`);
       // a text column holds any value exactly as the reader wrote it: only another type could round or refuse
       else if (now.type !== 'text') problems.push(`column ${columnSpec.name} is ${now.type}, the layout says ${wanted}`);
     }
     if (!now.nullable && !columnSpec.required && !keys.has(columnSpec.name))
-      changes.push(`ALTER TABLE ${t} ALTER COLUMN ${id(columnSpec.name)} DROP NOT NULL`);
+      changes.push(`ALTER TABLE ${quotedTable} ALTER COLUMN ${id(columnSpec.name)} DROP NOT NULL`);
   }
-  for (const p of ['load_id', 'source_line']) if (!have.columns.has(p)) problems.push(`it lacks the provenance column ${p}`);
+  for (const provenanceColumn of ['load_id', 'source_line'])
+    if (!have.columns.has(provenanceColumn)) problems.push(`it lacks the provenance column ${provenanceColumn}`);
   if (have.key === null || have.key.join(',') !== layout.naturalKey.join(',')) {
     problems.push(
       `its natural key ${constraintName(layout)} is (${have.key?.join(', ') ?? 'missing'}), the layout says (${layout.naturalKey.join(', ')})`,

@@ -24,21 +24,23 @@ export async function reloadRows(
   opts: { dryRun: boolean; reason: string },
 ): Promise<ReloadResult> {
   const { client, schema, layout } = financeTarget;
-  const s = escapeIdentifier(schema);
+  const quotedSchema = escapeIdentifier(schema);
   await client.query('BEGIN');
   try {
-    const marker = await client.query<{ target_table: string }>(`SELECT target_table FROM ${s}.file_loads WHERE sha256 = $1 FOR UPDATE`, [
-      req.sha256,
-    ]);
+    const marker = await client.query<{ target_table: string }>(
+      `SELECT target_table FROM ${quotedSchema}.file_loads WHERE sha256 = $1 FOR UPDATE`,
+      [req.sha256],
+    );
     if (marker.rowCount === 0) {
       throw new TransientError(`content ${req.sha256} has no file marker in ${schema}.file_loads: nothing to replace (run audit)`);
     }
     // its rows are where they were loaded, whatever today's layout names: they are replaced there
-    const oldTable = `${s}.${escapeIdentifier(marker.rows[0]!.target_table)}`;
-    const removed = await client.query(`DELETE FROM ${oldTable} WHERE load_id IN (SELECT load_id FROM ${s}.loads WHERE sha256 = $1)`, [
-      req.sha256,
-    ]);
-    await client.query(`UPDATE ${s}.file_loads SET target_table = $2 WHERE sha256 = $1`, [req.sha256, layout.table]);
+    const oldTable = `${quotedSchema}.${escapeIdentifier(marker.rows[0]!.target_table)}`;
+    const removed = await client.query(
+      `DELETE FROM ${oldTable} WHERE load_id IN (SELECT load_id FROM ${quotedSchema}.loads WHERE sha256 = $1)`,
+      [req.sha256],
+    );
+    await client.query(`UPDATE ${quotedSchema}.file_loads SET target_table = $2 WHERE sha256 = $1`, [req.sha256, layout.table]);
     const loadId = await startReload(financeTarget, req, opts.reason);
     const { rows, totals } = await streamRows(financeTarget, req, loadId);
     await endLoad(financeTarget, req, loadId, rows, opts.dryRun ? 'ROLLBACK' : 'COMMIT');

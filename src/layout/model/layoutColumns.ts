@@ -166,13 +166,13 @@ function checkCurrencyFrom(columns: readonly ColumnSpec[], amount: ColumnSpec, f
  * One column of a layout object, every mistake a usage error naming it. `header`: whether the
  * layout's files have a header (else the column needs its `position`).
  */
-export function parseColumn(c: unknown, i: number, header: boolean, fail: Fail, languages: readonly string[] = []): ColumnSpec {
-  if (!c || typeof c !== 'object' || Array.isArray(c)) return fail(`column ${i + 1} must be an object`);
-  const raw = c as Record<string, unknown>;
+export function parseColumn(column: unknown, index: number, header: boolean, fail: Fail, languages: readonly string[] = []): ColumnSpec {
+  if (!column || typeof column !== 'object' || Array.isArray(column)) return fail(`column ${index + 1} must be an object`);
+  const raw = column as Record<string, unknown>;
   const { name, type, required, scale, minorUnits, format, timeZone, timeZoneFrom, timeFrom, occurrence, position } = raw;
-  if (typeof name !== 'string' || !IDENTIFIER.test(name)) return fail(`column ${i + 1}: "name" must be a lower-case SQL identifier`);
-  for (const k of Object.keys(raw))
-    if (!COLUMN_KEYS.includes(k)) fail(`column "${name}": key "${k}" is unknown (keys: ${COLUMN_KEYS.join(', ')})`);
+  if (typeof name !== 'string' || !IDENTIFIER.test(name)) return fail(`column ${index + 1}: "name" must be a lower-case SQL identifier`);
+  for (const key of Object.keys(raw))
+    if (!COLUMN_KEYS.includes(key)) fail(`column "${name}": key "${key}" is unknown (keys: ${COLUMN_KEYS.join(', ')})`);
   const col = (what: string) => fail(`column "${name}": ${what}`);
   if (RESERVED_COLUMNS.includes(name)) col('the name is reserved for provenance');
   if (typeof type !== 'string' || !COLUMN_TYPES.includes(type as ColumnType)) col(`"type" must be one of ${COLUMN_TYPES.join(', ')}`);
@@ -253,17 +253,17 @@ export function checkColumns(columns: ColumnSpec[], layoutZone: string | undefin
     if (!target || ref === c.name) fail(`column "${c.name}": "${key}" must name another of its columns`);
     if (type && target.type !== type) fail(`column "${c.name}": "${key}" must name a ${type} column`);
   };
-  for (const c of columns) {
-    other(c, 'timeZoneFrom', c.timeZoneFrom);
-    other(c, 'timeFrom', c.timeFrom, 'text');
-    other(c, 'sign.from', c.sign?.from, 'text');
-    other(c, 'currencyFrom', c.currencyFrom, 'currency');
-    checkCurrencyFrom(columns, c, fail);
-    if (c.type !== 'timestamp') continue;
-    const ownOffset = c.format !== undefined && compileDateFormat(c.format, true).hasOffset === true;
-    if (c.timeZone === undefined && c.timeZoneFrom === undefined && !ownOffset && layoutZone === undefined) {
+  for (const columnSpec of columns) {
+    other(columnSpec, 'timeZoneFrom', columnSpec.timeZoneFrom);
+    other(columnSpec, 'timeFrom', columnSpec.timeFrom, 'text');
+    other(columnSpec, 'sign.from', columnSpec.sign?.from, 'text');
+    other(columnSpec, 'currencyFrom', columnSpec.currencyFrom, 'currency');
+    checkCurrencyFrom(columns, columnSpec, fail);
+    if (columnSpec.type !== 'timestamp') continue;
+    const ownOffset = columnSpec.format !== undefined && compileDateFormat(columnSpec.format, true).hasOffset === true;
+    if (columnSpec.timeZone === undefined && columnSpec.timeZoneFrom === undefined && !ownOffset && layoutZone === undefined) {
       fail(
-        `column "${c.name}": a timestamp needs "timeZone" (e.g. "UTC", "Europe/Amsterdam", "${LOCAL_ZONE}"), "timeZoneFrom", or the layout's "timeZone"`,
+        `column "${columnSpec.name}": a timestamp needs "timeZone" (e.g. "UTC", "Europe/Amsterdam", "${LOCAL_ZONE}"), "timeZoneFrom", or the layout's "timeZone"`,
       );
     }
   }

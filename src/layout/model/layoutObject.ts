@@ -51,7 +51,7 @@ export type Fail = (what: string) => never;
  * the key. `name`: the preset's, or `custom`.
  */
 export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name: string): Layout {
-  for (const k of Object.keys(raw)) if (!LAYOUT_KEYS.includes(k)) fail(`key "${k}" is unknown (keys: ${LAYOUT_KEYS.join(', ')})`);
+  for (const key of Object.keys(raw)) if (!LAYOUT_KEYS.includes(key)) fail(`key "${key}" is unknown (keys: ${LAYOUT_KEYS.join(', ')})`);
 
   const table = raw.table ?? 'settlement_rows';
   if (typeof table !== 'string' || !IDENTIFIER.test(table)) fail('"table" must be a lower-case SQL identifier');
@@ -100,12 +100,12 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   }
   const keys = naturalKey as string[];
   if (new Set(keys).size !== keys.length) fail('"naturalKey" names a column twice');
-  for (const k of keys) {
-    const spec = columns.find((c) => c.name === k)!;
-    if (!KEY_TYPES.includes(spec.type)) fail(`natural key column "${k}" must be of type ${KEY_TYPES.join(', ')}`);
+  for (const keyColumn of keys) {
+    const spec = columns.find((c) => c.name === keyColumn)!;
+    if (!KEY_TYPES.includes(spec.type)) fail(`natural key column "${keyColumn}" must be of type ${KEY_TYPES.join(', ')}`);
     // an empty optional part is kept as '' (UNIQUE never compares NULLs): only text has one
     if (!spec.required && spec.type !== 'text')
-      fail(`natural key column "${k}" must be required, or of type text (an empty one is kept as '')`);
+      fail(`natural key column "${keyColumn}" must be required, or of type text (an empty one is kept as '')`);
   }
   if (keys.every((k) => !columns.find((c) => c.name === k)!.required)) fail('"naturalKey" needs at least one required column');
 

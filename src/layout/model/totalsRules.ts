@@ -22,12 +22,12 @@ export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadin
       fail(`${where} must name one of the layout's ${decimal ? 'decimal ' : ''}columns`);
     return name;
   };
-  return raw.map((entry, i): Total => {
-    const where = `totals ${i + 1}`;
+  return raw.map((entry, index): Total => {
+    const where = `totals ${index + 1}`;
     if (!isObject(entry)) return fail(`${where} must be an object: a total record ("record") or a rule ("rule": "balance")`);
     if (entry.rule !== undefined) {
       const known = ['rule', 'groupBy', 'sum', 'when'];
-      for (const k of Object.keys(entry)) if (!known.includes(k)) fail(`${where}: key "${k}" is unknown (keys: ${known.join(', ')})`);
+      for (const key of Object.keys(entry)) if (!known.includes(key)) fail(`${where}: key "${key}" is unknown (keys: ${known.join(', ')})`);
       if (entry.rule !== 'balance') fail(`${where}: "rule" must be "balance" (the group's amounts net to zero)`);
       const groups = typeof entry.groupBy === 'string' ? [entry.groupBy] : entry.groupBy;
       if (!Array.isArray(groups) || groups.length === 0) fail(`${where}: "groupBy" must name a column or a list of them`);
@@ -48,7 +48,7 @@ export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadin
       return { kind: 'balance', groupBy, sum, ...(when ? { when } : {}) };
     }
     const known = ['record', 'at', 'groupBy', 'count', 'sums', 'rounding', 'everyGroup'];
-    for (const k of Object.keys(entry)) if (!known.includes(k)) fail(`${where}: key "${k}" is unknown (keys: ${known.join(', ')})`);
+    for (const key of Object.keys(entry)) if (!known.includes(key)) fail(`${where}: key "${key}" is unknown (keys: ${known.join(', ')})`);
     const { record, at = 'footer', groupBy, count, sums = [], rounding = 'exact', everyGroup = false } = entry;
     if (typeof record !== 'string' || record === '') fail(`${where}: "record" must be the first field of the total record, e.g. "SF"`);
     if (at !== 'top' && at !== 'footer') fail(`${where}: "at" must be "top" (a leading record) or "footer" (after its rows)`);

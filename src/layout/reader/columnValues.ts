@@ -21,10 +21,10 @@ export type Converter = (value: string, row: readonly string[]) => string | { pr
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Years 0001 to 9999 only: year 0 does not exist and PostgreSQL refuses it without naming the line. */
-export function isCalendarDate(y: number, m: number, d: number): boolean {
-  if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1) return false;
-  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-  return d <= (m === 2 && leap ? 29 : DAYS_IN_MONTH[m - 1]!);
+export function isCalendarDate(year: number, month: number, day: number): boolean {
+  if (year < 1 || year > 9999 || month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!);
 }
 
 /**
@@ -274,11 +274,11 @@ const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
 const pad4 = (n: number) => String(n).padStart(4, '0');
 
 function dateText(p: DateParts): string {
-  return `${pad4(p.y)}-${pad2(p.mo)}-${pad2(p.d)}`;
+  return `${pad4(p.year)}-${pad2(p.month)}-${pad2(p.day)}`;
 }
 
 function timeOk(p: DateParts): boolean {
-  return p.h < 24 && p.mi < 60 && p.s < 60;
+  return p.hour < 24 && p.minute < 60 && p.second < 60;
 }
 
 /**
@@ -309,7 +309,7 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
       const problem = { problem: `is not a date (${spec.format ?? 'YYYY-MM-DD'}, 0001-01-01 to 9999-12-31)` };
       return remembered((v) => {
         const dateParts = parse(v);
-        return dateParts && isCalendarDate(dateParts.y, dateParts.mo, dateParts.d) ? dateText(dateParts) : problem;
+        return dateParts && isCalendarDate(dateParts.year, dateParts.month, dateParts.day) ? dateText(dateParts) : problem;
       });
     }
     case 'timestamp':
@@ -415,9 +415,9 @@ function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {
   return (written, row) => {
     const v = timeIndex === -1 ? written : `${written} ${row[timeIndex] ?? ''}`;
     const dateParts = parse(v);
-    if (!dateParts || !isCalendarDate(dateParts.y, dateParts.mo, dateParts.d) || !timeOk(dateParts))
+    if (!dateParts || !isCalendarDate(dateParts.year, dateParts.month, dateParts.day) || !timeOk(dateParts))
       return timeIndex === -1 ? problem : { problem: `with ${spec.timeFrom} "${(row[timeIndex] ?? '').slice(0, 40)}" ${problem.problem}` };
-    const wall = `${dateText(dateParts)} ${pad2(dateParts.h)}:${pad2(dateParts.mi)}:${pad2(dateParts.s)}${dateParts.frac ? `.${dateParts.frac}` : ''}`;
+    const wall = `${dateText(dateParts)} ${pad2(dateParts.hour)}:${pad2(dateParts.minute)}:${pad2(dateParts.second)}${dateParts.frac ? `.${dateParts.frac}` : ''}`;
     if (dateParts.offset !== undefined) return `${wall}${dateParts.offset}`;
     let zone = fixedZone;
     if (zone === undefined) {
@@ -429,6 +429,6 @@ function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {
       }
       if (zone === undefined) return { problem: `has no known time zone: ${spec.timeZoneFrom} is "${text.slice(0, 40)}"` };
     }
-    return `${wall}${offsetText(wallClockOffset(zone, dateParts.y, dateParts.mo, dateParts.d, dateParts.h, dateParts.mi))}`;
+    return `${wall}${offsetText(wallClockOffset(zone, dateParts.year, dateParts.month, dateParts.day, dateParts.hour, dateParts.minute))}`;
   };
 }

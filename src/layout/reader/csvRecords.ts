@@ -78,7 +78,7 @@ type Parsed = { fields: string[]; end: number; lfs: number } | { incomplete: tru
  */
 class RecordScanner implements RecordBlock {
   /** the text in hand, from the start of the record in progress on */
-  private s = '';
+  private inHand = '';
   private pos = 0;
   /** the line `pos` is on */
   private line = 1;
@@ -102,17 +102,17 @@ class RecordScanner implements RecordBlock {
 
   /** More text: what is left of the record in progress is read again with it. `final`: the text ends the file. */
   feed(text: string, final: boolean): void {
-    let s = this.pos < this.s.length ? this.s.slice(this.pos) + text : text;
-    if (this.skipLF && s.length > 0) {
-      if (s.charCodeAt(0) === LF) s = s.slice(1);
+    let inHand = this.pos < this.inHand.length ? this.inHand.slice(this.pos) + text : text;
+    if (this.skipLF && inHand.length > 0) {
+      if (inHand.charCodeAt(0) === LF) inHand = inHand.slice(1);
       this.skipLF = false;
     }
-    this.s = s;
+    this.inHand = inHand;
     this.pos = 0;
     this.final = final;
-    this.lf = found(s.indexOf('\n'));
-    this.cr = found(s.indexOf('\r'));
-    this.q = found(s.indexOf('"'));
+    this.lf = found(inHand.indexOf('\n'));
+    this.cr = found(inHand.indexOf('\r'));
+    this.q = found(inHand.indexOf('"'));
   }
 
   /**
@@ -120,8 +120,8 @@ class RecordScanner implements RecordBlock {
    * handed out one at a time, so that each dies young instead of a chunk's worth piling up.
    */
   next(): CsvRecord | null {
-    const { s, final } = this;
-    const len = s.length;
+    const { inHand, final } = this;
+    const len = inHand.length;
     while (this.pos < len) {
       const pos = this.pos;
       const line = this.line;
@@ -136,28 +136,28 @@ class RecordScanner implements RecordBlock {
           end = len;
         }
         this.checkSize(pos, end, line);
-        text = this.preamble > 0 ? undefined : s.slice(pos, end);
+        text = this.preamble > 0 ? undefined : inHand.slice(pos, end);
         fields = text === undefined ? [] : this.split(pos, end);
         if (this.preamble > 0) this.preamble--;
       } else {
-        const r = this.quoted(pos, line, final);
-        if ('incomplete' in r) return this.incomplete();
-        this.checkSize(pos, r.end, line);
-        fields = r.fields;
-        end = r.end;
-        lfs = r.lfs;
-        if (this.q < end) this.q = found(s.indexOf('"', end));
+        const parsed = this.quoted(pos, line, final);
+        if ('incomplete' in parsed) return this.incomplete();
+        this.checkSize(pos, parsed.end, line);
+        fields = parsed.fields;
+        end = parsed.end;
+        lfs = parsed.lfs;
+        if (this.q < end) this.q = found(inHand.indexOf('"', end));
       }
       this.line = line + 1 + lfs;
       let next = end + 1;
-      if (end < len && s.charCodeAt(end) === CR) {
+      if (end < len && inHand.charCodeAt(end) === CR) {
         if (next < len) {
-          if (s.charCodeAt(next) === LF) next++;
+          if (inHand.charCodeAt(next) === LF) next++;
         } else if (!final) this.skipLF = true;
       }
       this.pos = next;
-      if (this.lf < next) this.lf = found(s.indexOf('\n', next));
-      if (this.cr < next) this.cr = found(s.indexOf('\r', next));
+      if (this.lf < next) this.lf = found(inHand.indexOf('\n', next));
+      if (this.cr < next) this.cr = found(inHand.indexOf('\r', next));
       // a line holding nothing, or only "", is an empty line: counted, not a record
       if (fields.length > 1 || (fields.length === 1 && fields[0] !== ''))
         return text === undefined ? { fields, line } : { fields, line, text };
@@ -167,22 +167,22 @@ class RecordScanner implements RecordBlock {
 
   /** An unquoted record's fields, as `split` gives them: cut in place, `split` being a runtime call per record and slower. */
   private split(from: number, to: number): string[] {
-    const { s, delim } = this;
+    const { inHand, delim } = this;
     const fields: string[] = [];
     for (let i = from; ;) {
-      const d = s.indexOf(delim, i);
+      const d = inHand.indexOf(delim, i);
       if (d === -1 || d >= to) {
-        fields.push(s.slice(i, to));
+        fields.push(inHand.slice(i, to));
         return fields;
       }
-      fields.push(s.slice(i, d));
+      fields.push(inHand.slice(i, d));
       i = d + 1;
     }
   }
 
   /** The record in progress waits for more text: it may not grow past the limit meanwhile. */
   private incomplete(): null {
-    this.checkSize(this.pos, this.s.length, this.line);
+    this.checkSize(this.pos, this.inHand.length, this.line);
     return null;
   }
 
@@ -196,66 +196,66 @@ class RecordScanner implements RecordBlock {
 
   /** A record with a quote in it, field by field, from `pos`; `line` is the line it starts on. */
   private quoted(pos: number, line: number, final: boolean): Parsed {
-    const { s, delim, delimCode } = this;
-    const len = s.length;
+    const { inHand, delim, delimCode } = this;
+    const len = inHand.length;
     const fields: string[] = [];
     let lfs = 0;
-    let i = pos;
+    let fieldStart = pos;
     for (;;) {
-      if (i < len && s.charCodeAt(i) === QUOTE) {
+      if (fieldStart < len && inHand.charCodeAt(fieldStart) === QUOTE) {
         const openedOn = line + lfs;
         let value = '';
-        let j = i + 1;
+        let segmentStart = fieldStart + 1;
         for (;;) {
-          const q = found(s.indexOf('"', j));
+          const quoteAt = found(inHand.indexOf('"', segmentStart));
           // quoted line breaks move the line number; only LF counts, as an editor counts CRLF once
-          while (this.lf < q && this.lf < len) {
+          while (this.lf < quoteAt && this.lf < len) {
             lfs++;
-            this.lf = found(s.indexOf('\n', this.lf + 1));
+            this.lf = found(inHand.indexOf('\n', this.lf + 1));
           }
-          if (q === NONE) {
+          if (quoteAt === NONE) {
             if (final) throw new CsvRecordError(openedOn, fields.length, CSV_PROBLEMS.quoteNotClosed);
             return { incomplete: true, column: fields.length, lfs };
           }
-          if (q + 1 >= len) {
+          if (quoteAt + 1 >= len) {
             if (!final) return { incomplete: true, column: fields.length, lfs };
-            fields.push(value + s.slice(j, q));
+            fields.push(value + inHand.slice(segmentStart, quoteAt));
             return { fields, end: len, lfs };
           }
-          const next = s.charCodeAt(q + 1);
+          const next = inHand.charCodeAt(quoteAt + 1);
           if (next === QUOTE) {
-            value += s.slice(j, q + 1);
-            j = q + 2;
+            value += inHand.slice(segmentStart, quoteAt + 1);
+            segmentStart = quoteAt + 2;
             continue;
           }
-          value += s.slice(j, q);
+          value += inHand.slice(segmentStart, quoteAt);
           if (next === delimCode) {
             fields.push(value);
-            i = q + 2;
+            fieldStart = quoteAt + 2;
             break;
           }
           if (next === LF || next === CR) {
             fields.push(value);
-            return { fields, end: q + 1, lfs };
+            return { fields, end: quoteAt + 1, lfs };
           }
           throw new CsvRecordError(line + lfs, fields.length, CSV_PROBLEMS.closingQuote);
         }
         continue;
       }
-      if (this.q < i) this.q = found(s.indexOf('"', i));
-      if (this.lf < i) this.lf = found(s.indexOf('\n', i));
-      if (this.cr < i) this.cr = found(s.indexOf('\r', i));
-      const d = found(s.indexOf(delim, i));
-      const stop = Math.min(d, this.q, this.lf, this.cr);
+      if (this.q < fieldStart) this.q = found(inHand.indexOf('"', fieldStart));
+      if (this.lf < fieldStart) this.lf = found(inHand.indexOf('\n', fieldStart));
+      if (this.cr < fieldStart) this.cr = found(inHand.indexOf('\r', fieldStart));
+      const delimiterAt = found(inHand.indexOf(delim, fieldStart));
+      const stop = Math.min(delimiterAt, this.q, this.lf, this.cr);
       if (stop === NONE) {
         if (!final) return { incomplete: true, column: fields.length, lfs };
-        fields.push(s.slice(i));
+        fields.push(inHand.slice(fieldStart));
         return { fields, end: len, lfs };
       }
       if (stop === this.q) throw new CsvRecordError(line + lfs, fields.length, CSV_PROBLEMS.openingQuote);
-      fields.push(s.slice(i, stop));
-      if (stop !== d) return { fields, end: stop, lfs };
-      i = d + 1;
+      fields.push(inHand.slice(fieldStart, stop));
+      if (stop !== delimiterAt) return { fields, end: stop, lfs };
+      fieldStart = delimiterAt + 1;
     }
   }
 
@@ -266,7 +266,7 @@ class RecordScanner implements RecordBlock {
   private checkSize(from: number, to: number, line: number): void {
     const units = to - from;
     if (units * 3 <= this.maxBytes) return;
-    if (units > this.maxBytes || Buffer.byteLength(this.s.slice(from, to), 'utf8') > this.maxBytes) {
+    if (units > this.maxBytes || Buffer.byteLength(this.inHand.slice(from, to), 'utf8') > this.maxBytes) {
       const limit = this.maxBytes.toLocaleString('en-US');
       throw new CsvRecordError(line, undefined, `the record is longer than ${limit} bytes (--max-record-bytes)`);
     }
@@ -315,14 +315,14 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
   const scanner = new RecordScanner(opts.delimiter, opts.maxRecordBytes, opts.skipLines ?? 0);
   // read on this thread: a staged file is local, and a read through the thread pool cost a small
   // file more in wake-ups than the read itself (src/syncFs.ts)
-  const fd = openSync(path, 'r');
+  const fileDescriptor = openSync(path, 'r');
   // one read buffer, no larger than the file: a run over thousands of small files must not
   // allocate (and collect) a large buffer for each; every chunk is decoded (copied) before the next read
   const text = new TextChunks(opts.encoding);
   try {
-    const readBuf = Buffer.allocUnsafe(Math.max(1, Math.min(opts.chunkBytes ?? 256 * 1024, fstatSync(fd).size + 1)));
+    const readBuf = Buffer.allocUnsafe(Math.max(1, Math.min(opts.chunkBytes ?? 256 * 1024, fstatSync(fileDescriptor).size + 1)));
     for (;;) {
-      const bytesRead = readSync(fd, readBuf, 0, readBuf.length, null);
+      const bytesRead = readSync(fileDescriptor, readBuf, 0, readBuf.length, null);
       if (bytesRead === 0) break;
       if (opts.progress) opts.progress.bytes += bytesRead;
       const decoded = text.write(readBuf.subarray(0, bytesRead));
@@ -343,7 +343,7 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
     scanner.feed(rest.text, true);
     yield scanner;
   } finally {
-    closeSync(fd);
+    closeSync(fileDescriptor);
   }
 }
 

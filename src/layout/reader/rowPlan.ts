@@ -158,52 +158,52 @@ function compilePlan(
   let width = headerWidth;
   // a fold, not Math.max(...index): a layout may be wider than a call takes arguments
   const last = index.reduce((most, at) => Math.max(most, at), -1);
-  const n = layout.columns.length;
-  const raw = new Array<string>(n);
+  const columnCount = layout.columns.length;
+  const raw = new Array<string>(columnCount);
   const bad = (l: number, field: string, message: string) => new RejectError(`line ${l}, field ${field}: ${message}`, { line: l, field });
 
   return {
     get width() {
       return width;
     },
-    inOrder: headerWidth === n && index.every((at, i) => at === i) && empty.every((e) => e === null),
+    inOrder: headerWidth === columnCount && index.every((at, i) => at === i) && empty.every((e) => e === null),
     indexOf: (column) => index[columnNames.indexOf(column)] ?? -1,
     columnAt: (field) => {
       const i = index.indexOf(field);
       return i === -1 ? undefined : columnNames[i];
     },
-    row(fields, l) {
+    row(fields, line) {
       if (fields.length !== width) {
         if (width === -1 && fields.length > last) width = fields.length;
         else {
           // a short summary line is told by its label before its width: never by an empty
           // field, which a record cut short has too
-          for (const s of skips) {
-            const v = fields[s.at];
-            if (v !== undefined && v !== '' && s.values.has(v)) return 'skip';
+          for (const skip of skips) {
+            const field = fields[skip.at];
+            if (field !== undefined && field !== '' && skip.values.has(field)) return 'skip';
           }
           const expected = width === -1 ? `at least ${last + 1}` : String(width);
-          throw new RejectError(`line ${l}: expected ${expected} fields, found ${fields.length}`, { line: l });
+          throw new RejectError(`line ${line}: expected ${expected} fields, found ${fields.length}`, { line });
         }
       }
-      for (const s of skips) if (s.values.has(fields[s.at]!)) return 'skip';
-      for (let i = 0; i < n; i++) raw[i] = index[i]! === -1 ? '' : unpadded(fields[index[i]!]!, trim[i]!);
-      const values = new Array<string | null>(n);
-      for (let i = 0; i < n; i++) {
+      for (const skip of skips) if (skip.values.has(fields[skip.at]!)) return 'skip';
+      for (let i = 0; i < columnCount; i++) raw[i] = index[i]! === -1 ? '' : unpadded(fields[index[i]!]!, trim[i]!);
+      const values = new Array<string | null>(columnCount);
+      for (let i = 0; i < columnCount; i++) {
         const value = raw[i]!;
-        if (value.includes('\0')) throw bad(l, columnNames[i]!, 'contains a NUL character'); // PostgreSQL text cannot hold it
+        if (value.includes('\0')) throw bad(line, columnNames[i]!, 'contains a NUL character'); // PostgreSQL text cannot hold it
         if (value === '') {
-          if (required[i]) throw bad(l, columnNames[i]!, 'required value is missing');
+          if (required[i]) throw bad(line, columnNames[i]!, 'required value is missing');
           values[i] = empty[i] ?? null;
           continue;
         }
         // a key is looked at as written first: a padded date says "trim", not "is not a date"
         if (isKey[i]) {
           const problem = keyProblem(value);
-          if (problem) throw bad(l, columnNames[i]!, `${quoteValue(value)} ${problem}`);
+          if (problem) throw bad(line, columnNames[i]!, `${quoteValue(value)} ${problem}`);
         }
         const out = converters[i]!(value, raw);
-        if (typeof out !== 'string') throw bad(l, columnNames[i]!, `${quoteValue(value)} ${out.problem}`);
+        if (typeof out !== 'string') throw bad(line, columnNames[i]!, `${quoteValue(value)} ${out.problem}`);
         values[i] = out;
       }
       return values;

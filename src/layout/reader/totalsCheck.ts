@@ -133,15 +133,16 @@ export class TotalsCheck {
         else if (totalSum.sign === undefined) tally.sums[i]! += amount;
       });
     }
-    for (const b of this.balances) {
-      const group = b.spec.groupBy.map((c) => row[this.index(c)] ?? '').join('\u0000');
-      const tally = this.tally(b.tallies, group, 1);
+    for (const balanceTotal of this.balances) {
+      const group = balanceTotal.spec.groupBy.map((c) => row[this.index(c)] ?? '').join('\u0000');
+      const tally = this.tally(balanceTotal.tallies, group, 1);
       tally.rows++;
-      for (const s of b.spec.sum) {
-        const value = row[this.index(s.column)];
-        if (value !== null && value !== undefined) tally.sums[0]! += s.negative ? -exact(value) : exact(value);
+      for (const summand of balanceTotal.spec.sum) {
+        const value = row[this.index(summand.column)];
+        if (value !== null && value !== undefined) tally.sums[0]! += summand.negative ? -exact(value) : exact(value);
       }
-      if (b.spec.when && b.spec.when.values.includes(row[this.index(b.spec.when.column)] ?? '')) tally.checked = true;
+      if (balanceTotal.spec.when && balanceTotal.spec.when.values.includes(row[this.index(balanceTotal.spec.when.column)] ?? ''))
+        tally.checked = true;
     }
   }
 
@@ -150,24 +151,24 @@ export class TotalsCheck {
    * agrees, or the file is rejected naming each that does not. Returns what was checked.
    */
   finish(): CheckedTotal[] {
-    for (const r of this.records) {
-      if (r.found === 0) {
-        const where = r.spec.at === 'top' ? 'above its header' : 'after its rows';
+    for (const recordTotal of this.records) {
+      if (recordTotal.found === 0) {
+        const where = recordTotal.spec.at === 'top' ? 'above its header' : 'after its rows';
         throw new MissingTotalError(
-          `the file ends at line ${this.lastLine} without its ${r.spec.record} total record (${where}): it is incomplete`,
-          { line: this.lastLine, field: r.spec.record },
+          `the file ends at line ${this.lastLine} without its ${recordTotal.spec.record} total record (${where}): it is incomplete`,
+          { line: this.lastLine, field: recordTotal.spec.record },
         );
       }
-      const open = [...r.tallies.values()].some((t) => t.rows > 0);
-      if (r.spec.at === 'footer' && !r.closed && open) {
+      const open = [...recordTotal.tallies.values()].some((t) => t.rows > 0);
+      if (recordTotal.spec.at === 'footer' && !recordTotal.closed && open) {
         throw new MissingTotalError(
-          `the file ends at line ${this.lastLine} with rows after its last ${r.spec.record} total record: it is incomplete`,
-          { line: this.lastLine, field: r.spec.record },
+          `the file ends at line ${this.lastLine} with rows after its last ${recordTotal.spec.record} total record: it is incomplete`,
+          { line: this.lastLine, field: recordTotal.spec.record },
         );
       }
-      this.newSection(r);
+      this.newSection(recordTotal);
     }
-    for (const b of this.balances) this.balance(b.spec, b.tallies);
+    for (const balanceTotal of this.balances) this.balance(balanceTotal.spec, balanceTotal.tallies);
     if (this.problems.length === 1) throw this.problems[0]!;
     if (this.problems.length > 1) {
       const first = this.problems[0]!;
@@ -216,39 +217,47 @@ export class TotalsCheck {
   /** A footer (or a leading record) of a total record type: kept with its section until the section's rows are all read. */
   private readonly pending = new Map<RecordTotal, Stated[]>();
 
-  private footer(r: RecordTotal, stated: Stated): void {
-    r.found++;
-    const list = this.pending.get(r) ?? [];
+  private footer(recordTotal: RecordTotal, stated: Stated): void {
+    recordTotal.found++;
+    const list = this.pending.get(recordTotal) ?? [];
     list.push(stated);
-    this.pending.set(r, list);
-    if (r.spec.at === 'footer') r.closed = true;
+    this.pending.set(recordTotal, list);
+    if (recordTotal.spec.at === 'footer') recordTotal.closed = true;
   }
 
   /** A section ends (a row after its footers, or the file's end): each footer is compared with its group's rows. */
-  private newSection(r: RecordTotal): void {
-    const stated = this.pending.get(r) ?? [];
+  private newSection(recordTotal: RecordTotal): void {
+    const stated = this.pending.get(recordTotal) ?? [];
     const named = new Set<string>();
-    for (const s of stated) {
-      const group = r.spec.groupBy ? (s.fields[r.spec.groupBy.field - 1] ?? '').trim() : '';
-      const key = r.spec.groupBy ? this.groupValue(r.spec.groupBy.column, group) : '';
+    for (const statedRecord of stated) {
+      const group = recordTotal.spec.groupBy ? (statedRecord.fields[recordTotal.spec.groupBy.field - 1] ?? '').trim() : '';
+      const key = recordTotal.spec.groupBy ? this.groupValue(recordTotal.spec.groupBy.column, group) : '';
       named.add(key);
-      this.compare(r.spec, s, group, r.tallies.get(key) ?? { rows: 0, sums: r.spec.sums.map(() => 0n) });
+      this.compare(
+        recordTotal.spec,
+        statedRecord,
+        group,
+        recordTotal.tallies.get(key) ?? { rows: 0, sums: recordTotal.spec.sums.map(() => 0n) },
+      );
     }
-    if (r.spec.everyGroup) {
-      for (const [group, tally] of r.tallies) {
+    if (recordTotal.spec.everyGroup) {
+      for (const [group, tally] of recordTotal.tallies) {
         if (named.has(group) || tally.rows === 0) continue;
         const line = stated[stated.length - 1]?.line ?? this.lastLine;
         this.problems.push(
-          new RejectError(`line ${line}, ${r.spec.record}: no total for ${r.spec.groupBy!.column} ${group} (${tally.rows} rows)`, {
-            line,
-            field: r.spec.record,
-          }),
+          new RejectError(
+            `line ${line}, ${recordTotal.spec.record}: no total for ${recordTotal.spec.groupBy!.column} ${group} (${tally.rows} rows)`,
+            {
+              line,
+              field: recordTotal.spec.record,
+            },
+          ),
         );
       }
     }
-    this.pending.set(r, []);
-    r.tallies.clear();
-    r.closed = false;
+    this.pending.set(recordTotal, []);
+    recordTotal.tallies.clear();
+    recordTotal.closed = false;
   }
 
   /** A group's value as a record writes it, as its column's rows hold it (a currency in upper case). */
@@ -304,10 +313,10 @@ export class TotalsCheck {
   }
 
   /** How a figure is shown: as the file writes it (whole minor units for such a column), with `places` places otherwise. */
-  private written(column: string, n: bigint, places: number): string {
+  private written(column: string, amount: bigint, places: number): string {
     const minor = this.fixedMinorUnits(column);
-    if (minor === undefined) return shown(n, places);
-    return shown(n * 10n ** BigInt(minor), 0);
+    if (minor === undefined) return shown(amount, places);
+    return shown(amount * 10n ** BigInt(minor), 0);
   }
 
   /**
@@ -349,8 +358,8 @@ export class TotalsCheck {
   }
 
   /** The places a sum needs to be shown without rounding any of it away. */
-  private precision(n: bigint): number {
-    return placesOf(shown(n, SCALE).replace(/\.?0+$/, ''));
+  private precision(amount: bigint): number {
+    return placesOf(shown(amount, SCALE).replace(/\.?0+$/, ''));
   }
 }
 

@@ -87,22 +87,22 @@ export class TrailerCheck {
    * After bad rows the sum is not known, so only the count is compared.
    */
   finish(badRows: number): void {
-    const t = this.seen;
-    if (!t) {
+    const trailer = this.seen;
+    if (!trailer) {
       throw new MissingTrailerError(
         `the file ends at line ${this.lastLine} without its trailer (a line starting ${quoteValue(this.spec.firstField)}): it is incomplete`,
         { line: this.lastLine, field: 'trailer' },
       );
     }
-    const where = `line ${t.line}, trailer`;
-    const fail = (what: string) => new RejectError(`${where}: ${what}`, { line: t.line, field: 'trailer' });
-    if (t.rowCount !== undefined) {
-      if (!/^\d{1,15}$/.test(t.rowCount)) throw fail(`the row count ${quoteValue(t.rowCount)} is not a number`);
-      if (Number(t.rowCount) !== this.rows) throw fail(`says ${Number(t.rowCount)} rows, the file has ${this.rows}`);
+    const where = `line ${trailer.line}, trailer`;
+    const fail = (what: string) => new RejectError(`${where}: ${what}`, { line: trailer.line, field: 'trailer' });
+    if (trailer.rowCount !== undefined) {
+      if (!/^\d{1,15}$/.test(trailer.rowCount)) throw fail(`the row count ${quoteValue(trailer.rowCount)} is not a number`);
+      if (Number(trailer.rowCount) !== this.rows) throw fail(`says ${Number(trailer.rowCount)} rows, the file has ${this.rows}`);
     }
-    if (t.sum !== undefined && badRows === 0) {
-      const normal = this.readAmount(t.sum);
-      if (normal === undefined) throw fail(`the sum ${quoteValue(t.sum)} is not an amount`);
+    if (trailer.sum !== undefined && badRows === 0) {
+      const normal = this.readAmount(trailer.sum);
+      if (normal === undefined) throw fail(`the sum ${quoteValue(trailer.sum)} is not an amount`);
       const [, frac = ''] = normal.split('.');
       const scale = Math.max(this.scale, frac.length);
       const stated = scaled(normal, scale);

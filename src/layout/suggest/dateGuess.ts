@@ -109,7 +109,7 @@ function withMonthNumber(value: string): { text: string; name?: MonthName & { wo
 
 const reads = (parse: (value: string) => DateParts | undefined, value: string, timestamp: boolean) => {
   const p = parse(value);
-  return p !== undefined && isCalendarDate(p.y, p.mo, p.d) && (!timestamp || (p.h < 24 && p.mi < 60 && p.s < 60));
+  return p !== undefined && isCalendarDate(p.year, p.month, p.day) && (!timestamp || (p.hour < 24 && p.minute < 60 && p.second < 60));
 };
 
 /** `dd/MM` for `MM/dd` and back: the format that reads the same values the other way round. */

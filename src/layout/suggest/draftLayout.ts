@@ -139,8 +139,8 @@ function inferType(values: string[], header: string, mark: '.' | ',', group: str
     } satisfies Inferred;
   };
   if (DATE_LIKE.test(header) && values.every((v) => /^\d{8}$/.test(v))) {
-    const d = dated();
-    if (d) return d;
+    const dateInference = dated();
+    if (dateInference) return dateInference;
   }
   if (!money && values.every((v) => /^[+-]?\d{1,18}$/.test(v)) && !values.some(leadingZero))
     return { type: 'integer', why: 'whole numbers' };
@@ -381,39 +381,42 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
     amountColumns.every((k) => inferred[k]!.whole) &&
     amountColumns.some((k) => keptValues(k).some((v) => /\d{4}/.test(v)));
   const locales = new Set<string>();
-  const columns: DraftColumn[] = headerTexts.map((header, k) => {
-    const t = inferred[k]!;
-    const required = kept.every((r) => raw(k, r).trim() !== '');
-    const json: Record<string, unknown> = { name: names[k] };
-    if (headerFields && names[k] !== header) json.from = header;
+  const columns: DraftColumn[] = headerTexts.map((header, columnIndex) => {
+    const inference = inferred[columnIndex]!;
+    const required = kept.every((r) => raw(columnIndex, r).trim() !== '');
+    const json: Record<string, unknown> = { name: names[columnIndex] };
+    if (headerFields && names[columnIndex] !== header) json.from = header;
     // a header text given more than once: which one this column reads
     const repeats = headerTexts.filter((h) => h === header).length;
-    if (headerFields && repeats > 1) json.occurrence = headerTexts.slice(0, k + 1).filter((h) => h === header).length;
-    if (!headerFields) json.position = positions[k]! + 1;
-    json.type = t.type;
+    if (headerFields && repeats > 1) json.occurrence = headerTexts.slice(0, columnIndex + 1).filter((h) => h === header).length;
+    if (!headerFields) json.position = positions[columnIndex]! + 1;
+    json.type = inference.type;
     if (!required) json.required = false;
-    const padded = t.type !== 'decimal' && kept.some((r) => raw(k, r).trim() !== '' && raw(k, r) !== raw(k, r).trim());
+    const padded =
+      inference.type !== 'decimal' &&
+      kept.some((r) => raw(columnIndex, r).trim() !== '' && raw(columnIndex, r) !== raw(columnIndex, r).trim());
     if (padded) json.trim = true;
-    let why = t.why;
+    let why = inference.why;
     if (padded) why += '; padded with spaces ("trim")';
-    if (t.type === 'decimal' && minorUnits && amountColumns.includes(k)) {
+    if (inference.type === 'decimal' && minorUnits && amountColumns.includes(columnIndex)) {
       json.minorUnits = 'currency';
-      const nearest = [...currencyColumns].sort((a, b) => Math.abs(a - k) - Math.abs(b - k))[0]!;
+      const nearest = [...currencyColumns].sort((a, b) => Math.abs(a - columnIndex) - Math.abs(b - columnIndex))[0]!;
       if (currencyColumns.length > 1) json.currencyFrom = names[nearest];
       why = `whole numbers beside ${headerTexts[nearest]}: read as minor units of each row's currency ("minorUnits": "currency")`;
       unsure.push(
-        `${header}: whole numbers like ${keptValues(k)[0]} beside a currency column, read as minor units (cents) of each row's currency — a guess: if they are whole units, remove "minorUnits"`,
+        `${header}: whole numbers like ${keptValues(columnIndex)[0]} beside a currency column, read as minor units (cents) of each row's currency — a guess: if they are whole units, remove "minorUnits"`,
       );
-    } else if (t.scale !== undefined && t.scale !== 2) json.scale = t.scale;
-    if (t.symbols && t.symbols.length > 0) json.currencySymbols = t.symbols;
-    if (t.format !== undefined && t.format !== (t.type === 'date' ? 'yyyy-MM-dd' : 'yyyy-MM-dd HH:mm:ss')) json.format = t.format;
-    if (t.locale) locales.add(t.locale);
-    if (t.unsure) unsure.push(`${header}: ${t.unsure}`);
-    const clock = timeOf.get(k);
+    } else if (inference.scale !== undefined && inference.scale !== 2) json.scale = inference.scale;
+    if (inference.symbols && inference.symbols.length > 0) json.currencySymbols = inference.symbols;
+    if (inference.format !== undefined && inference.format !== (inference.type === 'date' ? 'yyyy-MM-dd' : 'yyyy-MM-dd HH:mm:ss'))
+      json.format = inference.format;
+    if (inference.locale) locales.add(inference.locale);
+    if (inference.unsure) unsure.push(`${header}: ${inference.unsure}`);
+    const clock = timeOf.get(columnIndex);
     if (clock !== undefined) json.timeFrom = names[clock];
-    if (t.type === 'timestamp' && !/X/.test(t.format ?? '')) {
-      const zoneColumn = zoneColumns.find((z) => z > k) ?? zoneColumns[0] ?? -1;
-      if (/'UTC'|'Z'/.test(t.format ?? '')) {
+    if (inference.type === 'timestamp' && !/X/.test(inference.format ?? '')) {
+      const zoneColumn = zoneColumns.find((z) => z > columnIndex) ?? zoneColumns[0] ?? -1;
+      if (/'UTC'|'Z'/.test(inference.format ?? '')) {
         json.timeZone = 'UTC';
         why += ', in UTC as written';
       } else if (zoneColumn !== -1) {
@@ -425,7 +428,15 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
         unsure.push(`${header}: the times name no zone; UTC assumed — write the partner's ("timeZone")`);
       }
     }
-    return { name: names[k]!, header, type: t.type, ...(t.format ? { format: t.format } : {}), required, why, json };
+    return {
+      name: names[columnIndex]!,
+      header,
+      type: inference.type,
+      ...(inference.format ? { format: inference.format } : {}),
+      required,
+      why,
+      json,
+    };
   });
   if (short > 0) notes.push(`${short} sampled record(s) are not as wide as the header: check them`);
 

@@ -12,12 +12,12 @@ import { monthKey, monthTable } from './monthNames.js';
  * full name (monthNames.ts), in English or a language of the layout's `locale`.
  */
 export interface DateParts {
-  y: number;
-  mo: number;
-  d: number;
-  h: number;
-  mi: number;
-  s: number;
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
   /** fractional seconds as written, without the point */
   frac: string;
   /** an offset written in the value itself (`X`, `XX`, `XXX`), as `+HH:MM` */
@@ -31,18 +31,18 @@ type Part = keyof DateParts | 'yy' | 'monthShort' | 'monthLong';
 
 /** Each token a format may use, as a whole run of one letter (`MMM` is one token, not `MM` and `M`). */
 const TOKENS = new Map<string, [string, Part]>([
-  ['yyyy', ['(\\d{4})', 'y']],
+  ['yyyy', ['(\\d{4})', 'year']],
   ['yy', ['(\\d{2})', 'yy']],
   ['MMMM', [`(${MONTH_NAME})`, 'monthLong']],
   ['MMM', [`(${MONTH_NAME})`, 'monthShort']],
-  ['MM', ['(\\d{2})', 'mo']],
-  ['M', ['(\\d{1,2})', 'mo']],
-  ['dd', ['(\\d{2})', 'd']],
-  ['d', ['(\\d{1,2})', 'd']],
-  ['HH', ['(\\d{2})', 'h']],
-  ['H', ['(\\d{1,2})', 'h']],
-  ['mm', ['(\\d{2})', 'mi']],
-  ['ss', ['(\\d{2})', 's']],
+  ['MM', ['(\\d{2})', 'month']],
+  ['M', ['(\\d{1,2})', 'month']],
+  ['dd', ['(\\d{2})', 'day']],
+  ['d', ['(\\d{1,2})', 'day']],
+  ['HH', ['(\\d{2})', 'hour']],
+  ['H', ['(\\d{1,2})', 'hour']],
+  ['mm', ['(\\d{2})', 'minute']],
+  ['ss', ['(\\d{2})', 'second']],
   ['SSS', ['(\\d{1,6})', 'frac']],
   ['XXX', ['(Z|[+-]\\d{2}:\\d{2})', 'offset']],
   ['XX', ['(Z|[+-]\\d{4})', 'offset']],
@@ -50,7 +50,7 @@ const TOKENS = new Map<string, [string, Part]>([
 ]);
 
 /** The same part, whichever token wrote it: a format names each once. */
-const SAME_PART: Partial<Record<Part, Part>> = { yy: 'y', mo: 'mo', monthShort: 'mo', monthLong: 'mo' };
+const SAME_PART: Partial<Record<Part, Part>> = { yy: 'year', month: 'month', monthShort: 'month', monthLong: 'month' };
 const partOf = (part: Part): Part => SAME_PART[part] ?? part;
 
 /** What to write instead of a token this reader does not know, by its letter. */
@@ -130,39 +130,39 @@ export function compileDateFormat(format: string, timestamp: boolean, languages:
     source += escape(format[i]!);
     i++;
   }
-  const needed: Part[] = timestamp ? ['y', 'mo', 'd', 'h', 'mi'] : ['y', 'mo', 'd'];
+  const needed: Part[] = timestamp ? ['year', 'month', 'day', 'hour', 'minute'] : ['year', 'month', 'day'];
   const missing = needed.filter((p) => !parts.some((q) => partOf(q) === p));
   if (missing.length > 0) return { problem: `lacks ${missing.join(', ')}: "${format}"` };
-  if (!timestamp && parts.some((p) => !['y', 'mo', 'd'].includes(partOf(p))))
+  if (!timestamp && parts.some((p) => !['year', 'month', 'day'].includes(partOf(p))))
     return { problem: `has a time in a date column: "${format}"` };
   const named = parts.find((p) => p === 'monthShort' || p === 'monthLong');
   const table = named ? monthTable(named === 'monthShort' ? 'short' : 'long', languages) : undefined;
   if (table?.problem) return { problem: `${named === 'monthShort' ? 'MMM' : 'MMMM'}: ${table.problem}` };
   // a date written with a month name may end with a dot its format does not write (`3 nov 2021.`)
   const end = named && !format.endsWith('.') ? '\\.?' : '';
-  const re = new RegExp(`^${source}${end}$`, 'u');
+  const pattern = new RegExp(`^${source}${end}$`, 'u');
   return {
     hasOffset: parts.includes('offset'),
     parse(value) {
-      const regExpExecArray = re.exec(value);
+      const regExpExecArray = pattern.exec(value);
       if (!regExpExecArray) return undefined;
-      const out: DateParts = { y: 0, mo: 0, d: 0, h: 0, mi: 0, s: 0, frac: '' };
-      for (let k = 0; k < parts.length; k++) {
-        const p = parts[k]!;
-        const text = regExpExecArray[k + 1]!;
-        if (p === 'frac') out.frac = text;
-        else if (p === 'offset') {
+      const out: DateParts = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, frac: '' };
+      for (let partIndex = 0; partIndex < parts.length; partIndex++) {
+        const part = parts[partIndex]!;
+        const text = regExpExecArray[partIndex + 1]!;
+        if (part === 'frac') out.frac = text;
+        else if (part === 'offset') {
           const offset = offsetParts(text);
           if (offset === undefined) return undefined;
           out.offset = offset;
-        } else if (p === 'yy') {
-          const yy = Number(text);
-          out.y = yy >= TWO_DIGIT_YEAR_PIVOT ? 1900 + yy : 2000 + yy;
-        } else if (p === 'monthShort' || p === 'monthLong') {
+        } else if (part === 'yy') {
+          const twoDigitYear = Number(text);
+          out.year = twoDigitYear >= TWO_DIGIT_YEAR_PIVOT ? 1900 + twoDigitYear : 2000 + twoDigitYear;
+        } else if (part === 'monthShort' || part === 'monthLong') {
           const month = table!.months.get(monthKey(text));
           if (month === undefined) return undefined;
-          out.mo = month;
-        } else out[p] = Number(text);
+          out.month = month;
+        } else out[part] = Number(text);
       }
       return out;
     },

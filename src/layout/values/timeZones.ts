@@ -121,12 +121,12 @@ function offsetAt(zone: string, utcMs: number): number {
  * the answer is kept per zone and hour: a file of a million rows asks Intl a few hundred times.
  * A wall time in a spring-forward gap takes the offset after the change.
  */
-export function wallClockOffset(zone: Zone, y: number, mo: number, d: number, h: number, mi: number): number {
+export function wallClockOffset(zone: Zone, year: number, month: number, day: number, hour: number, minute: number): number {
   if ('fixed' in zone) return zone.fixed;
-  const key = `${zone.iana}|${y}-${mo}-${d}-${h}-${mi < 30 ? 0 : 1}`;
+  const key = `${zone.iana}|${year}-${month}-${day}-${hour}-${minute < 30 ? 0 : 1}`;
   let offset = offsets.get(key);
   if (offset === undefined) {
-    const wall = Date.UTC(y, mo - 1, d, h, mi);
+    const wall = Date.UTC(year, month - 1, day, hour, minute);
     const first = offsetAt(zone.iana, wall);
     offset = offsetAt(zone.iana, wall - first * 60000);
     if (offsets.size > 100_000) offsets.clear();
@@ -139,9 +139,9 @@ export function wallClockOffset(zone: Zone, y: number, mo: number, d: number, h:
  * Every offset a wall-clock time has in `zone`: one, or two in the hour a fall-back repeats
  * (the earlier instant's first), none in a spring-forward gap. `wallClockOffset` takes one.
  */
-export function wallClockOffsets(zone: Zone, y: number, mo: number, d: number, h: number, mi: number): number[] {
+export function wallClockOffsets(zone: Zone, year: number, month: number, day: number, hour: number, minute: number): number[] {
   if ('fixed' in zone) return [zone.fixed];
-  const wall = Date.UTC(y, mo - 1, d, h, mi);
+  const wall = Date.UTC(year, month - 1, day, hour, minute);
   // the offsets in force a day either side hold every offset this wall time can have
   const around = new Set([offsetAt(zone.iana, wall - 86_400_000), offsetAt(zone.iana, wall + 86_400_000)]);
   return [...around].filter((offset) => offsetAt(zone.iana, wall - offset * 60_000) === offset).sort((a, b) => b - a);
