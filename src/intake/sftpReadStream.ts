@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { SftpGaveUpError } from './sftpRequests.js';
+import { SftpGaveUpError, seconds } from './sftpRequests.js';
 import type { SftpSession } from './sftpSession.js';
 
 const CHUNK = 64 * 1024;
@@ -76,10 +76,9 @@ class DownloadFloor {
       if (this.waitingSince !== undefined) this.armAtWindowEnd();
       return;
     }
-    const seconds = Number((span / 1000).toFixed(1));
     this.session.giveUp(
       new SftpGaveUpError(
-        `the download of ${this.path} fell below --sftp-min-rate ${this.min}: ${got} bytes in ${seconds}s of waiting for the SFTP server`,
+        `the download of ${this.path} fell below --sftp-min-rate ${this.min}: ${got} bytes in ${seconds(span)}s of waiting for the SFTP server`,
       ),
     );
   }

@@ -44,7 +44,8 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-const seconds = (ms: number) => Number((ms / 1000).toFixed(1));
+/** Milliseconds as the seconds an SFTP message names, to a tenth: `2`, `3.4` (as --sftp-timeout is written). */
+export const seconds = (milliseconds: number): number => Number((milliseconds / 1000).toFixed(1));
 
 /**
  * Every request of one SFTP channel, each with a deadline. SSH keepalives only prove that the
