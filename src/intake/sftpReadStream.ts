@@ -50,8 +50,9 @@ class DownloadFloor {
 
   /**
    * A timer for the moment this stretch of waiting fills a window: set to that moment, not to a
-   * coarse tick, so that a trickle is judged before any one request's own deadline passes (the
-   * requests' deadlines run from when each was sent, which is never before the wait began).
+   * coarse tick. A trickle keeps the download waiting from its first request on, so its window
+   * ends before the deadline of any request sent after that first one, which a later tick could
+   * let pass first (the request's own --sftp-timeout, a different and less telling message).
    */
   private armAtWindowEnd(): void {
     const left = this.session.limits.timeoutMs - (this.waited() - this.mark.waitedMs);
