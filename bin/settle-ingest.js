@@ -3,23 +3,27 @@
 // default 16 MiB ones made a 1,000,000-row run peak at 160-190 MiB instead of 130-140 MiB
 // (docs/BENCHMARKS.md). Started as `node bin/settle-ingest.js` the flag is not applied.
 
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const { requireBundle } = createRequire(import.meta.url)('./codeCache.cjs');
+
 // node-postgres asks, as it loads, whether it runs in a Cloudflare Worker; on Node.js 20 the
 // question (`typeof Response`) loads Node's whole fetch implementation, which this tool never
-// uses: 15-20% of an idle run's CPU (docs/BENCHMARKS.md). Without a global Response while pg
-// loads, the answer is the same "no" straight away; Response is back before anything else runs.
-// (On Node.js 21 and later pg asks `navigator` first and never gets this far.)
+// uses: 15-20% of an idle run's CPU (docs/BENCHMARKS.md). Without a global Response while the
+// bundle (pg inside it) loads, the answer is the same "no" straight away; Response is back before
+// anything else runs. (On Node.js 21 and later pg asks `navigator` first and never gets this far.)
 const response = Object.getOwnPropertyDescriptor(globalThis, 'Response');
 Object.defineProperty(globalThis, 'Response', { value: undefined, configurable: true, writable: true });
+let main;
 try {
-  await import('pg');
+  // the CLI joined into a few CommonJS chunks by `npm run build` (scripts/bundle.mjs), compiled
+  // with the V8 code cache of their last run (bin/codeCache.cjs)
+  ({ main } = requireBundle(fileURLToPath(new URL('../dist/bundle', import.meta.url)), 'cli.cjs'));
 } finally {
   if (response) Object.defineProperty(globalThis, 'Response', response);
   else delete globalThis.Response;
 }
-
-// the CLI joined into a few modules by `npm run build` (scripts/bundle.mjs): a quarter of an idle
-// run went to resolving and linking ~100 modules one by one
-const { main } = await import('../dist/bundle/cli.js');
 
 // Explicit exit: a library's exit hook must not be able to turn a failure into status 0.
 // Everything main() opened is closed by now, and all it printed has left the process.

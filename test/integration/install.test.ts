@@ -111,7 +111,7 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     // the code (the README and a comment may name the variables): no reading of them, no shell
     // (paths, not Dirents: Node 20's recursive readdir gives every Dirent the top folder as its parentPath)
     const code = ((await readdir(shipped, { recursive: true })) as string[])
-      .filter((path) => path.endsWith('.js') && !path.split('/').includes('node_modules'))
+      .filter((path) => /\.c?js$/.test(path) && !path.split('/').includes('node_modules'))
       .map((path) => join(shipped, path));
     expect(code.some((f) => f.includes('/dist/bundle/'))).toBe(true);
     for (const file of code) {

@@ -20,7 +20,7 @@ export function staleBuild(root = ROOT): string[] {
   const src = join(root, 'src');
   // the CLI as the bin runs it: every module joined after tsc wrote them (scripts/bundle.mjs,
   // which writes the test package's bundle just before this one)
-  const bundle = join(root, 'dist', 'bundle', 'cli.js');
+  const bundle = join(root, 'dist', 'bundle', 'cli.cjs');
   const bundledAt = statSync(bundle, { throwIfNoEntry: false })?.mtimeMs;
   const stale = sources(src).flatMap((file) => {
     const built = join(root, 'dist', relative(src, file).replace(/\.ts$/, '.js'));

@@ -15,8 +15,8 @@ describe('the integration tests’ build guard', () => {
     write('src/pipeline/runIngest.ts', 1000);
     write('dist/pipeline/runIngest.js', 2000);
     write('src/types.d.ts', 3000); // declarations build to nothing
-    expect(staleBuild(root)).toEqual(['dist/bundle/cli.js is missing']);
-    write('dist/bundle/cli.js', 2500);
+    expect(staleBuild(root)).toEqual(['dist/bundle/cli.cjs is missing']);
+    write('dist/bundle/cli.cjs', 2500);
     expect(staleBuild(root)).toEqual([]);
 
     write('src/pipeline/runIngest.ts', 3000);
@@ -30,6 +30,6 @@ describe('the integration tests’ build guard', () => {
     write('src/pipeline/decideFile.ts', 1000);
     write('dist/pipeline/decideFile.js', 2000);
     write('dist/pipeline/runIngest.js', 4000);
-    expect(staleBuild(root)).toEqual(['dist/pipeline/runIngest.js is newer than dist/bundle/cli.js']);
+    expect(staleBuild(root)).toEqual(['dist/pipeline/runIngest.js is newer than dist/bundle/cli.cjs']);
   });
 });
