@@ -144,7 +144,7 @@ class HashWorker {
   }
 
   async terminate(): Promise<void> {
-    this.stopReason ??= new Error('the SHA-256 worker thread was stopped');
+    this.stopReason ??= new Error('the SHA-256 worker thread was stopped before the file was hashed');
     if (current === this) current = undefined;
     await this.worker.terminate();
   }
