@@ -35,8 +35,9 @@ async function writeAll(fd: number, chunk: Buffer): Promise<void> {
  * from the read through the hash to the write, and writes this size take small page-cache
  * folios. Measured on a 1 GiB file (docs/BENCHMARKS.md), this costs the kernel a fraction of
  * what 1 to 4 MiB reads and writes overlapped in the thread pool cost (their buffer crossing
- * between cores, their large folios). A larger file is read and written on this thread in the
- * hash worker's ring slots (src/pipeline/hashWorker.ts), hashed on another core meanwhile.
+ * between cores, their large folios). A larger file is read and written on this thread, 64 KiB
+ * at a time too, in the slots of the hash worker's ring (src/pipeline/hashWorker.ts), and hashed
+ * on another core meanwhile.
  */
 const LOCAL_CHUNK_BYTES = 64 * 1024;
 /** between chunks read without waiting, the event loop gets a turn (signals, timers) this often */
