@@ -59,12 +59,13 @@ const END_OF_FILE = -1;
 
 /**
  * A local file from this size on is hashed on the worker. Its start costs about 30 ms (about
- * 1 ms of it on this thread; measured 2026-12-03), met by the ring's first 4 MiB read meanwhile;
- * hashing beside the write saves about 0.6 ms a MiB, so the first file pays the start back from
- * about 45 MiB on and every later one (the worker is kept) from its first chunk. A 1M-row
- * settlement file (78 MB) is over it; the files of a usual day are far under it and never start one.
+ * 1 ms of it on this thread; measured 2026-12-03), met by the ring's first 4 MiB read meanwhile.
+ * Staging the first file of a process (docs/BENCHMARKS.md, 2026-12-03): 32 MiB 47–54 ms on the
+ * worker against 33–39 ms on this thread, 64 MiB 67–77 against 66–68, 128 MiB 112–126 against
+ * 123–137; a second file, the worker kept, 21 against 31 ms, 48 against 65, 88 against 121. So
+ * from 64 MiB on even the first file is no slower. The bench's 1M-row file (63.6 MiB) stays here.
  */
-export const HASH_WORKER_FROM_BYTES = 32 * 1024 * 1024;
+export const HASH_WORKER_FROM_BYTES = 64 * 1024 * 1024;
 
 /** The worker's code: a CommonJS script (eval), so that both builds carry it inside this module. */
 const WORKER_CODE = `

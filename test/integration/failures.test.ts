@@ -134,9 +134,9 @@ describe('a full staging disk', () => {
 describe('the hash worker of a large local file', () => {
   it('fails the file when its thread dies mid-file, keeps no staged copy, and the next run loads it', async () => {
     const ws = await Workspace.create(db.url);
-    // over 32 MiB (HASH_WORKER_FROM_BYTES): hashed on the worker thread
-    const large = sampleSettlement({ date: '2026-07-07', rows: 500_000, idPrefix: 'HASHW' });
-    expect(Buffer.byteLength(large.text)).toBeGreaterThan(32 * 1024 * 1024);
+    // over 64 MiB (HASH_WORKER_FROM_BYTES): hashed on the worker thread
+    const large = sampleSettlement({ date: '2026-07-07', rows: 1_000_000, idPrefix: 'HASHW' });
+    expect(Buffer.byteLength(large.text)).toBeGreaterThan(64 * 1024 * 1024);
     await ws.put('settle_20260707_a01.csv', large.text);
     const staging = await mkdtemp(join(tmpdir(), 'settle-staging-'));
     const r = await ws.run(['--staging', staging, '--json'], { SETTLE_TEST_FAULT: 'fail:mid-hash' });
@@ -150,7 +150,7 @@ describe('the hash worker of a large local file', () => {
     expect(await ws.files('intake')).toEqual(['settle_20260707_a01.csv']);
     expect(await readdir(staging)).toEqual([]);
     const next = await ws.run(['--staging', staging]);
-    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 500_000 });
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 1_000_000 });
   });
 });
 
