@@ -10,15 +10,18 @@
 // pool-write (two buffers: each chunk's write in libuv's pool while this thread hashes it),
 // copy (fs.copyFile of the pinned descriptor: copy_file_range, or a reflink where the file
 // system has one), copy-hash (that copy in the pool while this thread hashes the staged copy
-// behind it). STAGING is removed first and left behind for a look at its mode. Run each under
+// behind it), worker-hash (src/pipeline/hashWorker.ts from dist/, as stageAndHash.ts uses it for
+// a large file: read and write on this thread from the ring's slots, the hash on the worker;
+// `npm run build` first). STAGING is removed first and left behind for a look at its mode. Run each under
 // `/usr/bin/time -f '%e %U %S'`, alternating with the reference, and note the load average.
 import { createHash } from 'node:crypto';
 import { closeSync, constants, copyFile, fstatSync, openSync, readSync, rmSync, write, writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { localFileHash, stopHashWorker } from '../dist/pipeline/hashWorker.js';
 
 const [mode, source, staging] = process.argv.slice(2);
-const modes = ['read', 'read-hash', 'write', 'loop', 'pool-write', 'copy', 'copy-hash'];
+const modes = ['read', 'read-hash', 'write', 'loop', 'pool-write', 'copy', 'copy-hash', 'worker-hash'];
 if (!modes.includes(mode) || !source || !staging) {
   console.error(`usage: staging-parts.mjs ${modes.join('|')} FILE STAGING`);
   process.exit(2);
@@ -35,6 +38,7 @@ const buffers = [Buffer.allocUnsafeSlow(chunkBytes), Buffer.allocUnsafeSlow(chun
 const hash = createHash('sha256');
 let position = 0;
 let waits = 0;
+let workerDigest;
 
 async function writeAllAt(chunk, at) {
   for (let done = 0; done < chunk.length;) done += (await writeAt(output, chunk, done, chunk.length - done, at + done)).bytesWritten;
@@ -72,6 +76,22 @@ if (mode === 'copy' || mode === 'copy-hash') {
     position += bytes;
   }
   await writing;
+} else if (mode === 'worker-hash') {
+  // from the first byte on the worker, whatever the file's size
+  const ring = localFileHash(fstatSync(input).size, chunkBytes, 0);
+  for (;;) {
+    const free = ring.nextBuffer();
+    const buffer = free instanceof Promise ? await free : free;
+    const bytes = readSync(input, buffer, 0, buffer.length, position);
+    if (bytes === 0) break;
+    const chunk = buffer.subarray(0, bytes);
+    ring.update(chunk);
+    for (let done = 0; done < bytes;) done += writeSync(output, chunk, done, bytes - done);
+    position += bytes;
+  }
+  workerDigest = await ring.digest();
+  ring.release();
+  await stopHashWorker();
 } else {
   for (;;) {
     const bytes = readSync(input, buffers[0], 0, chunkBytes, position);
@@ -82,7 +102,7 @@ if (mode === 'copy' || mode === 'copy-hash') {
     position += bytes;
   }
 }
-const digest = hash.digest('hex');
+const digest = workerDigest ?? hash.digest('hex');
 const stagedMode = (fstatSync(output).mode & 0o777).toString(8);
 closeSync(output);
 closeSync(input);

@@ -8,7 +8,10 @@ import { appendFileSync } from 'node:fs';
  * (with SETTLE_TEST_HOOK_FILE naming the file in hand), so a test can place a race exactly:
  * a re-upload, a swap for a symlink, between two given steps. When it is `trace`, each step
  * appends a line `STEP EPOCH_MS` (to the microsecond) to the file SETTLE_TEST_TRACE names: the
- * bench's breakdown of a run's wall time by phase (bench/benchSupport.ts). Unset, nothing happens.
+ * bench's breakdown of a run's wall time by phase (bench/benchSupport.ts). When it is `fail:STEP`,
+ * the step's own failure, which its caller passes as `fail`, happens there (the hash worker's
+ * thread ends mid-file), so a test sees what a crash of one part does to the rest. Unset,
+ * nothing happens.
  *
  * Only the test build has them: scripts/bundle.mjs replaces SETTLE_TEST_SEAMS by `false` in the
  * shipped bundle (dist/bundle/, what `npm pack` ships), which drops faultPoint's body, and by
@@ -27,6 +30,8 @@ export type FaultStep =
   | 'before-list'
   /** the file was listed (and found stable) and is about to be opened for staging */
   | 'before-open'
+  /** a local file's first chunk was read and handed to its hash (to the worker's ring for a large file, src/pipeline/hashWorker.ts); `fail:mid-hash` ends the worker's thread there */
+  | 'mid-hash'
   /** the file's bytes were read to their end, staged, hashed and decoded; it is still open */
   | 'after-download'
   /** the file is staged and was still in the intake at the end of its read; the ledger is about to decide it (its claim) */
@@ -44,7 +49,7 @@ export type FaultStep =
 
 declare const SETTLE_TEST_SEAMS: boolean | undefined;
 
-export function faultPoint(step: FaultStep, file?: string): void {
+export function faultPoint(step: FaultStep, file?: string, fail?: () => void): void {
   if (typeof SETTLE_TEST_SEAMS === 'undefined' || !SETTLE_TEST_SEAMS) return;
   const fault = process.env.SETTLE_TEST_FAULT;
   if (fault === undefined) return;
@@ -53,6 +58,7 @@ export function faultPoint(step: FaultStep, file?: string): void {
     return;
   }
   if (fault === step) process.kill(process.pid, 'SIGKILL');
+  if (fault === `fail:${step}`) fail?.();
   if (fault === `hook:${step}`) {
     // stdout carries the run's results (--json): the hook must not write into it
     const r = spawnSync('/bin/sh', ['-c', process.env.SETTLE_TEST_HOOK ?? ''], {

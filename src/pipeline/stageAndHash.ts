@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { closeSync, openSync, write, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { setImmediate } from 'node:timers/promises';
@@ -10,6 +9,7 @@ import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { HEAD_BYTES, sniffHead } from '../delivery/sniff.js';
 import { DecodingTee, removeContent, stagedContent, type StagedContent } from '../delivery/stagedContent.js';
 import { unlink } from '../syncFs.js';
+import { HASH_WORKER_FROM_BYTES, ThisThreadHash, killHashWorker, localFileHash, type ChunkHash } from './hashWorker.js';
 
 export type Staged =
   /**
@@ -30,12 +30,14 @@ async function writeAll(fd: number, chunk: Buffer): Promise<void> {
 }
 
 /**
- * A local file is read, hashed and written 64 KiB at a time, one step after the other on this
- * thread, from one buffer: the chunk stays in this core's cache from the read through the hash
- * to the write, and writes this size take small page-cache folios. Measured on a 1 GiB file
- * (docs/BENCHMARKS.md), this costs the kernel a fraction of what 1 to 4 MiB reads and writes
- * overlapped in the thread pool cost (their buffer crossing between cores, their large folios),
- * and less than `tee | openssl`.
+ * A local file under HASH_WORKER_FROM_BYTES is read, hashed and written 64 KiB at a time, one
+ * step after the other on this thread, from one buffer: the chunk stays in this core's cache
+ * from the read through the hash to the write, and writes this size take small page-cache
+ * folios. Measured on a 1 GiB file (docs/BENCHMARKS.md), this costs the kernel a fraction of
+ * what 1 to 4 MiB reads and writes overlapped in the thread pool cost (their buffer crossing
+ * between cores, their large folios). A larger file is read and written on this thread, 64 KiB
+ * at a time too, in the slots of the hash worker's ring (src/pipeline/hashWorker.ts), and hashed
+ * on another core meanwhile.
  */
 const LOCAL_CHUNK_BYTES = 64 * 1024;
 /** between chunks read without waiting, the event loop gets a turn (signals, timers) this often */
@@ -64,6 +66,8 @@ export async function stageAndHash(
   decode?: DecodeOptions,
   /** the bytes read so far, after each read block: a progress line for a long download */
   onRead?: (bytes: number) => void,
+  /** a local file from this size on is hashed on the worker thread (a test's small file too) */
+  hashWorkerFromBytes: number = HASH_WORKER_FROM_BYTES,
 ): Promise<Staged> {
   faultPoint('before-open', entry.name);
   const file = await intake.pin(entry.name);
@@ -73,8 +77,9 @@ export async function stageAndHash(
   let head: Buffer[] | undefined = decode ? [] : undefined;
   let tee: DecodingTee | undefined;
   let content: StagedContent | undefined;
+  // a local file is read into the hash's buffer (the worker's ring for a large one); a stream brings its own chunks
+  const hash: ChunkHash = file.readSyncAt ? localFileHash(file.pin.size, LOCAL_CHUNK_BYTES, hashWorkerFromBytes) : new ThisThreadHash();
   try {
-    const hash = createHash('sha256');
     // without inodes (SFTP) the name is later checked against a sample of these very bytes
     const sampler = file.pin.ino === undefined ? new SampleTaker(sampleRanges(file.pin.size)) : undefined;
     let size = 0;
@@ -104,12 +109,15 @@ export async function stageAndHash(
     let writing: Promise<void> = Promise.resolve();
     try {
       if (file.readSyncAt) {
-        const buffer = Buffer.allocUnsafeSlow(Math.min(LOCAL_CHUNK_BYTES, file.pin.size + 1));
         for (let sinceTurn = 0; ;) {
+          // a slot of the ring is free once its bytes are hashed and written (a wait lets the event loop turn)
+          const free = hash.nextBuffer();
+          const buffer = free instanceof Promise ? await free : free;
           const bytes = file.readSyncAt(buffer, size);
           if (bytes === 0) break;
           const chunk = buffer.subarray(0, bytes);
           took(chunk);
+          if (size === bytes) faultPoint('mid-hash', entry.name, killHashWorker);
           writeAllSync(out, chunk);
           if (head || tee) await decodeAlong(chunk, false);
           if ((sinceTurn += bytes) >= YIELD_EVERY_BYTES) {
@@ -142,12 +150,13 @@ export async function stageAndHash(
     if (!asListed || !isPinned(after, file.pin) || size !== file.pin.size) {
       return { kind: 'changed', reason: `changed while being read (${entry.size} bytes listed, ${size} read, ${after.size} now)` };
     }
-    const delivered = { path, sha256: hash.digest('hex'), size };
+    const delivered = { path, sha256: await hash.digest(), size };
     // not decoded while read (a plain file, a zip): from the staged copy, which for a plain file is the content
     content ??= await stagedContent(delivered, decode, path);
     kept = true;
     return { kind: 'staged', ...delivered, pin: file.pin, content, ...(sampler ? { sample: sampler.sample() } : {}) };
   } finally {
+    hash.release();
     await tee?.abort();
     await file.close();
     if (!kept) {

@@ -131,6 +131,29 @@ describe('a full staging disk', () => {
   });
 });
 
+describe('the hash worker of a large local file', () => {
+  it('fails the file when its thread dies mid-file, keeps no staged copy, and the next run loads it', async () => {
+    const ws = await Workspace.create(db.url);
+    // over 64 MiB (HASH_WORKER_FROM_BYTES): hashed on the worker thread
+    const large = sampleSettlement({ date: '2026-07-07', rows: 1_000_000, idPrefix: 'HASHW' });
+    expect(Buffer.byteLength(large.text)).toBeGreaterThan(64 * 1024 * 1024);
+    await ws.put('settle_20260707_a01.csv', large.text);
+    const staging = await mkdtemp(join(tmpdir(), 'settle-staging-'));
+    const r = await ws.run(['--staging', staging, '--json'], { SETTLE_TEST_FAULT: 'fail:mid-hash' });
+    expect(r.status).toBe(1);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ loaded: 0, failed: 1 });
+    expect(j.files[0].error).toMatch(
+      /staging failed: the SHA-256 worker thread .*before the file was hashed|staging failed: the SHA-256 worker thread was stopped/,
+    );
+    expect(ws.ledgerFiles()).toEqual([]); // never claimed
+    expect(await ws.files('intake')).toEqual(['settle_20260707_a01.csv']);
+    expect(await readdir(staging)).toEqual([]);
+    const next = await ws.run(['--staging', staging]);
+    expect(parseSummary(next.stdout)).toMatchObject({ loaded: 1, rows: 1_000_000 });
+  });
+});
+
 describe('the SQLite ledger', () => {
   it.runIf(canMount)('says in one line that the ledger cannot be written (exit 2), touching nothing', async () => {
     const ws = await Workspace.create(db.url);
