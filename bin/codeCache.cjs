@@ -1,7 +1,7 @@
 'use strict';
-// The bundle's chunks (dist/bundle/*.cjs, scripts/bundle.mjs) compiled with V8's code cache: the
-// bytecode of every function the last run of the same command compiled, so that a start compiles
-// almost nothing. Node.js 20 has no compile cache of its own (module.enableCompileCache came in
+// The bundle's chunks that every start loads (dist/bundle/*.cjs, scripts/bundle.mjs: cli.cjs and
+// what it requires) compiled with V8's code cache: the bytecode of every function the last run of
+// the same command compiled, so that a start compiles almost nothing. Node.js 20 has no compile cache of its own (module.enableCompileCache came in
 // 22.1) and none at all for ES modules, hence a CommonJS bundle and this loader: an idle run
 // starts in about two thirds of the time (docs/BENCHMARKS.md).
 //
@@ -79,7 +79,14 @@ function requireBundle(bundleDir, entry, { folder = cacheFolder(), command = com
     compiled.call(module.exports, module.exports, Module.createRequire(filename), module, filename, bundleDir);
   };
   if (folder) process.once('exit', () => writeCaches(folder, command));
-  return require(path.join(bundleDir, entry));
+  try {
+    return require(path.join(bundleDir, entry));
+  } finally {
+    // The chunks loaded on demand later (SFTP, zip, OpenPGP, the demo) are Node's own to load: a
+    // script compiled here has no `import()` on Node.js 20 without --experimental-vm-modules, and
+    // the demo imports an ES module. Only the chunks every start loads are cached.
+    Module._extensions['.cjs'] = plain;
+  }
 }
 
 /** Each chunk's cache that was missing or refused, from what this process compiled; the chunk's older caches for this command go. */

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import type * as openpgp from 'openpgp';
 import { UsageError, errorMessage } from '../errors.js';
 
@@ -41,9 +42,13 @@ async function armoured(path: string, flag: string): Promise<string> {
  * is not one, or a wrong passphrase is configuration (exit 2), never a file's reject.
  */
 export async function loadDecodeOptions(decodeSettings: DecodeSettings, memberPattern?: RegExp): Promise<DecodeOptions> {
-  // loaded only when a key is configured: the OpenPGP library alone takes a good part of an idle run
+  // loaded only when a key is configured: the OpenPGP library alone takes a good part of an idle run;
+  // required, not imported, so that this and the decoder (pgpLayer.ts) share one copy of it in the
+  // CommonJS bundle, whose chunks bin/codeCache.cjs compiles without an `import()` of their own
   const pgp =
-    decodeSettings.pgpKeyPath !== undefined || decodeSettings.pgpVerifyKeyPath !== undefined ? await import('openpgp') : undefined;
+    decodeSettings.pgpKeyPath !== undefined || decodeSettings.pgpVerifyKeyPath !== undefined
+      ? (createRequire(import.meta.url)('openpgp') as typeof openpgp)
+      : undefined;
   let decryptionKey: openpgp.PrivateKey | undefined;
   let verificationKey: openpgp.PublicKey | undefined;
   if (decodeSettings.pgpKeyPath !== undefined) {

