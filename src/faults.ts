@@ -44,6 +44,8 @@ export type FaultStep =
   | 'after-move'
   /** the ledger has recorded the move */
   | 'after-move-record'
+  /** a partner's run is over and its partner lease (a ledger several hosts share) is about to be released */
+  | 'before-lease-release'
   /** a report's file (the metrics file, the deliveries page, a file of an evidence pack) was checked and is about to be written */
   | 'before-write';
 

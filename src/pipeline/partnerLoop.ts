@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { EXIT_PROBLEM, EXIT_USAGE, UsageError, errorMessage, exitStatusOf } from '../errors.js';
+import { faultPoint } from '../faults.js';
 import { currentOwner } from '../owner.js';
 import { loadDecodeOptions, type DecodeOptions, type DecodeSettings } from '../delivery/decodeSettings.js';
 import type { FinanceDb } from '../finance/financeDb.js';
@@ -162,6 +163,13 @@ export async function refusePartners(partners: PartnerLoopSettings[]): Promise<v
  * for (SIGTERM) ends the partner in hand and begins no other. The metrics are written once, for
  * all partners, after the last (`afterPartners`).
  */
+/**
+ * One lease holder per process: watch's cycles follow one another in it, so a lease that a cycle
+ * could not release (the ledger's server gone at that instant) is the next cycle's to take again,
+ * not a stranger's to wait out for --claim-lease.
+ */
+const PROCESS_LEASE_TOKEN = randomBytes(6).toString('hex');
+
 export async function runPartners<S extends PartnerLoopSettings, Late extends LateDelivery>(
   ports: PartnerLoopPorts<S, Late>,
   partners: S[],
@@ -170,7 +178,7 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
   const outcomes: PartnerOutcome<Late>[] = [];
   const ran: PartnerRunMetrics[] = [];
   const holder: LeaseHolder = {
-    holder: `${ports.host}:${ports.pid}:${randomBytes(6).toString('hex')}`,
+    holder: `${ports.host}:${ports.pid}:${PROCESS_LEASE_TOKEN}`,
     host: ports.host,
     pid: ports.pid,
     startedAt: currentOwner().startedAt,
@@ -284,6 +292,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         return workLeased(runId);
       });
     } finally {
+      faultPoint('before-lease-release');
       await ledger.releasePartnerLease(holder.holder).catch((err: unknown) => {
         // it expires on its own
         logger.warn({ event: 'partner-lease-not-released', reason: errorMessage(err) }, 'could not release the partner lease');

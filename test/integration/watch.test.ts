@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -263,24 +264,22 @@ describe('watch through a restart of the database server', () => {
         const url = server.url('finance');
         const ws = await Workspace.create(url, { ledger });
         const metrics = join(ws.root, 'settle.prom');
+        // the server goes at the worst instant of the first cycle: its file archived, its partner
+        // lease (on the PostgreSQL ledger) not yet released, so it cannot be
+        const at = join(ws.root, 'at-release');
+        const go = join(ws.root, 'go');
+        const once = `[ -e "${at}" ] && exit 0; touch "${at}"; i=0; while [ ! -e "${go}" ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.01; done`;
         const w = watching(
-          ws.startRunWith([
-            'watch',
-            '--intake',
-            ws.intake,
-            '--ledger',
-            ws.ledger,
-            '--stable-for',
-            '0',
-            '--metrics-file',
-            metrics,
-            ...QUICK,
-          ]),
+          ws.startRunWith(
+            ['watch', '--intake', ws.intake, '--ledger', ws.ledger, '--stable-for', '0', '--metrics-file', metrics, ...QUICK],
+            { SETTLE_TEST_FAULT: 'hook:before-lease-release', SETTLE_TEST_HOOK: once },
+          ),
         );
         await ws.put('settle_20260806_a01.csv', file('2026-08-06', 'WRS1'));
-        await until('the first file archived', async () => (await ws.files('archive')).includes('settle_20260806_a01.csv'));
-
+        await until('the first cycle at its lease release', () => existsSync(at));
+        expect(await ws.files('archive')).toEqual(['settle_20260806_a01.csv']);
         await server.halt();
+        await writeFile(go, '');
         await ws.put('settle_20260806_a02.csv', file('2026-08-06', 'WRS2'));
         // with the finance database (and, for the PostgreSQL ledger, the ledger) gone, cycles fail and the process lives on
         await until('two failed cycles', async () => ((await metric(metrics, 'settle_ingest_watch_failed_cycles_total')) ?? 0) >= 2);
@@ -288,6 +287,7 @@ describe('watch through a restart of the database server', () => {
         expect(await ws.files('intake')).toEqual(['settle_20260806_a02.csv']);
 
         await server.resume();
+        // its own lease, left behind, is the next cycle's: the partner is not skipped for --claim-lease (2 h)
         await until('the second file archived', async () => (await ws.files('archive')).includes('settle_20260806_a02.csv'), 60_000);
         expect(w.alive()).toBe(true);
         w.child.kill('SIGTERM');
