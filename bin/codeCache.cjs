@@ -93,8 +93,8 @@ function requireBundle(bundleDir, entry, { folder = cacheFolder(), command = com
 function writeCaches(folder, command) {
   for (const load of loads) {
     if (load.found !== 'none' && load.found !== 'rejected') continue;
+    const temporary = `${load.cacheFile}.${process.pid}.tmp`;
     try {
-      const temporary = `${load.cacheFile}.${process.pid}.tmp`;
       fs.writeFileSync(temporary, load.script.createCachedData(), { mode: 0o600, flag: 'wx' });
       fs.renameSync(temporary, load.cacheFile);
       const current = path.basename(load.cacheFile);
@@ -103,7 +103,13 @@ function writeCaches(folder, command) {
         if (name !== current && older.test(name)) fs.rmSync(path.join(folder, name), { force: true });
       }
     } catch {
-      // a full disk or a folder gone: the next run compiles, as it would without a cache
+      // a full disk or a folder gone: the next run compiles, as it would without a cache; a
+      // temporary half written is not left behind
+      try {
+        fs.rmSync(temporary, { force: true });
+      } catch {
+        // the folder itself is gone
+      }
     }
   }
 }

@@ -51,6 +51,18 @@ describe('the code cache of the bundle', () => {
     expect(load({})).toEqual({ answer: 'part-one', found: { cli: 'used', part: 'used' } });
   });
 
+  it('leaves no temporary behind when its cache cannot be put in place, and the run still answers', () => {
+    const folder = join(root, 'home', '.cache', 'settle-ingest');
+    load({});
+    const [cliCache] = caches(folder).filter((f) => f.startsWith('cli-'));
+    // the chunk's cache name taken by a folder that is not empty: the rename over it fails
+    rmSync(join(folder, cliCache!));
+    mkdirSync(join(folder, cliCache!));
+    writeFileSync(join(folder, cliCache!, 'x'), '');
+    expect(load({})).toEqual({ answer: 'part-one', found: { cli: 'none', part: 'used' } });
+    expect(caches(folder).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
   it('is kept per command', () => {
     load({});
     expect(load({}, 'status').found).toEqual({ cli: 'none', part: 'none' });
