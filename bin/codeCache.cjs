@@ -1,6 +1,6 @@
 'use strict';
 // The bundle's chunks that every start loads (dist/bundle/*.cjs, scripts/bundle.mjs: cli.cjs and
-// what it requires) compiled with V8's code cache: the bytecode of every function the last run of
+// what it requires) compiled with V8's code cache: the bytecode of every function the first run of
 // the same command compiled, so that a start compiles almost nothing. Node.js 20 has no compile cache of its own (module.enableCompileCache came in
 // 22.1) and none at all for ES modules, hence a CommonJS bundle and this loader: an idle run
 // starts in about two thirds of the time (docs/BENCHMARKS.md).
@@ -46,9 +46,15 @@ function cacheFolder(env = process.env) {
   }
 }
 
-/** The command a cache is kept for (`run`, `status`, ...): each compiles its own part of the bundle. */
+/**
+ * The command a cache is kept for (`run`, `status`, ...): each compiles its own part of the
+ * bundle. A cache is written once, by the first run that finds none, so a command's help (which
+ * compiles next to nothing of it) is kept apart and never stands for the command's real runs.
+ */
 function commandOf(argv) {
-  const word = argv[2];
+  const args = argv.slice(2);
+  if (args.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V')) return 'help';
+  const word = args[0];
   return word && /^[a-z][a-z-]{0,30}$/.test(word) ? word : 'other';
 }
 

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +62,17 @@ describe('the code cache of the bundle', () => {
     writeFileSync(join(folder, cliCache!, 'x'), '');
     expect(load({})).toEqual({ answer: 'part-one', found: { cli: 'none', part: 'used' } });
     expect(caches(folder).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('keeps a command’s help apart from its runs: the cache a help writes is never the command’s', () => {
+    const { commandOf } = createRequire(import.meta.url)(LOADER) as { commandOf(argv: string[]): string };
+    const argv = (...args: string[]) => ['node', 'settle-ingest', ...args];
+    expect(commandOf(argv('run', '--json'))).toBe('run');
+    expect(commandOf(argv('status', '--help'))).toBe('help');
+    expect(commandOf(argv('-h'))).toBe('help');
+    expect(commandOf(argv('--version'))).toBe('help');
+    expect(commandOf(argv('--config', 'x.json', 'run'))).toBe('other');
+    expect(commandOf(argv())).toBe('other');
   });
 
   it('is kept per command', () => {
