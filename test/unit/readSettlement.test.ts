@@ -130,7 +130,7 @@ describe('a file of many reads', () => {
       blocks++;
       for (let r = block.next(); r !== null; r = block.next()) perBlock.push(r);
     }
-    expect(blocks).toBeGreaterThan(4); // 1.4 MB in 256 KiB reads
+    expect(blocks).toBeGreaterThan(4); // 1.4 MB in 32 KiB reads (READ_BYTES)
     expect(perBlock).toEqual(perRow);
     expect([perRow.length, stats.skipped]).toEqual([19_980, 20]);
     expect(perRow.every((r) => r.text === lines[r.line - 2])).toBe(true);

@@ -304,6 +304,15 @@ export function layoutCsvOptions(layout: Layout): CsvOptions {
 }
 
 /**
+ * The bytes of one read. Each read's text is a new string, and V8 places a string of 128 KiB or
+ * more (kMaxRegularHeapObjectSize) in its large-object space, one mapping of fresh memory each:
+ * decoding 64 MiB of ASCII took 250 ms in 256 KiB reads and 13 ms in 64 KiB ones, and the run's
+ * system time fell with it (docs/BENCHMARKS.md, 2026-12-06). 32 KiB keeps even a text of
+ * two-byte characters, with the record carried over from the last read, in the young generation.
+ */
+export const READ_BYTES = 32 * 1024;
+
+/**
  * The records of a CSV file, streaming, one block per read, each record with the line it
  * starts on. The bytes are decoded in the stream in `encoding` (textDecoding.ts: UTF-8 unless
  * the layout says otherwise, a leading byte-order mark dropped): no byte is ever replaced
@@ -320,7 +329,7 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
   // allocate (and collect) a large buffer for each; every chunk is decoded (copied) before the next read
   const text = new TextChunks(opts.encoding);
   try {
-    const readBuf = Buffer.allocUnsafe(Math.max(1, Math.min(opts.chunkBytes ?? 256 * 1024, fstatSync(fileDescriptor).size + 1)));
+    const readBuf = Buffer.allocUnsafe(Math.max(1, Math.min(opts.chunkBytes ?? READ_BYTES, fstatSync(fileDescriptor).size + 1)));
     for (;;) {
       const bytesRead = readSync(fileDescriptor, readBuf, 0, readBuf.length, null);
       if (bytesRead === 0) break;
