@@ -3,7 +3,7 @@ import { RejectError } from '../errors.js';
 import { PROVENANCE_COLUMNS, type ColumnSpec } from '../layout/model/layout.js';
 import { quoteValue } from '../layout/values/quoteValue.js';
 import type { CopyBatches } from './copyBatches.js';
-import { describedType } from './layoutTable.js';
+import { describedType, tableColumnsSql } from './layoutTable.js';
 import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier, escapeLiteral } = pg;
@@ -59,8 +59,7 @@ export async function binaryRowsFor(financeTarget: FinanceTarget): Promise<Binar
   // one round trip: the lock, then the columns (simple protocol, so no parameters)
   const results = (await client.query(
     `LOCK TABLE ${table} IN ROW EXCLUSIVE MODE;
-     SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
-      WHERE attrelid = ${escapeLiteral(table)}::regclass AND attnum > 0 AND NOT attisdropped`,
+     ${tableColumnsSql(`${escapeLiteral(table)}::regclass`)}`,
   )) as unknown as pg.QueryResult<{ name: string; type: string }>[];
   const types = new Map(results[1]!.rows.map((r) => [r.name, r.type]));
   const wires: Wire[] = [];

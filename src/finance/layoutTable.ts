@@ -26,7 +26,7 @@ export function sqlType(columnSpec: ColumnSpec): string {
   }
 }
 
-/** `information_schema`'s (and `format_type`'s) spelling of the same types, to compare with an existing table. */
+/** `format_type`'s spelling of the same types, to compare with an existing table (tableColumnsSql). */
 export function describedType(columnSpec: ColumnSpec): string {
   return columnSpec.type === 'decimal' && columnSpec.scale !== AS_WRITTEN
     ? `numeric(${MAX_INTEGER_DIGITS + (columnSpec.scale ?? 2)},${columnSpec.scale ?? 2})`
@@ -64,27 +64,34 @@ interface Existing {
   key: string[] | null;
 }
 
+/**
+ * The SELECT of a table's columns (`name`, `type` as `format_type` spells it, `nullable`), for
+ * `relation`, an SQL expression of its regclass: the one look at a table's columns, here and
+ * before a binary COPY (copyBinary.ts). The catalog itself, not information_schema.columns,
+ * whose view cost each run's start about 17 ms of the server's planning (docs/BENCHMARKS.md).
+ */
+export function tableColumnsSql(relation: string): string {
+  return `SELECT attname AS name, format_type(atttypid, atttypmod) AS type, NOT attnotnull AS nullable
+            FROM pg_attribute WHERE attrelid = ${relation} AND attnum > 0 AND NOT attisdropped`;
+}
+
 async function existingTable(client: pg.ClientBase, schema: string, layout: Layout): Promise<Existing | null> {
-  const cols = await client.query<{ column_name: string; type: string; is_nullable: string }>(
-    `SELECT column_name, CASE WHEN data_type = 'numeric' AND numeric_precision IS NULL THEN 'numeric'
-                              WHEN data_type = 'numeric' THEN format('numeric(%s,%s)', numeric_precision, numeric_scale)
-                              WHEN data_type = 'character' THEN format('character(%s)', character_maximum_length)
-                              ELSE data_type END AS type, is_nullable
-       FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2`,
-    [schema, layout.table],
-  );
-  if (cols.rowCount === 0) return null;
-  const key = await client.query<{ columns: string[] }>(
-    `SELECT array_agg(a.attname::text ORDER BY k.ord) AS columns
-       FROM pg_constraint c
-       CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, ord)
-       JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
-      WHERE c.conrelid = to_regclass(format('%I.%I', $1::text, $2::text)) AND c.conname = $3`,
+  const relation = `to_regclass(format('%I.%I', $1::text, $2::text))`;
+  // one round trip: the columns, each row also carrying the natural key's columns
+  const cols = await client.query<{ name: string; type: string; nullable: boolean; key: string[] | null }>(
+    `WITH columns AS (${tableColumnsSql(relation)})
+     SELECT columns.*, (SELECT array_agg(a.attname::text ORDER BY k.ord)
+                          FROM pg_constraint c
+                          CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, ord)
+                          JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+                         WHERE c.conrelid = ${relation} AND c.conname = $3) AS key
+       FROM columns`,
     [schema, layout.table, constraintName(layout)],
   );
+  if (cols.rowCount === 0) return null;
   return {
-    columns: new Map(cols.rows.map((r) => [r.column_name, { type: r.type, nullable: r.is_nullable === 'YES' }])),
-    key: key.rows[0]?.columns ?? null,
+    columns: new Map(cols.rows.map((r) => [r.name, { type: r.type, nullable: r.nullable }])),
+    key: cols.rows[0]!.key,
   };
 }
 
