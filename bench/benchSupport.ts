@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -60,6 +60,15 @@ export async function inTurns(
     loads.push(load());
   }
   return { refMs: median(refs), oursMs: median(oursMs), ratio: median(refs.map((r, i) => r / oursMs[i]!)), load: median(loads) };
+}
+
+/**
+ * The kernel's write-back of what the last figure left in the page cache (a load's gigabytes on a
+ * server with fsync off) finished before the next is measured: otherwise every fsync of the next
+ * (the ledger's, a folder's) waits behind it, and a figure measures its predecessor's disk.
+ */
+export function quietDisk(): void {
+  execFileSync('sync');
 }
 
 export async function timed(fn: () => Promise<unknown> | unknown): Promise<number> {
