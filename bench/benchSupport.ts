@@ -25,6 +25,8 @@ export interface Figure {
   /** the 1-minute load average when it was measured: on a shared machine, the figure's context */
   load: number;
   measured: number[];
+  /** a figure against a reference: each turn's (reference ms, ours ms), printed under the table */
+  turns?: [number, number][];
 }
 
 export const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -48,7 +50,7 @@ export async function inTurns(
   reference: () => Promise<unknown> | unknown,
   ours: () => Promise<unknown> | unknown,
   before: { reference?: () => Promise<unknown>; ours?: () => Promise<unknown> } = {},
-): Promise<{ refMs: number; oursMs: number; ratio: number; load: number }> {
+): Promise<Turns> {
   const refs: number[] = [];
   const oursMs: number[] = [];
   const loads: number[] = [];
@@ -59,7 +61,23 @@ export async function inTurns(
     oursMs.push(await timed(ours));
     loads.push(load());
   }
-  return { refMs: median(refs), oursMs: median(oursMs), ratio: median(refs.map((r, i) => r / oursMs[i]!)), load: median(loads) };
+  const ratios = refs.map((r, i) => r / oursMs[i]!);
+  return {
+    refMs: median(refs),
+    oursMs: median(oursMs),
+    ratio: median(ratios),
+    load: median(loads),
+    each: refs.map((r, i) => [r, oursMs[i]!]),
+  };
+}
+
+/** What a figure's turns gave: the medians, and each turn's pair (reference ms, ours ms) in order. */
+export interface Turns {
+  refMs: number;
+  oursMs: number;
+  ratio: number;
+  load: number;
+  each: [number, number][];
 }
 
 /**
@@ -78,13 +96,7 @@ export async function timed(fn: () => Promise<unknown> | unknown): Promise<numbe
 }
 
 /** A figure against its reference: our speed (or throughput) as a share of the reference's. */
-export function versus(
-  figure: string,
-  turns: { refMs: number; oursMs: number; ratio: number; load: number },
-  reference: string,
-  terms: 'speed' | 'throughput',
-  goal: number | undefined,
-): Figure {
+export function versus(figure: string, turns: Turns, reference: string, terms: 'speed' | 'throughput', goal: number | undefined): Figure {
   return {
     figure,
     ours: s(turns.oursMs),
@@ -95,6 +107,7 @@ export function versus(
     ...(goal === undefined ? {} : { holds: turns.ratio >= goal }),
     load: turns.load,
     measured: [turns.oursMs, turns.refMs],
+    turns: turns.each,
   };
 }
 

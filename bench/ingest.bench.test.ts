@@ -359,7 +359,13 @@ it(`measures settle-ingest against its references and goals on ${ROWS.toLocaleSt
       (b) => `| ${b.figure} | ${b.ms.toFixed(0)} | ${b.refMs.toFixed(0)} | ${PHASES.map((p) => b.phases[p].toFixed(0)).join(' | ')} |`,
     ),
   ];
-  console.log(`\n${await writeTable(title, figures, phaseLines)}`);
+  const turnLines = [
+    '',
+    'each turn of the figures against a reference, in order: reference / ours, s (the ratio is the median of their ratios)',
+    '',
+    ...figures.flatMap((f) => (f.turns ? [`- ${f.figure}: ${f.turns.map(([ref, ours]) => `${s(ref)} / ${s(ours)}`).join(', ')}`] : [])),
+  ];
+  console.log(`\n${await writeTable(title, figures, [...phaseLines, ...turnLines])}`);
 
   // every figure is a real measurement (and, where it has one, so is its reference)
   const want = ['stage + SHA-256', 'stage + gunzip', 'the whole run', 'peak RSS of that run', 'per file', 'idle run'];
