@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import pg from 'pg';
 import pgpass from 'pgpass';
 import { SettleError, TransientError, UsageError, errorMessage } from '../errors.js';
 import { PG_INVALID_AUTHORIZATION, PG_INVALID_CATALOG_NAME, PG_INVALID_PASSWORD, pgCode } from './pgErrors.js';
 import { redactSecrets } from '../redactSecrets.js';
+import { socketIfAny } from './pgInternals.js';
 
 /** libpq's variables that name a server by themselves, without a URL. */
 const LIBPQ_TARGET = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE'] as const;
@@ -178,4 +180,32 @@ export async function connectPostgres(url: string | undefined, pgConnectOptions:
     const silent = `no answer within ${seconds}s${pgConnectOptions.timeoutOption ? ` (${pgConnectOptions.timeoutOption} ${seconds})` : ''}`;
     throw new TransientError(`${where} is unreachable: ${timedOut ? silent : why || code}`, { cause: err });
   }
+}
+
+/**
+ * Ends a connection without waiting for the server to close its side: Terminate is written and
+ * the socket shut for writing, and then this returns. The server's close is its backend exiting,
+ * 8 to 13 ms on a fast server at every command's end (docs/BENCHMARKS.md, 2026-12-06); by the time
+ * a command closes a connection every statement on it has been answered, so nothing is owed. A
+ * connection that is broken or never opened ends as node-postgres ends it.
+ */
+export async function endPostgres(client: pg.Client): Promise<void> {
+  const ended = client.end().catch(() => undefined);
+  const socket = socketIfAny(client);
+  if (!socket) return ended;
+  await Promise.race([ended, shutForWriting(socket)]);
+}
+
+/** Once `socket` has flushed what was written and sent its end (or is gone). */
+function shutForWriting(socket: Socket): Promise<void> {
+  if (socket.writableFinished || socket.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.removeListener('finish', done);
+      socket.removeListener('close', done);
+      resolve();
+    };
+    socket.once('finish', done);
+    socket.once('close', done);
+  });
 }

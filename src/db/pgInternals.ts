@@ -63,6 +63,12 @@ export function clientSocket(client: pg.Client): Socket {
   return internals(client).connection!.stream as Socket;
 }
 
+/** The connection's socket where the client has one (a client of any connection, asserted or not). */
+export function socketIfAny(client: pg.Client): Socket | undefined {
+  const stream = internals(client).connection?.stream as Socket | undefined;
+  return typeof stream?.once === 'function' ? stream : undefined;
+}
+
 /** Calls `listener` at each ReadyForQuery message: a statement in hand has ended. */
 export function onReadyForQuery(client: pg.Client, listener: () => void): void {
   (internals(client).connection as { on(event: string, l: () => void): void }).on('readyForQuery', listener);

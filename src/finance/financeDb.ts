@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Layout } from '../layout/model/layout.js';
+import { endPostgres } from '../db/pgConnect.js';
 import { connectFinance, type FinanceConnectOptions } from './connectFinance.js';
 import { copyRows } from './copyRows.js';
 import { loadFacts, type LoadFacts } from './financeFacts.js';
@@ -94,7 +95,8 @@ export class FinanceDb implements FinanceTarget {
     return keyPresence(this, path, fileName);
   }
 
-  async close(): Promise<void> {
-    await this.client.end().catch(() => undefined);
+  /** Ends the connection; the server's own close of it is not waited for (endPostgres). */
+  close(): Promise<void> {
+    return endPostgres(this.client);
   }
 }

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { SettleError, TransientError, errorMessage } from '../errors.js';
-import { connectPostgres } from '../db/pgConnect.js';
+import { connectPostgres, endPostgres } from '../db/pgConnect.js';
 import { PG_UNIQUE_VIOLATION, pgCode } from '../db/pgErrors.js';
 import { assertPgCurrent, migratePg } from '../db/pgMigrate.js';
 import { redactSecrets } from '../redactSecrets.js';
@@ -54,8 +54,9 @@ class PgPort implements SqlPort {
     return pgCode(err) === PG_UNIQUE_VIOLATION;
   }
 
-  async close(): Promise<void> {
-    await this.client.end().catch(() => undefined);
+  /** Ends the connection; the server's own close of it is not waited for (endPostgres). */
+  close(): Promise<void> {
+    return endPostgres(this.client);
   }
 }
 

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { socketIfAny } from '../../src/db/pgInternals.js';
 import { FinanceDb } from '../../src/finance/financeDb.js';
 import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
 import { closeFinanceFixture, FINANCE_SCHEMA as SCHEMA, openFinanceFixture, type FinanceFixture } from '../support/dbDatabase.js';
@@ -106,5 +107,17 @@ describe('the finance load', () => {
       present: 1,
       firstMissing: { line: 3, key: expect.stringContaining('T7') },
     });
+  });
+
+  it('closes having said Terminate and ended its socket, and the server then ends the session by itself', async () => {
+    const other = await FinanceDb.connect(database.url, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 30, onLost: () => undefined });
+    const pid = (await other.client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    const socket = socketIfAny(other.client as pg.Client)!;
+    // the server's close of its side: node-postgres's own end event, which close() does not wait for
+    const serverClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await other.close();
+    expect(socket.writableFinished).toBe(true);
+    await serverClosed;
+    expect((await reader.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0]).toEqual({ n: 0 });
   });
 });
