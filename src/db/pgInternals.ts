@@ -58,15 +58,15 @@ export function statementInFlight(client: pg.Client): boolean {
   return internals(client).readyForQuery === false;
 }
 
-/** The connection's socket, to measure progress as bytes moved. */
-export function clientSocket(client: pg.Client): Socket {
-  return internals(client).connection!.stream as Socket;
-}
-
-/** The connection's socket where the client has one (a client of any connection, asserted or not). */
+/** The connection's socket where the client has one (a client of any connection, asserted or not): endPostgres shuts it. */
 export function socketIfAny(client: pg.Client): Socket | undefined {
   const stream = internals(client).connection?.stream as Socket | undefined;
   return typeof stream?.once === 'function' ? stream : undefined;
+}
+
+/** The connection's socket of an asserted client, to measure progress as bytes moved. */
+export function clientSocket(client: pg.Client): Socket {
+  return socketIfAny(client)!;
 }
 
 /** Calls `listener` at each ReadyForQuery message: a statement in hand has ended. */

@@ -112,7 +112,7 @@ describe('the finance load', () => {
   it('closes having said Terminate and ended its socket, and the server then ends the session by itself', async () => {
     const other = await FinanceDb.connect(database.url, SCHEMA, DEFAULT_LAYOUT, { timeoutSeconds: 30, onLost: () => undefined });
     const pid = (await other.client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-    const socket = socketIfAny(other.client as pg.Client)!;
+    const socket = socketIfAny(other.client)!;
     // the server's close of its side: node-postgres's own end event, which close() does not wait for
     const serverClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     await other.close();
