@@ -3,10 +3,11 @@
 // default 16 MiB ones made a 1,000,000-row run peak at 160-190 MiB instead of 130-140 MiB
 // (docs/BENCHMARKS.md). Started as `node bin/settle-ingest.js` the flag is not applied.
 
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-
-const { requireBundle } = createRequire(import.meta.url)('./codeCache.cjs');
+// CommonJS (bin/package.json says so): an ES module here would start Node's ES module loader
+// first, about 9 ms of every start on its own (docs/BENCHMARKS.md).
+'use strict';
+const path = require('node:path');
+const { requireBundle } = require('./codeCache.cjs');
 
 // node-postgres asks, as it loads, whether it runs in a Cloudflare Worker; on Node.js 20 the
 // question (`typeof Response`) loads Node's whole fetch implementation, which this tool never
@@ -19,7 +20,7 @@ let main;
 try {
   // the CLI joined into a few CommonJS chunks by `npm run build` (scripts/bundle.mjs), compiled
   // with the V8 code cache of their last run (bin/codeCache.cjs)
-  ({ main } = requireBundle(fileURLToPath(new URL('../dist/bundle', import.meta.url)), 'cli.cjs'));
+  ({ main } = requireBundle(path.join(__dirname, '..', 'dist', 'bundle'), 'cli.cjs'));
 } finally {
   if (response) Object.defineProperty(globalThis, 'Response', response);
   else delete globalThis.Response;
@@ -27,4 +28,5 @@ try {
 
 // Explicit exit: a library's exit hook must not be able to turn a failure into status 0.
 // Everything main() opened is closed by now, and all it printed has left the process.
-process.exit(await main(process.argv));
+// (A rejection, which main() never lets out, would end the process with status 1 as unhandled.)
+void main(process.argv).then((status) => process.exit(status));

@@ -42,6 +42,7 @@ await bundle(`${testPackage}/dist/bundle`, true);
 await mkdir(`${testPackage}/bin`);
 await copyFile(`${root}bin/settle-ingest.js`, `${testPackage}/bin/settle-ingest.js`);
 await copyFile(`${root}bin/codeCache.cjs`, `${testPackage}/bin/codeCache.cjs`);
+await copyFile(`${root}bin/package.json`, `${testPackage}/bin/package.json`);
 await chmod(`${testPackage}/bin/settle-ingest.js`, 0o755);
 for (const name of ['sql', 'package.json']) await symlink(`../../${name}`, `${testPackage}/${name}`);
 // last: a shipped bundle newer than tsc's output says the test package is too (test/support/freshBuild.ts)

@@ -1,6 +1,7 @@
-import { createRequire } from 'node:module';
 import { connect, type Socket } from 'node:net';
 import type pg from 'pg';
+// joined into the bundle at build time: the version of the pg the bundle carries, read with no file at run time
+import pgPackage from 'pg/package.json' with { type: 'json' };
 import { UsageError } from '../errors.js';
 
 /**
@@ -18,7 +19,7 @@ import { UsageError } from '../errors.js';
 /** The pg major version these internals were read from. */
 export const PG_MAJOR_READ = 8;
 
-export const PG_VERSION: string = (createRequire(import.meta.url)('pg/package.json') as { version: string }).version;
+export const PG_VERSION: string = pgPackage.version;
 
 /** node-postgres keeps these on the client without declaring them in its types. */
 interface ClientInternals {

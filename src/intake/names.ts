@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import picomatch from 'picomatch';
 import { UsageError } from '../errors.js';
 
 /** Names an uploader uses while a file is still being written: never ours to touch. */
@@ -19,12 +19,6 @@ export function finalName(name: string): string {
 export function isUnsafeName(name: string): boolean {
   return name === '' || name === '.' || name === '..' || /[/\\\0]/.test(name) || name.split(/[/\\]/).includes('..');
 }
-
-interface Picomatch {
-  makeRe(pattern: string, options: Record<string, boolean>): RegExp;
-}
-// picomatch is CommonJS and ships no types: the one function used here, typed here
-const picomatch = createRequire(import.meta.url)('picomatch') as Picomatch;
 
 /**
  * A shell-style pattern (`*`, `?`, `[abc]`, `[!abc]`, `{a,b}`, `\` escapes) as a whole-name
