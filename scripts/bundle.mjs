@@ -32,8 +32,19 @@ async function bundle(out, seams) {
     external,
     transform: { define: { SETTLE_TEST_SEAMS: String(seams) } },
     logLevel: 'warn',
-    // the same depth below the package as dist/<room>/, so `../../sql` and `../../package.json` hold
-    output: { dir: out, format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: '[name].cjs', minify: 'dce-only' },
+    // the same depth below the package as dist/<room>/, so `../../sql` and `../../package.json` hold;
+    // ASCII only (the other characters escaped, the JSDoc comments left out: dist/ keeps them), so
+    // that bin/codeCache.cjs reads each chunk into a one-byte string by a copy, where UTF-8
+    // decoding the megabyte of runCommand.cjs took 4 ms of every start (docs/BENCHMARKS.md)
+    output: {
+      dir: out,
+      format: 'cjs',
+      charset: 'ascii',
+      comments: { legal: true, annotation: true, jsdoc: false },
+      entryFileNames: '[name].cjs',
+      chunkFileNames: '[name].cjs',
+      minify: 'dce-only',
+    },
   });
 }
 
