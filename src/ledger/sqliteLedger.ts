@@ -1,5 +1,7 @@
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { assertNotWorldWritableFolder, createPrivateFile } from '../privateFiles.js';
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
@@ -10,6 +12,38 @@ import type { Durability, SqlPort, SqlRow } from './sqlPort.js';
 export const DEFAULT_BUSY_TIMEOUT_MS = 15_000;
 
 const sqliteCode = (err: unknown) => (err as { code?: string }).code ?? '';
+
+let addon: string | object | undefined;
+/**
+ * better-sqlite3's native addon, given to each Database (its `nativeBinding` option): the package's
+ * JavaScript is joined into the bundle (scripts/bundle.mjs) and compiled with its code cache, where
+ * its own look for the addon (the `bindings` package, which searches from its caller's file) would
+ * search from the bundle.
+ */
+function sqliteAddon(): string | object {
+  return (addon ??= sqliteAddonFrom(import.meta.url));
+}
+
+/**
+ * The addon of the better-sqlite3 that `from` (a module's URL or path) resolves: where npm builds
+ * or fetches it (its path), else where `bindings` finds it from better-sqlite3's own folder (a
+ * build of another kind; the addon itself).
+ */
+export function sqliteAddonFrom(from: string): string | object {
+  const require = createRequire(from);
+  try {
+    return require.resolve('better-sqlite3/build/Release/better_sqlite3.node');
+  } catch {
+    const root = dirname(require.resolve('better-sqlite3/package.json'));
+    const bindings = createRequire(`${root}/package.json`)('bindings') as (o: { bindings: string; module_root: string }) => object;
+    return bindings({ bindings: 'better_sqlite3.node', module_root: root });
+  }
+}
+
+/** better-sqlite3's options with its addon; its types know the addon only by path, the package takes the loaded one too */
+function withAddon<O extends Database.Options>(options: O): O {
+  return { ...options, nativeBinding: sqliteAddon() as string };
+}
 
 function translateOpenError(err: unknown, path: string, busyTimeoutMs: number): SettleError {
   const code = sqliteCode(err);
@@ -115,7 +149,7 @@ const READ_ONLY_WAL = /^SQLITE_(READONLY|CANTOPEN)/;
  * so that copy holds everything the ledger does.
  */
 function openReadOnly(path: string, busyTimeoutMs: number): Database.Database {
-  const db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+  const db = new Database(path, withAddon({ readonly: true, fileMustExist: true, timeout: busyTimeoutMs }));
   try {
     db.prepare('SELECT count(*) FROM sqlite_master').get();
     return db;
@@ -126,7 +160,7 @@ function openReadOnly(path: string, busyTimeoutMs: number): Database.Database {
   const bytes = readFileSync(path);
   // the header's WAL marks (bytes 18 and 19): an image in memory has no log beside it
   if (bytes.length > 19 && bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1;
-  return new Database(bytes, { readonly: true });
+  return new Database(bytes, withAddon({ readonly: true }));
 }
 
 /**
@@ -147,7 +181,7 @@ export function openSqliteLedger(path: string, opts: { create: boolean; readOnly
       return new SqlLedger(new SqlitePort(path, db, busyTimeoutMs));
     }
     if (opts.create) createPrivateFile(path);
-    db = new Database(path, { fileMustExist: !opts.create, timeout: busyTimeoutMs });
+    db = new Database(path, withAddon({ fileMustExist: !opts.create, timeout: busyTimeoutMs }));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');

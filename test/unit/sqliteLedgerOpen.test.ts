@@ -1,11 +1,12 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TransientError, UsageError } from '../../src/errors.js';
 import { ledgerGroupId, shareLedgerWithGroup } from '../../src/ledger/ledgerGroup.js';
-import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
+import { openSqliteLedger, sqliteAddonFrom } from '../../src/ledger/sqliteLedger.js';
 import { NO_COUNTS } from '../../src/ledger/types.js';
 import { currentOwner } from '../../src/owner.js';
 
@@ -177,5 +178,34 @@ describe("the SQLite ledger's run and report queries, per partner", () => {
     } finally {
       await all.close();
     }
+  });
+});
+
+describe("better-sqlite3's addon, given to it by the ledger (its JavaScript is in the bundle)", () => {
+  const installed = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
+
+  it('is where npm builds or fetches it', () => {
+    expect(sqliteAddonFrom(import.meta.url)).toBe(join(installed, 'build', 'Release', 'better_sqlite3.node'));
+  });
+
+  it("is found the way `bindings` finds it, from better-sqlite3's own folder, when npm did not put it there", () => {
+    // an install whose addon was built elsewhere (a debug build): only build/Debug has it
+    const pkg = join(dir, 'node_modules', 'better-sqlite3');
+    mkdirSync(join(pkg, 'build', 'Debug'), { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'better-sqlite3', main: 'lib/index.js' }));
+    symlinkSync(
+      realpathSync(join(installed, 'build', 'Release', 'better_sqlite3.node')),
+      join(pkg, 'build', 'Debug', 'better_sqlite3.node'),
+    );
+    mkdirSync(join(pkg, 'node_modules'));
+    symlinkSync(
+      dirname(createRequire(join(installed, 'package.json')).resolve('bindings/package.json')),
+      join(pkg, 'node_modules', 'bindings'),
+    );
+    const addon = sqliteAddonFrom(join(dir, 'x.js'));
+    expect(typeof addon).toBe('object');
+    const db = new Database(':memory:', { nativeBinding: addon as string });
+    expect(db.prepare('SELECT 1 AS one').get()).toEqual({ one: 1 });
+    db.close();
   });
 });
