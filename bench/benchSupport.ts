@@ -32,8 +32,11 @@ export interface Figure {
 export const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 export const load = () => loadavg()[0]!;
 
+/** The middle value; of an even count, the mean of the two middle ones (never the better of them). */
 export function median(xs: number[]): number {
-  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** A figure without a reference (memory, per file, idle), judged against its bound. */
