@@ -29,9 +29,17 @@ function packageVersion(): string {
  * everything the command printed has been handed to the OS.
  */
 export async function main(argv: string[]): Promise<number> {
+  // a reader that went away (`settle-ingest --help | head -1`, a cron pipe closed early) has all
+  // it wanted: EPIPE on stdout or stderr, whenever it comes, is not the command's failure (each
+  // write to a closed pipe emits its own error, and one unheard ends the process with a stack)
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', ignoreClosedReader);
   const status = await runOneCommand(argv);
   await Promise.all([written(process.stdout), written(process.stderr)]);
   return status;
+}
+
+function ignoreClosedReader(err: NodeJS.ErrnoException): void {
+  if (err.code !== 'EPIPE') throw err;
 }
 
 /**
@@ -40,7 +48,7 @@ export async function main(argv: string[]): Promise<number> {
  */
 function written(stream: NodeJS.WriteStream): Promise<void> {
   return new Promise((resolve) => {
-    // a reader that went away (`| head`) has all it wanted: EPIPE is not the command's failure
+    // a reader that went away: all it wanted was written (main() ignores its EPIPE)
     stream.once('error', () => resolve());
     stream.write('', () => resolve());
   });

@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { runCli } from '../support/cli.js';
+import { BIN, runCli } from '../support/cli.js';
 import { OutputMask } from '../support/maskOutput.js';
 import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
@@ -58,5 +59,17 @@ describe('the human output of every command', () => {
     await expect(`$ settle-ingest ${args.join(' ')}\n${r.stdout}`).toMatchFileSnapshot(
       snapshot(`help-${command.replaceAll(' ', '-') || 'settle-ingest'}`),
     );
+  });
+});
+
+describe('a reader that goes away', () => {
+  it('(`settle-ingest --help | head -1`) has what it wanted: the command ends 0 and says nothing more', () => {
+    for (const args of [['--help'], ['run', '--help'], ['report', '--help']]) {
+      const r = spawnSync('bash', ['-c', 'set -o pipefail; "$@" | head -1 > /dev/null', 'bash', process.execPath, BIN, ...args], {
+        encoding: 'utf8',
+      });
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+    }
   });
 });
