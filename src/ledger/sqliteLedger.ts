@@ -13,17 +13,6 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 15_000;
 
 const sqliteCode = (err: unknown) => (err as { code?: string }).code ?? '';
 
-let addon: string | object | undefined;
-/**
- * better-sqlite3's native addon, given to each Database (its `nativeBinding` option): the package's
- * JavaScript is joined into the bundle (scripts/bundle.mjs) and compiled with its code cache, where
- * its own look for the addon (the `bindings` package, which searches from its caller's file) would
- * search from the bundle.
- */
-function sqliteAddon(): string | object {
-  return (addon ??= sqliteAddonFrom(import.meta.url));
-}
-
 /**
  * The addon of the better-sqlite3 that `from` (a module's URL or path) resolves: where npm builds
  * or fetches it (its path), else where `bindings` finds it from better-sqlite3's own folder (a
@@ -40,9 +29,16 @@ export function sqliteAddonFrom(from: string): string | object {
   }
 }
 
-/** better-sqlite3's options with its addon; its types know the addon only by path, the package takes the loaded one too */
+let addon: string | object | undefined;
+
+/**
+ * better-sqlite3's options with its native addon (`nativeBinding`): the package's JavaScript is
+ * joined into the bundle (scripts/bundle.mjs) and compiled with its code cache, where its own look
+ * for the addon (the `bindings` package, which searches from its caller's file) would search from
+ * the bundle. Its types know the addon only by path; the package takes the loaded one too.
+ */
 function withAddon<O extends Database.Options>(options: O): O {
-  return { ...options, nativeBinding: sqliteAddon() as string };
+  return { ...options, nativeBinding: (addon ??= sqliteAddonFrom(import.meta.url)) as string };
 }
 
 function translateOpenError(err: unknown, path: string, busyTimeoutMs: number): SettleError {
