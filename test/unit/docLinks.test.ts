@@ -9,6 +9,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PAGES = [
   'README.md',
   'RELEASE_NOTES.md',
+  'CONTRIBUTING.md',
   'ops/RUNBOOK.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
