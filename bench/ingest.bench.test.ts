@@ -279,7 +279,7 @@ it(`measures settle-ingest against its references and goals on ${ROWS.toLocaleSt
 
   // 2. each server alone, started for its figures and stopped before the next: the shipped server's
   // own background work, idle beside the fast one, spoiled three of five turns of the fast load
-  // (0.74x where the fast server alone gave 0.91x, docs/BENCHMARKS.md 2026-12-06)
+  // (0.74x where the fast server alone gave 0.91x, docs/bench/DIARY.md 2026-12-06)
   const loadFiles = new Map<number, { file: string; size: number }>([[ROWS, { file, size }]]);
   const loadFile = async (rows: number) => {
     if (!loadFiles.has(rows)) {

@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The pages a reader follows: the README, docs/, the runbook and the release notes. */
+/** The pages a reader follows: the README, docs/, the runbook, the release notes, the contributors' page and the bench's diary. */
 const PAGES = [
   'README.md',
   'RELEASE_NOTES.md',
   'CONTRIBUTING.md',
+  'bench/DIARY.md',
   'ops/RUNBOOK.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
