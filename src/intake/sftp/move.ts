@@ -1,13 +1,13 @@
 import { posix } from 'node:path';
 import type { Logger } from 'pino';
-import { errorMessage } from '../errors.js';
-import { faultPoint } from '../faults.js';
-import { FileGoneError, isPinned, suffixedName, taggedName, type DecidedFile, type RouteResult } from './intake.js';
-import { isMoverName, moverIsGone, moverName, workFolderName } from './moverName.js';
+import { errorMessage } from '../../errors.js';
+import { faultPoint } from '../../faults.js';
+import { FileGoneError, isPinned, suffixedName, taggedName, type DecidedFile, type RouteResult } from '../intake.js';
+import { isMoverName, moverIsGone, moverName, workFolderName } from '../moverName.js';
 import { probeRename, type RenameTraits } from './renameProbe.js';
-import { localSampleDigest, sampleDigest, sampleRanges } from './sampleCheck.js';
-import { LINK, lookAt, remotePin, type RemoteLook } from './sftpPin.js';
-import type { SftpSession } from './sftpSession.js';
+import { localSampleDigest, sampleDigest, sampleRanges } from '../sampleCheck.js';
+import { LINK, lookAt, remotePin, type RemoteLook } from './pin.js';
+import type { SftpSession } from './session.js';
 
 /** What moving needs from the SFTP intake it moves out of. */
 export interface MoverPort {
@@ -127,8 +127,8 @@ export class SftpMover {
    * was this very rename.
    */
   private async renameOnto(from: string, dir: string, first: string, refuses: boolean, before?: () => void): Promise<string> {
-    for (let n = 0; n < MAX_SUFFIX; n++) {
-      const target = posix.join(dir, refuses ? suffixedName(first, n) : first);
+    for (let suffix = 0; suffix < MAX_SUFFIX; suffix++) {
+      const target = posix.join(dir, refuses ? suffixedName(first, suffix) : first);
       if (await this.port.run((s) => s.exists(target))) {
         if (refuses) continue;
         // a RENAME that replaces must never meet a file: the name unique to this move is taken

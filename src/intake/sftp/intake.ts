@@ -1,18 +1,18 @@
 import { posix } from 'node:path';
 import type { Logger } from 'pino';
-import { UsageError } from '../errors.js';
-import { findLanded } from './findLanded.js';
+import { UsageError } from '../../errors.js';
+import { findLanded } from '../findLanded.js';
 import type { HostKeyPolicy } from './hostKeys.js';
-import { taggedName, type DecidedFile, type Intake, type RouteResult } from './intake.js';
-import type { Destination } from '../destination.js';
-import { SftpFolder, type SftpCredentials } from './sftpFolder.js';
-import { SftpMover } from './sftpMove.js';
-import { moverName } from './moverName.js';
-import type { SftpLimits } from './sftpRequests.js';
-import { sha256OfPinned } from './sha256Of.js';
-import type { SftpLocation } from './sftpUrl.js';
+import { taggedName, type DecidedFile, type Intake, type RouteResult } from '../intake.js';
+import type { Destination } from '../../destination.js';
+import { SftpFolder, type SftpCredentials } from './folder.js';
+import { SftpMover } from './move.js';
+import { moverName } from '../moverName.js';
+import type { SftpLimits } from './requests.js';
+import { sha256OfPinned } from '../sha256Of.js';
+import type { SftpLocation } from './url.js';
 
-export type { SftpCredentials } from './sftpFolder.js';
+export type { SftpCredentials } from './folder.js';
 
 export interface SftpFolders {
   intake: string;
