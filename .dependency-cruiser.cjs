@@ -68,6 +68,21 @@ module.exports = {
       to: {},
     },
     {
+      name: 'intake-kind-private',
+      severity: 'error',
+      comment:
+        'An intake kind (intake/local/, intake/sftp/) is reached through the registry of intake/openIntake.ts alone: no other room knows a kind (docs/ARCHITECTURE.md, "Adding an intake kind").',
+      from: { path: '^src/', pathNot: ['^src/intake/', '^src/config/optionSpec\\.ts$'] },
+      to: { path: '^src/intake/(local|sftp)/' },
+    },
+    {
+      name: 'intake-kinds-apart',
+      severity: 'error',
+      comment: 'One intake kind never imports another: what two kinds share lives in intake/ itself.',
+      from: { path: '^src/intake/(local|sftp)/' },
+      to: { path: '^src/intake/(local|sftp)/', pathNot: '^src/intake/$1/' },
+    },
+    {
       name: 'base-imports-no-room',
       severity: 'error',
       comment: 'The base files (src/*.ts) are what every room may use; they use no room.',

@@ -5,9 +5,9 @@ import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleSettlement } from '../src/demo/sampleSettlement.js';
-import { HostKeyPolicy } from '../src/intake/hostKeys.js';
-import { LocalIntake } from '../src/intake/localIntake.js';
-import { SftpIntake } from '../src/intake/sftpIntake.js';
+import { HostKeyPolicy } from '../src/intake/sftp/hostKeys.js';
+import { LocalIntake } from '../src/intake/local/intake.js';
+import { SftpIntake } from '../src/intake/sftp/intake.js';
 import { stageAndHash } from '../src/pipeline/stageAndHash.js';
 import { assertFreshBuild } from '../test/support/freshBuild.js';
 import { TestSshd } from '../test/support/sshd.js';
@@ -279,7 +279,7 @@ it(`measures settle-ingest against its references and goals on ${ROWS.toLocaleSt
 
   // 2. each server alone, started for its figures and stopped before the next: the shipped server's
   // own background work, idle beside the fast one, spoiled three of five turns of the fast load
-  // (0.74x where the fast server alone gave 0.91x, docs/BENCHMARKS.md 2026-12-06)
+  // (0.74x where the fast server alone gave 0.91x, docs/bench/DIARY.md 2026-12-06)
   const loadFiles = new Map<number, { file: string; size: number }>([[ROWS, { file, size }]]);
   const loadFile = async (rows: number) => {
     if (!loadFiles.has(rows)) {

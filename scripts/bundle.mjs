@@ -46,7 +46,11 @@ async function bundle(out, seams) {
       charset: 'ascii',
       comments: { legal: true, annotation: true, jsdoc: false },
       entryFileNames: '[name].cjs',
-      chunkFileNames: '[name].cjs',
+      // a chunk of an intake kind's folder says its kind (`sftp-intake.cjs`, not `intake.cjs`)
+      chunkFileNames: (chunk) => {
+        const kind = /\/intake\/(local|sftp)\/[^/]+$/.exec(chunk.facadeModuleId ?? chunk.moduleIds.at(-1) ?? '')?.[1];
+        return kind ? `${kind}-[name].cjs` : '[name].cjs';
+      },
       minify: 'dce-only',
     },
   });

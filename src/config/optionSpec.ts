@@ -1,5 +1,5 @@
 import { formatDuration } from '../durations.js';
-import { SFTP_DEFAULTS } from '../intake/sftpKind.js';
+import { SFTP_DEFAULTS } from '../intake/sftp/kind.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../layout/model/layout.js';
 
 /** The commands that read settings; `report` stands for its subcommands but `report evidence`, which takes audit's settings too. */

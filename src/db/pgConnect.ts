@@ -185,7 +185,7 @@ export async function connectPostgres(url: string | undefined, pgConnectOptions:
 /**
  * Ends a connection without waiting for the server to close its side: Terminate is written and
  * the socket shut for writing, and then this returns. The server's close is its backend exiting,
- * 8 to 13 ms on a fast server at every command's end (docs/BENCHMARKS.md, 2026-12-06); by the time
+ * 8 to 13 ms on a fast server at every command's end (bench/DIARY.md, 2026-12-06); by the time
  * a command closes a connection every statement on it has been answered, so nothing is owed. A
  * connection that is broken or never opened ends as node-postgres ends it.
  */

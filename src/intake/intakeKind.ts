@@ -83,6 +83,13 @@ export interface IntakeKind<Own = unknown> {
   scheme: string | null;
   /** what an intake setting of this kind looks like, for messages */
   example: string;
+  /**
+   * For a kind whose folders are on a server: a location the ledger recorded for a move there
+   * (`sftp://host:port/path`) as the path on the server, and written without the login a folder's
+   * description names (a recorded location names none), so reports match the two. Null: not this
+   * kind's location. A local kind's locations are paths already.
+   */
+  recordedLocation?(location: string): { path: string; withoutLogin: string } | null;
   /** the option table's keys this kind owns (each marked `intakeKind: name` there) */
   optionKeys: readonly string[];
   /** its own settings, read from the keys it owns; every kind's are read (and refused when wrong) whatever the intake */

@@ -3,8 +3,8 @@ import { UsageError } from '../errors.js';
 import type { Destination } from '../destination.js';
 import type { FolderReader, Intake } from './intake.js';
 import type { FolderPlace, IntakeFolders, IntakeKind, IntakeSettings } from './intakeKind.js';
-import { localFolderKind } from './localFolderKind.js';
-import { sftpKind } from './sftpKind.js';
+import { localFolderKind } from './local/kind.js';
+import { sftpKind } from './sftp/kind.js';
 
 export { siblingFolder, type FolderPlace, type IntakeFolders, type IntakeSettings, type KindSettings } from './intakeKind.js';
 
@@ -13,6 +13,24 @@ export { siblingFolder, type FolderPlace, type IntakeFolders, type IntakeSetting
  * implementing IntakeKind and one line here; docs/ARCHITECTURE.md says what it must keep.
  */
 export const INTAKE_KINDS: readonly IntakeKind[] = [localFolderKind, sftpKind];
+
+/** A location the ledger recorded for a move (a local path, or a place on a kind's server) as a path in its folder. */
+export function locationPath(location: string): string {
+  return recordedLocation(location)?.path ?? location;
+}
+
+/** A recorded location or a folder's description, in the terms both use: a server's place without its login. */
+export function placeWithoutLogin(location: string): string {
+  return recordedLocation(location)?.withoutLogin ?? location;
+}
+
+function recordedLocation(location: string): { path: string; withoutLogin: string } | null {
+  for (const kind of INTAKE_KINDS) {
+    const recorded = kind.recordedLocation?.(location);
+    if (recorded) return recorded;
+  }
+  return null;
+}
 
 /** A final folder that is the intake itself would make a "move" a no-op, or worse (its aliases: refuseIntakeAliases). */
 function distinctFromIntake<T extends { intake: string; archive: string; duplicates: string; rejected: string }>(f: T): T {

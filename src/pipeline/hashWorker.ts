@@ -45,7 +45,7 @@ export class ThisThreadHash implements ChunkHash {
  * once `hashed` has passed it, and its write (on the main thread, synchronous) is done by then:
  * the bytes hashed are the bytes written. A length of -1 ends a file: the worker puts its digest
  * in the control block and starts a new hash. 64 slots of 64 KiB (a 4 MiB ring) measured best on
- * a 1 GiB file (docs/BENCHMARKS.md, 2026-12-03): 0.82–0.98 s against 0.88–1.73 s for 16 of
+ * a 1 GiB file (bench/DIARY.md, 2026-12-03): 0.82–0.98 s against 0.88–1.73 s for 16 of
  * 256 KiB, whose larger writes cost the kernel more (the reason for stageAndHash.ts's 64 KiB).
  */
 const SLOTS = 64;
@@ -60,7 +60,7 @@ const END_OF_FILE = -1;
 /**
  * A local file from this size on is hashed on the worker. Its start costs about 30 ms (about
  * 1 ms of it on this thread; measured 2026-12-03), met by the ring's first 4 MiB read meanwhile.
- * Staging the first file of a process (docs/BENCHMARKS.md, 2026-12-03): 32 MiB 47–54 ms on the
+ * Staging the first file of a process (bench/DIARY.md, 2026-12-03): 32 MiB 47–54 ms on the
  * worker against 33–39 ms on this thread, 64 MiB 67–77 against 66–68, 128 MiB 112–126 against
  * 123–137; a second file, the worker kept, 21 against 31 ms, 48 against 65, 88 against 121. So
  * from 64 MiB on even the first file is no slower. The bench's 1M-row file (63.6 MiB) stays here.

@@ -1,5 +1,6 @@
 import { FileGoneError, NotRegularFileError, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
+import { placeWithoutLogin } from '../intake/openIntake.js';
 import { sha256Of } from '../intake/sha256Of.js';
 import { DESTINATION, type Destination } from '../destination.js';
 import type { LedgerQueries } from '../ledger/ledger.js';
@@ -201,13 +202,13 @@ export async function audit(
     loaded
       .map((f) => f.location)
       .filter((l): l is string => l !== null)
-      .map(placeKey),
+      .map((location) => placeWithoutLogin(location)),
   );
   for (const folder of listed.filter((listedFolder) => listedFolder.destination === 'archive')) {
     for (const entry of folder.entries.values()) {
       if (entry.notRegular || isInProgressName(entry.name)) continue; // hidden temporaries of an interrupted move
       // a copy at a loaded file's place is judged by the check above, against that file
-      if (placed.has(placeKey(`${folder.folder.description}/${entry.name}`))) continue;
+      if (placed.has(placeWithoutLogin(`${folder.folder.description}/${entry.name}`))) continue;
       const sha = folder.sha256.get(entry.name) ?? (await sha256Of(folder.folder, entry.name).catch(goneAsNull));
       if (sha === null) continue; // gone since it was listed
       if (!(await ledger.knowsContent(sha)).some((f) => f.state === 'loaded')) {
@@ -253,14 +254,6 @@ const goneAsNull = (err: unknown): null => {
   throw err;
 };
 
-/**
- * One place in the terms both a location the ledger recorded and an archive's description use:
- * an sftp:// location names no user, the folder's description does.
- */
-function placeKey(location: string): string {
-  return location.replace(/^sftp:\/\/[^@/]*@/, 'sftp://');
-}
-
 interface ListedFolder extends FinalFolder {
   entries: Map<string, IntakeEntry>;
   /** each regular file's SHA-256, when the check reads them */
@@ -301,7 +294,7 @@ interface KeptFile {
  * and, unless by size only, of the recorded SHA-256. A copy swapped for a loaded file's is named so.
  */
 async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: FileRow[], how: ArchiveCheck): Promise<Discrepancy[]> {
-  // a recorded sftp:// location names no login, and two partners' logins may each see a folder of
+  // a recorded location on a server names no login, and two partners' logins may each see a folder of
   // their own at one path (a chroot): a file is looked for in its own partner's folders, or in any
   // when none of its partner's is read (a row from before partners were kept)
   const byPartner = new Map<string, { byPlace: Map<string, { folder: ListedFolder; name: string }>; folderKeys: string[] }>();
@@ -312,8 +305,9 @@ async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: File
   };
   for (const folder of listed) {
     for (const places of [placesOf(folder.partner), placesOf('')]) {
-      for (const name of folder.entries.keys()) places.byPlace.set(placeKey(`${folder.folder.description}/${name}`), { folder, name });
-      places.folderKeys.push(`${placeKey(folder.folder.description)}/`);
+      for (const name of folder.entries.keys())
+        places.byPlace.set(placeWithoutLogin(`${folder.folder.description}/${name}`), { folder, name });
+      places.folderKeys.push(`${placeWithoutLogin(folder.folder.description)}/`);
     }
   }
   const loadedBySha = new Map(loaded.map((fileRow) => [fileRow.sha256, fileRow]));
@@ -329,7 +323,7 @@ async function keptCopies(kept: KeptFile[], listed: ListedFolder[], loaded: File
       missing(`the ledger has no record of where it was moved in ${destination}/ (its move was never recorded)`);
       continue;
     }
-    const key = placeKey(file.location);
+    const key = placeWithoutLogin(file.location);
     const { byPlace, folderKeys } = byPartner.get(file.partner) ?? placesOf('');
     const here = byPlace.get(key);
     if (!here) {

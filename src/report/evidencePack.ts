@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { IntakeServer } from '../intake/intakeKind.js';
+import { locationPath } from '../intake/openIntake.js';
 import type { LedgerQueries } from '../ledger/ledger.js';
 import { isCalendarDate } from '../layout/reader/columnValues.js';
 import { contentOf, type LedgerEvent } from '../ledger/types.js';
@@ -244,12 +245,6 @@ function archivedAt(e: LedgerEvent, own: LedgerEvent[]): string | null {
 
 /** A partner's checksum file in the pack. */
 export const sumsFileName = (partner: string) => `SHA256SUMS.${partner}`;
-
-/** The path of a recorded location (a local path, or `sftp://host:port/path` on the partner's server). */
-function locationPath(location: string): string {
-  const remote = /^sftp:\/\/[^/]*(\/.*)$/.exec(location);
-  return remote ? remote[1]! : location;
-}
 
 /**
  * A file's name as `sha256sum -c` finds it from its partner's archive folder: relative to that

@@ -5,22 +5,28 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The pages a reader follows: the README, docs/, the runbook and the release notes. */
+/** The pages a reader follows: the README, docs/, the runbook, the release notes, the contributors' page and the bench's diary. */
 const PAGES = [
   'README.md',
   'RELEASE_NOTES.md',
+  'CONTRIBUTING.md',
+  'bench/DIARY.md',
   'ops/RUNBOOK.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
+  ...walkFiles('src').filter((file) => file.endsWith('/README.md')),
 ].filter((page) => existsSync(join(ROOT, page)));
 
-/** Every .ts file under a folder of the repository, as a path from the repository's root. */
-function walkSources(folder: string): string[] {
+/** Every file under a folder of the repository, as a path from the repository's root. */
+function walkFiles(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? walkSources(join(folder, entry.name)) : entry.name.endsWith('.ts') ? [join(folder, entry.name)] : [],
+    entry.isDirectory() ? walkFiles(join(folder, entry.name)) : [join(folder, entry.name)],
   );
 }
+
+/** Every .ts file under a folder of the repository, as a path from the repository's root. */
+const walkSources = (folder: string): string[] => walkFiles(folder).filter((file) => file.endsWith('.ts'));
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
 function anchorOf(heading: string): string {
@@ -103,6 +109,17 @@ describe('the documentation', () => {
           ? [cited!, `layout/${cited!}`, `${room}/${cited!}`].some((path) => sources.includes(path))
           : sources.some((path) => (room ? path.startsWith(`${room}/`) : true) && path.split('/').pop() === cited);
         if (!found) missing.push(`docs/ARCHITECTURE.md: ${room ? `${room}/: ` : ''}${cited!}`);
+      }
+    }
+    // each room's README names its files as they are in that folder (`kind.ts`, `sftp/credentials.ts`)
+    for (const readme of walkFiles('src').filter((file) => file.endsWith('/README.md'))) {
+      const folder = relative(join(ROOT, 'src'), join(ROOT, dirname(readme)));
+      const inFolder = sources.filter((path) => folder === '' || path.startsWith(`${folder}/`));
+      for (const [, cited] of readFileSync(join(ROOT, readme), 'utf8').matchAll(/`([\w./-]+\.ts)`/g)) {
+        const found = cited!.includes('/')
+          ? [cited!, `${folder}/${cited!}`, `layout/${cited!}`].some((path) => sources.includes(path))
+          : inFolder.some((path) => path.split('/').pop() === cited) || sources.some((path) => path.endsWith(`/${cited!}`));
+        if (!found) missing.push(`${readme}: ${cited!}`);
       }
     }
     expect(missing).toEqual([]);

@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fingerprint, HostKeyPolicy, keyType } from '../../src/intake/hostKeys.js';
-import { parseSftpUrl } from '../../src/intake/sftpUrl.js';
+import { fingerprint, HostKeyPolicy, keyType } from '../../src/intake/sftp/hostKeys.js';
+import { parseSftpUrl } from '../../src/intake/sftp/url.js';
 
 /** A syntactically real ssh-ed25519 public key blob. */
 function ed25519Blob(seed: number): Buffer {

@@ -4,7 +4,7 @@ import { OPTION_TABLE, SETTING_KEYS } from '../../src/config/optionTable.js';
 import { resolveSettings } from '../../src/config/settings.js';
 import { UsageError } from '../../src/errors.js';
 import { INTAKE_KINDS, kindOf } from '../../src/intake/openIntake.js';
-import { sftpKind, type SftpSettings } from '../../src/intake/sftpKind.js';
+import { sftpKind, type SftpSettings } from '../../src/intake/sftp/kind.js';
 
 /** The usage error a call throws; fails the test when it throws nothing else. */
 function usageError(call: () => unknown): UsageError {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { LocalFolder } from '../../src/intake/localFolder.js';
+import { LocalFolder } from '../../src/intake/local/folder.js';
 import { killHashWorker, stopHashWorker } from '../../src/pipeline/hashWorker.js';
 import { stageAndHash } from '../../src/pipeline/stageAndHash.js';
 

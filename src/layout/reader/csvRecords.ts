@@ -307,7 +307,7 @@ export function layoutCsvOptions(layout: Layout): CsvOptions {
  * The bytes of one read. Each read's text is a new string, and V8 places a string of 128 KiB or
  * more (kMaxRegularHeapObjectSize) in its large-object space, one mapping of fresh memory each:
  * decoding 64 MiB of ASCII took 250 ms in 256 KiB reads and 13 ms in 64 KiB ones, and the run's
- * system time fell with it (docs/BENCHMARKS.md, 2026-12-06). 32 KiB keeps even a text of
+ * system time fell with it (bench/DIARY.md, 2026-12-06). 32 KiB keeps even a text of
  * two-byte characters, with the record carried over from the last read, in the young generation.
  */
 export const READ_BYTES = 32 * 1024;

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { constants, createReadStream, type Stats } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { faultPoint } from '../faults.js';
-import { fsyncPath, link, lstat, mkdir, readdir, rename, rmdir, stat, unlink } from '../syncFs.js';
-import { FileGoneError, isPinned, suffixedName, type DecidedFile, type FilePin } from './intake.js';
-import { isMoverName, moverIsGone, moverName } from './moverName.js';
+import { faultPoint } from '../../faults.js';
+import { fsyncPath, link, lstat, mkdir, readdir, rename, rmdir, stat, unlink } from '../../syncFs.js';
+import { FileGoneError, isPinned, suffixedName, type DecidedFile, type FilePin } from '../intake.js';
+import { isMoverName, moverIsGone, moverName } from '../moverName.js';
 
 const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;
 const isGone = (err: unknown) => errCode(err) === 'ENOENT';

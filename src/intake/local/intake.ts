@@ -1,12 +1,12 @@
-import { lstat, stat } from '../syncFs.js';
+import { lstat, stat } from '../../syncFs.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { TransientError, UsageError } from '../errors.js';
-import type { DecidedFile, Intake, IntakeEntry, RouteResult } from './intake.js';
-import type { Destination } from '../destination.js';
-import { findLanded } from './findLanded.js';
-import { isGone, LocalFolder } from './localFolder.js';
-import { sha256OfPath } from './sha256Of.js';
+import { TransientError, UsageError } from '../../errors.js';
+import type { DecidedFile, Intake, IntakeEntry, RouteResult } from '../intake.js';
+import type { Destination } from '../../destination.js';
+import { findLanded } from '../findLanded.js';
+import { isGone, LocalFolder } from './folder.js';
+import { sha256OfPath } from '../sha256Of.js';
 import { landStagedCopy, moveNoOverwrite, recoverInterruptedMoves, sameFolder } from './moveNoOverwrite.js';
 
 export interface LocalFolders {

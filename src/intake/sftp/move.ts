@@ -1,13 +1,13 @@
 import { posix } from 'node:path';
 import type { Logger } from 'pino';
-import { errorMessage } from '../errors.js';
-import { faultPoint } from '../faults.js';
-import { FileGoneError, isPinned, suffixedName, taggedName, type DecidedFile, type RouteResult } from './intake.js';
-import { isMoverName, moverIsGone, moverName, workFolderName } from './moverName.js';
+import { errorMessage } from '../../errors.js';
+import { faultPoint } from '../../faults.js';
+import { FileGoneError, isPinned, suffixedName, taggedName, type DecidedFile, type RouteResult } from '../intake.js';
+import { isMoverName, moverIsGone, moverName, workFolderName } from '../moverName.js';
 import { probeRename, type RenameTraits } from './renameProbe.js';
-import { localSampleDigest, sampleDigest, sampleRanges } from './sampleCheck.js';
-import { LINK, lookAt, remotePin, type RemoteLook } from './sftpPin.js';
-import type { SftpSession } from './sftpSession.js';
+import { localSampleDigest, sampleDigest, sampleRanges } from '../sampleCheck.js';
+import { LINK, lookAt, remotePin, type RemoteLook } from './pin.js';
+import type { SftpSession } from './session.js';
 
 /** What moving needs from the SFTP intake it moves out of. */
 export interface MoverPort {
@@ -41,7 +41,8 @@ const MAX_SUFFIX = 10_000;
  *   folder of the tool's own (renameProbe.ts). Where it refuses (OpenSSH, ProFTPD), a file lands
  *   under its own name, or the next free suffix when the rename is refused. Where it replaces
  *   (rclone), no look before a rename can make it safe: the file lands under a name unique to its
- *   move (`settle_x.<run>.csv`), which the move intent names before the rename.
+ *   move (`settle_x.<run>.csv`), which the move intent names before the rename, and a move
+ *   that finds that name taken is left for the next run (whose name is its own).
  *   posix-rename@openssh.com replaces by definition and hardlink@openssh.com is a copy on rclone,
  *   so neither is used.
  * - Before the rename the intake name must still hold the decided bytes (size, mtime and a
@@ -126,9 +127,14 @@ export class SftpMover {
    * was this very rename.
    */
   private async renameOnto(from: string, dir: string, first: string, refuses: boolean, before?: () => void): Promise<string> {
-    for (let n = 0; n < MAX_SUFFIX; n++) {
-      const target = posix.join(dir, refuses ? suffixedName(first, n) : first);
-      if (refuses && (await this.port.run((s) => s.exists(target)))) continue;
+    for (let suffix = 0; suffix < MAX_SUFFIX; suffix++) {
+      const target = posix.join(dir, refuses ? suffixedName(first, suffix) : first);
+      if (await this.port.run((s) => s.exists(target))) {
+        if (refuses) continue;
+        // a RENAME that replaces must never meet a file: the name unique to this move is taken
+        // (planted, or a copy of this very move): the move is left for the next run, under its own name
+        throw new Error(`${target} is already there and this server's RENAME would replace it: left for the next run`);
+      }
       before?.();
       try {
         await this.port.run((s) => s.rename(from, target));

@@ -1,9 +1,9 @@
 import { open as openLocal } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { Client, type ConnectConfig, type FileEntryWithStats, type SFTPWrapper, type Stats } from 'ssh2';
-import { SftpConnectionLostError, SftpGaveUpError, SftpRequests, type SftpLimits } from './sftpRequests.js';
+import { SftpConnectionLostError, SftpGaveUpError, SftpRequests, type SftpLimits } from './requests.js';
 
-export { SftpConnectionLostError, SftpGaveUpError } from './sftpRequests.js';
+export { SftpConnectionLostError, SftpGaveUpError } from './requests.js';
 
 /** SFTP's status codes (ssh2 passes the protocol's status code as `code`). */
 const NO_SUCH_FILE = 2;

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
 
 /**
  * Host key types refused whatever known_hosts says: DSA keys are 1024-bit with SHA-1, and

@@ -1,14 +1,14 @@
 import { homedir } from 'node:os';
 import { join, posix } from 'node:path';
 import type { Logger } from 'pino';
-import type { Destination } from '../destination.js';
-import { UsageError } from '../errors.js';
+import type { Destination } from '../../destination.js';
+import { UsageError } from '../../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
-import type { IntakeFolders, IntakeKind, IntakeServer, IntakeSettings } from './intakeKind.js';
-import { checkCredentials, type SftpCredentials } from './sftpCredentials.js';
-import type { SftpFolders } from './sftpIntake.js';
-import type { SftpLimits } from './sftpRequests.js';
-import { parseSftpUrl, type SftpLocation } from './sftpUrl.js';
+import type { IntakeFolders, IntakeKind, IntakeServer, IntakeSettings } from '../intakeKind.js';
+import { checkCredentials, type SftpCredentials } from './credentials.js';
+import type { SftpFolders } from './intake.js';
+import type { SftpLimits } from './requests.js';
+import { parseSftpUrl, type SftpLocation } from './url.js';
 
 /** How to reach and trust an sftp:// intake's server, and how long to wait for it. */
 export interface SftpSettings {
@@ -79,7 +79,7 @@ function sftpAccess(
 
 async function openSftp(own: SftpSettings, loc: SftpLocation, stop: AbortSignal | undefined, folders: SftpFolders, log: Logger) {
   // loaded on demand: ssh2 takes longer to load than a whole idle run may take
-  const { SftpIntake } = await import('./sftpIntake.js');
+  const { SftpIntake } = await import('./intake.js');
   const { creds, hostKeys, limits } = sftpAccess(own, loc, stop);
   return SftpIntake.open(loc, folders, creds, hostKeys, limits, log);
 }
@@ -89,6 +89,10 @@ export const sftpKind: IntakeKind<SftpSettings> = {
   name: 'sftp',
   scheme: 'sftp',
   example: 'sftp://user@host[:port]/path',
+  recordedLocation(location) {
+    const recorded = /^sftp:\/\/(?:[^@/]*@)?([^/]*)(\/.*)$/.exec(location);
+    return recorded ? { path: recorded[2]!, withoutLogin: `sftp://${recorded[1]}${recorded[2]}` } : null;
+  },
   optionKeys: ['sftpKey', 'sftpPassword', 'knownHosts', 'hostKeyFingerprint', 'sftpTimeout', 'sftpMinRate'],
   settings: (read) => ({
     keyPath: read.text('sftpKey'),
@@ -127,7 +131,7 @@ export const sftpKind: IntakeKind<SftpSettings> = {
     const loc = parseSftpUrl(settings.intake!);
     const folder = role === 'intake' ? loc : { ...loc, path: setting ?? posix.join(posix.dirname(loc.path), role) };
     const { creds, hostKeys, limits } = sftpAccess(own, folder);
-    const { SftpFolder } = await import('./sftpFolder.js');
+    const { SftpFolder } = await import('./folder.js');
     return required
       ? SftpFolder.openFolder(folder, role, creds, hostKeys, limits, log)
       : SftpFolder.openFolderIfThere(folder, role, creds, hostKeys, limits, log);

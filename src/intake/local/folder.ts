@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { closeSync, constants, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { lstat, readdir, stat } from '../syncFs.js';
-import { FileGoneError, kindOf, NotRegularFileError, type FolderReader, type IntakeEntry, type PinnedFile } from './intake.js';
+import { lstat, readdir, stat } from '../../syncFs.js';
+import { FileGoneError, kindOf, NotRegularFileError, type FolderReader, type IntakeEntry, type PinnedFile } from '../intake.js';
 import { pinOf } from './moveNoOverwrite.js';
 
 export const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;

@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
 
 export interface SftpLocation {
   user: string;

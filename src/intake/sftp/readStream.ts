@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { SftpGaveUpError, seconds } from './sftpRequests.js';
-import type { SftpSession } from './sftpSession.js';
+import { SftpGaveUpError, seconds } from './requests.js';
+import type { SftpSession } from './session.js';
 
 const CHUNK = 64 * 1024;
 const WINDOW = 32;

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { UsageError, errorMessage } from '../errors.js';
+import { UsageError, errorMessage } from '../../errors.js';
 
 /** How a client logs in to an SFTP server: a key, an agent, a password (any of them). */
 export interface SftpCredentials {

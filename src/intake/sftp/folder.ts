@@ -2,16 +2,16 @@ import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ConnectConfig } from 'ssh2';
-import { TransientError, UsageError, errorMessage } from '../errors.js';
+import { TransientError, UsageError, errorMessage } from '../../errors.js';
 import type { HostKeyPolicy } from './hostKeys.js';
-import { kindOf, type FolderReader, type IntakeEntry, type PinnedFile } from './intake.js';
-import { LINK, lookAt, pinRemote, type RemoteLook } from './sftpPin.js';
-import type { SftpLimits } from './sftpRequests.js';
-import { offeredHostKeyTypes, SftpLoginError, SftpSession, isNotFound } from './sftpSession.js';
-import type { SftpLocation } from './sftpUrl.js';
-import { readSftpKey, refuseNoCredentials, type SftpCredentials } from './sftpCredentials.js';
+import { kindOf, type FolderReader, type IntakeEntry, type PinnedFile } from '../intake.js';
+import { LINK, lookAt, pinRemote, type RemoteLook } from './pin.js';
+import type { SftpLimits } from './requests.js';
+import { offeredHostKeyTypes, SftpLoginError, SftpSession, isNotFound } from './session.js';
+import type { SftpLocation } from './url.js';
+import { readSftpKey, refuseNoCredentials, type SftpCredentials } from './credentials.js';
 
-export type { SftpCredentials } from './sftpCredentials.js';
+export type { SftpCredentials } from './credentials.js';
 
 const CONNECT_ATTEMPTS = 4;
 const FIRST_BACKOFF_MS = 500;

@@ -1,8 +1,8 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { siblingFolder, type IntakeFolders, type IntakeKind, type IntakeSettings } from './intakeKind.js';
-import { LocalFolder } from './localFolder.js';
-import { LocalIntake, refuseIntakeAliases } from './localIntake.js';
+import { siblingFolder, type IntakeFolders, type IntakeKind, type IntakeSettings } from '../intakeKind.js';
+import { LocalFolder } from './folder.js';
+import { LocalIntake, refuseIntakeAliases } from './intake.js';
 
 /** A local intake folder and its final folders: archive/, duplicates/ and rejected/ beside it unless set. */
 function localFolders(s: IntakeSettings): IntakeFolders {

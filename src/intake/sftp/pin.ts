@@ -1,7 +1,7 @@
 import type { Stats } from 'ssh2';
-import { FileGoneError, kindOf, NotRegularFileError, type FilePin, type PinnedFile } from './intake.js';
-import { sftpReadStream } from './sftpReadStream.js';
-import { isNotFound, type SftpSession } from './sftpSession.js';
+import { FileGoneError, kindOf, NotRegularFileError, type FilePin, type PinnedFile } from '../intake.js';
+import { sftpReadStream } from './readStream.js';
+import { isNotFound, type SftpSession } from './session.js';
 
 /** SFTP has no inodes: a remote file is known by its size and mtime (whole seconds). */
 export const remotePin = (stats: { size: number; mtime: number }): FilePin => ({ size: stats.size, mtimeMs: stats.mtime * 1000 });

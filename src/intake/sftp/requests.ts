@@ -1,5 +1,5 @@
 import type { SFTPWrapper } from 'ssh2';
-import { TransientError } from '../errors.js';
+import { TransientError } from '../../errors.js';
 
 /** How long a run waits on an SFTP server, and how slow a download may be (--sftp-timeout, --sftp-min-rate). */
 export interface SftpLimits {

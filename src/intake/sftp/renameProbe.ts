@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
-import { moverName } from './moverName.js';
-import type { SftpSession } from './sftpSession.js';
+import { moverName } from '../moverName.js';
+import type { SftpSession } from './session.js';
 
 /** What a server's plain RENAME does, learned once per connection in the tool's own folder. */
 export interface RenameTraits {

@@ -1,17 +1,18 @@
 import { posix } from 'node:path';
 import type { Logger } from 'pino';
-import { UsageError } from '../errors.js';
-import { findLanded } from './findLanded.js';
+import { UsageError } from '../../errors.js';
+import { findLanded } from '../findLanded.js';
 import type { HostKeyPolicy } from './hostKeys.js';
-import { taggedName, type DecidedFile, type Intake, type RouteResult } from './intake.js';
-import type { Destination } from '../destination.js';
-import { SftpFolder, type SftpCredentials } from './sftpFolder.js';
-import { SftpMover } from './sftpMove.js';
-import type { SftpLimits } from './sftpRequests.js';
-import { sha256OfPinned } from './sha256Of.js';
-import type { SftpLocation } from './sftpUrl.js';
+import { taggedName, type DecidedFile, type Intake, type RouteResult } from '../intake.js';
+import type { Destination } from '../../destination.js';
+import { SftpFolder, type SftpCredentials } from './folder.js';
+import { SftpMover } from './move.js';
+import { moverName } from '../moverName.js';
+import type { SftpLimits } from './requests.js';
+import { sha256OfPinned } from '../sha256Of.js';
+import type { SftpLocation } from './url.js';
 
-export type { SftpCredentials } from './sftpFolder.js';
+export type { SftpCredentials } from './folder.js';
 
 export interface SftpFolders {
   intake: string;
@@ -96,14 +97,46 @@ export class SftpIntake extends SftpFolder implements Intake {
     return real;
   }
 
-  /** Refuses a final folder that is the intake under another path (a symlink to it). */
+  /**
+   * Refuses a final folder that is the intake under another path (a symlink to it): by the
+   * server's REALPATH, and where that does not resolve links (rclone's), by a look: this host's
+   * folder of its own made in the final folder must not show in the intake. Final folders not there
+   * yet are looked at before the first move into them (finalFolder).
+   */
   async refuseIntakeAliases(): Promise<void> {
-    const intake = await this.realFolder(this.dir);
     for (const name of ['archive', 'duplicates', 'rejected'] as const) {
-      if ((await this.realFolder(this.folders[name])) === intake) {
-        throw new UsageError(`--${name} ${this.folders[name]} is the intake folder ${this.dir} on the server under another path`);
-      }
+      if (await this.withConnection((s) => s.exists(this.folders[name]))) await this.refuseAlias(name);
     }
+  }
+
+  /** Final folders found not to be the intake, each looked at once. */
+  private readonly apart = new Set<Destination>();
+
+  private async refuseAlias(to: Destination): Promise<void> {
+    if (this.apart.has(to)) return;
+    const dir = this.folders[to];
+    const aliased = (await this.realFolder(dir)) === (await this.realFolder(this.dir)) || (await this.showsInIntake(dir));
+    if (aliased) throw new UsageError(`--${to} ${dir} is the intake folder ${this.dir} on the server under another path`);
+    this.apart.add(to);
+  }
+
+  /**
+   * Whether an empty folder made in `dir` under a name of this process's own (a mover's name:
+   * a dot name no listing takes, never shared with a concurrent mover) is seen in the intake.
+   */
+  private async showsInIntake(dir: string): Promise<boolean> {
+    const work = moverName();
+    return this.withConnection(async (s) => {
+      const made = await s.mkdir(posix.join(dir, work)).then(
+        () => true,
+        () => false,
+      );
+      try {
+        return await s.exists(posix.join(this.dir, work));
+      } finally {
+        if (made) await s.rmdir(posix.join(dir, work)).catch(() => undefined);
+      }
+    });
   }
 
   private url(path: string): string {
@@ -114,9 +147,9 @@ export class SftpIntake extends SftpFolder implements Intake {
   private async finalFolder(name: string, to: Destination): Promise<string> {
     const dir = this.folders[to];
     await this.withConnection((s) => s.mkdirs(dir));
-    if ((await this.realFolder(dir)) === (await this.realFolder(this.dir))) {
-      throw new Error(`refusing to move ${name} into ${dir}: it is the intake folder itself`);
-    }
+    await this.refuseAlias(to).catch((err: unknown) => {
+      throw new Error(`refusing to move ${name} into ${dir}: ${err instanceof Error ? err.message : String(err)}`);
+    });
     return dir;
   }
 
