@@ -297,8 +297,13 @@ export function checkColumns(columns: ColumnSpec[], layoutZone: string | undefin
     other(columnSpec, 'currencyFrom', columnSpec.currencyFrom, 'currency');
     other(columnSpec, 'inAmount', columnSpec.inAmount, 'decimal');
     const amount = columns.find((c) => c.name === columnSpec.inAmount);
-    if (amount && (amount.from !== columnSpec.from || amount.position !== columnSpec.position || amount.occurrence !== columnSpec.occurrence))
-      fail(`column "${columnSpec.name}": "inAmount" reads the code from the same field as "${amount.name}": give it the same "from" (or "position")`);
+    if (
+      amount &&
+      (amount.from !== columnSpec.from || amount.position !== columnSpec.position || amount.occurrence !== columnSpec.occurrence)
+    )
+      fail(
+        `column "${columnSpec.name}": "inAmount" reads the code from the same field as "${amount.name}": give it the same "from" (or "position")`,
+      );
     if (amount?.minorUnits !== undefined) fail(`column "${columnSpec.name}": "inAmount" needs an amount written with its decimal mark`);
     checkCurrencyFrom(columns, columnSpec, fail);
     if (columnSpec.type !== 'timestamp') continue;
