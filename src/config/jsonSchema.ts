@@ -1,5 +1,6 @@
 import { LONG_NAMES } from '../calendar/expect.js';
 import {
+  AMOUNT_NOTATIONS,
   AS_WRITTEN,
   DELIMITERS,
   GROUP_SEPARATORS,
@@ -210,6 +211,13 @@ function layoutObjectSchema(): Schema {
     skipLines: { description: 'lines before the header (or the first record)', type: 'integer', minimum: 0, maximum: 1000, default: 0 },
     header: { description: 'true: columns by header name; false: by position', type: 'boolean', default: LAYOUT_DEFAULTS.header },
     timeZone: { description: "the zone of the file's times (IANA name, UTC or an offset)", type: 'string' },
+    currencyAliases: {
+      description: 'the codes the partner writes for an ISO 4217 currency, such as {"RUR": "RUB"}: each alias no active code itself',
+      type: 'object',
+      minProperties: 1,
+      propertyNames: { pattern: '^[A-Z]{2,8}$' },
+      additionalProperties: { type: 'string', pattern: '^[A-Z]{3}$' },
+    },
     locale: {
       description: 'the languages (BCP 47 tags) whose month names dates may use (MMM, MMMM), besides English',
       anyOf: [
@@ -382,6 +390,20 @@ function columnSchema(opts: { change?: boolean } = {}): Schema {
       required: ['from', 'negative', 'positive'],
       additionalProperties: false,
     },
+    notation: {
+      description: 'decimal: how its values say their sign beyond a leading minus: (300.00), +10000.00, 0.80Dr / 15.00Cr, 300.00-',
+      type: 'array',
+      items: { type: 'string', enum: [...AMOUNT_NOTATIONS] },
+      minItems: 1,
+      uniqueItems: true,
+    },
+    noAmount: {
+      description: 'decimal, not required: the texts that mean no amount, such as ["-"]',
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      minItems: 1,
+    },
+    inAmount: { description: 'currency: the decimal column whose values carry the ISO code (JPY 1000.00)', type: 'string' },
     format: { description: 'date and timestamp: the pattern, such as dd/MM/yyyy or yyyy-MM-dd HH:mm:ss', type: 'string' },
     timeZone: { ...zone, description: `timestamp: the zone of its times (${zone.description})` },
     timeZoneFrom: { description: "timestamp: the column naming each row's zone", type: 'string' },

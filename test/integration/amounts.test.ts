@@ -209,3 +209,58 @@ describe("amounts in each row's own currency's minor unit", () => {
     expect((await rowsOf('amounts_minor', 'id')).map((row) => row.id)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']);
   });
 });
+
+describe('amount notations of bank statements, each declared', () => {
+  it('loads brackets, Dr/Cr marks, a lone dash for no amount and a code inside the amount (RUR read as RUB), each value exact', async () => {
+    const { ws, load } = await partner(
+      {
+        table: 'amounts_notations',
+        groupSeparator: ',',
+        currencyAliases: { RUR: 'RUB' },
+        columns: [
+          { name: 'ref', from: 'Ref', type: 'text' },
+          { name: 'debit', from: 'Debit', type: 'decimal', required: false, noAmount: ['-'], notation: ['brackets'] },
+          { name: 'credit', from: 'Credit', type: 'decimal', required: false, noAmount: ['-'], notation: ['plus'] },
+          { name: 'balance', from: 'Balance', type: 'decimal', notation: ['debitCredit'] },
+          { name: 'amount', from: 'Amount', type: 'decimal' },
+          { name: 'currency', from: 'Amount', type: 'currency', inAmount: 'amount' },
+        ],
+        naturalKey: 'ref',
+      },
+      'statement_*.csv',
+    );
+    await load('statement_0301.csv', [
+      'Ref,Debit,Credit,Balance,Amount',
+      'S1,"(1,300.00)",-,1200.00Cr,JPY 1000',
+      'S2,-,"+10,000.00",0.80Dr,-12.50 eur',
+      'S3,(0.01),-,15.00 CR,10.00 RUR',
+    ]);
+    expect(await rowsOf('amounts_notations', 'ref, debit::text, credit::text, balance::text, amount::text, currency')).toEqual([
+      { ref: 'S1', debit: '-1300.00', credit: null, balance: '1200.00', amount: '1000.00', currency: 'JPY' },
+      { ref: 'S2', debit: null, credit: '10000.00', balance: '-0.80', amount: '-12.50', currency: 'EUR' },
+      { ref: 'S3', debit: '-0.01', credit: null, balance: '15.00', amount: '10.00', currency: 'RUB' },
+    ]);
+    expect(await ws.files('archive')).toEqual(['statement_0301.csv']);
+  });
+
+  it('rejects a file whose amount has two signs, naming the line and the field, and loads none of it', async () => {
+    const { ws, run } = await partner(
+      {
+        table: 'amounts_two_signs',
+        columns: [
+          { name: 'ref', from: 'Ref', type: 'text' },
+          { name: 'amount', from: 'Amount', type: 'decimal', notation: ['brackets'] },
+        ],
+        naturalKey: 'ref',
+      },
+      'signs_*.csv',
+    );
+    await ws.put('signs_1.csv', 'Ref,Amount\nS1,(5.00)\nS2,(-5.00)\n');
+    const r = await run();
+    expect(r.status).toBe(1);
+    expect(r.doc.files).toEqual([expect.objectContaining({ name: 'signs_1.csv', outcome: 'rejected' })]);
+    expect(r.doc.files[0]!.error).toMatch(/line 3, field amount: "\(-5\.00\)" is not a decimal amount/);
+    expect(await rowsOf('amounts_two_signs', 'ref')).toEqual([]);
+    expect(await ws.files('rejected')).toEqual(['signs_1.csv']);
+  });
+});

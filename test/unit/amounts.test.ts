@@ -383,3 +383,161 @@ describe('the amount keys in a layout', () => {
     expect(layoutError([], { groupSeparator: '_' })).toContain(`"groupSeparator" must be "" (none), ",", ".", " "`);
   });
 });
+
+describe('amount notations, each declared', () => {
+  it.each([
+    // accounting brackets, with a currency symbol inside
+    [{ notation: ['brackets'] }, '(300.00)', '-300.00'],
+    [{ notation: ['brackets'], currencySymbols: ['$'] }, '($300.00)', '-300.00'],
+    [{ notation: ['brackets'] }, '300.00', '300.00'],
+    // an explicit plus
+    [{ notation: ['plus'] }, '+10000.00', '10000.00'],
+    [{ notation: ['plus'] }, '-5.00', '-5.00'],
+    // a debit or credit mark after or before the amount, any case, spaces or not
+    [{ notation: ['debitCredit'] }, '0.80Dr', '-0.80'],
+    [{ notation: ['debitCredit'] }, '15.00Cr', '15.00'],
+    [{ notation: ['debitCredit'] }, '15.00 CR', '15.00'],
+    [{ notation: ['debitCredit'] }, '12.00 d', '-12.00'],
+    [{ notation: ['debitCredit'] }, 'C 7.5', '7.5'],
+    [{ notation: ['debitCredit'] }, 'DR 1,250.00', '-1250.00'],
+    // SAP's minus after the number
+    [{ notation: ['trailingMinus'] }, '300.00-', '-300.00'],
+  ])('%j reads %s as %s', (amount, written, read) => {
+    expect(amountOf(amountLayout(amount, { groupSeparator: ',' }), written)).toBe(read);
+  });
+
+  it.each([
+    // not declared: refused, as ever
+    [{}, '(300.00)'],
+    [{}, '+10000.00'],
+    [{}, '0.80Dr'],
+    [{}, '300.00-'],
+    // one sign only
+    [{ notation: ['brackets'] }, '(-300.00)'],
+    [{ notation: ['plus'] }, '+-5.00'],
+    [{ notation: ['debitCredit'] }, '-0.80Dr'],
+    [{ notation: ['trailingMinus'] }, '-300.00-'],
+    // a mark must stand apart from a word: BTC is no credit mark
+    [{ notation: ['debitCredit'] }, '100 BTC'],
+    [{ notation: ['brackets'] }, '(300.00'],
+  ])('%j refuses %s, naming the row', (amount, written) => {
+    const layout = amountLayout(amount);
+    expect(rejection(() => rows(layout, ['T1', written])).message).toMatch(/^line 2, field amount: .* is not a decimal amount/);
+  });
+
+  it('reads a declared "no amount" text as an empty value (NULL), on an optional column only', () => {
+    const layout = amountLayout({ required: false, noAmount: ['-'] });
+    expect(rows(layout, ['T1', '-'], ['T2', ' - '], ['T3', '5.00'])).toEqual([
+      ['T1', null],
+      ['T2', null],
+      ['T3', '5.00'],
+    ]);
+    expect(usage(() => amountLayout({ noAmount: ['-'] }))).toMatch(/"noAmount" needs "required": false/);
+  });
+
+  it('refuses what the keys cannot mean, naming the key', () => {
+    expect(usage(() => amountLayout({ notation: ['parentheses'] }))).toMatch(/"notation" must list some of "brackets", "plus"/);
+    expect(usage(() => amountLayout({ notation: ['plus', 'plus'] }))).toMatch(/"notation" names one twice/);
+    expect(usage(() => amountLayout({ notation: ['brackets'], minorUnits: 2 }))).toMatch(/not in minor units/);
+    expect(usage(() => amountLayout({ notation: ['brackets'], sign: { from: 'id', negative: ['D'], positive: ['C'] } }))).toMatch(
+      /not both/,
+    );
+  });
+
+  it('keeps the keys when a layout is written back as configuration', () => {
+    const layout = amountLayout({ notation: ['brackets', 'plus'], required: false, noAmount: ['-'] });
+    expect(toLayoutJson(layout).columns).toContainEqual({
+      name: 'amount',
+      type: 'decimal',
+      required: false,
+      notation: ['brackets', 'plus'],
+      noAmount: ['-'],
+    });
+  });
+});
+
+describe('a currency code written inside the amount, and currency aliases', () => {
+  /** `JPY 1000.00` in one field: the amount read by one column, its code by a currency column of the same header */
+  const codedLayout = (amount: Record<string, unknown> = {}, layoutKeys: Record<string, unknown> = {}) =>
+    parseLayout(
+      {
+        columns: [
+          { name: 'id', type: 'text' },
+          { name: 'amount', from: 'Amount', type: 'decimal', ...amount },
+          { name: 'currency', from: 'Amount', type: 'currency', inAmount: 'amount' },
+        ],
+        naturalKey: 'id',
+        ...layoutKeys,
+      },
+      'test',
+    );
+  const read = (layout: Layout, written: string) => {
+    const plan = planRows(layout, ['id', 'Amount'], 1);
+    const out = plan.row(['T1', written], 2);
+    if (out === 'skip') throw new Error('skipped');
+    return out.slice(1);
+  };
+
+  it.each([
+    ['JPY 1000.00', ['1000.00', 'JPY']],
+    ['1000.00 JPY', ['1000.00', 'JPY']],
+    ['-12.50 eur', ['-12.50', 'EUR']],
+    ['USD-5.00', ['-5.00', 'USD']],
+  ])('reads %s as the amount and its currency', (written, expected) => {
+    expect(read(codedLayout(), written)).toEqual(expected);
+  });
+
+  it('reads a code inside or outside a declared notation', () => {
+    const layout = codedLayout({ notation: ['brackets', 'debitCredit'] });
+    expect(read(layout, '(JPY 300)')).toEqual(['-300', 'JPY']);
+    expect(read(layout, 'JPY (300)')).toEqual(['-300', 'JPY']);
+    expect(read(layout, '15.00 USD Cr')).toEqual(['15.00', 'USD']);
+  });
+
+  it('refuses an amount without a code, or with a code that is no currency, naming the field', () => {
+    expect(rejection(() => read(codedLayout(), '1000.00')).message).toMatch(/^line 2, field (amount|currency): /);
+    expect(rejection(() => read(codedLayout(), 'XYZ 1000.00')).message).toMatch(/^line 2, field amount: "XYZ 1000.00" is not/);
+  });
+
+  it('reads a declared alias as its ISO code, and nothing else: RUR is RUB, XYZ stays unknown', () => {
+    const layout = codedLayout({}, { currencyAliases: { RUR: 'RUB' } });
+    expect(read(layout, '10.00 RUR')).toEqual(['10.00', 'RUB']);
+    expect(read(layout, '10.00 rur')).toEqual(['10.00', 'RUB']);
+    const plain = parseLayout(
+      {
+        columns: [
+          { name: 'id', type: 'text' },
+          { name: 'currency', type: 'currency' },
+        ],
+        naturalKey: 'id',
+        currencyAliases: { RUR: 'RUB' },
+      },
+      'test',
+    );
+    expect(rows(plain, ['T1', 'RUR'], ['T2', 'usd'])).toEqual([
+      ['T1', 'RUB'],
+      ['T2', 'USD'],
+    ]);
+    expect(rejection(() => rows(plain, ['T3', 'SUR'])).message).toMatch(/is not an active ISO 4217 currency code/);
+  });
+
+  it('refuses an alias that is a currency of its own or names none, and an inAmount that reads another field', () => {
+    expect(usage(() => codedLayout({}, { currencyAliases: { USD: 'EUR' } }))).toMatch(/"USD" is an ISO 4217 currency of its own/);
+    expect(usage(() => codedLayout({}, { currencyAliases: { RUR: 'RUX' } }))).toMatch(/must name an active ISO 4217 currency/);
+    expect(
+      usage(() =>
+        parseLayout(
+          {
+            columns: [
+              { name: 'id', type: 'text' },
+              { name: 'amount', type: 'decimal' },
+              { name: 'currency', type: 'currency', inAmount: 'amount' },
+            ],
+            naturalKey: 'id',
+          },
+          'test',
+        ),
+      ),
+    ).toMatch(/"inAmount" reads the code from the same field as "amount"/);
+  });
+});

@@ -29,6 +29,10 @@ export interface SignRule {
   positive: string[];
 }
 
+/** How an amount may say its sign beyond a leading minus (ColumnSpec.notation). */
+export const AMOUNT_NOTATIONS = ['brackets', 'plus', 'debitCredit', 'trailingMinus'] as const;
+export type AmountNotation = (typeof AMOUNT_NOTATIONS)[number];
+
 export interface ColumnSpec {
   /** the table's column: a lower-case SQL identifier */
   name: string;
@@ -55,6 +59,16 @@ export interface ColumnSpec {
   currencySymbols?: string[];
   /** decimal only: written unsigned, its sign from another column */
   sign?: SignRule;
+  /**
+   * decimal only: the ways its values say their sign beyond a leading minus, each declared:
+   * `brackets` (`(300.00)` is -300.00), `plus` (`+10000.00`), `debitCredit` (a `Dr`/`Cr`, `D`/`C`
+   * mark before or after, any case: debit negative), `trailingMinus` (`300.00-`)
+   */
+  notation?: AmountNotation[];
+  /** decimal only: the values that mean no amount (`-`): read as an empty value */
+  noAmount?: string[];
+  /** currency only: the currency is the ISO code written inside this decimal column's values (`JPY 1000.00`) */
+  inAmount?: string;
   /** date and timestamp: the partner's pattern, e.g. `dd/MM/yyyy` or `yyyy-MM-dd HH:mm:ss` */
   format?: string;
   /** timestamp: the zone its wall-clock times are in (IANA name, `UTC`, `+01:00`, or `local`) */
@@ -162,6 +176,8 @@ export interface Layout {
   timeZone?: string;
   /** the languages (canonical BCP 47 tags) whose month names dates may use, besides English */
   locale?: string[];
+  /** codes a partner writes for an ISO 4217 currency (`RUR` for `RUB`): read as that currency, in currency columns and amounts */
+  currencyAliases?: Readonly<Record<string, string>>;
   columns: ColumnSpec[];
   /** one column or several: UNIQUE in the table */
   naturalKey: string[];

@@ -1,10 +1,12 @@
 import {
+  AMOUNT_NOTATIONS,
   AS_WRITTEN,
   LOCAL_ZONE,
   OWN_CURRENCY,
   RESERVED_COLUMNS,
   type ColumnSource,
   type ColumnSpec,
+  type AmountNotation,
   type ColumnType,
   type SignRule,
 } from './layout.js';
@@ -26,6 +28,9 @@ export const COLUMN_KEYS = [
   'currencyFrom',
   'currencySymbols',
   'sign',
+  'notation',
+  'noAmount',
+  'inAmount',
   'format',
   'timeZone',
   'timeZoneFrom',
@@ -87,6 +92,33 @@ function parseSign(raw: unknown, name: string, fail: Fail): SignRule {
   const pos = marks(positive, 'positive');
   if (neg.some((m) => pos.includes(m))) fail(`${where}: a mark may not be both negative and positive`);
   return { from: from, negative: neg, positive: pos };
+}
+
+/** `notation` and `noAmount` of a decimal column: each a list, declared, never guessed. */
+function parseNotation(raw: Record<string, unknown>, decimal: boolean, col: Fail): { notation?: AmountNotation[]; noAmount?: string[] } {
+  const { notation, noAmount } = raw;
+  if (!decimal && (notation !== undefined || noAmount !== undefined)) col('"notation" and "noAmount" are for decimal columns');
+  if (notation !== undefined) {
+    if (
+      !Array.isArray(notation) ||
+      notation.length === 0 ||
+      notation.some((n) => typeof n !== 'string' || !(AMOUNT_NOTATIONS as readonly string[]).includes(n))
+    )
+      col(`"notation" must list some of ${AMOUNT_NOTATIONS.map((n) => `"${n}"`).join(', ')}`);
+    if (new Set(notation as string[]).size !== (notation as string[]).length) col('"notation" names one twice');
+    if (raw.sign !== undefined && (notation as string[]).some((n) => n !== 'plus'))
+      col('"notation" says a sign the value writes, "sign" one another column gives: not both (but "plus")');
+    if (raw.minorUnits !== undefined) col('"notation" is for amounts written with their decimal mark, not in minor units');
+  }
+  if (noAmount !== undefined) {
+    if (!Array.isArray(noAmount) || noAmount.length === 0 || noAmount.some((m) => typeof m !== 'string' || m.trim() === ''))
+      col('"noAmount" must list the texts that mean no amount, e.g. ["-"]');
+    if (raw.required !== false) col('"noAmount" needs "required": false (a value meaning no amount is an empty one)');
+  }
+  return {
+    ...(notation !== undefined ? { notation: notation as AmountNotation[] } : {}),
+    ...(noAmount !== undefined ? { noAmount: (noAmount as string[]).map((m) => m.trim()) } : {}),
+  };
 }
 
 /**
@@ -195,6 +227,9 @@ export function parseColumn(column: unknown, index: number, header: boolean, fai
   if (scale !== undefined && scale !== AS_WRITTEN && (!Number.isInteger(scale) || (scale as number) < 0 || (scale as number) > 12))
     col(`"scale" must be 0 to 12, or "${AS_WRITTEN}" (as many places as the file writes)`);
   const amount = parseAmountKeys(raw, type === 'decimal', col);
+  const notation = parseNotation(raw, type === 'decimal', col);
+  if (raw.inAmount !== undefined && (type !== 'currency' || typeof raw.inAmount !== 'string'))
+    col('"inAmount" is for a currency column: the decimal column whose values carry the currency code');
   const sign = raw.sign !== undefined ? parseSign(raw.sign, name, fail) : undefined;
 
   const timed = type === 'date' || timestamp;
@@ -227,6 +262,8 @@ export function parseColumn(column: unknown, index: number, header: boolean, fai
     ...(amount.currencyFrom !== undefined ? { currencyFrom: amount.currencyFrom } : {}),
     ...(amount.currencySymbols !== undefined ? { currencySymbols: amount.currencySymbols } : {}),
     ...(sign ? { sign } : {}),
+    ...notation,
+    ...(raw.inAmount !== undefined ? { inAmount: raw.inAmount as string } : {}),
     ...(format !== undefined ? { format: format as string } : {}),
     ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}),
     ...(timeZoneFrom !== undefined ? { timeZoneFrom: timeZoneFrom as string } : {}),
@@ -258,6 +295,16 @@ export function checkColumns(columns: ColumnSpec[], layoutZone: string | undefin
     other(columnSpec, 'timeFrom', columnSpec.timeFrom, 'text');
     other(columnSpec, 'sign.from', columnSpec.sign?.from, 'text');
     other(columnSpec, 'currencyFrom', columnSpec.currencyFrom, 'currency');
+    other(columnSpec, 'inAmount', columnSpec.inAmount, 'decimal');
+    const amount = columns.find((c) => c.name === columnSpec.inAmount);
+    if (
+      amount &&
+      (amount.from !== columnSpec.from || amount.position !== columnSpec.position || amount.occurrence !== columnSpec.occurrence)
+    )
+      fail(
+        `column "${columnSpec.name}": "inAmount" reads the code from the same field as "${amount.name}": give it the same "from" (or "position")`,
+      );
+    if (amount?.minorUnits !== undefined) fail(`column "${columnSpec.name}": "inAmount" needs an amount written with its decimal mark`);
     checkCurrencyFrom(columns, columnSpec, fail);
     if (columnSpec.type !== 'timestamp') continue;
     const ownOffset = columnSpec.format !== undefined && compileDateFormat(columnSpec.format, true).hasOffset === true;

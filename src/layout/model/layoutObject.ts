@@ -11,6 +11,7 @@ import {
   type Trailer,
 } from './layout.js';
 import { checkColumns, IDENTIFIER, parseColumn } from './layoutColumns.js';
+import { isActiveCurrency } from '../values/currencies.js';
 import { languageTag } from '../values/monthNames.js';
 import { encodingName, UTF16_BY_BOM } from '../values/encodings.js';
 import { zoneProblem } from '../values/timeZones.js';
@@ -32,6 +33,7 @@ export const LAYOUT_KEYS = [
   'header',
   'timeZone',
   'locale',
+  'currencyAliases',
   'columns',
   'naturalKey',
   'extraColumns',
@@ -86,6 +88,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (raw.columns.length > MAX_LAYOUT_COLUMNS)
     fail(`"columns" has ${raw.columns.length}: a table holds at most ${MAX_LAYOUT_COLUMNS} (PostgreSQL's 1600 less the provenance)`);
   const locale = parseLocale(raw.locale, fail);
+  const currencyAliases = raw.currencyAliases !== undefined ? parseCurrencyAliases(raw.currencyAliases, fail) : undefined;
   const columns = (raw.columns as unknown[]).map((c, i) => parseColumn(c, i, header, fail, locale));
   checkColumns(columns, timeZone as string | undefined, fail);
 
@@ -138,6 +141,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     header: header,
     ...(timeZone !== undefined ? { timeZone: timeZone as string } : {}),
     ...(locale ? { locale } : {}),
+    ...(currencyAliases ? { currencyAliases } : {}),
     columns,
     naturalKey: keys,
     extraColumns: extraColumns,
@@ -148,6 +152,27 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     ...(nullPadding ? { nullPadding: true } : {}),
     ...(totals ? { totals } : {}),
   };
+}
+
+/**
+ * `currencyAliases`: the codes a partner writes for an ISO 4217 currency, such as `{"RUR": "RUB"}`
+ * (the rouble's code before 1998, which Russian banks still write). Each alias is no active code
+ * itself (an alias never turns one currency into another) and names an active one; every other
+ * code is checked against ISO 4217 as ever.
+ */
+function parseCurrencyAliases(raw: unknown, fail: Fail): Record<string, string> {
+  const example = 'e.g. {"RUR": "RUB"}';
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw) || Object.keys(raw).length === 0)
+    fail(`"currencyAliases" must map the codes the partner writes to ISO 4217 codes, ${example}`);
+  const aliases: Record<string, string> = {};
+  for (const [alias, code] of Object.entries(raw as Record<string, unknown>)) {
+    if (!/^[A-Z]{2,8}$/.test(alias)) fail(`"currencyAliases": "${alias}" must be 2 to 8 capital letters (matched in any case)`);
+    if (isActiveCurrency(alias)) fail(`"currencyAliases": "${alias}" is an ISO 4217 currency of its own: it cannot stand for another`);
+    if (typeof code !== 'string' || !isActiveCurrency(code))
+      fail(`"currencyAliases": "${alias}" must name an active ISO 4217 currency code, ${example}`);
+    aliases[alias] = code;
+  }
+  return aliases;
 }
 
 /** `locale`: a BCP 47 tag or a list of them, each a language Intl writes month names in. */
@@ -252,6 +277,7 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   if (!layout.header) out.header = false;
   if (layout.timeZone !== undefined) out.timeZone = layout.timeZone;
   if (layout.locale !== undefined) out.locale = layout.locale.length === 1 ? layout.locale[0] : layout.locale;
+  if (layout.currencyAliases !== undefined) out.currencyAliases = { ...layout.currencyAliases };
   out.columns = layout.columns.map(columnJson);
   out.naturalKey = layout.naturalKey.length === 1 ? layout.naturalKey[0] : layout.naturalKey;
   if (layout.extraColumns !== 'ignore') out.extraColumns = layout.extraColumns;

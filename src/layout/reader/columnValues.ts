@@ -1,6 +1,6 @@
 import { isActiveCurrency, minorUnitsOf } from '../values/currencies.js';
 import { compileDateFormat, type DateParts } from '../values/dateFormat.js';
-import { AS_WRITTEN, GROUP_SEPARATORS, OWN_CURRENCY, type ColumnSpec, type Layout } from '../model/layout.js';
+import { AS_WRITTEN, GROUP_SEPARATORS, OWN_CURRENCY, type AmountNotation, type ColumnSpec, type Layout } from '../model/layout.js';
 import { currencyColumnOf } from '../model/layoutColumns.js';
 import { codePoint, HIDDEN_CHARACTER, quoteValue } from '../values/quoteValue.js';
 import { offsetText, parseZone, wallClockOffset, type Zone } from '../values/timeZones.js';
@@ -296,11 +296,15 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
       return (v) => v;
     case 'integer':
       return (v) => (INTEGER.test(v) ? v : { problem: 'is not a whole number (at most 18 digits, no separators)' });
-    case 'currency':
-      return remembered((v) => {
-        const code = v.toUpperCase();
-        return isActiveCurrency(code) ? code : { problem: 'is not an active ISO 4217 currency code' };
-      });
+    case 'currency': {
+      const code = currencyCode(layout);
+      if (spec.inAmount !== undefined) {
+        const problem = { problem: `has no ISO 4217 currency code beside its amount (like "JPY 1000.00"), for ${spec.inAmount}` };
+        return remembered((v) => codeInAmount(v, code) ?? problem);
+      }
+      const problem = { problem: 'is not an active ISO 4217 currency code' };
+      return remembered((v) => code(v) ?? problem);
+    }
     case 'decimal':
       return decimalConverter(layout, spec);
     case 'date': {
@@ -318,6 +322,77 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
         ? timestampConverter(layout, spec)
         : remembered(timestampConverter(layout, spec));
   }
+}
+
+/**
+ * A currency as written, as its ISO 4217 code: any case, or one of the layout's
+ * `currencyAliases` (`RUR` for `RUB`); undefined when it is no active code.
+ */
+function currencyCode(layout: Pick<Layout, 'currencyAliases'>): (written: string) => string | undefined {
+  const aliases = layout.currencyAliases ?? {};
+  return (written) => {
+    const upper = written.toUpperCase();
+    const code = aliases[upper] ?? upper;
+    return isActiveCurrency(code) ? code : undefined;
+  };
+}
+
+/** Three letters standing apart (not part of a longer word): where a code may be written beside an amount. */
+const THREE_LETTERS = /(?<![A-Za-z])[A-Za-z]{3}(?![A-Za-z])/g;
+
+/** The one currency code written inside an amount (`JPY 1000.00`, `-12.50 eur`), undefined when none or two. */
+function codeInAmount(value: string, code: (written: string) => string | undefined): string | undefined {
+  const codes = [...value.matchAll(THREE_LETTERS)].map((m) => code(m[0])).filter((c) => c !== undefined);
+  return codes.length === 1 ? codes[0] : undefined;
+}
+
+/** A debit or credit mark before or after an amount, any case: `0.80Dr`, `15.00 CR`, `D 100`, `c12.00`. */
+const MARK_AFTER = /^(.*?)[\s\u00a0]*(?<![A-Za-z])(dr|cr|d|c)\.?$/i;
+const MARK_BEFORE = /^(dr|cr|d|c)\.?(?![A-Za-z])[\s\u00a0]*(.*)$/i;
+
+/**
+ * An amount reader that also reads the sign notations a column declares (`notation`):
+ * `(300.00)`, `+10000.00`, `0.80Dr` / `15.00Cr`, `300.00-`. One sign only: a notation around a
+ * value that is signed already is no amount. `inner` reads what the notation leaves.
+ */
+function notedAmount(notation: readonly AmountNotation[], inner: (value: string) => string | undefined) {
+  const has = new Set(notation);
+  const unsigned = (text: string) => {
+    const amount = inner(text.replace(SURROUNDING_SPACES, ''));
+    return amount === undefined || amount.startsWith('-') ? undefined : amount;
+  };
+  const negative = (amount: string | undefined) => (amount === undefined ? undefined : `-${amount}`);
+  return (value: string): string | undefined => {
+    const text = value.replace(SURROUNDING_SPACES, '');
+    if (has.has('brackets') && text.startsWith('(') && text.endsWith(')')) return negative(unsigned(text.slice(1, -1)));
+    if (has.has('plus') && text.startsWith('+')) return unsigned(text.slice(1));
+    if (has.has('trailingMinus') && text.endsWith('-')) return negative(unsigned(text.slice(0, -1)));
+    if (has.has('debitCredit')) {
+      const after = MARK_AFTER.exec(text);
+      const before = after ? undefined : MARK_BEFORE.exec(text);
+      const [mark, rest] = after ? [after[2]!, after[1]!] : before ? [before[1]!, before[2]!] : [undefined, ''];
+      if (mark !== undefined) {
+        const amount = unsigned(rest);
+        return mark[0] === 'd' || mark[0] === 'D' ? negative(amount) : amount;
+      }
+    }
+    return undefined;
+  };
+}
+
+/** An amount with an ISO code at either end (`JPY 1000.00`, `-12.50 EUR`), the code read by its currency column (`inAmount`). */
+function withoutCode(code: (written: string) => string | undefined, inner: (value: string) => string | undefined) {
+  const codeFirst = /^([-+]?)[\s\u00a0]*([A-Za-z]{3})(?![A-Za-z])[\s\u00a0]*(.*)$/;
+  const codeLast = /^(.*?)[\s\u00a0]*(?<![A-Za-z])([A-Za-z]{3})$/;
+  return (value: string): string | undefined => {
+    const text = value.replace(SURROUNDING_SPACES, '');
+    const first = codeFirst.exec(text);
+    // one sign, before the code or after it: `-USD 5.00`, `USD-5.00`
+    if (first && code(first[2]!) !== undefined && !(first[1] && /^[-+]/.test(first[3]!))) return inner(`${first[1]}${first[3]}`);
+    const last = codeLast.exec(text);
+    if (last && code(last[2]!) !== undefined) return inner(last[1]!);
+    return undefined;
+  };
 }
 
 const columnIndex = (layout: Layout, name: string | undefined) =>
@@ -376,12 +451,29 @@ function amountConverter(layout: Layout, spec: ColumnSpec): Converter {
   }
   const scale = spec.scale ?? 2;
   const symbols = spec.currencySymbols ?? [];
-  const read = decimalReader(layout, scale, symbols);
+  const read = amountReader(layout, spec, decimalReader(layout, scale, symbols));
   const places = scale === AS_WRITTEN ? 'as many places as written' : `at most ${scale} places`;
   const digits = scale === AS_WRITTEN ? 4 : scale;
   const example = `${layout.groupSeparator ? `1${layout.groupSeparator}250` : '1250'}${digits > 0 ? `${layout.decimalMark}${'0'.repeat(digits)}` : ''}`;
   const why = amountProblems(layout, scale, symbols, `is not a decimal amount with ${places} (like ${example})`);
   return (v) => read(v) ?? { problem: why(v) };
+}
+
+/**
+ * The column's reader with what it declares beyond the plain amount: its sign notations, and
+ * an ISO code beside the number where a currency column reads it from there (`inAmount`). The
+ * plain value is read first, so a file of plain amounts costs nothing more.
+ */
+function amountReader(layout: Layout, spec: ColumnSpec, plain: (value: string) => string | undefined) {
+  const coded = layout.columns.some((c) => c.inAmount === spec.name);
+  const notation = spec.notation ?? [];
+  if (!coded && notation.length === 0) return plain;
+  const code = currencyCode(layout);
+  // what a notation leaves may carry the code: `(JPY 1000.00)`; a code may stand outside one: `JPY (1000.00)`
+  const inner = coded ? (text: string) => plain(text) ?? withoutCode(code, plain)(text) : plain;
+  const noted = notation.length > 0 ? notedAmount(notation, inner) : () => undefined;
+  const outside = coded ? withoutCode(code, noted) : () => undefined;
+  return (value: string) => inner(value) ?? noted(value) ?? outside(value);
 }
 
 /** `minorUnits: "currency"`: each row's amount in whole minor units of the currency its currency column names (ISO 4217). */
@@ -390,7 +482,7 @@ function ownMinorUnits(layout: Layout, spec: ColumnSpec): Converter {
   const at = columnIndex(layout, currency);
   return (v, row) => {
     const written = row[at] ?? '';
-    const code = written.toUpperCase();
+    const code = layout.currencyAliases?.[written.toUpperCase()] ?? written.toUpperCase();
     const places = minorUnitsOf(code);
     if (places !== undefined) return fromMinorUnits(v, places) ?? minorUnitsProblem(places, `${code}: `);
     const what =

@@ -151,6 +151,8 @@ function compilePlan(
   const isKey = layout.columns.map((c) => keys.has(c.name));
   const required = layout.columns.map((c) => c.required);
   const trim = layout.columns.map((c) => c.trim === true);
+  // the texts a column declares to mean no amount (`noAmount`: `-`) are read as an empty value
+  const noAmount = layout.columns.map((c) => (c.noAmount ? new Set(c.noAmount) : undefined));
   // an empty optional key part is '' (UNIQUE never compares NULLs), any other empty optional value NULL
   const empty = layout.columns.map((c, i) => (isKey[i] && !c.required ? '' : null));
   const columnNames = layout.columns.map((c) => c.name);
@@ -190,7 +192,8 @@ function compilePlan(
       for (let i = 0; i < columnCount; i++) raw[i] = index[i]! === -1 ? '' : unpadded(fields[index[i]!]!, trim[i]!);
       const values = new Array<string | null>(columnCount);
       for (let i = 0; i < columnCount; i++) {
-        const value = raw[i]!;
+        const written = raw[i]!;
+        const value = noAmount[i]?.has(written.trim()) ? '' : written;
         if (value.includes('\0')) throw bad(line, columnNames[i]!, 'contains a NUL character'); // PostgreSQL text cannot hold it
         if (value === '') {
           if (required[i]) throw bad(line, columnNames[i]!, 'required value is missing');
