@@ -262,6 +262,12 @@ function layoutObjectSchema(): Schema {
       type: 'object',
       additionalProperties: { anyOf: [recordRole, { type: 'null' }] },
     },
+    spaceAfterQuote: {
+      description: 'spaces and tabs after a closing quote, before the delimiter or the line end, are skipped ("3985734"\\t,)',
+      type: 'boolean',
+      default: false,
+    },
+    whiteLinesBlank: { description: 'a line of spaces and tabs only is a blank line, not a record', type: 'boolean', default: false },
     nullPadding: {
       description:
         'a row with fewer fields than the header has its missing last fields empty (a record cut short at the end of the file is still not ready)',

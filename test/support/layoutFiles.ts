@@ -325,6 +325,8 @@ const LAYOUT_KEYS_WRITTEN: Record<keyof Layout, boolean> = {
   recordTypes: true,
   leadingRecords: true,
   nullPadding: false,
+  spaceAfterQuote: false,
+  whiteLinesBlank: false,
   totals: false,
   maxRecordBytes: true,
 };

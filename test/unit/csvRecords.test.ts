@@ -71,7 +71,17 @@ async function reference(text: string, delimiter: string): Promise<{ records: Cs
   return { records, error };
 }
 
-async function ours(path: string, opts: { delimiter?: string; chunkBytes?: number; maxRecordBytes?: number; skipLines?: number } = {}) {
+async function ours(
+  path: string,
+  opts: {
+    delimiter?: string;
+    chunkBytes?: number;
+    maxRecordBytes?: number;
+    skipLines?: number;
+    spaceAfterQuote?: boolean;
+    whiteLinesBlank?: boolean;
+  } = {},
+) {
   const records: CsvRecord[] = [];
   try {
     // block by block, as a load reads them: each read's records before the next read
@@ -187,5 +197,42 @@ describe('the CSV record reader', () => {
     // one read of ASCII, and one of two-byte characters (a UTF-16 unit each, 2 bytes in the string)
     expect(decodedGrowth(Buffer.alloc(READ_BYTES, 'x'))).toBeLessThanOrEqual(0);
     expect(decodedGrowth(Buffer.alloc(READ_BYTES, 'ü'))).toBeLessThanOrEqual(0);
+  });
+});
+
+describe('the CSV dialect a layout declares', () => {
+  // one wallet's and two banks' exports: a tab (or spaces) between a closing quote and the comma
+  const spaced = '"id","amount"\n"3985734"\t,"12.50"  \n"3985735" \t ,"1.00"\r\n';
+
+  it('refuses white space after a closing quote unless declared, naming the key that reads it', async () => {
+    const { records, error } = await ours(file(spaced));
+    expect(records).toEqual([{ fields: ['id', 'amount'], line: 1 }]);
+    expect(error?.message).toMatch(/line 2.*followed by white space .* set the layout's "spaceAfterQuote": true/);
+  });
+
+  it.each([1, 2, 3, 7, 64])('with "spaceAfterQuote" skips it, in any read size (%i)', async (chunkBytes) => {
+    const { records, error } = await ours(file(spaced), { spaceAfterQuote: true, chunkBytes });
+    expect(error).toBeUndefined();
+    expect(records).toEqual([
+      { fields: ['id', 'amount'], line: 1 },
+      { fields: ['3985734', '12.50'], line: 2 },
+      { fields: ['3985735', '1.00'], line: 3 },
+    ]);
+  });
+
+  it('still refuses anything but white space after a closing quote, and keeps a tab that is the delimiter', async () => {
+    expect((await ours(file('"a" x,b\n'), { spaceAfterQuote: true })).error?.message).toMatch(/something other than a delimiter/);
+    const tabs = await ours(file('"a"\t"b"\n'), { delimiter: '\t', spaceAfterQuote: true });
+    expect(tabs.records).toEqual([{ fields: ['a', 'b'], line: 1 }]);
+  });
+
+  it('counts a line of white space only as a blank line where declared, and as a record otherwise', async () => {
+    const text = 'id,amount\n  \t \nT1,1.00\n\t\n';
+    expect((await ours(file(text))).records.map((r) => r.fields)).toEqual([['id', 'amount'], ['  \t '], ['T1', '1.00'], ['\t']]);
+    const blank = await ours(file(text), { whiteLinesBlank: true });
+    expect(blank.records).toEqual([
+      { fields: ['id', 'amount'], line: 1 },
+      { fields: ['T1', '1.00'], line: 3 },
+    ]);
   });
 });

@@ -188,6 +188,10 @@ export interface Layout {
   recordTypes?: ReadonlyMap<string, RecordRole>;
   /** summary records after the preamble and above the header (dLocal's HEADER): counted, not loaded; `totals` may check them */
   leadingRecords?: number;
+  /** spaces and tabs after a closing quote, before the delimiter or the line end, are skipped (`"3985734"\t,`) */
+  spaceAfterQuote?: boolean;
+  /** a line of spaces and tabs only is a blank line, not a record */
+  whiteLinesBlank?: boolean;
   /** a row with fewer fields than the header reads the missing last ones as empty (DuckDB's `null_padding`) */
   nullPadding?: boolean;
   /** the control totals the rows must agree with before any is loaded (reader/totalsCheck.ts) */

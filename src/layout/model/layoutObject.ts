@@ -42,6 +42,8 @@ export const LAYOUT_KEYS = [
   'recordTypes',
   'leadingRecords',
   'nullPadding',
+  'spaceAfterQuote',
+  'whiteLinesBlank',
   'totals',
 ];
 export const ROLES = ['data', 'header', 'skip', 'info'] as const;
@@ -125,6 +127,8 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (typeof nullPadding !== 'boolean')
     fail('"nullPadding" must be true (a row shorter than the header has its last fields empty) or false');
   if (nullPadding && !header) fail('"nullPadding" needs a header line (its names say how wide a row is)');
+  for (const key of ['spaceAfterQuote', 'whiteLinesBlank'] as const)
+    if (raw[key] !== undefined && typeof raw[key] !== 'boolean') fail(`"${key}" must be true or false`);
   const totals = raw.totals !== undefined ? parseTotals(raw.totals, columns, leadingRecords as number, fail) : undefined;
   for (const type of totals?.flatMap((t) => (t.kind === 'record' ? [t] : [])) ?? []) {
     if (type.at === 'footer' && recordTypes && !recordTypes.has(type.record))
@@ -150,6 +154,8 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     ...(recordTypes ? { recordTypes } : {}),
     ...(leadingRecords !== 0 ? { leadingRecords: leadingRecords as number } : {}),
     ...(nullPadding ? { nullPadding: true } : {}),
+    ...(raw.spaceAfterQuote === true ? { spaceAfterQuote: true } : {}),
+    ...(raw.whiteLinesBlank === true ? { whiteLinesBlank: true } : {}),
     ...(totals ? { totals } : {}),
   };
 }
@@ -287,6 +293,8 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
     out.recordTypes = Object.fromEntries([...layout.recordTypes].map(([t, r]) => [t, r.role === 'count' ? { count: r.field } : r.role]));
   if (layout.leadingRecords) out.leadingRecords = layout.leadingRecords;
   if (layout.nullPadding) out.nullPadding = true;
+  if (layout.spaceAfterQuote) out.spaceAfterQuote = true;
+  if (layout.whiteLinesBlank) out.whiteLinesBlank = true;
   if (layout.totals) out.totals = totalsJson(layout.totals);
   return out;
 }

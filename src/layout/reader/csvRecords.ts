@@ -6,6 +6,8 @@ import { TextChunks, type Undecodable } from './textDecoding.js';
 export const CSV_PROBLEMS = {
   openingQuote: 'a double quote inside an unquoted value (quote the whole value and double the quote)',
   closingQuote: 'a closing double quote is followed by something other than a delimiter or a line end',
+  spaceAfterQuote:
+    'a closing double quote is followed by white space before the delimiter or the line end (where the partner writes it so, set the layout\'s "spaceAfterQuote": true)',
   quoteNotClosed: 'a quoted value is not closed before the end of the file',
 } as const;
 
@@ -58,9 +60,17 @@ export interface CsvOptions {
   chunkBytes?: number;
   /** bytes of the file read so far, updated after each read (a progress line's share) */
   progress?: { bytes: number };
+  /** spaces and tabs between a closing quote and the delimiter or line end are no part of anything (`"3985734"\t,`) */
+  spaceAfterQuote?: boolean;
+  /** a line of spaces and tabs only is a blank line: counted, not a record */
+  whiteLinesBlank?: boolean;
 }
 
 const QUOTE = 0x22;
+const SPACE = 0x20;
+const TAB = 0x09;
+/** a line of spaces and tabs only */
+const WHITE_LINE = /^[ \t]*$/;
 const LF = 0x0a;
 const CR = 0x0d;
 /** "not found": above any index, so that Math.min picks whatever was found */
@@ -95,6 +105,7 @@ class RecordScanner implements RecordBlock {
     private readonly delim: string,
     private readonly maxBytes: number,
     private preamble: number,
+    private readonly dialect: Pick<CsvOptions, 'spaceAfterQuote' | 'whiteLinesBlank'> = {},
   ) {
     if (delim.length !== 1 || '"\r\n'.includes(delim)) throw new Error(`unusable CSV delimiter ${JSON.stringify(delim)}`);
     this.delimCode = delim.charCodeAt(0);
@@ -158,9 +169,11 @@ class RecordScanner implements RecordBlock {
       this.pos = next;
       if (this.lf < next) this.lf = found(inHand.indexOf('\n', next));
       if (this.cr < next) this.cr = found(inHand.indexOf('\r', next));
-      // a line holding nothing, or only "", is an empty line: counted, not a record
-      if (fields.length > 1 || (fields.length === 1 && fields[0] !== ''))
-        return text === undefined ? { fields, line } : { fields, line, text };
+      // a line holding nothing, or only "", is an empty line: counted, not a record (and one of
+      // white space only, where the layout says so)
+      const blank =
+        (fields.length === 1 && fields[0] === '') || (this.dialect.whiteLinesBlank === true && text !== undefined && WHITE_LINE.test(text));
+      if (fields.length > 0 && !blank) return text === undefined ? { fields, line } : { fields, line, text };
     }
     return null;
   }
@@ -229,6 +242,32 @@ class RecordScanner implements RecordBlock {
             continue;
           }
           value += inHand.slice(segmentStart, quoteAt);
+          if ((next === SPACE || next === TAB) && next !== delimCode && this.dialect.spaceAfterQuote) {
+            // white space after the closing quote, up to the delimiter or the line end: skipped
+            let after = quoteAt + 1;
+            while (
+              after < len &&
+              (inHand.charCodeAt(after) === SPACE || inHand.charCodeAt(after) === TAB) &&
+              inHand.charCodeAt(after) !== delimCode
+            )
+              after++;
+            if (after >= len) {
+              if (!final) return { incomplete: true, column: fields.length, lfs };
+              fields.push(value);
+              return { fields, end: len, lfs };
+            }
+            const stop = inHand.charCodeAt(after);
+            if (stop === delimCode) {
+              fields.push(value);
+              fieldStart = after + 1;
+              break;
+            }
+            if (stop === LF || stop === CR) {
+              fields.push(value);
+              return { fields, end: after, lfs };
+            }
+            throw new CsvRecordError(line + lfs, fields.length, CSV_PROBLEMS.closingQuote);
+          }
           if (next === delimCode) {
             fields.push(value);
             fieldStart = quoteAt + 2;
@@ -238,7 +277,8 @@ class RecordScanner implements RecordBlock {
             fields.push(value);
             return { fields, end: quoteAt + 1, lfs };
           }
-          throw new CsvRecordError(line + lfs, fields.length, CSV_PROBLEMS.closingQuote);
+          const white = next === SPACE || next === TAB;
+          throw new CsvRecordError(line + lfs, fields.length, white ? CSV_PROBLEMS.spaceAfterQuote : CSV_PROBLEMS.closingQuote);
         }
         continue;
       }
@@ -300,6 +340,8 @@ export function layoutCsvOptions(layout: Layout): CsvOptions {
     maxRecordBytes: layout.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
     skipLines: layout.skipLines,
     ...(layout.encoding !== undefined ? { encoding: layout.encoding } : {}),
+    ...(layout.spaceAfterQuote ? { spaceAfterQuote: true } : {}),
+    ...(layout.whiteLinesBlank ? { whiteLinesBlank: true } : {}),
   };
 }
 
@@ -321,7 +363,7 @@ export const READ_BYTES = 32 * 1024;
  * hop per record cost as much as reading it.
  */
 export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGenerator<RecordBlock> {
-  const scanner = new RecordScanner(opts.delimiter, opts.maxRecordBytes, opts.skipLines ?? 0);
+  const scanner = new RecordScanner(opts.delimiter, opts.maxRecordBytes, opts.skipLines ?? 0, opts);
   // read on this thread: a staged file is local, and a read through the thread pool cost a small
   // file more in wake-ups than the read itself (src/syncFs.ts)
   const fileDescriptor = openSync(path, 'r');
