@@ -62,25 +62,28 @@ export function formatDuration(seconds: number, style: DurationStyle = {}): stri
     .join(style.spaced ? ' ' : '');
 }
 
-/** `30`, `30s`, `90m`, `1h30m`, `26h`, `2d`: how a person writes a duration in a setting, the one reader of that syntax. */
-const UNIT_SECONDS: Record<string, number> = { d: 86_400, h: 3600, m: 60, s: 1 };
-const UNIT_ORDER = 'dhms';
+/** A number as a duration's part writes it: `30`, `1.5`. */
+const DURATION_NUMBER = '(\\d+(?:\\.\\d+)?)';
+/** Each unit in either case (JSON Schema's patterns take no flags, so the case is in the text). */
+const unitPart = (unit: string) => `(?:${DURATION_NUMBER}\\s*[${unit}${unit.toUpperCase()}]\\s*)?`;
 
-/** `30`, `30s`, `90m`, `1h30m`, `26h`, `2d` (units largest first, each once) as seconds; null when it is none of these. */
+/**
+ * The one grammar of a duration written as text: a number of seconds (`30`, `1.5`), or parts
+ * largest unit first, each at most once, spaces allowed around each (`30s`, `30 s`, `90m`,
+ * `1h30m`, `1h 30m`, `26H`, `2d`). `parseDuration` reads by it, and the config file's JSON Schema
+ * (config/jsonSchema.ts) gives its source as the pattern, so an editor and settle-ingest take the
+ * same texts. Written without flags, as a JSON Schema pattern must be.
+ */
+export const DURATION_TEXT = new RegExp(`^\\s*(?:${DURATION_NUMBER}|(?=\\d)${['d', 'h', 'm', 's'].map(unitPart).join('')})\\s*$`);
+
+const UNIT_SECONDS = [86_400, 3600, 60, 1];
+
+/** A duration as DURATION_TEXT writes it, or a JSON number of seconds, as seconds; null when it is neither (or negative, or not finite). */
 export function parseDuration(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : null;
   if (typeof value !== 'string') return null;
-  const text = value.trim().toLowerCase();
-  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)\s*([dhms])/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text.replace(/\s+(?=[dhms])/g, '')) return null;
-  let last = -1;
-  let total = 0;
-  for (const [, n, unit] of parts) {
-    const at = UNIT_ORDER.indexOf(unit!);
-    if (at <= last) return null; // 30m1h, 1h1h
-    last = at;
-    total += Number(n) * UNIT_SECONDS[unit!]!;
-  }
-  return total;
+  const match = DURATION_TEXT.exec(value);
+  if (!match) return null;
+  if (match[1] !== undefined) return Number(match[1]);
+  return UNIT_SECONDS.reduce((total, seconds, i) => total + Number(match[i + 2] ?? 0) * seconds, 0);
 }

@@ -42,8 +42,11 @@ export function weekdaysOf(every: unknown): number[] | null {
   return [...new Set(days as number[])].sort();
 }
 
-/** `04:00`, `4:30`, `23:59` as minutes after midnight; null otherwise. */
+/** `04:00`, `4:30`, `23:59`, white space around allowed: the one grammar of a time of day (the config's JSON Schema gives its source). */
+export const TIME_OF_DAY = /^\s*([01]?\d|2[0-3]):([0-5]\d)\s*$/;
+
+/** A time of day as TIME_OF_DAY writes it, as minutes after midnight; null otherwise. */
 export function minutesOfDay(text: unknown): number | null {
-  const m = typeof text === 'string' ? /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(text.trim()) : null;
+  const m = typeof text === 'string' ? TIME_OF_DAY.exec(text) : null;
   return m ? Number(m[1]) * 60 + Number(m[2]) : null;
 }

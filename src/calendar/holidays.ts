@@ -35,6 +35,14 @@ function split(code: string): [string, string | undefined] {
 
 /** Why a holiday code is not one date-holidays knows, if it is not. */
 export function holidayCodeProblem(code: string): string | undefined {
+  // asked once per code: the library's lists cost ~1 ms to make, and a config of 20,000 partners asks it of each
+  if (!codeProblems.has(code)) codeProblems.set(code, codeProblem(code));
+  return codeProblems.get(code);
+}
+
+const codeProblems = new Map<string, string | undefined>();
+
+function codeProblem(code: string): string | undefined {
   const [country, region] = split(code);
   const countries = newHolidays().getCountries() as Record<string, string>;
   if (!countries[country]) return `"${code}" is not a country code date-holidays knows (such as NL, DE, GB, US)`;

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from '../config/optionTable.js';
 import { durationText } from '../config/optionSpec.js';
-import { resolvePartners, settingPicker, type RawFlags, type Settings } from '../config/settings.js';
+import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
+import { pickerFor } from '../config/settingPicker.js';
+import { settingReader } from '../config/settingValues.js';
 import { kindShownDefaults } from '../config/intakeSettings.js';
 import { configJsonSchema } from '../config/jsonSchema.js';
 import { redactSecrets } from '../redactSecrets.js';
@@ -60,13 +62,16 @@ function shown(key: string, value: unknown): string {
  * the shared settings once and then each chosen partner's own. Invalid settings are refused first.
  */
 export function effectiveConfig(flags: RawFlags, env: NodeJS.ProcessEnv = process.env): EffectiveSetting[] {
-  const { partners, named } = resolvePartners(flags, env);
+  const { partners, named, config } = resolvePartners(flags, env);
   const effective = (settings: Settings, keys: SettingKey[], partner: string | null | undefined): EffectiveSetting[] => {
-    const pick = settingPicker(flags, env, named ? settings.partner : undefined);
+    const pick = pickerFor(config, flags, env, named ? settings.partner : undefined);
+    const read = settingReader(pick);
     return keys.map((key) => {
       const picked = pick(key);
       const where = partner === undefined ? {} : { partner };
-      if (picked) return { ...where, setting: key, value: shown(key, picked.value), source: picked.source, from: picked.from };
+      // a path as the run takes it: a relative one in the file is the file's folder's
+      const value = (OPTION_TABLE[key] as OptionSpec).path ? read(key) : picked?.value;
+      if (picked) return { ...where, setting: key, value: shown(key, value), source: picked.source, from: picked.from };
       return { ...where, setting: key, value: defaultOf(key, settings), source: 'default', from: null };
     });
   };

@@ -1,8 +1,8 @@
-import { closeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { openAppendOnly } from '../atomicFile.js';
-import { UsageError } from '../errors.js';
+import { EXIT_PROBLEM, SettleError, UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { snakeKeys } from './jsonOutput.js';
@@ -35,34 +35,82 @@ export function conventionalLogLine(line: string): string {
   }
 }
 
-type LogDestination = ReturnType<typeof pino.destination>;
+/** An open log file: its lines are appended whole, each in its own write (a line is never half in another's). */
+interface LogFile {
+  path: string;
+  fd: number;
+  /** it refused a line: the lines after it are not tried (the run is stopping, logFileFailure) */
+  failed?: true;
+}
+
+/**
+ * Aborted, with the LogFileError as its reason, when a log file refuses a line: the run stops
+ * after the file in hand, saying why (runCommand.ts joins it to the stop on SIGTERM), rather than
+ * go on deciding files it cannot log, or stop in the middle of one.
+ */
+let failure = new AbortController();
+
+/** The stop a log file that cannot be written asks of the runs of this process (see `failure`). */
+export const logFileFailure = (): AbortSignal => failure.signal;
 
 /**
  * One open log file per path for the whole process: every partner's logger and every cycle of
  * `watch` append through it, so that a service running for days never leaks a descriptor a cycle.
  */
-const LOG_FILES = new Map<string, { destination: LogDestination; fd: number }>();
+const LOG_FILES = new Map<string, LogFile>();
 
-function logDestination(path: string): LogDestination {
+function logFile(path: string): LogFile {
   let file = LOG_FILES.get(path);
-  if (!file) {
-    const fd = openAppendOnly(path, 'log file');
-    LOG_FILES.set(path, (file = { destination: pino.destination({ fd, sync: true }), fd }));
-  }
-  return file.destination;
+  if (!file) LOG_FILES.set(path, (file = { path, fd: openAppendOnly(path, 'log file') }));
+  return file;
 }
 
 /** Closes the log files opened so far: the next line opens each again (`watch` on SIGHUP, after logrotate moved them). */
 export function reopenLogFiles(): void {
   for (const file of LOG_FILES.values()) {
     try {
-      file.destination.flushSync();
       closeSync(file.fd);
     } catch {
-      // already closed, or never written: nothing to lose
+      // already closed: nothing to lose, every line was written when it was logged
     }
   }
   LOG_FILES.clear();
+  // reopened (SIGHUP, after making room or rotating): a failure before it stops no later cycle
+  if (failure.signal.aborted) failure = new AbortController();
+}
+
+/**
+ * Appends one line to the log file, all of it. A write the file refuses (its file system full,
+ * ENOSPC; a quota, EDQUOT; an I/O error) is said as the log's, naming the file: otherwise the
+ * run that logs would stop on a bare `ENOSPC: no space left on device, write` that names no file.
+ */
+function appendLine(file: LogFile, line: string): void {
+  if (file.failed) return;
+  const bytes = Buffer.from(line);
+  try {
+    for (let written = 0; written < bytes.length;) written += writeSync(file.fd, bytes, written);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOSPC'
+        ? 'its file system is full: make room there, or point --log-file elsewhere'
+        : code === 'EDQUOT'
+          ? "the user's disk quota there is spent"
+          : (err as Error).message;
+    file.failed = true;
+    const refused = new LogFileError(`the log file ${file.path} cannot be written (${code ?? 'error'}): ${why}`, { cause: err });
+    // said at once where the operator looks (the journal, cron's mail), as the log cannot say it
+    process.stderr.write(`settle-ingest: ${refused.message}\n`);
+    failure.abort(refused);
+  }
+}
+
+/** The log file refused a line: the runs stop after the file in hand, saying so (exit 1). */
+export class LogFileError extends SettleError {
+  constructor(message: string, options: { cause: unknown }) {
+    super(message, EXIT_PROBLEM, options);
+    this.name = 'LogFileError';
+  }
 }
 
 /**
@@ -75,9 +123,9 @@ export function createLogger(opts: { level: string; file: string | undefined; st
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname(), partner: opts.partner };
   const options = { level: opts.level, base, timestamp: pino.stdTimeFunctions.isoTime };
   if (opts.file) {
-    let file: LogDestination;
+    let file: LogFile;
     try {
-      file = logDestination(opts.file);
+      file = logFile(opts.file);
     } catch (err) {
       if (err instanceof UsageError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
@@ -85,7 +133,7 @@ export function createLogger(opts: { level: string; file: string | undefined; st
         code === 'EISDIR' ? 'it is a folder' : code === 'ELOOP' ? 'it is a symbolic link, never written through' : (err as Error).message;
       throw new UsageError(`log file ${opts.file} cannot be opened: ${why} (--log-file, SETTLE_LOG_FILE: name a file)`, { cause: err });
     }
-    return pino(options, { write: (line: string) => file.write(conventionalLogLine(line)) });
+    return pino(options, { write: (line: string) => appendLine(file, conventionalLogLine(line)) });
   }
   const readable = process.stderr.isTTY === true;
   const stderr = {

@@ -16,6 +16,7 @@ import { withResources, type CommandResources } from './resources.js';
 import { leasedText, partnersJson, partnersText, summaryJson, summaryLine, type PartnerOutcome } from './summaryOutput.js';
 import { appendSummary } from './summaryFile.js';
 import { acknowledgeStop, downloadLine, progressLine, waitingLine } from './terminal.js';
+import { logFileFailure } from './logger.js';
 
 export interface RunFlags extends RawFlags {
   json?: boolean;
@@ -126,7 +127,8 @@ export async function ingestPartners(
         host: hostname(),
         pid: process.pid,
         mode: (s) => s.mode ?? flags.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled'),
-        stop: stopping.signal,
+        // a log file that cannot be written stops the run as a signal does, after the file in hand
+        stop: AbortSignal.any([stopping.signal, logFileFailure()]),
         exitStatusFor: service.exitStatusFor ?? runExitStatus,
       },
       partners,

@@ -3,10 +3,13 @@ import { minutesOfDay, weekdaysOf, type Expect } from '../calendar/expect.js';
 import { holidayCodeProblem } from '../calendar/holidays.js';
 import { parseDuration } from '../durations.js';
 import { isIanaZone, zoneGuess } from '../layout/values/timeZones.js';
-import { isObject, refuseUnknownKeys, wholeNumber } from './configFile.js';
+import { isObject, refuseUnknownKeys } from './configFile.js';
 import type { Picked } from './settingPicker.js';
+import { wholeNumber, type NumberRange } from './valueRules.js';
 
 export const EXPECT_KEYS = ['every', 'by', 'timeZone', 'holidays', 'files', 'warnAfter', 'errorAfter'];
+/** How many files a day's delivery may be. */
+export const EXPECT_FILES: NumberRange = { min: 1, max: 10_000 };
 const EXPECT_EXAMPLE = '{"every": "business day", "by": "04:00", "timeZone": "Europe/Amsterdam", "holidays": "NL"}';
 
 /** A partner's expected deliveries (calendar/expect.ts), each key checked and named when wrong. */
@@ -43,8 +46,11 @@ export function parseExpect(picked: Picked): Expect | null {
     holidays = (expectation.holidays as string).trim().toUpperCase();
   }
   const files = expectation.files === undefined ? 1 : wholeNumber(expectation.files);
-  if (!(files >= 1 && files <= 10_000))
-    throw new UsageError(`${at('files')}: expected a whole number from 1 to 10000, got ${JSON.stringify(expectation.files)}`);
+  if (!(files >= EXPECT_FILES.min && files <= EXPECT_FILES.max)) {
+    throw new UsageError(
+      `${at('files')}: expected a whole number from ${EXPECT_FILES.min} to ${EXPECT_FILES.max}, got ${JSON.stringify(expectation.files)}`,
+    );
+  }
   const duration = (key: string, fallback: number) => {
     if (expectation[key] === undefined) return fallback;
     const n = parseDuration(expectation[key]);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { nearest } from '../nearest.js';
-import { DuplicateKeyError, parseJsonText } from './jsonText.js';
+import { DuplicateKeyError, parseJsonText, TooDeepError } from './jsonText.js';
 import { OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from './optionTable.js';
 
 /** A partner's name: lower-case letters, digits and `-` (it names runs, metrics labels and unit instances). */
@@ -32,11 +32,6 @@ export function refuseUnknownKeys(object: Record<string, unknown>, known: readon
 export const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** A whole number, from JSON or from text. */
-export function wholeNumber(value: unknown): number {
-  return typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
-}
-
 /** The config file at `path`, read and checked: JSON errors by line and column, unknown keys by the nearest known one. */
 export function readConfigFile(path: string): ConfigFile {
   let text: string;
@@ -50,12 +45,18 @@ export function readConfigFile(path: string): ConfigFile {
     // a byte order mark (as some editors save UTF-8) is no part of the JSON, nor a column
     parsed = parseJsonText(text.replace(/^\uFEFF/, ''));
   } catch (err) {
-    if (err instanceof DuplicateKeyError) throw new UsageError(`config file ${path}: ${err.message}`, { cause: err });
+    if (err instanceof DuplicateKeyError || err instanceof TooDeepError)
+      throw new UsageError(`config file ${path}: ${err.message}`, { cause: err });
     throw new UsageError(`config file ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   if (!isObject(parsed)) throw new UsageError(`config file ${path} must hold one JSON object`);
   // `$schema` points an editor at `settle-ingest config --json-schema`'s output: no setting, so ignored
   refuseUnknownKeys(parsed, [...SETTING_KEYS, 'partners', '$schema'], `config file ${path}`);
+  if (parsed.$schema !== undefined && typeof parsed.$schema !== 'string') {
+    throw new UsageError(
+      `config file ${path}: "$schema": expected a string (where an editor finds the schema), got ${JSON.stringify(parsed.$schema)}`,
+    );
+  }
   const config: ConfigFile = { path, dir: dirname(resolve(path)), top: parsed, partners: undefined };
   if (parsed.partners === undefined) return config;
   const where = `config file ${path}: "partners"`;
@@ -80,9 +81,8 @@ export function readConfigFile(path: string): ConfigFile {
   return config;
 }
 
-/** Folder paths in a config file are relative to the file, not to wherever cron starts. */
-export function relativeTo(base: string | undefined, value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((v) => relativeTo(base, v));
-  if (base === undefined || typeof value !== 'string' || value.includes('://') || isAbsolute(value)) return value;
-  return join(base, value);
+/** A path in a config file is relative to the file's folder (`base`), not to wherever cron starts; a URL is itself. */
+export function relativeTo(base: string | undefined, path: string): string {
+  if (base === undefined || path.includes('://') || isAbsolute(path)) return path;
+  return join(base, path);
 }

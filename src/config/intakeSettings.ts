@@ -1,19 +1,7 @@
-import { UsageError } from '../errors.js';
-import { INTAKE_KINDS, kindOf, type KindSettings } from '../intake/openIntake.js';
+import { INTAKE_KINDS, type KindSettings } from '../intake/openIntake.js';
 import type { IntakeKind, OwnSettingReader } from '../intake/intakeKind.js';
 import { OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from './optionTable.js';
 import type { SettingReader } from './settingValues.js';
-
-/** Only the intake kinds of the registry (intake/openIntake.ts) are intakes; `ftp://x` must not become a folder named "ftp:". */
-export function intakeLocation(value: string | undefined, from: string | undefined): string | undefined {
-  if (value === undefined) return value;
-  try {
-    kindOf(value);
-  } catch (err) {
-    throw err instanceof UsageError ? new UsageError(`${from}: ${err.message}`) : err;
-  }
-  return value;
-}
 
 /** The option keys the option table marks for an intake kind (`intakeKind`), with the kind's name. */
 export function intakeKindKeys(): { key: SettingKey; kind: string }[] {

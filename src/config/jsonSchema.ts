@@ -1,4 +1,5 @@
-import { LONG_NAMES } from '../calendar/expect.js';
+import { LONG_NAMES, TIME_OF_DAY } from '../calendar/expect.js';
+import { DURATION_TEXT } from '../durations.js';
 import {
   AMOUNT_NOTATIONS,
   AS_WRITTEN,
@@ -14,11 +15,12 @@ import { LAYOUT_KEYS, ROLES } from '../layout/model/layoutObject.js';
 import { PRESETS } from '../layout/model/presets.js';
 import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
 import { durationText } from './optionSpec.js';
-import { EXPECT_KEYS } from './calendarSettings.js';
+import { EXPECT_FILES, EXPECT_KEYS } from './calendarSettings.js';
+import { numberRange } from './settingValues.js';
+import { caseless, nameListSchema, NOT_BLANK, SWITCH_TEXT, wholeNumberSchema, type Schema } from './valueRules.js';
 import { PARTNER_NAME } from './configFile.js';
 
-/** A JSON Schema, as plain data. */
-export type Schema = Record<string, unknown>;
+export type { Schema } from './valueRules.js';
 
 /**
  * The config file's JSON Schema (draft 2020-12), for an editor to complete and check it with:
@@ -51,7 +53,7 @@ export function configJsonSchema(): Schema {
     },
     additionalProperties: false,
     $defs: {
-      duration: DURATION,
+      duration: duration(),
       expect: expectSchema(),
       layout: {
         description: `a preset's name (${[...PRESETS.keys()].join(', ')}) or a layout object`,
@@ -63,48 +65,33 @@ export function configJsonSchema(): Schema {
   };
 }
 
-/** `30`, `30s`, `90m`, `1h30m`, `26h`, `2d`: as parseDuration (durations.ts) reads one (units largest first, each once). */
-const DURATION: Schema = {
+/** A duration: seconds as a JSON number, or text by the one grammar parseDuration reads (durations.ts), at least `min` seconds as a number. */
+const duration = (min = 0): Schema => ({
   anyOf: [
-    { type: 'number', minimum: 0 },
-    {
-      type: 'string',
-      pattern: `^\\s*(?:\\d+(?:\\.\\d+)?|(?=\\s*\\d)${['d', 'h', 'm', 's'].map((u) => `(?:\\d+(?:\\.\\d+)?\\s*[${u}${u.toUpperCase()}])?`).join('')})\\s*$`,
-    },
-  ],
-};
-
-/** A whole number, in JSON or as text (`"5"`), as wholeNumber (configFile.ts) reads counts and sizes. */
-const wholeNumber = (range: OptionSpec['range']): Schema => ({
-  anyOf: [
-    { type: 'integer', minimum: range?.min ?? 0, ...(range?.max !== undefined ? { maximum: range.max } : {}) },
-    { type: 'string', pattern: '^\\s*\\d+\\s*$' },
+    { type: 'number', minimum: min },
+    { type: 'string', pattern: DURATION_TEXT.source },
   ],
 });
 
-/** One list of names, or one string with commas between them (as the environment writes it). */
-const nameList = (minItems: number): Schema => ({
-  anyOf: [
-    { type: 'string', minLength: 1 },
-    { type: 'array', items: { type: 'string', minLength: 1 }, minItems },
-  ],
-});
-
-/** What a setting's value may be in the file, by its kind (settingValues.ts has one parser per kind). */
+/**
+ * What a setting's value may be in the file, by its kind: each made from the grammar its parser
+ * in settingValues.ts reads by (valueRules.ts), so that the schema and settle-ingest take the same values.
+ */
 const KIND_SCHEMA: { [K in OptionKind]: (spec: OptionSpec) => Schema } = {
-  string: (spec) => (spec.choices ? { type: 'string', enum: [...spec.choices] } : { type: 'string', minLength: 1 }),
-  duration: (spec) =>
-    spec.range?.min
-      ? { anyOf: [{ type: 'number', minimum: spec.range.min }, (DURATION.anyOf as Schema[])[1]!] }
-      : { $ref: '#/$defs/duration' },
-  count: (spec) => wholeNumber(spec.range),
-  bytes: (spec) => wholeNumber(spec.range),
-  globs: () => nameList(0),
-  paths: () => nameList(1),
+  string: (spec) =>
+    spec.choices
+      ? { type: 'string', enum: [...spec.choices] }
+      : { type: 'string', pattern: NOT_BLANK.source, ...(spec.format ? { allOf: [{ pattern: spec.format.pattern.source }] } : {}) },
+  // a least above 0 is held for seconds as a number; text under it (`"0.5"` for 1s) is refused by settle-ingest alone, naming the key
+  duration: (spec) => (spec.range?.min ? duration(spec.range.min) : { $ref: '#/$defs/duration' }),
+  count: (spec) => wholeNumberSchema(numberRange(spec)),
+  bytes: (spec) => wholeNumberSchema(numberRange(spec)),
+  globs: () => nameListSchema({ minItems: 0 }),
+  paths: () => nameListSchema({ minItems: 1 }),
   layout: () => ({ $ref: '#/$defs/layout' }),
   expect: () => ({ anyOf: [{ $ref: '#/$defs/expect' }, { type: 'null' }] }),
-  // `true`/`false` in the file; the reader also takes the environment's words
-  switch: () => ({ anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['1', '0', 'true', 'false', 'yes', 'no'] }] }),
+  // `true`/`false`, or the environment's words in either case
+  switch: () => ({ anyOf: [{ type: 'boolean' }, { type: 'string', pattern: SWITCH_TEXT.source }] }),
 };
 
 function settingSchema(key: SettingKey): Schema {
@@ -126,9 +113,6 @@ function typedDefault(key: keyof typeof DEFAULTS, spec: OptionSpec): unknown {
   return spec.kind === 'duration' ? durationText(Number(value)) : value;
 }
 
-/** Letters in either case: weekday names are read case-insensitively. */
-const caseless = (text: string) => [...text].map((c) => `[${c.toLowerCase()}${c.toUpperCase()}]`).join('');
-
 /** calendar/expect.ts's weekday names: the first three letters or the whole name. */
 const WEEKDAY = `^\\s*(?:${LONG_NAMES.map((n) => `${caseless(n.slice(0, 3))}(?:${caseless(n.slice(3))})?`).join('|')})\\s*$`;
 
@@ -145,7 +129,7 @@ function expectSchema(): Schema {
     by: {
       description: 'the local time a day\'s files are due by, such as "04:00"',
       type: 'string',
-      pattern: '^\\s*(?:[01]?\\d|2[0-3]):[0-5]\\d\\s*$',
+      pattern: TIME_OF_DAY.source,
     },
     timeZone: {
       description: 'the partner\'s zone, an IANA name such as "Europe/Amsterdam", or "UTC"',
@@ -158,7 +142,7 @@ function expectSchema(): Schema {
       type: 'string',
       minLength: 2,
     },
-    files: { description: "how many files make a day's delivery", ...wholeNumber({ min: 1, max: 10_000 }), default: 1 },
+    files: { description: "how many files make a day's delivery", ...wholeNumberSchema(EXPECT_FILES), default: 1 },
     warnAfter: { description: 'how late a day may be before it is a warning', $ref: '#/$defs/duration', default: '0' },
     errorAfter: { description: 'how late a day may be before it is an error', $ref: '#/$defs/duration', default: durationText(24 * 3600) },
   };

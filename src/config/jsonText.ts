@@ -40,6 +40,22 @@ export class DuplicateKeyError extends Error {
   }
 }
 
+/**
+ * How deep objects and lists may nest. A config file is a few levels deep (a partner's layout's
+ * totals' groups: 7); a text nested far deeper is no config, and refusing it here, in one line,
+ * keeps every later reader of the value (a message quoting it, a layout's checks) from running
+ * out of stack on it.
+ */
+export const MAX_DEPTH = 64;
+
+/** The text nests objects and lists deeper than MAX_DEPTH: where it went past. */
+export class TooDeepError extends Error {
+  constructor(readonly place: TextPlace) {
+    super(`${placeText(place)}: objects and lists nest deeper than ${MAX_DEPTH} levels here: a config file is a few levels deep`);
+    this.name = 'TooDeepError';
+  }
+}
+
 /** An object or list being read; its path is asked only for a message, from its parent chain. */
 interface Frame {
   kind: 'object' | 'array';
@@ -77,8 +93,9 @@ function pathOf(frame: Frame | undefined, last: string): string {
 }
 
 /**
- * Checks that `text` is one JSON value with no key given twice in any one object, then parses
- * it. Throws JsonSyntaxError or DuplicateKeyError, each with line and column.
+ * Checks that `text` is one JSON value with no key given twice in any one object, nested at most
+ * MAX_DEPTH deep, then parses it. Throws JsonSyntaxError, DuplicateKeyError or TooDeepError, each
+ * with line and column.
  */
 export function parseJsonText(text: string): unknown {
   scan(text);
@@ -139,6 +156,7 @@ function scan(text: string): void {
     const parent = stack.at(-1);
     const step = parent === undefined ? undefined : parent.kind === 'object' ? parent.lastKey : `[${parent.length}]`;
     const open = (kind: Frame['kind'], close: string): boolean => {
+      if (stack.length >= MAX_DEPTH) throw new TooDeepError(placeOf(text, at));
       at++;
       skipSpace();
       if (text[at] === close) {

@@ -1,6 +1,7 @@
 import { formatDuration } from '../durations.js';
 import { SFTP_DEFAULTS } from '../intake/sftp/kind.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../layout/model/layout.js';
+import type { TextFormat } from './valueRules.js';
 
 /** The commands that read settings; `report` stands for its subcommands but `report evidence`, which takes audit's settings too. */
 export type CommandName =
@@ -42,6 +43,8 @@ export interface OptionSpec {
   /** the default as a person reads it (help, README); the typed value is in DEFAULTS */
   default?: string;
   choices?: readonly string[];
+  /** a text setting's own form (a schema's name, a marker's suffix): checked by the reader, the JSON Schema's `pattern` */
+  format?: TextFormat;
   /** numbers (`duration`, `count`, `bytes`): the least and greatest taken, and why the least */
   range?: { min?: number; max?: number; why?: string };
   /** a path in the config file, taken relative to the file */

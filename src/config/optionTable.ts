@@ -1,5 +1,7 @@
 import { INTAKE_KINDS } from '../intake/openIntake.js';
+import { DATE_TOKENS } from '../intake/names.js';
 import { PRESETS } from '../layout/model/presets.js';
+import { caseless, type TextFormat } from './valueRules.js';
 
 import { DEFAULTS, LOG_LEVELS, RUN_MODES, durationText, type CommandName, type OptionSpec } from './optionSpec.js';
 
@@ -8,6 +10,21 @@ export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, typ
 const LAYOUT_PRESETS = [...PRESETS.keys()];
 /** the intakes a URL names, one per kind of the registry (intake/openIntake.ts): `sftp://user@host[:port]/path` */
 const URL_INTAKES = INTAKE_KINDS.flatMap((kind) => (kind.scheme === null ? [] : [kind.example])).join(', or ');
+
+/** An intake is a local folder (no scheme) or a URL whose scheme an intake kind answers (intake/openIntake.ts's kindOf): `ftp://x` never becomes a folder. */
+const INTAKE_FORMAT: TextFormat = {
+  pattern: new RegExp(
+    `^(?:(?![A-Za-z][A-Za-z0-9+.-]*://)|(?:${INTAKE_KINDS.flatMap((kind) => (kind.scheme === null ? [] : [caseless(kind.scheme)])).join('|')})://)`,
+  ),
+  says: `a local folder or ${URL_INTAKES}`,
+};
+
+/** A file name pattern with at most one date token (intake/names.ts): a name carries one day. */
+const anyDateToken = `(?:${DATE_TOKENS.map((t) => t.token.replace(/[{}]/g, '\\$&')).join('|')})`;
+const PATTERN_FORMAT: TextFormat = {
+  pattern: new RegExp(`^(?![\\s\\S]*${anyDateToken}[\\s\\S]*${anyDateToken})`),
+  says: `a file name pattern with at most one date token (${DATE_TOKENS.map((t) => t.token).join(' or ')}): a name carries one day`,
+};
 
 const CONFIGURED: readonly CommandName[] = [
   'migrate',
@@ -49,6 +66,7 @@ export const OPTION_TABLE = {
     description: `intake folder, or ${URL_INTAKES}`,
     env: 'SETTLE_INTAKE',
     kind: 'string',
+    format: INTAKE_FORMAT,
     path: true,
     commands: [...FOLDERS, 'adopt'],
     per: { adopt: { description: 'an sftp:// intake, to reach a remote archive' } },
@@ -94,6 +112,7 @@ export const OPTION_TABLE = {
     description: 'file names to take',
     env: 'SETTLE_PATTERN',
     kind: 'string',
+    format: PATTERN_FORMAT,
     default: DEFAULTS.pattern,
     commands: [...FOLDERS, 'adopt'],
     per: { adopt: { description: 'which archived files to consider, as for run' } },
@@ -177,6 +196,7 @@ export const OPTION_TABLE = {
     description: 'finance schema',
     env: 'SETTLE_SCHEMA',
     kind: 'string',
+    format: { pattern: /^[a-z_][a-z0-9_]*$/, says: 'a lower-case SQL identifier (letters, digits and _), such as settle' },
     default: DEFAULTS.schema,
     commands: FINANCE,
   },
@@ -396,6 +416,10 @@ export const OPTION_TABLE = {
     description: "take NAME only once the partner's NAME+suffix sidecar exists (.done); it moves with NAME",
     env: 'SETTLE_READY_MARKER',
     kind: 'string',
+    format: {
+      pattern: /^\.[A-Za-z0-9._-]{1,32}$/,
+      says: 'a file name suffix such as .done or .ok (a dot, then up to 32 letters, digits, ., _ or -)',
+    },
     commands: ['run', 'watch'],
     details:
       "without it (or a layout's trailer) an upload that stalls longer than `--stable-for` and then resumes cannot be told from a complete file: the next run reports such a file, changed where it landed, by name (exit 1)",
@@ -467,6 +491,7 @@ export const OPTION_TABLE = {
     description: "the folder the transfer log's paths start from, in the intake's own terms: a chrooted partner's chroot",
     env: 'SETTLE_TRANSFER_LOG_ROOT',
     kind: 'string',
+    format: { pattern: /^(?![\s\S]*\/\.\.(?:\/|$))\//, says: 'an absolute folder path without "..", such as /srv/sftp/adyen' },
     default: '/',
     commands: TRANSFER_LOG,
     details:

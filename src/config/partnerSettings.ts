@@ -2,12 +2,12 @@ import { tmpdir } from 'node:os';
 import { UsageError } from '../errors.js';
 import type { Expect } from '../calendar/expect.js';
 import type { DecodeSettings } from '../delivery/decodeSettings.js';
-import { dateTokenCount, expandDateTokens } from '../intake/names.js';
+import { expandDateTokens } from '../intake/names.js';
 import type { KindSettings } from '../intake/openIntake.js';
 import { DEFAULT_LAYOUT, type Layout } from '../layout/model/layout.js';
 import { parseLayout } from '../layout/model/parseLayout.js';
 import { isObject } from './configFile.js';
-import { intakeLocation, kindSettingsFrom } from './intakeSettings.js';
+import { kindSettingsFrom } from './intakeSettings.js';
 import { DEFAULTS, type SettingKey } from './optionTable.js';
 import type { Picked } from './settingPicker.js';
 import { namePattern, settingReader } from './settingValues.js';
@@ -65,21 +65,40 @@ export interface Settings {
   quick: boolean;
 }
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
-
-function readyMarker(suffix: string | undefined): string | undefined {
-  if (suffix !== undefined && !/^\.[A-Za-z0-9._-]{1,32}$/.test(suffix)) {
-    throw new UsageError(`ready marker "${suffix}" must be a file name suffix such as .done or .ok`);
-  }
-  return suffix;
+/**
+ * What reading one config's partners learns once for all of them: each layout object as parsed,
+ * by its JSON text (20,000 partners with one layout written out in each parse it once).
+ */
+export interface SettingsMemo {
+  layouts: Map<string, Layout>;
 }
 
+/** A layout as the settings give it, parsed once per text in a memo: a mistake is still named by the entry that holds it. */
+function layoutOf(picked: Picked | undefined, memo: SettingsMemo | undefined): Layout {
+  if (!picked) return DEFAULT_LAYOUT;
+  if (typeof picked.value === 'string' || memo === undefined) return parseLayout(picked.value, picked.from);
+  const text = JSON.stringify(picked.value);
+  let layout = memo.layouts.get(text);
+  if (layout === undefined) {
+    layout = parseLayout(picked.value, picked.from);
+    memo.layouts.set(text, layout);
+  }
+  return layout;
+}
+
+/** The system's temp folder, the default staging, asked once (os.tmpdir reads the environment at each call). */
+let systemTemp: string | undefined;
+
 /** One partner's settings from the picker bound to it. */
-export function settingsFrom(pick: (key: SettingKey) => Picked | undefined, env: NodeJS.ProcessEnv, partner: string): Settings {
+export function settingsFrom(
+  pick: (key: SettingKey) => Picked | undefined,
+  env: NodeJS.ProcessEnv,
+  partner: string,
+  memo?: SettingsMemo,
+): Settings {
   const read = settingReader(pick);
 
   const schema = read('schema') ?? DEFAULTS.schema;
-  if (!SCHEMA_NAME.test(schema)) throw new UsageError(`schema "${schema}" must be a lower-case SQL identifier`);
   const layoutPick = pick('layout');
   const passphrase = pick('pgpPassphrase');
   if (passphrase?.source === 'flag')
@@ -87,14 +106,12 @@ export function settingsFrom(pick: (key: SettingKey) => Picked | undefined, env:
 
   const patternText = read('pattern') ?? DEFAULTS.pattern;
   const patternFrom = pick('pattern')?.from ?? 'pattern';
-  if (dateTokenCount(patternText) > 1)
-    throw new UsageError(`${patternFrom} "${patternText}" has more than one date token: a name carries one day`);
   return {
     partner,
     expect: read('expect') ?? undefined,
     patternText,
     patternGiven: pick('pattern') !== undefined,
-    intake: intakeLocation(read('intake'), pick('intake')?.from),
+    intake: read('intake'),
     archive: read('archive'),
     duplicates: read('duplicates'),
     rejected: read('rejected'),
@@ -107,11 +124,11 @@ export function settingsFrom(pick: (key: SettingKey) => Picked | undefined, env:
     claimLeaseSeconds: read('claimLease') ?? DEFAULTS.claimLease,
     ledgerTimeoutSeconds: read('ledgerTimeout') ?? DEFAULTS.ledgerTimeout,
     dbTimeoutSeconds: read('dbTimeout') ?? DEFAULTS.dbTimeout,
-    staging: read('staging') ?? tmpdir(),
+    staging: read('staging') ?? (systemTemp ??= tmpdir()),
     logFile: read('logFile'),
     logLevel: read('logLevel') ?? DEFAULTS.logLevel,
     layout: {
-      ...(layoutPick ? parseLayout(layoutPick.value, layoutPick.from) : DEFAULT_LAYOUT),
+      ...layoutOf(layoutPick, memo),
       maxRecordBytes: read('maxRecordBytes') ?? DEFAULTS.maxRecordBytes,
     },
     tableNamed: isObject(layoutPick?.value) && layoutPick.value.table !== undefined,
@@ -120,7 +137,7 @@ export function settingsFrom(pick: (key: SettingKey) => Picked | undefined, env:
     metricsFile: read('metricsFile'),
     summaryFile: read('summaryFile'),
     ledgerGroup: read('ledgerGroup'),
-    readyMarker: readyMarker(read('readyMarker')),
+    readyMarker: read('readyMarker'),
     maxAgeSeconds: read('maxAge') ?? DEFAULTS.maxAge,
     mode: read('mode') as Settings['mode'],
     kindSettings: kindSettingsFrom(read, env),

@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import { folderPlaces, type FolderPlace } from '../intake/openIntake.js';
+import type { FolderLooks } from '../intake/intakeKind.js';
 import { createTableSql } from '../finance/layoutTable.js';
 import type { Layout } from '../layout/model/layout.js';
 import { PRESETS } from '../layout/model/presets.js';
@@ -7,7 +8,7 @@ import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { nearest } from '../nearest.js';
 import { PARTNER_NAME, type ConfigFile } from './configFile.js';
 import { OPTION_TABLE, SETTING_KEYS, type OptionSpec } from './optionTable.js';
-import { settingsFrom, type Settings } from './partnerSettings.js';
+import { settingsFrom, type Settings, type SettingsMemo } from './partnerSettings.js';
 import { loadConfig, pickerFor, type RawFlags } from './settingPicker.js';
 
 /** The chosen partners' settings, each resolved and checked; see resolvePartners. */
@@ -22,6 +23,8 @@ export interface PartnerSelection {
   named: boolean;
   /** the --partner filter: the chosen partners' names when --partner or SETTLE_PARTNER chose them; undefined when none was asked for (all) */
   asked: string[] | undefined;
+  /** the config file, as read once for all of them; undefined without one */
+  config: ConfigFile | undefined;
 }
 
 /** `--partner a --partner b`, `--partner a,b` or SETTLE_PARTNER=a,b; undefined when none is given. */
@@ -56,8 +59,9 @@ export function resolvePartners(
   const config = loadConfig(flags, env);
   const named = config?.partners !== undefined;
   const configured = named ? [...config.partners!.keys()] : [DEFAULT_PARTNER];
+  const memo: SettingsMemo = { layouts: new Map() };
   const resolveOne = (partner: string, partial: RawFlags, processEnv: NodeJS.ProcessEnv) =>
-    settingsFrom(pickerFor(config, partial, processEnv, named ? partner : undefined), processEnv, partner);
+    settingsFrom(pickerFor(config, partial, processEnv, named ? partner : undefined), processEnv, partner, memo);
   // every partner is checked as the file has it, before any is chosen: a mistake anywhere is exit 2
   const own = ownSettingsGiven(flags, env);
   const all = configured.map((partner) => resolveOne(partner, named ? own.flags : flags, named ? own.env : env));
@@ -72,12 +76,13 @@ export function resolvePartners(
     );
   }
   // in the config file's order, whatever order they were asked in; one chosen partner takes the flags for its own settings too
-  const order = (p: Settings) => (configured.includes(p.partner) ? configured.indexOf(p.partner) : configured.length);
+  const places = new Map(configured.map((name, at) => [name, at]));
+  const order = (p: Settings) => places.get(p.partner) ?? configured.length;
   const partners = [...chosen].sort((a, b) => order(a) - order(b));
   if (named && partners.length === 1 && own.given && configured.includes(partners[0]!.partner)) {
     partners[0] = resolveOne(partners[0]!.partner, flags, env);
   }
-  return { partners, configured, named, all, asked: asked ? partners.map((p) => p.partner) : undefined };
+  return { partners, configured, named, all, asked: asked ? partners.map((p) => p.partner) : undefined, config };
 }
 
 /**
@@ -124,20 +129,21 @@ function chosenPartner(
  */
 function refuseSharedFolders(partners: Settings[]): void {
   const seen = new Map<string, { partner: string } & FolderPlace>();
-  for (const p of partners) {
-    if (!p.intake) continue;
-    for (const use of folderPlaces(p)) {
+  const realPaths: FolderLooks = new Map();
+  for (const settings of partners) {
+    if (!settings.intake) continue;
+    for (const use of folderPlaces(settings, realPaths)) {
       const other = seen.get(use.place);
-      if (other === undefined) seen.set(use.place, { partner: p.partner, ...use });
-      if (other === undefined || other.partner === p.partner) continue;
+      if (other === undefined) seen.set(use.place, { partner: settings.partner, ...use });
+      if (other === undefined || other.partner === settings.partner) continue;
       const both =
         other.folder === use.folder
-          ? `${other.partner}'s ${other.role} and ${p.partner}'s ${use.role} are both ${use.folder}`
-          : `${other.partner}'s ${other.role} ${other.folder} and ${p.partner}'s ${use.role} ${use.folder} are one folder, ${use.place}${use.folder.includes('://') ? '' : ' (links resolved)'}`;
+          ? `${other.partner}'s ${other.role} and ${settings.partner}'s ${use.role} are both ${use.folder}`
+          : `${other.partner}'s ${other.role} ${other.folder} and ${settings.partner}'s ${use.role} ${use.folder} are one folder, ${use.place}${use.folder.includes('://') ? '' : ' (links resolved)'}`;
       const hint =
         use.role === 'intake' && other.role === 'intake' ? '' : ' (archive, duplicates and rejected default to siblings of its intake)';
       throw new UsageError(
-        `partners "${other.partner}" and "${p.partner}" share one folder: ${both}: each partner needs folders of its own${hint}`,
+        `partners "${other.partner}" and "${settings.partner}" share one folder: ${both}: each partner needs folders of its own${hint}`,
       );
     }
   }
@@ -158,9 +164,22 @@ function refuseClashingTables(partners: Settings[]): void {
       : `a layout object of its own: "table": "${layout.table}" among its keys`;
   };
   const byTable = new Map<string, { partner: string; tableNamed: boolean; definition: string }>();
+  // one definition per layout as parsed (partners share its columns) and schema: not one SQL text per partner
+  const definitions = new WeakMap<Layout['columns'], Map<string, string>>();
+  const definitionOf = (schema: string, layout: Layout): string => {
+    const byShape = definitions.get(layout.columns) ?? new Map<string, string>();
+    definitions.set(layout.columns, byShape);
+    const shape = JSON.stringify([schema, layout.table, layout.naturalKey]);
+    let definition = byShape.get(shape);
+    if (definition === undefined) {
+      definition = createTableSql(schema, layout).join(';\n');
+      byShape.set(shape, definition);
+    }
+    return definition;
+  };
   for (const settings of partners) {
     const table = `${settings.schema}.${settings.layout.table}`;
-    const definition = createTableSql(settings.schema, settings.layout).join(';\n');
+    const definition = definitionOf(settings.schema, settings.layout);
     const other = byTable.get(table);
     if (other === undefined) {
       byTable.set(table, { partner: settings.partner, tableNamed: settings.tableNamed, definition });

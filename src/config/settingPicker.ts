@@ -1,5 +1,5 @@
 import { OPTION_TABLE, type OptionSpec, type SettingKey } from './optionTable.js';
-import { readConfigFile, relativeTo, type ConfigFile } from './configFile.js';
+import { readConfigFile, type ConfigFile } from './configFile.js';
 
 /** The flags as commander gives them: each setting's, and `--config` and `--partner`. */
 export type RawFlags = Partial<Record<SettingKey | 'config' | 'partner', unknown>>;
@@ -12,6 +12,8 @@ export interface Picked {
   /** the flag, variable or file entry, for messages */
   from: string;
   source: SettingSource;
+  /** a path setting from the config file: the file's folder, which the path is relative to */
+  base?: string;
 }
 
 /**
@@ -42,9 +44,10 @@ export function pickerFor(
   const fromFile = (entries: Record<string, unknown>, key: SettingKey, where: string): Picked => {
     const spec: OptionSpec = OPTION_TABLE[key];
     return {
-      value: spec.path ? relativeTo(config!.dir, entries[key]) : entries[key],
+      value: entries[key],
       from: `${config!.path}: ${where}"${key}"`,
       source: 'file',
+      ...(spec.path ? { base: config!.dir } : {}),
     };
   };
   return (key: SettingKey): Picked | undefined => {

@@ -3,9 +3,10 @@ import type { Expect } from '../calendar/expect.js';
 import { parseDuration } from '../durations.js';
 import { globToRegExp } from '../intake/names.js';
 import { parseExpect } from './calendarSettings.js';
-import { wholeNumber } from './configFile.js';
+import { relativeTo } from './configFile.js';
 import { OPTION_TABLE, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
 import type { Picked } from './settingPicker.js';
+import { nameList, NOT_BLANK, switchValue, wholeNumber, type NumberRange } from './valueRules.js';
 
 /** What each kind of setting becomes. */
 export interface KindValue {
@@ -24,7 +25,8 @@ export interface KindValue {
 
 /** A number out of the option's range is refused with the setting that gave it, and why the least is what it is. */
 function inRange(n: number, p: Picked, spec: OptionSpec, expected: string): number {
-  const { min = 0, max = Number.MAX_SAFE_INTEGER, why } = spec.range ?? {};
+  const { min, max } = numberRange(spec);
+  const why = spec.range?.why;
   if (spec.kind === 'duration' && n < min) {
     throw new UsageError(`${p.from}: ${JSON.stringify(p.value)} is too short: at least ${min}s${why ? ` (${why})` : ''}`);
   }
@@ -33,14 +35,42 @@ function inRange(n: number, p: Picked, spec: OptionSpec, expected: string): numb
   return n;
 }
 
-/** One parser per kind of option (OptionSpec.kind): the only place a setting's text becomes its value. */
+/** The least and greatest a number setting takes (OptionSpec.range, else 0 and the largest exact whole number). */
+export const numberRange = (spec: OptionSpec): NumberRange => ({
+  min: spec.range?.min ?? 0,
+  max: spec.range?.max ?? Number.MAX_SAFE_INTEGER,
+});
+
+/** An empty or blank text is refused as itself, naming the setting: a path left empty by a template is never the config file's folder. */
+function refuseBlank(p: Picked, spec: OptionSpec): void {
+  if (typeof p.value === 'string' && !NOT_BLANK.test(p.value)) {
+    const give = spec.path ? "the path (. for the config file's own folder)" : 'a value';
+    throw new UsageError(`${p.from}: is ${p.value === '' ? 'empty' : 'blank'}: give ${give}, or leave the setting out`);
+  }
+}
+
+/** A text setting's value: non-blank (an empty path or URL is a mistake, never "here"), one of its choices, of its format. */
+function textValue(p: Picked, spec: OptionSpec): string {
+  if (typeof p.value !== 'string') throw new UsageError(`${p.from}: expected a string, got ${JSON.stringify(p.value)}`);
+  refuseBlank(p, spec);
+  if (spec.choices && !spec.choices.includes(p.value)) {
+    throw new UsageError(`${p.from}: "${p.value}" must be one of ${spec.choices.join(', ')}`);
+  }
+  if (spec.format && !spec.format.pattern.test(p.value)) throw new UsageError(`${p.from}: "${p.value}" must be ${spec.format.says}`);
+  return p.value;
+}
+
+/** A path from the config file is taken relative to the file's folder (Picked.base), not to wherever cron starts. */
+const placed = (p: Picked, path: string): string => relativeTo(p.base, path);
+
+/**
+ * One parser per kind of option (OptionSpec.kind): the only place a setting's text becomes its
+ * value. Each reads by the grammar of valueRules.ts, whose patterns the JSON Schema gives.
+ */
 const PARSE: { [K in OptionKind]: (p: Picked, spec: OptionSpec) => KindValue[K] } = {
   string: (p, spec) => {
-    if (typeof p.value !== 'string' || p.value === '') throw new UsageError(`${p.from}: expected a non-empty string`);
-    if (spec.choices && !spec.choices.includes(p.value)) {
-      throw new UsageError(`${p.from}: "${p.value}" must be one of ${spec.choices.join(', ')}`);
-    }
-    return p.value;
+    const text = textValue(p, spec);
+    return spec.path ? placed(p, text) : text;
   },
   duration: (p, spec) => {
     const n = parseDuration(p.value);
@@ -51,37 +81,38 @@ const PARSE: { [K in OptionKind]: (p: Picked, spec: OptionSpec) => KindValue[K] 
   count: (p, spec) => inRange(wholeNumber(p.value), p, spec, 'a whole number'),
   bytes: (p, spec) => inRange(wholeNumber(p.value), p, spec, 'a whole number of bytes'),
   // repeated flags, a JSON array in the file, or commas in the environment
-  globs: (p) => {
-    const list = typeof p.value === 'string' ? p.value.split(',') : p.value;
-    if (!Array.isArray(list) || list.some((g) => typeof g !== 'string' || g.trim() === '')) {
-      throw new UsageError(`${p.from}: expected file name patterns, got ${JSON.stringify(p.value)}`);
-    }
-    return (list as string[]).map((g) => namePattern(g.trim(), p.from));
+  globs: (p, spec) => {
+    refuseBlank(p, spec);
+    const list = nameList(p.value, { minItems: 0 });
+    if (list === undefined) throw new UsageError(`${p.from}: expected file name patterns, got ${JSON.stringify(p.value)}`);
+    return list.map((glob) => namePattern(glob, p.from));
   },
   // repeated flags, a JSON array (or one string) in the file, or commas in the environment
-  paths: (p) => {
-    const list = typeof p.value === 'string' ? p.value.split(',') : p.value;
-    if (!Array.isArray(list) || list.length === 0 || list.some((f) => typeof f !== 'string' || f.trim() === '')) {
-      throw new UsageError(`${p.from}: expected file paths, got ${JSON.stringify(p.value)}`);
-    }
-    return (list as string[]).map((f) => f.trim());
+  paths: (p, spec) => {
+    refuseBlank(p, spec);
+    const list = nameList(p.value, { minItems: 1 });
+    if (list === undefined) throw new UsageError(`${p.from}: expected file paths, got ${JSON.stringify(p.value)}`);
+    return spec.path ? list.map((path) => placed(p, path)) : list;
   },
   layout: (p) => p.value,
   expect: (p) => parseExpect(p),
   // commander gives a flag without a value as true
   switch: (p) => {
-    if (typeof p.value === 'boolean') return p.value;
-    const text = typeof p.value === 'string' ? p.value.trim().toLowerCase() : null;
-    if (text !== null && ['1', 'true', 'yes'].includes(text)) return true;
-    if (text !== null && ['0', 'false', 'no'].includes(text)) return false;
-    throw new UsageError(`${p.from}: expected true or false (1 or 0, yes or no), got ${JSON.stringify(p.value)}`);
+    const value = switchValue(p.value);
+    if (value === undefined) throw new UsageError(`${p.from}: expected true or false (1 or 0, yes or no), got ${JSON.stringify(p.value)}`);
+    return value;
   },
 };
 
+const usablePatterns = new Set<string>();
+
 /** A file name pattern that cannot become a matcher (`[z-a]`) is refused with the setting that gave it. */
 export function namePattern(pattern: string, from: string): string {
+  // a pattern is compiled once to be checked: a config of 20,000 partners on one pattern compiles it once
+  if (usablePatterns.has(pattern)) return pattern;
   try {
     globToRegExp(pattern);
+    usablePatterns.add(pattern);
   } catch (err) {
     throw new UsageError(
       `${from} "${pattern}" is not a usable file name pattern (${(err as Error).message.replace(/^.*: /, '')}): use *, ? and [a-z] with ranges in order`,

@@ -19,19 +19,16 @@ export interface TransferLogSettings {
 export function transferLogSettings(read: SettingReader, pick: (key: SettingKey) => Picked | undefined): TransferLogSettings {
   return {
     files: read('transferLog') ?? [],
-    root: transferLogRoot(read('transferLogRoot'), pick('transferLogRoot')?.from),
+    root: transferLogRoot(read('transferLogRoot')),
     timeZone: timeZoneSetting(read('transferLogTimeZone'), pick('transferLogTimeZone')?.from),
     clockSlackSeconds: read('transferLogClockSlack') ?? DEFAULTS.transferLogClockSlack,
   };
 }
 
-/** The transfer log's root is a path as the intake names it: absolute, without `..`. */
-function transferLogRoot(value: string | undefined, from: string | undefined): string {
+/** The transfer log's root, a path as the intake names it (absolute, without `..`: its option's format), without a trailing `/`. */
+function transferLogRoot(value: string | undefined): string {
   if (value === undefined) return '/';
-  if (!value.startsWith('/') || value.split('/').includes('..')) {
-    throw new UsageError(`${from}: "${value}" must be an absolute folder path without "..", such as /srv/sftp/adyen`);
-  }
-  return value.length > 1 ? value.replace(/\/+$/, '') : value;
+  return value.length > 1 ? value.replace(/\/+$/, '') || '/' : value;
 }
 
 function timeZoneSetting(value: string | undefined, from: string | undefined): string | undefined {

@@ -48,6 +48,9 @@ export interface IntakeServer {
   copyCommand(folder: string, local: string, quote: (word: string) => string): string;
 }
 
+/** What one look at where folders are (folderPlaces, for every partner) has found so far: a path's real path, and whether it is there. */
+export type FolderLooks = Map<string, { real: string; there: boolean }>;
+
 /** One folder a partner's settings name: its role, as written out, and where it is (see folderPlaces). */
 export interface FolderPlace {
   role: 'intake' | Destination;
@@ -100,8 +103,12 @@ export interface IntakeKind<Own = unknown> {
   parse(intake: string): void;
   /** the intake and its final folders (before the check that none is the intake itself) */
   folders(settings: IntakeSettings): IntakeFolders;
-  /** where one of them really is: equal for two settings that name one folder */
-  place(folders: IntakeFolders, role: FolderPlace['role']): FolderPlace;
+  /**
+   * where one of them really is: equal for two settings that name one folder. `seen`: the places
+   * already found in this look (a folder's, its parents'), which a kind may keep what it resolved
+   * in, so that many partners' folders under one parent cost a look each, not their whole path's
+   */
+  place(folders: IntakeFolders, role: FolderPlace['role'], seen: FolderLooks): FolderPlace;
   /** the intake to run on, its final folders refused when one is an alias of the intake */
   open(own: Own, folders: IntakeFolders, log: Logger, stop?: AbortSignal): Promise<Intake>;
   /** what opening it needs that is known without a connection (checkIntakeAccess) */

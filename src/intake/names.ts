@@ -48,7 +48,7 @@ export function globToRegExp(pattern: string): RegExp {
  * The date a pattern may say a name carries: `settle_{yyyyMMdd}_*.csv`. In matching, a token
  * is its digits (the pattern is still a glob); the day a file is for is read from them.
  */
-const DATE_TOKENS = [
+export const DATE_TOKENS = [
   { token: '{yyyyMMdd}', glob: '[0-9]'.repeat(8), capture: '(\\d{4})(\\d{2})(\\d{2})' },
   { token: '{yyyy-MM-dd}', glob: '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]', capture: '(\\d{4})-(\\d{2})-(\\d{2})' },
 ] as const;

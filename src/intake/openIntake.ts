@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import type { Destination } from '../destination.js';
 import type { FolderReader, Intake } from './intake.js';
-import type { FolderPlace, IntakeFolders, IntakeKind, IntakeSettings } from './intakeKind.js';
+import type { FolderLooks, FolderPlace, IntakeFolders, IntakeKind, IntakeSettings } from './intakeKind.js';
 import { localFolderKind } from './local/kind.js';
 import { sftpKind } from './sftp/kind.js';
 
@@ -79,9 +79,10 @@ export function intakeFolders(intakeSettings: IntakeSettings): IntakeFolders {
  * on an SFTP server, the login, host, port and normalized path (a login of its own may see
  * folders of its own, a chroot, so only the same login on the same server is the same folder).
  */
-export function folderPlaces(intakeSettings: IntakeSettings): FolderPlace[] {
+export function folderPlaces(intakeSettings: IntakeSettings, seen: FolderLooks = new Map()): FolderPlace[] {
   const folders = intakeFolders(intakeSettings);
-  return (['intake', 'archive', 'duplicates', 'rejected'] as const).map((role) => kindOf(intakeSettings.intake!).place(folders, role));
+  const kind = kindOf(intakeSettings.intake!);
+  return (['intake', 'archive', 'duplicates', 'rejected'] as const).map((role) => kind.place(folders, role, seen));
 }
 
 /**

@@ -15,7 +15,7 @@ import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
 import { newRunId } from './runId.js';
 import { closeAsDied } from './startOfRun.js';
-import { RunEndedError, runIngest, type IngestOptions, type IngestResult } from './runIngest.js';
+import { RunEndedError, runIngest, stopWords, type IngestOptions, type IngestResult } from './runIngest.js';
 
 /** What the partner loop reads of a partner's settings (config/settings.ts fills it). */
 export interface PartnerLoopSettings extends IntakeSettings {
@@ -185,7 +185,7 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
   };
   for (const preparedPartner of refused.length > 0 ? refused : prepared) {
     if (ports.stop.aborted) {
-      const reason = `asked to stop (${String(ports.stop.reason ?? 'signal')}) before this partner's run began`;
+      const reason = `${stopWords(ports.stop.reason)}: this partner's run was not begun`;
       outcomes.push({ partner: preparedPartner.settings.partner, exitStatus: 1, error: new UsageError(reason), notBegun: true });
       continue;
     }

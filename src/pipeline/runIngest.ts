@@ -25,6 +25,14 @@ import { closeDeadRuns, makeStagingDir, removeDeadStaging, settleStaleClaims } f
 import { judgePausedUpload } from './pausedUpload.js';
 import { waitForTrailer } from './trailerGate.js';
 
+/**
+ * What a stop of a run says: the signal that asked it (`asked to stop (SIGTERM)`), or the failure
+ * that forces it, which the stop carries as its reason (the log file cannot be written: cli/logger.ts).
+ */
+export function stopWords(reason: unknown): string {
+  return reason instanceof Error ? reason.message : `asked to stop (${String(reason ?? 'signal')})`;
+}
+
 export interface IngestOptions {
   /** the run, already recorded by the caller (so that a run that cannot start is kept too) */
   runId: string;
@@ -164,8 +172,9 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
 
     const stopRequested = () => {
       if (opts.stop?.aborted && !run.abortedBy) {
-        stopReason = `asked to stop (${String(opts.stop.reason ?? 'signal')}); the files not yet taken wait for the next run`;
-        run.abortedBy = stopReason;
+        run.abortedBy = `${stopWords(opts.stop.reason)}; the files not yet taken wait for the next run`;
+        // a stop asked for (a signal), not one forced by a failure (the log file cannot be written)
+        if (!(opts.stop.reason instanceof Error)) stopReason = run.abortedBy;
         log.warn({ event: 'stopping' }, run.abortedBy);
       }
       return run.abortedBy !== undefined;

@@ -174,7 +174,7 @@ describe('configuration errors are one line, exit 2, and say what to do', () => 
       'an unknown intake scheme',
       ['--intake', 'ftp://partner.example/out'],
       {},
-      /--intake: "ftp:\/\/" is not a supported intake: use a local folder or sftp:\/\//,
+      /--intake: "ftp:\/\/partner\.example\/out" must be a local folder or sftp:\/\//,
     ],
     ['a log file that is a folder', ['--log-file', tmpdir()], {}, /log file .* cannot be opened: it is a folder/],
     ['a missing staging folder', ['--staging', '/nonexistent/staging'], {}, /staging folder \/nonexistent\/staging does not exist/],

@@ -51,10 +51,10 @@ describe('the intake-kind registry', () => {
 
   it('refuses a scheme no kind answers with the usage error naming the setting and the kinds there are', () => {
     const err = usageError(() => resolveSettings({ intake: 'ftp://in@ftp.example/out' }, {}));
-    expect(err.message).toBe('--intake: "ftp://" is not a supported intake: use a local folder or sftp://user@host[:port]/path');
+    expect(err.message).toBe('--intake: "ftp://in@ftp.example/out" must be a local folder or sftp://user@host[:port]/path');
     expect(err.exitStatus).toBe(2);
     const fromEnv = usageError(() => resolveSettings({}, { SETTLE_INTAKE: 's3://bucket/in' }));
-    expect(fromEnv.message).toMatch(/^SETTLE_INTAKE: "s3:\/\/" is not a supported intake: /);
+    expect(fromEnv.message).toMatch(/^SETTLE_INTAKE: "s3:\/\/bucket\/in" must be a local folder or /);
   });
 
   it("puts the SFTP kind's own settings in its part of kindSettings, and nothing of it beside the intake", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DuplicateKeyError, JsonSyntaxError, parseJsonText, placeOf } from '../../src/config/jsonText.js';
+import { DuplicateKeyError, JsonSyntaxError, MAX_DEPTH, parseJsonText, placeOf, TooDeepError } from '../../src/config/jsonText.js';
 
 const thrown = (text: string): Error => {
   try {
@@ -113,12 +113,18 @@ describe('the strict scan of a config file', () => {
     }
   });
 
-  it('reads a deeply nested text without recursion', () => {
-    const depth = 100_000;
-    const text = `${'['.repeat(depth)}${']'.repeat(depth)}`;
-    expect(() => parseJsonText(`${text}x`)).toThrow(JsonSyntaxError);
-    const err = thrown(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth - 1)}`) as JsonSyntaxError;
-    expect(err.message).toMatch(/expected "," or "}" after a value in an object, found the end of the text/);
+  it('reads a text nested as deep as it may be, and refuses one deeper in one error at the place it went past, without recursion', () => {
+    expect(parseJsonText(`${'['.repeat(MAX_DEPTH)}${']'.repeat(MAX_DEPTH)}`)).toHaveLength(1);
+    expect(() => parseJsonText(`${'{"a":'.repeat(MAX_DEPTH - 1)}1${'}'.repeat(MAX_DEPTH - 2)}`)).toThrow(
+      /expected "," or "}" after a value in an object, found the end of the text/,
+    );
+    const depth = 200_000;
+    for (const text of [`${'['.repeat(depth)}${']'.repeat(depth)}`, `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`]) {
+      const err = thrown(text);
+      expect(err).toBeInstanceOf(TooDeepError);
+      expect((err as TooDeepError).place).toEqual({ line: 1, column: text.startsWith('[') ? MAX_DEPTH + 1 : MAX_DEPTH * 5 + 1 });
+      expect((err as Error).message).not.toContain('\n');
+    }
   });
 
   it('counts lines by their line feeds', () => {

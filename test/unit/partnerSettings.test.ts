@@ -109,7 +109,7 @@ describe('partners in one config file', () => {
     [{ adyen: { intak: 'x' } }, '"partners"."adyen": unknown setting "intak" (did you mean "intake"?)'],
     [{ Adyen: { intake: 'y' } }, 'partner name "Adyen" must be lower-case letters, digits and -'],
     [{ bank: { intake: 'adyen/intake' } }, 'partners "adyen" and "bank" share one folder: adyen\'s intake and bank\'s intake are both'],
-    [{ bank: { intake: 'b', pattern: 'b_{yyyyMMdd}_{yyyyMMdd}.csv' } }, 'has more than one date token'],
+    [{ bank: { intake: 'b', pattern: 'b_{yyyyMMdd}_{yyyyMMdd}.csv' } }, 'at most one date token'],
     [
       { bank: { intake: 'b', expect: { by: '4am', timeZone: 'UTC' } } },
       '"partners"."bank"."expect"."by": expected a time of day such as "04:00"',

@@ -1,6 +1,6 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { siblingFolder, type IntakeFolders, type IntakeKind, type IntakeSettings } from '../intakeKind.js';
+import { siblingFolder, type FolderLooks, type IntakeFolders, type IntakeKind, type IntakeSettings } from '../intakeKind.js';
 import { LocalFolder } from './folder.js';
 import { LocalIntake, refuseIntakeAliases } from './intake.js';
 
@@ -16,17 +16,44 @@ function localFolders(s: IntakeSettings): IntakeFolders {
   };
 }
 
-/** An absolute folder path with its links resolved, as far as it exists. */
-function realFolderPath(folder: string): string {
-  const missing: string[] = [];
-  for (let at = folder; ; at = dirname(at)) {
-    try {
-      return join(realpathSync(at), ...missing);
-    } catch {
-      // not there yet (archive/ is made by the first move): the real path of what is there, and the rest
-      if (dirname(at) === at) return folder;
-      missing.unshift(basename(at));
+/**
+ * An absolute folder path with its links resolved, as far as it exists: a folder not there yet
+ * (archive/ is made by the first move) is the real path of what is there, and the rest. Each
+ * parent is resolved once in a look (`seen`): a link is followed where it is, anything else is
+ * its parent's real path and its own name.
+ */
+function realFolderPath(folder: string, seen: FolderLooks): string {
+  return look(folder, seen).real;
+}
+
+function look(folder: string, seen: FolderLooks): { real: string; there: boolean } {
+  const known = seen.get(folder);
+  if (known !== undefined) return known;
+  const parentPath = dirname(folder);
+  let found: { real: string; there: boolean };
+  if (parentPath === folder) found = { real: folder, there: true };
+  else {
+    const parent = look(parentPath, seen);
+    const under = { real: join(parent.real, basename(folder)), there: false };
+    // nothing is under a folder that is not there: no look needed
+    const entry = parent.there ? lstatSync(folder, { throwIfNoEntry: false }) : undefined;
+    if (entry === undefined) found = under;
+    else if (!entry.isSymbolicLink()) found = { real: under.real, there: true };
+    else {
+      const target = linkTarget(folder);
+      found = target === undefined ? under : { real: target, there: true };
     }
+  }
+  seen.set(folder, found);
+  return found;
+}
+
+/** Where a link leads, resolved whole; undefined for a link that leads nowhere (taken as the name it is). */
+function linkTarget(link: string): string | undefined {
+  try {
+    return realpathSync.native(link);
+  } catch {
+    return undefined;
   }
 }
 
@@ -40,7 +67,7 @@ export const localFolderKind: IntakeKind<null> = {
   shownDefaults: () => ({}),
   parse: () => undefined,
   folders: localFolders,
-  place: (folders, role) => ({ role, folder: folders[role], place: realFolderPath(folders[role]) }),
+  place: (folders, role, seen) => ({ role, folder: folders[role], place: realFolderPath(folders[role], seen) }),
   async open(_own, folders, log) {
     const local = await LocalIntake.open(folders, log);
     await refuseIntakeAliases(folders);
