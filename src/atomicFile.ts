@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fstatSync, mkdirSync, openSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { lstat, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
@@ -118,8 +119,15 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
 export function openAppendOnly(path: string, what: string): number {
   assertFolderForWrites(path, what);
   mkdirSync(dirname(resolve(path)), { recursive: true });
-  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-  const fd = openSync(path, flags, privateFileMode(path));
+  const fd = openSync(path, APPEND | constants.O_CREAT, privateFileMode(path));
+  refuseAppendTarget(fd, path, what);
+  return fd;
+}
+
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** What openAppendOnly refuses once it has the file open: closed, and the refusal thrown. */
+function refuseAppendTarget(fd: number, path: string, what: string): void {
   const file = fstatSync(fd);
   const uid = process.getuid?.();
   const refusal = !file.isFile()
@@ -131,5 +139,71 @@ export function openAppendOnly(path: string, what: string): number {
     closeSync(fd);
     throw new UsageError(refusal);
   }
-  return fd;
+}
+
+const user = () => userInfo().username;
+
+/** The nearest folder of `path` that is there: where a missing file (and the folders above it) would be made. */
+function nearestFolder(path: string): string {
+  let folder = dirname(resolve(path));
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  return folder;
+}
+
+/** This user may make entries in `folder`, or the refusal naming the fix. */
+function assertCanMakeIn(folder: string, path: string, what: string): void {
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw new UsageError(
+      `${what} ${path} cannot be written: the user ${user()} may not make files in ${folder} (${(err as Error).message}); chown ${user()} ${folder}, or name another path`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * What openAppendOnly would do, checked and nothing made (for `doctor`): the folder checked as
+ * it checks it, the file opened to append exactly as it opens it (no link, a regular file of
+ * ours) but never created, or, when it is not there, its folder one this user may make it in.
+ */
+export function checkAppendOnly(path: string, what: string): string {
+  assertFolderForWrites(path, what);
+  let descriptor: number;
+  try {
+    descriptor = openSync(path, APPEND);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      const folder = nearestFolder(path);
+      assertCanMakeIn(folder, path, what);
+      return `${path} is not there yet: the user ${user()} may make it in ${folder}`;
+    }
+    const why =
+      code === 'ELOOP'
+        ? 'it is a symbolic link, never written through: name the file itself'
+        : code === 'EACCES' || code === 'EPERM'
+          ? `the user ${user()} may not write it (${(err as Error).message}): chown ${user()} ${path}`
+          : (err as Error).message;
+    throw new UsageError(`${what} ${path} cannot be opened: ${why}`, { cause: err });
+  }
+  refuseAppendTarget(descriptor, path, what);
+  closeSync(descriptor);
+  return `${path} opens for appending as the user ${user()}`;
+}
+
+/**
+ * What writeFileAtomically would do, checked and nothing written (for `doctor`): the folder as
+ * it checks it, the target replaceable (absent, or a regular file of ours, never a link), and
+ * its folder there and one this user may make the new file in.
+ */
+export async function checkAtomicWrite(path: string, what: string): Promise<string> {
+  const target = resolve(path);
+  assertFolderForWrites(target, what);
+  await assertReplaceable(target, path, what);
+  const folder = dirname(target);
+  if (!existsSync(folder))
+    throw new UsageError(`${what} ${path} cannot be written: its folder ${folder} does not exist (mkdir -p ${folder})`);
+  assertCanMakeIn(folder, path, what);
+  return `${path} can be replaced by the user ${user()}`;
 }

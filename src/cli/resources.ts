@@ -29,7 +29,12 @@ export interface CommandResources {
  * Runs `task` with the resources it opens, then closes them in reverse order of opening, even
  * when `task` throws; a failure to close is thrown only when `task` itself succeeded.
  */
-export async function withResources<T>(settings: Settings, task: (r: CommandResources) => Promise<T>): Promise<T> {
+export async function withResources<T>(
+  settings: Settings,
+  task: (r: CommandResources) => Promise<T>,
+  /** `logger`: the one to use instead of the configured log (`doctor`, which writes nothing) */
+  opts: { logger?: Logger } = {},
+): Promise<T> {
   const closers: (() => Promise<void>)[] = [];
   const opened = async <R>(resource: Promise<R>, close: (r: R) => Promise<void>): Promise<R> => {
     const awaited = await resource;
@@ -37,7 +42,7 @@ export async function withResources<T>(settings: Settings, task: (r: CommandReso
     return awaited;
   };
   const status = new TerminalStatus();
-  let logger: Logger | undefined;
+  let logger: Logger | undefined = opts.logger;
   const commandResources: CommandResources = {
     status,
     logger: () => (logger ??= createLogger({ level: settings.logLevel, file: settings.logFile, status, partner: settings.partner })),

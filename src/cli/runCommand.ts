@@ -138,8 +138,8 @@ export async function ingestPartners(
   }
 }
 
-/** A partner's resources as the loop asks them, with the terminal's progress lines. */
-function partnerResources(commandResources: CommandResources, settings: Settings): PartnerResources {
+/** A partner's resources as the loop asks them (and `doctor`, going through a run's preparation), with the terminal's progress lines. */
+export function partnerResources(commandResources: CommandResources, settings: Settings): PartnerResources {
   let progressOf = '';
   return {
     logger: () => commandResources.logger(),

@@ -27,12 +27,25 @@ export function summaryLine(ingestResult: IngestResult, overdue: OverdueDelivery
     ...(ingestResult.transferLogUnread !== undefined
       ? [`transfer log not read, files judged without it: ${ingestResult.transferLogUnread}`]
       : []),
+    ...(movesFailed(ingestResult).length > 0 ? [`move failed: ${movesFailed(ingestResult).join('; ')}`] : []),
     ...(ingestResult.finishedMoves.length > 0
       ? [`finished the move of ${ingestResult.finishedMoves.map((m) => `${m.name} for run ${m.decidedBy}`).join(', ')}`]
       : []),
   ];
   const tail = tails.map((t) => ` (${printable(t)})`).join('');
   return `run ${ingestResult.runId} ${ingestResult.abortedBy ? 'stopped' : 'done'}: ${countsText(ingestResult.counts)}${tail}`;
+}
+
+/**
+ * Each decided file this run could not move, named with its outcome, where it was going and
+ * why: `settle_x.csv (skipped) to duplicates: Permission denied`; a file an earlier run decided,
+ * with that run.
+ */
+function movesFailed(ingestResult: IngestResult): string[] {
+  return [
+    ...ingestResult.files.flatMap((f) => (f.moveFailed ? [`${f.name} (${f.outcome}) to ${f.moveFailed.to}: ${f.moveFailed.reason}`] : [])),
+    ...ingestResult.failedMoves.map((m) => `${m.name} (decided by run ${m.decidedBy}) to ${m.to}: ${m.reason}`),
+  ];
 }
 
 /** `--json`: the same counts at top level plus one entry per file. */
@@ -54,6 +67,7 @@ function summaryObject(ingestResult: IngestResult, overdue?: OverdueDelivery[]):
     changed_after_move: ingestResult.changedAfterMove,
     ...(ingestResult.transferLogUnread !== undefined ? { transfer_log_unread: ingestResult.transferLogUnread } : {}),
     finished_moves: ingestResult.finishedMoves,
+    failed_moves: ingestResult.failedMoves,
     files: ingestResult.files.map((fileOutcome) => ({
       name: fileOutcome.name,
       sha256: fileOutcome.sha256,
@@ -63,6 +77,7 @@ function summaryObject(ingestResult: IngestResult, overdue?: OverdueDelivery[]):
       ...(fileOutcome.heldFor ? { held_for: fileOutcome.heldFor } : {}),
       ...(fileOutcome.error ? { error: fileOutcome.error } : {}),
       ...(fileOutcome.totals ? { totals: fileOutcome.totals } : {}),
+      ...(fileOutcome.moveFailed ? { move_failed: fileOutcome.moveFailed } : {}),
     })),
   };
 }

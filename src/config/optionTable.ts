@@ -435,6 +435,16 @@ export const OPTION_TABLE = {
     commands: ['run', 'watch'],
     details: "also after one that could not start; for node_exporter's textfile collector (below)",
   },
+  serviceUser: {
+    scope: 'shared',
+    flag: '--service-user',
+    value: '<user>',
+    description: 'the user the runs run as: doctor started as root checks with its rights, groups and ~/.pgpass',
+    env: 'SETTLE_SERVICE_USER',
+    kind: 'string',
+    commands: ['doctor', 'config'],
+    details: 'doctor started as root without it refuses (exit 2): root passes every check a run as the service user fails',
+  },
   summaryFile: {
     scope: 'shared',
     flag: '--summary-file',

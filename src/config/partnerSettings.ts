@@ -50,6 +50,8 @@ export interface Settings {
   ledgerGroup: string | undefined;
   /** `run`: the summary lines are appended here too, each after its time */
   summaryFile: string | undefined;
+  /** `doctor`: the user the runs run as, whose rights doctor started as root checks with */
+  serviceUser: string | undefined;
   /** the partner's completeness sidecar suffix (`.done`): a file is taken only once NAME+suffix exists */
   readyMarker: string | undefined;
   /** `status`: how old the last successful run may be before the check is critical */
@@ -136,6 +138,7 @@ export function settingsFrom(
     maxWaitingRuns: read('maxWaitingRuns') ?? DEFAULTS.maxWaitingRuns,
     metricsFile: read('metricsFile'),
     summaryFile: read('summaryFile'),
+    serviceUser: read('serviceUser'),
     ledgerGroup: read('ledgerGroup'),
     readyMarker: read('readyMarker'),
     maxAgeSeconds: read('maxAge') ?? DEFAULTS.maxAge,

@@ -121,6 +121,14 @@ export interface Intake extends FolderReader {
   landedShape(location: string): Promise<string | null>;
   /** Throws a TransientError when the source cannot be reached (after its own bounded retries). */
   ensureReachable(): Promise<void>;
+  /**
+   * What a night does in a folder, tried and undone, for `doctor`: in the intake and in a final
+   * folder that is there, a file of a name nobody uses created (never replacing) and removed;
+   * for a missing final folder, a folder of such a name made beside where it goes and removed
+   * (the first move there makes the real one). Says what it found; throws naming the folder,
+   * the error and the fix. Nothing is left behind.
+   */
+  rehearse(role: 'intake' | Destination): Promise<string>;
 }
 
 /**
@@ -193,4 +201,9 @@ export function taggedName(name: string, tag: string): string {
   let cut = stem;
   while (cut.length > 0 && Buffer.byteLength(cut) + Buffer.byteLength(tail) > NAME_MAX) cut = [...cut].slice(0, -1).join('');
   return `${cut}${tail}`;
+}
+
+/** A name no partner and no run uses, for `doctor`'s rehearsal of a night in a folder (a dot-file: never taken). */
+export function rehearsalName(): string {
+  return `.settle-doctor-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
 }

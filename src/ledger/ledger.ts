@@ -1,7 +1,18 @@
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import type { Destination } from '../destination.js';
 import type { ClaimOwner } from '../owner.js';
-import type { EventKind, FileRow, FileState, LeaseAnswer, LeaseHolder, LedgerEvent, RunCounts, RunMode, RunRow } from './types.js';
+import type {
+  EventKind,
+  FileRow,
+  FileState,
+  LeaseAnswer,
+  LeaseHolder,
+  LedgerEvent,
+  MoveFailure,
+  RunCounts,
+  RunMode,
+  RunRow,
+} from './types.js';
 
 /** An entry a run leaves alone, as it was listed. */
 export interface IgnoredEntry {
@@ -159,7 +170,28 @@ export interface RunLedger extends LedgerReads {
    * The file of a decided outcome now sits at `location`. Recorded once per arrival and
    * landing place: false when another run already recorded this very move.
    */
-  markMoved(moved: MovedFile, location: string, moveDetails?: Record<string, unknown>): Promise<boolean>;
+  markMoved(
+    moved: MovedFile,
+    location: string,
+    moveDetails?: Record<string, unknown>,
+    /** `keepRow`: the (name, bytes) row is another upload's (a same-name resend of loaded bytes): only the move is recorded */
+    opts?: { keepRow?: boolean },
+  ): Promise<boolean>;
+  /** a decided file's move failed: the `move_failed` event, with where it was going, why, and who decided the outcome */
+  recordMoveFailed(moved: MovedFile, failure: MoveFailure): Promise<void>;
+  /**
+   * A skip whose move to duplicates/ failed, recorded with the failure: counted once per upload
+   * (an own row without a location, or for a same-name resend its events), so the next run only
+   * finishes its move. Returns the run that counted the skip: this one, or one that did first.
+   */
+  recordUnmovedSkip(
+    skipped: MovedFile & { size: number; contentSha256?: string | null },
+    ownRow: boolean,
+    details: Record<string, unknown>,
+    failure: { reason: string },
+  ): Promise<string>;
+  /** the run that counted a skip of this very upload (name, bytes, size:mtime) and could not move it, if one did */
+  unmovedSkip(moved: MovedFile): Promise<string | undefined>;
   /** recorded before a decided file leaves the intake (or with its outcome: finalizeClaim); markMoved or recordSkip removes it */
   intendMove(moved: MovedFile, destination: Destination): Promise<void>;
   moveIntents(): Promise<MoveIntent[]>;

@@ -1,5 +1,5 @@
 import type { ClaimRequest, EventInput, MovedFile } from './ledger.js';
-import type { FileRow } from './types.js';
+import type { FileRow, MoveFailure } from './types.js';
 
 /** The events both ledger stores write, built in one place so that they read the same. */
 
@@ -33,6 +33,17 @@ export function outcomeEvent(
 
 export function movedEvent(movedFile: MovedFile, location: string, extra: Record<string, unknown> = {}): EventInput {
   return { runId: movedFile.runId, event: 'moved', name: movedFile.name, sha256: movedFile.sha256, details: { to: location, ...extra } };
+}
+
+/** A decided file's move that failed, by the run whose move it was; `arrival` tells this upload from a later one. */
+export function moveFailedEvent(movedFile: MovedFile, failure: MoveFailure): EventInput {
+  return {
+    runId: movedFile.runId,
+    event: 'move_failed',
+    name: movedFile.name,
+    sha256: movedFile.sha256,
+    details: { ...failure, arrival: movedFile.arrival },
+  };
 }
 
 /** `recovered` (the finance database has the load) or `expired` (it has not), by the run that settled it. */

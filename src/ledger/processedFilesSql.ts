@@ -82,3 +82,17 @@ VALUES (?, ?, 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', partner = excluded.partner, run_id = excluded.run_id, reason = NULL,
   arrival = excluded.arrival, location = excluded.location, updated_at = excluded.updated_at
 WHERE processed_files.state NOT IN ('claimed', 'loaded')`;
+
+/**
+ * The (name, bytes) is a duplicate whose move to duplicates/ failed: its row without a location,
+ * for the next run to finish the move (decideFile). Once per upload: a row already recorded so
+ * for this very arrival (another run's, at the same moment) is left as it is, and the skip is that run's.
+ */
+export const UNMOVED_DUPLICATE_SQL = `
+INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, location, first_seen_at, updated_at, content_sha256, partner)
+VALUES (?, ?, 'duplicate', ?, ?, ?, NULL, ?, ?, ?, ?)
+ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', partner = excluded.partner, run_id = excluded.run_id, reason = NULL,
+  arrival = excluded.arrival, location = NULL, updated_at = excluded.updated_at
+WHERE processed_files.state NOT IN ('claimed', 'loaded')
+  AND NOT (processed_files.state = 'duplicate' AND processed_files.location IS NULL
+           AND COALESCE(processed_files.arrival, '') = excluded.arrival)`;

@@ -1,6 +1,6 @@
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import type { LedgerReads } from './ledger.js';
-import { COUNT_KEY, NO_COUNTS, OUTCOME_EVENTS, type OutcomeEvent, type RunCounts } from './types.js';
+import { COUNT_KEY, NO_COUNTS, OUTCOME_EVENTS, type LedgerEvent, type OutcomeEvent, type RunCounts } from './types.js';
 
 export interface FileOutcome {
   name: string;
@@ -15,6 +15,8 @@ export interface FileOutcome {
   error?: string;
   /** for a load: the control totals the file proved (layout/reader/totalsCheck.ts) */
   totals?: CheckedTotal[];
+  /** its outcome stands, its move out of the intake failed: where it was going and why (the next run tries again) */
+  moveFailed?: { to: string; reason: string };
 }
 
 /** A move this run finished for a file whose outcome an earlier run decided (that run died, or its move failed). */
@@ -24,12 +26,21 @@ export interface FinishedMove {
   decidedBy: string;
 }
 
+/** A move this run tried for a file whose outcome an earlier run decided, and which failed again. */
+export interface FailedMove {
+  name: string;
+  to: string;
+  reason: string;
+  decidedBy: string;
+}
+
 export interface RunOutcomes {
   runId: string;
   mode: string;
   counts: RunCounts;
   files: FileOutcome[];
   finishedMoves: FinishedMove[];
+  failedMoves: FailedMove[];
 }
 
 /** Settling another run's stale claim: counted, and it makes the run's exit 1 (worth a look). */
@@ -41,6 +52,8 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
   const counts: RunCounts = { ...NO_COUNTS };
   const files: FileOutcome[] = [];
   const finishedMoves: FinishedMove[] = [];
+  const failedMoves: FailedMove[] = [];
+  const moveFailures: LedgerEvent[] = [];
   // ignored names are recorded once: this run's are those it was the last to see (older runs keep their first sightings' events)
   const ignored = await ledger.ignoredSeenBy(runId);
   const ignoredNames = new Set(ignored.map((i) => i.name));
@@ -51,6 +64,7 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
     if (typeof decidedBy === 'string' && decidedBy !== runId) {
       finishedMoves.push({ name: ledgerEvent.name, location: String((ledgerEvent.details as { to?: unknown }).to ?? ''), decidedBy });
     }
+    if (ledgerEvent.event === 'move_failed') moveFailures.push(ledgerEvent);
     if (!(OUTCOME_EVENTS as readonly string[]).includes(ledgerEvent.event)) continue;
     const outcome = ledgerEvent.event as OutcomeEvent;
     const details = ledgerEvent.details as {
@@ -74,9 +88,19 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
       ...(details.reason && outcome !== 'loaded' && outcome !== 'skipped' ? { error: details.reason } : {}),
     });
   }
+  // a failed move is named on the file this run decided, or listed apart when an earlier run decided it
+  for (const failure of moveFailures) {
+    const failed = failure.details as { to?: unknown; reason?: unknown; decidedBy?: unknown };
+    const moveFailed = { to: String(failed.to ?? ''), reason: String(failed.reason ?? '') };
+    const decidedBy = typeof failed.decidedBy === 'string' ? failed.decidedBy : runId;
+    const decided =
+      decidedBy === runId ? files.find((f) => f.name === failure.name && f.sha256 === failure.sha256 && !f.moveFailed) : undefined;
+    if (decided) decided.moveFailed = moveFailed;
+    else failedMoves.push({ name: failure.name, ...moveFailed, decidedBy });
+  }
   for (const ignoredEntry of ignored) {
     counts.ignored++;
     files.push({ name: ignoredEntry.name, sha256: null, outcome: 'ignored', rows: 0, error: ignoredEntry.reason });
   }
-  return { runId, mode: run?.mode ?? 'manual', counts, files, finishedMoves };
+  return { runId, mode: run?.mode ?? 'manual', counts, files, finishedMoves, failedMoves };
 }

@@ -1,7 +1,7 @@
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import { nowIso as now } from '../clock.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
-import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
+import { claimedEvent, movedEvent, moveFailedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
 import { IGNORED_SEEN_BY_SQL, IGNORED_SINCE_SQL, IGNORED_STREAK_SQL, markIgnored, PREVIOUS_RUN_SQL } from './ignoredNames.js';
 import type { Destination } from '../destination.js';
 import type {
@@ -15,7 +15,16 @@ import type {
   MoveIntent,
   MovedFile,
 } from './ledger.js';
-import { ADOPT_SQL, CLAIM_SQL, DUPLICATE_SQL, END_CLAIM, HELD_SQL, HOLDS_LIVE_CONTENT, LIVE } from './processedFilesSql.js';
+import {
+  ADOPT_SQL,
+  CLAIM_SQL,
+  DUPLICATE_SQL,
+  END_CLAIM,
+  HELD_SQL,
+  HOLDS_LIVE_CONTENT,
+  LIVE,
+  UNMOVED_DUPLICATE_SQL,
+} from './processedFilesSql.js';
 import { dropIntent, insertIntent, insertMove, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL_SQL } from './sqlMoves.js';
 import { PartnerLeases } from './partnerLeases.js';
 import type { Durability, SqlPort, SqlRow } from './sqlPort.js';
@@ -29,6 +38,7 @@ import {
   type LeaseAnswer,
   type LeaseHolder,
   type LedgerEvent,
+  type MoveFailure,
   type RunCounts,
   type RunMode,
   type RunRow,
@@ -494,19 +504,83 @@ export class SqlLedger implements Ledger {
    * intent, the file where it was going), which the next run finishes (finishUnfinishedMoves).
    * The next synced commit (the next file's claim, the run's end) carries it to the disk.
    */
-  markMoved(file: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
+  markMoved(
+    file: MovedFile,
+    location: string,
+    moveDetails: Record<string, unknown> = {},
+    opts: { keepRow?: boolean } = {},
+  ): Promise<boolean> {
     return this.tx(async () => {
       await dropIntent(this.db, file);
       if (!(await insertMove(this.db, file, location, this.partner, now()))) return false;
-      await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
-        location,
-        now(),
-        file.name,
-        file.sha256,
-      ]);
+      if (!opts.keepRow)
+        await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
+          location,
+          now(),
+          file.name,
+          file.sha256,
+        ]);
       await this.appendEvent(movedEvent(file, location, moveDetails));
       return true;
     }, 'unsynced');
+  }
+
+  async recordMoveFailed(file: MovedFile, failure: MoveFailure): Promise<void> {
+    await this.tx(() => this.appendEvent(moveFailedEvent(file, failure)));
+  }
+
+  /** Inside a transaction: the run that counted this upload's skip and could not move it (its `move_failed` events say which upload). */
+  private async unmovedSkipOf(file: MovedFile): Promise<string | undefined> {
+    const rows = await this.db.all(
+      `SELECT run_id, details FROM ledger_events WHERE event = 'move_failed' AND name = ? AND sha256 = ? ORDER BY id`,
+      [file.name, file.sha256],
+    );
+    for (const failed of rows.map(eventRow)) {
+      const d = failed.details as { outcome?: unknown; arrival?: unknown; decidedBy?: unknown };
+      if (d.outcome === 'skipped' && d.arrival === file.arrival) return typeof d.decidedBy === 'string' ? d.decidedBy : failed.runId!;
+    }
+    return undefined;
+  }
+
+  unmovedSkip(file: MovedFile): Promise<string | undefined> {
+    return this.serial(() => this.unmovedSkipOf(file));
+  }
+
+  recordUnmovedSkip(
+    file: MovedFile & { size: number; contentSha256?: string | null },
+    ownRow: boolean,
+    details: Record<string, unknown>,
+    failure: { reason: string },
+  ): Promise<string> {
+    return this.tx(async () => {
+      let decidedBy: string | undefined;
+      if (ownRow) {
+        const at = now();
+        const counted = await this.db.run(UNMOVED_DUPLICATE_SQL, [
+          file.name,
+          file.sha256,
+          file.runId,
+          file.size,
+          file.arrival,
+          at,
+          at,
+          file.contentSha256 ?? null,
+          this.partner,
+        ]);
+        if (counted !== 1)
+          decidedBy = (await this.db.all('SELECT run_id FROM processed_files WHERE name = ? AND sha256 = ?', [file.name, file.sha256])).map(
+            (r) => String(r.run_id),
+          )[0];
+      } else {
+        decidedBy = await this.unmovedSkipOf(file);
+      }
+      if (decidedBy === undefined) {
+        decidedBy = file.runId;
+        await this.appendEvent(outcomeEvent('skipped', file, details));
+      }
+      await this.appendEvent(moveFailedEvent(file, { to: 'duplicates', reason: failure.reason, decidedBy, outcome: 'skipped' }));
+      return decidedBy;
+    });
   }
 
   recordSkip(

@@ -1,4 +1,5 @@
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
+import type { Destination } from '../destination.js';
 
 /** The partner of a config without "partners", and of every row from before partners were kept. */
 export const DEFAULT_PARTNER = 'default';
@@ -22,7 +23,9 @@ export type EventKind =
   | 'ignored'
   /** an owed day waived by an operator (named by the day: `YYYY-MM-DD`), and taken back */
   | 'waived'
-  | 'unwaived';
+  | 'unwaived'
+  /** a decided file (loaded, skipped, rejected) whose move out of the intake failed: where it was going, why, who decided it */
+  | 'move_failed';
 
 export type RunMode = 'scheduled' | 'manual' | 'reprocess';
 
@@ -187,3 +190,15 @@ export interface HeldLease {
  * (the only sign another host's run died is a lease it stopped renewing).
  */
 export type LeaseAnswer = { taken: true; replaced?: HeldLease & { runId: string } } | { taken: false; heldBy: HeldLease };
+
+/** Why a decided file could not leave the intake: where it was going, the error, and the run that decided its outcome. */
+export interface MoveFailure {
+  to: Destination;
+  reason: string;
+  /** the run that decided the outcome (this run, or an earlier one whose move this run retried) */
+  decidedBy: string;
+  /** what that run decided */
+  outcome: 'loaded' | 'skipped' | 'rejected';
+  /** the run moving it died, and the file is neither in the intake nor where it was going */
+  lost?: true;
+}

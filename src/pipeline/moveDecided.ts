@@ -49,13 +49,21 @@ export async function moveDecided(
     decidedBy?: string;
     /** the move was intended with the outcome, in its commit (RunLedger.finalizeClaim) */
     intended?: boolean;
+    /** the (name, bytes) row is the loaded original's (a same-name resend): only the move is recorded */
+    keepRow?: boolean;
   } = {},
 ): Promise<void> {
   const { decidedBy } = opts;
   const routed = await route(ctx, file, staged, to, log, opts.intended === true);
   if (routed === null) return;
+  if ('failed' in routed) {
+    // the outcome stands in the ledger with its intent; the failure beside it, and the next run tries the move again
+    await ctx.ledger.recordMoveFailed(file, { to, reason: routed.failed, decidedBy: decidedBy ?? file.runId, outcome: OUTCOME_OF[to] });
+    return;
+  }
   const earlier = decidedBy !== undefined && decidedBy !== file.runId ? { decidedBy } : {};
-  if (!(await ctx.ledger.markMoved({ ...file, landed: routed.landed }, routed.location, { ...replacedDetails(routed), ...earlier })))
+  const moved = { ...file, landed: routed.landed };
+  if (!(await ctx.ledger.markMoved(moved, routed.location, { ...replacedDetails(routed), ...earlier }, { keepRow: opts.keepRow === true })))
     return;
   faultPoint('after-move-record', file.name);
   log.info({ event: 'moved', to: routed.location, ...earlier }, `moved to ${routed.location}`);
@@ -87,10 +95,26 @@ export async function skipDuplicate(
   // content identity is the ledger's: the original may be another partner's file
   const duplicateOf = { name: original.name, run: original.runId, partner: original.partner, source: 'ledger', match: how.match };
   const sameName = original.name === file.name;
-  const routed = await route(ctx, file, staged, 'duplicates', log);
-  if (routed === null) return;
   // A resend of the same name and bytes shares the archived file's ledger row: only the events record it.
   const ownRow = !sameName || original.sha256 !== file.sha256;
+  // counted by an earlier run that could not move it (an own row says so to decideFile; a same-name resend's events say it here)
+  const countedBy = ownRow ? undefined : await ctx.ledger.unmovedSkip(file);
+  if (countedBy !== undefined) {
+    log.warn({ event: 'resume-move', state: 'duplicate', decidedBy: countedBy }, 'finishing the move of a skipped file');
+    await moveDecided(ctx, file, staged, 'duplicates', log, { decidedBy: countedBy, keepRow: true });
+    return;
+  }
+  const routed = await route(ctx, file, staged, 'duplicates', log);
+  if (routed === null) return;
+  if ('failed' in routed) {
+    // the skip is decided: counted and named with its failed move, once per upload; the next run finishes the move
+    const by = await ctx.ledger.recordUnmovedSkip(file, ownRow, { duplicateOf, ...how.details }, { reason: routed.failed });
+    log.warn(
+      { event: 'skipped', duplicateOf, moveFailed: routed.failed, decidedBy: by },
+      `skipped: ${sameAsWords({ duplicateOf })} ${original.name}, loaded by run ${original.runId}; not moved: ${routed.failed}`,
+    );
+    return;
+  }
   const landed = { ...file, landed: routed.landed };
   if (!(await ctx.ledger.recordSkip(landed, ownRow, routed.location, { duplicateOf, ...how.details }, replacedDetails(routed)))) {
     log.info({ event: 'gone', to: routed.location }, 'another run moved and counted this file');
@@ -108,8 +132,9 @@ function replacedDetails(routed: RouteResult): Record<string, unknown> {
 }
 
 /**
- * Moves the file out of the intake; null when another run moved it first, or the move failed.
- * A move that found the name replaced by a new upload counts as a move failure: exit 1.
+ * Moves the file out of the intake; null when another run moved it first; `failed` (counted,
+ * for the caller to record with the outcome) when the move failed. A move that found the name
+ * replaced by a new upload counts as a move failure too: exit 1.
  */
 async function route(
   ctx: MoveContext,
@@ -118,7 +143,7 @@ async function route(
   to: Destination,
   log: Logger,
   intended = false,
-): Promise<(RouteResult & { landed?: string }) | null> {
+): Promise<(RouteResult & { landed?: string }) | { failed: string } | null> {
   try {
     if (!intended) await ctx.ledger.intendMove(file, to);
     faultPoint('before-move', file.name);
@@ -144,9 +169,12 @@ async function route(
     // A decided outcome stands in the ledger with its intent; the next run finishes the move.
     ctx.counts.moveFailures++;
     log.error({ event: 'move-failed', to, reason: errorMessage(err) }, `could not move to ${to}: ${errorMessage(err)}`);
-    return null;
+    return { failed: errorMessage(err) };
   }
 }
+
+/** What the run decided of a file going to each folder. */
+const OUTCOME_OF = { archive: 'loaded', rejected: 'rejected', duplicates: 'skipped' } as const;
 
 const VANISHED = 'the intake name vanished before its move and no run moved it: the staged copy, the decided bytes, is kept instead';
 
@@ -184,6 +212,16 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
     const location = await ctx.intake.findLanded(intent.name, intent.destination, intent.sha256, file.size, intent.runId);
     if (location === null) {
       ctx.counts.moveFailures++;
+      const decided = await ctx.ledger.file(intent.name, intent.sha256);
+      const reason = `run ${intent.runId} began moving this file to ${intent.destination} and died; it is neither in the intake nor there`;
+      const outcome = OUTCOME_OF[intent.destination];
+      await ctx.ledger.recordMoveFailed(file, {
+        to: intent.destination,
+        reason,
+        decidedBy: decided?.runId ?? intent.runId,
+        outcome,
+        lost: true,
+      });
       await ctx.ledger.abandonMoveIntent(file);
       flog.error(
         { event: 'move-lost', to: intent.destination, movingRun: intent.runId },
@@ -194,10 +232,13 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
     const own = await ctx.ledger.file(intent.name, intent.sha256);
     const recovered = { recovered: true, movingRun: intent.runId };
     // a skip found by the finance database was counted when it was decided; a ledger skip is counted with its move
-    const counted = own?.state === 'duplicate' && own.location === null && own.arrival === intent.arrival;
-    if (intent.destination !== 'duplicates' || counted) {
+    const ownCounted = own?.state === 'duplicate' && own.location === null && own.arrival === intent.arrival;
+    // a same-name resend's skip counted by a run whose move failed: its row is the original's, kept as it is
+    const countedBy = intent.destination === 'duplicates' && !ownCounted ? await ctx.ledger.unmovedSkip(file) : undefined;
+    if (intent.destination !== 'duplicates' || ownCounted || countedBy !== undefined) {
       // a move finished for the run that decided the outcome: counted as such (runOutcomes' finishedMoves)
-      if (await ctx.ledger.markMoved(file, location, { ...recovered, decidedBy: own?.runId ?? intent.runId })) {
+      const decidedBy = countedBy ?? own?.runId ?? intent.runId;
+      if (await ctx.ledger.markMoved(file, location, { ...recovered, decidedBy }, { keepRow: countedBy !== undefined })) {
         flog.warn({ event: 'moved', to: location, ...recovered }, `recorded the move that run ${intent.runId} made: ${location}`);
       }
       continue;

@@ -1,36 +1,29 @@
 import { randomBytes } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { EXIT_PROBLEM, EXIT_USAGE, UsageError, errorMessage, exitStatusOf } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { currentOwner } from '../owner.js';
-import { loadDecodeOptions, type DecodeOptions, type DecodeSettings } from '../delivery/decodeSettings.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { Intake } from '../intake/intake.js';
-import { globToRegExp } from '../intake/names.js';
-import { checkIntakeAccess, checkIntakeSetting, intakeFolders, type IntakeSettings } from '../intake/openIntake.js';
+import { intakeFolders } from '../intake/openIntake.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { HeldLease, LeaseHolder } from '../ledger/types.js';
 import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
 import { newRunId } from './runId.js';
+import { assertStagingUsable, preparePartners, refusalError, type Prepared, type PreparationSettings } from './runPreparation.js';
 import { closeAsDied } from './startOfRun.js';
 import { RunEndedError, runIngest, stopWords, type IngestOptions, type IngestResult } from './runIngest.js';
 
 /** What the partner loop reads of a partner's settings (config/settings.ts fills it). */
-export interface PartnerLoopSettings extends IntakeSettings {
-  partner: string;
-  pattern: string;
-  ignore: string[];
+export interface PartnerLoopSettings extends PreparationSettings {
   readyMarker: string | undefined;
   maxWaitingRuns: number;
   stableForSeconds: number;
   maxWaitSeconds: number;
   claimLeaseSeconds: number;
-  staging: string;
   logFile: string | undefined;
   metricsFile: string | undefined;
-  decode: DecodeSettings;
   transferLog: { files: string[]; root: string; timeZone: string | undefined };
 }
 
@@ -89,59 +82,6 @@ export interface PartnerLoopPorts<S extends PartnerLoopSettings, Late extends La
   stop: AbortSignal;
   /** the command layer's rule from what a run found to the exit status the ledger records */
   exitStatusFor: IngestOptions['exitStatusFor'];
-}
-
-/** What a partner's run needs that is read from its settings alone: refused (exit 2) before any partner's run is recorded. */
-interface Prepared<S> {
-  settings: S;
-  pattern: RegExp;
-  ignore: RegExp[];
-  decode: DecodeOptions;
-  /** why the partner cannot run, found before any partner ran (checkAccess): its run is recorded as not started */
-  refusal?: unknown;
-}
-
-async function prepare<S extends PartnerLoopSettings>(s: S): Promise<Prepared<S>> {
-  checkIntakeSetting(s);
-  // a pattern that cannot compile is refused before a run is recorded
-  const pattern = globToRegExp(s.pattern);
-  const ignore = s.ignore.map(globToRegExp);
-  // keys are read and unlocked before a run is recorded: a wrong passphrase touches nothing (exit 2)
-  const decode = await loadDecodeOptions(s.decode, pattern);
-  return { settings: s, pattern, ignore, decode };
-}
-
-/**
- * What opening the partner's intake and staging needs that is known without a connection (its
- * folders, SFTP credentials and host key settings, the staging folder): the refusal, or
- * undefined when all hold.
- */
-async function checkAccess(p: Prepared<PartnerLoopSettings>): Promise<unknown> {
-  try {
-    await checkIntakeAccess(p.settings);
-    await assertStagingUsable(p.settings.staging);
-    return undefined;
-  } catch (err) {
-    if (exitStatusOf(err) !== EXIT_USAGE) throw err;
-    return err;
-  }
-}
-
-/** One line for the refusals found before any partner ran: the only one's own message, or each partner's named. */
-function refusalError(refused: Prepared<PartnerLoopSettings>[], all: Prepared<PartnerLoopSettings>[]): unknown {
-  if (all.length === 1) return refused[0]!.refusal;
-  const each = refused.map((p) => `partner "${p.settings.partner}": ${errorMessage(p.refusal)}`).join('; ');
-  return new UsageError(`${each} (no partner was run: every partner's settings are checked before the first runs)`, {
-    cause: refused[0]!.refusal,
-  });
-}
-
-/** Every partner's settings read and what its intake and staging need checked, before any runs: the refused ones apart. */
-async function preparePartners<S extends PartnerLoopSettings>(partners: S[]): Promise<{ prepared: Prepared<S>[]; refused: Prepared<S>[] }> {
-  const prepared: Prepared<S>[] = [];
-  for (const p of partners) prepared.push(await prepare(p));
-  for (const p of prepared) p.refusal = await checkAccess(p);
-  return { prepared, refused: prepared.filter((p) => p.refusal !== undefined) };
 }
 
 /**
@@ -303,7 +243,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       let finance: FinanceDb;
       let intake: Intake;
       try {
-        // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
+        // found before any partner ran (checkPartnerAccess): recorded as a run that could not start, like the refusals below
         // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
         if (prepared.refusal !== undefined) throw prepared.refusal;
         // cheapest and most likely refusals first: the database being down stops the run before any download
@@ -389,10 +329,4 @@ function serverLogOf(s: PartnerLoopSettings): ServerLogOfIntake | undefined {
   if (s.transferLog.files.length === 0) return undefined;
   const { files, timeZone, root } = s.transferLog;
   return { files, timeZone, root, folder: intakeFolders(s).intake };
-}
-
-/** A staging folder that is missing or not a folder is configuration (exit 2), said before any run work. */
-async function assertStagingUsable(dir: string): Promise<void> {
-  const st = await stat(dir).catch(() => null);
-  if (!st?.isDirectory()) throw new UsageError(`staging folder ${dir} does not exist or is not a folder (--staging, SETTLE_STAGING)`);
 }

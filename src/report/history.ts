@@ -79,6 +79,13 @@ export function describeEvent(ledgerEvent: LedgerEvent, opts: { rows: boolean } 
     );
   const held = details.heldFor as { name: string; run: string } | undefined;
   if (held) parts.push(`twin ${held.name} claimed by run ${held.run}`);
+  if (ledgerEvent.event === 'move_failed') {
+    // the outcome stands; the move out of the intake is what failed, and the next run tries it again
+    const by = typeof details.decidedBy === 'string' && details.decidedBy !== ledgerEvent.runId ? ` by run ${details.decidedBy}` : '';
+    parts.push(
+      `${typeof details.outcome === 'string' ? details.outcome : 'decided'}${by}, not moved${details.lost === true ? ' (lost)' : ''}`,
+    );
+  }
   if (typeof details.to === 'string') parts.push(`to ${details.to}`);
   if (details.adopted === true)
     parts.push(`adopted${details.assumedLoaded === true ? " on the operator's word" : ''} from ${String(details.from)}`);

@@ -5,8 +5,8 @@ import { countsText, recordedCounts } from './runCounts.js';
 import { durationSeconds, manyPartners, runTimeText, statusOf, utcTime } from './runsReport.js';
 import { textTable } from './textTable.js';
 
-/** What decides a file's fate in a run: its outcome, a stale claim settled, a reprocessing. */
-const DECISIONS: readonly string[] = [...OUTCOME_EVENTS, 'recovered', 'expired', 'reprocessed'];
+/** What decides a file's fate in a run: its outcome, a stale claim settled, a reprocessing, a move that failed. */
+const DECISIONS: readonly string[] = [...OUTCOME_EVENTS, 'recovered', 'expired', 'reprocessed', 'move_failed'];
 
 export interface RunReport {
   run: RunRow;
@@ -54,6 +54,7 @@ export function decisionJson(ledgerEvent: LedgerEvent): Record<string, unknown> 
     reason: typeof d.reason === 'string' ? d.reason : null,
     duplicateOf: d.duplicateOf ?? null,
     heldFor: d.heldFor ?? null,
+    ...(ledgerEvent.event === 'move_failed' ? { to: d.to ?? null, decidedBy: d.decidedBy ?? ledgerEvent.runId } : {}),
   };
 }
 

@@ -22,6 +22,8 @@ export interface StatusFacts {
   waitingTooLong: WaitingFile[];
   /** due days without a delivery past `by` + `warnAfter` (report/deliveries.ts); empty without `expect` */
   overdue?: OverdueDelivery[];
+  /** the moves that failed in the partner's latest run, when it ran after the last success: why it did not succeed */
+  moveFailures?: { name: string; to: string; reason: string; runId: string }[];
 }
 
 export interface StatusCheck extends StatusFacts {
@@ -36,11 +38,22 @@ export interface StatusCheck extends StatusFacts {
 
 /** One partner's facts, from its ledger view (its runs, its files). */
 export async function statusFacts(ledger: LedgerQueries, limits: StatusLimits): Promise<StatusFacts> {
+  const lastSuccess = await ledger.latestIngestRun({ successful: true, partner: ledger.partner });
   return {
-    lastSuccess: await ledger.latestIngestRun({ successful: true, partner: ledger.partner }),
+    lastSuccess,
     staleClaims: await staleClaims(ledger, [ledger.partner]),
     waitingTooLong: await filesWaitingNow(ledger, limits.maxWaitingRuns),
+    moveFailures: await latestMoveFailures(ledger, lastSuccess),
   };
+}
+
+/** The moves that failed in the partner's latest finished run, when that run is not its last success. */
+async function latestMoveFailures(ledger: LedgerQueries, lastSuccess: RunRow | undefined): Promise<StatusFacts['moveFailures']> {
+  const latest = await ledger.latestIngestRun({ successful: false, partner: ledger.partner });
+  if (!latest || latest.runId === lastSuccess?.runId || !latest.moveFailed) return [];
+  return (await ledger.eventsOfRun(latest.runId))
+    .filter((e) => e.event === 'move_failed')
+    .map((e) => ({ name: e.name, to: String(e.details.to ?? ''), reason: String(e.details.reason ?? ''), runId: latest.runId }));
 }
 
 /** `6s`, `45m`, `3h`, `30h`: how people say how long ago a nightly job last worked (never `0m` for seconds ago). */
@@ -61,8 +74,20 @@ export function judgeStatus(facts: StatusFacts, limits: StatusLimits, now = Date
   const last = facts.lastSuccess;
   const age = last?.endedAt ? Math.max(0, (now - Date.parse(last.endedAt)) / 1000) : null;
   const critical: string[] = [];
-  if (age === null) critical.push('no successful run recorded');
-  else if (age > limits.maxAgeSeconds) critical.push(`no successful run for ${ago(age)} (run ${last!.runId})`);
+  // a run whose files were all decided and whose moves failed is not "no successful run": the moves are the reason
+  const moves = facts.moveFailures ?? [];
+  const movesText =
+    moves.length > 0
+      ? `${plural(moves.length, 'move', 'moves')} failed in run ${moves[0]!.runId}: ${moves.map((m) => `${m.name} to ${m.to}: ${m.reason}`).join(', ')}`
+      : undefined;
+  if (age === null) critical.push(movesText ? `${movesText} (no run without a failure recorded)` : 'no successful run recorded');
+  else if (age > limits.maxAgeSeconds) {
+    critical.push(
+      movesText
+        ? `${movesText} (no run without a failure for ${ago(age)}, since run ${last!.runId})`
+        : `no successful run for ${ago(age)} (run ${last!.runId})`,
+    );
+  }
   if (facts.staleClaims.length > 0) {
     const which = facts.staleClaims.map((fileRow) => `${fileRow.name} of run ${fileRow.runId}`).join(', ');
     critical.push(`${plural(facts.staleClaims.length, 'stale claim', 'stale claims')}: ${which}`);
@@ -107,6 +132,7 @@ export function judgePartners(checks: { partner: string; check: StatusCheck }[])
     lastSuccessAgeSeconds: oldest,
     staleClaims: checks.flatMap((c) => c.check.staleClaims),
     waitingTooLong: checks.flatMap((c) => c.check.waitingTooLong.map((waitingFile) => ({ ...waitingFile, partner: c.partner }))),
+    moveFailures: checks.flatMap((c) => (c.check.moveFailures ?? []).map((failure) => ({ ...failure, partner: c.partner }))),
     ...(checks.some((c) => c.check.overdue !== undefined) ? { overdue: checks.flatMap((c) => c.check.overdue ?? []) } : {}),
     critical: checks.flatMap((c) => c.check.critical.map((p) => `${c.partner}: ${p}`)),
     warning: checks.flatMap((c) => c.check.warning.map((p) => `${c.partner}: ${p}`)),
@@ -149,6 +175,7 @@ function checkJson(statusCheck: StatusCheck, limits: StatusLimits): Record<strin
       leaseUntil: fileRow.leaseUntil,
     })),
     waitingTooLong: statusCheck.waitingTooLong,
+    moveFailures: statusCheck.moveFailures ?? [],
     ...(statusCheck.overdue ? { overdueDeliveries: statusCheck.overdue.map(({ message, ...d }) => ({ ...d, message })) } : {}),
     maxAgeSeconds: limits.maxAgeSeconds,
     maxWaitingRuns: limits.maxWaitingRuns,

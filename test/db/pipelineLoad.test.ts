@@ -545,6 +545,118 @@ describe('moves that fail, vanish, or an ended run began', () => {
     expect((await tableRows()).filter((r) => r.id === 'Q1')).toHaveLength(1);
   });
 
+  /** every route to `to` fails with "Permission denied" while `refused` holds (a chrooted login that cannot make duplicates/) */
+  const refuseMovesTo = (intake: MemoryIntake, to: string, refused: { now: boolean }) => {
+    intake.events.onRoute = (_name, destination) => {
+      if (refused.now && destination === to) throw new Error(`Permission denied: /${to}`);
+    };
+  };
+  const eventsNamed = async (name: string, run: string) =>
+    (await ledger.eventsOfRun(run)).filter((e) => e.name === name).map((e) => [e.event, e.details.decidedBy ?? null]);
+
+  it("a loaded file whose move failed is named with its failure in the run's files and its history", async () => {
+    const content = defaultSettlement(['MF1', '1.00']);
+    const intake = new MemoryIntake();
+    intake.put('settle_mf01.csv', content);
+    refuseMovesTo(intake, 'archive', { now: true });
+    const failed = await run(ledger, intake);
+    expect(failed.counts).toMatchObject({ loaded: 1, moveFailed: 1 });
+    expect(failed.files).toEqual([
+      expect.objectContaining({
+        name: 'settle_mf01.csv',
+        outcome: 'loaded',
+        moveFailed: { to: 'archive', reason: 'Permission denied: /archive' },
+      }),
+    ]);
+    expect(await eventsNamed('settle_mf01.csv', failed.runId)).toEqual([
+      ['claimed', null],
+      ['loaded', null],
+      ['move_failed', failed.runId],
+    ]);
+    // still refused: the next run loads nothing again and names the move that failed again, for the run that decided it
+    const again = await run(ledger, intake);
+    expect(again.counts).toMatchObject({ loaded: 0, moveFailed: 1 });
+    expect(again.files).toEqual([]);
+    expect(again.failedMoves).toEqual([
+      { name: 'settle_mf01.csv', to: 'archive', reason: 'Permission denied: /archive', decidedBy: failed.runId },
+    ]);
+  });
+
+  it('a renamed resend whose move to duplicates fails is skipped once, with the failure; later runs only finish its move', async () => {
+    const content = defaultSettlement(['MF2', '1.00']);
+    const intake = new MemoryIntake();
+    intake.put('settle_mf02_a01.csv', content);
+    expect((await run(ledger, intake)).counts).toMatchObject({ loaded: 1 });
+    intake.put('settle_mf02_a02.csv', content);
+    const refused = { now: true };
+    refuseMovesTo(intake, 'duplicates', refused);
+    const first = await run(ledger, intake);
+    expect(first.counts).toMatchObject({ skipped: 1, moveFailed: 1 });
+    expect(first.exitStatus).toBe(1);
+    expect(first.files).toEqual([
+      expect.objectContaining({
+        name: 'settle_mf02_a02.csv',
+        outcome: 'skipped',
+        duplicateOf: expect.objectContaining({ name: 'settle_mf02_a01.csv' }),
+        moveFailed: { to: 'duplicates', reason: 'Permission denied: /duplicates' },
+      }),
+    ]);
+    expect(await ledger.file('settle_mf02_a02.csv', sha256Hex(content))).toMatchObject({
+      state: 'duplicate',
+      location: null,
+      runId: first.runId,
+    });
+    expect(await eventsNamed('settle_mf02_a02.csv', first.runId)).toEqual([
+      ['skipped', null],
+      ['move_failed', first.runId],
+    ]);
+    expect(intake.where().intake).toEqual(['settle_mf02_a02.csv']);
+
+    // still refused: no second skip, the failed move named for the run that decided it
+    const second = await run(ledger, intake);
+    expect(second.counts).toMatchObject({ skipped: 0, moveFailed: 1 });
+    expect(second.failedMoves).toEqual([expect.objectContaining({ name: 'settle_mf02_a02.csv', decidedBy: first.runId })]);
+
+    // the folder made: the move is finished for the run that decided the skip
+    refused.now = false;
+    const third = await run(ledger, intake);
+    expect(third.counts).toMatchObject({ skipped: 0, moveFailed: 0 });
+    expect(third.finishedMoves).toEqual([expect.objectContaining({ name: 'settle_mf02_a02.csv', decidedBy: first.runId })]);
+    expect(intake.where()).toMatchObject({ intake: [], duplicates: ['settle_mf02_a02.csv'] });
+    expect(await ledger.file('settle_mf02_a02.csv', sha256Hex(content))).toMatchObject({ location: 'duplicates/settle_mf02_a02.csv' });
+  });
+
+  it('a same-name resend of archived bytes whose move fails is skipped once; its move, finished later, leaves the original row where it is', async () => {
+    const content = defaultSettlement(['MF3', '1.00']);
+    const intake = new MemoryIntake();
+    intake.put('settle_mf03.csv', content);
+    expect((await run(ledger, intake)).counts).toMatchObject({ loaded: 1 });
+    intake.put('settle_mf03.csv', content, { mtimeMs: 7_000 });
+    const refused = { now: true };
+    refuseMovesTo(intake, 'duplicates', refused);
+    const first = await run(ledger, intake);
+    expect(first.counts).toMatchObject({ skipped: 1, moveFailed: 1 });
+    expect(first.files).toEqual([
+      expect.objectContaining({ outcome: 'skipped', moveFailed: expect.objectContaining({ to: 'duplicates' }) }),
+    ]);
+    const second = await run(ledger, intake);
+    expect(second.counts).toMatchObject({ skipped: 0, moveFailed: 1 });
+    refused.now = false;
+    const third = await run(ledger, intake);
+    expect(third.counts).toMatchObject({ skipped: 0, moveFailed: 0 });
+    expect(third.finishedMoves).toEqual([expect.objectContaining({ name: 'settle_mf03.csv', decidedBy: first.runId })]);
+    expect(intake.where()).toMatchObject({
+      intake: [],
+      archive: expect.arrayContaining(['settle_mf03.csv']),
+      duplicates: ['settle_mf03.csv'],
+    });
+    // the loaded original is still where its own move put it
+    expect(await ledger.file('settle_mf03.csv', sha256Hex(content))).toMatchObject({
+      state: 'loaded',
+      location: 'archive/settle_mf03.csv',
+    });
+  });
+
   it('archives the staged copy of a file that vanished before its move with no run taking it, exit 1', async () => {
     const content = defaultSettlement(['R1', '1.00']);
     const intake = new MemoryIntake();
@@ -591,6 +703,12 @@ describe('moves that fail, vanish, or an ended run began', () => {
     expect(await ledger.file('settle_u01.csv', sha256Hex(landed))).toMatchObject({ location: 'archive/settle_u01.csv' });
     expect(await ledger.file('settle_u02.csv', sha256Hex(lost))).toMatchObject({ location: null });
     expect((await ledger.moveIntents()).map((intent) => intent.name)).not.toContain('settle_u02.csv');
+    // the lost move is in the ledger, for the run that decided the load
+    expect(result.failedMoves).toEqual([expect.objectContaining({ name: 'settle_u02.csv', to: 'archive' })]);
+    expect((await ledger.eventsFor('settle_u02.csv')).at(-1)).toMatchObject({
+      event: 'move_failed',
+      details: { lost: true, outcome: 'loaded' },
+    });
     // the next run has nothing left to finish
     expect((await run(ledger, intake)).counts).toMatchObject({ moveFailed: 0 });
   });

@@ -147,6 +147,11 @@ export class MemoryIntake implements Intake {
     return bytes ? `${bytes.length}:0` : null;
   }
 
+  async rehearse(role: 'intake' | Destination): Promise<string> {
+    this.reach();
+    return `${role} (in memory)`;
+  }
+
   async ensureReachable(): Promise<void> {
     this.reach();
   }

@@ -1,8 +1,10 @@
 import { lstat, stat } from '../../syncFs.js';
-import { join } from 'node:path';
+import { mkdir, rmdir, unlink, writeFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { TransientError, UsageError } from '../../errors.js';
-import type { DecidedFile, Intake, IntakeEntry, RouteResult } from '../intake.js';
+import { TransientError, UsageError, errorMessage } from '../../errors.js';
+import { rehearsalName, type DecidedFile, type Intake, type IntakeEntry, type RouteResult } from '../intake.js';
 import type { Destination } from '../../destination.js';
 import { findLanded } from '../findLanded.js';
 import { isGone, LocalFolder } from './folder.js';
@@ -81,6 +83,41 @@ export class LocalIntake extends LocalFolder implements Intake {
   async landedShape(location: string): Promise<string | null> {
     const s = await lstat(location).catch((err) => (isGone(err) ? null : Promise.reject(err)));
     return s?.isFile() ? `${s.size}:${s.mtimeMs}` : null;
+  }
+
+  async rehearse(role: 'intake' | Destination): Promise<string> {
+    const dir = role === 'intake' ? this.folders.intake : this.folders[role];
+    const user = `user ${userInfo().username}`;
+    const found = await stat(dir).catch(() => null);
+    if (found && !found.isDirectory()) throw new Error(`${role} ${dir} is not a folder`);
+    if (found) {
+      const file = join(dir, rehearsalName());
+      try {
+        await writeFile(file, '', { flag: 'wx', mode: 0o600 });
+        await unlink(file);
+      } catch (err) {
+        throw new Error(
+          `${role} ${dir} is not writable by the ${user} (${errorMessage(err)}): a run renames files ${role === 'intake' ? 'out of' : 'into'} it; chown ${userInfo().username} ${dir}, or grant it write access`,
+          { cause: err },
+        );
+      }
+      return `${dir} present, the ${user} writes in it`;
+    }
+    if (role === 'intake') throw new Error(`intake folder ${dir} does not exist: create it, or correct --intake`);
+    // the first move makes the folder and any missing above it: tried in the nearest one that is there
+    let parent = dirname(dir);
+    while (!(await stat(parent).catch(() => null)) && dirname(parent) !== parent) parent = dirname(parent);
+    const folder = join(parent, rehearsalName());
+    try {
+      await mkdir(folder, { mode: 0o700 });
+      await rmdir(folder);
+    } catch (err) {
+      throw new Error(
+        `${role} ${dir} does not exist and the ${user} cannot make it in ${parent} (${errorMessage(err)}): mkdir -p ${dir} && chown ${userInfo().username} ${dir}`,
+        { cause: err },
+      );
+    }
+    return `${dir} is not there yet: the first move there makes it in ${parent}`;
   }
 
   async ensureReachable(): Promise<void> {

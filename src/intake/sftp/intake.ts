@@ -1,9 +1,9 @@
 import { posix } from 'node:path';
 import type { Logger } from 'pino';
-import { UsageError } from '../../errors.js';
+import { UsageError, errorMessage } from '../../errors.js';
 import { findLanded } from '../findLanded.js';
 import type { HostKeyPolicy } from './hostKeys.js';
-import { taggedName, type DecidedFile, type Intake, type RouteResult } from '../intake.js';
+import { rehearsalName, taggedName, type DecidedFile, type Intake, type RouteResult } from '../intake.js';
 import type { Destination } from '../../destination.js';
 import { SftpFolder, type SftpCredentials } from './folder.js';
 import { SftpMover } from './move.js';
@@ -151,6 +151,39 @@ export class SftpIntake extends SftpFolder implements Intake {
       throw new Error(`refusing to move ${name} into ${dir}: ${err instanceof Error ? err.message : String(err)}`);
     });
     return dir;
+  }
+
+  async rehearse(role: 'intake' | Destination): Promise<string> {
+    const dir = role === 'intake' ? this.dir : this.folders[role];
+    const login = `login ${this.loc.user}`;
+    const there = await this.withConnection((s) => s.exists(dir));
+    const probe = (parent: string) => posix.join(parent, rehearsalName());
+    if (there) {
+      const file = probe(dir);
+      await this.withConnection(async (s) => {
+        await s.close(await s.open(file, 'wx'), file);
+        await s.unlink(file);
+      }).catch((err: unknown) => {
+        throw new Error(
+          `the ${login} cannot write in ${dir} (${errorMessage(err)}): a run renames files ${role === 'intake' ? 'out of' : 'into'} it; give the login write access there on the server (chown ${this.loc.user} ${dir})`,
+          { cause: err },
+        );
+      });
+      return `${dir} present, the ${login} writes in it`;
+    }
+    if (role === 'intake') throw new Error(`intake folder ${dir} does not exist on the server`);
+    const parent = posix.dirname(dir);
+    const folder = probe(parent);
+    await this.withConnection(async (s) => {
+      await s.mkdir(folder);
+      await s.rmdir(folder);
+    }).catch((err: unknown) => {
+      throw new Error(
+        `${dir} is not there and the ${login} cannot make it in ${parent} (${errorMessage(err)}; a chroot's root is root's): make it on the server for the login (mkdir ${dir}; chown ${this.loc.user} ${dir}), or set --${role} to a folder it may write`,
+        { cause: err },
+      );
+    });
+    return `${dir} is not there yet: the ${login} may make it in ${parent}, as the first move there does`;
   }
 
   async route(name: string, to: Destination, decided: DecidedFile): Promise<RouteResult> {
