@@ -225,6 +225,9 @@ export function explainDbWait(client: pg.ClientBase, err: unknown): unknown {
   return watches.get(client)?.explain(err) ?? err;
 }
 
+/** statement_timeout is this much above lock_timeout, so that a statement ended waiting on a lock says so. */
+const LOCK_TOLD_FIRST_MS = 1_000;
+
 export interface WatchedConnectOptions extends Omit<PgConnectOptions, 'connectTimeoutMs' | 'timeoutOption'> {
   /** the option that bounds every wait on the connection, and its value */
   option: string;
@@ -234,9 +237,9 @@ export interface WatchedConnectOptions extends Omit<PgConnectOptions, 'connectTi
 
 /**
  * A connection on which no wait is unbounded: connecting within `timeoutMs` (and within a few
- * seconds of a stop request), then every lock wait and statement under the server's own
- * lock_timeout and statement_timeout of `timeoutMs`, with the watch above for what the server
- * cannot enforce. The finance database and a PostgreSQL ledger are both opened here.
+ * seconds of a stop request), then every lock wait under the server's own lock_timeout of
+ * `timeoutMs` and every statement under its statement_timeout (a second more), with the watch
+ * above for what the server cannot enforce. The finance database and a PostgreSQL ledger are both opened here.
  */
 export async function connectWatched(url: string | undefined, opts: WatchedConnectOptions): Promise<pg.Client> {
   const { option, timeoutMs, stop, ...connect } = opts;
@@ -248,7 +251,8 @@ export async function connectWatched(url: string | undefined, opts: WatchedConne
     throw err;
   }
   try {
-    await client.query(`SET lock_timeout = ${timeoutMs}; SET statement_timeout = ${timeoutMs}`);
+    // the statement's own timer starts before its lock wait's: a second more lets a lock wait be told as one
+    await client.query(`SET lock_timeout = ${timeoutMs}; SET statement_timeout = ${timeoutMs + LOCK_TOLD_FIRST_MS}`);
   } catch (err) {
     await client.end().catch(() => undefined);
     const why = errorMessage(explainDbWait(client, err));

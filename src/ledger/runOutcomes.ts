@@ -24,12 +24,38 @@ export interface FinishedMove {
   decidedBy: string;
 }
 
+/**
+ * A file this run claimed whose claim another run settled or took before this run could record
+ * its outcome (this run was paused past its lease): the run that has it, and the rows this run
+ * committed when its COMMIT landed all the same (that run recorded the load).
+ */
+export interface ClaimTakenOver {
+  name: string;
+  by: { run: string; state: string } | null;
+  committedRows: number | null;
+}
+
 export interface RunOutcomes {
   runId: string;
   mode: string;
   counts: RunCounts;
   files: FileOutcome[];
   finishedMoves: FinishedMove[];
+  claimsTakenOver: ClaimTakenOver[];
+}
+
+/** What the summary line and the run's ledger row say of claims taken over: who has each file, what this run committed. */
+export function claimsTakenOverText(taken: ClaimTakenOver[]): string {
+  const each = taken.map((t) => {
+    const committed = t.committedRows !== null ? `its ${t.committedRows} rows committed by this run, ` : '';
+    const by = t.by
+      ? t.by.state === 'loaded'
+        ? `loaded as run ${t.by.run} recorded`
+        : `with run ${t.by.run} (${t.by.state})`
+      : 'with no run';
+    return `${t.name}: ${committed}${by}`;
+  });
+  return `claim taken over after its lease: ${each.join(', ')}`;
 }
 
 /** Settling another run's stale claim: counted, and it makes the run's exit 1 (worth a look). */
@@ -41,6 +67,7 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
   const counts: RunCounts = { ...NO_COUNTS };
   const files: FileOutcome[] = [];
   const finishedMoves: FinishedMove[] = [];
+  const claimsTakenOver: ClaimTakenOver[] = [];
   // ignored names are recorded once: this run's are those it was the last to see (older runs keep their first sightings' events)
   const ignored = await ledger.ignoredSeenBy(runId);
   const ignoredNames = new Set(ignored.map((i) => i.name));
@@ -50,6 +77,10 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
     const decidedBy = ledgerEvent.event === 'moved' ? (ledgerEvent.details as { decidedBy?: unknown }).decidedBy : undefined;
     if (typeof decidedBy === 'string' && decidedBy !== runId) {
       finishedMoves.push({ name: ledgerEvent.name, location: String((ledgerEvent.details as { to?: unknown }).to ?? ''), decidedBy });
+    }
+    const taken = ledgerEvent.details as { takenOver?: unknown; by?: { run: string; state: string }; committedRows?: number };
+    if (ledgerEvent.event === 'released' && taken.takenOver === true) {
+      claimsTakenOver.push({ name: ledgerEvent.name, by: taken.by ?? null, committedRows: taken.committedRows ?? null });
     }
     if (!(OUTCOME_EVENTS as readonly string[]).includes(ledgerEvent.event)) continue;
     const outcome = ledgerEvent.event as OutcomeEvent;
@@ -78,5 +109,5 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
     counts.ignored++;
     files.push({ name: ignoredEntry.name, sha256: null, outcome: 'ignored', rows: 0, error: ignoredEntry.reason });
   }
-  return { runId, mode: run?.mode ?? 'manual', counts, files, finishedMoves };
+  return { runId, mode: run?.mode ?? 'manual', counts, files, finishedMoves, claimsTakenOver };
 }
