@@ -43,7 +43,7 @@ async function writeLog(path: string, uploads: number): Promise<void> {
 }
 
 async function writeLedger(path: string, uploads: number): Promise<void> {
-  (await openLedger(path, { create: true, busyTimeoutMs: 5000 })).close();
+  (await openLedger(path, { create: true, timeoutMs: 5000 })).close();
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
@@ -91,7 +91,7 @@ describe('the transfer log audit as the uploads grow', () => {
       const ledgerPath = join(dir, 'ledger.sqlite');
       await writeLog(log, uploads);
       await writeLedger(ledgerPath, uploads);
-      const ledger = await openLedger(ledgerPath, { create: false, readOnly: true, busyTimeoutMs: 5000 });
+      const ledger = await openLedger(ledgerPath, { create: false, readOnly: true, timeoutMs: 5000 });
       try {
         const read = await timed(() => readTransferLogs([log], logZone('UTC').zone));
         const intake = {

@@ -5,7 +5,8 @@ import { appendFileSync } from 'node:fs';
  * Test-only injection points. When SETTLE_TEST_FAULT names a step, the process kills itself
  * with SIGKILL there, so the crash tests exercise real recovery from a real dead process.
  * When it is `hook:STEP`, the shell command in SETTLE_TEST_HOOK runs to its end at that step
- * (with SETTLE_TEST_HOOK_FILE naming the file in hand), so a test can place a race exactly:
+ * (with SETTLE_TEST_HOOK_FILE naming the file in hand, SETTLE_TEST_HOOK_STEP the step; the
+ * variable may name several steps, comma-separated), so a test can place a race exactly:
  * a re-upload, a swap for a symlink, between two given steps. When it is `trace`, each step
  * appends a line `STEP EPOCH_MS` (to the microsecond) to the file SETTLE_TEST_TRACE names: the
  * bench's breakdown of a run's wall time by phase (bench/benchSupport.ts). When it is `fail:STEP`,
@@ -59,14 +60,16 @@ export function faultPoint(step: FaultStep, file?: string, fail?: () => void): v
     appendFileSync(process.env.SETTLE_TEST_TRACE ?? '/dev/null', `${step} ${(performance.timeOrigin + performance.now()).toFixed(3)}\n`);
     return;
   }
-  if (fault === step) process.kill(process.pid, 'SIGKILL');
-  if (fault === `fail:${step}`) fail?.();
-  if (fault === `hook:${step}`) {
+  // several steps, comma-separated: `hook:mid-copy,hook:after-commit` (the hook tells them apart by SETTLE_TEST_HOOK_STEP)
+  const steps = fault.split(',');
+  if (steps.includes(step)) process.kill(process.pid, 'SIGKILL');
+  if (steps.includes(`fail:${step}`)) fail?.();
+  if (steps.includes(`hook:${step}`)) {
     // stdout carries the run's results (--json): the hook must not write into it
-    const r = spawnSync('/bin/sh', ['-c', process.env.SETTLE_TEST_HOOK ?? ''], {
+    const hook = spawnSync('/bin/sh', ['-c', process.env.SETTLE_TEST_HOOK ?? ''], {
       stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, SETTLE_TEST_HOOK_FILE: file ?? '' },
+      env: { ...process.env, SETTLE_TEST_HOOK_FILE: file ?? '', SETTLE_TEST_HOOK_STEP: step },
     });
-    if (r.status !== 0) throw new Error(`test hook at ${step} failed (status ${r.status})`);
+    if (hook.status !== 0) throw new Error(`test hook at ${step} failed (status ${hook.status})`);
   }
 }

@@ -17,7 +17,8 @@ export interface CommandResources {
   logger(): Logger;
   /** the configured ledger, as the settings' partner's view: created or upgraded for `migrate`, required current otherwise */
   /** `readOnly`: the reports and `status`, for a monitoring user who may read the ledger and nothing more */
-  ledger(opts?: { create: boolean; readOnly?: boolean }): Promise<Ledger>;
+  /** `stop`: a stop request, which cuts a wait on a PostgreSQL ledger short (statementWatch.ts) */
+  ledger(opts?: { create: boolean; readOnly?: boolean; stop?: AbortSignal }): Promise<Ledger>;
   finance(purpose: FinancePurpose, stop?: AbortSignal): Promise<FinanceDb>;
   /** `stop`: a stop request, which gives up an SFTP request stuck then */
   intake(stop?: AbortSignal): Promise<Intake>;
@@ -52,7 +53,8 @@ export async function withResources<T>(
           openLedger(settings.ledger, {
             create: opts.create,
             readOnly: opts.readOnly === true,
-            busyTimeoutMs: settings.ledgerTimeoutSeconds * 1000,
+            timeoutMs: settings.ledgerTimeoutSeconds * 1000,
+            stop: opts.stop,
           }),
           (l) => l.close(),
         )

@@ -70,7 +70,8 @@ export function registerRun(program: Command, setExit: (status: number) => void)
 
 /**
  * The first SIGTERM or SIGINT asks the run to finish the file in hand and stop (exit 1,
- * "stopped"), cancelling its statement if that is stuck waiting on the finance database; a
+ * "stopped"), cancelling its statement if that is stuck waiting on the finance database or a
+ * PostgreSQL ledger (statementWatch.ts: within seconds, whatever the timeouts say); a
  * second one ends the process at once, which recovery also covers. The partners not yet
  * begun are not begun. A Ctrl-C on a terminal is acknowledged on the spot (acknowledgeStop).
  */
@@ -122,7 +123,7 @@ export async function ingestPartners(
         overdue: async (ledger, s, now) =>
           s.expect ? overdueDeliveries(ledger, { partner: s.partner, expect: s.expect, patternText: s.patternText }, now) : undefined,
         oldestWaiting,
-        afterPartners: (ran, processExit) => afterPartners(partners[0]!, all, ran, processExit, service.watch?.()),
+        afterPartners: (ran, processExit) => afterPartners(partners[0]!, all, ran, processExit, service.watch?.(), stopping.signal),
         now: nowMs,
         host: hostname(),
         pid: process.pid,
@@ -143,7 +144,7 @@ export function partnerResources(commandResources: CommandResources, settings: S
   let progressOf = '';
   return {
     logger: () => commandResources.logger(),
-    ledger: () => commandResources.ledger(),
+    ledger: (stop) => commandResources.ledger({ create: false, stop }),
     finance: (stop) => commandResources.finance('load', stop),
     intake: (stop) => commandResources.intake(stop),
     progress: {
@@ -172,6 +173,7 @@ export async function afterPartners(
   ran: PartnerRunMetrics[],
   processExit: number,
   watch?: WatchMetrics,
+  stop?: AbortSignal,
 ): Promise<void> {
   const runIds = ran.flatMap((partnerRunMetrics) => (partnerRunMetrics.runId ? [partnerRunMetrics.runId] : []));
   if (!shared.metricsFile && runIds.length === 0) return;
@@ -180,7 +182,8 @@ export async function afterPartners(
     const logger = commandResources.logger();
     let ledger: Ledger | undefined;
     try {
-      ledger = await commandResources.ledger();
+      // after a stop request (SIGTERM) a ledger that answers nothing is given seconds, not --ledger-timeout
+      ledger = await commandResources.ledger({ create: false, stop });
     } catch {
       // not even a ledger: the metrics still say how the run ended, and keep the last success they had
     }

@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors.js';
 import { NO_COUNTS, type RunCounts } from '../ledger/types.js';
+import { claimsTakenOverText } from '../ledger/runOutcomes.js';
 import type { IngestResult } from '../pipeline/runIngest.js';
 import type { OverdueDelivery } from '../report/deliveries.js';
 import type { HeldLease } from '../ledger/types.js';
@@ -12,7 +13,8 @@ import { jsonDocument } from './jsonOutput.js';
  * The one summary line scripts and people read: `run <id> done: loaded=1 skipped=1 …`. Exit 1
  * must always be explained on it: a non-zero count, or a tail naming what stopped the run
  * or which files have waited in the intake too long. A tail also names the moves this run
- * finished for earlier runs, which no count holds.
+ * finished for earlier runs, and the claims another run took over from it (the rows it committed
+ * all the same, and the run that recorded them), which no count holds.
  */
 export function summaryLine(ingestResult: IngestResult, overdue: OverdueDelivery[] = []): string {
   const tails = [
@@ -31,6 +33,7 @@ export function summaryLine(ingestResult: IngestResult, overdue: OverdueDelivery
     ...(ingestResult.finishedMoves.length > 0
       ? [`finished the move of ${ingestResult.finishedMoves.map((m) => `${m.name} for run ${m.decidedBy}`).join(', ')}`]
       : []),
+    ...(ingestResult.claimsTakenOver.length > 0 ? [claimsTakenOverText(ingestResult.claimsTakenOver)] : []),
   ];
   const tail = tails.map((t) => ` (${printable(t)})`).join('');
   return `run ${ingestResult.runId} ${ingestResult.abortedBy ? 'stopped' : 'done'}: ${countsText(ingestResult.counts)}${tail}`;
@@ -68,6 +71,15 @@ function summaryObject(ingestResult: IngestResult, overdue?: OverdueDelivery[]):
     ...(ingestResult.transferLogUnread !== undefined ? { transfer_log_unread: ingestResult.transferLogUnread } : {}),
     finished_moves: ingestResult.finishedMoves,
     failed_moves: ingestResult.failedMoves,
+    ...(ingestResult.claimsTakenOver.length > 0
+      ? {
+          claims_taken_over: ingestResult.claimsTakenOver.map((t) => ({
+            name: t.name,
+            by: t.by,
+            committed_rows: t.committedRows,
+          })),
+        }
+      : {}),
     files: ingestResult.files.map((fileOutcome) => ({
       name: fileOutcome.name,
       sha256: fileOutcome.sha256,

@@ -146,12 +146,13 @@ export const OPTION_TABLE = {
     scope: 'shared',
     flag: '--ledger-timeout',
     value: '<duration>',
-    description: "how long to wait for another process's ledger write",
+    description: 'longest wait on the ledger: connecting, a lock, a statement',
     env: 'SETTLE_LEDGER_TIMEOUT',
     kind: 'duration',
     default: durationText(DEFAULTS.ledgerTimeout),
     commands: CONFIGURED,
-    details: 'then exit 1, "locked"',
+    details:
+      "on SQLite a wait for another process's write, on PostgreSQL each commit too; past it exit 1 naming it, the file left in the intake for the next run; a server that answers nothing has its connection closed, and after SIGTERM such a wait ends within seconds; raise it for a `migrate` of a very large ledger",
   },
   maxRecordBytes: {
     flag: '--max-record-bytes',

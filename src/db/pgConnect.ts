@@ -106,6 +106,13 @@ function isTlsRefusal(err: unknown): boolean {
  */
 const KEEPALIVE_IDLE_MS = 10_000;
 
+/**
+ * After a stop request (SIGTERM), how long a wait on a database may still last: a connection being
+ * opened, or a statement that answers nothing (statementWatch.ts). A healthy server answers in
+ * milliseconds; a run asked to stop must end within seconds whatever its timeouts say.
+ */
+export const STOP_SILENT_MS = 5_000;
+
 export interface PgConnectOptions {
   /** how messages name the database: "finance database", "ledger" */
   what: string;
@@ -115,6 +122,8 @@ export interface PgConnectOptions {
   timeoutOption?: string;
   /** a connection that breaks while idle emits 'error'; without a listener it would end the process */
   onError: (err: Error) => void;
+  /** a stop request: connecting then may take STOP_SILENT_MS more, no longer */
+  stop?: AbortSignal;
 }
 
 /**
@@ -154,6 +163,7 @@ export async function connectPostgres(url: string | undefined, pgConnectOptions:
     throw new UsageError(`${where} cannot be used: ${redactSecrets(errorMessage(err))}`, { cause: err });
   }
   client.on('error', pgConnectOptions.onError);
+  const stopWatch = boundConnectOnStop(client, pgConnectOptions.stop);
   try {
     await client.connect();
     return client;
@@ -179,7 +189,32 @@ export async function connectPostgres(url: string | undefined, pgConnectOptions:
     const seconds = pgConnectOptions.connectTimeoutMs / 1000;
     const silent = `no answer within ${seconds}s${pgConnectOptions.timeoutOption ? ` (${pgConnectOptions.timeoutOption} ${seconds})` : ''}`;
     throw new TransientError(`${where} is unreachable: ${timedOut ? silent : why || code}`, { cause: err });
+  } finally {
+    stopWatch();
   }
+}
+
+/**
+ * Once `stop` is aborted (already, or while connecting), the connection attempt is given
+ * STOP_SILENT_MS more and then its socket is destroyed, as node-postgres's own connect timeout
+ * does. Returns the disposer, called when the attempt has ended either way.
+ */
+function boundConnectOnStop(client: pg.Client, stop: AbortSignal | undefined): () => void {
+  if (!stop) return () => undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    timer = setTimeout(() => {
+      const why = `asked to stop (${String(stop.reason ?? 'signal')}): no answer within ${STOP_SILENT_MS / 1000}s`;
+      socketIfAny(client)?.destroy(new Error(why));
+    }, STOP_SILENT_MS);
+    timer.unref();
+  };
+  if (stop.aborted) arm();
+  else stop.addEventListener('abort', arm, { once: true });
+  return () => {
+    clearTimeout(timer);
+    stop.removeEventListener('abort', arm);
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { TransientError, UsageError, errorMessage } from '../errors.js';
-import { connectPostgres, describeTarget, libpqTargetSet } from '../db/pgConnect.js';
-import { watchStatements } from '../db/statementWatch.js';
+import { UsageError } from '../errors.js';
+import { libpqTargetSet } from '../db/pgConnect.js';
+import { connectWatched } from '../db/statementWatch.js';
 
 export interface FinanceConnectOptions {
   /** --db-timeout: connecting, and each lock or statement wait */
@@ -22,25 +22,12 @@ export async function connectFinance(url: string | undefined, opts: FinanceConne
   if (!url && !libpqTargetSet()) {
     throw new UsageError('no finance database: set --database-url, DATABASE_URL, or the PGHOST/PGDATABASE/PGUSER variables');
   }
-  const timeoutMs = Math.max(1, Math.round(opts.timeoutSeconds * 1000));
-  const client = await connectPostgres(url, {
+  return connectWatched(url, {
     what: 'finance database',
     applicationName: 'settle-ingest',
-    connectTimeoutMs: timeoutMs,
-    timeoutOption: '--db-timeout',
+    option: '--db-timeout',
+    timeoutMs: Math.max(1, Math.round(opts.timeoutSeconds * 1000)),
     onError: opts.onLost,
+    stop: opts.stop,
   });
-  try {
-    watchStatements(client, url, { timeoutMs, stop: opts.stop });
-  } catch (err) {
-    await client.end().catch(() => undefined);
-    throw err;
-  }
-  try {
-    await client.query(`SET lock_timeout = ${timeoutMs}; SET statement_timeout = ${timeoutMs}`);
-  } catch (err) {
-    await client.end().catch(() => undefined);
-    throw new TransientError(`finance database ${describeTarget(url)}: cannot set its timeouts: ${errorMessage(err)}`, { cause: err });
-  }
-  return client;
 }

@@ -161,6 +161,19 @@ export interface RunLedger extends LedgerReads {
     details: Record<string, unknown>,
     options?: { extraEvents?: EventKind[]; moveTo?: Destination },
   ): Promise<boolean>;
+  /**
+   * This run's COMMIT landed (the finance database's file marker names it), but its claim was no
+   * longer its own: the run was paused past its lease, and another run expired the claim, holds
+   * the file, or claimed it again (that run meets this load's marker and loads nothing). The row
+   * becomes loaded by this run, with its `loaded` event and the move to the archive intended, as
+   * finalizeClaim would have made it. False when another run recorded the load first (it settled
+   * the claim against the marker: `recovered`), or a twin of the content is live.
+   */
+  finalizeCommittedLoad(
+    committed: { name: string; sha256: string; runId: string; arrival: string },
+    outcome: { rows: number; totals?: CheckedTotal[] },
+    details: Record<string, unknown>,
+  ): Promise<boolean>;
   /** a hold: the content's twin is claimed by another live run; this file stays in the intake */
   recordHeld(
     held: { name: string; sha256: string; contentSha256?: string | null; size: number; runId: string },

@@ -1,11 +1,12 @@
 import pg from 'pg';
-import { SettleError, TransientError, errorMessage } from '../errors.js';
-import { connectPostgres, endPostgres } from '../db/pgConnect.js';
+import { errorMessage } from '../errors.js';
+import { endPostgres } from '../db/pgConnect.js';
 import { PG_UNIQUE_VIOLATION, pgCode } from '../db/pgErrors.js';
 import { assertPgCurrent, migratePg } from '../db/pgMigrate.js';
+import { connectWatched, explainDbWait } from '../db/statementWatch.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { SqlLedger } from './sqlLedger.js';
-import { numberPlaceholders, type Durability, type SqlPort, type SqlRow } from './sqlPort.js';
+import { LedgerUnavailableError, numberPlaceholders, type Durability, type SqlPort, type SqlRow } from './sqlPort.js';
 
 /** The ledger's tables live in their own schema, in whatever database the URL names. */
 export const LEDGER_SCHEMA = 'settle_ledger';
@@ -23,8 +24,10 @@ class PgPort implements SqlPort {
     try {
       return await this.client.query(numberPlaceholders(sql), params);
     } catch (err) {
-      if (err instanceof SettleError || this.isUniqueViolation(err)) throw err;
-      throw new TransientError(`ledger ${this.location}: ${errorMessage(err)}`, { cause: err });
+      if (this.isUniqueViolation(err)) throw err;
+      // a wait the server's timeouts or the statement watch ended says which, how long, and --ledger-timeout
+      const explained = explainDbWait(this.client, err);
+      throw new LedgerUnavailableError(`ledger ${this.location}: ${errorMessage(explained)}`, { cause: explained });
     }
   }
 
@@ -60,14 +63,26 @@ class PgPort implements SqlPort {
   }
 }
 
-/** Connects, and creates or upgrades the schema (`create`) or checks that it is current. */
-export async function openPgLedger(url: string, opts: { create: boolean; readOnly?: boolean; busyTimeoutMs?: number }): Promise<SqlLedger> {
+/**
+ * Connects, and creates or upgrades the schema (`create`) or checks that it is current. No wait on
+ * the ledger is unbounded, as none on the finance database is: connecting, every lock wait,
+ * statement and commit (the migrations' too) end after `timeoutMs` (--ledger-timeout), under the
+ * server's own timeouts and the statement watch (src/db/statementWatch.ts) for a server that
+ * answers nothing; after a stop request (`stop`: SIGTERM), within seconds.
+ */
+export async function openPgLedger(
+  url: string,
+  opts: { create: boolean; readOnly?: boolean; timeoutMs?: number; stop?: AbortSignal },
+): Promise<SqlLedger> {
   const location = redactSecrets(url);
-  const client = await connectPostgres(url, {
+  const client = await connectWatched(url, {
     what: 'ledger',
     applicationName: 'settle-ingest ledger',
-    connectTimeoutMs: 15_000,
+    option: '--ledger-timeout',
+    // at least a second: 0 would turn the server's timeouts off
+    timeoutMs: Math.max(1000, Math.round(opts.timeoutMs ?? DEFAULT_LEDGER_TIMEOUT_MS)),
     onError: () => undefined, // a dropped idle connection surfaces on the next query
+    stop: opts.stop,
   });
   try {
     const label = `ledger ${location}: schema "${LEDGER_SCHEMA}"`;
@@ -76,13 +91,13 @@ export async function openPgLedger(url: string, opts: { create: boolean; readOnl
     await client.query(`SET search_path TO ${pg.escapeIdentifier(LEDGER_SCHEMA)}`);
     // status and the reports: a role with SELECT alone reads it, and nothing here could write
     if (opts.readOnly) await client.query('SET default_transaction_read_only = on');
-    // like SQLite's busy timeout: a ledger locked or hung past --ledger-timeout is an error (exit 1), never a hang
-    const waitMs = Math.max(1000, Math.round(opts.busyTimeoutMs ?? 15_000));
-    await client.query(`SET lock_timeout = ${waitMs}`);
-    await client.query(`SET statement_timeout = ${Math.max(waitMs, 60_000)}`);
   } catch (err) {
     await client.end().catch(() => undefined);
-    throw err;
+    const explained = explainDbWait(client, err);
+    if (explained === err) throw err;
+    throw new LedgerUnavailableError(`ledger ${location}: ${errorMessage(explained)}`, { cause: explained });
   }
   return new SqlLedger(new PgPort(location, client));
 }
+
+const DEFAULT_LEDGER_TIMEOUT_MS = 15_000;

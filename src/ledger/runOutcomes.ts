@@ -34,6 +34,17 @@ export interface FailedMove {
   decidedBy: string;
 }
 
+/**
+ * A file this run claimed whose claim another run settled or took before this run could record
+ * its outcome (this run was paused past its lease): the run that has it, and the rows this run
+ * committed when its COMMIT landed all the same (that run recorded the load).
+ */
+export interface ClaimTakenOver {
+  name: string;
+  by: { run: string; state: string } | null;
+  committedRows: number | null;
+}
+
 export interface RunOutcomes {
   runId: string;
   mode: string;
@@ -41,6 +52,21 @@ export interface RunOutcomes {
   files: FileOutcome[];
   finishedMoves: FinishedMove[];
   failedMoves: FailedMove[];
+  claimsTakenOver: ClaimTakenOver[];
+}
+
+/** What the summary line and the run's ledger row say of claims taken over: who has each file, what this run committed. */
+export function claimsTakenOverText(taken: ClaimTakenOver[]): string {
+  const each = taken.map((t) => {
+    const committed = t.committedRows !== null ? `its ${t.committedRows} rows committed by this run, ` : '';
+    const by = t.by
+      ? t.by.state === 'loaded'
+        ? `loaded as run ${t.by.run} recorded`
+        : `with run ${t.by.run} (${t.by.state})`
+      : 'with no run';
+    return `${t.name}: ${committed}${by}`;
+  });
+  return `claim taken over after its lease: ${each.join(', ')}`;
 }
 
 /** Settling another run's stale claim: counted, and it makes the run's exit 1 (worth a look). */
@@ -54,6 +80,7 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
   const finishedMoves: FinishedMove[] = [];
   const failedMoves: FailedMove[] = [];
   const moveFailures: LedgerEvent[] = [];
+  const claimsTakenOver: ClaimTakenOver[] = [];
   // ignored names are recorded once: this run's are those it was the last to see (older runs keep their first sightings' events)
   const ignored = await ledger.ignoredSeenBy(runId);
   const ignoredNames = new Set(ignored.map((i) => i.name));
@@ -65,6 +92,10 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
       finishedMoves.push({ name: ledgerEvent.name, location: String((ledgerEvent.details as { to?: unknown }).to ?? ''), decidedBy });
     }
     if (ledgerEvent.event === 'move_failed') moveFailures.push(ledgerEvent);
+    const taken = ledgerEvent.details as { takenOver?: unknown; by?: { run: string; state: string }; committedRows?: number };
+    if (ledgerEvent.event === 'released' && taken.takenOver === true) {
+      claimsTakenOver.push({ name: ledgerEvent.name, by: taken.by ?? null, committedRows: taken.committedRows ?? null });
+    }
     if (!(OUTCOME_EVENTS as readonly string[]).includes(ledgerEvent.event)) continue;
     const outcome = ledgerEvent.event as OutcomeEvent;
     const details = ledgerEvent.details as {
@@ -102,5 +133,5 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
     counts.ignored++;
     files.push({ name: ignoredEntry.name, sha256: null, outcome: 'ignored', rows: 0, error: ignoredEntry.reason });
   }
-  return { runId, mode: run?.mode ?? 'manual', counts, files, finishedMoves, failedMoves };
+  return { runId, mode: run?.mode ?? 'manual', counts, files, finishedMoves, failedMoves, claimsTakenOver };
 }

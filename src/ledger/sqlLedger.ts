@@ -448,6 +448,30 @@ export class SqlLedger implements Ledger {
     });
   }
 
+  async finalizeCommittedLoad(
+    file: { name: string; sha256: string; runId: string; arrival: string },
+    to: { rows: number; totals?: CheckedTotal[] },
+    details: Record<string, unknown>,
+  ): Promise<boolean> {
+    try {
+      return await this.tx(async () => {
+        const changed = await this.db.run(
+          `UPDATE processed_files SET state = 'loaded', run_id = ?, row_count = ?, reason = NULL, totals = ?, ${END_CLAIM}, updated_at = ?
+           WHERE name = ? AND sha256 = ? AND state IN ('claimed', 'failed', 'held')`,
+          [file.runId, to.rows, to.totals === undefined ? null : JSON.stringify(to.totals), now(), file.name, file.sha256],
+        );
+        if (changed !== 1) return false;
+        await this.appendEvent({ runId: file.runId, event: 'loaded', name: file.name, sha256: file.sha256, details });
+        await insertIntent(this.db, file, 'archive', this.partner, now());
+        return true;
+      });
+    } catch (err) {
+      // another name's row of the same content is live (claimed meanwhile): its run meets this load's marker
+      if (this.db.isUniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
   /** The (name, content) row is created or updated as held, unless it is live (another run's). */
   async recordHeld(
     file: { name: string; sha256: string; contentSha256?: string | null; size: number; runId: string },

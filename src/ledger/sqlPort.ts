@@ -7,7 +7,21 @@
  * Rows come back as the driver gives them (snake_case columns; a timestamp may be a Date or
  * an ISO string, a count a number or a string, JSON an object or text): sqlLedger decodes.
  */
+import { TransientError } from '../errors.js';
+
 export type SqlRow = Record<string, unknown>;
+
+/**
+ * A ledger statement that could not be done: the store is away, answers nothing, or a wait on it
+ * ran past --ledger-timeout. Exit 1, try again next run; never mistaken for the finance database's
+ * connection being lost (pipeline/connectionLost.ts), whatever the driver's words.
+ */
+export class LedgerUnavailableError extends TransientError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LedgerUnavailableError';
+  }
+}
 
 /** `synced` (the default): on the disk when the commit returns; `unsynced`: see SqlPort.transaction. */
 export type Durability = 'synced' | 'unsynced';

@@ -101,7 +101,7 @@ export async function doctor<S extends DoctorSettings>(partners: S[], ports: Doc
 
 /** The ledger opens at this release's version (never created: `migrate` does that), and can be written, or read as asked. */
 async function ledgerCheck(s: DoctorSettings, readOnly: boolean): Promise<string> {
-  const ledger = await openLedger(s.ledger, { create: false, readOnly, busyTimeoutMs: s.ledgerTimeoutSeconds * 1000 });
+  const ledger = await openLedger(s.ledger, { create: false, readOnly, timeoutMs: s.ledgerTimeoutSeconds * 1000 });
   await ledger.close();
   if (readOnly) return "opens read-only at this release's version";
   if (!isPostgresUrl(s.ledger)) {

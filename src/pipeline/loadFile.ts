@@ -45,16 +45,20 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
         ...(result.totals ? { totals: result.totals } : {}),
         ...both,
       };
-      if (
-        !(await run.ledger.finalizeClaim(
-          file,
-          { state: 'loaded', event: 'loaded', rows: result.rows, ...(result.totals ? { totals: result.totals } : {}) },
-          details,
-          { moveTo: 'archive' },
-        ))
-      ) {
-        log.error({ event: 'claim-lost' }, 'loaded, but the claim was taken over meanwhile: the other run finishes it');
-        return;
+      const outcome = { rows: result.rows, ...(result.totals ? { totals: result.totals } : {}) };
+      if (!(await run.ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', ...outcome }, details, { moveTo: 'archive' }))) {
+        // paused past its lease (a stopped process, a host asleep): another run settled or took the
+        // claim meanwhile, but this run's COMMIT landed, and the load is this run's to record
+        const takenBy = await claimTaker(run, file);
+        if (!(await run.ledger.finalizeCommittedLoad(file, outcome, { ...details, ...(takenBy ? { claimTakenBy: takenBy } : {}) }))) {
+          await claimTakenOver(run, file, log, result.rows);
+          return;
+        }
+        const by = takenBy ? ` (run ${takenBy.run}: ${takenBy.event})` : '';
+        log.warn(
+          { event: 'claim-lost', claimTakenBy: takenBy },
+          `loaded after its claim had passed its lease and been settled by another run${by}: recorded as this run's load`,
+        );
       }
       faultPoint('after-finalize');
       const skipped = result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout)` : '';
@@ -77,7 +81,7 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
     if (sameDelivery && (await run.ledger.run(result.runId))) {
       // A run of this ledger committed the load and died before it could say so (its claim was
       // then judged stale and expired while its COMMIT was still landing): this is that load.
-      const reason = `loaded by run ${result.runId}, which died before finalizing`;
+      const reason = `loaded by run ${result.runId}, which had not finalized it`;
       if (
         await run.ledger.finalizeClaim(
           file,
@@ -88,7 +92,7 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       ) {
         log.warn({ event: 'recovered', claimRun: result.runId, rows: result.rows }, `recovered: ${reason}`);
         await moveDecided(run, file, staged, 'archive', log, { intended: true });
-      }
+      } else await claimTakenOver(run, file, log);
       return;
     }
     const match = (result.deliveredSha256 ?? staged.content.sha256) === file.sha256 ? 'bytes' : 'content';
@@ -114,7 +118,7 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       const how = 'contentSha256' in both ? 'the same content in other delivered bytes' : 'the ledger did not know it';
       log.warn({ event: 'skipped', duplicateOf }, `skipped: ${reason} (${how})`);
       await moveDecided(run, file, staged, 'duplicates', log, { intended: true });
-    }
+    } else await claimTakenOver(run, file, log);
     return;
   } catch (err) {
     if (err instanceof RejectError) {
@@ -124,12 +128,46 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       ) {
         log.error({ event: 'rejected', ...details }, `rejected ${file.name}: ${err.message}`);
         await moveDecided(run, file, staged, 'rejected', log, { intended: true });
-      }
+      } else await claimTakenOver(run, file, log);
       return;
     }
     const reason = errorMessage(err);
-    await run.ledger.finalizeClaim(file, { state: 'failed', event: 'failed', reason }, { reason }, { extraEvents: ['released'] });
-    log.error({ event: 'failed', reason }, `failed, claim released, file left in intake: ${reason}`);
+    if (await run.ledger.finalizeClaim(file, { state: 'failed', event: 'failed', reason }, { reason }, { extraEvents: ['released'] })) {
+      log.error({ event: 'failed', reason }, `failed, claim released, file left in intake: ${reason}`);
+    } else await claimTakenOver(run, file, log);
     if (isConnectionLost(err)) run.abortedBy = `finance database connection lost: ${reason}`;
   }
 }
+
+/**
+ * The claim was no longer this run's when it came to record the outcome (it was paused past its
+ * lease, and another run settled the claim or took it): what became of the file is that run's to
+ * say, and this run says so, once, in its own events (`released`, naming the run that has the
+ * file and, when this run's COMMIT landed, the rows it committed). The run's summary and its
+ * ledger row name it (runOutcomes: claimsTakenOver).
+ */
+async function claimTakenOver(run: RunContext, file: FileInRun, log: Logger, committedRows?: number): Promise<void> {
+  const row = await run.ledger.file(file.name, file.sha256);
+  const taker = await claimTaker(run, file);
+  const by = taker && row ? { run: taker.run, state: row.state } : undefined;
+  const committed = committedRows !== undefined ? `its ${committedRows} rows committed by this run; ` : '';
+  const now = by ? `run ${by.run} ${by.state === 'loaded' ? 'recorded the load' : `has it (${by.state})`}` : 'no run has it now';
+  const reason = `${committed}its claim passed its lease and was taken over: ${now}`;
+  await run.ledger.record({
+    runId: file.runId,
+    event: 'released',
+    name: file.name,
+    sha256: file.sha256,
+    details: { reason, takenOver: true, ...(by ? { by } : {}), ...(committedRows !== undefined ? { committedRows } : {}) },
+  });
+  log.warn({ event: 'claim-lost', ...(by ? { by } : {}), ...(committedRows !== undefined ? { committedRows } : {}) }, reason);
+}
+
+/** The last run other than this one to act on this file's (name, bytes) row: the one that settled or took its claim. */
+async function claimTaker(run: RunContext, file: FileInRun): Promise<{ run: string; event: string } | undefined> {
+  const events = await run.ledger.eventsFor(file.name);
+  const other = events.filter((e) => e.sha256 === file.sha256 && e.runId !== null && e.runId !== file.runId && TAKING.has(e.event)).at(-1);
+  return other ? { run: other.runId!, event: other.event } : undefined;
+}
+
+const TAKING = new Set(['expired', 'recovered', 'claimed', 'held', 'loaded', 'skipped', 'rejected']);

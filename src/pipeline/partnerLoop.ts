@@ -52,8 +52,8 @@ export interface PartnerOutcome<Late extends LateDelivery = LateDelivery> {
 /** What one partner's run opens, each on first call, closed by `withPartner` when the partner's work ends. */
 export interface PartnerResources {
   logger(): Logger;
-  /** the configured ledger, as this partner's view */
-  ledger(): Promise<Ledger>;
+  /** the configured ledger, as this partner's view; `stop` cuts a wait on it short */
+  ledger(stop: AbortSignal): Promise<Ledger>;
   /** the finance database bound to the partner's layout, for loading */
   finance(stop: AbortSignal): Promise<FinanceDb>;
   intake(stop: AbortSignal): Promise<Intake>;
@@ -199,7 +199,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
     const mode = ports.mode(settings);
     let ledger: Ledger;
     try {
-      ledger = await partnerResources.ledger();
+      ledger = await partnerResources.ledger(stop);
     } catch (err) {
       // not even a ledger to record the run in: the log file and the metrics still say so
       if (settings.logFile)

@@ -5,7 +5,7 @@ import { faultPoint } from '../faults.js';
 import { FileGoneError, NotRegularFileError, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { currentOwner } from '../owner.js';
 import { unlink } from '../syncFs.js';
-import { runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
+import { claimsTakenOverText, runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
 import type { IgnoredEntry, RunLedger } from '../ledger/ledger.js';
 import type { RunCounts, RunMode } from '../ledger/types.js';
 import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js';
@@ -356,7 +356,12 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     ...(transferLogUnread !== undefined ? { transferLogUnread } : {}),
   };
   const exitStatus = opts.exitStatusFor(found);
-  await ledger.finishRun(runId, counts, exitStatus, { status: 'finished', ...(run.abortedBy ? { reason: run.abortedBy } : {}) });
+  // the run's row says why it stopped early, and which of its claims another run took over (its summary line says the same)
+  const notes = [
+    ...(run.abortedBy ? [run.abortedBy] : []),
+    ...(outcomes.claimsTakenOver.length > 0 ? [claimsTakenOverText(outcomes.claimsTakenOver)] : []),
+  ];
+  await ledger.finishRun(runId, counts, exitStatus, { status: 'finished', ...(notes.length > 0 ? { reason: notes.join('; ') } : {}) });
   log.info({ event: 'run-finished', ...counts, exitStatus }, 'run finished');
   return { ...outcomes, ...found, exitStatus };
 }

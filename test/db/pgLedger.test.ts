@@ -62,7 +62,7 @@ describe('the PostgreSQL ledger', () => {
   });
 
   it('is what openLedger opens for a postgres:// location', async () => {
-    const ledger = await openLedger(database.url, { create: false, busyTimeoutMs: 2000 });
+    const ledger = await openLedger(database.url, { create: false, timeoutMs: 2000 });
     try {
       const runId = await newRun(ledger);
       expect(await ledger.knowsContent('b'.repeat(64))).toEqual([]);

@@ -88,13 +88,14 @@ describe('a finance database that makes the run wait', () => {
       const name = 'settle_20261003_frozen.csv';
       await ws.put(name, sampleSettlement({ date: '2026-10-03', rows: 10_000, idPrefix: 'FROZEN' }).text); // > one COPY batch (256 KiB)
       const pidFile = join(await mkdtemp(join(tmpdir(), 'settle-frozen-')), 'pids');
-      const hook = fileURLToPath(new URL('../support/freezeCopyBackend.mjs', import.meta.url));
+      const hook = fileURLToPath(new URL('../support/freezeBackend.mjs', import.meta.url));
       let r;
       try {
         r = await ws.run(['--db-timeout', '2'], {
           SETTLE_TEST_FAULT: 'hook:mid-copy',
           SETTLE_TEST_HOOK: `"${process.execPath}" "${hook}"`,
           FROZEN_PID_FILE: pidFile,
+          FREEZE_ACTIVE: 'COPY',
         });
       } finally {
         const pids = (await readFile(pidFile, 'utf8').catch(() => '')).split('\n').filter(Boolean);

@@ -240,6 +240,16 @@ export class Workspace {
   }
 }
 
+/** A workspace whose ledger is PostgreSQL, in a finance database of its own (closed after `test`). */
+export async function withPgLedger(test: (ws: Workspace, db: FinanceDatabase) => Promise<void>): Promise<void> {
+  const db = await financeDatabase();
+  try {
+    await test(await Workspace.create(db.url, { ledger: 'postgres' }), db);
+  } finally {
+    await db.close();
+  }
+}
+
 /** Parses the `run … done: loaded=1 skipped=0 …` line into numbers. */
 export function parseSummary(stdout: string): Record<string, number> & { run: string } {
   const line = stdout.trim().split('\n').at(-1) ?? '';
