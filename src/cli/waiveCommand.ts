@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
+import { nowMs } from '../clock.js';
 import { resolvePartners, type RawFlags } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { waiveDay, type WaiveOutcome } from '../report/deliveryWaivers.js';
+import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { operatorName } from './operator.js';
 import { withSettingOptions } from './options.js';
@@ -14,11 +16,14 @@ interface WaiveFlags extends RawFlags {
   json?: boolean;
 }
 
+/** The line a person reads: the names and the reason are anyone's text, spelled out where they hold control or format characters. */
 function waiveLine(o: WaiveOutcome): string {
   if (o.action === 'unwaived') {
-    return `${o.partner}: ${o.weekday} ${o.day} is owed again (waiver by ${o.tookBack!.operator} taken back by ${o.operator}: ${o.reason})`;
+    return printable(
+      `${o.partner}: ${o.weekday} ${o.day} is owed again (waiver by ${o.tookBack!.operator} taken back by ${o.operator}: ${o.reason})`,
+    );
   }
-  return `${o.partner}: ${o.weekday} ${o.day} waived by ${o.operator}: ${o.reason} (never overdue now; --undo takes it back)`;
+  return printable(`${o.partner}: ${o.weekday} ${o.day} waived by ${o.operator}: ${o.reason} (never overdue now; --undo takes it back)`);
 }
 
 export function registerWaive(program: Command): void {
@@ -47,6 +52,7 @@ export function registerWaive(program: Command): void {
           reason: flags.reason!,
           operator: operatorName(),
           undo: flags.undo === true,
+          now: nowMs(),
         }),
       );
       process.stdout.write(`${flags.json ? jsonDocument({ ...outcome }) : waiveLine(outcome)}\n`);

@@ -506,7 +506,20 @@ export const OPTION_TABLE = {
     default: '/',
     commands: TRANSFER_LOG,
     details:
-      "OpenSSH logs a chrooted session's paths inside its chroot (`ChrootDirectory /srv/sftp/%u`: `/in/x.csv` for `/srv/sftp/adyen/in/x.csv`, root `/srv/sftp/adyen`); a path the client sent without a leading `/` is taken from here too",
+      "OpenSSH logs a chrooted session's paths inside its chroot (`ChrootDirectory /srv/sftp/%u`: `/in/x.csv` for `/srv/sftp/adyen/in/x.csv`, root `/srv/sftp/adyen`); a path the client sent without a leading `/` is taken in the intake of the session's partner, not from here (see `--transfer-log-user`)",
+  },
+  transferLogUser: {
+    scope: 'own',
+    flag: '--transfer-log-user',
+    value: '<login>',
+    description:
+      "the login the partner uploads as, as the transfer log names it (`session opened for local user NAME`): that login's sessions are this partner's",
+    env: 'SETTLE_TRANSFER_LOG_USER',
+    kind: 'string',
+    default: "an SFTP intake's own login (`sftp://USER@…`), else none",
+    commands: TRANSFER_LOG,
+    details:
+      "tells apart partners whose intakes are one path of the log (chroots read as local folders, each with its `--transfer-log-root`), and places a path sent without a leading `/` (a session started in the intake, `internal-sftp -d /in`) in its session's partner's intake; without it such an upload is a discrepancy (`upload_ambiguous`), never credited to the wrong partner. With a single partner reading the log, every relative path is that partner's",
   },
   transferLogTimeZone: {
     flag: '--transfer-log-time-zone',

@@ -9,6 +9,8 @@ export interface TransferLogSettings {
   files: string[];
   /** the folder, in the intake's own terms, that the log's paths start from (a chroot) */
   root: string;
+  /** the login the partner uploads as, as the log names it; undefined: an SFTP intake's own */
+  user: string | undefined;
   /** the zone of times a line does not give one for; undefined: this host's */
   timeZone: string | undefined;
   /** how far the log's clock and the ledger's may disagree (--transfer-log-clock-slack) */
@@ -20,6 +22,7 @@ export function transferLogSettings(read: SettingReader, pick: (key: SettingKey)
   return {
     files: read('transferLog') ?? [],
     root: transferLogRoot(read('transferLogRoot')),
+    user: transferLogUser(read('transferLogUser'), pick('transferLogUser')?.from),
     timeZone: timeZoneSetting(read('transferLogTimeZone'), pick('transferLogTimeZone')?.from),
     clockSlackSeconds: read('transferLogClockSlack') ?? DEFAULTS.transferLogClockSlack,
   };
@@ -29,6 +32,14 @@ export function transferLogSettings(read: SettingReader, pick: (key: SettingKey)
 function transferLogRoot(value: string | undefined): string {
   if (value === undefined) return '/';
   return value.length > 1 ? value.replace(/\/+$/, '') || '/' : value;
+}
+
+/** A login as a syslog line names it (`session opened for local user NAME`): one word. */
+function transferLogUser(value: string | undefined, from: string | undefined): string | undefined {
+  if (value !== undefined && !/^[^\s\p{Cc}\p{Cf}]+$/u.test(value)) {
+    throw new UsageError(`${from}: ${JSON.stringify(value)} is not a login: one word as the log names it, such as adyen`);
+  }
+  return value;
 }
 
 function timeZoneSetting(value: string | undefined, from: string | undefined): string | undefined {

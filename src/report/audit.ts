@@ -22,6 +22,7 @@ export type DiscrepancyKind =
   | `${CopyFolder}_copy_differs`
   | 'archived_file_unknown'
   | 'upload_unmatched'
+  | 'upload_ambiguous'
   | 'upload_gone_after_outcome'
   | 'transfer_log_unread'
   | 'transfer_log_clock_offset';
@@ -220,16 +221,17 @@ export async function audit(
   check('every archived file is known to the ledger', unknown);
 
   if (transferLog) {
-    check(
-      'every upload in the transfer log has a ledger outcome',
-      transferLog.arrivals
+    check('every upload in the transfer log has a ledger outcome', [
+      ...transferLog.arrivals
         .filter((accountedArrival) => accountedArrival.unmatched)
         .map((a) =>
           a.afterWaiting !== null
             ? found('upload_gone_after_outcome', a.name, a.sha256, a.run, a.message, a.partner)
             : found('upload_unmatched', a.name, null, null, a.message, a.partner),
         ),
-    );
+      // an upload the log ties to no one partner has no partner's outcome: crediting either could name the wrong one
+      ...transferLog.ambiguous.map((upload) => found('upload_ambiguous', upload.path, null, null, upload.message)),
+    ]);
     check(
       'every line of the transfer log was read',
       transferLog.unread.map((unreadPlace) => found('transfer_log_unread', unreadPlace.file, null, null, unreadPlace.message)),

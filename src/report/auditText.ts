@@ -38,6 +38,10 @@ export function auditText(result: AuditResult): string {
       `transfer log: ${plural(transferAuditResult.arrivals.length, 'upload', 'uploads')} into the intakes: ${counts || 'none'}; unmatched=${transferAuditResult.unmatched}`,
     );
     for (const accountedArrival of transferAuditResult.arrivals) lines.push(`  ${printable(accountedArrival.message)}`);
+    if (transferAuditResult.ambiguous.length > 0) {
+      lines.push(`transfer log: ${plural(transferAuditResult.ambiguous.length, 'upload', 'uploads')} of no one partner:`);
+      for (const upload of transferAuditResult.ambiguous) lines.push(`  ${printable(upload.message)}`);
+    }
     if (transferAuditResult.outsideIntakes.length > 0) {
       lines.push(`transfer log: ${plural(transferAuditResult.outsideIntakes.length, 'upload', 'uploads')} into folders no run reads:`);
       for (const upload of transferAuditResult.outsideIntakes) lines.push(`  ${printable(upload.message)}`);

@@ -5,6 +5,7 @@ import { dayInName } from '../intake/names.js';
 import type { LedgerQueries } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger/types.js';
 import { waiversOf, type Waiver } from './deliveryWaivers.js';
+import { firstOwedDay } from './firstOwedDay.js';
 
 /** What judging a partner's deliveries needs from its settings. */
 export interface PartnerDeliveries {
@@ -161,12 +162,11 @@ export async function recentDays(
   partnerDeliveries: PartnerDeliveries,
   now: number,
 ): Promise<{ first: string; last: string } | null> {
-  const firstRun = await ledger.firstRunAt(partnerDeliveries.partner);
-  if (!firstRun) return null; // a partner never run owes nothing yet
+  const started = await firstOwedDay(ledger, partnerDeliveries.partner, partnerDeliveries.expect.timeZone, now);
+  if (!started.ran) return null; // a partner never run owes nothing yet
   const today = localDay(now, partnerDeliveries.expect.timeZone);
   const earliest = addDays(today, -LOOKBACK_DAYS);
-  const started = localDay(Date.parse(firstRun), partnerDeliveries.expect.timeZone);
-  return { first: started > earliest ? started : earliest, last: today };
+  return { first: started.day > earliest ? started.day : earliest, last: today };
 }
 
 /** The owed days past `by` + `warnAfter` without their delivery, oldest first. */

@@ -1,14 +1,8 @@
 import type { DayState, DeliveryDay } from './deliveries.js';
 import { lateText } from './deliveries.js';
-import {
-  expectWords,
-  localTime,
-  STATE_WORDS,
-  stateWords,
-  waiverWords,
-  type DeliveriesReport,
-  type PartnerReport,
-} from './deliveriesReport.js';
+import { waiverWords } from './deliveryWaivers.js';
+import { printable } from './printable.js';
+import { expectWords, localTime, STATE_WORDS, stateWords, type DeliveriesReport, type PartnerReport } from './deliveriesReport.js';
 
 /**
  * `report deliveries --html FILE`: one self-contained page (inline CSS and SVG; no script, no
@@ -35,8 +29,9 @@ const BARS: { key: 'onTime' | 'late' | 'missing' | 'rejected'; state: DayState; 
   { key: 'missing', state: 'missing', label: 'missing' },
 ];
 
+/** Text on the page: its control and format characters spelled out (printable, as every report), then HTML-escaped. */
 const escape = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  printable(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** A day's mark inside its calendar cell: what changed, in a few characters. */
 function cellMark(d: DeliveryDay): string {

@@ -2,7 +2,8 @@ import { addDays, localDay } from '../calendar/dueDays.js';
 import type { Expect } from '../calendar/expect.js';
 import type { LedgerQueries } from '../ledger/ledger.js';
 import { deliveryDays, lateText, type DayState, type DeliveryDay, type PartnerDeliveries } from './deliveries.js';
-import type { Waiver } from './deliveryWaivers.js';
+import { waiverWords } from './deliveryWaivers.js';
+import { firstOwedDay } from './firstOwedDay.js';
 import { isoWeek } from './isoWeek.js';
 import { textTable } from './textTable.js';
 
@@ -52,11 +53,6 @@ export const STATE_WORDS: Record<DayState, string> = {
   not_owed: 'not owed',
   waived: 'waived',
 };
-
-/** `waived by alice at 2026-03-20 09:12 UTC: the partner confirmed no settlement that day` */
-export function waiverWords(waiver: Waiver): string {
-  return `waived by ${waiver.operator} at ${waiver.at.replace('T', ' ').slice(0, 16)} UTC: ${waiver.reason}`;
-}
 
 /** How a day's state reads: a waived day names who waived it, when and why. */
 export function stateWords(deliveryDay: DeliveryDay): string {
@@ -108,9 +104,8 @@ export async function deliveriesReport(
       patternText: reportedPartner.patternText,
     };
     const today = localDay(now, reportedPartner.expect.timeZone);
-    const firstRun = await ledger.firstRunAt(reportedPartner.partner);
     const windowStart = addDays(today, -(weeks * 7 - 1));
-    const started = firstRun ? localDay(Date.parse(firstRun), reportedPartner.expect.timeZone) : today;
+    const started = (await firstOwedDay(ledger, reportedPartner.partner, reportedPartner.expect.timeZone, now)).day;
     const days = await deliveryDays(ledger, judged, started > windowStart ? started : windowStart, today, now);
     out.push({ partner: reportedPartner.partner, expect: reportedPartner.expect, days, weeks: weekCounts(days) });
   }

@@ -3,6 +3,8 @@ import type { Expect } from '../calendar/expect.js';
 import { UsageError } from '../errors.js';
 import type { Ledger, LedgerQueries } from '../ledger/ledger.js';
 import { isDay } from './evidencePack.js';
+import { firstOwedDay } from './firstOwedDay.js';
+import { printable } from './printable.js';
 
 /**
  * An owed day the partner confirms will never come, waived by an operator: `waived` and
@@ -12,7 +14,7 @@ import { isDay } from './evidencePack.js';
  */
 export interface Waiver {
   reason: string;
-  /** who waived it (operatorName: under sudo, the person) */
+  /** who waived it (operatorName: the real user; under sudo, the person sudo names) */
   operator: string;
   /** when it was waived (ISO, UTC) */
   at: string;
@@ -31,6 +33,15 @@ export async function waiversOf(ledger: LedgerQueries, partner: string): Promise
   return waivers;
 }
 
+/**
+ * `waived by alice at 2026-03-20 09:12 UTC: the partner confirmed no settlement that day`, as every
+ * report prints it: the operator's name and reason are anyone's text, so their control and format
+ * characters (a terminal's escapes, a bidi override) are spelled out (printable), here for all of them.
+ */
+export function waiverWords(waiver: Waiver): string {
+  return printable(`waived by ${waiver.operator} at ${waiver.at.replace('T', ' ').slice(0, 16)} UTC: ${waiver.reason}`);
+}
+
 export interface WaiveRequest {
   partner: string;
   /** the partner's `expect`; undefined: it owes nothing, so nothing can be waived */
@@ -40,6 +51,8 @@ export interface WaiveRequest {
   operator: string;
   /** take a standing waiver back */
   undo: boolean;
+  /** now (ms): a partner that has never run owes no day before today */
+  now: number;
 }
 
 export interface WaiveOutcome {
@@ -62,7 +75,7 @@ export interface WaiveOutcome {
 export async function waiveDay(ledger: Ledger, req: WaiveRequest): Promise<WaiveOutcome> {
   const reason = req.reason.trim();
   if (reason === '') throw new UsageError(`--reason is required: why the partner's ${req.day} is ${req.undo ? 'owed again' : 'waived'}`);
-  if (!isDay(req.day)) throw new UsageError(`--day ${req.day} is not a day: write a real calendar day YYYY-MM-DD`);
+  if (!isDay(req.day)) throw new UsageError(`--day ${printable(req.day)} is not a day: write a real calendar day YYYY-MM-DD`);
   if (!req.expect) {
     throw new UsageError(`partner "${req.partner}" has no "expect" in its settings: it owes no day, so there is none to waive`);
   }
@@ -76,7 +89,17 @@ export async function waiveDay(ledger: Ledger, req: WaiveRequest): Promise<Waive
   if (req.undo && !standing) throw new UsageError(`${due.weekday} ${req.day} of partner "${req.partner}" is not waived: nothing to undo`);
   if (!req.undo && standing) {
     throw new UsageError(
-      `${due.weekday} ${req.day} of partner "${req.partner}" is already waived (by ${standing.operator} at ${standing.at}: ${standing.reason}); --undo first to change it`,
+      `${due.weekday} ${req.day} of partner "${req.partner}" is already ${waiverWords(standing)}; --undo first to change it`,
+    );
+  }
+  // a day before the partner's first run was never owed (status and the reports never count it): a
+  // waiver of it would only say something untrue; taking one back stays possible
+  const first = await firstOwedDay(ledger, req.partner, req.expect.timeZone, req.now);
+  if (!req.undo && req.day < first.day) {
+    throw new UsageError(
+      first.ran
+        ? `${due.weekday} ${req.day} was never due: partner "${req.partner}" first ran on ${first.day}, and no day before it is owed: nothing to waive`
+        : `${due.weekday} ${req.day} was never due: partner "${req.partner}" has not run yet, and its owed days start with its first run: nothing to waive`,
     );
   }
   const action = req.undo ? 'unwaived' : 'waived';

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { nowMs } from '../clock.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -8,6 +9,7 @@ import { UsageError, errorMessage } from '../errors.js';
 import { globToRegExp } from '../intake/names.js';
 import type { Zone } from '../layout/values/timeZones.js';
 import { isCsvHeader, readCsvLine, csvFields } from './csvLog.js';
+import { lastLineYearBase, yearIn } from './logTimes.js';
 import { OpenSshLog, syslogHeader } from './openSshLog.js';
 import type { LineVerdict, LogFileReport, LogFormat, LogPlace, OpenWrite, TransferEvent } from './transferEvents.js';
 import { readXferlogLine, XFERLOG } from './xferlog.js';
@@ -157,9 +159,10 @@ async function openLog(file: string, size: number): Promise<{ bytes: Readable; o
 }
 
 /** What a file's first lines show it to be; null when none of them is a line of a known format. */
-function sniff(line: string, zone: Zone, reference: number): LogFormat | null {
+function sniff(line: string, zone: Zone): LogFormat | null {
   if (XFERLOG.test(line)) return 'xferlog';
-  if (syslogHeader(line, zone, reference)) return 'openssh-syslog';
+  // any leap year reads any date: which year the line is in is not the question here
+  if (syslogHeader(line, zone, () => 2000)) return 'openssh-syslog';
   const fields = csvFields(line);
   if (isCsvHeader(line) || (fields?.length === 3 && /^\s*\d+\s*$/.test(fields[2]!))) return 'csv';
   return null;
@@ -215,6 +218,19 @@ export interface TransferLogs {
   files: LogFileReport[];
   /** the uploads the log shows opened for writing and not closed by its last line (OpenSSH's log alone tells these) */
   stillOpen: OpenWrite[];
+  /**
+   * each log (file family) whose syslog lines write no year: the year its first such line was
+   * read in (`base`); the lines after it follow in order (logTimes.ts, SyslogYears)
+   */
+  years: Map<string, number>;
+}
+
+/** How the years of syslog lines that write none are chosen. */
+export interface YearChoice {
+  /** the base year of a log (file family), where the caller has weighed it (the audit, by the ledger's times) */
+  bases?: Map<string, number>;
+  /** now (ms; default the clock's): without a base, a log's last line is taken to be no later than a day after it */
+  now?: number;
 }
 
 /**
@@ -222,14 +238,37 @@ export interface TransferLogs {
  * xferlog, CSV); a line of the file that is no line of that format is counted unreadable and
  * the first few are kept, never passed over. A file none of whose first lines is of a known
  * format is refused (exit 2): it is not a transfer log.
+ *
+ * A traditional syslog line writes no year. Its year comes from the log's own content (a New Year
+ * is where the dates go back) and a base year: the one `years.bases` gives, else the latest that
+ * puts the log's last line no later than a day after now (a log read a second time when its lines
+ * showed the first guess, this year, to be too late). Never a file's modification time: a copied
+ * log reads the same.
  */
-export async function readTransferLogs(files: string[], zone: Zone): Promise<TransferLogs> {
+export async function readTransferLogs(files: string[], zone: Zone, years: YearChoice = {}): Promise<TransferLogs> {
+  const now = years.now ?? nowMs();
+  const given = years.bases ?? new Map<string, number>();
+  const first = await readLogFiles(files, zone, (family) => given.get(family) ?? yearIn(now, zone));
+  const settled = new Map(first.years);
+  for (const [family, reader] of first.readers) {
+    if (given.has(family) || !reader.yearless || reader.years.lastDay === null) continue;
+    settled.set(family, lastLineYearBase(now, zone, reader.years.lastDay, reader.years.newYears));
+  }
+  if ([...settled].every(([family, base]) => first.years.get(family) === base)) return first;
+  return readLogFiles(files, zone, (family) => settled.get(family) ?? yearIn(now, zone));
+}
+
+async function readLogFiles(
+  files: string[],
+  zone: Zone,
+  baseYear: (family: string) => number,
+): Promise<TransferLogs & { readers: Map<string, OpenSshLog> }> {
   const openSsh = new Map<string, OpenSshLog>();
   const events: TransferEvent[] = [];
   const reports: LogFileReport[] = [];
   for (const file of files) {
     const family = logFamily(file);
-    const { mtimeMs: reference, size } = await stat(file);
+    const { size } = await stat(file);
     const report: LogFileReport = {
       file,
       format: 'empty',
@@ -256,8 +295,8 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
       else if (format === 'csv') verdict = readCsvLine(line, place, family, zone);
       else {
         let reader = openSsh.get(family);
-        if (!reader) openSsh.set(family, (reader = new OpenSshLog(family, zone)));
-        verdict = reader.read(line, place, reference);
+        if (!reader) openSsh.set(family, (reader = new OpenSshLog(family, zone, baseYear(family))));
+        verdict = reader.read(line, place);
       }
       if (verdict.kind === 'other') report.otherLines++;
       else if (verdict.kind === 'unreadable') {
@@ -288,7 +327,7 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
         return;
       }
       if (format === null) {
-        format = sniff(line, zone, reference);
+        format = sniff(line, zone);
         waiting.push({ line, lineNumber });
         if (format === null) {
           notALog = waiting.length >= SNIFF_LINES;
@@ -330,5 +369,6 @@ export async function readTransferLogs(files: string[], zone: Zone): Promise<Tra
   // lines keep their order (the sort is stable)
   events.sort((a, b) => a.at - b.at);
   const stillOpen = [...openSsh.values()].flatMap((reader) => reader.stillOpen());
-  return { events, files: reports, stillOpen };
+  const years = new Map([...openSsh].filter(([, reader]) => reader.yearless).map(([family, reader]) => [family, reader.years.base]));
+  return { events, files: reports, stillOpen, years, readers: openSsh };
 }

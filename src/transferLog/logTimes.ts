@@ -68,16 +68,65 @@ export function isoTime(text: string, zone: Zone): number {
   return wallClock({ fixed: offset.fixed }, y, mo, d, h, mi, s, ms);
 }
 
+const DAY_MS = 86_400_000;
+
 /**
- * The year of a syslog line that does not write one (`Dec  1 02:00:01`): the year of the file's
- * last change, or the one before for a date that would fall after it (a December line in a file
- * last written in January).
+ * The years of one log's syslog lines that do not write one (`Dec  1 02:00:01`), from the log's
+ * own order, never from its file's modification time (a copied or restored log reads the same):
+ * its first such line is in `base`, and a line dated more than a day before the line before it
+ * (Dec 31, then Jan 1) begins the next year. A line dated far after the one before it (a
+ * December line a slow writer sent after the New Year's first) is the year before. The base year
+ * is the reader's to choose: see `lastLineYearBase`, and the audit's fit with the ledger's times.
  */
-export function yearBefore(reference: number, zone: Zone, month: number, day: number): number {
-  const ref = new Date(reference + wallClockOffsetAt(zone, reference) * 60_000);
-  const year = ref.getUTCFullYear();
-  const sameYear = Date.UTC(year, month - 1, day);
-  return sameYear > Date.UTC(ref.getUTCFullYear(), ref.getUTCMonth(), ref.getUTCDate()) + 86_400_000 ? year - 1 : year;
+export class SyslogYears {
+  private year: number;
+  /** the last line's day as a day of a leap year (so Feb 29 has one), ms */
+  private last: number | null = null;
+  /** the last line's month and day, and how many New Years the lines crossed */
+  lastDay: { month: number; day: number } | null = null;
+  newYears = 0;
+
+  constructor(readonly base: number) {
+    this.year = base;
+  }
+
+  /** The year of a line dated `month`/`day`, the lines before it read in order. */
+  of(month: number, day: number): number {
+    const ordinal = Date.UTC(2000, month - 1, day);
+    if (this.last !== null && ordinal > this.last + 180 * DAY_MS) return this.year - 1;
+    if (this.last !== null && ordinal < this.last - DAY_MS) {
+      this.year++;
+      this.newYears++;
+    }
+    this.last = ordinal;
+    this.lastDay = { month, day };
+    return this.year;
+  }
+}
+
+/**
+ * The base year that puts a log's last yearless line no later than a day after `now` (in `zone`),
+ * given the New Years its lines crossed: what a log being written now has, the year a syslog
+ * reader without other evidence assumes.
+ */
+export function lastLineYearBase(now: number, zone: Zone, last: { month: number; day: number }, newYears: number): number {
+  const today = new Date(now + wallClockOffsetAt(zone, now) * 60_000);
+  const year = today.getUTCFullYear();
+  const lastThisYear = Date.UTC(year, last.month - 1, last.day);
+  const todayDay = Date.UTC(year, today.getUTCMonth(), today.getUTCDate());
+  return (lastThisYear > todayDay + DAY_MS ? year - 1 : year) - newYears;
+}
+
+/** The year `now` is in, in `zone`: a log's first guess before its lines are read. */
+export function yearIn(now: number, zone: Zone): number {
+  return new Date(now + wallClockOffsetAt(zone, now) * 60_000).getUTCFullYear();
+}
+
+/** An instant moved by whole years (the same wall date and time, near enough for weighing which year fits). */
+export function shiftYears(at: number, years: number): number {
+  const date = new Date(at);
+  date.setUTCFullYear(date.getUTCFullYear() + years);
+  return date.getTime();
 }
 
 function wallClockOffsetAt(zone: Zone, utcMs: number): number {

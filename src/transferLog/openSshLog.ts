@@ -1,5 +1,5 @@
 import type { Zone } from '../layout/values/timeZones.js';
-import { isoTime, localTime, MONTHS, yearBefore } from './logTimes.js';
+import { isoTime, localTime, MONTHS, SyslogYears } from './logTimes.js';
 import type { LineVerdict, Link, LogPlace, OpenWrite, Removal, Rename, TransferEvent } from './transferEvents.js';
 
 /**
@@ -103,15 +103,21 @@ export interface SyslogHeader {
 }
 
 /**
- * A syslog line's header, in either format; null when the line is no syslog line. `after`: the
- * instant of the log's line before it, which tells the two passes of a fall-back hour apart.
+ * A syslog line's header, in either format; null when the line is no syslog line. `yearOf`: the
+ * year of a traditional line, which writes none (SyslogYears); `after`: the instant of the log's
+ * line before it, which tells the two passes of a fall-back hour apart.
  */
-export function syslogHeader(line: string, zone: Zone, reference: number, after: number | null = null): SyslogHeader | null {
+export function syslogHeader(
+  line: string,
+  zone: Zone,
+  yearOf: (month: number, day: number) => number,
+  after: number | null = null,
+): SyslogHeader | null {
   const t = TRADITIONAL.exec(line);
   if (t) {
     const mo = MONTHS.indexOf(t[1]!) + 1;
     const d = Number(t[2]);
-    const wall = { y: yearBefore(reference, zone, mo, d), mo, d, h: Number(t[3]), mi: Number(t[4]), s: Number(t[5]) };
+    const wall = { y: yearOf(mo, d), mo, d, h: Number(t[3]), mi: Number(t[4]), s: Number(t[5]) };
     const { at, otherwise } = localTime(zone, wall, after);
     return Number.isNaN(at) ? null : { at, otherwise, host: t[6]!, tag: t[7]!, pid: t[8] ?? null, message: t[9]! };
   }
@@ -136,15 +142,28 @@ export class OpenSshLog {
   /** the instant of the last line read, for the order that tells a fall-back hour's two passes apart */
   private lastAt: number | null = null;
 
+  /** the years of its traditional lines, from their order and the base year it was given */
+  readonly years: SyslogYears;
+  /** whether any line was traditional (its year not written): then the base year was chosen, not read */
+  yearless = false;
+
   constructor(
     /** the log file family: with the host of each line, whose paths these are */
     private readonly family: string,
     private readonly zone: Zone,
-  ) {}
+    /** the year of its first traditional line */
+    baseYear: number,
+  ) {
+    this.years = new SyslogYears(baseYear);
+  }
 
-  /** `reference`: when the file was last written, for the year a traditional line leaves out */
-  read(line: string, place: LogPlace, reference: number): LineVerdict {
-    const header = syslogHeader(line, this.zone, reference, this.lastAt);
+  private readonly yearOf = (month: number, day: number): number => {
+    this.yearless = true;
+    return this.years.of(month, day);
+  };
+
+  read(line: string, place: LogPlace): LineVerdict {
+    const header = syslogHeader(line, this.zone, this.yearOf, this.lastAt);
     if (header) this.lastAt = header.at;
     if (!header) return { kind: 'unreadable', hides: 'a line without a syslog header (torn, or written over)' };
     if (!SFTP_PROGRAMS.has(header.tag) || header.pid === null) return { kind: 'other' };

@@ -142,7 +142,7 @@ describe('adopt --archive', () => {
     const { db, archive } = await oldArchive();
     const ws = await Workspace.create(db.url);
     const reason = 'loaded by hand from the partner portal, ticket FIN-77';
-    const r = await adopt(ws, archive, ['--assume-loaded', '--reason', reason], { SUDO_USER: 'alice' });
+    const r = await adopt(ws, archive, ['--assume-loaded', '--reason', reason], { SUDO_USER: 'alice', SUDO_UID: '1000' });
     expect(r.status).toBe(1); // D is still a discrepancy
     expect(outcomes(r.json)).toEqual([
       [A, 'adopted', 'file-marker', 30],

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -188,6 +188,125 @@ describe("ProFTPD's xferlog, which writes white space as _", () => {
     for (const a of alike) expect(a.message).toContain('AMBIGUOUS');
     // one of the two is matched by its name; the other cannot be told, and is never called clean
     expect(audit.status).toBe(1);
+    await own.close();
+  });
+});
+
+describe("whose upload it is, read from one syslog of two chrooted partners (the audit's last false clean, issue 44)", () => {
+  let server: TestLoggingSshd;
+  beforeAll(async () => {
+    server = await TestLoggingSshd.start({ startFolder: '/in', partners: ['settlebeta'] });
+    await mkdir(join(server.jail, 'in'));
+    await server.partnerFolder('settlebeta', 'in');
+  });
+  afterAll(async () => server?.destroy());
+
+  it('local intakes told apart by their logins (else ambiguous); a relative upload removed before any run is unmatched; a name not UTF-8 is its ignored record; the same on SFTP intakes; a copy of the log read a year on reads the same', async () => {
+    const own = await financeDatabase();
+    const ws = await Workspace.create(own.url);
+    const local = await mkdtemp(join(tmpdir(), 'settle-whose-'));
+    const texts = { alpha: settlement('TWA', 1), beta: settlement('TWB', 2), gone: settlement('TWR', 1), raw: settlement('TWX', 1) };
+    for (const [name, text] of Object.entries(texts)) await writeFile(join(local, name), text);
+    // alpha's login (the server's own, chrooted in the jail) and beta's each write /in/settle_p01.csv, in their own chroot
+    await partnerSftp(server, [
+      `put ${join(local, 'alpha')} /in/settle_p01.csv`,
+      Buffer.concat([Buffer.from(`put ${join(local, 'raw')} /in/settle_`), Buffer.from([0xff]), Buffer.from('.csv')]),
+    ]);
+    // a path relative to the session's start folder, removed before any run: it never reached the ledger
+    await rawSftpPut(server, [{ path: 'settle_r01.csv', text: texts.gone }]);
+    await partnerSftp(server, ['rm /in/settle_r01.csv']);
+    await partnerSftp(server.as('settlebeta'), [`put ${join(local, 'beta')} /in/settle_p01.csv`]);
+
+    const localPartners = (logins: boolean) => ({
+      alpha: {
+        intake: join(server.jail, 'in'),
+        transferLog: [server.logFile],
+        transferLogRoot: server.jail,
+        ...(logins ? { transferLogUser: server.user } : {}),
+      },
+      beta: {
+        intake: join(server.jailOf('settlebeta'), 'in'),
+        transferLog: [server.logFile],
+        transferLogRoot: server.jailOf('settlebeta'),
+        ...(logins ? { transferLogUser: 'settlebeta' } : {}),
+      },
+    });
+    const configOf = async (name: string, partners: object) => {
+      const path = join(ws.root, name);
+      const settings = {
+        ledger: ws.ledger,
+        stableFor: 0,
+        sftpKey: server.clientKey,
+        knownHosts: server.knownHosts,
+        layout: SHARED_DEFAULT_LAYOUT,
+      };
+      await writeFile(path, JSON.stringify({ ...settings, partners }, null, 2));
+      return path;
+    };
+    const local2 = await configOf('local.json', localPartners(true));
+    const run = await ws.cli(['run', '--config', local2, '--json']);
+    expect(run.status, run.stderr + run.stdout).toBe(0);
+    await server.flushLog();
+
+    const audit = async (config: string, env: Record<string, string> = {}) => {
+      const r = await ws.cli(['audit', '--config', config, '--json'], env);
+      return {
+        status: r.status,
+        doc: JSON.parse(r.stdout) as AuditDoc & { transfer_log: { ambiguous: { path: string; partners: string[] }[] } },
+      };
+    };
+    const expected = {
+      'alpha:settle_p01.csv': ['loaded'],
+      'beta:settle_p01.csv': ['loaded'],
+      'alpha:settle_r01.csv': ['removed_before_run'],
+      'alpha:settle_\uFFFD.csv': ['ignored'],
+    };
+    const told = await audit(local2);
+    expect(told.status).toBe(1);
+    expect(outcomes(told.doc)).toEqual(expected);
+    expect(told.doc.transfer_log.arrivals.find((a) => a.partner === 'beta')!.size).toBe(Buffer.byteLength(texts.beta));
+    // the one discrepancy: the relative upload that left before any run read it
+    const found = told.doc.checks.flatMap((c) => c.discrepancies);
+    expect(found.map((d) => [d.kind, d.partner, d.file])).toEqual([['upload_unmatched', 'alpha', 'settle_r01.csv']]);
+
+    // without the logins, the log cannot tell whose /in/settle_p01.csv each is: ambiguous, neither partner credited
+    const untold = await audit(await configOf('untold.json', localPartners(false)));
+    expect(untold.status).toBe(1);
+    expect(untold.doc.transfer_log.arrivals.filter((a) => a.name === 'settle_p01.csv')).toEqual([]);
+    expect(untold.doc.transfer_log.ambiguous.filter((a) => a.path === '/in/settle_p01.csv').map((a) => a.partners)).toEqual([
+      ['alpha', 'beta'],
+      ['alpha', 'beta'],
+    ]);
+    expect(kinds(untold.doc)).toContain('upload_ambiguous');
+
+    // the same partners read over SFTP, each as its own login: the same accounting
+    const sftp = await configOf('sftp.json', {
+      alpha: { intake: server.url('/in'), transferLog: [server.logFile] },
+      beta: { intake: server.as('settlebeta').url('/in'), transferLog: [server.logFile] },
+    });
+    const overSftp = await audit(sftp);
+    expect(overSftp.status).toBe(1);
+    expect(outcomes(overSftp.doc)).toEqual(expected);
+
+    // the log copied a year on (its file's time a year later, the audit read a year later): its year is the ledger's, the same accounting
+    const copy = join(await mkdtemp(join(tmpdir(), 'settle-log-copy-')), 'sftp.log');
+    await copyFile(server.logFile, copy);
+    const yearOn = new Date(Date.now() + 366 * 86_400_000);
+    await utimes(copy, yearOn, yearOn);
+    const later = { SETTLE_TEST_NOW: yearOn.toISOString() };
+    const copied = (partners: Record<string, { transferLog: string[] }>) =>
+      Object.fromEntries(Object.entries(partners).map(([name, p]) => [name, { ...p, transferLog: [copy] }]));
+    for (const partners of [
+      localPartners(true),
+      { alpha: { intake: server.url('/in'), transferLog: [] }, beta: { intake: server.as('settlebeta').url('/in'), transferLog: [] } },
+    ]) {
+      const readLater = await audit(
+        await configOf(`copy-${Object.values(partners)[0]!.intake.startsWith('sftp') ? 'sftp' : 'local'}.json`, copied(partners)),
+        later,
+      );
+      expect(readLater.status).toBe(1);
+      expect(outcomes(readLater.doc)).toEqual(expected);
+    }
     await own.close();
   });
 });

@@ -1,7 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { finished, startCli } from '../support/cli.js';
 import { promtool, sample } from '../support/promtool.js';
 import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
@@ -35,8 +36,9 @@ describe.each(['sqlite', 'postgres'] as const)('waiving an owed day (%s ledger)'
         partners: { bank: { intake: ws.intake, pattern: 'bank_{yyyyMMdd}_*.csv', expect: EXPECT } },
       }),
     );
-    // each command's clock, placed on the night the scenario is about; the operator is the person behind sudo
-    const at = (now: string, args: string[]) => ws.cli([...args, '--config', config], { SETTLE_TEST_NOW: now, SUDO_USER: 'alice' });
+    // each command's clock, placed on the night the scenario is about; the operator is the person behind sudo (the tests run as root)
+    const at = (now: string, args: string[]) =>
+      ws.cli([...args, '--config', config], { SETTLE_TEST_NOW: now, SUDO_USER: 'alice', SUDO_UID: '1000' });
     const metric = async (series: string) => sample(await readFile(metricsFile, 'utf8'), series);
 
     // Wed 22 April 2026, 03:00 UTC: Wednesday's file, on time
@@ -102,7 +104,7 @@ describe.each(['sqlite', 'postgres'] as const)('waiving an owed day (%s ledger)'
     // a day waived once is not waived twice
     const again = await at('2026-04-24T10:16:00Z', ['waive', '--partner', 'bank', '--day', '2026-04-23', '--reason', REASON]);
     expect(again.status).toBe(2);
-    expect(again.stderr).toMatch(/already waived \(by alice/);
+    expect(again.stderr).toMatch(/already waived by alice at 2026-04-24 10:15 UTC: the bank confirmed/);
     expect(ws.events()).toHaveLength(eventsBefore + 1);
 
     // the next run exits 0, status is OK, the metrics count no overdue day and say exit 0
@@ -172,5 +174,112 @@ describe.each(['sqlite', 'postgres'] as const)('waiving an owed day (%s ledger)'
     expect(await metric('settle_ingest_overdue_deliveries{partner="bank",level="critical"}')).toBe(1);
     const history = await at('2026-04-24T13:05:00Z', ['history', '2026-04-23', '--json']);
     expect(JSON.parse(history.stdout).events.map((e: { event: string }) => e.event)).toEqual(['waived', 'unwaived']);
+  });
+});
+
+describe('who waived what, and which days can be waived', () => {
+  // a reason written to take over the terminal that prints it: a title (OSC), a clear screen, a colour, a right-to-left override
+  const HOSTILE = 'confirmed\x1b]0;all clear\x07\x1b[2J\x1b[31m red \u202eevil';
+  const RAW = /[\x1b\x07\u202e]/;
+
+  it("the operator is the real user (SUDO_USER is believed only from root, as sudo sets it); a hostile reason is spelled out wherever it is printed; a day before the partner's first run is never due (exit 2, why)", async () => {
+    const ws = await Workspace.create(db.url, { ledger: 'postgres' });
+    const config = join(ws.root, 'config.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        ledger: ws.ledger,
+        stableFor: 0,
+        partners: { lender: { intake: ws.intake, pattern: 'bank_{yyyyMMdd}_*.csv', expect: EXPECT } },
+      }),
+    );
+    // another user of the host may read the config (a PostgreSQL ledger needs no file of ours)
+    await chmod(ws.root, 0o755);
+    await chmod(config, 0o644);
+    const at = (now: string, args: string[], env: Record<string, string> = {}) =>
+      ws.cli([...args, '--config', config], { SETTLE_TEST_NOW: now, ...env });
+    const asNobody = (now: string, args: string[], env: Record<string, string>) =>
+      finished(
+        startCli(
+          [...args, '--config', config],
+          { DATABASE_URL: ws.databaseUrl, SETTLE_TEST_NOW: now, ...env },
+          { cwd: '/', as: { uid: 65534, gid: 65534 } },
+        ),
+      );
+
+    // the bank's first run: Wed 22 April 2026
+    await ws.put('bank_20260422_02.csv', file('2026-04-22', 'WHO-WED'));
+    expect((await at('2026-04-22T03:00:00Z', ['run'])).status).toBe(0);
+
+    // a Wednesday before it was never owed (status never counts it): refused, nothing written
+    const events = ws.events().filter((e) => e.partner === 'lender').length;
+    const early = await at('2026-04-24T10:00:00Z', ['waive', '--partner', 'lender', '--day', '2001-01-03', '--reason', REASON]);
+    expect(early.status, early.stderr).toBe(2);
+    expect(early.stderr).toMatch(/Wed 2001-01-03 was never due: partner "lender" first ran on 2026-04-22/);
+    expect(ws.events().filter((e) => e.partner === 'lender')).toHaveLength(events);
+
+    // another user, not root, says it is the CFO: the ledger records who it is
+    const forged = await asNobody('2026-04-24T10:15:00Z', ['waive', '--partner', 'lender', '--day', '2026-04-23', '--reason', HOSTILE], {
+      SUDO_USER: 'the-cfo',
+      SUDO_UID: '0',
+    });
+    expect(forged.status, forged.stderr).toBe(0);
+    const [waived] = ws
+      .events()
+      .filter((e) => e.partner === 'lender')
+      .slice(events);
+    expect([waived!.event, waived!.name, waived!.details.operator, waived!.details.reason]).toEqual([
+      'waived',
+      '2026-04-23',
+      'nobody',
+      HOSTILE,
+    ]);
+    // its own line spells the reason out
+    expect(forged.stdout).not.toMatch(RAW);
+    expect(forged.stdout).toContain('confirmed\\x1b]0;all clear\\x07\\x1b[2J\\x1b[31m red \\u202eevil');
+
+    // the refusal of a second waiver quotes the first one's reason: spelled out too
+    const again = await at('2026-04-24T10:16:00Z', ['waive', '--partner', 'lender', '--day', '2026-04-23', '--reason', REASON], {
+      SUDO_USER: 'alice',
+      SUDO_UID: '1000',
+    });
+    expect(again.status).toBe(2);
+    expect(again.stderr).toMatch(/already waived by nobody at 2026-04-24 10:15 UTC: confirmed\\x1b\]0;all clear/);
+    expect(again.stderr).not.toMatch(RAW);
+
+    // report deliveries, as text and as the page: spelled out, never raw
+    const text = await at('2026-04-24T11:00:00Z', ['report', 'deliveries', '--weeks', '1']);
+    expect(text.stdout).toContain('waived by nobody at 2026-04-24 10:15 UTC: confirmed\\x1b]0;all clear');
+    expect(text.stdout).not.toMatch(RAW);
+    const page = join(ws.root, 'deliveries.html');
+    expect((await at('2026-04-24T11:00:00Z', ['report', 'deliveries', '--weeks', '1', '--html', page])).status).toBe(0);
+    const html = await readFile(page, 'utf8');
+    expect(html).toContain('waived by nobody at 2026-04-24 10:15 UTC: confirmed\\x1b]0;all clear\\x07');
+    expect(html).not.toMatch(RAW);
+
+    // root with SUDO_USER that sudo did not set (no SUDO_UID beside it) is root; with sudo's pair, the person
+    const undo = await at(
+      '2026-04-24T12:00:00Z',
+      ['waive', '--partner', 'lender', '--day', '2026-04-23', '--undo', '--reason', 'wrong day'],
+      {
+        SUDO_USER: 'the-cfo',
+      },
+    );
+    expect(undo.status, undo.stderr).toBe(0);
+    const redo = await at('2026-04-24T12:05:00Z', ['waive', '--partner', 'lender', '--day', '2026-04-23', '--reason', REASON], {
+      SUDO_USER: 'alice',
+      SUDO_UID: '1000',
+    });
+    expect(redo.status, redo.stderr).toBe(0);
+    expect(
+      ws
+        .events()
+        .filter((e) => e.partner === 'lender' && e.name === '2026-04-23')
+        .map((e) => [e.event, e.details.operator]),
+    ).toEqual([
+      ['waived', 'nobody'],
+      ['unwaived', 'root'],
+      ['waived', 'alice'],
+    ]);
   });
 });

@@ -200,10 +200,13 @@ async function loginOf(user: string): Promise<{ uid: number; gid: number }> {
   return made;
 }
 
-/** What a partner's uploader does, in OpenSSH's own sftp client: `put`, `rename`, `rm` lines run in order (batch mode). */
+/**
+ * What a partner's uploader does, in OpenSSH's own sftp client: `put`, `rename`, `rm` lines run in
+ * order (batch mode). A line given as bytes is sent as they are (a name that is not UTF-8).
+ */
 export async function partnerSftp(
   server: { port: number; user: string; clientKey: string; knownHosts: string },
-  commands: string[],
+  commands: (string | Buffer)[],
 ): Promise<void> {
   const args = [
     '-b',
@@ -225,8 +228,8 @@ export async function partnerSftp(
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`sftp ${commands.join('; ')}: ${err}`))));
-    child.stdin.end(`${commands.join('\n')}\n`);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`sftp ${commands.map(String).join('; ')}: ${err}`))));
+    child.stdin.end(Buffer.concat(commands.flatMap((command) => [Buffer.from(command), Buffer.from('\n')])));
   });
 }
 

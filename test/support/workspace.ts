@@ -195,9 +195,9 @@ export class Workspace {
     return this.ledgerFiles().find((f) => f.name === name);
   }
 
-  events(): { run_id: string | null; event: string; name: string; details: Record<string, unknown> }[] {
-    return this.query<{ run_id: string | null; event: string; name: string; details: string }>(
-      'SELECT run_id, event, name, details FROM ledger_events ORDER BY id',
+  events(): { run_id: string | null; partner: string; event: string; name: string; details: Record<string, unknown> }[] {
+    return this.query<{ run_id: string | null; partner: string; event: string; name: string; details: string }>(
+      'SELECT run_id, partner, event, name, details FROM ledger_events ORDER BY id',
     ).map((e) => ({ ...e, details: JSON.parse(e.details) as Record<string, unknown> }));
   }
 

@@ -1,5 +1,18 @@
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +73,8 @@ describe('the code cache of the bundle', () => {
     rmSync(join(folder, cliCache!));
     mkdirSync(join(folder, cliCache!));
     writeFileSync(join(folder, cliCache!, 'x'), '');
-    expect(load({})).toEqual({ answer: 'part-one', found: { cli: 'none', part: 'used' } });
+    // a folder at a cache's name is no cache (refused, said once); what the run compiled cannot be put there
+    expect(load({})).toEqual({ answer: 'part-one', found: { cli: 'refused', part: 'used' } });
     expect(caches(folder).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
@@ -128,5 +142,211 @@ describe('the code cache of the bundle', () => {
 
     // a relative folder would depend on where cron starts the command
     expect(load({ SETTLE_CODE_CACHE: 'relative/cache' }).found).toEqual({ cli: 'off', part: 'off' });
+  });
+});
+
+// The three attacks of issue 44, each placed exactly (no timing): another user's code must never
+// run as the operator. The operator and the attacker are two unprivileged uids of their own (the
+// processes run under setpriv), which needs root to arrange, as the sandbox tests do.
+const OPERATOR = 4241;
+const ATTACKER = 4242;
+const TEAM = 4250;
+const asRoot = process.getuid?.() === 0;
+
+/** Debian's python3 (not a shim in root's home, which the two users cannot run): it has renameat2 through ctypes. */
+const PYTHON = '/usr/bin/python3';
+/** renameat2(RENAME_EXCHANGE): the two paths trade places in one step, as the attacker's loop did. */
+const EXCHANGE = [
+  'import ctypes, os, sys',
+  'libc = ctypes.CDLL(None, use_errno=True)',
+  'if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0:',
+  '    e = ctypes.get_errno(); raise OSError(e, os.strerror(e))',
+].join('\n');
+
+interface Start {
+  answer: string;
+  found: Record<string, string>;
+  /** the lines the start wrote on stderr */
+  warnings: string[];
+}
+
+/**
+ * One start of the bundle as `uid` (in `groups`), its cache in `folder`; `exchange`: two paths
+ * the start trades (renameat2) once its cache folder is opened and checked, before any cache is read.
+ */
+function startAs(uid: number, folder: string, opts: { groups?: number[]; exchange?: [string, string]; home?: string } = {}): Start {
+  const hook = opts.exchange
+    ? `afterFolderOpened: () => require('node:child_process').execFileSync(${JSON.stringify(PYTHON)}, ['-c', ${JSON.stringify(EXCHANGE)}, ...${JSON.stringify(opts.exchange)}]),`
+    : '';
+  const script = `
+    const c = require(${JSON.stringify(LOADER)});
+    const { answer } = c.requireBundle(${JSON.stringify(bundle)}, 'cli.cjs', { ${hook} });
+    console.log(JSON.stringify({ answer: answer(), found: Object.fromEntries(c.loads.map((l) => [l.chunk, l.found])) }));`;
+  const groups = opts.groups?.length ? ['--groups', opts.groups.join(',')] : ['--clear-groups'];
+  const out = spawnSync(
+    'setpriv',
+    ['--reuid', String(uid), '--regid', String(uid), ...groups, process.execPath, '-e', script, 'settle-ingest', 'run'],
+    { env: { PATH: process.env.PATH ?? '', HOME: opts.home ?? join(root, 'nohome'), SETTLE_CODE_CACHE: folder }, encoding: 'utf8' },
+  );
+  if (out.status !== 0) throw new Error(`the start failed (${out.status}): ${out.stderr}`);
+  return { ...(JSON.parse(out.stdout) as Omit<Start, 'warnings'>), warnings: out.stderr.split('\n').filter(Boolean) };
+}
+
+/** A folder made by root, then given to `uid` (and `gid`) with `mode`. */
+function folderOf(path: string, uid: number, mode: number, gid = uid): string {
+  mkdirSync(path);
+  chownSync(path, uid, gid);
+  chmodSync(path, mode);
+  return path;
+}
+
+/**
+ * The attacker's cache files: V8's cache of the bundle changed to answer `evil` (a source of the
+ * same length, which is all V8 checks), named as the operator's cache of the real bundle is named.
+ * Returns the operator's names with the attacker's bytes.
+ */
+function evilCaches(): Map<string, Buffer> {
+  const scratch = join(root, 'scratch');
+  load({ SETTLE_CODE_CACHE: join(scratch, 'real') });
+  const realNames = caches(join(scratch, 'real'));
+  const honest = readFileSync(join(bundle, 'cli.cjs'));
+  writeBundle('bad');
+  load({ SETTLE_CODE_CACHE: join(scratch, 'evil') });
+  writeFileSync(join(bundle, 'cli.cjs'), honest);
+  const evil = readFileSync(
+    join(
+      scratch,
+      'evil',
+      caches(join(scratch, 'evil')).find((f) => f.startsWith('cli-'))!,
+    ),
+  );
+  const planted = new Map<string, Buffer>();
+  planted.set(
+    realNames.find((f) => f.startsWith('cli-'))!,
+    evil,
+  );
+  return planted;
+}
+
+function plant(folder: string, files: Map<string, Buffer>, uid: number): void {
+  for (const [name, bytes] of files) {
+    writeFileSync(join(folder, name), bytes);
+    chownSync(join(folder, name), uid, uid);
+  }
+}
+
+describe.runIf(asRoot)('the code cache holds no other user’s code (as ssh reads authorized_keys under StrictModes)', () => {
+  beforeEach(() => {
+    chmodSync(root, 0o755); // the operator passes through the test's folder, as through /home
+  });
+
+  it('a cache file is code: one planted under the operator’s name runs the attacker’s source where it is trusted', () => {
+    // the premise of the three tests below: V8 checks the length, not the source
+    const own = folderOf(join(root, 'own'), OPERATOR, 0o700);
+    plant(own, evilCaches(), OPERATOR);
+    expect(startAs(OPERATOR, own).answer).toBe('part-bad');
+  });
+
+  it('a folder swapped for the attacker’s after it was checked (renameat2 RENAME_EXCHANGE) is not the one read', () => {
+    const parent = folderOf(join(root, 'op'), OPERATOR, 0o755);
+    const cache = folderOf(join(parent, 'cache'), OPERATOR, 0o700);
+    expect(startAs(OPERATOR, cache).found).toEqual({ cli: 'none', part: 'none' });
+    const evil = folderOf(join(parent, 'evil'), ATTACKER, 0o755);
+    plant(evil, evilCaches(), ATTACKER);
+
+    // the swap lands between the checks and the reads: the reads go through the folder the checks opened
+    const swapped = startAs(OPERATOR, cache, { exchange: [cache, evil] });
+    expect(swapped).toEqual({ answer: 'part-one', found: { cli: 'used', part: 'used' }, warnings: [] });
+    expect(statSync(cache).uid).toBe(ATTACKER); // it did trade places
+
+    // the next start finds the attacker's folder at the name: not used, said once, nothing written into it
+    const before = caches(cache);
+    const next = startAs(OPERATOR, cache);
+    expect(next.answer).toBe('part-one');
+    expect(next.found).toEqual({ cli: 'off', part: 'off' });
+    expect(next.warnings).toHaveLength(1);
+    expect(next.warnings[0]).toContain(`${cache} belongs to uid ${ATTACKER}`);
+    expect(caches(cache)).toEqual(before);
+  });
+
+  it('a group-writable setgid team folder (root:team 2775) above the cache: the attacker of the team swaps it in, and it is never read', () => {
+    const team = folderOf(join(root, 'team'), 0, 0o2775, TEAM);
+    const cache = folderOf(join(team, 'operator-cache'), OPERATOR, 0o700);
+    const evil = folderOf(join(team, 'evil'), ATTACKER, 0o755, TEAM);
+    plant(evil, evilCaches(), ATTACKER);
+    // the operator's own cache in a folder of the team: not trusted, whoever holds the name
+    const first = startAs(OPERATOR, cache, { groups: [TEAM] });
+    expect(first.found).toEqual({ cli: 'off', part: 'off' });
+    expect(first.warnings).toEqual([expect.stringContaining(`${team} is writable by its group (gid ${TEAM}) and not sticky`)]);
+    expect(caches(cache)).toEqual([]);
+
+    // the attacker, a member of the team, trades the operator's folder for its own (its own process, its own rights)
+    const exchange = spawnSync('setpriv', [
+      '--reuid',
+      String(ATTACKER),
+      '--regid',
+      String(TEAM),
+      '--clear-groups',
+      PYTHON,
+      '-c',
+      EXCHANGE,
+      cache,
+      evil,
+    ]);
+    expect(exchange.status, String(exchange.stderr)).toBe(0);
+    expect(statSync(cache).uid).toBe(ATTACKER);
+    const attacked = startAs(OPERATOR, cache, { groups: [TEAM] });
+    expect(attacked.answer).toBe('part-one');
+    expect(attacked.found).toEqual({ cli: 'off', part: 'off' });
+    expect(attacked.warnings).toHaveLength(1);
+
+    // a folder everyone may write, without the sticky bit: the same
+    const open = folderOf(join(root, 'open'), 0, 0o777);
+    const inOpen = folderOf(join(open, 'cache'), OPERATOR, 0o700);
+    expect(startAs(OPERATOR, inOpen).found).toEqual({ cli: 'off', part: 'off' });
+    // with the sticky bit (as /tmp), nobody but the operator can rename the operator's own folder: used
+    const sticky = folderOf(join(root, 'sticky'), 0, 0o1777);
+    const inSticky = folderOf(join(sticky, 'cache'), OPERATOR, 0o700);
+    expect(startAs(OPERATOR, inSticky).found).toEqual({ cli: 'none', part: 'none' });
+    expect(startAs(OPERATOR, inSticky)).toEqual({ answer: 'part-one', found: { cli: 'used', part: 'used' }, warnings: [] });
+    // and a folder of another user's in it is not
+    const theirs = folderOf(join(sticky, 'theirs'), ATTACKER, 0o777);
+    const below = folderOf(join(theirs, 'cache'), OPERATOR, 0o700);
+    expect(startAs(OPERATOR, below).found).toEqual({ cli: 'off', part: 'off' });
+  });
+
+  it('a file planted while the folder was open to all stays unused after the folder is closed, and is replaced by the operator’s own', () => {
+    const cache = folderOf(join(root, 'cache'), OPERATOR, 0o777);
+    plant(cache, evilCaches(), ATTACKER);
+    chmodSync(cache, 0o700);
+    const [planted] = caches(cache);
+
+    const first = startAs(OPERATOR, cache);
+    expect(first.answer).toBe('part-one');
+    expect(first.found).toEqual({ cli: 'refused', part: 'none' });
+    expect(first.warnings).toEqual([expect.stringContaining(`${join(cache, planted!)} belongs to uid ${ATTACKER}`)]);
+    expect(statSync(join(cache, planted!)).uid).toBe(OPERATOR); // written over by the operator's own at exit
+    expect(startAs(OPERATOR, cache)).toEqual({ answer: 'part-one', found: { cli: 'used', part: 'used' }, warnings: [] });
+
+    // the operator's own file, writable by its group, or with a second name somewhere: refused too
+    chmodSync(join(cache, planted!), 0o620);
+    expect(startAs(OPERATOR, cache).found.cli).toBe('refused');
+    chmodSync(join(cache, planted!), 0o600);
+    linkSync(join(cache, planted!), join(root, 'second-name'));
+    expect(startAs(OPERATOR, cache).found.cli).toBe('refused');
+    // a link at a cache's name is never followed
+    const elsewhere = join(root, 'elsewhere.v8cache');
+    copyFileSync(
+      join(
+        cache,
+        caches(cache).find((f) => f.startsWith('part-'))!,
+      ),
+      elsewhere,
+    );
+    chownSync(elsewhere, OPERATOR, OPERATOR);
+    const partName = caches(cache).find((f) => f.startsWith('part-'))!;
+    rmSync(join(cache, partName));
+    symlinkSync(elsewhere, join(cache, partName));
+    expect(startAs(OPERATOR, cache).found.part).toBe('refused');
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,12 +12,11 @@ import type { LineVerdict, TransferEvent } from '../../src/transferLog/transferE
 import { readXferlogLine } from '../../src/transferLog/xferlog.js';
 
 const UTC: Zone = { fixed: 0 };
-const REFERENCE = Date.UTC(2026, 11, 2);
 
 /** The verdicts of syslog lines read in order by one reader, as the audit reads a file. */
 function readSyslog(lines: string[], zone: Zone = UTC): LineVerdict[] {
-  const reader = new OpenSshLog('/var/log/sftp.log', zone);
-  return lines.map((line, i) => reader.read(line, { file: '/var/log/sftp.log', line: i + 1 }, REFERENCE));
+  const reader = new OpenSshLog('/var/log/sftp.log', zone, 2026);
+  return lines.map((line, i) => reader.read(line, { file: '/var/log/sftp.log', line: i + 1 }));
 }
 
 function eventsOf(verdicts: LineVerdict[]): TransferEvent[] {
@@ -191,6 +190,88 @@ describe('arrivals followed', () => {
     expect(strays).toEqual([]);
     // and is the file a later absolute path names
     expect(arrivals.map((a) => [a.name, a.relativePath, a.departed?.how])).toEqual([['settle_r.csv', true, 'removed']]);
+  });
+});
+
+describe('whose upload it is: one rule for chroots read as local folders and for relative paths', () => {
+  /** a chrooted partner's intake read as a local folder: `/srv/sftp/NAME/in`, its log's paths from `/srv/sftp/NAME` */
+  const chroot = (partner: string, user: string | null): IntakeView => ({
+    ...intake(partner, user, `/srv/sftp/${partner}/in`),
+    root: `/srv/sftp/${partner}`,
+  });
+  const twoSessions = [...session(7, 'alpha', upload('/in/settle_p01.csv', 5)), ...session(8, 'beta', upload('/in/settle_p01.csv', 6), 10)];
+
+  it("two chrooted partners with local intakes on one syslog are told apart by their logins, each upload its own partner's", () => {
+    const { arrivals, ambiguous } = arrivalsOf(eventsOf(readSyslog(twoSessions)), [chroot('alpha', 'alpha'), chroot('beta', 'beta')]);
+    expect(arrivals.map((a) => [a.partner, a.name, a.upload.size, a.overwrittenBy])).toEqual([
+      ['alpha', 'settle_p01.csv', 5, null],
+      ['beta', 'settle_p01.csv', 6, null],
+    ]);
+    expect(ambiguous).toEqual([]);
+  });
+
+  it('without their logins, the two are ambiguous: neither partner is credited', () => {
+    const { arrivals, ambiguous, strays } = arrivalsOf(eventsOf(readSyslog(twoSessions)), [chroot('alpha', null), chroot('beta', null)]);
+    expect(arrivals).toEqual([]);
+    expect(strays).toEqual([]);
+    expect(ambiguous.map((a) => [a.path, a.upload.user, a.partners, a.upload.size])).toEqual([
+      ['/in/settle_p01.csv', 'alpha', ['alpha', 'beta'], 5],
+      ['/in/settle_p01.csv', 'beta', ['alpha', 'beta'], 6],
+    ]);
+  });
+
+  it("a login's session reaches only its own root: a path another chroot's intake holds is not that partner's", () => {
+    const lines = session(7, 'alpha', upload('/upload/settle_x.csv', 5));
+    const beta = { ...chroot('beta', 'beta'), folder: '/srv/sftp/beta/upload' };
+    const { arrivals, strays } = arrivalsOf(eventsOf(readSyslog(lines)), [chroot('alpha', 'alpha'), beta]);
+    expect(arrivals).toEqual([]);
+    expect(strays.map((s) => s.path)).toEqual(['/upload/settle_x.csv']);
+  });
+
+  it("a relative path is taken in the session's partner's intake: a local one read alone, a login's among several, else ambiguous", () => {
+    const lines = session(7, 'adyen', [...upload('settle_r.csv', 5), 'remove name "/in/settle_r.csv"']);
+    // a local intake (no login), the only partner reading the log: its intake, and the later absolute path is the same file
+    const alone = arrivalsOf(eventsOf(readSyslog(lines)), [intake('adyen', null)]);
+    expect(alone.arrivals.map((a) => [a.partner, a.name, a.relativePath, a.departed?.how])).toEqual([
+      ['adyen', 'settle_r.csv', true, 'removed'],
+    ]);
+    // a chroot read as a local folder: the same
+    const chrooted = arrivalsOf(eventsOf(readSyslog(lines)), [chroot('adyen', null)]);
+    expect(chrooted.arrivals.map((a) => [a.partner, a.relativePath, a.departed?.how])).toEqual([['adyen', true, 'removed']]);
+    // two partners: the login says whose
+    const byLogin = arrivalsOf(eventsOf(readSyslog(lines)), [intake('adyen', 'adyen', '/in'), intake('stripe', 'stripe', '/in-stripe')]);
+    expect(byLogin.arrivals.map((a) => [a.partner, a.relativePath])).toEqual([['adyen', true]]);
+    // two partners and a login of neither: ambiguous, never "into no intake"
+    const neither = arrivalsOf(eventsOf(readSyslog(lines)), [intake('adyen', null, '/in'), intake('stripe', null, '/in-stripe')]);
+    expect(neither.strays).toEqual([]);
+    expect(neither.ambiguous.map((a) => [a.path, a.partners, a.relativePath])).toEqual([['settle_r.csv', ['adyen', 'stripe'], true]]);
+  });
+});
+
+describe('the year of a syslog line that writes none', () => {
+  const newYearsEve = [
+    'Dec 31 23:59:50 host internal-sftp[7]: session opened for local user adyen from [10.0.0.5]',
+    ...['Dec 31 23:59:58', 'Dec 31 23:59:59'].map((t, i) => `${t} host internal-sftp[7]: ${upload('/in/settle_a.csv', 5)[i]}`),
+    ...['Jan  1 00:00:02', 'Jan  1 00:00:03'].map((t, i) => `${t} host internal-sftp[7]: ${upload('/in/settle_b.csv', 6)[i]}`),
+    // a line a slow writer sent after the New Year's first
+    'Dec 31 23:59:59 host internal-sftp[7]: remove name "/in/settle_a.csv"',
+  ];
+  const uploadsAt = async (now: number, mtime: Date) => {
+    const dir = await mkdtemp(join(tmpdir(), 'syslog-year-'));
+    const file = join(dir, 'sftp.log');
+    await writeFile(file, `${newYearsEve.join('\n')}\n`);
+    await utimes(file, mtime, mtime);
+    const { events } = await readTransferLogs([file], UTC, { now });
+    return events.map((e) => `${e.kind} ${new Date(e.at).toISOString()}`);
+  };
+
+  it("comes from the log's own order and now, never from the file's modification time", async () => {
+    const read = ['upload 2026-12-31T23:59:59.000Z', 'remove 2026-12-31T23:59:59.000Z', 'upload 2027-01-01T00:00:03.000Z'];
+    // read on the 5th of January, the file's time the New Year or ten years on (a copy): the same
+    expect(await uploadsAt(Date.UTC(2027, 0, 5), new Date('2027-01-01T00:00:03Z'))).toEqual(read);
+    expect(await uploadsAt(Date.UTC(2027, 0, 5), new Date('2037-06-01T00:00:00Z'))).toEqual(read);
+    // read in the summer after: the log's last line is no later than now, so still that New Year
+    expect(await uploadsAt(Date.UTC(2027, 6, 1), new Date('2037-06-01T00:00:00Z'))).toEqual(read);
   });
 });
 

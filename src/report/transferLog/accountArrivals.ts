@@ -1,6 +1,6 @@
 import type { EventInContext, LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind, FileRow, LedgerEvent } from '../../ledger/types.js';
-import type { Arrival, StrayUpload } from './arrivals.js';
+import type { AmbiguousUpload, Arrival, StrayUpload } from './arrivals.js';
 import type { Upload } from '../../transferLog/transferEvents.js';
 import { utcText } from '../../transferLog/logTimes.js';
 import { clockOffsetOf, isOwnMoveInTime, LARGEST_ZONE_GAP_MS, ownMovesOf, type ClockOffset, type OwnMove } from './ownMoves.js';
@@ -121,7 +121,11 @@ interface Sighting {
 function sightingOf(event: EventInContext): Sighting | null {
   const outcome = OUTCOME_OF[event.event];
   if (!outcome) return null;
-  const size = typeof event.details.size === 'number' ? event.details.size : event.fileSize;
+  // a name that is not UTF-8 reaches a run with U+FFFD in it, and cannot be opened by that name (a
+  // local folder lists it as 0 bytes): its `ignored` record vouches for the name alone, decoded as
+  // the log's name is, never for a size
+  const unreachable = event.event === 'ignored' && event.name.includes('\uFFFD');
+  const size = unreachable ? null : typeof event.details.size === 'number' ? event.details.size : event.fileSize;
   const at = Date.parse(event.at);
   return { event, outcome, size, at, runStartedAt: event.runStartedAt ? Date.parse(event.runStartedAt) : at };
 }
@@ -416,4 +420,13 @@ async function movedOutcome(ledger: LedgerQueries, move: OwnMove): Promise<Sight
 /** A stray upload, in the same words. */
 export function strayLine(stray: StrayUpload): string {
   return `${stray.path} (${stray.upload.size} bytes, ${utcText(stray.upload.at)}): into no intake a run reads`;
+}
+
+/** An upload the log does not tie to one partner, in the same words, with what tells them apart. */
+export function ambiguousLine(upload: AmbiguousUpload): string {
+  const who = upload.upload.user === null ? 'a session whose login the log does not name' : `login ${upload.upload.user}`;
+  const where = upload.relativePath
+    ? `a path without a leading "/", sent by ${who}, which is no partner's (--transfer-log-user) while ${upload.partners.join(', ')} read this log`
+    : `a path that is the intake of ${upload.partners.join(' and ')} (each from its own --transfer-log-root), sent by ${who}, which is not one of theirs alone (--transfer-log-user)`;
+  return `${upload.path} (${upload.upload.size} bytes, ${utcText(upload.at)}): AMBIGUOUS: ${where}: whose upload it is cannot be told; set each partner's "transferLogUser" to the login it uploads as`;
 }

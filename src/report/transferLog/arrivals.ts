@@ -12,9 +12,10 @@ export interface IntakeView {
   /** the folder the log's paths start from (a chroot), `/` when they are the server's own */
   root: string;
   /**
-   * the SFTP login the partner's intake is read as (its `sftp://USER@…` URL), null for a local
-   * folder: a session of that login is that partner's, so two chrooted partners sharing one
-   * syslog file, both writing `/in/x.csv`, are told apart
+   * the login the partner uploads as (`--transfer-log-user`; else an SFTP intake's own, its
+   * `sftp://USER@…` URL), null when neither says: a session of that login is that partner's, so
+   * two chrooted partners sharing one syslog file, both writing `/in/x.csv`, are told apart, and a
+   * path its session sent without a leading `/` is taken in this partner's intake
    */
   user: string | null;
   pattern: RegExp;
@@ -72,13 +73,33 @@ export interface StrayUpload {
   upload: Upload;
 }
 
+/**
+ * An upload (or a rename or link) into a place the log does not tie to one partner: a path that
+ * is the intake of several partners (chroots read as local folders), or a path sent without a
+ * leading `/`, by a session whose login is no partner's (and several partners read this log).
+ * Crediting either partner could name the wrong one: it is a discrepancy of its own.
+ */
+export interface AmbiguousUpload {
+  path: string;
+  upload: Upload;
+  /** when it came there */
+  at: number;
+  /** the partners it may be of */
+  partners: string[];
+  relativePath: boolean;
+}
+
 /** Each login's view, worked out once per list of intakes (an event asks several times). */
 const views = new WeakMap<IntakeView[], Map<string | null, SessionView>>();
 
 interface SessionView {
+  /** the intakes its paths can be in */
   intakes: IntakeView[];
   namespace: string;
+  /** the intakes of the partners whose login it is */
   own: IntakeView[];
+  /** where its paths start, in the intakes' terms: its own partners' root (a chroot), else `/` */
+  root: string;
 }
 
 function intakesFor(intakes: IntakeView[], user: string | null): SessionView {
@@ -89,36 +110,53 @@ function intakesFor(intakes: IntakeView[], user: string | null): SessionView {
 }
 
 /**
- * The intakes a session's event can be in, and whose paths its paths are. Two partners read
- * as two logins with one intake path (`sftp://alpha@…/in`, `sftp://beta@…/in`) can only be
- * two chroots: a session of either login is in its own intake alone, in a namespace of its
- * own. Otherwise every intake, in the server's one namespace (a partner uploading as a login
+ * The intakes a session's event can be in, and whose paths its paths are. A session of a
+ * partner's login (`IntakeView.user`) sees what its partner's root holds: its paths start there (a
+ * chroot read as a local folder, `--transfer-log-root`), and only the intakes under that root are
+ * reachable; two partners read as two logins with one intake path (`sftp://alpha@…/in`,
+ * `sftp://beta@…/in`) can only be two chroots, each in a namespace of its own. A session of no
+ * partner's login sees every intake, in the server's one namespace (a partner uploading as a login
  * other than the one its intake is read as writes where that run reads).
  */
 function sessionView(intakes: IntakeView[], user: string | null): SessionView {
   const own = user === null ? [] : intakes.filter((intake) => intake.user === user);
+  if (own.length === 0) return { intakes, namespace: '', own, root: '/' };
   const chrooted = own.some((mine) =>
     intakes.some((other) => other.user !== mine.user && other.folder === mine.folder && other.root === mine.root),
   );
-  return chrooted ? { intakes: own, namespace: `user ${user}`, own } : { intakes, namespace: '', own };
+  if (chrooted) return { intakes: own, namespace: `user ${user}`, own, root: '/' };
+  const roots = new Set(own.map((intake) => intake.root));
+  return { intakes: intakes.filter((intake) => roots.has(intake.root)), namespace: '', own, root: roots.size === 1 ? own[0]!.root : '/' };
 }
 
-function intakeOf(
-  intakes: IntakeView[],
-  event: TransferEvent,
-  path: string,
-): { intake: IntakeView; name: string; relative: boolean } | null {
+/** Where a path of the log is: one partner's intake, several (`ambiguous`), or none (null). */
+type Place =
+  | { intake: IntakeView; name: string; relative: boolean; ambiguous?: undefined }
+  | { ambiguous: IntakeView[]; name: string; relative: boolean; intake?: undefined };
+
+/**
+ * The one rule for where a path of the log is. A path with a leading `/` starts at the root of
+ * the session's view (above): the intake whose folder holds it, and where several partners'
+ * intakes do (chroots), the session's own partner's, or else it is ambiguous. A path without one
+ * (`x.csv` in a session `internal-sftp -d /in` started in its intake; the start folder is not in
+ * an INFO log) is taken in the intake of the session's partner: the partner whose login the
+ * session is, or the only partner this log is read for; else it is ambiguous. One with a `/` in
+ * it (`sub/x.csv`) is below the start folder, in no intake.
+ */
+function intakeOf(intakes: IntakeView[], event: TransferEvent, path: string): Place | null {
   const view = intakesFor(intakes, event.user);
-  // a path without a leading `/` is taken from the session's start folder, which an INFO log
-  // does not show: the intake of the session's partner (`internal-sftp -d` set to it)
-  if (!path.startsWith('/') && !path.includes('/') && view.own.length === 1) {
-    return { intake: view.own[0]!, name: path, relative: true };
+  if (!path.startsWith('/')) {
+    if (path.includes('/')) return null;
+    const mine = view.own.length > 0 ? view.own : intakes.length === 1 ? intakes : [];
+    if (mine.length === 1) return { intake: mine[0]!, name: path, relative: true };
+    return { ambiguous: mine.length > 1 ? mine : intakes, name: path, relative: true };
   }
-  for (const intake of view.intakes) {
-    const full = serverPath(intake.root, path);
-    if (posix.dirname(full) === intake.folder) return { intake, name: posix.basename(full), relative: false };
-  }
-  return null;
+  const matches = view.intakes.filter((intake) => posix.dirname(serverPath(intake.root, path)) === intake.folder);
+  const name = posix.basename(posix.normalize(path));
+  if (matches.length <= 1) return matches[0] ? { intake: matches[0], name, relative: false } : null;
+  const own = matches.filter((intake) => view.own.includes(intake));
+  if (own.length === 1) return { intake: own[0]!, name, relative: false };
+  return { ambiguous: matches, name, relative: false };
 }
 
 /**
@@ -128,7 +166,7 @@ function intakeOf(
 function absoluteIn(intakes: IntakeView[], event: TransferEvent, path: string): string {
   if (path.startsWith('/')) return path;
   const where = intakeOf(intakes, event, path);
-  if (!where?.relative) return path;
+  if (!where?.intake) return path;
   const { root, folder } = where.intake;
   const inLog = root === '/' ? folder : folder.startsWith(`${root}/`) ? folder.slice(root.length) : null;
   return inLog === null ? path : posix.join(inLog, path);
@@ -179,22 +217,48 @@ function unseenUpload(event: Rename | Link): Upload {
  * and out of the intakes: every stay under a name in an intake is an arrival to account for.
  * Uploads written elsewhere, and never renamed or linked into an intake, are strays.
  */
-export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { arrivals: Arrival[]; strays: StrayUpload[] } {
+export function arrivalsOf(
+  events: TransferEvent[],
+  intakes: IntakeView[],
+): { arrivals: Arrival[]; strays: StrayUpload[]; ambiguous: AmbiguousUpload[] } {
   const arrivals: Arrival[] = [];
   const strays: StrayUpload[] = [];
+  const ambiguous: AmbiguousUpload[] = [];
   /** the uploads made up for files the log never saw written */
   const unseen = new WeakSet<Upload>();
   /** what is at each path now, by namespace and path: the upload and, in an intake, its arrival */
   const present = new Map<string, { upload: Upload; arrival: Arrival | null }>();
   /** the names present in each partner's intake now, for the verdict of a new one */
   const presentNames = new Map<string, Set<string>>();
-  const key = (event: TransferEvent, path: string) =>
-    `${event.server}\n${intakesFor(intakes, event.user).namespace}\n${posix.normalize(absolute(event, path))}`;
+  // a path where the session's root puts it: two chroots' `/in/x.csv` are two files
+  const key = (event: TransferEvent, path: string) => {
+    const view = intakesFor(intakes, event.user);
+    return `${event.server}\n${view.namespace}\n${serverPath(view.root, absolute(event, path))}`;
+  };
   const absolute = (event: TransferEvent, path: string) => absoluteIn(intakes, event, path);
   const namesOf = (partner: string) => presentNames.get(partner) ?? presentNames.set(partner, new Set()).get(partner)!;
-  const arrive = (event: TransferEvent, upload: Upload, path: string, cameBy: Arrival['cameBy'], from: string | null): Arrival | null => {
+  /** Its arrival, where `path` is one partner's intake; `ambiguous` (and listed so) where it may be several's; null where it is none. */
+  const arrive = (
+    event: TransferEvent,
+    upload: Upload,
+    path: string,
+    cameBy: Arrival['cameBy'],
+    from: string | null,
+  ): Arrival | 'ambiguous' | null => {
     const where = intakeOf(intakes, event, path);
     if (!where) return null;
+    if (where.ambiguous) {
+      if (upload.complete) {
+        ambiguous.push({
+          path,
+          upload,
+          at: event.at,
+          partners: where.ambiguous.map((i) => i.partner).sort(),
+          relativePath: where.relative,
+        });
+      }
+      return 'ambiguous';
+    }
     let name = where.name;
     let renamedFrom = from === null ? null : posix.basename(from);
     // a log without renames never shows `X.part` becoming `X`: the upload is taken as X's
@@ -232,17 +296,18 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
     const before = present.get(key(event, path));
     if (before?.arrival)
       depart(before.arrival, { at: event.kind === 'upload' ? event.startedAt : event.at, how: 'removed', to: null, leftIntake: false });
-    const arrival = arrive(event, upload, path, cameBy, from);
+    const arrived = arrive(event, upload, path, cameBy, from);
+    const arrival = arrived === 'ambiguous' ? null : arrived;
     if (before?.arrival && !before.arrival.overwrittenBy) before.arrival.overwrittenBy = arrival;
     present.set(key(event, path), { upload, arrival });
-    return arrival;
+    return arrived;
   };
 
   for (const event of events) {
     if (event.kind === 'upload') {
       const arrival = place(event, event, event.path, 'upload', null);
       // the tool's own temporaries (a probe of the server's RENAME, a copy on its way into a final folder) are no one's upload
-      if (!arrival && event.complete && !isMoverPath(event.path)) strays.push({ path: event.path, upload: event });
+      if (arrival === null && event.complete && !isMoverPath(event.path)) strays.push({ path: event.path, upload: event });
       continue;
     }
     if (event.kind === 'remove') {
@@ -260,7 +325,7 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
       present.delete(key(event, event.from));
       const destination = intakeOf(intakes, event, event.to);
       if (source?.arrival) {
-        const leftIntake = destination?.intake.partner !== source.arrival.partner;
+        const leftIntake = destination?.intake?.partner !== source.arrival.partner;
         const location = locationOf(intakes, source.arrival.partner, absolute(event, event.to));
         depart(source.arrival, { at: event.at, how: 'renamed', to: event.to, leftIntake, location });
       }
@@ -272,7 +337,7 @@ export function arrivalsOf(events: TransferEvent[], intakes: IntakeView[]): { ar
       place(event, upload, event.to, 'link', event.from);
     }
   }
-  return { arrivals, strays };
+  return { arrivals, strays, ambiguous };
 }
 
 /**

@@ -3,10 +3,11 @@ import { intakeFolders, type IntakeSettings } from '../../intake/openIntake.js';
 import { globToRegExp } from '../../intake/names.js';
 import type { LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind } from '../../ledger/types.js';
-import { accountArrivals, strayLine, type AccountedArrival, type IntakeNow } from './accountArrivals.js';
+import { accountArrivals, ambiguousLine, strayLine, type AccountedArrival, type IntakeNow } from './accountArrivals.js';
 import { arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
 import { expandLogFiles, readTransferLogs, unreadPlaces, type UnreadPlace } from '../../transferLog/logFiles.js';
 import { logZone } from '../../transferLog/logTimes.js';
+import { yearsByLedger } from './logYears.js';
 import { clockOffsetMessage, type ClockOffset } from './ownMoves.js';
 import type { LogFileReport } from '../../transferLog/transferEvents.js';
 
@@ -17,6 +18,11 @@ export interface TransferAuditResult {
   arrivals: AccountedArrival[];
   /** uploads into folders no partner's run reads */
   outsideIntakes: { path: string; at: string; size: number; user: string | null; message: string }[];
+  /**
+   * uploads the log does not tie to one partner (a path that is several partners' intake, a
+   * relative path of a session of no partner's login): each a discrepancy, never a partner's
+   */
+  ambiguous: { path: string; at: string; size: number; user: string | null; partners: string[]; message: string }[];
   /** per outcome (and per reason an arrival has no record) */
   counts: Record<string, number>;
   unmatched: number;
@@ -51,7 +57,7 @@ export interface TransferLogPartner extends IntakeSettings {
   pattern: string;
   ignore: string[];
   readyMarker: string | undefined;
-  transferLog: { files: string[]; root: string; timeZone: string | undefined; clockSlackSeconds: number };
+  transferLog: { files: string[]; root: string; user: string | undefined; timeZone: string | undefined; clockSlackSeconds: number };
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -120,6 +126,7 @@ export async function transferAudit(
     logs: [],
     arrivals: [],
     outsideIntakes: [],
+    ambiguous: [],
     counts: {},
     unmatched: 0,
     unreadableTotal: 0,
@@ -129,19 +136,29 @@ export async function transferAudit(
   // every upload is followed through the whole log and matched with the whole ledger; only those of the period are reported
   const inPeriod = (at: string) => !period || (at >= period.since && (period.until === null || at < period.until));
   for (const group of groups.values()) {
-    const logs = await readTransferLogs(group.files, logZone(group.zone).zone);
+    const zone = logZone(group.zone).zone;
+    let logs = await readTransferLogs(group.files, zone);
+    // a syslog that writes no year: the year its lines are from is the one the ledger's times fit
+    const bases = await yearsByLedger(
+      ledger,
+      logs,
+      group.partners.map((p) => p.partner),
+      group.slackMs,
+    );
+    if (bases) logs = await readTransferLogs(group.files, zone, { bases });
     const intakes: IntakeView[] = group.partners.map((p) => ({
       partner: p.partner,
       folder: intakeFolders(p).intake,
       root: p.transferLog.root,
-      user: intakeFolders(p).server?.user ?? null,
+      // the login its sessions are: as configured, else the one its SFTP intake is read as
+      user: p.transferLog.user ?? intakeFolders(p).server?.user ?? null,
       pattern: globToRegExp(p.pattern),
       ignore: p.ignore.map(globToRegExp),
       readyMarker: p.readyMarker,
       // how the ledger's record of a move names a server path; a local path as it is
       locationPrefix: intakeFolders(p).server?.locationPrefix ?? '',
     }));
-    const { arrivals, strays } = arrivalsOf(logs.events, intakes);
+    const { arrivals, strays, ambiguous } = arrivalsOf(logs.events, intakes);
     const notes = await namedAsLedgerHas(ledger, arrivals);
     const { arrivals: accounted, clockOffset } = await accountArrivals(ledger, arrivals, { clockSlackMs: group.slackMs, intakeNow });
     if (clockOffset) {
@@ -164,6 +181,18 @@ export async function transferAudit(
       const at = new Date(stray.upload.at).toISOString();
       if (!inPeriod(at)) continue;
       result.outsideIntakes.push({ path: stray.path, at, size: stray.upload.size, user: stray.upload.user, message: strayLine(stray) });
+    }
+    for (const upload of ambiguous) {
+      const at = new Date(upload.at).toISOString();
+      if (!inPeriod(at)) continue;
+      result.ambiguous.push({
+        path: upload.path,
+        at,
+        size: upload.upload.size,
+        user: upload.upload.user,
+        partners: upload.partners,
+        message: ambiguousLine(upload),
+      });
     }
     for (const logFileReport of logs.files) {
       result.logs.push({ ...logFileReport, firstAt: iso(logFileReport.firstAt), lastAt: iso(logFileReport.lastAt) });
