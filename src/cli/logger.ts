@@ -38,31 +38,96 @@ export function conventionalLogLine(line: string): string {
 type LogDestination = ReturnType<typeof pino.destination>;
 
 /**
- * One open log file per path for the whole process: every partner's logger and every cycle of
- * `watch` append through it, so that a service running for days never leaks a descriptor a cycle.
+ * One log file of the process, by its path: every partner's logger and every cycle of `watch`
+ * append through it, so that a service running for days never leaks a descriptor a cycle. Its
+ * descriptor can be swapped under the loggers that hold it (`reopen`: logrotate renamed the file),
+ * the new one opened before the old is closed, and every write goes to the descriptor open at
+ * that moment: no write ever meets a closed one. Writes are synchronous, on the one thread.
  */
-const LOG_FILES = new Map<string, { destination: LogDestination; fd: number }>();
+class LogFile {
+  private destination: LogDestination;
+  private fd: number;
+  /** no longer in the config (a reload named another file): writes go to stderr, never lost */
+  private retired = false;
 
-function logDestination(path: string): LogDestination {
-  let file = LOG_FILES.get(path);
-  if (!file) {
-    const fd = openAppendOnly(path, 'log file');
-    LOG_FILES.set(path, (file = { destination: pino.destination({ fd, sync: true }), fd }));
+  constructor(readonly path: string) {
+    this.fd = openAppendOnly(path, 'log file');
+    this.destination = pino.destination({ fd: this.fd, sync: true });
   }
-  return file.destination;
+
+  write(line: string): void {
+    if (this.retired) process.stderr.write(line);
+    else this.destination.write(line);
+  }
+
+  /** The path opened again (created when logrotate moved it away), then the old descriptor closed. */
+  reopen(): void {
+    if (this.retired) return;
+    const fd = openAppendOnly(this.path, 'log file');
+    const old = { destination: this.destination, fd: this.fd };
+    this.destination = pino.destination({ fd, sync: true });
+    this.fd = fd;
+    closeDestination(old);
+  }
+
+  retire(): void {
+    if (this.retired) return;
+    this.retired = true;
+    closeDestination({ destination: this.destination, fd: this.fd });
+  }
 }
 
-/** Closes the log files opened so far: the next line opens each again (`watch` on SIGHUP, after logrotate moved them). */
-export function reopenLogFiles(): void {
+function closeDestination(file: { destination: LogDestination; fd: number }): void {
+  try {
+    file.destination.flushSync();
+  } catch {
+    // nothing buffered (every write is synchronous)
+  }
+  try {
+    closeSync(file.fd);
+  } catch {
+    // already closed: nothing to lose
+  }
+}
+
+const LOG_FILES = new Map<string, LogFile>();
+
+function logFile(path: string): LogFile {
+  let file = LOG_FILES.get(path);
+  if (!file) LOG_FILES.set(path, (file = new LogFile(path)));
+  return file;
+}
+
+/** A log file that could not be opened again: the old descriptor stays in use, and why. */
+export interface LogReopenFailure {
+  path: string;
+  reason: string;
+}
+
+/**
+ * `watch` on SIGHUP (logrotate's postrotate): every log file open in this process opened again by
+ * its path, each new descriptor open before its old one is closed. A file that cannot be opened
+ * keeps its old descriptor (the lines still go somewhere) and is returned with why.
+ */
+export function reopenLogFiles(): LogReopenFailure[] {
+  const failures: LogReopenFailure[] = [];
   for (const file of LOG_FILES.values()) {
     try {
-      file.destination.flushSync();
-      closeSync(file.fd);
-    } catch {
-      // already closed, or never written: nothing to lose
+      file.reopen();
+    } catch (err) {
+      failures.push({ path: file.path, reason: (err as Error).message });
     }
   }
-  LOG_FILES.clear();
+  return failures;
+}
+
+/** After a config reread: the log files the new config no longer names are closed (a line still written there goes to stderr). */
+export function retireLogFilesBut(kept: ReadonlySet<string>): void {
+  for (const [path, file] of LOG_FILES) {
+    if (kept.has(path)) continue;
+    file.retire();
+    LOG_FILES.delete(path);
+  }
 }
 
 /**
@@ -75,9 +140,9 @@ export function createLogger(opts: { level: string; file: string | undefined; st
   const base = { name: 'settle-ingest', pid: process.pid, hostname: hostname(), partner: opts.partner };
   const options = { level: opts.level, base, timestamp: pino.stdTimeFunctions.isoTime };
   if (opts.file) {
-    let file: LogDestination;
+    let file: LogFile;
     try {
-      file = logDestination(opts.file);
+      file = logFile(opts.file);
     } catch (err) {
       if (err instanceof UsageError) throw err;
       const code = (err as NodeJS.ErrnoException).code;

@@ -92,6 +92,8 @@ export interface IngestService {
   stop?: AbortSignal;
   exitStatusFor?: typeof runExitStatus;
   watch?: () => WatchMetrics;
+  /** the run each failing partner recorded for its outage (see PartnerLoopPorts.outageRun) */
+  outageRun?: (partner: string) => string | undefined;
 }
 
 /** The whole `run` command for one partner short of printing: also what `demo` runs. */
@@ -128,6 +130,7 @@ export async function ingestPartners(
         mode: (s) => s.mode ?? flags.mode ?? (process.stdin.isTTY ? 'manual' : 'scheduled'),
         stop: stopping.signal,
         exitStatusFor: service.exitStatusFor ?? runExitStatus,
+        ...(service.outageRun ? { outageRun: service.outageRun } : {}),
       },
       partners,
     );
