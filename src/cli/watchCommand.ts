@@ -6,6 +6,7 @@ import { UsageError } from '../errors.js';
 import { intakeFolders } from '../intake/openIntake.js';
 import { resolvePartners, type Settings } from '../config/settings.js';
 import { parseDuration } from '../durations.js';
+import { ChangingFiles } from '../pipeline/completenessGate.js';
 import { refusePartners } from '../pipeline/partnerLoop.js';
 import {
   watchLoop,
@@ -65,6 +66,12 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
       });
       const intakes = new IntakeWatchers(signals.wake, notice);
       let latest: WatchStats | undefined;
+      const changing = new Map<string, ChangingFiles>();
+      const changingFiles = (partner: string) => {
+        let files = changing.get(partner);
+        if (!files) changing.set(partner, (files = new ChangingFiles()));
+        return files;
+      };
       const mode = flags.mode ?? 'scheduled';
       try {
         await watchLoop({
@@ -92,6 +99,7 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
                 return runExitStatus(rest);
               },
               outageRun: (partner) => outageRuns.get(partner),
+              changingFiles,
               ...(latest ? { watch: () => latest! } : {}),
             });
             const worked = outcomes.filter((outcome) => outcome.result !== undefined);

@@ -13,6 +13,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { HeldLease, LeaseHolder } from '../ledger/types.js';
 import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
+import type { ChangingFiles } from './completenessGate.js';
 import { newRunId } from './runId.js';
 import { closeAsDied } from './startOfRun.js';
 import { RunEndedError, runIngest, type IngestOptions, type IngestResult } from './runIngest.js';
@@ -96,6 +97,8 @@ export interface PartnerLoopPorts<S extends PartnerLoopSettings, Late extends La
    * again is counted instead of a run of its own (one run for the outage, its tries counted)
    */
   outageRun?(partner: string): string | undefined;
+  /** `watch`: what it remembers of the partner's files still being written (see IngestOptions.changingFiles) */
+  changingFiles?(partner: string): ChangingFiles;
 }
 
 /** What a partner's run needs that is read from its settings alone: refused (exit 2) before any partner's run is recorded. */
@@ -363,6 +366,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         stop,
         exitStatusFor: ports.exitStatusFor,
         decode: prepared.decode,
+        ...(ports.changingFiles ? { changingFiles: ports.changingFiles(settings.partner) } : {}),
       });
       if (settings.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
       // after the run's own files: the deliveries the partner owes, named on its summary line
