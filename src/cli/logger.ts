@@ -35,14 +35,6 @@ export function conventionalLogLine(line: string): string {
   }
 }
 
-/** An open log file: its lines are appended whole, each in its own write (a line is never half in another's). */
-interface LogFile {
-  path: string;
-  fd: number;
-  /** it refused a line: the lines after it are not tried (the run is stopping, logFileFailure) */
-  failed?: true;
-}
-
 /**
  * Aborted, with the LogFileError as its reason, when a log file refuses a line: the run stops
  * after the file in hand, saying why (runCommand.ts joins it to the stop on SIGTERM), rather than
@@ -54,54 +46,118 @@ let failure = new AbortController();
 export const logFileFailure = (): AbortSignal => failure.signal;
 
 /**
- * One open log file per path for the whole process: every partner's logger and every cycle of
- * `watch` append through it, so that a service running for days never leaks a descriptor a cycle.
+ * One log file of the process, by its path: every partner's logger and every cycle of `watch`
+ * append through it, so that a service running for days never leaks a descriptor a cycle. Its
+ * descriptor can be swapped under the loggers that hold it (`reopen`: logrotate renamed the file),
+ * the new one opened before the old is closed, and every write goes to the descriptor open at
+ * that moment: no write ever meets a closed one. Each line is appended whole in its own
+ * synchronous write, on the one thread.
  */
+class LogFile {
+  private fd: number;
+  /** no longer in the config (a reload named another file): writes go to stderr, never lost */
+  private retired = false;
+  /** it refused a line: the lines after it are not tried (the run is stopping, logFileFailure) */
+  private failed = false;
+
+  constructor(readonly path: string) {
+    this.fd = openAppendOnly(path, 'log file');
+  }
+
+  write(line: string): void {
+    if (this.retired) process.stderr.write(line);
+    else if (!this.failed) this.append(line);
+  }
+
+  /**
+   * Appends one line, all of it. A write the file refuses (its file system full, ENOSPC; a quota,
+   * EDQUOT; an I/O error) is said as the log's, naming the file: otherwise the run that logs would
+   * stop on a bare `ENOSPC: no space left on device, write` that names no file.
+   */
+  private append(line: string): void {
+    const bytes = Buffer.from(line);
+    try {
+      for (let written = 0; written < bytes.length;) written += writeSync(this.fd, bytes, written);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const why =
+        code === 'ENOSPC'
+          ? 'its file system is full: make room there, or point --log-file elsewhere'
+          : code === 'EDQUOT'
+            ? "the user's disk quota there is spent"
+            : (err as Error).message;
+      this.failed = true;
+      const refused = new LogFileError(`the log file ${this.path} cannot be written (${code ?? 'error'}): ${why}`, { cause: err });
+      // said at once where the operator looks (the journal, cron's mail), as the log cannot say it
+      process.stderr.write(`settle-ingest: ${refused.message}\n`);
+      failure.abort(refused);
+    }
+  }
+
+  /** The path opened again (created when logrotate moved it away), then the old descriptor closed; a refusal forgotten. */
+  reopen(): void {
+    if (this.retired) return;
+    const fd = openAppendOnly(this.path, 'log file');
+    const old = this.fd;
+    this.fd = fd;
+    this.failed = false;
+    closeQuietly(old);
+  }
+
+  retire(): void {
+    if (this.retired) return;
+    this.retired = true;
+    closeQuietly(this.fd);
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed: nothing to lose, every line was written when it was logged
+  }
+}
+
 const LOG_FILES = new Map<string, LogFile>();
 
 function logFile(path: string): LogFile {
   let file = LOG_FILES.get(path);
-  if (!file) LOG_FILES.set(path, (file = { path, fd: openAppendOnly(path, 'log file') }));
+  if (!file) LOG_FILES.set(path, (file = new LogFile(path)));
   return file;
 }
 
-/** Closes the log files opened so far: the next line opens each again (`watch` on SIGHUP, after logrotate moved them). */
-export function reopenLogFiles(): void {
-  for (const file of LOG_FILES.values()) {
-    try {
-      closeSync(file.fd);
-    } catch {
-      // already closed: nothing to lose, every line was written when it was logged
-    }
-  }
-  LOG_FILES.clear();
-  // reopened (SIGHUP, after making room or rotating): a failure before it stops no later cycle
-  if (failure.signal.aborted) failure = new AbortController();
+/** A log file that could not be opened again: the old descriptor stays in use, and why. */
+export interface LogReopenFailure {
+  path: string;
+  reason: string;
 }
 
 /**
- * Appends one line to the log file, all of it. A write the file refuses (its file system full,
- * ENOSPC; a quota, EDQUOT; an I/O error) is said as the log's, naming the file: otherwise the
- * run that logs would stop on a bare `ENOSPC: no space left on device, write` that names no file.
+ * `watch` on SIGHUP (logrotate's postrotate, or after making room): every log file open in this
+ * process opened again by its path, each new descriptor open before its old one is closed. A file
+ * that cannot be opened keeps its old descriptor (the lines still go somewhere) and is returned
+ * with why. A log file's earlier refusal stops no later cycle.
  */
-function appendLine(file: LogFile, line: string): void {
-  if (file.failed) return;
-  const bytes = Buffer.from(line);
-  try {
-    for (let written = 0; written < bytes.length;) written += writeSync(file.fd, bytes, written);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOSPC'
-        ? 'its file system is full: make room there, or point --log-file elsewhere'
-        : code === 'EDQUOT'
-          ? "the user's disk quota there is spent"
-          : (err as Error).message;
-    file.failed = true;
-    const refused = new LogFileError(`the log file ${file.path} cannot be written (${code ?? 'error'}): ${why}`, { cause: err });
-    // said at once where the operator looks (the journal, cron's mail), as the log cannot say it
-    process.stderr.write(`settle-ingest: ${refused.message}\n`);
-    failure.abort(refused);
+export function reopenLogFiles(): LogReopenFailure[] {
+  const failures: LogReopenFailure[] = [];
+  for (const file of LOG_FILES.values()) {
+    try {
+      file.reopen();
+    } catch (err) {
+      failures.push({ path: file.path, reason: (err as Error).message });
+    }
+  }
+  if (failure.signal.aborted) failure = new AbortController();
+  return failures;
+}
+
+/** After a config reread: the log files the new config no longer names are closed (a line still written there goes to stderr). */
+export function retireLogFilesBut(kept: ReadonlySet<string>): void {
+  for (const [path, file] of LOG_FILES) {
+    if (kept.has(path)) continue;
+    file.retire();
+    LOG_FILES.delete(path);
   }
 }
 
@@ -133,7 +189,7 @@ export function createLogger(opts: { level: string; file: string | undefined; st
         code === 'EISDIR' ? 'it is a folder' : code === 'ELOOP' ? 'it is a symbolic link, never written through' : (err as Error).message;
       throw new UsageError(`log file ${opts.file} cannot be opened: ${why} (--log-file, SETTLE_LOG_FILE: name a file)`, { cause: err });
     }
-    return pino(options, { write: (line: string) => appendLine(file, conventionalLogLine(line)) });
+    return pino(options, { write: (line: string) => file.write(conventionalLogLine(line)) });
   }
   const readable = process.stderr.isTTY === true;
   const stderr = {

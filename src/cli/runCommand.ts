@@ -9,6 +9,7 @@ import { lastAccountedAt, lastDeliveryAt, overdueDeliveries } from '../report/de
 import { resolvePartners, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { runPartners, type PartnerResources } from '../pipeline/partnerLoop.js';
 import { RunEndedError, type IngestResult } from '../pipeline/runIngest.js';
+import type { ChangingFiles } from '../pipeline/completenessGate.js';
 import { withSettingOptions } from './options.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { runExitStatus } from './exitStatus.js';
@@ -94,6 +95,10 @@ export interface IngestService {
   stop?: AbortSignal;
   exitStatusFor?: typeof runExitStatus;
   watch?: () => WatchMetrics;
+  /** the run each failing partner recorded for its outage (see PartnerLoopPorts.outageRun) */
+  outageRun?: (partner: string) => string | undefined;
+  /** the files watch saw still being written, by partner (see IngestOptions.changingFiles) */
+  changingFiles?: (partner: string) => ChangingFiles;
 }
 
 /** The whole `run` command for one partner short of printing: also what `demo` runs. */
@@ -131,6 +136,8 @@ export async function ingestPartners(
         // a log file that cannot be written stops the run as a signal does, after the file in hand
         stop: AbortSignal.any([stopping.signal, logFileFailure()]),
         exitStatusFor: service.exitStatusFor ?? runExitStatus,
+        ...(service.outageRun ? { outageRun: service.outageRun } : {}),
+        ...(service.changingFiles ? { changingFiles: service.changingFiles } : {}),
       },
       partners,
     );

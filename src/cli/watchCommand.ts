@@ -1,14 +1,24 @@
-import { watch as watchFolder, type FSWatcher } from 'node:fs';
+import { statSync, watch as watchFolder, type FSWatcher } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { nowMs } from '../clock.js';
 import { UsageError } from '../errors.js';
 import { intakeFolders } from '../intake/openIntake.js';
 import { resolvePartners, type Settings } from '../config/settings.js';
 import { parseDuration } from '../durations.js';
+import { ChangingFiles } from '../pipeline/completenessGate.js';
 import { refusePartners } from '../pipeline/partnerLoop.js';
-import { watchLoop, type WakeReason, type WatchPartnerOutcome, type WatchStats } from '../pipeline/watchLoop.js';
+import {
+  watchLoop,
+  type FolderWatch,
+  type Notice,
+  type WakeReason,
+  type WatchPartnerOutcome,
+  type WatchStats,
+} from '../pipeline/watchLoop.js';
+import { errorMessage } from '../errors.js';
 import { runExitStatus } from './exitStatus.js';
-import { createLogger, reopenLogFiles } from './logger.js';
+import { createLogger, reopenLogFiles, retireLogFilesBut } from './logger.js';
 import { withSettingOptions } from './options.js';
 import { withResources } from './resources.js';
 import { afterPartners, ingestPartners, type RunFlags } from './runCommand.js';
@@ -37,27 +47,49 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
       const rescanMs = durationFlag(flags.rescan, '--rescan', 300) * 1000;
       // a bad config, a refused setting at start: exit 2, as `run` has it, before the loop begins
       let config = await readConfig(flags);
-      const signals = serviceSignals();
-      const intakes = new IntakeWatchers(signals.wake);
+      /** what watch decides about itself: the log, and a line on stdout for the journal */
+      const notice: Notice = (level, fields, message) => {
+        config.logger[level](fields, message);
+        process.stdout.write(`watch: ${message}\n`);
+      };
+      const signals = serviceSignals(() => {
+        // logrotate's postrotate (systemctl reload): every log file opened again at once, the new before the old is closed
+        const failures = reopenLogFiles();
+        if (failures.length === 0) notice('info', { event: 'log-files-reopened' }, 'log files reopened (SIGHUP)');
+        for (const failure of failures) {
+          notice(
+            'error',
+            { event: 'log-file-not-reopened', path: failure.path, reason: failure.reason },
+            `log file ${failure.path} not reopened, still writing the one open before: ${failure.reason}`,
+          );
+        }
+      });
+      const intakes = new IntakeWatchers(signals.wake, notice);
       let latest: WatchStats | undefined;
+      const changing = new Map<string, ChangingFiles>();
+      const changingFiles = (partner: string) => {
+        let files = changing.get(partner);
+        if (!files) changing.set(partner, (files = new ChangingFiles()));
+        return files;
+      };
       const mode = flags.mode ?? 'scheduled';
       try {
         await watchLoop({
           partners: config.partners,
           reload: async () => {
-            const next = await readConfig(flags);
-            config = next;
-            reopenLogFiles();
-            return next.partners;
+            config = await readConfig(flags);
+            // a log file the new config no longer names is closed; the ones it names are open already
+            retireLogFilesBut(new Set(config.partners.flatMap((settings) => (settings.logFile ? [settings.logFile] : []))));
+            return config.partners;
           },
-          watchIntakes: (partners) => intakes.watch(partners),
+          folders: intakes,
           list: (settings, stop) =>
             withResources(settings, async (resources) => {
               const intake = await resources.intake(stop);
               const entries = await intake.list();
               return { entries, mtimeIsLocalClock: intake.mtimeIsLocalClock, local: intakeFolders(settings).server === null };
             }),
-          work: async (partners) => {
+          work: async (partners, outageRuns) => {
             const outcomes = await ingestPartners(partners, { ...flags, mode }, config.all, {
               stop: signals.stop,
               // a stop is how a service ends: the run it cut short has done nothing wrong
@@ -66,6 +98,8 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
                 const { abortedBy: _stopped, ...rest } = found;
                 return runExitStatus(rest);
               },
+              outageRun: (partner) => outageRuns.get(partner),
+              changingFiles,
               ...(latest ? { watch: () => latest! } : {}),
             });
             const worked = outcomes.filter((outcome) => outcome.result !== undefined);
@@ -74,11 +108,16 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
               process.stdout.write(`${line}\n`);
               appendSummary(config.partners[0]?.summaryFile, line);
             }
-            return outcomes.map((outcome): WatchPartnerOutcome => ({
-              partner: outcome.partner,
-              ok: outcome.result !== undefined || outcome.leasedBy !== undefined || outcome.notBegun === true,
-              ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-            }));
+            return outcomes.map((outcome): WatchPartnerOutcome => {
+              const leasedUntil = outcome.leasedBy ? Date.parse(outcome.leasedBy.leaseUntil) : Number.NaN;
+              return {
+                partner: outcome.partner,
+                ok: outcome.result !== undefined || outcome.leasedBy !== undefined || outcome.notBegun === true,
+                ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+                ...(outcome.leasedBy ? { leasedUntil: Number.isNaN(leasedUntil) ? nowMs() : leasedUntil } : {}),
+                ...(outcome.notStarted && outcome.runId ? { outageRun: outcome.runId } : {}),
+              };
+            });
           },
           metrics: async (stats) => {
             latest = { ...stats };
@@ -86,9 +125,7 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
           },
           wait: signals.wait,
           now: nowMs,
-          get logger() {
-            return config.logger;
-          },
+          notice,
           stop: signals.stop,
           hangup: signals.hangup,
           pollMs,
@@ -124,10 +161,11 @@ function durationFlag(value: string | undefined, flag: string, fallback: number)
 
 /**
  * The service's signals: the first SIGTERM or SIGINT asks the loop to finish the file in hand
- * and end (a second ends the process at once, as for `run`); SIGHUP asks for the config to be
- * reread at the next cycle. Each wakes a loop waiting between cycles.
+ * and end (a second ends the process at once, as for `run`); SIGHUP reopens the log files at
+ * once (every write is synchronous, so none is in flight) and asks for the config to be reread
+ * at the next cycle. Each wakes a loop waiting between cycles.
  */
-function serviceSignals() {
+function serviceSignals(reopenLogs: () => void) {
   const stop = new AbortController();
   let hungUp = false;
   let pending: WakeReason | undefined;
@@ -158,6 +196,7 @@ function serviceSignals() {
     return () => process.removeListener(signal, first);
   });
   const onHangup = () => {
+    reopenLogs();
     hungUp = true;
     wake('signal');
   };
@@ -194,30 +233,145 @@ function serviceSignals() {
   };
 }
 
-/** fs.watch on each local intake folder: an event only wakes the loop, whose listing stays the truth. */
-class IntakeWatchers {
-  private watchers: FSWatcher[] = [];
+/** A local intake folder as watched: what it was when armed, and whether the kernel watches it. */
+interface WatchedFolder {
+  partner: string;
+  path: string;
+  /** device:inode of the folder the path named when armed (through links); null: it was not there */
+  identity: string | null;
+  watchers: FSWatcher[];
+  /** why the kernel would not watch it (inotify instances or watches spent): the loop polls it */
+  refused: string | undefined;
+  /** a watcher reported an error: armed again at the next cycle */
+  broken: boolean;
+  /** the loop's pace while the folder is polled */
+  stableForSeconds: number;
+}
 
-  constructor(private readonly wake: (reason: WakeReason) => void) {}
+const identityOf = (path: string): string | null => {
+  try {
+    const folder = statSync(path);
+    return `${folder.dev}:${folder.ino}`;
+  } catch {
+    return null;
+  }
+};
+
+/** Why fs.watch failed, where it is the kernel refusing (not a folder that is missing). */
+function kernelRefusal(err: unknown): string | undefined {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+  if (code === 'EMFILE') return 'EMFILE: the inotify instances of this user are spent (fs.inotify.max_user_instances)';
+  if (code === 'ENOSPC') return 'ENOSPC: the inotify watches of this user are spent (fs.inotify.max_user_watches)';
+  return errorMessage(err);
+}
+
+/**
+ * fs.watch on each local intake folder and on the folder above it: an event only wakes the loop,
+ * whose listing stays the truth. The watch on the folder above hears the intake renamed away,
+ * removed, made again or its link swapped; at each cycle (`rearm`) a folder whose identity
+ * changed (device and inode, through links) is watched anew and listed at once. A folder the
+ * kernel will not watch (inotify spent) is said once, polled by the loop at `--stable-for` pace
+ * meanwhile (and shown by the metric settle_ingest_watch_folder_polled), and tried again each cycle.
+ */
+class IntakeWatchers implements FolderWatch<Settings> {
+  private folders = new Map<string, WatchedFolder>();
+
+  constructor(
+    private readonly wake: (reason: WakeReason) => void,
+    private readonly notice: Notice,
+  ) {}
 
   watch(partners: Settings[]): void {
     this.close();
     for (const settings of partners) {
       const folders = intakeFolders(settings);
       if (folders.server !== null) continue;
-      try {
-        const watcher = watchFolder(folders.intake, { persistent: false }, () => this.wake('event'));
-        // a folder removed or unwatchable: the rescan still lists it
-        watcher.on('error', () => watcher.close());
-        this.watchers.push(watcher);
-      } catch {
-        // no events (too many watches, a file system without them): the rescan alone finds its files
+      const folder: WatchedFolder = {
+        partner: settings.partner,
+        path: resolve(folders.intake),
+        identity: null,
+        watchers: [],
+        refused: undefined,
+        broken: false,
+        stableForSeconds: settings.stableForSeconds,
+      };
+      this.folders.set(settings.partner, folder);
+      this.arm(folder);
+    }
+  }
+
+  rearm(): string[] {
+    const replaced: string[] = [];
+    for (const folder of this.folders.values()) {
+      const identity = identityOf(folder.path);
+      if (identity === folder.identity && !folder.broken && folder.refused === undefined) continue;
+      const was = folder.identity;
+      this.arm(folder);
+      if (identity !== was && identity !== null) {
+        replaced.push(folder.partner);
+        this.notice(
+          'info',
+          { event: 'intake-folder-replaced', partner: folder.partner, path: folder.path },
+          `${folder.partner}: the intake folder ${folder.path} is ${was === null ? 'there again' : 'a new folder'}: watching it, listing it now`,
+        );
       }
+    }
+    return replaced;
+  }
+
+  hears(partner: string): boolean {
+    return this.folders.get(partner)?.refused === undefined;
+  }
+
+  /** Watches the folder and the one above it; says when the kernel starts or stops refusing. */
+  private arm(folder: WatchedFolder): void {
+    for (const watcher of folder.watchers) watcher.close();
+    folder.watchers = [];
+    folder.broken = false;
+    folder.identity = identityOf(folder.path);
+    const before = folder.refused;
+    folder.refused = undefined;
+    const name = basename(folder.path);
+    const onError = (watcher: FSWatcher) => () => {
+      // the folder removed, or the watch lost: armed again at the next cycle, which this wake brings
+      watcher.close();
+      folder.broken = true;
+      this.wake('event');
+    };
+    const targets: { path: string; wakesOn: (file: string | null) => boolean }[] = [
+      { path: dirname(folder.path), wakesOn: (file) => file === null || file === name },
+      { path: folder.path, wakesOn: () => true },
+    ];
+    for (const target of targets) {
+      try {
+        const watcher = watchFolder(target.path, { persistent: false }, (_type, file) => {
+          if (target.wakesOn(file)) this.wake('event');
+        });
+        watcher.on('error', onError(watcher));
+        folder.watchers.push(watcher);
+      } catch (err) {
+        // a folder not there (yet) is heard from the one above it when it comes
+        folder.refused ??= kernelRefusal(err);
+      }
+    }
+    if (folder.refused !== undefined && before === undefined) {
+      this.notice(
+        'warn',
+        { event: 'intake-not-watched', partner: folder.partner, path: folder.path, reason: folder.refused },
+        `${folder.partner}: the kernel will not watch ${folder.path} (${folder.refused}): polling it instead, every ${Math.max(1, folder.stableForSeconds)}s (--stable-for)`,
+      );
+    } else if (folder.refused === undefined && before !== undefined) {
+      this.notice(
+        'info',
+        { event: 'intake-watched', partner: folder.partner, path: folder.path },
+        `${folder.partner}: ${folder.path} is watched again: its changes wake watch`,
+      );
     }
   }
 
   close(): void {
-    for (const watcher of this.watchers) watcher.close();
-    this.watchers = [];
+    for (const folder of this.folders.values()) for (const watcher of folder.watchers) watcher.close();
+    this.folders.clear();
   }
 }

@@ -132,6 +132,12 @@ export interface RunLedger extends LedgerReads {
     exitStatus: number,
     end?: { status: 'finished' | 'not_started'; reason?: string },
   ): Promise<void>;
+  /**
+   * One more try of a run that could not start (`watch` retrying after a backoff): counted on that
+   * run, with the try's reason, exit status and end, instead of a run of its own. False when the
+   * run is not a `not_started` one (closed otherwise since): the caller records a new run.
+   */
+  countRunAttempt(runId: string, exitStatus: number, reason: string): Promise<boolean>;
   /** the exit status the command's process exits with, on each of its runs (the same for all): what the scheduler saw */
   recordProcessExit(runIds: string[], exitStatus: number): Promise<void>;
   openRuns(): Promise<RunRow[]>;

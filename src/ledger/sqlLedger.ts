@@ -129,6 +129,17 @@ export class SqlLedger implements Ledger {
     );
   }
 
+  async countRunAttempt(runId: string, exitStatus: number, reason: string): Promise<boolean> {
+    const changed = await this.tx(() =>
+      this.db.run(
+        `UPDATE runs SET attempts = COALESCE(attempts, 1) + 1, ended_at = ?, reason = ?, exit_status = ?
+           WHERE run_id = ? AND status = 'not_started'`,
+        [now(), redactSecrets(reason), exitStatus, runId],
+      ),
+    );
+    return changed === 1;
+  }
+
   async recordProcessExit(runIds: string[], exitStatus: number): Promise<void> {
     if (runIds.length === 0) return;
     await this.tx(() =>

@@ -70,6 +70,7 @@ export function runRow(sqlRow: SqlRow): RunRow {
     rowCount: num(sqlRow.row_count),
     exitStatus: num(sqlRow.exit_status),
     processExitStatus: num(sqlRow.process_exit_status),
+    attempts: num(sqlRow.attempts) ?? 1,
   };
 }
 

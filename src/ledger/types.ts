@@ -103,6 +103,8 @@ export interface RunRow {
    * from before it was kept
    */
   processExitStatus: number | null;
+  /** a run that could not start: the tries it stands for (`watch` counts an outage's retries on its one run); 1 otherwise */
+  attempts: number;
 }
 
 /** The outcomes a run counts: each ready file gets exactly one of these per run. */

@@ -1,5 +1,6 @@
 import type { LedgerReads } from './ledger.js';
 import type { FileOutcome } from './runOutcomes.js';
+import { staleClaimReason } from './staleClaim.js';
 
 /** Outcomes that leave a file in the intake for a later run. */
 const WAITING = new Set(['not_ready', 'held', 'failed']);
@@ -63,14 +64,24 @@ export async function unchangedWaits(ledger: LedgerReads, name: string, now: See
   return { runs: runs.size, since };
 }
 
+/** Whether the twin a file is held for is claimed by a run that is live (its owner there, its lease not passed). */
+async function twinInHand(ledger: LedgerReads, held: FileOutcome): Promise<boolean> {
+  if (!held.heldFor || held.sha256 === null) return false;
+  const twin = await ledger.file(held.heldFor.name, held.sha256);
+  return twin?.state === 'claimed' && twin.runId === held.heldFor.run && staleClaimReason(twin) === null;
+}
+
 /**
  * Files this run left waiting that have waited in more than `maxRuns` runs in a row: an
  * upload that never finishes, a twin held forever, a file that fails every night, and a name
- * the pattern does not take that nobody moves or names a known neighbour (--ignore).
+ * the pattern does not take that nobody moves or names a known neighbour (--ignore). A file held
+ * for a twin that a live run is loading right now is in hand, not waiting.
  */
 export async function filesWaitingTooLong(ledger: LedgerReads, files: FileOutcome[], maxRuns: number): Promise<WaitingFile[]> {
   const late: WaitingFile[] = [];
   for (const f of files) {
+    // held for a twin that a live run is loading (`watch` beside a timer's `run`): in hand, not waiting; its claim's lease bounds it
+    if (f.outcome === 'held' && (await twinInHand(ledger, f))) continue;
     const streak = WAITING.has(f.outcome)
       ? await runsWaiting(ledger, f.name)
       : f.outcome === 'ignored'

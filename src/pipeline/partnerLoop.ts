@@ -10,6 +10,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { HeldLease, LeaseHolder } from '../ledger/types.js';
 import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
+import type { ChangingFiles } from './completenessGate.js';
 import { newRunId } from './runId.js';
 import { assertStagingUsable, preparePartners, refusalError, type Prepared, type PreparationSettings } from './runPreparation.js';
 import { closeAsDied } from './startOfRun.js';
@@ -47,6 +48,8 @@ export interface PartnerOutcome<Late extends LateDelivery = LateDelivery> {
   notBegun?: boolean;
   /** skipped: another run (on this shared ledger, from another host or process) holds the partner's lease */
   leasedBy?: HeldLease;
+  /** the run could not start (its database, intake or staging refused): `runId` is the run that records it */
+  notStarted?: true;
 }
 
 /** What one partner's run opens, each on first call, closed by `withPartner` when the partner's work ends. */
@@ -82,6 +85,13 @@ export interface PartnerLoopPorts<S extends PartnerLoopSettings, Late extends La
   stop: AbortSignal;
   /** the command layer's rule from what a run found to the exit status the ledger records */
   exitStatusFor: IngestOptions['exitStatusFor'];
+  /**
+   * `watch`: the run a failing partner recorded for its outage, on which a try that cannot start
+   * again is counted instead of a run of its own (one run for the outage, its tries counted)
+   */
+  outageRun?(partner: string): string | undefined;
+  /** `watch`: what it remembers of the partner's files still being written (see IngestOptions.changingFiles) */
+  changingFiles?(partner: string): ChangingFiles;
 }
 
 /**
@@ -138,8 +148,9 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
       processExitStatus: 0,
       counts: NO_COUNTS,
     };
+    const trace: { notStarted?: boolean } = {};
     try {
-      const worked = await workPartner(ports, preparedPartner, metrics, holder);
+      const worked = await workPartner(ports, preparedPartner, metrics, holder, trace);
       if ('leasedBy' in worked) {
         // another run works the partner: nothing of it is this run's, not even a run row
         outcomes.push({ partner: preparedPartner.settings.partner, exitStatus: 0, leasedBy: worked.leasedBy });
@@ -165,6 +176,7 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
         error: err,
         runId: metrics.runId,
         ...ended,
+        ...(trace.notStarted ? { notStarted: true as const } : {}),
       });
       metrics.exitStatus = exitStatusOf(err);
     }
@@ -191,6 +203,8 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
   prepared: Prepared<S>,
   metrics: PartnerRunMetrics,
   holder: LeaseHolder,
+  /** set when the run could not start */
+  trace: { notStarted?: boolean },
 ): Promise<{ result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease }> {
   const settings = prepared.settings;
   const stop = ports.stop;
@@ -219,17 +233,49 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
     }
     try {
       return await leasedWork(ledger, holder, leaseMs, logger, async (named) => {
-        const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
-        metrics.runId = runId;
-        await named(runId);
-        // the run named on the lease taken over stopped renewing it (killed, or its host gone): a
-        // run on its own host (closeDeadRuns) may never come, so it is closed here
-        const replaced = lease.replaced;
-        if (replaced) {
-          const why = `its process (pid ${replaced.pid} on ${replaced.host}) stopped renewing its partner lease (due to run out at ${replaced.leaseUntil}); run ${runId} took the partner over`;
-          await closeAsDied(ledger, replaced, runId, why, logger);
+        /** The run recorded on the lease; the run named on the lease taken over closed as died. */
+        const startNamedRun = async () => {
+          const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
+          metrics.runId = runId;
+          await named(runId);
+          // the run named on the lease taken over stopped renewing it (killed, or its host gone): a
+          // run on its own host (closeDeadRuns) may never come, so it is closed here
+          const replaced = lease.replaced;
+          if (replaced) {
+            const why = `its process (pid ${replaced.pid} on ${replaced.host}) stopped renewing its partner lease (due to run out at ${replaced.leaseUntil}); run ${runId} took the partner over`;
+            await closeAsDied(ledger, replaced, runId, why, logger);
+          }
+          return runId;
+        };
+        let finance: FinanceDb;
+        let intake: Intake;
+        try {
+          // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
+          if (prepared.refusal !== undefined) throw prepared.refusal;
+          // cheapest and most likely refusals first: the database being down stops the run before any download
+          finance = await partnerResources.finance(stop);
+          intake = await partnerResources.intake(stop);
+          await assertStagingUsable(settings.staging);
+        } catch (err) {
+          const reason = errorMessage(err);
+          const status = exitStatusOf(err);
+          trace.notStarted = true;
+          // an outage's run already recorded (`watch` trying again after a backoff): this try is counted on it
+          const outage = ports.outageRun?.(settings.partner);
+          if (outage !== undefined && (await ledger.countRunAttempt(outage, status, reason))) {
+            metrics.runId = outage;
+            if (settings.logFile)
+              logger.error({ event: 'run-not-started', run: outage, reason }, `run ${outage} could not start, again: ${reason}`);
+            throw err;
+          }
+          const runId = await startNamedRun();
+          // on stderr the one-line error below says it already; a log file must say it too
+          if (settings.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
+          await ledger.finishRun(runId, NO_COUNTS, status, { status: 'not_started', reason });
+          throw err;
         }
-        return workLeased(runId);
+        return workLeased(await startNamedRun(), finance, intake);
       });
     } finally {
       faultPoint('before-lease-release');
@@ -239,24 +285,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       });
     }
 
-    async function workLeased(runId: string): Promise<{ result: IngestResult; overdue?: Late[] }> {
-      let finance: FinanceDb;
-      let intake: Intake;
-      try {
-        // found before any partner ran (checkPartnerAccess): recorded as a run that could not start, like the refusals below
-        // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
-        if (prepared.refusal !== undefined) throw prepared.refusal;
-        // cheapest and most likely refusals first: the database being down stops the run before any download
-        finance = await partnerResources.finance(stop);
-        intake = await partnerResources.intake(stop);
-        await assertStagingUsable(settings.staging);
-      } catch (err) {
-        const reason = errorMessage(err);
-        // on stderr the one-line error below says it already; a log file must say it too
-        if (settings.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
-        await ledger.finishRun(runId, NO_COUNTS, exitStatusOf(err), { status: 'not_started', reason });
-        throw err;
-      }
+    async function workLeased(runId: string, finance: FinanceDb, intake: Intake): Promise<{ result: IngestResult; overdue?: Late[] }> {
       const result = await runIngest({
         runId,
         intake,
@@ -277,6 +306,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         stop,
         exitStatusFor: ports.exitStatusFor,
         decode: prepared.decode,
+        ...(ports.changingFiles ? { changingFiles: ports.changingFiles(settings.partner) } : {}),
       });
       if (settings.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
       // after the run's own files: the deliveries the partner owes, named on its summary line

@@ -14,7 +14,7 @@ import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { removeContent } from '../delivery/stagedContent.js';
 import { classifyName } from '../intake/classifyName.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
-import { askServerLog, completenessGate, type GateWaiting } from './completenessGate.js';
+import { askServerLog, CompletenessGate, type ChangingFiles, type GateWaiting } from './completenessGate.js';
 import { isConnectionLost } from './connectionLost.js';
 import { decideFile } from './decideFile.js';
 import { filesChangedAfterMove, finishUnfinishedMoves, type ChangedAfterMove } from './moveDecided.js';
@@ -22,6 +22,7 @@ import { moveMarker } from './readyMarker.js';
 import type { LoadProgress, RunContext } from './runContext.js';
 import { stageAndHash } from './stageAndHash.js';
 import { closeDeadRuns, makeStagingDir, removeDeadStaging, settleStaleClaims } from './startOfRun.js';
+import { endedInThisProcess } from './staleClaims.js';
 import { judgePausedUpload } from './pausedUpload.js';
 import { waitForTrailer } from './trailerGate.js';
 
@@ -67,6 +68,12 @@ export interface IngestOptions {
   decode?: DecodeOptions;
   /** the command layer's rule from what the run found to the exit status the ledger records */
   exitStatusFor: (found: IngestFindings) => 0 | 1;
+  /**
+   * `watch`: the files its runs saw still being written. A run of watch waits one --stable-for
+   * window for such a file, then leaves it in the intake unrecorded for a later cycle, until it
+   * has been changing for --max-wait since first seen (then it is not ready, as in any run).
+   */
+  changingFiles?: ChangingFiles;
 }
 
 /** What a finished run found beyond its files' outcomes. */
@@ -105,6 +112,8 @@ export class RunEndedError extends SettleError {
 
 /** A run looks at the intake again after its batch, a bounded number of times. */
 const MAX_LISTINGS = 10;
+/** `watch`: past one --stable-for window, this long more for the gate's last look at a file still being written */
+const CHANGING_GRACE_MS = 1000;
 
 /**
  * One ingest run, in docs/DESIGN.md's order:
@@ -179,69 +188,10 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       }
       return run.abortedBy !== undefined;
     };
-    listing: for (let pass = 0; pass < MAX_LISTINGS && !stopRequested(); pass++) {
-      // 1. list the intake: the pattern, minus in-progress and already-seen names
-      faultPoint('before-list');
-      const listed = await intake.list().catch((err) => {
-        if (err instanceof SettleError) throw err;
-        throw new TransientError(`cannot list the intake ${intake.description}: ${errorMessage(err)}`, { cause: err });
-      });
-      // what an ended run began moving and never recorded (the listing has put back what it had captured)
-      if (pass === 0) {
-        await finishUnfinishedMoves(run, runId, log);
-        for (const changed of await filesChangedAfterMove(run, log)) changedAfterMove.push(changed);
-      }
-      const present = new Set(listed.map((intakeEntry) => intakeEntry.name));
-      const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));
-      const safe: IntakeEntry[] = [];
-      const leftAlone: IgnoredEntry[] = [];
-      for (const entry of fresh) {
-        lookedAt.add(entry.name);
-        const verdict = entry.notRegular
-          ? { kind: 'ignored' as const, reason: `${entry.notRegular}: left untouched` }
-          : classifyName(entry.name, opts, present);
-        if (verdict.kind === 'take') safe.push(entry);
-        else if (verdict.kind === 'not_ready') await unstaged(entry, 'not_ready', verdict.reason);
-        else if (verdict.kind === 'ignored') {
-          leftAlone.push({ name: entry.name, arrival: `${entry.size}:${entry.mtimeMs}`, size: entry.size, reason: verdict.reason });
-        } else log.debug({ event: 'known-neighbour', file: entry.name }, `left alone: ${verdict.reason}`);
-      }
-      await ignored(leftAlone);
-      if (safe.length === 0) break;
-
-      // 2. the completeness gate
-      const gate = await completenessGate(intake, safe, {
-        stableForMs: opts.stableForSeconds * 1000,
-        deadline,
-        stop: opts.stop,
-        onWaiting: (waiting) => {
-          if (waiting.first) {
-            const names = waiting.files.slice(0, 3).join(', ') + (waiting.files.length > 3 ? `, and ${waiting.files.length - 3} more` : '');
-            log.info(
-              { event: 'waiting-stable', files: waiting.files.length, stableFor: opts.stableForSeconds },
-              `waiting for ${waiting.files.length} file(s) to stay unchanged for ${opts.stableForSeconds}s (--stable-for): ${names}`,
-            );
-          }
-          opts.onWaiting?.(waiting);
-        },
-      });
-      if (stopRequested()) break;
-      for (const { entry, reason } of gate.notReady) await unstaged(entry, 'not_ready', reason);
-      for (const entry of gate.gone) await vanished(entry, 'it is no longer there');
-      // read after the wait: a close logged while the gate watched counts
-      const asked = await askServerLog(gate.ready, opts.serverLog);
-      if (asked.unread !== null && transferLogUnread === undefined) {
-        transferLogUnread = asked.unread;
-        log.error(
-          { event: 'transfer-log-unread', reason: asked.unread },
-          `the transfer log cannot be read, so an upload still open on the server is not told: the files are judged without it: ${asked.unread}`,
-        );
-      }
-      for (const { entry, reason, openSince } of asked.notReady) await unstaged(entry, 'not_ready', reason, { openSince });
-      if (asked.ready.length === 0) break;
-
-      for (const entry of asked.ready) {
-        if (stopRequested()) break listing;
+    /** 3. to 6. for each file the gate handed over: stage, claim, load, move; ended early when the run stops */
+    const takeReady = async (entries: IntakeEntry[]): Promise<void> => {
+      for (const entry of entries) {
+        if (stopRequested()) return;
         const flog = log.child({ file: entry.name });
         // 3. stage + SHA-256 (+ decode)
         const onRead = opts.onDownload && ((bytes: number) => opts.onDownload!(entry.name, bytes, entry.size));
@@ -254,7 +204,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
         });
         if (staged.kind === 'unreadable') {
           await unstaged(entry, 'failed', staged.reason);
-          if (stopRequested()) break listing;
+          if (stopRequested()) return;
           await intake.ensureReachable(); // a source that stays away ends the run here, with one line
           continue;
         }
@@ -319,11 +269,98 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
           await removeContent(content, staged.path);
           await unlink(staged.path).catch(() => undefined);
         }
+        if (run.abortedBy) return; // the database is gone, or a stop was asked for: the rest waits
+      }
+    };
+    listing: for (let pass = 0; pass < MAX_LISTINGS && !stopRequested(); pass++) {
+      // 1. list the intake: the pattern, minus in-progress and already-seen names
+      faultPoint('before-list');
+      const listed = await intake.list().catch((err) => {
+        if (err instanceof SettleError) throw err;
+        throw new TransientError(`cannot list the intake ${intake.description}: ${errorMessage(err)}`, { cause: err });
+      });
+      // what an ended run began moving and never recorded (the listing has put back what it had captured)
+      if (pass === 0) {
+        await finishUnfinishedMoves(run, runId, log);
+        for (const changed of await filesChangedAfterMove(run, log)) changedAfterMove.push(changed);
+      }
+      const present = new Set(listed.map((intakeEntry) => intakeEntry.name));
+      const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));
+      const safe: IntakeEntry[] = [];
+      const leftAlone: IgnoredEntry[] = [];
+      for (const entry of fresh) {
+        lookedAt.add(entry.name);
+        const verdict = entry.notRegular
+          ? { kind: 'ignored' as const, reason: `${entry.notRegular}: left untouched` }
+          : classifyName(entry.name, opts, present);
+        if (verdict.kind === 'take') safe.push(entry);
+        else if (verdict.kind === 'not_ready') await unstaged(entry, 'not_ready', verdict.reason);
+        else if (verdict.kind === 'ignored') {
+          leftAlone.push({ name: entry.name, arrival: `${entry.size}:${entry.mtimeMs}`, size: entry.size, reason: verdict.reason });
+        } else log.debug({ event: 'known-neighbour', file: entry.name }, `left alone: ${verdict.reason}`);
+      }
+      await ignored(leftAlone);
+      if (safe.length === 0) break;
+
+      // 2. the completeness gate: files handed over a batch at a time, as each becomes ready
+      const changing = opts.changingFiles;
+      changing?.keepOnly(present);
+      const gate = new CompletenessGate(intake, safe, {
+        stableForMs: opts.stableForSeconds * 1000,
+        // watch waits one --stable-for window for a file still being written, then leaves it for a later cycle
+        deadline: changing ? Math.min(deadline, Date.now() + opts.stableForSeconds * 1000 + CHANGING_GRACE_MS) : deadline,
+        stop: opts.stop,
+        onWaiting: (waiting) => {
+          if (waiting.first) {
+            const names = waiting.files.slice(0, 3).join(', ') + (waiting.files.length > 3 ? `, and ${waiting.files.length - 3} more` : '');
+            log.info(
+              { event: 'waiting-stable', files: waiting.files.length, stableFor: opts.stableForSeconds },
+              `waiting for ${waiting.files.length} file(s) to stay unchanged for ${opts.stableForSeconds}s (--stable-for): ${names}`,
+            );
+          }
+          opts.onWaiting?.(waiting);
+        },
+      });
+      let readyInPass = 0;
+      while (gate.open) {
+        const batch = await gate.next();
+        if (stopRequested()) break listing;
+        for (const { entry, reason } of batch.notReady) {
+          const now = Date.now();
+          if (changing && now - changing.firstSeen(entry.name, now) < opts.maxWaitSeconds * 1000) {
+            log.info(
+              { event: 'still-changing', file: entry.name, size: entry.size },
+              'still being written: left for a later cycle of watch, recorded not ready only once it has changed for --max-wait',
+            );
+            continue;
+          }
+          changing?.forget(entry.name);
+          await unstaged(entry, 'not_ready', reason);
+        }
+        for (const entry of batch.gone) {
+          changing?.forget(entry.name);
+          await vanished(entry, 'it is no longer there');
+        }
+        for (const entry of batch.ready) changing?.forget(entry.name);
+        // read after the wait: a close logged while the gate watched counts
+        const asked = await askServerLog(batch.ready, opts.serverLog);
+        if (asked.unread !== null && transferLogUnread === undefined) {
+          transferLogUnread = asked.unread;
+          log.error(
+            { event: 'transfer-log-unread', reason: asked.unread },
+            `the transfer log cannot be read, so an upload still open on the server is not told: the files are judged without it: ${asked.unread}`,
+          );
+        }
+        for (const { entry, reason, openSince } of asked.notReady) await unstaged(entry, 'not_ready', reason, { openSince });
+        readyInPass += asked.ready.length;
+        await takeReady(asked.ready);
         if (run.abortedBy) break listing; // the database is gone, or a stop was asked for: the rest waits
       }
+      if (readyInPass === 0) break;
     }
   } catch (err) {
     // the run cannot go on (intake unlistable, ledger locked): still close its record if possible, and say what it did
+    endedInThisProcess(runId);
     let ended: IngestResult | undefined;
     try {
       const outcomes = await runOutcomes(ledger, runId);
@@ -338,6 +375,8 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     if (stagingDir) await rm(stagingDir, { recursive: true, force: true });
   }
 
+  // stopped early (its database gone mid-file): a claim it could not release is settled by this process's next run at once
+  if (run.abortedBy) endedInThisProcess(runId);
   const outcomes = await runOutcomes(ledger, runId);
   const counts = { ...outcomes.counts, moveFailed: run.counts.moveFailures };
   const waitingTooLong = await filesWaitingTooLong(ledger, outcomes.files, opts.maxWaitingRuns);

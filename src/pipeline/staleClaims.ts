@@ -3,9 +3,37 @@ import { staleClaimReason } from '../ledger/staleClaim.js';
 import type { RunLedger } from '../ledger/ledger.js';
 import { contentOf, type FileRow } from '../ledger/types.js';
 import type { FinanceDb } from '../finance/financeDb.js';
+import { currentOwner } from '../owner.js';
 
 /**
- * A claim is stale when its owner on this host is provably gone, or its lease has run out.
+ * The runs of this very process that ended on an error or stopped early (their database or
+ * ledger gone mid-file): a claim one of them left is nobody's, though its owner, this process,
+ * lives on. `watch` runs cycle after cycle in one process, so after its ledger comes back its
+ * next run settles its own earlier claim at once instead of waiting out that claim's lease.
+ * (A run that ends normally leaves no claim; the set grows by one per such ending.)
+ */
+const ENDED_HERE = new Set<string>();
+
+export function endedInThisProcess(runId: string): void {
+  ENDED_HERE.add(runId);
+}
+
+/** Whether a run of this process ended (on an error, or stopped early): its claims and its open record are nobody's. */
+export function runEndedHere(runId: string): boolean {
+  return ENDED_HERE.has(runId);
+}
+
+/** Why a claim is stale: a run of this very process that ended left it, or the one rule of staleClaimReason. */
+function whyStale(claim: FileRow): string | null {
+  const own = currentOwner();
+  const ours = claim.ownerHost === own.host && claim.ownerPid === own.pid && claim.ownerStartedAt === own.startedAt;
+  if (ours && runEndedHere(claim.runId)) return `its run ${claim.runId} ended in this very process (pid ${own.pid}) without settling it`;
+  return staleClaimReason(claim);
+}
+
+/**
+ * A claim is stale when its owner on this host is provably gone, its lease has run out, or the
+ * run of this very process that made it has ended.
  * A stale claim is settled against the finance database's file marker: there → the load
  * happened (finalize as loaded); absent → the claim expired and the content may be claimed.
  */
@@ -16,7 +44,7 @@ export async function settleIfStale(
   runId: string,
   log: Logger,
 ): Promise<'live' | 'recovered' | 'expired'> {
-  const why = staleClaimReason(claim);
+  const why = whyStale(claim);
   if (why === null) return 'live';
   const found = await finance.fileMarker(contentOf(claim));
   // the content's marker from another delivery of it (re-encrypted, re-compressed) is not this claim's load

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import type { RunLedger } from '../ledger/ledger.js';
 import { currentOwner, ownerIsGone, type ClaimOwner } from '../owner.js';
-import { settleIfStale } from './staleClaims.js';
+import { runEndedHere, settleIfStale } from './staleClaims.js';
 
 const STAGING_PREFIX = 'settle-';
 /**
@@ -24,14 +24,14 @@ const OWNER_FILE = 'owner.json';
 export async function closeDeadRuns(ledger: RunLedger, runId: string, log: Logger): Promise<void> {
   for (const run of await ledger.openRuns()) {
     if (run.runId === runId) continue;
-    if (!ownerIsGone({ host: run.host, pid: run.pid, startedAt: 'unknown' })) continue;
-    await closeAsDied(
-      ledger,
-      { runId: run.runId, startedAt: run.startedAt },
-      runId,
-      `its process (pid ${run.pid} on ${run.host}) ended without closing the run`,
-      log,
-    );
+    // a run of this very process (watch's earlier cycle) that ended while its ledger was away could not record its end
+    const why = runEndedHere(run.runId)
+      ? `it ended in this very process (pid ${run.pid} on ${run.host}) when its end could not be recorded`
+      : ownerIsGone({ host: run.host, pid: run.pid, startedAt: 'unknown' })
+        ? `its process (pid ${run.pid} on ${run.host}) ended without closing the run`
+        : null;
+    if (why === null) continue;
+    await closeAsDied(ledger, { runId: run.runId, startedAt: run.startedAt }, runId, why, log);
   }
 }
 

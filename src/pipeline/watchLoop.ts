@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import { classifyName } from '../intake/classifyName.js';
 import type { IntakeEntry } from '../intake/intake.js';
@@ -25,10 +24,23 @@ export interface WatchListing {
 /** How one partner's part of a worked cycle ended, as the loop needs it. */
 export interface WatchPartnerOutcome {
   partner: string;
-  /** the run ran to its end (whatever its files' outcomes), or another host holds the partner */
+  /** the run ran to its end (whatever its files' outcomes), or another run holds the partner */
   ok: boolean;
   /** why not: its database, ledger or server away, its settings refused */
   error?: unknown;
+  /** skipped: another run holds the partner's lease until then (ms since the epoch), when it is looked at again */
+  leasedUntil?: number;
+  /** the run recorded as not started for this failure (an outage's one run: its next attempts are counted on it) */
+  outageRun?: string;
+}
+
+/** One partner as the metrics show it. */
+export interface WatchPartnerStats {
+  partner: string;
+  /** failed tries in a row: 0 while it works */
+  failures: number;
+  /** a local intake polled at `--stable-for` pace because the kernel would not watch it (inotify spent); else false */
+  polled: boolean;
 }
 
 /** The loop's counters, for the metrics file. */
@@ -37,14 +49,32 @@ export interface WatchStats {
   idleCycles: number;
   /** cycles that took work, each recorded as a run per partner worked */
   workedCycles: number;
-  /** cycles that failed (a database, ledger or server away) and were retried after a backoff */
+  /** cycles in which some partner failed (a database, ledger or server away) and was backed off */
   failedCycles: number;
   /** when the last cycle ended (ms since the epoch, the real clock) */
   lastCycleAt: number;
+  partners: WatchPartnerStats[];
 }
 
 /** Why a wait between cycles ended. */
 export type WakeReason = 'timeout' | 'event' | 'signal';
+
+/** The local intake folders, watched for changes (fs.watch in the command layer). */
+export interface FolderWatch<S> {
+  /** after the partners are read (at start and after a reload): their local folders watched */
+  watch(partners: S[]): void;
+  /**
+   * At each cycle's start: a folder replaced since it was watched (renamed away and made again, a
+   * link swapped) is watched again, and one the kernel refused is tried again. Returns the partners
+   * whose folder is a new one: each listed at once, its back-off ended.
+   */
+  rearm(): string[];
+  /** whether the partner's local folder wakes the loop by its events; false: the loop polls it at `--stable-for` pace */
+  hears(partner: string): boolean;
+}
+
+/** A decision `watch` takes about itself: a line in the log and, for the journal, on stdout. */
+export type Notice = (level: 'info' | 'warn' | 'error', fields: { event: string } & Record<string, unknown>, message: string) => void;
 
 /** What the watch loop needs from outside the pipeline: the command layer wires these. */
 export interface WatchPorts<S extends WatchPartner> {
@@ -52,27 +82,31 @@ export interface WatchPorts<S extends WatchPartner> {
   partners: S[];
   /** the config read again after a SIGHUP; throws when the new one is refused (the old one stays) */
   reload(): Promise<S[]>;
-  /** after the partners are read (at start and after a reload): the local folders to watch for changes */
-  watchIntakes(partners: S[]): void;
+  folders: FolderWatch<S>;
   /** one listing of the partner's intake; throws when it cannot be reached */
   list(settings: S, stop: AbortSignal): Promise<WatchListing>;
-  /** one cycle's work over the partners that have some: the partner loop of `run`, each partner a run */
-  work(partners: S[]): Promise<WatchPartnerOutcome[]>;
+  /**
+   * One cycle's work over the partners that have some: the partner loop of `run`, each partner a
+   * run. `outageRuns`: the run each partner that is failing recorded for its outage, on which a
+   * try that cannot start again is counted (one run for the outage, not one per try).
+   */
+  work(partners: S[], outageRuns: ReadonlyMap<string, string>): Promise<WatchPartnerOutcome[]>;
   /** the metrics file after every cycle, worked or idle */
   metrics(stats: WatchStats): Promise<void>;
   /** waits `durationMs` or until woken: a change in a watched folder, a signal */
   wait(durationMs: number): Promise<WakeReason>;
   /** the real clock */
   now(): number;
-  logger: Logger;
+  notice: Notice;
   /** SIGTERM, SIGINT: the file in hand is finished, the cycle ended, the loop returns */
   stop: AbortSignal;
   /** whether a SIGHUP came since the last call (it is consumed) */
   hangup(): boolean;
-  /** between cycles */
+  /** between listings of a polled (remote) intake, and the longest wait between cycles */
   pollMs: number;
+  /** between full listings of a local intake whose events wake the loop */
   rescanMs: number;
-  /** the backoff after a failed cycle: from `backoffMs`, doubled each time, at most `backoffCapMs`, reset after a good cycle */
+  /** a partner's backoff after a failure: from `backoffMs`, doubled each time, at most `backoffCapMs`, reset when it works */
   backoffMs: number;
   backoffCapMs: number;
 }
@@ -88,8 +122,12 @@ interface PartnerState {
   left: Map<string, LeftFile>;
   /** when its intake is listed next (ms) */
   dueAt: number;
-  /** a local folder, whose changes wake the loop: listed again at once after an event */
-  local: boolean;
+  /** a local folder (whose changes wake the loop while the kernel watches it) */
+  localFolder: boolean;
+  /** failed tries in a row (its listing or its run): it is backed off, alone, until `dueAt` */
+  failures: number;
+  /** the run recorded as not started for its current outage */
+  outageRun: string | undefined;
 }
 
 /** What one listing holds for the loop. */
@@ -101,6 +139,11 @@ interface Candidates {
 }
 
 const arrivalOf = (entry: IntakeEntry) => `${entry.size}:${entry.mtimeMs}`;
+
+/** A local folder without events is listed at the pace a file becomes stable, at least every second. */
+const POLLED_FLOOR_MS = 1000;
+/** A partner another run holds is looked at again once that lease ends, and never sooner than this after a look. */
+const LEASE_RECHECK_MS = 1000;
 
 /**
  * The files of a listing worth a run: names the pattern takes (classifyName, as a run judges
@@ -142,30 +185,59 @@ function candidatesOf(
 
 /**
  * `watch`: cycles of `run` over the same partners, for as long as the service runs. Each cycle
- * lists every partner whose intake is due (a local folder when it changed, or every `rescan`;
- * an SFTP intake every `poll`) and works, through the partner loop (gate, claim, load, move,
- * each partner a run in the ledger under its lease), only the partners that have a file to
- * take; a cycle without one records no run and is counted idle. A cycle that fails (a database,
- * ledger or server away) is logged and tried again after a backoff that doubles up to its cap
- * and is reset by a good cycle. A SIGHUP rereads the config at the next cycle's start (a
- * refused one is logged and the old kept); SIGTERM or SIGINT lets the file in hand finish,
- * ends the cycle, and the loop returns.
+ * lists every partner whose intake is due (a local folder when it changed, or every `rescan`,
+ * or at `--stable-for` pace when the kernel will not watch it; an SFTP intake every `poll`) and
+ * works, through the partner loop (gate, claim, load and move, each partner a run in the ledger
+ * under its lease), only the partners that have a file to take; a cycle without one records no
+ * run and is counted idle. Each partner stands alone: one whose listing or run fails (its server,
+ * database or ledger away) is backed off by itself, doubling up to the cap and reset once it
+ * works, while the others go on; a partner another run holds is looked at again when that lease
+ * ends. A SIGHUP rereads the config at the next cycle's start (a refused one is said and the old
+ * kept); SIGTERM or SIGINT lets the file in hand finish, ends the cycle, and the loop returns.
+ * What the loop decides about itself (a reload, a partner failing and backed off, resumed) is a
+ * notice: the log and stdout.
  */
 export async function watchLoop<S extends WatchPartner>(ports: WatchPorts<S>): Promise<WatchStats> {
-  const stats: WatchStats = { idleCycles: 0, workedCycles: 0, failedCycles: 0, lastCycleAt: 0 };
-  const log = ports.logger;
+  const stats: WatchStats = { idleCycles: 0, workedCycles: 0, failedCycles: 0, lastCycleAt: 0, partners: [] };
   let partners = ports.partners;
   let compiled = compile(partners);
   const states = new Map<string, PartnerState>();
   const stateOf = (partner: string) => {
     let state = states.get(partner);
-    if (!state) states.set(partner, (state = { left: new Map(), dueAt: 0, local: false }));
+    if (!state) states.set(partner, (state = { left: new Map(), dueAt: 0, localFolder: false, failures: 0, outageRun: undefined }));
     return state;
   };
-  ports.watchIntakes(partners);
-  let failures = 0;
+  ports.folders.watch(partners);
   let wake: WakeReason = 'timeout';
-  log.info({ event: 'watch-started', partners: partners.map((p) => p.partner) }, `watching ${partners.length} partner(s)`);
+  const names = () => partners.map((p) => p.partner);
+  ports.notice('info', { event: 'watch-started', partners: names() }, `watching ${partners.length} partner(s): ${names().join(', ')}`);
+
+  /** A partner's listing or run failed: it alone waits out its backoff. */
+  const failed = (settings: S, err: unknown, outageRun?: string) => {
+    const state = stateOf(settings.partner);
+    state.failures++;
+    if (outageRun) state.outageRun = outageRun;
+    const backoff = Math.min(ports.backoffCapMs, ports.backoffMs * 2 ** Math.min(state.failures - 1, 30));
+    state.dueAt = ports.now() + backoff;
+    const reason = errorMessage(err);
+    ports.notice(
+      'error',
+      { event: 'watch-partner-failed', partner: settings.partner, failures: state.failures, retryInMs: backoff, reason },
+      `${settings.partner}: failed (${state.failures} in a row), backing off: next try in ${seconds(backoff)}: ${reason}`,
+    );
+  };
+  /** A partner's listing or run worked: a backoff ends. */
+  const worked = (settings: S) => {
+    const state = stateOf(settings.partner);
+    if (state.failures === 0) return;
+    ports.notice(
+      'info',
+      { event: 'watch-partner-resumed', partner: settings.partner, failures: state.failures },
+      `${settings.partner}: resumed after ${state.failures} failed tr${state.failures === 1 ? 'y' : 'ies'}`,
+    );
+    state.failures = 0;
+    state.outageRun = undefined;
+  };
 
   while (!ports.stop.aborted) {
     if (ports.hangup()) {
@@ -173,15 +245,16 @@ export async function watchLoop<S extends WatchPartner>(ports: WatchPorts<S>): P
         partners = await ports.reload();
         compiled = compile(partners);
         for (const name of states.keys()) if (!partners.some((p) => p.partner === name)) states.delete(name);
-        // the new settings may take files the old ones left: every partner is listed now, and tried afresh
+        // the new settings may take files the old ones left, and end a failure: every partner is listed now, and tried afresh
         for (const state of states.values()) {
           state.left.clear();
           state.dueAt = 0;
         }
-        ports.watchIntakes(partners);
-        log.info({ event: 'config-reloaded', partners: partners.map((p) => p.partner) }, 'config reread (SIGHUP)');
+        ports.folders.watch(partners);
+        ports.notice('info', { event: 'config-reloaded', partners: names() }, `config reread (SIGHUP): ${names().join(', ')}`);
       } catch (err) {
-        log.error(
+        ports.notice(
+          'error',
           { event: 'config-not-reloaded', reason: errorMessage(err) },
           `config not reread, the old one stays: ${errorMessage(err)}`,
         );
@@ -189,66 +262,107 @@ export async function watchLoop<S extends WatchPartner>(ports: WatchPorts<S>): P
     }
     const cycleAt = ports.now();
     let nextAt = Infinity;
-    try {
-      const due: { settings: S; ready: IntakeEntry[] }[] = [];
-      for (const settings of partners) {
+    let anyFailed = false;
+    const rearmed = new Set(ports.folders.rearm());
+    const due: { settings: S; ready: IntakeEntry[] }[] = [];
+    for (const settings of partners) {
+      const state = stateOf(settings.partner);
+      if (rearmed.has(settings.partner)) {
+        // a new folder where the intake was: whatever its old one failed on, this one is looked at now
+        state.dueAt = 0;
+        state.failures = 0;
+      }
+      // an event lists a local folder at once, unless it is backed off: a failure is waited out whole
+      const woken = wake === 'event' && state.localFolder && ports.folders.hears(settings.partner) && state.failures === 0;
+      if (!woken && state.dueAt > cycleAt) {
+        nextAt = Math.min(nextAt, state.dueAt);
+        continue;
+      }
+      let listing: WatchListing;
+      try {
+        listing = await ports.list(settings, ports.stop);
+      } catch (err) {
+        anyFailed = true;
+        failed(settings, err);
+        nextAt = Math.min(nextAt, state.dueAt);
+        continue;
+      }
+      const found = candidatesOf(listing, settings, state, compiled.get(settings.partner)!, ports.now(), ports.rescanMs);
+      state.localFolder = listing.local;
+      const pace = !listing.local
+        ? ports.pollMs
+        : ports.folders.hears(settings.partner)
+          ? ports.rescanMs
+          : // no events from the kernel: the folder is polled at the pace a file becomes stable, not once a rescan
+            Math.min(ports.rescanMs, Math.max(POLLED_FLOOR_MS, settings.stableForSeconds * 1000));
+      state.dueAt = ports.now() + pace;
+      if (found.stableInMs !== undefined) state.dueAt = Math.min(state.dueAt, ports.now() + found.stableInMs);
+      nextAt = Math.min(nextAt, state.dueAt);
+      // a partner failing on its run (its database away) is worked again: only that says whether it is back
+      if (found.ready.length > 0) due.push({ settings, ready: found.ready });
+      else if (state.failures > 0) worked(settings);
+    }
+    if (due.length === 0) stats.idleCycles++;
+    else {
+      const outageRuns = new Map(
+        due.flatMap(({ settings }) => {
+          const run = stateOf(settings.partner).outageRun;
+          return run ? [[settings.partner, run] as const] : [];
+        }),
+      );
+      const outcomes = await ports.work(
+        due.map((d) => d.settings),
+        outageRuns,
+      );
+      stats.workedCycles++;
+      const workedAt = ports.now();
+      for (const { settings, ready } of due) {
+        const outcome = outcomes.find((o) => o.partner === settings.partner);
         const state = stateOf(settings.partner);
-        const woken = wake === 'event' && state.local;
-        if (!woken && state.dueAt > cycleAt && failures === 0) {
+        if (!outcome?.ok) {
+          // not begun because a stop was asked for: nothing failed
+          if (ports.stop.aborted) continue;
+          anyFailed = true;
+          failed(settings, outcome?.error ?? new Error('no outcome'), outcome?.outageRun);
           nextAt = Math.min(nextAt, state.dueAt);
           continue;
         }
-        const listing = await ports.list(settings, ports.stop);
-        const found = candidatesOf(listing, settings, state, compiled.get(settings.partner)!, ports.now(), ports.rescanMs);
-        state.local = listing.local;
-        state.dueAt = ports.now() + (listing.local ? ports.rescanMs : ports.pollMs);
-        if (found.stableInMs !== undefined) state.dueAt = Math.min(state.dueAt, ports.now() + found.stableInMs);
-        nextAt = Math.min(nextAt, state.dueAt);
-        if (found.ready.length > 0) due.push({ settings, ready: found.ready });
-      }
-      if (due.length === 0) stats.idleCycles++;
-      else {
-        const outcomes = await ports.work(due.map((d) => d.settings));
-        stats.workedCycles++;
-        const workedAt = ports.now();
-        for (const { settings, ready } of due) {
-          const outcome = outcomes.find((o) => o.partner === settings.partner);
-          if (!outcome?.ok) continue;
-          // what the run left in the intake waits for a change, or for `rescan`
-          const state = stateOf(settings.partner);
-          for (const entry of ready) state.left.set(entry.name, { arrival: arrivalOf(entry), triedAt: workedAt });
-          // a file that landed while the run worked is looked for at once
-          state.dueAt = 0;
-          nextAt = workedAt;
+        worked(settings);
+        if (outcome.leasedUntil !== undefined) {
+          // another run works it: its files are that run's, and the partner is looked at again when its lease ends
+          state.dueAt = Math.min(workedAt + ports.pollMs, Math.max(outcome.leasedUntil, workedAt + LEASE_RECHECK_MS));
+          nextAt = Math.min(nextAt, state.dueAt);
+          continue;
         }
-        const failed = outcomes.filter((o) => !o.ok);
-        if (failed.length > 0 && !ports.stop.aborted) {
-          const each = failed.map((o) => `${o.partner}: ${errorMessage(o.error)}`).join('; ');
-          throw new Error(each);
-        }
+        // what the run left in the intake waits for a change, or for `rescan`
+        for (const entry of ready) state.left.set(entry.name, { arrival: arrivalOf(entry), triedAt: workedAt });
+        // a file that landed while the run worked is looked for at once
+        state.dueAt = 0;
+        nextAt = workedAt;
       }
-      failures = 0;
-    } catch (err) {
-      failures++;
-      stats.failedCycles++;
-      const backoff = Math.min(ports.backoffCapMs, ports.backoffMs * 2 ** Math.min(failures - 1, 30));
-      nextAt = ports.now() + backoff;
-      log.error(
-        { event: 'watch-cycle-failed', failures, retryInMs: backoff, reason: errorMessage(err) },
-        `cycle failed (${failures} in a row), next in ${Math.round(backoff / 1000)}s: ${errorMessage(err)}`,
-      );
     }
+    if (anyFailed) stats.failedCycles++;
     stats.lastCycleAt = ports.now();
+    stats.partners = partners.map((p) => ({
+      partner: p.partner,
+      failures: stateOf(p.partner).failures,
+      polled: stateOf(p.partner).localFolder && !ports.folders.hears(p.partner),
+    }));
     await ports.metrics(stats).catch(() => undefined);
     if (ports.stop.aborted) break;
-    // at least every --poll a cycle comes, if only to say in the metrics that the loop lives; a backoff is waited out whole
-    const until = failures > 0 ? nextAt : Math.min(nextAt, stats.lastCycleAt + ports.pollMs);
-    do wake = await ports.wait(Math.max(0, until - ports.now()));
-    while (failures > 0 && wake === 'event' && ports.now() < until);
+    // at least every --poll a cycle comes, if only to say in the metrics that the loop lives
+    const until = Math.min(nextAt, stats.lastCycleAt + ports.pollMs);
+    wake = await ports.wait(Math.max(0, until - ports.now()));
   }
-  log.info({ event: 'watch-stopped', ...stats }, `watch stopped: ${stats.workedCycles} cycle(s) worked, ${stats.idleCycles} idle`);
+  ports.notice(
+    'info',
+    { event: 'watch-stopped', idleCycles: stats.idleCycles, workedCycles: stats.workedCycles, failedCycles: stats.failedCycles },
+    `watch stopped: ${stats.workedCycles} cycle(s) worked, ${stats.idleCycles} idle, ${stats.failedCycles} with a failure`,
+  );
   return stats;
 }
+
+const seconds = (ms: number) => (ms < 1000 ? `${ms}ms` : `${Math.round(ms / 1000)}s`);
 
 /** Each partner's pattern and --ignore globs, compiled once per config. */
 function compile(partners: WatchPartner[]): Map<string, { pattern: RegExp; ignore: RegExp[] }> {

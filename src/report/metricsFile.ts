@@ -40,6 +40,8 @@ export interface WatchMetrics {
   failedCycles: number;
   /** ms since the epoch */
   lastCycleAt: number;
+  /** each partner: its failed tries in a row (backed off while above 0), and whether its local folder is polled for want of inotify */
+  partners: { partner: string; failures: number; polled: boolean }[];
 }
 
 const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds';
@@ -248,6 +250,16 @@ function watchSamples(watch: WatchMetrics): string[] {
       'Cycles of watch that failed (a database, ledger or server away) and were tried again after a backoff.',
       [['', watch.failedCycles]],
       'counter',
+    ),
+    gauge(
+      'settle_ingest_watch_partner_failures',
+      "The partner's failed tries in a row (its server, database or ledger away): backed off while above 0, 0 once it works.",
+      watch.partners.map((p): Sample => [`{partner="${p.partner}"}`, p.failures]),
+    ),
+    gauge(
+      'settle_ingest_watch_folder_polled',
+      "1 when the partner's local intake is polled at --stable-for pace because the kernel would not watch it (inotify instances or watches spent); 0 when its changes wake watch.",
+      watch.partners.map((p): Sample => [`{partner="${p.partner}"}`, p.polled ? 1 : 0]),
     ),
     // a service runs for days: its memory must stay flat (docs/SCALING.md, the watch bench)
     gauge('settle_ingest_watch_resident_memory_bytes', 'Resident memory of the watch process.', [['', memory.rss]]),

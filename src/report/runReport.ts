@@ -2,7 +2,7 @@ import type { LedgerQueries } from '../ledger/ledger.js';
 import { OUTCOME_EVENTS, type LedgerEvent, type RunRow } from '../ledger/types.js';
 import { describeEvent } from './history.js';
 import { countsText, recordedCounts } from './runCounts.js';
-import { durationSeconds, manyPartners, runTimeText, statusOf, utcTime } from './runsReport.js';
+import { durationSeconds, manyPartners, runTimeText, statusText, utcTime } from './runsReport.js';
 import { textTable } from './textTable.js';
 
 /** What decides a file's fate in a run: its outcome, a stale claim settled, a reprocessing, a move that failed. */
@@ -69,7 +69,7 @@ export function formatRunReport(runReport: RunReport): string {
   const run = runReport.run;
   const lines = [
     `run ${run.runId}: ${manyPartners([run]) ? `partner ${run.partner}, ` : ''}${run.mode} on ${run.host} (pid ${run.pid}), started ${utcTime(run.startedAt)} UTC, ` +
-      `took ${runTimeText(durationSeconds(run))}, ${statusOf(run)}, ${exitWords(run)}`,
+      `took ${runTimeText(durationSeconds(run))}, ${statusText(run)}, ${exitWords(run)}`,
     countsText(recordedCounts(run)),
   ];
   if (run.reason) lines.push(`reason: ${run.reason}`);

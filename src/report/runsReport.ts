@@ -6,6 +6,10 @@ import { textTable } from './textTable.js';
 /** Runs recorded before statuses were kept have none: their end tells. */
 export const statusOf = (runRow: RunRow): RunStatus => runRow.status ?? (runRow.endedAt ? 'finished' : 'running');
 
+/** The status, with the tries a run that could not start stands for: `not_started (5 tries)`. */
+export const statusText = (runRow: RunRow): string =>
+  runRow.attempts > 1 ? `${statusOf(runRow)} (${runRow.attempts} tries)` : statusOf(runRow);
+
 /**
  * How long the run worked; null while it runs, and for a run that died (its end is when a
  * later run found it dead, not when it stopped).
@@ -43,6 +47,7 @@ export function runJson(runRow: RunRow): Record<string, unknown> {
     // the loads' own outcome, as documented since version 1; the scheduler's view beside it
     exitStatus: runRow.exitStatus,
     processExitStatus: runRow.processExitStatus,
+    attempts: runRow.attempts,
   };
 }
 
@@ -77,7 +82,7 @@ export function formatRuns(runs: RunRow[]): string {
         runRow.host,
         utcTime(runRow.startedAt),
         runTimeText(durationSeconds(runRow)),
-        statusOf(runRow),
+        statusText(runRow),
         runRow.processExitStatus ?? '-',
         runRow.exitStatus ?? '-',
         ...COUNT_FIELDS.map(([, key]) => counts[key] ?? '-'),

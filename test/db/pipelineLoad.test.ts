@@ -393,6 +393,39 @@ describe('what a run settles and waits for', () => {
     expect((await tableRows()).find((r) => r.id === 'H1')).toMatchObject({ run: result.runId });
   });
 
+  it('settles at once a claim that an ended run of this very process left (its ledger gone at the finalize), not after its lease', async () => {
+    const content = defaultSettlement(['OWN1', '3.00']);
+    const intake = new MemoryIntake();
+    intake.put('settle_own01.csv', content);
+    // the ledger goes away as the load is finalized, and stays away to the end of that run
+    let gone = false;
+    const failing = new Proxy(ledger, {
+      get(target, key) {
+        const value = Reflect.get(target, key) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (key === 'finalizeClaim') gone = true;
+          if (gone) return Promise.reject(new Error('ledger server gone'));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const ended = await run(failing, intake).catch((err: unknown) => err);
+    expect(ended).toBeInstanceOf(Error);
+    // its claim stays, owned by this very process, under a lease of an hour
+    const left = await ledger.file('settle_own01.csv', sha256Hex(content));
+    expect(left).toMatchObject({ state: 'claimed', ownerPid: process.pid });
+    expect(Date.parse(left!.leaseUntil!)).toBeGreaterThan(Date.now() + 60_000);
+    const next = await run(ledger, intake);
+    expect(await ledger.file('settle_own01.csv', sha256Hex(content))).toMatchObject({ state: 'loaded', runId: left!.runId });
+    expect((await ledger.eventsFor('settle_own01.csv')).map((e) => e.event)).toContain('recovered');
+    expect(intake.where()).toMatchObject({ intake: [], archive: ['settle_own01.csv'] });
+    expect((await tableRows()).filter((r) => r.id === 'OWN1')).toHaveLength(1);
+    // the ended run, whose end could not be recorded, is closed by the next
+    expect(await ledger.run(left!.runId)).toMatchObject({ status: 'died' });
+    expect(next.counts).toMatchObject({ loaded: 0, stale: 1 });
+  });
+
   it("closes a dead run of this host as died, and leaves another host's open run alone", async () => {
     const dead = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: 2 ** 22 + 1 }, () => `run-db-${++runs}`);
     const elsewhere = await ledger.startRun({ mode: 'manual', host: 'another-host.example', pid: 1 }, () => `run-db-${++runs}`);

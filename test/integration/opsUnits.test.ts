@@ -1,11 +1,13 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { gunzipSync } from 'node:zlib';
 import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { BIN } from '../support/cli.js';
+import { BIN, finished } from '../support/cli.js';
+import { until } from '../support/watchProcess.js';
 import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -36,6 +38,47 @@ function unitValues(unit: string, key: string): string[] {
     .split('\n')
     .filter((line) => line.startsWith(`${key}=`))
     .map((line) => line.slice(key.length + 1));
+}
+
+const quote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+
+/**
+ * `unshare`'s arguments for a command in the units' sandbox: a mount namespace of its own where
+ * `writable` (the units' ReadWritePaths and PrivateTmp) are the only folders it may write, the
+ * rest of the file system read-only (ProtectSystem=strict), and the command itself with no
+ * capabilities and no new privileges (CapabilityBoundingSet=, NoNewPrivileges=yes). `exec` all
+ * the way: the command keeps the pid `unshare` was started with, as a unit's main process.
+ */
+function sandboxArgs(writable: string[], command: string[]): string[] {
+  const script = [
+    ...writable.map((dir) => `mount --bind ${quote(dir)} ${quote(dir)}`),
+    'mount -o remount,bind,ro /',
+    `! touch ${quote(join(tmpdir(), 'settle-outside-the-sandbox'))} 2>/dev/null`,
+    `exec setpriv --no-new-privs --bounding-set=-all --inh-caps=-all ${command.map(quote).join(' ')}`,
+  ].join(' && ');
+  return ['--mount', '--propagation', 'private', 'sh', '-c', script];
+}
+
+/**
+ * The shipped ops/logrotate.d file pointed at `log` (for /var/log/settle-ingest) and this user
+ * (for `su settle settle`), checked by `logrotate -d`; the function rotates for real (`-f`), with
+ * `path` in front of PATH for the postrotate's commands.
+ */
+async function shippedLogrotate(dir: string, log: string): Promise<(path?: string) => { status: number | null; stderr: string }> {
+  const conf = join(dir, 'logrotate.conf');
+  const user = spawnSync('id', ['-un'], { encoding: 'utf8' }).stdout.trim();
+  const group = spawnSync('id', ['-gn'], { encoding: 'utf8' }).stdout.trim();
+  const text = await readFile(join(OPS, 'logrotate.d', 'settle-ingest'), 'utf8');
+  expect(text).toContain('su settle settle');
+  await writeFile(conf, text.replaceAll('/var/log/settle-ingest', log).replace('su settle settle', `su ${user} ${group}`), { mode: 0o644 });
+  const state = join(dir, 'logrotate.state');
+  const check = spawnSync('logrotate', ['-d', '-s', state, conf], { encoding: 'utf8' });
+  expect(check.status, check.stderr).toBe(0);
+  return (path) => {
+    const env = { ...process.env, PATH: path ? `${path}:${process.env.PATH}` : process.env.PATH! };
+    const r = spawnSync('logrotate', ['-f', '-s', state, conf], { encoding: 'utf8', env });
+    return { status: r.status, stderr: r.stderr };
+  };
 }
 
 const FINISHED_SUMMARY = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z run \S+ done: loaded=\d+ /;
@@ -107,21 +150,13 @@ describe('the systemd units in ops/', () => {
       const log = await mkdtemp(join(tmpdir(), 'settle-unit-log-'));
       const privateTmp = await mkdtemp(join(tmpdir(), 'settle-unit-tmp-'));
       await ws.put('settle_20261206_a01.csv', sampleSettlement({ date: '2026-12-06', rows: 3, idPrefix: 'UNIT' }).text);
-      const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
       const run = [
         process.execPath,
         BIN,
         ...ws.runArgs(['--mode', 'scheduled', '--log-file', join(log, 'run.log'), '--summary-file', join(log, 'summary.log')]),
       ];
-      // ReadWritePaths (the workspace stands for /srv/settle, `log` for /var/log/settle-ingest), PrivateTmp, then
-      // ProtectSystem=strict; CapabilityBoundingSet= and NoNewPrivileges=yes for the run itself
-      const sandbox = [
-        ...[ws.root, log, privateTmp].map((dir) => `mount --bind ${quote(dir)} ${quote(dir)}`),
-        'mount -o remount,bind,ro /',
-        `! touch ${quote(join(tmpdir(), 'settle-outside-the-sandbox'))} 2>/dev/null`,
-        `exec setpriv --no-new-privs --bounding-set=-all --inh-caps=-all ${run.map(quote).join(' ')}`,
-      ].join(' && ');
-      const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', sandbox], {
+      // ReadWritePaths (the workspace stands for /srv/settle, `log` for /var/log/settle-ingest), PrivateTmp
+      const r = spawnSync('unshare', sandboxArgs([ws.root, log, privateTmp], run), {
         cwd: ws.root,
         encoding: 'utf8',
         env: { PATH: process.env.PATH!, DATABASE_URL: ws.databaseUrl, TMPDIR: privateTmp },
@@ -129,6 +164,112 @@ describe('the systemd units in ops/', () => {
       expect(r.status, r.stderr).toBe(0);
       expect(await ws.files('archive')).toEqual(['settle_20261206_a01.csv']);
       expect((await readFile(join(log, 'summary.log'), 'utf8')).trim()).toMatch(FINISHED_SUMMARY);
+    },
+  );
+});
+
+describe('settle-ingest-watch.service in its sandbox, rotated by the shipped logrotate file', () => {
+  it.skipIf(!canSandbox || !hasLogrotate)(
+    "SIGHUP (the unit's ExecReload, from the postrotate) reopens every log file: two rotations with delaycompress lose no line, and watch never meets a closed descriptor",
+    async () => {
+      const ws = await Workspace.create(db.url);
+      const log = await mkdtemp(join(tmpdir(), 'settle-unit-log-'));
+      const privateTmp = await mkdtemp(join(tmpdir(), 'settle-unit-tmp-'));
+      const config = join(ws.root, 'config.json');
+      await writeFile(
+        config,
+        JSON.stringify({
+          intake: ws.intake,
+          ledger: ws.ledger,
+          stableFor: 0,
+          logFile: join(log, 'run.log'),
+          summaryFile: join(log, 'summary.log'),
+        }),
+      );
+      // the unit's command, its config and log folder this test's
+      const unit = await readFile(join(OPS, WATCH), 'utf8');
+      const start = unitValues(unit, 'ExecStart')[0]!.split(' ');
+      expect(start.slice(0, 4)).toEqual(['/usr/local/bin/settle-ingest', 'watch', '--config', '/etc/settle-ingest/config.json']);
+      const command = [process.execPath, BIN, 'watch', '--config', config, '--poll', '0.2', '--rescan', '0.5'];
+      const child = spawn('unshare', sandboxArgs([ws.root, log, privateTmp], command), {
+        cwd: ws.root,
+        env: { PATH: process.env.PATH!, DATABASE_URL: ws.databaseUrl, TMPDIR: privateTmp },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const done = finished(child);
+      let stdout = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      try {
+        // systemd's part, played for logrotate: the unit is active while its main process lives, and `reload` runs its ExecReload
+        const reload = unitValues(unit, 'ExecReload')[0]!.replace('$MAINPID', String(child.pid));
+        expect(reload).toBe(`/bin/kill -HUP ${child.pid}`);
+        const bin = await mkdtemp(join(tmpdir(), 'settle-systemctl-'));
+        await writeFile(
+          join(bin, 'systemctl'),
+          [
+            '#!/bin/sh',
+            `[ "$*" = "--quiet is-active ${WATCH}" ] && exec kill -0 ${child.pid}`,
+            `[ "$*" = "reload ${WATCH}" ] && exec ${reload}`,
+            'echo "systemctl $*: not what the postrotate asks" >&2; exit 1',
+          ].join('\n'),
+          { mode: 0o755 },
+        );
+        const logrotate = await shippedLogrotate(ws.root, log);
+        const night = async (n: number) => {
+          const name = `settle_2026121${n}_a01.csv`;
+          await ws.put(name, sampleSettlement({ date: `2026-12-1${n}`, rows: 2, idPrefix: `ROT${n}` }).text);
+          await until(`file ${n} archived`, async () => (await ws.files('archive')).includes(name));
+          await until(`run ${n} said`, () => stdout.split('\n').filter((line) => / done: loaded=1 /.test(line)).length === n);
+        };
+        const rotated = async (n: number) => {
+          const r = logrotate(bin);
+          expect(r.status, r.stderr).toBe(0);
+          await until(
+            `reopened after rotation ${n}`,
+            () => stdout.split('\n').filter((line) => line === 'watch: log files reopened (SIGHUP)').length === n,
+          );
+        };
+        await night(1);
+        await rotated(1);
+        await night(2);
+        await rotated(2);
+        await night(3);
+        child.kill('SIGTERM');
+        const ended = await done;
+        expect(ended.status, ended.stderr).toBe(0);
+        expect((await readdir(log)).sort()).toEqual([
+          'run.log',
+          'run.log.1',
+          'run.log.2.gz',
+          'summary.log',
+          'summary.log.1',
+          'summary.log.2.gz',
+        ]);
+        // every line whole and each night's in the file of its week: the first compressed, the second renamed, the third current
+        const lines = async (name: string) => {
+          const bytes = await readFile(join(log, name));
+          const text = name.endsWith('.gz') ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
+          return text
+            .trim()
+            .split('\n')
+            .map((line) => JSON.parse(line) as { event?: string; file?: string });
+        };
+        const runs = ws.runs().map((run) => run.run_id);
+        expect(runs).toHaveLength(3);
+        const weeks = [await lines('run.log.2.gz'), await lines('run.log.1'), await lines('run.log')];
+        for (const [n, week] of weeks.entries()) {
+          const loaded = week.filter((line) => line.event === 'loaded').map((line) => line.file);
+          expect(loaded).toEqual([`settle_2026121${n + 1}_a01.csv`]);
+          const ran = (week as { event?: string; run?: string }[]).filter((line) => line.event === 'run-finished').map((line) => line.run);
+          expect(ran).toEqual([runs[n]]);
+        }
+        // the config reread at each reload too, and the summary lines rotated alike
+        expect(stdout.split('\n').filter((line) => /^watch: config reread \(SIGHUP\)/.test(line))).toHaveLength(2);
+        for (const name of ['summary.log', 'summary.log.1'])
+          expect((await readFile(join(log, name), 'utf8')).trim()).toMatch(FINISHED_SUMMARY);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
     },
   );
 });
@@ -180,18 +321,8 @@ describe('the cron line in ops/cron.d', () => {
   });
 
   it.skipIf(!hasLogrotate)('ops/logrotate.d rotates summary.log and run.log by renaming, and the next run starts them anew', async () => {
-    const conf = join(ws.root, 'logrotate.conf');
-    const user = spawnSync('id', ['-un'], { encoding: 'utf8' }).stdout.trim();
-    const group = spawnSync('id', ['-gn'], { encoding: 'utf8' }).stdout.trim();
-    const text = await readFile(join(OPS, 'logrotate.d', 'settle-ingest'), 'utf8');
-    expect(text).toContain('su settle settle');
-    await writeFile(conf, text.replaceAll('/var/log/settle-ingest', log).replace('su settle settle', `su ${user} ${group}`), {
-      mode: 0o644,
-    });
-    const state = join(ws.root, 'logrotate.state');
-    const check = spawnSync('logrotate', ['-d', '-s', state, conf], { encoding: 'utf8' });
-    expect(check.status, check.stderr).toBe(0);
-    const rotate = spawnSync('logrotate', ['-f', '-s', state, conf], { encoding: 'utf8' });
+    const logrotate = await shippedLogrotate(ws.root, log);
+    const rotate = logrotate();
     expect(rotate.status, rotate.stderr).toBe(0);
     expect((await readdir(log)).sort()).toEqual(['run.log.1', 'summary.log.1']);
 

@@ -1,63 +1,27 @@
-import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { finished, type CliResult } from '../support/cli.js';
 import { startRestartablePostgres } from '../support/postgres14.js';
-import { promtool, sample } from '../support/promtool.js';
+import { promtool } from '../support/promtool.js';
 import { remoteIntake } from '../support/remoteIntake.js';
 import { TestSshd } from '../support/sshd.js';
+import { DatabaseRelay, metric, until, watchProcesses } from '../support/watchProcess.js';
 import { sharedFinanceDatabase, ROWS_WITH_SOURCE, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
+const watching = watchProcesses();
 
 /** Short cycles: the loop lists, waits and retries in fractions of a second. */
 const QUICK = ['--poll', '0.2', '--rescan', '0.5'];
 
-/** Polls `effect` until it holds, for at most `deadlineMs`: the test waits for what watch does, never for a fixed time. */
-async function until<T>(
-  what: string,
-  effect: () => Promise<T | undefined | false> | T | undefined | false,
-  deadlineMs = 30_000,
-): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await effect();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error(`watch did not get there in ${deadlineMs} ms: ${what}`);
-    await sleep(50);
-  }
-}
-
 async function rowsFrom(name: string, client: pg.Client = db.client): Promise<number> {
   const result = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
   return Number(result.rows[0]!.n);
-}
-
-/** Every watch process a test started: one a failed test left running is ended after it. */
-const started = new Set<ChildProcess>();
-afterEach(() => {
-  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  started.clear();
-});
-
-/** A watch process and its output so far. */
-function watching(child: ChildProcess): { child: ChildProcess; done: Promise<CliResult>; alive(): boolean } {
-  started.add(child);
-  const done = finished(child);
-  return { child, done, alive: () => child.exitCode === null && child.signalCode === null };
-}
-
-async function metric(path: string, series: string): Promise<number | undefined> {
-  const text = await readFile(path, 'utf8').catch(() => '');
-  return text.includes(`${series} `) ? sample(text, series) : undefined;
 }
 
 const file = (date: string, prefix: string, rows = 5) => sampleSettlement({ date, rows, idPrefix: prefix }).text;
@@ -173,52 +137,6 @@ describe('watch on a local intake', () => {
   });
 });
 
-/** A TCP relay to the finance database that the test cuts (every connection dropped, new ones refused) and restores on the same port. */
-class DatabaseRelay {
-  private server: Server | undefined;
-  private sockets = new Set<Socket>();
-
-  private constructor(
-    readonly port: number,
-    private readonly target: { host: string; port: number },
-  ) {}
-
-  static async start(target: URL): Promise<DatabaseRelay> {
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const port = (probe.address() as { port: number }).port;
-    await new Promise((resolve) => probe.close(resolve));
-    const relay = new DatabaseRelay(port, { host: target.hostname, port: Number(target.port) });
-    await relay.restore();
-    return relay;
-  }
-
-  async restore(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = createConnection(this.target);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => socket.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-  }
-
-  async cut(): Promise<void> {
-    const closed = new Promise((resolve) => this.server!.close(resolve));
-    for (const socket of this.sockets) socket.destroy();
-    await closed;
-  }
-
-  url(databaseUrl: string): string {
-    const u = new URL(databaseUrl);
-    u.host = `127.0.0.1:${this.port}`;
-    return u.toString();
-  }
-}
-
 describe('watch through outages', () => {
   it('survives the finance database going away: it backs off, keeps running, and loads the next file once the database is back', async () => {
     const ws = await Workspace.create(db.url);
@@ -244,6 +162,19 @@ describe('watch through outages', () => {
     await until('the second file archived', async () => (await ws.files('archive')).includes('settle_20260804_a02.csv'), 60_000);
     expect(await rowsFrom('settle_20260804_a02.csv')).toBe(5);
     expect(w.alive()).toBe(true);
+    // one run for the outage, every try of it counted there (each said on stdout), not a run per try
+    await until('the resumption said', () => /^watch: default: resumed after/m.test(w.stdout()));
+    const tries = w.stdout().match(/^watch: default: failed \(\d+ in a row\), backing off: /gm)!.length;
+    expect(tries).toBeGreaterThanOrEqual(2);
+    const outage = ws.runs().filter((run) => run.status === 'not_started');
+    expect(outage).toEqual([expect.objectContaining({ attempts: tries, exit_status: 1 })]);
+    expect(ws.runs().map((run) => [run.status, run.loaded])).toEqual([
+      ['finished', 1],
+      ['not_started', 0],
+      ['finished', 1],
+    ]);
+    const report = await ws.cli(['report', 'runs', '--ledger', ws.ledger]);
+    expect(report.stdout).toContain(`not_started (${tries} tries)`);
 
     w.child.kill('SIGTERM');
     expect((await w.done).status).toBe(0);

@@ -9,6 +9,7 @@ import { DEFAULT_LAYOUT } from '../../src/layout/model/layout.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { currentOwner } from '../../src/owner.js';
+import { ChangingFiles } from '../../src/pipeline/completenessGate.js';
 import { RunEndedError, runIngest, type IngestOptions, type IngestResult } from '../../src/pipeline/runIngest.js';
 import { MemoryIntake } from '../support/memoryIntake.js';
 import { NO_KEYS_DECODE, sha256Hex } from '../support/settlementFiles.js';
@@ -206,6 +207,65 @@ describe('a run over the intake (the pipeline, with the SQLite ledger)', () => {
     const result = await run({ stableForSeconds: 60, maxWaitSeconds: 0 });
     expect(result.counts).toMatchObject({ skipped: 1, notReady: 1 });
     expect(intake.where()).toMatchObject({ intake: ['settle_a02.csv'], duplicates: ['settle_a01.csv'] });
+  });
+
+  /** A file whose upload never pauses: every look at it finds it grown; `looks` counts them. */
+  const stillUploading = (name: string) => {
+    let looks = 0;
+    const stat = intake.stat.bind(intake);
+    intake.stat = async (asked) => {
+      if (asked === name) {
+        looks++;
+        intake.put(name, `${CSV}T${looks},2026-06-01,1.00,EUR\n`, { mtimeMs: Date.now() });
+      }
+      return stat(asked);
+    };
+    intake.put(name, CSV, { mtimeMs: Date.now() });
+    return { looks: () => looks };
+  };
+
+  it('a slow upload holds back only its own file: the quiet one is taken while the gate still watches the upload', async () => {
+    await loadedEarlier('settle_a00.csv', CSV);
+    intake.put('settle_a01.csv', CSV, { mtimeMs: Date.now() - 3600_000 });
+    const upload = stillUploading('settle_a02.csv');
+    let looksWhenMoved = -1;
+    intake.events.onRoute = (name) => {
+      if (name === 'settle_a01.csv') looksWhenMoved = upload.looks();
+    };
+    const result = await run({ stableForSeconds: 0.3, maxWaitSeconds: 1 });
+    expect(result.counts).toMatchObject({ skipped: 1, notReady: 1 });
+    expect(intake.where()).toMatchObject({ intake: ['settle_a02.csv'], duplicates: ['settle_a01.csv'] });
+    // the quiet file moved before the gate gave up on the upload, which it went on watching after
+    expect(looksWhenMoved).toBeGreaterThanOrEqual(0);
+    expect(upload.looks()).toBeGreaterThan(looksWhenMoved);
+  });
+
+  it('under watch, a file still being written is left unrecorded for a later cycle, until it has changed for --max-wait since first seen', async () => {
+    stillUploading('settle_a02.csv');
+    const changingFiles = new ChangingFiles();
+    // --max-wait an hour: a cycle waits one --stable-for window for it, records nothing, and ends
+    const first = await run({ stableForSeconds: 0.3, maxWaitSeconds: 3600, changingFiles });
+    expect(first.counts).toMatchObject({ notReady: 0 });
+    expect(await ledger.eventsFor('settle_a02.csv')).toEqual([]);
+    expect(intake.where().intake).toEqual(['settle_a02.csv']);
+    // seen changing for longer than --max-wait: recorded not ready, as a run of cron records it
+    const watched = new ChangingFiles();
+    watched.firstSeen('settle_a02.csv', Date.now() - 7200_000);
+    const later = await run({ stableForSeconds: 0.3, maxWaitSeconds: 3600, changingFiles: watched });
+    expect(later.counts).toMatchObject({ notReady: 1 });
+    expect((await ledger.eventsFor('settle_a02.csv')).map((e) => e.event)).toEqual(['not_ready']);
+  });
+
+  it('a file held for a twin a live run is loading is in hand, never waiting too long, however many runs find it held', async () => {
+    const other = await newRun();
+    const claimed = { name: 'settle_a01.csv', sha256: sha256Hex(CSV), size: CSV.length, runId: other, arrival: '1:1' };
+    expect(await ledger.claim({ ...claimed, owner: currentOwner(), leaseUntil: new Date(Date.now() + 3600_000) })).toBe(true);
+    intake.put('settle_a02.csv', CSV);
+    for (let night = 0; night < 4; night++) {
+      const result = await run({ maxWaitingRuns: 2 });
+      expect(result.counts).toMatchObject({ held: 1 });
+      expect(result.waitingTooLong).toEqual([]);
+    }
   });
 
   it("removes a dead run's staging folder on this host, and leaves a live run's alone", async () => {
