@@ -5,7 +5,8 @@ import { PG_UNIQUE_VIOLATION, pgCode } from '../db/pgErrors.js';
 import { assertPgCurrent, migratePg } from '../db/pgMigrate.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { SqlLedger } from './sqlLedger.js';
-import { numberPlaceholders, type Durability, type SqlPort, type SqlRow } from './sqlPort.js';
+import { CLOCK_SHIFT_MS } from '../clock.js';
+import { numberPlaceholders, pgClockSql, type Durability, type SqlPort, type SqlRow } from './sqlPort.js';
 
 /** The ledger's tables live in their own schema, in whatever database the URL names. */
 export const LEDGER_SCHEMA = 'settle_ledger';
@@ -13,6 +14,8 @@ export const LEDGER_SCHEMA = 'settle_ledger';
 /** The PostgreSQL store behind the ledger's port, for several hosts sharing one ledger. */
 class PgPort implements SqlPort {
   readonly sharedAcrossHosts = true;
+  /** each statement as the server runs it: numbered placeholders, the server's clock */
+  private readonly texts = new Map<string, string>();
 
   constructor(
     readonly location: string,
@@ -21,7 +24,9 @@ class PgPort implements SqlPort {
 
   private async query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
     try {
-      return await this.client.query(numberPlaceholders(sql), params);
+      let text = this.texts.get(sql);
+      if (text === undefined) this.texts.set(sql, (text = numberPlaceholders(pgClockSql(sql, CLOCK_SHIFT_MS))));
+      return await this.client.query(text, params);
     } catch (err) {
       if (err instanceof SettleError || this.isUniqueViolation(err)) throw err;
       throw new TransientError(`ledger ${this.location}: ${errorMessage(err)}`, { cause: err });

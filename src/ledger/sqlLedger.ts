@@ -1,5 +1,5 @@
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
-import { nowIso as now } from '../clock.js';
+import { CLOCK_SKEW_LIMIT_SECONDS } from '../clock.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
 import { IGNORED_SEEN_BY_SQL, IGNORED_SINCE_SQL, IGNORED_STREAK_SQL, markIgnored, PREVIOUS_RUN_SQL } from './ignoredNames.js';
@@ -28,7 +28,10 @@ import {
   type FileState,
   type LeaseAnswer,
   type LeaseHolder,
+  type LeaseTerms,
   type LedgerEvent,
+  type PartnerLease,
+  type SkipNote,
   type RunCounts,
   type RunMode,
   type RunRow,
@@ -59,6 +62,17 @@ export class SqlLedger implements Ledger {
 
   get location(): string {
     return this.db.location;
+  }
+
+  get sharedAcrossHosts(): boolean {
+    return this.db.sharedAcrossHosts;
+  }
+
+  /** The ledger's clock (sqlPort.ts): its server's now on PostgreSQL, this host's for a SQLite file. */
+  async ledgerNow(): Promise<number> {
+    const [row] = await this.read('SELECT ledger_now() AS now');
+    const now = row!.now;
+    return now instanceof Date ? now.getTime() : Date.parse(String(now));
   }
 
   forPartner(partner: string): SqlLedger {
@@ -94,8 +108,8 @@ export class SqlLedger implements Ledger {
       const runId = newId();
       const inserted = await this.tx(() =>
         this.db.run(
-          `INSERT INTO runs (run_id, mode, host, pid, started_at, status, partner) VALUES (?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`,
-          [runId, run.mode, run.host, run.pid, now(), this.partner],
+          `INSERT INTO runs (run_id, mode, host, pid, started_at, status, partner) VALUES (?, ?, ?, ?, ledger_now(), 'running', ?) ON CONFLICT DO NOTHING`,
+          [runId, run.mode, run.host, run.pid, this.partner],
         ),
       );
       if (inserted === 1) return runId;
@@ -112,9 +126,9 @@ export class SqlLedger implements Ledger {
   ): Promise<void> {
     await this.tx(() =>
       this.db.run(
-        `UPDATE runs SET ended_at = ?, status = ?, reason = ?, ${RUN_COUNT_COLUMNS.map((col) => `${col} = ?`).join(', ')},
+        `UPDATE runs SET ended_at = ledger_now(), status = ?, reason = ?, ${RUN_COUNT_COLUMNS.map((col) => `${col} = ?`).join(', ')},
            exit_status = ? WHERE run_id = ?`,
-        [now(), end.status, end.reason === undefined ? null : redactSecrets(end.reason), ...runCountValues(runCounts), exitStatus, runId],
+        [end.status, end.reason === undefined ? null : redactSecrets(end.reason), ...runCountValues(runCounts), exitStatus, runId],
       ),
     );
   }
@@ -134,8 +148,7 @@ export class SqlLedger implements Ledger {
   /** A run whose process is gone without an end is closed as `died` by the run that found it; false if already closed. */
   async closeDeadRun(runId: string, foundBy: string, reason: string): Promise<boolean> {
     const changed = await this.tx(() =>
-      this.db.run(`UPDATE runs SET ended_at = ?, status = 'died', reason = ? WHERE run_id = ? AND ended_at IS NULL`, [
-        now(),
+      this.db.run(`UPDATE runs SET ended_at = ledger_now(), status = 'died', reason = ? WHERE run_id = ? AND ended_at IS NULL`, [
         redactSecrets(`${reason}; closed by run ${foundBy}`),
         runId,
       ]),
@@ -157,13 +170,19 @@ export class SqlLedger implements Ledger {
     return rows.map(runRow);
   }
 
-  /** Runs from before statuses were kept (status NULL) count as finished once they have an end. */
+  /**
+   * Runs from before statuses were kept (status NULL) count as finished once they have an end. A
+   * run that ended ahead of the ledger's clock (past the skew allowed) was recorded by a host
+   * whose clock ran ahead, before every time was the ledger's: it vouches for nothing, and never
+   * hides the runs after it.
+   */
   async latestIngestRun(opts: { successful: boolean; partner?: string }): Promise<RunRow | undefined> {
     const only = partnerFilter(opts.partner === undefined ? undefined : [opts.partner]);
     const rows = await this.read(
       `SELECT * FROM runs WHERE mode <> 'reprocess' AND ended_at IS NOT NULL AND (status = 'finished' OR status IS NULL)
+         AND ended_at <= ledger_after(?)
          ${opts.successful ? 'AND exit_status = 0' : ''}${only.sql} ORDER BY ended_at DESC, run_id DESC LIMIT 1`,
-      only.params,
+      [CLOCK_SKEW_LIMIT_SECONDS, ...only.params],
     );
     return rows[0] ? runRow(rows[0]) : undefined;
   }
@@ -182,16 +201,18 @@ export class SqlLedger implements Ledger {
   // ---- events
 
   private appendEvent(event: EventInput): Promise<number> {
-    return this.db.run('INSERT INTO ledger_events (run_id, at, event, name, sha256, details, partner) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      event.runId,
-      now(),
-      event.event,
-      event.name,
-      event.sha256,
-      // a reason may quote an error that quotes a URL: nothing the ledger keeps carries a password
-      JSON.stringify(redactValues(event.details ?? {})),
-      event.partner ?? this.partner,
-    ]);
+    return this.db.run(
+      'INSERT INTO ledger_events (run_id, at, event, name, sha256, details, partner) VALUES (?, ledger_now(), ?, ?, ?, ?, ?)',
+      [
+        event.runId,
+        event.event,
+        event.name,
+        event.sha256,
+        // a reason may quote an error that quotes a URL: nothing the ledger keeps carries a password
+        JSON.stringify(redactValues(event.details ?? {})),
+        event.partner ?? this.partner,
+      ],
+    );
   }
 
   private async events(where: string, params: unknown[]): Promise<LedgerEvent[]> {
@@ -206,7 +227,7 @@ export class SqlLedger implements Ledger {
     if (entries.length === 0) return Promise.resolve([]);
     return this.tx(async () => {
       const [previous] = await this.db.all(PREVIOUS_RUN_SQL, [this.partner, runId, runId]);
-      const changed = await markIgnored(this.db, this.partner, runId, previous ? String(previous.run_id) : null, entries, now());
+      const changed = await markIgnored(this.db, this.partner, runId, previous ? String(previous.run_id) : null, entries);
       for (const e of changed) {
         await this.appendEvent({ runId, event: 'ignored', name: e.name, sha256: null, details: { reason: e.reason, size: e.size } });
       }
@@ -373,7 +394,6 @@ export class SqlLedger implements Ledger {
 
   /** The conditional create that decides who loads a file. True: this run owns the claim. */
   async claim(req: ClaimRequest): Promise<boolean> {
-    const at = now();
     try {
       return await this.tx(async () => {
         const won = await this.db.all(CLAIM_SQL, [
@@ -385,14 +405,12 @@ export class SqlLedger implements Ledger {
           req.owner.host,
           req.owner.pid,
           req.owner.startedAt,
-          req.leaseUntil.toISOString(),
-          at,
-          at,
+          req.leaseSeconds,
           req.contentSha256 ?? null,
           this.partner,
         ]);
         if (won.length === 0) return false;
-        await this.appendEvent(claimedEvent(req));
+        await this.appendEvent(claimedEvent(req, iso(won[0]!.lease_until)));
         return true;
       });
     } catch (err) {
@@ -415,14 +433,13 @@ export class SqlLedger implements Ledger {
     if (opts.moveTo !== undefined && file.arrival === undefined) throw new Error("a move intent needs the file's arrival");
     return this.tx(async () => {
       const changed = await this.db.run(
-        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, totals = ?, ${END_CLAIM}, updated_at = ?
+        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, totals = ?, ${END_CLAIM}, updated_at = ledger_now()
          WHERE name = ? AND sha256 = ? AND state = 'claimed' AND run_id = ?`,
         [
           to.state,
           to.rows ?? null,
           to.reason === undefined ? null : redactSecrets(to.reason),
           to.totals === undefined ? null : JSON.stringify(to.totals),
-          now(),
           file.name,
           file.sha256,
           file.runId,
@@ -433,7 +450,7 @@ export class SqlLedger implements Ledger {
         await this.appendEvent({ runId: file.runId, event, name: file.name, sha256: file.sha256, details });
       }
       // the outcome and the move it asks for in one commit: a crash after it finishes the move, never decides again
-      if (opts.moveTo !== undefined) await insertIntent(this.db, { ...file, arrival: file.arrival! }, opts.moveTo, this.partner, now());
+      if (opts.moveTo !== undefined) await insertIntent(this.db, { ...file, arrival: file.arrival! }, opts.moveTo, this.partner);
       return true;
     });
   }
@@ -444,15 +461,14 @@ export class SqlLedger implements Ledger {
     details: Record<string, unknown>,
   ): Promise<void> {
     await this.tx(async () => {
-      const at = now();
-      await this.db.run(HELD_SQL, [file.name, file.sha256, file.runId, file.size, at, at, file.contentSha256 ?? null, this.partner]);
+      await this.db.run(HELD_SQL, [file.name, file.sha256, file.runId, file.size, file.contentSha256 ?? null, this.partner]);
       await this.appendEvent(outcomeEvent('held', file, details));
     });
   }
 
   /** Recorded before a decided file leaves the intake; the record of its landing removes it. */
   async intendMove(movedFile: MovedFile, destination: Destination): Promise<void> {
-    await this.tx(() => insertIntent(this.db, movedFile, destination, this.partner, now()));
+    await this.tx(() => insertIntent(this.db, movedFile, destination, this.partner));
   }
 
   /** This partner's moves begun and not recorded, with the run that began each: a crash between a move and its record. */
@@ -469,11 +485,11 @@ export class SqlLedger implements Ledger {
     return row ? { runId: String(row.run_id), location: row.location === null ? null : String(row.location) } : undefined;
   }
 
-  /** This partner's moves recorded since `since`, with the shape their file landed in. */
-  async movesSince(since: string): Promise<LandedMove[]> {
+  /** This partner's moves recorded in the last `hours` by the ledger's clock, with the shape their file landed in. */
+  async movesSince(hours: number): Promise<LandedMove[]> {
     const rows = await this.read(
-      'SELECT location, name, sha256, run_id, at, landed FROM moves WHERE at >= ? AND landed IS NOT NULL AND partner = ?',
-      [since, this.partner],
+      'SELECT location, name, sha256, run_id, at, landed FROM moves WHERE at >= ledger_after(?) AND landed IS NOT NULL AND partner = ?',
+      [-hours * 3600, this.partner],
     );
     return rows.map(landedRow);
   }
@@ -497,10 +513,9 @@ export class SqlLedger implements Ledger {
   markMoved(file: MovedFile, location: string, moveDetails: Record<string, unknown> = {}): Promise<boolean> {
     return this.tx(async () => {
       await dropIntent(this.db, file);
-      if (!(await insertMove(this.db, file, location, this.partner, now()))) return false;
-      await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
+      if (!(await insertMove(this.db, file, location, this.partner))) return false;
+      await this.db.run('UPDATE processed_files SET location = ?, updated_at = ledger_now() WHERE name = ? AND sha256 = ?', [
         location,
-        now(),
         file.name,
         file.sha256,
       ]);
@@ -518,9 +533,8 @@ export class SqlLedger implements Ledger {
   ): Promise<boolean> {
     return this.tx(async () => {
       await dropIntent(this.db, file);
-      if (!(await insertMove(this.db, file, location, this.partner, now()))) return false;
+      if (!(await insertMove(this.db, file, location, this.partner))) return false;
       if (ownRow) {
-        const at = now();
         await this.db.run(DUPLICATE_SQL, [
           file.name,
           file.sha256,
@@ -528,8 +542,6 @@ export class SqlLedger implements Ledger {
           file.size,
           file.arrival,
           location,
-          at,
-          at,
           file.contentSha256 ?? null,
           this.partner,
         ]);
@@ -543,9 +555,9 @@ export class SqlLedger implements Ledger {
   settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean> {
     return this.tx(async () => {
       const changed = await this.db.run(
-        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, ${END_CLAIM}, updated_at = ?
+        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, ${END_CLAIM}, updated_at = ledger_now()
          WHERE id = ? AND state = 'claimed' AND run_id = ? AND updated_at = ?`,
-        [to.state, to.rows ?? null, to.state === 'failed' ? redactSecrets(to.reason) : null, now(), stale.id, stale.runId, stale.updatedAt],
+        [to.state, to.rows ?? null, to.state === 'failed' ? redactSecrets(to.reason) : null, stale.id, stale.runId, stale.updatedAt],
       );
       if (changed !== 1) return false;
       await this.appendEvent(staleClaimEvent(stale, runId, to));
@@ -560,8 +572,7 @@ export class SqlLedger implements Ledger {
     evidence: Record<string, unknown> = {},
   ): Promise<boolean> {
     return this.tx(async () => {
-      const at = now();
-      const row = [file.name, file.sha256, file.contentSha256, file.runId, file.size, rows, location, at, at, this.partner];
+      const row = [file.name, file.sha256, file.contentSha256, file.runId, file.size, rows, location, this.partner];
       const inserted = await this.db.run(ADOPT_SQL, [...row, file.contentSha256, file.contentSha256]);
       if (inserted !== 1) return false;
       const details = { adopted: true, from: location, rows, ...evidence };
@@ -577,23 +588,31 @@ export class SqlLedger implements Ledger {
   ): Promise<void> {
     await this.tx(async () => {
       await this.db.run(
-        `UPDATE processed_files SET row_count = ?, totals = ?, updated_at = ? WHERE name = ? AND sha256 = ? AND state = 'loaded'`,
-        [details.rows, details.totals?.length ? JSON.stringify(details.totals) : null, now(), file.name, file.sha256],
+        `UPDATE processed_files SET row_count = ?, totals = ?, updated_at = ledger_now() WHERE name = ? AND sha256 = ? AND state = 'loaded'`,
+        [details.rows, details.totals?.length ? JSON.stringify(details.totals) : null, file.name, file.sha256],
       );
       await this.appendEvent({ runId: file.runId, event: 'reprocessed', name: file.name, sha256: file.sha256, details });
     });
   }
 
   // Partner leases: their rules live in partnerLeases.ts; here they take their turn on the connection.
-  takePartnerLease(who: LeaseHolder, leaseUntil: Date): Promise<LeaseAnswer> {
-    return this.serial(() => new PartnerLeases(this.db).take(this.partner, who, leaseUntil, new Date()));
+  takePartnerLease(who: LeaseHolder, terms: LeaseTerms): Promise<LeaseAnswer> {
+    return this.serial(() => new PartnerLeases(this.db).take(this.partner, who, terms));
   }
 
-  renewPartnerLease(holder: string, leaseUntil: Date, runId?: string): Promise<boolean> {
-    return this.serial(() => new PartnerLeases(this.db).renew(this.partner, holder, leaseUntil, runId));
+  renewPartnerLease(holder: string, leaseSeconds: number, runId?: string): Promise<boolean> {
+    return this.serial(() => new PartnerLeases(this.db).renew(this.partner, holder, leaseSeconds, runId));
   }
 
   releasePartnerLease(holder: string): Promise<void> {
     return this.serial(() => new PartnerLeases(this.db).release(this.partner, holder));
+  }
+
+  notePartnerSkipped(holder: string, note: SkipNote): Promise<void> {
+    return this.serial(() => new PartnerLeases(this.db).noteSkipped(this.partner, holder, note));
+  }
+
+  partnerLease(): Promise<PartnerLease | undefined> {
+    return this.serial(() => new PartnerLeases(this.db).read(this.partner));
   }
 }

@@ -1,23 +1,45 @@
 import type { Logger } from 'pino';
-import { staleClaimReason } from '../ledger/staleClaim.js';
+import { leaseRunOut, ownerGoneReason } from '../ledger/staleClaim.js';
 import type { RunLedger } from '../ledger/ledger.js';
 import { contentOf, type FileRow } from '../ledger/types.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 
+/** What a run judges another's claim by: the ledger's clock, its --claim-lease, and whether this host's clock may be acted on. */
+export interface ClaimJudging {
+  claimLeaseSeconds: number;
+  /** false when this host's clock is off the ledger's past the limit: a claim is then taken over only from a process of this host that is gone */
+  clockTrusted: boolean;
+}
+
 /**
- * A claim is stale when its owner on this host is provably gone, or its lease has run out.
- * A stale claim is settled against the finance database's file marker: there → the load
- * happened (finalize as loaded); absent → the claim expired and the content may be claimed.
+ * A claim is stale when its owner on this host is provably gone, or its lease no longer holds by
+ * the ledger's clock (staleClaim.ts; `ledgerNowMs`: read once for several claims, else now). A
+ * stale claim is settled against the finance database's file marker: there → the load happened
+ * (finalize as loaded); absent → the claim expired and the content may be claimed. A run whose
+ * host clock is off the ledger's settles no claim by its lease (`untrusted`: left as it is).
  */
 export async function settleIfStale(
   ledger: RunLedger,
   finance: FinanceDb,
   claim: FileRow,
   runId: string,
+  judging: ClaimJudging,
   log: Logger,
-): Promise<'live' | 'recovered' | 'expired'> {
-  const why = staleClaimReason(claim);
-  if (why === null) return 'live';
+  ledgerNowMs?: number,
+): Promise<'live' | 'untrusted' | 'recovered' | 'expired'> {
+  let why = ownerGoneReason(claim);
+  if (why === null) {
+    const nowMs = ledgerNowMs ?? (await ledger.ledgerNow());
+    why = leaseRunOut(claim.leaseUntil, { nowMs, leaseSeconds: judging.claimLeaseSeconds });
+    if (why === null) return 'live';
+    if (!judging.clockTrusted) {
+      log.warn(
+        { event: 'stale-claim-left', claimRun: claim.runId, staleFile: claim.name, reason: why },
+        `claim of run ${claim.runId} on ${claim.name}: ${why}; left alone, this host's clock is off the ledger's`,
+      );
+      return 'untrusted';
+    }
+  }
   const found = await finance.fileMarker(contentOf(claim));
   // the content's marker from another delivery of it (re-encrypted, re-compressed) is not this claim's load
   const marker = found && (found.deliveredSha256 ?? claim.sha256) === claim.sha256 ? found : null;

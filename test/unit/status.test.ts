@@ -5,7 +5,7 @@ import type { FileRow, RunRow } from '../../src/ledger/types.js';
 import { judgeStatus, statusLine, type StatusFacts } from '../../src/report/status.js';
 
 const NOW = Date.parse('2026-03-15T05:00:00Z');
-const limits = { maxAgeSeconds: 26 * 3600, maxWaitingRuns: 2 };
+const limits = { maxAgeSeconds: 26 * 3600, maxWaitingRuns: 2, claimLeaseSeconds: 7200 };
 const succeeded = (hoursAgo: number) => ({ runId: 'r-ok', endedAt: new Date(NOW - hoursAgo * 3600_000).toISOString() }) as RunRow;
 const facts = (f: Partial<StatusFacts>): StatusFacts => ({ lastSuccess: succeeded(3), staleClaims: [], waitingTooLong: [], ...f });
 const line = (f: Partial<StatusFacts>) => {
