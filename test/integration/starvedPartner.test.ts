@@ -2,6 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { finished } from '../support/cli.js';
 import { promtool, sample } from '../support/promtool.js';
 import { putIn, SHARED_DEFAULT_LAYOUT, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
@@ -101,6 +102,45 @@ describe('a partner another host holds (PostgreSQL ledger)', () => {
     expect(after.status, after.stderr).toBe(0);
     expect(after.stdout).toMatch(new RegExp(`^${alpha}: run \\S+ done: loaded=2 `));
     expect((await ws.cli(['status', '--config', config])).status).toBe(0);
+  });
+
+  it('watch says so too: its cycle that skips the starved partner prints the line, notes the waiting files, and the service goes on', async () => {
+    const { ws, config, metricsFile, alpha, put } = await loadedLongAgo();
+    await db.client.query(
+      `INSERT INTO settle_ledger.partner_leases (partner, holder, owner_host, owner_pid, owner_started_at, run_id, taken_at, lease_until)
+       VALUES ($1, 'host-b:4242:feed', 'host-b', 4242, '1', 'r-stuck', now() - interval '28 hours', now() + interval '1 hour')`,
+      [alpha],
+    );
+    await put(alpha, '2026-07-02', 'A2');
+    const child = ws.startRunWith(['watch', '--config', config, '--poll', '0.2', '--rescan', '0.5']);
+    const done = finished(child);
+    try {
+      // waits for what watch does (the skip noted on the lease), never for a fixed time
+      for (const end = Date.now() + 60_000; ;) {
+        const noted = await db.client.query(
+          'SELECT waiting FROM settle_ledger.partner_leases WHERE partner = $1 AND skipped_at IS NOT NULL',
+          [alpha],
+        );
+        if (noted.rows.length > 0) break;
+        if (Date.now() > end) throw new Error('watch never skipped the starved partner');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const ended = await done;
+    expect(ended.status, ended.stderr).toBe(0);
+    expect(ended.stdout).toMatch(
+      new RegExp(
+        `^${alpha}: skipped: leased to run r-stuck on host-b .*\\(starved: no successful run for 30h, past --max-age 26h; 1 file waiting: settle_20260702_a2.csv\\)$`,
+        'm',
+      ),
+    );
+    expect(await readdir(join(ws.root, alpha, 'intake'))).toEqual(['settle_20260702_a2.csv']);
+    // the metrics of its last cycle name the holder and the waiting file
+    const metrics = await readFile(metricsFile, 'utf8');
+    expect(sample(metrics, `settle_ingest_partner_lease_holder{partner="${alpha}",holder_host="host-b",holder_run="r-stuck"}`)).toBe(1);
+    expect(sample(metrics, `settle_ingest_starved_waiting_files{partner="${alpha}"}`)).toBe(1);
   });
 
   it('within --max-age it is skipped at once, exit 0, and status judges it by its last success alone', async () => {
