@@ -66,7 +66,7 @@ export function auditPartners(
         }
       }
       const transferLog = await transferAudit(ledger, partners, intakeNow, opts.transferLogPeriod);
-      return await audit(ledger, finance, folders, asked, transferLog, archiveCheck);
+      return await audit(ledger, finance, folders, asked, transferLog, archiveCheck, partners[0]!.claimLeaseSeconds);
     } finally {
       for (const folder of opened) await folder.close().catch(() => undefined);
       for (const intake of intakes) await intake.close().catch(() => undefined);

@@ -7,8 +7,8 @@ type RunExit = typeof EXIT_OK | typeof EXIT_PROBLEM;
 
 /**
  * `run`: 1 when a file was rejected or failed, a stale claim was found, a move failed, a file
- * waited too many runs or changed after its move, the transfer log could not be read, or the
- * run stopped early; each of these is
+ * waited too many runs or changed after its move, the transfer log could not be read, this
+ * host's clock is off the shared ledger's past the limit, or the run stopped early; each of these is
  * a non-zero count or a reason on the summary line, so exit 1 is never unexplained.
  */
 export function runExitStatus(ingestFindings: IngestFindings): RunExit {
@@ -21,7 +21,8 @@ export function runExitStatus(ingestFindings: IngestFindings): RunExit {
     ingestFindings.abortedBy !== undefined ||
     ingestFindings.waitingTooLong.length > 0 ||
     ingestFindings.changedAfterMove.length > 0 ||
-    ingestFindings.transferLogUnread !== undefined;
+    ingestFindings.transferLogUnread !== undefined ||
+    ingestFindings.clockSkew !== undefined;
   return problem ? EXIT_PROBLEM : EXIT_OK;
 }
 

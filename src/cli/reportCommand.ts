@@ -3,7 +3,6 @@ import { DRY_RUN_PREFIX } from '../pipeline/runId.js';
 import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
 import { resolve } from 'node:path';
 import { writeFileAtomically } from '../atomicFile.js';
-import { nowMs } from '../clock.js';
 import { EXIT_PROBLEM, UsageError, errorMessage } from '../errors.js';
 import { deliveriesHtml } from '../report/deliveriesHtml.js';
 import { deliveriesReport, formatDeliveries } from '../report/deliveriesReport.js';
@@ -87,7 +86,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .description('the weekly review: skips and holds per ISO week; rejected, failed, not-ready and ignored files')
     .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 8, '--weeks', 1000);
-      const result = await withLedger(flags, (l, partners) => skipsByWeek(l, weeks, partners));
+      const result = await withLedger(flags, async (l, partners) => skipsByWeek(l, weeks, partners, new Date(await l.ledgerNow())));
       print(flags.json ? jsonDocument({ ...result }) : formatSkips(result));
     });
 
@@ -96,7 +95,8 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 4, '--weeks', 520);
       const { result, ledger } = await withLedger(flags, async (l, _asked, partners) => ({
-        result: await deliveriesReport(l, partners, weeks, nowMs()),
+        // the ledger's clock: its times (a shared ledger's server's) are judged by the clock that wrote them
+        result: await deliveriesReport(l, partners, weeks, await l.ledgerNow()),
         ledger: l.location,
       }));
       if (flags.html) await writeWhole(flags.html, deliveriesHtml(result, { ledger }));

@@ -42,11 +42,11 @@ export function registerRun(program: Command, setExit: (status: number) => void)
         // one partner, `default`: the run prints what it always printed
         const [one] = outcomes;
         if (one!.leasedBy) {
-          // another host's run works the partner (a shared ledger): nothing to do here, and nothing wrong
-          const line = `${leasedText(one!.leasedBy)}`;
+          // another host's run works the partner (a shared ledger): nothing to do here, and nothing wrong unless it is starved
+          const line = leasedText({ ...one!, leasedBy: one!.leasedBy });
           process.stdout.write(`${flags.json ? partnersJson(outcomes) : line}\n`);
           appendSummary(partners[0]!.summaryFile, line);
-          setExit(0);
+          setExit(one!.exitStatus);
           return;
         }
         if (one!.error !== undefined) {
@@ -204,16 +204,19 @@ export async function afterPartners(
     const deliveries = async (partner: string): Promise<DeliveryMetrics> => {
       const s = all.find((p) => p.partner === partner);
       const view = ledger!.forPartner(partner);
-      const overdue = s?.expect ? await overdueDeliveries(view, { partner, expect: s.expect, patternText: s.patternText }, nowMs()) : [];
+      // judged by the ledger's clock, as the times it holds were written
+      const now = await view.ledgerNow();
+      const overdue = s?.expect ? await overdueDeliveries(view, { partner, expect: s.expect, patternText: s.patternText }, now) : [];
       return {
         lastDeliveryAt: await lastDeliveryAt(view, partner),
-        lastAccountedAt: await lastAccountedAt(view, { partner, expect: s?.expect }, nowMs()),
+        lastAccountedAt: await lastAccountedAt(view, { partner, expect: s?.expect }, now),
         overdue: {
           warning: overdue.filter((overdueDelivery) => overdueDelivery.level === 'warning').length,
           critical: overdue.filter((d) => d.level === 'critical').length,
         },
       };
     };
-    await writeRunMetrics(path, { partners: names, ran, ...(ledger ? { ledger, deliveries } : {}), ...(watch ? { watch } : {}) }, logger);
+    const metricsInput = { partners: names, ran, claimLeaseSeconds: shared.claimLeaseSeconds };
+    await writeRunMetrics(path, { ...metricsInput, ...(ledger ? { ledger, deliveries } : {}), ...(watch ? { watch } : {}) }, logger);
   }).catch(() => undefined);
 }

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { nowMs } from '../clock.js';
 import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
 import { errorMessage } from '../errors.js';
 import { DEFAULT_PARTNER } from '../ledger/types.js';
@@ -37,7 +36,11 @@ interface Judged {
   limits: StatusLimits;
 }
 
-const limitsOf = (s: Settings): StatusLimits => ({ maxAgeSeconds: s.maxAgeSeconds, maxWaitingRuns: s.maxWaitingRuns });
+const limitsOf = (s: Settings): StatusLimits => ({
+  maxAgeSeconds: s.maxAgeSeconds,
+  maxWaitingRuns: s.maxWaitingRuns,
+  claimLeaseSeconds: s.claimLeaseSeconds,
+});
 
 /**
  * Each partner judged on its own from the ledger, opened to read only: the config's partners
@@ -53,7 +56,8 @@ async function judgeAll(flags: StatusFlags): Promise<Judged[]> {
       const seen = await ledger.partnersSeen();
       if (seen.length > 0) judged = seen.map((partner) => ({ ...partners[0]!, partner }));
     }
-    const now = nowMs();
+    // the ledger's clock judges what the ledger holds: a shared ledger's times are its server's, whatever this host's clock says
+    const now = await ledger.ledgerNow();
     const out: Judged[] = [];
     for (const settings of judged) {
       const view = ledger.forPartner(settings.partner);

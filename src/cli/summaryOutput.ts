@@ -3,7 +3,9 @@ import { NO_COUNTS, type RunCounts } from '../ledger/types.js';
 import { claimsTakenOverText } from '../ledger/runOutcomes.js';
 import type { IngestResult } from '../pipeline/runIngest.js';
 import type { OverdueDelivery } from '../report/deliveries.js';
-import type { HeldLease } from '../ledger/types.js';
+import { skewSummary } from '../ledger/ledgerClock.js';
+import type { HeldLease, Starvation } from '../ledger/types.js';
+import { ago } from '../report/status.js';
 import type { PartnerOutcome as LoopOutcome } from '../pipeline/partnerLoop.js';
 import { printable } from '../report/printable.js';
 import { COUNT_FIELDS, countsText } from '../report/runCounts.js';
@@ -18,6 +20,7 @@ import { jsonDocument } from './jsonOutput.js';
  */
 export function summaryLine(ingestResult: IngestResult, overdue: OverdueDelivery[] = []): string {
   const tails = [
+    ...(ingestResult.clockSkew ? [skewSummary(ingestResult.clockSkew)] : []),
     ...(overdue.length > 0 ? [`overdue: ${overdue.map((d) => d.message).join('; ')}`] : []),
     ...(ingestResult.abortedBy ? [`stopped early: ${ingestResult.abortedBy}`] : []),
     ...(ingestResult.waitingTooLong.length > 0
@@ -69,6 +72,7 @@ function summaryObject(ingestResult: IngestResult, overdue?: OverdueDelivery[]):
     waiting_too_long: ingestResult.waitingTooLong,
     changed_after_move: ingestResult.changedAfterMove,
     ...(ingestResult.transferLogUnread !== undefined ? { transfer_log_unread: ingestResult.transferLogUnread } : {}),
+    ...(ingestResult.clockSkew ? { clock_skew_seconds: Number(ingestResult.clockSkew.seconds.toFixed(1)) } : {}),
     finished_moves: ingestResult.finishedMoves,
     failed_moves: ingestResult.failedMoves,
     ...(ingestResult.claimsTakenOver.length > 0
@@ -111,9 +115,31 @@ function totalCounts(outcomes: PartnerOutcome[]): RunCounts {
  * A run of several partners: one line per partner (`adyen: run ID done: loaded=1 …`), a partner
  * that could not start saying why, then the total line in the same fields and order.
  */
-/** A partner skipped because another run holds its lease (a shared PostgreSQL ledger): who, and until when. */
-export function leasedText(held: HeldLease): string {
-  return `skipped: leased to run ${held.runId ?? '(starting)'} on ${printable(held.host)} (pid ${held.pid}) until ${held.leaseUntil}`;
+/**
+ * A partner skipped because another run holds its lease (a shared PostgreSQL ledger): who, and
+ * until when; a lease this host would not take over for its clock; starved (no success past
+ * --max-age: exit 1), with the files waiting; this host's clock off the ledger's.
+ */
+export function leasedText(outcome: Pick<PartnerOutcome, 'starved' | 'clockSkew'> & { leasedBy: HeldLease }): string {
+  const held = outcome.leasedBy;
+  const tails = [
+    ...(held.runOut ? [`${held.runOut}: not taken over, this host's clock is off the ledger's`] : []),
+    ...(outcome.starved ? [starvedText(outcome.starved)] : []),
+    ...(outcome.clockSkew ? [skewSummary(outcome.clockSkew)] : []),
+  ];
+  const tail = tails.map((t) => ` (${printable(t)})`).join('');
+  return `skipped: leased to run ${held.runId ?? '(starting)'} on ${printable(held.host)} (pid ${held.pid}) until ${held.leaseUntil}${tail}`;
+}
+
+/** `starved: no successful run for 30h, past --max-age 26h; 3 files waiting: a.csv, b.csv, c.csv` */
+function starvedText(starved: Starvation): string {
+  const none = starved.lastSuccessRun === null ? 'no successful run ever' : `no successful run for ${ago(starved.seconds)}`;
+  const waiting = starved.waiting;
+  const files =
+    'error' in waiting
+      ? `its intake could not be listed: ${waiting.error}`
+      : `${waiting.count} ${waiting.count === 1 ? 'file' : 'files'} waiting${waiting.count > 0 ? `: ${waiting.names.join(', ')}${waiting.count > waiting.names.length ? ', …' : ''}` : ''}`;
+  return `starved: ${none}, past --max-age ${ago(starved.maxAgeSeconds)}; ${files}`;
 }
 
 export function partnersText(outcomes: PartnerOutcome[]): string {
@@ -122,17 +148,19 @@ export function partnersText(outcomes: PartnerOutcome[]): string {
       const ended = o.error !== undefined ? ` (ended: ${printable(errorMessage(o.error))})` : '';
       return `${o.partner}: ${summaryLine(o.result, o.overdue)}${ended}`;
     }
-    if (o.leasedBy) return `${o.partner}: ${leasedText(o.leasedBy)}`;
+    if (o.leasedBy) return `${o.partner}: ${leasedText({ ...o, leasedBy: o.leasedBy })}`;
     const what = o.notBegun ? 'not begun' : 'could not start';
     const run = o.runId ? `run ${o.runId} ` : '';
     return `${o.partner}: ${run}not started: ${countsText(NO_COUNTS)} (${printable(`${what}: ${errorMessage(o.error)}`)})`;
   });
   const notStarted = outcomes.filter((o) => !o.result && !o.leasedBy).map((o) => o.partner);
   const leased = outcomes.filter((o) => o.leasedBy).map((o) => o.partner);
+  const starved = outcomes.filter((o) => o.starved).map((o) => o.partner);
   const stopped = outcomes.some((o) => o.result?.abortedBy || o.notBegun);
   const tail =
     (notStarted.length > 0 ? ` (not started: ${notStarted.join(', ')})` : '') +
-    (leased.length > 0 ? ` (leased elsewhere: ${leased.join(', ')})` : '');
+    (leased.length > 0 ? ` (leased elsewhere: ${leased.join(', ')})` : '') +
+    (starved.length > 0 ? ` (starved: ${starved.join(', ')})` : '');
   lines.push(`total (${outcomes.length} partners) ${stopped ? 'stopped' : 'done'}: ${countsText(totalCounts(outcomes))}${tail}`);
   return lines.join('\n');
 }
@@ -151,7 +179,19 @@ export function partnersJson(outcomes: PartnerOutcome[]): string {
               pid: partnerOutcome.leasedBy.pid,
               run: partnerOutcome.leasedBy.runId,
               lease_until: partnerOutcome.leasedBy.leaseUntil,
+              ...(partnerOutcome.leasedBy.runOut ? { run_out: partnerOutcome.leasedBy.runOut } : {}),
             },
+            ...(partnerOutcome.starved
+              ? {
+                  starved: {
+                    seconds: Math.round(partnerOutcome.starved.seconds),
+                    max_age_seconds: partnerOutcome.starved.maxAgeSeconds,
+                    last_success_run: partnerOutcome.starved.lastSuccessRun,
+                    waiting: partnerOutcome.starved.waiting,
+                  },
+                }
+              : {}),
+            ...(partnerOutcome.clockSkew ? { clock_skew_seconds: Number(partnerOutcome.clockSkew.seconds.toFixed(1)) } : {}),
             ...counts(NO_COUNTS),
             exit_status: partnerOutcome.exitStatus,
             files: [],

@@ -23,7 +23,7 @@ import { withSettingOptions } from './options.js';
 import { withResources } from './resources.js';
 import { afterPartners, ingestPartners, type RunFlags } from './runCommand.js';
 import { appendSummary } from './summaryFile.js';
-import { partnersText, summaryLine } from './summaryOutput.js';
+import { leasedText, partnersText, summaryLine } from './summaryOutput.js';
 import { TerminalStatus } from './terminal.js';
 
 interface WatchFlags extends RunFlags {
@@ -103,8 +103,14 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
               ...(latest ? { watch: () => latest! } : {}),
             });
             const worked = outcomes.filter((outcome) => outcome.result !== undefined);
-            if (worked.length > 0) {
-              const line = config.named ? partnersText(outcomes) : summaryLine(worked[0]!.result!, worked[0]!.overdue);
+            // a partner skipped for another's lease is said only when it is starved (no success within --max-age)
+            const starved = outcomes.find((outcome) => outcome.starved !== undefined && outcome.leasedBy !== undefined);
+            if (worked.length > 0 || starved) {
+              const line = config.named
+                ? partnersText(outcomes)
+                : worked[0]
+                  ? summaryLine(worked[0].result!, worked[0].overdue)
+                  : leasedText({ ...starved!, leasedBy: starved!.leasedBy! });
               process.stdout.write(`${line}\n`);
               appendSummary(config.partners[0]?.summaryFile, line);
             }

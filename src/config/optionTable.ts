@@ -367,7 +367,13 @@ export const OPTION_TABLE = {
     kind: 'duration',
     range: { min: 60, why: 'a load must fit in it' },
     default: durationText(DEFAULTS.claimLease),
-    commands: ['run', 'watch'],
+    commands: ['run', 'watch', 'status', 'audit'],
+    per: {
+      status: { description: "a claim's or partner's lease further than this from the ledger's now holds nothing" },
+      audit: { description: "a claim's lease further than this from the ledger's now holds nothing" },
+    },
+    details:
+      "claims and partner leases end the ledger's now plus this (on PostgreSQL its server's clock, never a host's); a lease whose end lies further ahead holds nothing, whatever its row says: give every host of one ledger the same value",
   },
   staging: {
     flag: '--staging',
@@ -464,7 +470,11 @@ export const OPTION_TABLE = {
     env: 'SETTLE_MAX_AGE',
     kind: 'duration',
     default: durationText(DEFAULTS.maxAge),
-    commands: ['status'],
+    commands: ['status', 'run', 'watch'],
+    per: {
+      run: { description: "a partner skipped for another run's lease with no success within this is starved (exit 1)" },
+      watch: { description: "a partner skipped for another run's lease with no success within this is starved" },
+    },
   },
   layout: {
     scope: 'own',

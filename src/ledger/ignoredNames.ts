@@ -24,9 +24,8 @@ export async function markIgnored(
   runId: string,
   previousRun: string | null,
   entries: IgnoredEntry[],
-  at: string,
 ): Promise<IgnoredEntry[]> {
-  const streak = [runId, previousRun, runId, previousRun, at];
+  const streak = [runId, previousRun, runId, previousRun];
   const changed: IgnoredEntry[] = [];
   for (const part of chunks(entries)) {
     const rows = await db.all(`SELECT name, arrival, reason FROM ignored_names WHERE partner = ? AND name IN (${marks(part.length)})`, [
@@ -43,26 +42,26 @@ export async function markIgnored(
       changed.push(entry);
       await db.run(
         `INSERT INTO ignored_names (partner, name, arrival, reason, first_run, first_at, last_run, last_at, runs_in_a_row, streak_since)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
+         VALUES (?, ?, ?, ?, ?, ledger_now(), ?, ledger_now(), 1, ledger_now())
          ON CONFLICT (partner, name) DO UPDATE SET arrival = excluded.arrival, reason = excluded.reason, ${STREAK},
            last_run = excluded.last_run, last_at = excluded.last_at`,
-        [partner, entry.name, entry.arrival, entry.reason, runId, at, runId, at, at, ...streak],
+        [partner, entry.name, entry.arrival, entry.reason, runId, runId, ...streak],
       );
     }
     if (unchanged.length > 0) {
       await db.run(
-        `UPDATE ignored_names SET ${STREAK}, last_run = ?, last_at = ? WHERE partner = ? AND name IN (${marks(unchanged.length)})`,
-        [...streak, runId, at, partner, ...unchanged],
+        `UPDATE ignored_names SET ${STREAK}, last_run = ?, last_at = ledger_now() WHERE partner = ? AND name IN (${marks(unchanged.length)})`,
+        [...streak, runId, partner, ...unchanged],
       );
     }
   }
   return changed;
 }
 
-/** The streak's columns: this run again (a second listing) keeps it, the run before extends it, else it starts anew. Five `?`. */
+/** The streak's columns: this run again (a second listing) keeps it, the run before extends it, else it starts anew. Four `?`. */
 const STREAK = `runs_in_a_row = CASE WHEN ignored_names.last_run = ? THEN ignored_names.runs_in_a_row
                                      WHEN ignored_names.last_run = ? THEN ignored_names.runs_in_a_row + 1 ELSE 1 END,
-  streak_since = CASE WHEN ignored_names.last_run IN (?, ?) THEN ignored_names.streak_since ELSE ? END`;
+  streak_since = CASE WHEN ignored_names.last_run IN (?, ?) THEN ignored_names.streak_since ELSE ledger_now() END`;
 
 /** The partner's run before `runId` that listed its intake (a run that could not start saw nothing). Three `?`. */
 export const PREVIOUS_RUN_SQL = `SELECT run_id FROM runs WHERE partner = ? AND run_id <> ? AND (status IS NULL OR status <> 'not_started')

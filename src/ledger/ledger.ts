@@ -7,11 +7,14 @@ import type {
   FileState,
   LeaseAnswer,
   LeaseHolder,
+  LeaseTerms,
   LedgerEvent,
   MoveFailure,
+  PartnerLease,
   RunCounts,
   RunMode,
   RunRow,
+  SkipNote,
 } from './types.js';
 
 /** An entry a run leaves alone, as it was listed. */
@@ -33,7 +36,8 @@ export interface ClaimRequest {
   /** the content inside the delivered bytes (gzip, zip, OpenPGP); null when it could not be decoded */
   contentSha256?: string | null;
   owner: ClaimOwner;
-  leaseUntil: Date;
+  /** how long the claim holds, from the ledger's clock (--claim-lease) */
+  leaseSeconds: number;
 }
 
 export interface EventInput {
@@ -94,6 +98,8 @@ export interface MoveIntent extends MovedFile {
 export interface LedgerStore {
   /** where it lives, for messages (a path, or a URL without its password) */
   readonly location: string;
+  /** several hosts share it (PostgreSQL): its clock is its server's, and a partner is leased to one run at a time */
+  readonly sharedAcrossHosts: boolean;
   /**
    * The partner this view records runs, files, events and moves for, and whose unfinished and
    * landed moves it looks at; content identity (claims, holders, hashes) is the ledger's, not a
@@ -105,6 +111,8 @@ export interface LedgerStore {
 
 /** The reads both a run and the reports make: a run, its events, a file's row, an ignored name's streak. */
 export interface LedgerReads extends LedgerStore {
+  /** The ledger's clock, now (ms since the epoch): its server's on PostgreSQL, this host's for a SQLite file. */
+  ledgerNow(): Promise<number>;
   /** An ignored name's streak: this partner's runs in a row that saw it in the intake, and since when. */
   ignoredStreak(name: string): Promise<{ runs: number; since: string } | undefined>;
   run(runId: string): Promise<RunRow | undefined>;
@@ -220,7 +228,8 @@ export interface RunLedger extends LedgerReads {
    */
   moveOfArrival(name: string, arrival: string, otherThan?: string): Promise<{ runId: string; location: string | null } | undefined>;
   abandonMoveIntent(moved: MovedFile): Promise<void>;
-  movesSince(since: string): Promise<LandedMove[]>;
+  /** this partner's moves recorded in the last `hours`, by the ledger's clock */
+  movesSince(hours: number): Promise<LandedMove[]>;
   updateLanded(location: string, sha256: string, landed: string): Promise<void>;
   /**
    * A skip, recorded only with the move that made it final, and only once: false when
@@ -258,11 +267,13 @@ export interface RunLedger extends LedgerReads {
 
   // Partner leases (partnerLeases.ts): a partner worked by one run at a time on a ledger several
   // hosts share; on a local ledger every lease is granted without a write.
-  /** takes this view's partner's lease until `leaseUntil`, or says who holds it */
-  takePartnerLease(who: LeaseHolder, leaseUntil: Date): Promise<LeaseAnswer>;
-  /** extends the lease (naming the run that works the partner): false when it was lost */
-  renewPartnerLease(holder: string, leaseUntil: Date, runId?: string): Promise<boolean>;
+  /** takes this view's partner's lease until the ledger's now plus `terms.leaseSeconds`, or says who holds it */
+  takePartnerLease(who: LeaseHolder, terms: LeaseTerms): Promise<LeaseAnswer>;
+  /** extends the lease to the ledger's now plus `leaseSeconds` (naming the run that works the partner): false when it was lost */
+  renewPartnerLease(holder: string, leaseSeconds: number, runId?: string): Promise<boolean>;
   releasePartnerLease(holder: string): Promise<void>;
+  /** a run skipped the partner, starved, while `holder` held its lease: what it saw there, for `status` */
+  notePartnerSkipped(holder: string, note: SkipNote): Promise<void>;
 }
 
 /**
@@ -274,7 +285,9 @@ export interface LedgerQueries extends LedgerReads {
   forPartner(partner: string): LedgerQueries;
   /** newest first; `partners`: only theirs */
   recentRuns(limit: number, partners?: string[]): Promise<RunRow[]>;
-  /** the latest scheduled or manual run that finished its work (`successful`: and exited 0), of one partner or of any */
+  /** the partner's lease as it stands (another run works it), with the ledger's now; undefined when free or on a local ledger */
+  partnerLease(): Promise<PartnerLease | undefined>;
+  /** the latest scheduled or manual run that finished its work (`successful`: and exited 0), of one partner or of any; never one that ended ahead of the ledger's clock */
   latestIngestRun(which: { successful: boolean; partner?: string }): Promise<RunRow | undefined>;
   /** when the partner's first run started, if it ever ran */
   firstRunAt(partner: string): Promise<string | undefined>;

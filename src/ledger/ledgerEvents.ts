@@ -8,7 +8,8 @@ export function contentDetail(file: { sha256: string; contentSha256?: string | n
   return file.contentSha256 && file.contentSha256 !== file.sha256 ? { contentSha256: file.contentSha256 } : {};
 }
 
-export function claimedEvent(req: ClaimRequest): EventInput {
+/** `leaseUntil`: the claim's end as the ledger's clock set it. */
+export function claimedEvent(req: ClaimRequest, leaseUntil: string | null): EventInput {
   return {
     runId: req.runId,
     event: 'claimed',
@@ -16,7 +17,7 @@ export function claimedEvent(req: ClaimRequest): EventInput {
     sha256: req.sha256,
     details: {
       owner: req.owner,
-      leaseUntil: req.leaseUntil.toISOString(),
+      leaseUntil,
       ...contentDetail(req),
     },
   };

@@ -6,7 +6,8 @@ import { assertPgCurrent, migratePg } from '../db/pgMigrate.js';
 import { connectWatched, explainDbWait } from '../db/statementWatch.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { SqlLedger } from './sqlLedger.js';
-import { LedgerUnavailableError, numberPlaceholders, type Durability, type SqlPort, type SqlRow } from './sqlPort.js';
+import { CLOCK_SHIFT_MS } from '../clock.js';
+import { LedgerUnavailableError, numberPlaceholders, pgClockSql, type Durability, type SqlPort, type SqlRow } from './sqlPort.js';
 
 /** The ledger's tables live in their own schema, in whatever database the URL names. */
 export const LEDGER_SCHEMA = 'settle_ledger';
@@ -14,6 +15,8 @@ export const LEDGER_SCHEMA = 'settle_ledger';
 /** The PostgreSQL store behind the ledger's port, for several hosts sharing one ledger. */
 class PgPort implements SqlPort {
   readonly sharedAcrossHosts = true;
+  /** each statement as the server runs it: numbered placeholders, the server's clock */
+  private readonly texts = new Map<string, string>();
 
   constructor(
     readonly location: string,
@@ -22,7 +25,9 @@ class PgPort implements SqlPort {
 
   private async query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
     try {
-      return await this.client.query(numberPlaceholders(sql), params);
+      let text = this.texts.get(sql);
+      if (text === undefined) this.texts.set(sql, (text = numberPlaceholders(pgClockSql(sql, CLOCK_SHIFT_MS))));
+      return await this.client.query(text, params);
     } catch (err) {
       if (this.isUniqueViolation(err)) throw err;
       // a wait the server's timeouts or the statement watch ended says which, how long, and --ledger-timeout

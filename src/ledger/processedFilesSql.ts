@@ -28,7 +28,7 @@ export const LIVE = (alias: string) =>
 export const CLAIM_SQL = `
 INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, owner_host, owner_pid, owner_started_at,
                              lease_until, first_seen_at, updated_at, content_sha256, partner)
-VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ledger_after(?), ledger_now(), ledger_now(), ?, ?)
 ON CONFLICT (name, sha256) DO UPDATE SET
   state = 'claimed', partner = excluded.partner, content_sha256 = excluded.content_sha256, run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
   owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
@@ -37,7 +37,7 @@ ON CONFLICT (name, sha256) DO UPDATE SET
 WHERE processed_files.state IN (${RECLAIMABLE.map((s) => `'${s}'`).join(', ')})
   AND NOT EXISTS (SELECT 1 FROM processed_files live
                   WHERE live.sha256 = excluded.sha256 AND ${LIVE('live')})
-RETURNING id`;
+RETURNING id, lease_until`;
 
 /** Clears a claim's owner and lease as it becomes final. */
 export const END_CLAIM = `owner_host = NULL, owner_pid = NULL, owner_started_at = NULL, lease_until = NULL`;
@@ -60,7 +60,7 @@ export const HOLDS_LIVE_CONTENT = (alias: string) =>
  */
 export const ADOPT_SQL = `
 INSERT INTO processed_files (name, sha256, content_sha256, state, run_id, size, row_count, location, first_seen_at, updated_at, partner)
-SELECT ?, ?, ?, 'loaded', ?, ?, ?, ?, ?, ?, ?
+SELECT ?, ?, ?, 'loaded', ?, ?, ?, ?, ledger_now(), ledger_now(), ?
 WHERE NOT EXISTS (SELECT 1 FROM processed_files live WHERE ${HOLDS_LIVE_CONTENT('live')})
 ON CONFLICT DO NOTHING`;
 
@@ -70,7 +70,7 @@ ON CONFLICT DO NOTHING`;
 /** The (name, bytes) is held: created, or an earlier non-live row of it updated. */
 export const HELD_SQL = `
 INSERT INTO processed_files (name, sha256, state, run_id, size, first_seen_at, updated_at, content_sha256, partner)
-VALUES (?, ?, 'held', ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, 'held', ?, ?, ledger_now(), ledger_now(), ?, ?)
 ON CONFLICT (name, sha256) DO UPDATE SET state = 'held', partner = excluded.partner, run_id = excluded.run_id,
   reason = NULL, location = NULL, updated_at = excluded.updated_at, content_sha256 = excluded.content_sha256
 WHERE processed_files.state NOT IN ('claimed', 'loaded')`;
@@ -78,7 +78,7 @@ WHERE processed_files.state NOT IN ('claimed', 'loaded')`;
 /** The (name, bytes) is a duplicate, moved to `location`. */
 export const DUPLICATE_SQL = `
 INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, location, first_seen_at, updated_at, content_sha256, partner)
-VALUES (?, ?, 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, 'duplicate', ?, ?, ?, ?, ledger_now(), ledger_now(), ?, ?)
 ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', partner = excluded.partner, run_id = excluded.run_id, reason = NULL,
   arrival = excluded.arrival, location = excluded.location, updated_at = excluded.updated_at
 WHERE processed_files.state NOT IN ('claimed', 'loaded')`;
@@ -90,7 +90,7 @@ WHERE processed_files.state NOT IN ('claimed', 'loaded')`;
  */
 export const UNMOVED_DUPLICATE_SQL = `
 INSERT INTO processed_files (name, sha256, state, run_id, size, arrival, location, first_seen_at, updated_at, content_sha256, partner)
-VALUES (?, ?, 'duplicate', ?, ?, ?, NULL, ?, ?, ?, ?)
+VALUES (?, ?, 'duplicate', ?, ?, ?, NULL, ledger_now(), ledger_now(), ?, ?)
 ON CONFLICT (name, sha256) DO UPDATE SET state = 'duplicate', partner = excluded.partner, run_id = excluded.run_id, reason = NULL,
   arrival = excluded.arrival, location = NULL, updated_at = excluded.updated_at
 WHERE processed_files.state NOT IN ('claimed', 'loaded')

@@ -1,5 +1,5 @@
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
-import { nowIso as now } from '../clock.js';
+import { CLOCK_SKEW_LIMIT_SECONDS } from '../clock.js';
 import { redactSecrets, redactValues } from '../redactSecrets.js';
 import { claimedEvent, movedEvent, moveFailedEvent, outcomeEvent, staleClaimEvent } from './ledgerEvents.js';
 import { IGNORED_SEEN_BY_SQL, IGNORED_SINCE_SQL, IGNORED_STREAK_SQL, markIgnored, PREVIOUS_RUN_SQL } from './ignoredNames.js';
@@ -37,8 +37,11 @@ import {
   type FileState,
   type LeaseAnswer,
   type LeaseHolder,
+  type LeaseTerms,
   type LedgerEvent,
   type MoveFailure,
+  type PartnerLease,
+  type SkipNote,
   type RunCounts,
   type RunMode,
   type RunRow,
@@ -69,6 +72,17 @@ export class SqlLedger implements Ledger {
 
   get location(): string {
     return this.db.location;
+  }
+
+  get sharedAcrossHosts(): boolean {
+    return this.db.sharedAcrossHosts;
+  }
+
+  /** The ledger's clock (sqlPort.ts): its server's now on PostgreSQL, this host's for a SQLite file. */
+  async ledgerNow(): Promise<number> {
+    const [row] = await this.read('SELECT ledger_now() AS now');
+    const now = row!.now;
+    return now instanceof Date ? now.getTime() : Date.parse(String(now));
   }
 
   forPartner(partner: string): SqlLedger {
@@ -104,8 +118,8 @@ export class SqlLedger implements Ledger {
       const runId = newId();
       const inserted = await this.tx(() =>
         this.db.run(
-          `INSERT INTO runs (run_id, mode, host, pid, started_at, status, partner) VALUES (?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`,
-          [runId, run.mode, run.host, run.pid, now(), this.partner],
+          `INSERT INTO runs (run_id, mode, host, pid, started_at, status, partner) VALUES (?, ?, ?, ?, ledger_now(), 'running', ?) ON CONFLICT DO NOTHING`,
+          [runId, run.mode, run.host, run.pid, this.partner],
         ),
       );
       if (inserted === 1) return runId;
@@ -122,9 +136,9 @@ export class SqlLedger implements Ledger {
   ): Promise<void> {
     await this.tx(() =>
       this.db.run(
-        `UPDATE runs SET ended_at = ?, status = ?, reason = ?, ${RUN_COUNT_COLUMNS.map((col) => `${col} = ?`).join(', ')},
+        `UPDATE runs SET ended_at = ledger_now(), status = ?, reason = ?, ${RUN_COUNT_COLUMNS.map((col) => `${col} = ?`).join(', ')},
            exit_status = ? WHERE run_id = ?`,
-        [now(), end.status, end.reason === undefined ? null : redactSecrets(end.reason), ...runCountValues(runCounts), exitStatus, runId],
+        [end.status, end.reason === undefined ? null : redactSecrets(end.reason), ...runCountValues(runCounts), exitStatus, runId],
       ),
     );
   }
@@ -132,9 +146,9 @@ export class SqlLedger implements Ledger {
   async countRunAttempt(runId: string, exitStatus: number, reason: string): Promise<boolean> {
     const changed = await this.tx(() =>
       this.db.run(
-        `UPDATE runs SET attempts = COALESCE(attempts, 1) + 1, ended_at = ?, reason = ?, exit_status = ?
+        `UPDATE runs SET attempts = COALESCE(attempts, 1) + 1, ended_at = ledger_now(), reason = ?, exit_status = ?
            WHERE run_id = ? AND status = 'not_started'`,
-        [now(), redactSecrets(reason), exitStatus, runId],
+        [redactSecrets(reason), exitStatus, runId],
       ),
     );
     return changed === 1;
@@ -155,8 +169,7 @@ export class SqlLedger implements Ledger {
   /** A run whose process is gone without an end is closed as `died` by the run that found it; false if already closed. */
   async closeDeadRun(runId: string, foundBy: string, reason: string): Promise<boolean> {
     const changed = await this.tx(() =>
-      this.db.run(`UPDATE runs SET ended_at = ?, status = 'died', reason = ? WHERE run_id = ? AND ended_at IS NULL`, [
-        now(),
+      this.db.run(`UPDATE runs SET ended_at = ledger_now(), status = 'died', reason = ? WHERE run_id = ? AND ended_at IS NULL`, [
         redactSecrets(`${reason}; closed by run ${foundBy}`),
         runId,
       ]),
@@ -178,13 +191,19 @@ export class SqlLedger implements Ledger {
     return rows.map(runRow);
   }
 
-  /** Runs from before statuses were kept (status NULL) count as finished once they have an end. */
+  /**
+   * Runs from before statuses were kept (status NULL) count as finished once they have an end. A
+   * run that ended ahead of the ledger's clock (past the skew allowed) was recorded by a host
+   * whose clock ran ahead, before every time was the ledger's: it vouches for nothing, and never
+   * hides the runs after it.
+   */
   async latestIngestRun(opts: { successful: boolean; partner?: string }): Promise<RunRow | undefined> {
     const only = partnerFilter(opts.partner === undefined ? undefined : [opts.partner]);
     const rows = await this.read(
       `SELECT * FROM runs WHERE mode <> 'reprocess' AND ended_at IS NOT NULL AND (status = 'finished' OR status IS NULL)
+         AND ended_at <= ledger_after(?)
          ${opts.successful ? 'AND exit_status = 0' : ''}${only.sql} ORDER BY ended_at DESC, run_id DESC LIMIT 1`,
-      only.params,
+      [CLOCK_SKEW_LIMIT_SECONDS, ...only.params],
     );
     return rows[0] ? runRow(rows[0]) : undefined;
   }
@@ -203,16 +222,18 @@ export class SqlLedger implements Ledger {
   // ---- events
 
   private appendEvent(event: EventInput): Promise<number> {
-    return this.db.run('INSERT INTO ledger_events (run_id, at, event, name, sha256, details, partner) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      event.runId,
-      now(),
-      event.event,
-      event.name,
-      event.sha256,
-      // a reason may quote an error that quotes a URL: nothing the ledger keeps carries a password
-      JSON.stringify(redactValues(event.details ?? {})),
-      event.partner ?? this.partner,
-    ]);
+    return this.db.run(
+      'INSERT INTO ledger_events (run_id, at, event, name, sha256, details, partner) VALUES (?, ledger_now(), ?, ?, ?, ?, ?)',
+      [
+        event.runId,
+        event.event,
+        event.name,
+        event.sha256,
+        // a reason may quote an error that quotes a URL: nothing the ledger keeps carries a password
+        JSON.stringify(redactValues(event.details ?? {})),
+        event.partner ?? this.partner,
+      ],
+    );
   }
 
   private async events(where: string, params: unknown[]): Promise<LedgerEvent[]> {
@@ -227,7 +248,7 @@ export class SqlLedger implements Ledger {
     if (entries.length === 0) return Promise.resolve([]);
     return this.tx(async () => {
       const [previous] = await this.db.all(PREVIOUS_RUN_SQL, [this.partner, runId, runId]);
-      const changed = await markIgnored(this.db, this.partner, runId, previous ? String(previous.run_id) : null, entries, now());
+      const changed = await markIgnored(this.db, this.partner, runId, previous ? String(previous.run_id) : null, entries);
       for (const e of changed) {
         await this.appendEvent({ runId, event: 'ignored', name: e.name, sha256: null, details: { reason: e.reason, size: e.size } });
       }
@@ -394,7 +415,6 @@ export class SqlLedger implements Ledger {
 
   /** The conditional create that decides who loads a file. True: this run owns the claim. */
   async claim(req: ClaimRequest): Promise<boolean> {
-    const at = now();
     try {
       return await this.tx(async () => {
         const won = await this.db.all(CLAIM_SQL, [
@@ -406,14 +426,12 @@ export class SqlLedger implements Ledger {
           req.owner.host,
           req.owner.pid,
           req.owner.startedAt,
-          req.leaseUntil.toISOString(),
-          at,
-          at,
+          req.leaseSeconds,
           req.contentSha256 ?? null,
           this.partner,
         ]);
         if (won.length === 0) return false;
-        await this.appendEvent(claimedEvent(req));
+        await this.appendEvent(claimedEvent(req, iso(won[0]!.lease_until)));
         return true;
       });
     } catch (err) {
@@ -436,14 +454,13 @@ export class SqlLedger implements Ledger {
     if (opts.moveTo !== undefined && file.arrival === undefined) throw new Error("a move intent needs the file's arrival");
     return this.tx(async () => {
       const changed = await this.db.run(
-        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, totals = ?, ${END_CLAIM}, updated_at = ?
+        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, totals = ?, ${END_CLAIM}, updated_at = ledger_now()
          WHERE name = ? AND sha256 = ? AND state = 'claimed' AND run_id = ?`,
         [
           to.state,
           to.rows ?? null,
           to.reason === undefined ? null : redactSecrets(to.reason),
           to.totals === undefined ? null : JSON.stringify(to.totals),
-          now(),
           file.name,
           file.sha256,
           file.runId,
@@ -454,7 +471,7 @@ export class SqlLedger implements Ledger {
         await this.appendEvent({ runId: file.runId, event, name: file.name, sha256: file.sha256, details });
       }
       // the outcome and the move it asks for in one commit: a crash after it finishes the move, never decides again
-      if (opts.moveTo !== undefined) await insertIntent(this.db, { ...file, arrival: file.arrival! }, opts.moveTo, this.partner, now());
+      if (opts.moveTo !== undefined) await insertIntent(this.db, { ...file, arrival: file.arrival! }, opts.moveTo, this.partner);
       return true;
     });
   }
@@ -467,13 +484,13 @@ export class SqlLedger implements Ledger {
     try {
       return await this.tx(async () => {
         const changed = await this.db.run(
-          `UPDATE processed_files SET state = 'loaded', run_id = ?, row_count = ?, reason = NULL, totals = ?, ${END_CLAIM}, updated_at = ?
+          `UPDATE processed_files SET state = 'loaded', run_id = ?, row_count = ?, reason = NULL, totals = ?, ${END_CLAIM}, updated_at = ledger_now()
            WHERE name = ? AND sha256 = ? AND state IN ('claimed', 'failed', 'held')`,
-          [file.runId, to.rows, to.totals === undefined ? null : JSON.stringify(to.totals), now(), file.name, file.sha256],
+          [file.runId, to.rows, to.totals === undefined ? null : JSON.stringify(to.totals), file.name, file.sha256],
         );
         if (changed !== 1) return false;
         await this.appendEvent({ runId: file.runId, event: 'loaded', name: file.name, sha256: file.sha256, details });
-        await insertIntent(this.db, file, 'archive', this.partner, now());
+        await insertIntent(this.db, file, 'archive', this.partner);
         return true;
       });
     } catch (err) {
@@ -489,15 +506,14 @@ export class SqlLedger implements Ledger {
     details: Record<string, unknown>,
   ): Promise<void> {
     await this.tx(async () => {
-      const at = now();
-      await this.db.run(HELD_SQL, [file.name, file.sha256, file.runId, file.size, at, at, file.contentSha256 ?? null, this.partner]);
+      await this.db.run(HELD_SQL, [file.name, file.sha256, file.runId, file.size, file.contentSha256 ?? null, this.partner]);
       await this.appendEvent(outcomeEvent('held', file, details));
     });
   }
 
   /** Recorded before a decided file leaves the intake; the record of its landing removes it. */
   async intendMove(movedFile: MovedFile, destination: Destination): Promise<void> {
-    await this.tx(() => insertIntent(this.db, movedFile, destination, this.partner, now()));
+    await this.tx(() => insertIntent(this.db, movedFile, destination, this.partner));
   }
 
   /** This partner's moves begun and not recorded, with the run that began each: a crash between a move and its record. */
@@ -514,11 +530,11 @@ export class SqlLedger implements Ledger {
     return row ? { runId: String(row.run_id), location: row.location === null ? null : String(row.location) } : undefined;
   }
 
-  /** This partner's moves recorded since `since`, with the shape their file landed in. */
-  async movesSince(since: string): Promise<LandedMove[]> {
+  /** This partner's moves recorded in the last `hours` by the ledger's clock, with the shape their file landed in. */
+  async movesSince(hours: number): Promise<LandedMove[]> {
     const rows = await this.read(
-      'SELECT location, name, sha256, run_id, at, landed FROM moves WHERE at >= ? AND landed IS NOT NULL AND partner = ?',
-      [since, this.partner],
+      'SELECT location, name, sha256, run_id, at, landed FROM moves WHERE at >= ledger_after(?) AND landed IS NOT NULL AND partner = ?',
+      [-hours * 3600, this.partner],
     );
     return rows.map(landedRow);
   }
@@ -547,11 +563,10 @@ export class SqlLedger implements Ledger {
   ): Promise<boolean> {
     return this.tx(async () => {
       await dropIntent(this.db, file);
-      if (!(await insertMove(this.db, file, location, this.partner, now()))) return false;
+      if (!(await insertMove(this.db, file, location, this.partner))) return false;
       if (!opts.keepRow)
-        await this.db.run('UPDATE processed_files SET location = ?, updated_at = ? WHERE name = ? AND sha256 = ?', [
+        await this.db.run('UPDATE processed_files SET location = ?, updated_at = ledger_now() WHERE name = ? AND sha256 = ?', [
           location,
-          now(),
           file.name,
           file.sha256,
         ]);
@@ -590,15 +605,12 @@ export class SqlLedger implements Ledger {
     return this.tx(async () => {
       let decidedBy: string | undefined;
       if (ownRow) {
-        const at = now();
         const counted = await this.db.run(UNMOVED_DUPLICATE_SQL, [
           file.name,
           file.sha256,
           file.runId,
           file.size,
           file.arrival,
-          at,
-          at,
           file.contentSha256 ?? null,
           this.partner,
         ]);
@@ -627,9 +639,8 @@ export class SqlLedger implements Ledger {
   ): Promise<boolean> {
     return this.tx(async () => {
       await dropIntent(this.db, file);
-      if (!(await insertMove(this.db, file, location, this.partner, now()))) return false;
+      if (!(await insertMove(this.db, file, location, this.partner))) return false;
       if (ownRow) {
-        const at = now();
         await this.db.run(DUPLICATE_SQL, [
           file.name,
           file.sha256,
@@ -637,8 +648,6 @@ export class SqlLedger implements Ledger {
           file.size,
           file.arrival,
           location,
-          at,
-          at,
           file.contentSha256 ?? null,
           this.partner,
         ]);
@@ -652,9 +661,9 @@ export class SqlLedger implements Ledger {
   settleStaleClaim(stale: FileRow, runId: string, to: { state: 'loaded' | 'failed'; rows?: number; reason: string }): Promise<boolean> {
     return this.tx(async () => {
       const changed = await this.db.run(
-        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, ${END_CLAIM}, updated_at = ?
+        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, ${END_CLAIM}, updated_at = ledger_now()
          WHERE id = ? AND state = 'claimed' AND run_id = ? AND updated_at = ?`,
-        [to.state, to.rows ?? null, to.state === 'failed' ? redactSecrets(to.reason) : null, now(), stale.id, stale.runId, stale.updatedAt],
+        [to.state, to.rows ?? null, to.state === 'failed' ? redactSecrets(to.reason) : null, stale.id, stale.runId, stale.updatedAt],
       );
       if (changed !== 1) return false;
       await this.appendEvent(staleClaimEvent(stale, runId, to));
@@ -669,8 +678,7 @@ export class SqlLedger implements Ledger {
     evidence: Record<string, unknown> = {},
   ): Promise<boolean> {
     return this.tx(async () => {
-      const at = now();
-      const row = [file.name, file.sha256, file.contentSha256, file.runId, file.size, rows, location, at, at, this.partner];
+      const row = [file.name, file.sha256, file.contentSha256, file.runId, file.size, rows, location, this.partner];
       const inserted = await this.db.run(ADOPT_SQL, [...row, file.contentSha256, file.contentSha256]);
       if (inserted !== 1) return false;
       const details = { adopted: true, from: location, rows, ...evidence };
@@ -686,23 +694,31 @@ export class SqlLedger implements Ledger {
   ): Promise<void> {
     await this.tx(async () => {
       await this.db.run(
-        `UPDATE processed_files SET row_count = ?, totals = ?, updated_at = ? WHERE name = ? AND sha256 = ? AND state = 'loaded'`,
-        [details.rows, details.totals?.length ? JSON.stringify(details.totals) : null, now(), file.name, file.sha256],
+        `UPDATE processed_files SET row_count = ?, totals = ?, updated_at = ledger_now() WHERE name = ? AND sha256 = ? AND state = 'loaded'`,
+        [details.rows, details.totals?.length ? JSON.stringify(details.totals) : null, file.name, file.sha256],
       );
       await this.appendEvent({ runId: file.runId, event: 'reprocessed', name: file.name, sha256: file.sha256, details });
     });
   }
 
   // Partner leases: their rules live in partnerLeases.ts; here they take their turn on the connection.
-  takePartnerLease(who: LeaseHolder, leaseUntil: Date): Promise<LeaseAnswer> {
-    return this.serial(() => new PartnerLeases(this.db).take(this.partner, who, leaseUntil, new Date()));
+  takePartnerLease(who: LeaseHolder, terms: LeaseTerms): Promise<LeaseAnswer> {
+    return this.serial(() => new PartnerLeases(this.db).take(this.partner, who, terms));
   }
 
-  renewPartnerLease(holder: string, leaseUntil: Date, runId?: string): Promise<boolean> {
-    return this.serial(() => new PartnerLeases(this.db).renew(this.partner, holder, leaseUntil, runId));
+  renewPartnerLease(holder: string, leaseSeconds: number, runId?: string): Promise<boolean> {
+    return this.serial(() => new PartnerLeases(this.db).renew(this.partner, holder, leaseSeconds, runId));
   }
 
   releasePartnerLease(holder: string): Promise<void> {
     return this.serial(() => new PartnerLeases(this.db).release(this.partner, holder));
+  }
+
+  notePartnerSkipped(holder: string, note: SkipNote): Promise<void> {
+    return this.serial(() => new PartnerLeases(this.db).noteSkipped(this.partner, holder, note));
+  }
+
+  partnerLease(): Promise<PartnerLease | undefined> {
+    return this.serial(() => new PartnerLeases(this.db).read(this.partner));
   }
 }

@@ -5,10 +5,10 @@ import type { SqlPort } from './sqlPort.js';
 /** The statements of the ledger's record of moves, used inside SqlLedger's transactions. */
 
 /** The once-only record of a landing: false when another run already recorded this very move. */
-export async function insertMove(db: SqlPort, movedFile: MovedFile, location: string, partner: string, at: string): Promise<boolean> {
+export async function insertMove(db: SqlPort, movedFile: MovedFile, location: string, partner: string): Promise<boolean> {
   const inserted = await db.run(
-    'INSERT INTO moves (location, name, sha256, arrival, run_id, at, landed, partner) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-    [location, movedFile.name, movedFile.sha256, movedFile.arrival, movedFile.runId, at, movedFile.landed ?? null, partner],
+    'INSERT INTO moves (location, name, sha256, arrival, run_id, at, landed, partner) VALUES (?, ?, ?, ?, ?, ledger_now(), ?, ?) ON CONFLICT DO NOTHING',
+    [location, movedFile.name, movedFile.sha256, movedFile.arrival, movedFile.runId, movedFile.landed ?? null, partner],
   );
   return inserted === 1;
 }
@@ -23,12 +23,12 @@ export function dropIntent(db: SqlPort, movedFile: MovedFile): Promise<number> {
 }
 
 /** Recorded before a decided file leaves the intake (the latest mover's); the record of its landing removes it. */
-export function insertIntent(db: SqlPort, movedFile: MovedFile, destination: Destination, partner: string, at: string): Promise<number> {
+export function insertIntent(db: SqlPort, movedFile: MovedFile, destination: Destination, partner: string): Promise<number> {
   return db.run(
-    `INSERT INTO move_intents (name, sha256, arrival, destination, run_id, at, partner) VALUES (?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO move_intents (name, sha256, arrival, destination, run_id, at, partner) VALUES (?, ?, ?, ?, ?, ledger_now(), ?)
   ON CONFLICT (name, sha256, arrival) DO UPDATE SET destination = excluded.destination, run_id = excluded.run_id, at = excluded.at,
     partner = excluded.partner`,
-    [movedFile.name, movedFile.sha256, movedFile.arrival, destination, movedFile.runId, at, partner],
+    [movedFile.name, movedFile.sha256, movedFile.arrival, destination, movedFile.runId, partner],
   );
 }
 

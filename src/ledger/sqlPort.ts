@@ -6,6 +6,13 @@
  * SQL is written with `?` placeholders; a store that numbers them ($1, $2) rewrites them.
  * Rows come back as the driver gives them (snake_case columns; a timestamp may be a Date or
  * an ISO string, a count a number or a string, JSON an object or text): sqlLedger decodes.
+ *
+ * The ledger's clock is written in the SQL, never passed in: `ledger_now()` is the time every
+ * row records (a run's start and end, an event, a claim, a lease, a move), `ledger_after(?)` that
+ * time plus `?` seconds (a lease's end). Each store gives them: SQLite, one host's file, as
+ * functions of its connection that read this host's clock (src/clock.ts); PostgreSQL, shared by
+ * several hosts, as its server's `now()` in the very statement (pgClockSql), so that no host's
+ * clock, however wrong, decides a time another host compares.
  */
 import { TransientError } from '../errors.js';
 
@@ -51,4 +58,17 @@ export interface SqlPort {
 export function numberPlaceholders(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/**
+ * `ledger_now()` and `ledger_after(?)` as PostgreSQL's own clock: the server's `now()`, cut to
+ * milliseconds (JavaScript's precision, so that a time read back and written again compares
+ * equal), moved by `shiftMs` (the test build's SETTLE_TEST_NOW; 0 otherwise).
+ */
+export function pgClockSql(sql: string, shiftMs: number): string {
+  const now =
+    shiftMs === 0
+      ? "date_trunc('milliseconds', now())"
+      : `date_trunc('milliseconds', now() + interval '${Math.round(shiftMs)} milliseconds')`;
+  return sql.replace(/ledger_now\(\)/g, now).replace(/ledger_after\(\?\)/g, `(${now} + make_interval(secs => ?))`);
 }

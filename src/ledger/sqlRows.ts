@@ -16,7 +16,16 @@ import {
 
 /** Rows as either store's driver returns them, decoded: a time may be a Date or text, a count a string, JSON text or an object. */
 export const iso = (value: unknown) =>
-  value instanceof Date ? value.toISOString() : value === null || value === undefined ? null : String(value);
+  value instanceof Date
+    ? value.toISOString()
+    : value === null || value === undefined
+      ? null
+      : // PostgreSQL's `infinity`, which the driver reads as a number
+        typeof value === 'number' && !Number.isFinite(value)
+        ? value > 0
+          ? 'infinity'
+          : '-infinity'
+        : String(value);
 const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
 const partnerOf = (r: SqlRow) => (r.partner === null || r.partner === undefined ? DEFAULT_PARTNER : String(r.partner));

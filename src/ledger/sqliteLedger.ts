@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { assertNotWorldWritableFolder, createPrivateFile } from '../privateFiles.js';
+import { nowIso, nowMs } from '../clock.js';
 import { SettleError, TransientError, UsageError } from '../errors.js';
 import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
 import { SqlLedger } from './sqlLedger.js';
@@ -71,7 +72,9 @@ class SqlitePort implements SqlPort {
     readonly location: string,
     private readonly db: Database.Database,
     private readonly busyTimeoutMs: number,
-  ) {}
+  ) {
+    withLedgerClock(db);
+  }
 
   private guard<T>(fn: () => T): T {
     try {
@@ -133,6 +136,16 @@ class SqlitePort implements SqlPort {
   async close(): Promise<void> {
     this.db.close();
   }
+}
+
+/**
+ * The ledger's clock on a SQLite connection (sqlPort.ts: `ledger_now()`, `ledger_after(?)`): one
+ * host's file keeps that host's time (src/clock.ts), as ISO text, which compares as time does.
+ */
+export function withLedgerClock(db: Database.Database): Database.Database {
+  db.function('ledger_now', () => nowIso());
+  db.function('ledger_after', (seconds: unknown) => new Date(nowMs() + Number(seconds) * 1000).toISOString());
+  return db;
 }
 
 const READ_ONLY_WAL = /^SQLITE_(READONLY|CANTOPEN)/;

@@ -180,15 +180,62 @@ export interface LeaseHolder {
 
 /** A partner's lease as another holds it: what a host that skips the partner says. */
 export interface HeldLease {
+  /** the holding process's token (LeaseHolder.holder) */
+  holder: string;
   host: string;
   pid: number;
   runId: string | null;
+  /** when its holder took it, by the ledger's clock */
+  takenAt: string;
   leaseUntil: string;
+  /**
+   * why it no longer holds (leaseRunOut: its end passed, or lies past any lease) when the asking
+   * run did not take it over: this host's clock is off the ledger's (ledgerClock.ts)
+   */
+  runOut?: string;
+}
+
+/** How a lease is asked for: how long, and whether another holder's lease that no longer holds may be taken over. */
+export interface LeaseTerms {
+  /** --claim-lease: the lease ends this long after the ledger's now */
+  leaseSeconds: number;
+  /** false when this host's clock is off the ledger's by more than the limit: another's lease is never taken then */
+  takeRunOut: boolean;
+}
+
+/** The files a run that skipped a starved partner found waiting in its intake, or why it could not list them. */
+export type WaitingInIntake = { count: number; names: string[]; oldestAt: string | null } | { error: string };
+
+/** A run's note on the lease it skipped (partner_leases.skipped_at, skipped_by, waiting). */
+export interface SkipNote {
+  /** the host and pid of the run that skipped it */
+  by: string;
+  waiting: WaitingInIntake;
+}
+
+/**
+ * A partner skipped, its lease another's, with no successful run for longer than --max-age (by
+ * the ledger's clock): starved. What the run that skipped it says, and exits 1 for.
+ */
+export interface Starvation {
+  /** seconds since its last successful run ended (else its first run started, else its lease was taken) */
+  seconds: number;
+  maxAgeSeconds: number;
+  /** its last successful run, if it ever had one */
+  lastSuccessRun: string | null;
+  waiting: WaitingInIntake;
+}
+
+/** A partner's lease row as `status` and the metrics read it, with the ledger's now to judge it by. */
+export interface PartnerLease extends HeldLease {
+  ledgerNowMs: number;
+  /** the last skip of this lease by a run that found the partner starved, by the ledger's clock */
+  skipped: (SkipNote & { at: string }) | null;
 }
 
 /**
  * The partner's lease taken (or, on a local ledger, not needed), or who holds it. `replaced`: the
- * lease was another holder's, expired or its process gone, and named this run, which is dead
+ * lease was another holder's, run out or its process gone, and named this run, which is dead
  * (the only sign another host's run died is a lease it stopped renewing).
  */
 export type LeaseAnswer = { taken: true; replaced?: HeldLease & { runId: string } } | { taken: false; heldBy: HeldLease };

@@ -68,7 +68,9 @@ export async function unchangedWaits(ledger: LedgerReads, name: string, now: See
 async function twinInHand(ledger: LedgerReads, held: FileOutcome): Promise<boolean> {
   if (!held.heldFor || held.sha256 === null) return false;
   const twin = await ledger.file(held.heldFor.name, held.sha256);
-  return twin?.state === 'claimed' && twin.runId === held.heldFor.run && staleClaimReason(twin) === null;
+  if (twin?.state !== 'claimed' || twin.runId !== held.heldFor.run) return false;
+  // by the ledger's clock; a lease longer than any --claim-lease is judged by the run that settles it, not here
+  return staleClaimReason(twin, { nowMs: await ledger.ledgerNow(), leaseSeconds: Number.POSITIVE_INFINITY }) === null;
 }
 
 /**

@@ -33,9 +33,8 @@ export async function decideFile(run: RunContext, file: FileInRun, staged: Stage
       await skipDuplicate(run, file, staged, sameContent, log, { match: 'content', details: wrapped });
       return;
     }
-    const leaseUntil = new Date(Date.now() + run.claimLeaseSeconds * 1000);
-    if (await run.ledger.claim({ ...file, owner: run.owner, leaseUntil })) {
-      log.info({ event: 'claimed', leaseUntil }, 'claimed');
+    if (await run.ledger.claim({ ...file, owner: run.owner, leaseSeconds: run.claimLeaseSeconds })) {
+      log.info({ event: 'claimed', leaseSeconds: run.claimLeaseSeconds }, 'claimed');
       faultPoint('after-claim');
       await loadClaimed(run, file, staged, log);
       return;
@@ -43,9 +42,8 @@ export async function decideFile(run: RunContext, file: FileInRun, staged: Stage
     // an empty file of this very name and bytes, loaded (0 rows) and moved: a same-name resend of it
     const holder = (await run.ledger.liveHolder(file.sha256)) ?? (own?.state === 'loaded' && own.rowCount === 0 ? own : undefined);
     if (!holder) continue; // released between our claim and this read: decide again
-    if (holder.state === 'claimed' && (await settleIfStale(run.ledger, run.finance, holder, file.runId, log)) !== 'live') {
-      continue; // the stale claim is settled: decide again
-    }
+    const settled = holder.state === 'claimed' ? await settleIfStale(run.ledger, run.finance, holder, file.runId, run, log) : 'live';
+    if (settled === 'recovered' || settled === 'expired') continue; // the stale claim is settled: decide again
     if (holder.state === 'loaded' && holder.name === file.name && awaitsItsMove(holder, file)) {
       continue; // this very file, loaded by another run that has not moved it yet: finish the move above
     }
@@ -54,7 +52,12 @@ export async function decideFile(run: RunContext, file: FileInRun, staged: Stage
       return;
     }
     // claimed by another live run (this very file, or its twin under another name): held, counted, left in the intake
-    const why = holder.name === file.name ? 'is being loaded by another run' : `its twin ${holder.name} is being loaded`;
+    const why =
+      settled === 'untrusted'
+        ? `${holder.name === file.name ? 'its' : `its twin ${holder.name}'s`} claim ran out, left to a host whose clock agrees with the ledger's`
+        : holder.name === file.name
+          ? 'is being loaded by another run'
+          : `its twin ${holder.name} is being loaded`;
     await run.ledger.recordHeld(file, { heldFor: { name: holder.name, run: holder.runId }, reason: `${why} (run ${holder.runId})` });
     log.warn({ event: 'held', twin: holder.name, twinRun: holder.runId }, `held: ${why} by run ${holder.runId}`);
     return;

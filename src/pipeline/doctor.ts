@@ -2,7 +2,7 @@ import { access, constants, open, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { checkAppendOnly, checkAtomicWrite } from '../atomicFile.js';
-import { nowMs } from '../clock.js';
+import { CLOCK_SHIFT_MS, CLOCK_SKEW_LIMIT_SECONDS, measureSkew, skewText, type ClockSkew } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { FinanceDb } from '../finance/financeDb.js';
 import { openIntakeReader } from '../intake/openIntake.js';
@@ -22,9 +22,6 @@ export interface DoctorCheck {
   /** `ok`, or why not and what to do */
   message: string;
 }
-
-/** How far this host's clock and the database server's may drift before the check fails (a run's `stableFor` and the transfer log's times lean on them). */
-export const CLOCK_DRIFT_LIMIT_SECONDS = 5;
 
 /** What doctor reads of a partner's settings (config/settings.ts fills it). */
 export interface DoctorSettings extends PreparationSettings {
@@ -88,10 +85,8 @@ export async function doctor<S extends DoctorSettings>(partners: S[], ports: Doc
     return `as role "${queryResult.rows[0]!.role}"`;
   });
   try {
-    if (loggedIn) {
-      await record(null, 'finance-writable', () => writableTransactions(finance!));
-      await record(null, 'clock', () => clockCheck(finance!));
-    }
+    if (loggedIn) await record(null, 'finance-writable', () => writableTransactions(finance!));
+    if (loggedIn || isPostgresUrl(shared.ledger)) await record(null, 'clock', () => clockCheck(finance, shared));
   } finally {
     await finance?.close();
   }
@@ -157,20 +152,36 @@ async function writableTransactions(db: FinanceDb): Promise<string> {
   return `role "${role}" may write`;
 }
 
-/** This host's clock against the database server's: the ledger's times and the database's must tell one story. */
-async function clockCheck(db: FinanceDb): Promise<string> {
-  const sent = nowMs();
-  const r = await db.client.query<{ ms: string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint::text AS ms');
-  const received = nowMs();
-  // the server read its clock about half-way through the round trip
-  const driftSeconds = ((sent + received) / 2 - Number(r.rows[0]!.ms)) / 1000;
-  const shown = `${Math.abs(driftSeconds).toFixed(1)} s ${driftSeconds >= 0 ? 'ahead of' : 'behind'} the database server's`;
-  if (Math.abs(driftSeconds) > CLOCK_DRIFT_LIMIT_SECONDS) {
+/**
+ * This host's clock against the servers' (the finance database's; a shared ledger's, whose clock
+ * writes every time several hosts compare): past CLOCK_SKEW_LIMIT_SECONDS, every run says so and
+ * takes over no other host's lease or claim, so doctor fails it too.
+ */
+async function clockCheck(finance: FinanceDb | undefined, settings: DoctorSettings): Promise<string> {
+  const readings: { server: string; skew: ClockSkew }[] = [];
+  if (finance) {
+    const skew = await measureSkew(async () => {
+      const r = await finance.client.query<{ ms: string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint::text AS ms');
+      return Number(r.rows[0]!.ms) + CLOCK_SHIFT_MS;
+    });
+    readings.push({ server: "the database server's", skew });
+  }
+  if (isPostgresUrl(settings.ledger)) {
+    const ledger = await openLedger(settings.ledger, { create: false, readOnly: true, timeoutMs: settings.ledgerTimeoutSeconds * 1000 });
+    try {
+      readings.push({ server: "the ledger server's", skew: await measureSkew(() => ledger.ledgerNow()) });
+    } finally {
+      await ledger.close();
+    }
+  }
+  const shown = readings.map((r) => skewText(r.skew, r.server)).join(', ');
+  if (readings.some((r) => r.skew.skewed)) {
     throw new Error(
-      `this host's clock is ${shown}, more than ${CLOCK_DRIFT_LIMIT_SECONDS} s: synchronise both with NTP (timedatectl, chronyc tracking)`,
+      `this host's clock is ${shown}, more than ${CLOCK_SKEW_LIMIT_SECONDS} s: synchronise both with NTP (timedatectl, chronyc tracking); ` +
+        "until then every run says so and takes over no other host's lease or claim",
     );
   }
-  return `${shown}`;
+  return shown;
 }
 
 /**

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { nowMs } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, type DecidedFile, type Intake, type RouteResult } from '../intake/intake.js';
@@ -273,9 +272,8 @@ const LANDED_WATCH_HOURS = 48;
  * reporting it until an operator deals with it.
  */
 export async function filesChangedAfterMove(ctx: MoveContext, log: Logger): Promise<ChangedAfterMove[]> {
-  const since = new Date(nowMs() - LANDED_WATCH_HOURS * 3_600_000).toISOString();
   const changed: ChangedAfterMove[] = [];
-  for (const m of await ctx.ledger.movesSince(since)) {
+  for (const m of await ctx.ledger.movesSince(LANDED_WATCH_HOURS)) {
     const now = await ctx.intake.landedShape(m.location).catch(() => null);
     if (now === null || now === m.landed) continue; // gone (cleaned up by an operator) or as it landed
     changed.push({ name: m.name, location: m.location, movedBy: m.runId });

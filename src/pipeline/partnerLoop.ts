@@ -7,7 +7,10 @@ import type { FinanceDb } from '../finance/financeDb.js';
 import type { Intake } from '../intake/intake.js';
 import { intakeFolders } from '../intake/openIntake.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { HeldLease, LeaseHolder } from '../ledger/types.js';
+import type { ClockSkew } from '../clock.js';
+import { classifyName } from '../intake/classifyName.js';
+import { ledgerSkew, skewWarning } from '../ledger/ledgerClock.js';
+import type { HeldLease, LeaseHolder, Starvation, WaitingInIntake } from '../ledger/types.js';
 import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
 import type { ChangingFiles } from './completenessGate.js';
@@ -23,6 +26,9 @@ export interface PartnerLoopSettings extends PreparationSettings {
   stableForSeconds: number;
   maxWaitSeconds: number;
   claimLeaseSeconds: number;
+  /** a partner skipped, its lease another's, with no successful run for longer than this is starved (exit 1) */
+  maxAgeSeconds: number;
+  staging: string;
   logFile: string | undefined;
   metricsFile: string | undefined;
   transferLog: { files: string[]; root: string; timeZone: string | undefined };
@@ -50,6 +56,10 @@ export interface PartnerOutcome<Late extends LateDelivery = LateDelivery> {
   leasedBy?: HeldLease;
   /** the run could not start (its database, intake or staging refused): `runId` is the run that records it */
   notStarted?: true;
+  /** skipped, and no run has succeeded for longer than --max-age: what it waits with (exit 1) */
+  starved?: Starvation;
+  /** this host's clock off the shared ledger's past the limit, as found before the partner was skipped (a worked run's is in its result) */
+  clockSkew?: ClockSkew;
 }
 
 /** What one partner's run opens, each on first call, closed by `withPartner` when the partner's work ends. */
@@ -68,7 +78,7 @@ export interface PartnerResources {
 export interface PartnerLoopPorts<S extends PartnerLoopSettings, Late extends LateDelivery> {
   /** opens the partner's resources for `work` and closes them after it, even when it throws */
   withPartner<T>(settings: S, work: (resources: PartnerResources) => Promise<T>): Promise<T>;
-  /** the deliveries the partner owes past `warnAfter`, after its run's own files; undefined without `expect` */
+  /** the deliveries the partner owes past `warnAfter` at `nowMs` (the ledger's clock), after its run's own files; undefined without `expect` */
   overdue(ledger: Ledger, settings: S, nowMs: number): Promise<Late[] | undefined>;
   /** age of the oldest file still in the intake, for the metrics */
   oldestWaiting(intake: Intake): Promise<number | undefined>;
@@ -152,8 +162,8 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
     try {
       const worked = await workPartner(ports, preparedPartner, metrics, holder, trace);
       if ('leasedBy' in worked) {
-        // another run works the partner: nothing of it is this run's, not even a run row
-        outcomes.push({ partner: preparedPartner.settings.partner, exitStatus: 0, leasedBy: worked.leasedBy });
+        // another run works the partner: nothing of it is this run's, not even a run row; starved, it is exit 1
+        outcomes.push({ partner: preparedPartner.settings.partner, exitStatus: worked.starved ? 1 : 0, ...worked });
         continue;
       }
       const { result, overdue } = worked;
@@ -205,7 +215,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
   holder: LeaseHolder,
   /** set when the run could not start */
   trace: { notStarted?: boolean },
-): Promise<{ result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease }> {
+): Promise<{ result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease; starved?: Starvation; clockSkew?: ClockSkew }> {
   const settings = prepared.settings;
   const stop = ports.stop;
   return ports.withPartner(settings, async (partnerResources) => {
@@ -220,19 +230,31 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
       throw err;
     }
+    // a shared ledger's clock is its server's: a host off it says so, and takes over no other host's lease or claim
+    const skew = await ledgerSkew(ledger);
+    const skewed = skew?.skewed === true ? skew : undefined;
+    if (skewed) logger.warn({ event: 'clock-skew', seconds: Number(skewed.seconds.toFixed(1)) }, skewWarning(skewed));
     // on a ledger several hosts share, one run at a time works a partner: a held lease skips it at once
-    const leaseMs = settings.claimLeaseSeconds * 1000;
-    const lease = await ledger.takePartnerLease(holder, new Date(Date.now() + leaseMs));
+    const leaseSeconds = settings.claimLeaseSeconds;
+    const lease = await ledger.takePartnerLease(holder, { leaseSeconds, takeRunOut: !skewed });
     if (!lease.taken) {
-      const { host, pid, runId: by, leaseUntil } = lease.heldBy;
+      const { host, pid, runId: by, leaseUntil, runOut } = lease.heldBy;
       logger.info(
-        { event: 'partner-leased', holderHost: host, holderPid: pid, holderRun: by, leaseUntil },
-        `partner ${settings.partner} skipped: run ${by ?? '(starting)'} on ${host} (pid ${pid}) holds it until ${leaseUntil}`,
+        { event: 'partner-leased', holderHost: host, holderPid: pid, holderRun: by, leaseUntil, ...(runOut ? { runOut } : {}) },
+        `partner ${settings.partner} skipped: run ${by ?? '(starting)'} on ${host} (pid ${pid}) holds it until ${leaseUntil}` +
+          (runOut ? ` (${runOut}: not taken over, this host's clock is off the ledger's)` : ''),
       );
-      return { leasedBy: lease.heldBy };
+      const starved = await starvation(ledger, prepared, lease.heldBy, () => partnerResources.intake(stop), ports);
+      if (starved) {
+        logger.error(
+          { event: 'partner-starved', holderHost: host, holderRun: by, seconds: Math.round(starved.seconds), waiting: starved.waiting },
+          `partner ${settings.partner} starved: no successful run for longer than --max-age, while run ${by ?? '(starting)'} on ${host} holds its lease`,
+        );
+      }
+      return { leasedBy: lease.heldBy, ...(starved ? { starved } : {}), ...(skewed ? { clockSkew: skewed } : {}) };
     }
     try {
-      return await leasedWork(ledger, holder, leaseMs, logger, async (named) => {
+      return await leasedWork(ledger, holder, leaseSeconds, logger, async (named) => {
         /** The run recorded on the lease; the run named on the lease taken over closed as died. */
         const startNamedRun = async () => {
           const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
@@ -299,6 +321,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         stableForSeconds: settings.stableForSeconds,
         maxWaitSeconds: settings.maxWaitSeconds,
         claimLeaseSeconds: settings.claimLeaseSeconds,
+        clockSkew: skew,
         mode,
         stagingRoot: settings.staging,
         logger,
@@ -310,7 +333,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       });
       if (settings.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
       // after the run's own files: the deliveries the partner owes, named on its summary line
-      const overdue = await ports.overdue(ledger, settings, ports.now());
+      const overdue = await ports.overdue(ledger, settings, await ledger.ledgerNow());
       if (!overdue) return { result };
       for (const late of overdue) {
         const fields: object = { event: 'delivery-overdue', run: runId, ...late };
@@ -322,19 +345,20 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
 }
 
 /**
- * `work` while the partner's lease is renewed, at a third of its length, by the real clock (a
- * run that outlives its lease would let another host in); `named` records the run on the lease.
+ * `work` while the partner's lease is renewed to the ledger's now plus its length, every third of
+ * it as this process counts time (a run that outlives its lease would let another host in);
+ * `named` records the run on the lease.
  */
 async function leasedWork<T>(
   ledger: Ledger,
   holder: LeaseHolder,
-  leaseMs: number,
+  leaseSeconds: number,
   logger: Logger,
   work: (named: (runId: string) => Promise<void>) => Promise<T>,
 ): Promise<T> {
   let runId: string | undefined;
   const renew = () =>
-    ledger.renewPartnerLease(holder.holder, new Date(Date.now() + leaseMs), runId).then(
+    ledger.renewPartnerLease(holder.holder, leaseSeconds, runId).then(
       (kept) => {
         if (!kept)
           logger.warn({ event: 'partner-lease-lost', run: runId }, `the partner lease of run ${runId ?? ''} expired and was taken`);
@@ -342,7 +366,7 @@ async function leasedWork<T>(
       (err: unknown) =>
         logger.warn({ event: 'partner-lease-not-renewed', run: runId, reason: errorMessage(err) }, 'could not renew the partner lease'),
     );
-  const timer = setInterval(() => void renew(), Math.max(1000, Math.floor(leaseMs / 3)));
+  const timer = setInterval(() => void renew(), Math.max(1000, Math.floor((leaseSeconds * 1000) / 3)));
   timer.unref();
   try {
     return await work(async (id) => {
@@ -351,6 +375,53 @@ async function leasedWork<T>(
     });
   } finally {
     clearInterval(timer);
+  }
+}
+
+/** Names kept on a starved partner's lease: enough to act on, never a long list in a status line. */
+const WAITING_NAMES = 20;
+
+/**
+ * A partner skipped for `held`: starved when no run of it has succeeded for longer than
+ * --max-age by the ledger's clock (since its last success, else its first run, else since the
+ * lease was taken). Then its intake is listed (a healthy skip lists nothing: it is at once), and
+ * the files waiting there are noted on the lease, for `status` and the metrics, which read the
+ * ledger alone.
+ */
+async function starvation(
+  ledger: Ledger,
+  prepared: Prepared<PartnerLoopSettings>,
+  held: HeldLease,
+  openIntake: () => Promise<Intake>,
+  who: { host: string; pid: number },
+): Promise<Starvation | undefined> {
+  const settings = prepared.settings;
+  const nowMs = await ledger.ledgerNow();
+  const last = await ledger.latestIngestRun({ successful: true, partner: settings.partner });
+  const since = last?.endedAt ?? (await ledger.firstRunAt(settings.partner)) ?? held.takenAt;
+  const seconds = Math.max(0, (nowMs - Date.parse(since)) / 1000);
+  if (!(seconds > settings.maxAgeSeconds)) return undefined;
+  const waiting = await waitingInIntake(prepared, openIntake);
+  await ledger.notePartnerSkipped(held.holder, { by: `${who.host} (pid ${who.pid})`, waiting });
+  return { seconds, maxAgeSeconds: settings.maxAgeSeconds, lastSuccessRun: last?.runId ?? null, waiting };
+}
+
+/** The files of the partner's intake its pattern takes (also those not ready yet), oldest first; or why it could not be listed. */
+async function waitingInIntake(prepared: Prepared<PartnerLoopSettings>, openIntake: () => Promise<Intake>): Promise<WaitingInIntake> {
+  try {
+    const entries = await (await openIntake()).list();
+    const present = new Set(entries.map((entry) => entry.name));
+    const rules = { pattern: prepared.pattern, ignore: prepared.ignore, readyMarker: prepared.settings.readyMarker };
+    const files = entries
+      .filter((entry) => !entry.notRegular && ['take', 'not_ready'].includes(classifyName(entry.name, rules, present).kind))
+      .sort((a, b) => a.mtimeMs - b.mtimeMs || (a.name < b.name ? -1 : 1));
+    return {
+      count: files.length,
+      names: files.slice(0, WAITING_NAMES).map((entry) => entry.name),
+      oldestAt: files.length > 0 ? new Date(files[0]!.mtimeMs).toISOString() : null,
+    };
+  } catch (err) {
+    return { error: errorMessage(err) };
   }
 }
 

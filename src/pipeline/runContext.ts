@@ -10,6 +10,8 @@ export interface RunContext extends MoveContext {
   finance: FinanceDb;
   owner: ClaimOwner;
   claimLeaseSeconds: number;
+  /** false when this host's clock is off the ledger's past the limit: no other host's claim is taken over by its lease */
+  clockTrusted: boolean;
   /** rows as they stream into the database, for a progress line on a terminal */
   onProgress?: ((progress: LoadProgress) => void) | undefined;
   /** set when the run must stop after the file in hand: the finance database went away, or a stop was asked for */

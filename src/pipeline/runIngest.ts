@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import type { ClockSkew } from '../clock.js';
 import { SettleError, TransientError, errorMessage, exitStatusOf, type ExitStatus } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, NotRegularFileError, type Intake, type IntakeEntry } from '../intake/intake.js';
@@ -53,6 +54,8 @@ export interface IngestOptions {
   stableForSeconds: number;
   maxWaitSeconds: number;
   claimLeaseSeconds: number;
+  /** this host's clock against a shared ledger's (ledger/ledgerClock.ts): past the limit, the run says so and takes over no other host's claim */
+  clockSkew?: ClockSkew | null;
   mode: RunMode;
   stagingRoot: string;
   logger: Logger;
@@ -89,6 +92,8 @@ export interface IngestFindings {
   changedAfterMove: ChangedAfterMove[];
   /** the transfer log (--transfer-log) could not be read: why; the files were judged without it */
   transferLogUnread?: string;
+  /** this host's clock is off the shared ledger's by more than the limit */
+  clockSkew?: ClockSkew;
 }
 
 export interface IngestResult extends RunOutcomes, IngestFindings {
@@ -131,6 +136,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     ledger,
     finance,
     claimLeaseSeconds: opts.claimLeaseSeconds,
+    clockTrusted: opts.clockSkew?.skewed !== true,
     onProgress: opts.onProgress,
     counts: { moveFailures: 0 },
     moveMarker: (name, to) => moveMarker(opts, name, to, stagingDir, `m${seq++}`, runId, log.child({ file: name })),
@@ -177,7 +183,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     stagingDir = await makeStagingDir(opts.stagingRoot, runId);
     await removeDeadStaging(opts.stagingRoot, stagingDir, log);
     await closeDeadRuns(ledger, runId, log);
-    await settleStaleClaims(ledger, finance, runId, log);
+    await settleStaleClaims(ledger, finance, runId, run, log);
 
     const stopRequested = () => {
       if (opts.stop?.aborted && !run.abortedBy) {
@@ -393,6 +399,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     ...(run.abortedBy ? { abortedBy: run.abortedBy } : {}),
     ...(run.abortedBy !== undefined && run.abortedBy === stopReason ? { stopAsked: true as const } : {}),
     ...(transferLogUnread !== undefined ? { transferLogUnread } : {}),
+    ...(opts.clockSkew?.skewed ? { clockSkew: opts.clockSkew } : {}),
   };
   const exitStatus = opts.exitStatusFor(found);
   // the run's row says why it stopped early, and which of its claims another run took over (its summary line says the same)

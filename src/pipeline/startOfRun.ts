@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import type { RunLedger } from '../ledger/ledger.js';
 import { currentOwner, ownerIsGone, type ClaimOwner } from '../owner.js';
-import { runEndedHere, settleIfStale } from './staleClaims.js';
+import { runEndedHere, settleIfStale, type ClaimJudging } from './staleClaims.js';
 
 const STAGING_PREFIX = 'settle-';
 /**
@@ -53,9 +53,18 @@ export async function closeAsDied(
  * content is in the intake again: a run that died after its COMMIT must not stay `claimed`
  * forever. Live claims (another run at work) are left alone.
  */
-export async function settleStaleClaims(ledger: RunLedger, finance: FinanceDb, runId: string, log: Logger): Promise<void> {
-  for (const claim of await ledger.filesInState('claimed')) {
-    await settleIfStale(ledger, finance, claim, runId, log.child({ file: claim.name, sha256: claim.sha256 }));
+export async function settleStaleClaims(
+  ledger: RunLedger,
+  finance: FinanceDb,
+  runId: string,
+  judging: ClaimJudging,
+  log: Logger,
+): Promise<void> {
+  const claims = await ledger.filesInState('claimed');
+  if (claims.length === 0) return;
+  const nowMs = await ledger.ledgerNow();
+  for (const claim of claims) {
+    await settleIfStale(ledger, finance, claim, runId, judging, log.child({ file: claim.name, sha256: claim.sha256 }), nowMs);
   }
 }
 

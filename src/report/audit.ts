@@ -104,9 +104,11 @@ export async function audit(
   ledger: LedgerQueries,
   finance: FinanceDb,
   folders: FinalFolder[],
-  partners?: string[],
-  transferLog: TransferAuditResult | null = null,
-  archiveCheck: ArchiveCheck = 'sha256',
+  partners: string[] | undefined,
+  transferLog: TransferAuditResult | null,
+  archiveCheck: ArchiveCheck,
+  /** --claim-lease: a claim's lease that runs further than this from the ledger's now holds nothing (ledger/staleClaim.ts) */
+  claimLeaseSeconds: number,
 ): Promise<AuditResult> {
   const { schema } = finance;
   const facts = await finance.loadFacts();
@@ -172,7 +174,7 @@ export async function audit(
 
   check(
     'no stale claims',
-    (await staleClaims(ledger, partners)).map((c) =>
+    (await staleClaims(ledger, partners, claimLeaseSeconds)).map((c) =>
       found(
         'stale_claim',
         c.name,

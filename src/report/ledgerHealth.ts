@@ -9,9 +9,15 @@ import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js
  * database, no intake, so that it answers even when those are down.
  */
 
-/** Claims whose owner on this host is provably gone, or whose lease has passed: a run died holding them. */
-export async function staleClaims(ledger: LedgerQueries, partners?: string[], now = Date.now()): Promise<FileRow[]> {
-  return (await ledger.filesInState('claimed', partners)).filter((c) => staleClaimReason(c, now) !== null);
+/**
+ * Claims whose owner on this host is provably gone, or whose lease no longer holds by the
+ * ledger's clock (`leaseSeconds`: --claim-lease, past which no lease is given): a run died holding them.
+ */
+export async function staleClaims(ledger: LedgerQueries, partners: string[] | undefined, leaseSeconds: number): Promise<FileRow[]> {
+  const claimed = await ledger.filesInState('claimed', partners);
+  if (claimed.length === 0) return [];
+  const clock = { nowMs: await ledger.ledgerNow(), leaseSeconds };
+  return claimed.filter((c) => staleClaimReason(c, clock) !== null);
 }
 
 /**

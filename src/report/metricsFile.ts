@@ -4,7 +4,8 @@ import { writeFileAtomically } from '../atomicFile.js';
 import { errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
 import type { LedgerQueries } from '../ledger/ledger.js';
-import { NO_COUNTS, type PartnerRunMetrics, type RunRow } from '../ledger/types.js';
+import { leaseRunOut } from '../ledger/staleClaim.js';
+import { NO_COUNTS, type PartnerLease, type PartnerRunMetrics, type RunRow } from '../ledger/types.js';
 import { filesWaitingNow, staleClaims } from './ledgerHealth.js';
 import { COUNT_FIELDS, recordedCounts } from './runCounts.js';
 
@@ -27,6 +28,8 @@ export interface RunMetricsInput {
   ran: PartnerRunMetrics[];
   /** absent when the ledger itself could not be opened */
   ledger?: LedgerQueries;
+  /** --claim-lease: a lease (a claim's, a partner's) that runs further than this from the ledger's now holds nothing */
+  claimLeaseSeconds: number;
   /** each partner's deliveries; absent when the ledger could not be opened */
   deliveries?: (partner: string) => Promise<DeliveryMetrics>;
   /** written by `watch`: its cycles so far, and when the last one ended */
@@ -91,6 +94,8 @@ interface PartnerSamples {
   lastDelivery: number;
   lastAccounted: number;
   overdue: { warning: number; critical: number };
+  /** another run's lease on the partner that holds by the ledger's clock, as the ledger says when the file is written */
+  lease: PartnerLease | null;
 }
 
 const seconds = (iso: string | null | undefined) => (iso ? Date.parse(iso) / 1000 : null);
@@ -101,11 +106,13 @@ async function partnerSamples(runMetricsInput: RunMetricsInput, partner: string,
   const ran = runMetricsInput.ran.find((partnerRunMetrics) => partnerRunMetrics.partner === partner);
   const ledger = runMetricsInput.ledger?.forPartner(partner);
   const last: RunRow | undefined = ran || !ledger ? undefined : ((await ledger.recentRuns(1, [partner]))[0] ?? undefined);
+  // the end of this process's own run as the ledger's clock wrote it, not this host's
+  const ranEnd = ran?.runId && ledger ? seconds((await ledger.run(ran.runId))?.endedAt) : null;
   const counts = ran ? ran.counts : last ? recordedCounts(last) : NO_COUNTS;
   const success = ledger ? seconds((await ledger.latestIngestRun({ successful: true, partner }))?.endedAt) : null;
   const deliveries = runMetricsInput.deliveries ? await runMetricsInput.deliveries(partner) : undefined;
   return {
-    lastRun: ran ? ran.endedAt / 1000 : (seconds(last?.endedAt) ?? before('last_run_timestamp_seconds') ?? 0),
+    lastRun: ran ? (ranEnd ?? ran.endedAt / 1000) : (seconds(last?.endedAt) ?? before('last_run_timestamp_seconds') ?? 0),
     // without a ledger, what the previous file said: an outage never resets it to 0
     lastSuccess: success ?? before('last_success_timestamp_seconds') ?? 0,
     files: Object.fromEntries(
@@ -122,7 +129,7 @@ async function partnerSamples(runMetricsInput: RunMetricsInput, partner: string,
         : (before('last_run_duration_seconds') ?? 0),
     exitStatus: ran ? ran.processExitStatus : (last?.processExitStatus ?? last?.exitStatus ?? before('last_run_exit_status') ?? 0),
     loadsExitStatus: ran ? ran.exitStatus : (last?.exitStatus ?? before('last_run_loads_exit_status') ?? 0),
-    staleClaims: ledger ? (await staleClaims(ledger, [partner])).length : 0,
+    staleClaims: ledger ? (await staleClaims(ledger, [partner], runMetricsInput.claimLeaseSeconds)).length : 0,
     longestWaiting: ledger ? (await filesWaitingNow(ledger, 0)).reduce((most, waitingFile) => Math.max(most, waitingFile.runs), 0) : 0,
     oldestWaiting: ran?.oldestWaitingSeconds ?? before('oldest_waiting_file_age_seconds') ?? 0,
     lastDelivery: deliveries ? (deliveries.lastDeliveryAt ?? 0) / 1000 : (before(LAST_DELIVERY.slice('settle_ingest_'.length)) ?? 0),
@@ -131,8 +138,19 @@ async function partnerSamples(runMetricsInput: RunMetricsInput, partner: string,
       warning: before('overdue_deliveries', `{partner="${partner}",level="warning"}`) ?? 0,
       critical: before('overdue_deliveries', `{partner="${partner}",level="critical"}`) ?? 0,
     },
+    lease: ledger ? await holdingLease(ledger, runMetricsInput.claimLeaseSeconds) : null,
   };
 }
+
+/** The partner's lease when it holds (another run works the partner, or a run that skipped it found it starved). */
+async function holdingLease(ledger: LedgerQueries, claimLeaseSeconds: number): Promise<PartnerLease | null> {
+  const lease = await ledger.partnerLease();
+  if (!lease || leaseRunOut(lease.leaseUntil, { nowMs: lease.ledgerNowMs, leaseSeconds: claimLeaseSeconds }) !== null) return null;
+  return lease;
+}
+
+/** A label's value as Prometheus's text format writes it: backslash, double quote and line break escaped. */
+const labelValue = (text: string) => text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 /**
  * Every partner's last run as one Prometheus text file for node_exporter's textfile collector,
@@ -216,6 +234,26 @@ export async function writeRunMetrics(path: string, runMetricsInput: RunMetricsI
           [`{partner="${partner}",level="warning"}`, p.overdue.warning],
           [`{partner="${partner}",level="critical"}`, p.overdue.critical],
         ]),
+      ),
+      // a partner whose lease another run holds is judged by its last success like any other: who holds it, and what waits
+      gauge(
+        'settle_ingest_partner_lease_holder',
+        "The run holding the partner's lease on a shared ledger when the file was written (1; absent when free).",
+        all.flatMap(([partner, p]): Sample[] =>
+          p.lease
+            ? [[`{partner="${partner}",holder_host="${labelValue(p.lease.host)}",holder_run="${labelValue(p.lease.runId ?? '')}"}`, 1]]
+            : [],
+        ),
+      ),
+      gauge(
+        'settle_ingest_partner_lease_until_timestamp_seconds',
+        "When the partner's lease held by another run ends, by the ledger's clock (Unix time; 0: free).",
+        each((p) => (p.lease ? Math.round(Date.parse(p.lease.leaseUntil) / 1000) : 0)),
+      ),
+      gauge(
+        'settle_ingest_starved_waiting_files',
+        'Files a run that skipped the partner, starved (its lease held, no success within --max-age), found waiting in its intake.',
+        each((p) => (p.lease?.skipped && 'count' in p.lease.skipped.waiting ? p.lease.skipped.waiting.count : 0)),
       ),
       ...(runMetricsInput.watch ? watchSamples(runMetricsInput.watch) : []),
     ].join('\n');

@@ -1,6 +1,7 @@
 import { formatDuration } from '../durations.js';
 import type { LedgerQueries } from '../ledger/ledger.js';
-import type { FileRow, RunRow } from '../ledger/types.js';
+import { leaseRunOut } from '../ledger/staleClaim.js';
+import type { FileRow, PartnerLease, RunRow, WaitingInIntake } from '../ledger/types.js';
 import type { WaitingFile } from '../ledger/waitingFiles.js';
 import type { OverdueDelivery } from './deliveries.js';
 import { filesWaitingNow, staleClaims } from './ledgerHealth.js';
@@ -12,6 +13,8 @@ export type StatusState = keyof typeof STATUS_EXIT;
 export interface StatusLimits {
   maxAgeSeconds: number;
   maxWaitingRuns: number;
+  /** --claim-lease: a lease that runs further than this from the ledger's now holds nothing */
+  claimLeaseSeconds: number;
 }
 
 /** What the check reads from the ledger for one partner, and nothing else. */
@@ -24,6 +27,8 @@ export interface StatusFacts {
   overdue?: OverdueDelivery[];
   /** the moves that failed in the partner's latest run, when it ran after the last success: why it did not succeed */
   moveFailures?: { name: string; to: string; reason: string; runId: string }[];
+  /** the partner's lease, when a run (of any host) holds it or left it behind: a shared ledger's alone */
+  lease?: PartnerLease;
 }
 
 export interface StatusCheck extends StatusFacts {
@@ -36,14 +41,16 @@ export interface StatusCheck extends StatusFacts {
   warning: string[];
 }
 
-/** One partner's facts, from its ledger view (its runs, its files). */
+/** One partner's facts, from its ledger view (its runs, its files, its lease), each judged by the ledger's clock. */
 export async function statusFacts(ledger: LedgerQueries, limits: StatusLimits): Promise<StatusFacts> {
   const lastSuccess = await ledger.latestIngestRun({ successful: true, partner: ledger.partner });
+  const lease = await ledger.partnerLease();
   return {
     lastSuccess,
-    staleClaims: await staleClaims(ledger, [ledger.partner]),
+    staleClaims: await staleClaims(ledger, [ledger.partner], limits.claimLeaseSeconds),
     waitingTooLong: await filesWaitingNow(ledger, limits.maxWaitingRuns),
     moveFailures: await latestMoveFailures(ledger, lastSuccess),
+    ...(lease ? { lease } : {}),
   };
 }
 
@@ -54,6 +61,33 @@ async function latestMoveFailures(ledger: LedgerQueries, lastSuccess: RunRow | u
   return (await ledger.eventsOfRun(latest.runId))
     .filter((e) => e.event === 'move_failed')
     .map((e) => ({ name: e.name, to: String(e.details.to ?? ''), reason: String(e.details.reason ?? ''), runId: latest.runId }));
+}
+
+const listed = (names: string[], count: number) => `${names.join(', ')}${count > names.length ? ` and ${count - names.length} more` : ''}`;
+
+/** What the runs that skipped a starved partner found in its intake, as status says it. */
+function waitingText(waiting: WaitingInIntake): string {
+  if ('error' in waiting) return `its intake could not be listed (${waiting.error})`;
+  if (waiting.count === 0) return 'no file waiting in its intake';
+  const since = waiting.oldestAt ? `, the oldest since ${waiting.oldestAt}` : '';
+  return `${plural(waiting.count, 'file', 'files')} waiting in its intake (${listed(waiting.names, waiting.count)}${since})`;
+}
+
+/**
+ * Whoever holds the lease of a partner that has gone without a successful run past --max-age:
+ * the holder and its lease (or that the lease no longer holds, so the next run takes it over), and
+ * the files a run that skipped the partner found waiting.
+ */
+export function leaseText(lease: PartnerLease, claimLeaseSeconds: number): string {
+  const run = `run ${lease.runId ?? '(starting)'} on ${lease.host} (pid ${lease.pid})`;
+  const runOut = leaseRunOut(lease.leaseUntil, { nowMs: lease.ledgerNowMs, leaseSeconds: claimLeaseSeconds });
+  const held = runOut
+    ? `its lease, taken by ${run} at ${lease.takenAt}, no longer holds (${runOut}): the next run takes the partner over`
+    : `its lease is held by ${run}, taken at ${lease.takenAt}, until ${lease.leaseUntil}`;
+  const seen = lease.skipped
+    ? `; ${waitingText(lease.skipped.waiting)}, as ${lease.skipped.by} found skipping it at ${lease.skipped.at}`
+    : '; no run has looked at its intake while it is held';
+  return `${held}${seen}`;
 }
 
 /** `6s`, `45m`, `3h`, `30h`: how people say how long ago a nightly job last worked (never `0m` for seconds ago). */
@@ -74,18 +108,21 @@ export function judgeStatus(facts: StatusFacts, limits: StatusLimits, now = Date
   const last = facts.lastSuccess;
   const age = last?.endedAt ? Math.max(0, (now - Date.parse(last.endedAt)) / 1000) : null;
   const critical: string[] = [];
-  // a run whose files were all decided and whose moves failed is not "no successful run": the moves are the reason
+  // a run whose files were all decided and whose moves failed is not "no successful run": the moves are the reason;
+  // starved: whoever holds its lease, the partner is judged by its last success, and the holder named
   const moves = facts.moveFailures ?? [];
   const movesText =
     moves.length > 0
       ? `${plural(moves.length, 'move', 'moves')} failed in run ${moves[0]!.runId}: ${moves.map((m) => `${m.name} to ${m.to}: ${m.reason}`).join(', ')}`
       : undefined;
-  if (age === null) critical.push(movesText ? `${movesText} (no run without a failure recorded)` : 'no successful run recorded');
+  const holder = facts.lease ? `; ${leaseText(facts.lease, limits.claimLeaseSeconds)}` : '';
+  if (age === null)
+    critical.push(movesText ? `${movesText} (no run without a failure recorded)${holder}` : `no successful run recorded${holder}`);
   else if (age > limits.maxAgeSeconds) {
     critical.push(
       movesText
-        ? `${movesText} (no run without a failure for ${ago(age)}, since run ${last!.runId})`
-        : `no successful run for ${ago(age)} (run ${last!.runId})`,
+        ? `${movesText} (no run without a failure for ${ago(age)}, since run ${last!.runId})${holder}`
+        : `no successful run for ${ago(age)} (run ${last!.runId})${holder}`,
     );
   }
   if (facts.staleClaims.length > 0) {
@@ -176,6 +213,19 @@ function checkJson(statusCheck: StatusCheck, limits: StatusLimits): Record<strin
     })),
     waitingTooLong: statusCheck.waitingTooLong,
     moveFailures: statusCheck.moveFailures ?? [],
+    lease: statusCheck.lease
+      ? {
+          host: statusCheck.lease.host,
+          pid: statusCheck.lease.pid,
+          run: statusCheck.lease.runId,
+          takenAt: statusCheck.lease.takenAt,
+          leaseUntil: statusCheck.lease.leaseUntil,
+          holds:
+            leaseRunOut(statusCheck.lease.leaseUntil, { nowMs: statusCheck.lease.ledgerNowMs, leaseSeconds: limits.claimLeaseSeconds }) ===
+            null,
+          skipped: statusCheck.lease.skipped,
+        }
+      : null,
     ...(statusCheck.overdue ? { overdueDeliveries: statusCheck.overdue.map(({ message, ...d }) => ({ ...d, message })) } : {}),
     maxAgeSeconds: limits.maxAgeSeconds,
     maxWaitingRuns: limits.maxWaitingRuns,

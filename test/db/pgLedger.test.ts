@@ -23,7 +23,7 @@ const claimOf = (runId: string) => ({
   runId,
   arrival: '10:1',
   owner: currentOwner(),
-  leaseUntil: new Date(Date.now() + 3_600_000),
+  leaseSeconds: 3600,
 });
 
 describe('the PostgreSQL ledger', () => {

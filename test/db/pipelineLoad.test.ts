@@ -357,7 +357,7 @@ describe('what a run settles and waits for', () => {
   const staleClaim = async (name: string, bytes: string, arrival = '1:1') => {
     const runId = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: process.pid }, () => `run-db-${++runs}`);
     const file = { name, sha256: sha256Hex(bytes), size: bytes.length, runId, arrival };
-    expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() - 60_000) })).toBe(true);
+    expect(await ledger.claim({ ...file, owner: currentOwner(), leaseSeconds: -60 })).toBe(true);
     return file;
   };
 
@@ -717,7 +717,7 @@ describe('moves that fail, vanish, or an ended run began', () => {
   const movingWhenItEnded = async (name: string, bytes: string) => {
     const runId = await ledger.startRun({ mode: 'manual', host: currentOwner().host, pid: process.pid }, () => `run-db-${++runs}`);
     const file = { name, sha256: sha256Hex(bytes), size: bytes.length, runId, arrival: `${bytes.length}:42` };
-    expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() + 60_000) })).toBe(true);
+    expect(await ledger.claim({ ...file, owner: currentOwner(), leaseSeconds: 60 })).toBe(true);
     expect(await ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: 1 }, { rows: 1 }, { moveTo: 'archive' })).toBe(true);
     await ledger.finishRun(runId, NO_COUNTS, 1);
     return file;

@@ -105,7 +105,7 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     expect((await done).status).toBe(0);
   });
 
-  it('ships no test seam: SETTLE_TEST_FAULT neither kills the installed command nor runs its hook, SETTLE_TEST_NOW is not read', async () => {
+  it('ships no test seam: SETTLE_TEST_FAULT neither kills the installed command nor runs its hook, SETTLE_TEST_NOW and SETTLE_TEST_CLOCK_SKEW are not read', async () => {
     const root = execFileSync('npm', ['root', '-g', '--prefix', prefix], { encoding: 'utf8' }).trim();
     const shipped = join(root, 'settle-ingest');
     // the code (the README and a comment may name the variables): no reading of them, no shell
@@ -116,7 +116,7 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     expect(code.some((f) => f.includes('/dist/bundle/'))).toBe(true);
     for (const file of code) {
       expect(await readFile(file, 'utf8'), file).not.toMatch(
-        /process\.env\.SETTLE_TEST_(FAULT|HOOK|NOW)|SETTLE_TEST_HOOK_FILE|["']\/bin\/sh["']/,
+        /process\.env\.SETTLE_TEST_(FAULT|HOOK|NOW|CLOCK_SKEW)|SETTLE_TEST_HOOK_FILE|["']\/bin\/sh["']/,
       );
     }
 

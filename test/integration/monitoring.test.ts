@@ -261,4 +261,45 @@ describe('the Prometheus alert rules in ops/', () => {
     expect(r.output).toMatch(/SUCCESS/);
     expect(r.status).toBe(0);
   });
+
+  it('judge a partner whose lease another run holds by its last success: starved past 26 h, naming the holder, its lease and the waiting files', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'settle-rules-'));
+    const series = (name: string, labels: string, values: string) =>
+      `      - series: '${name}{instance="h",partner="alpha"${labels}}'\n        values: '${values}'`;
+    // alpha's last success at 1h; from 2h on host-b's run r-9 holds its lease (until 100h), and two files wait
+    await writeFile(
+      join(dir, 'test.yml'),
+      [
+        `rule_files: [${JSON.stringify(rules)}]`,
+        'evaluation_interval: 1m',
+        'tests:',
+        '  - interval: 1h',
+        '    input_series:',
+        series('settle_ingest_last_success_timestamp_seconds', '', '3600x40'),
+        series('settle_ingest_partner_lease_holder', ',holder_host="host-b",holder_run="r-9"', '_ 1x40'),
+        series('settle_ingest_partner_lease_until_timestamp_seconds', '', '0 360000x40'),
+        series('settle_ingest_starved_waiting_files', '', '0 0x25 2x14'),
+        '    alert_rule_test:',
+        '      - eval_time: 26h',
+        '        alertname: SettleIngestPartnerStarved',
+        '        exp_alerts: []',
+        '      - eval_time: 28h',
+        '        alertname: SettleIngestPartnerStarved',
+        '        exp_alerts:',
+        '          - exp_labels: { severity: critical, instance: h, partner: alpha, holder_host: host-b, holder_run: r-9 }',
+        '            exp_annotations:',
+        "              summary: 'settle-ingest alpha: starved, no successful run for 1d 3h 0m 0s while run r-9 on host-b holds its lease'",
+        "              description: 'Runs on h skip partner alpha because run r-9 on host-b holds its lease (until 1970-01-05 04:00:00 +0000 UTC), and no run of it has succeeded for 1d 3h 0m 0s; 2 file(s) wait in its intake. `settle-ingest status` names them; see to that run and its host.'",
+        "              runbook: 'ops/RUNBOOK.md#a-partner-is-starved'",
+        // the holder named, the alert without one stays quiet: one alert for one starved lane
+        '      - eval_time: 28h',
+        '        alertname: SettleIngestNoSuccessfulRun',
+        '        exp_alerts: []',
+        '',
+      ].join('\n'),
+    );
+    const r = promtool(['test', 'rules', join(dir, 'test.yml')]);
+    expect(r.output).toMatch(/SUCCESS/);
+    expect(r.status).toBe(0);
+  });
 });

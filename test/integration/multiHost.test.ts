@@ -1,20 +1,17 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { BIN, finished, type CliResult } from '../support/cli.js';
+import type { CliResult } from '../support/cli.js';
+import { canName, startHost as startHostAs, until } from '../support/hosts.js';
 import { financeDatabase, putIn, SHARED_DEFAULT_LAYOUT, Workspace } from '../support/workspace.js';
 
 /**
  * Several hosts over one config and one PostgreSQL ledger, each host a process of the built CLI
- * with a host name of its own: a UTS namespace (`unshare --uts`, root), so that each is another
- * machine to the ledger, whose owners a host can prove gone only on its own host (src/owner.ts).
+ * with a host name of its own (test/support/hosts.ts).
  */
-const canName = process.getuid?.() === 0 && spawnSync('unshare', ['--uts', 'true'], { stdio: 'ignore' }).status === 0;
-
 const PARTNERS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'];
 const FILES_EACH = 2;
 const ROWS_EACH = 3;
@@ -60,26 +57,9 @@ async function night(): Promise<Night> {
   return { ws, client: db.client, config, files, ids: ids.sort() };
 }
 
-/**
- * `run --config … --json` as host `host`: its own host name, its own staging folder (another
- * machine's disk), the test seams of `env` (SETTLE_TEST_FAULT, SETTLE_TEST_HOOK).
- */
-async function startHost(n: Night, host: string, env: Record<string, string> = {}) {
-  const staging = join(n.ws.root, `staging-${host}`);
-  await mkdir(staging, { recursive: true });
-  const base: Record<string, string> = {};
-  for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
-  const child = spawn(
-    'unshare',
-    ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', host, process.execPath, BIN, 'run', '--config', n.config, '--json'],
-    {
-      cwd: n.ws.root,
-      env: { ...base, DATABASE_URL: n.ws.databaseUrl, SETTLE_STAGING: staging, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  return finished(child);
-}
+/** `run --config … --json` as host `host` (test/support/hosts.ts), with the test seams of `env`. */
+const startHost = (n: Night, host: string, env: Record<string, string> = {}) =>
+  startHostAs({ root: n.ws.root, databaseUrl: n.ws.databaseUrl }, host, ['run', '--config', n.config, '--json'], env);
 
 interface PartnerSummary {
   partner: string;
@@ -88,14 +68,6 @@ interface PartnerSummary {
   leased_by?: { host: string };
 }
 const partnersOf = (r: CliResult) => (JSON.parse(r.stdout) as { partners: PartnerSummary[] }).partners;
-
-/** Polls for an effect (a file a hook wrote), with a deadline: never a wait that places a race. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (const deadline = Date.now() + 60_000; !check();) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 interface RunRow {
   partner: string;

@@ -26,35 +26,35 @@ async function freshPgLedger(): Promise<{ ledger: Ledger; url: string }> {
 
 const hostA = { holder: 'host-a:100:aaaa', host: 'host-a', pid: 100, startedAt: '1' };
 const hostB = { holder: 'host-b:200:bbbb', host: 'host-b', pid: 200, startedAt: '1' };
-const inAnHour = () => new Date(Date.now() + 3600_000);
+const anHour = { leaseSeconds: 3600, takeRunOut: true };
 
 describe('partner leases on the PostgreSQL ledger', () => {
   it('gives a partner to one host at a time: the other is told which host and run hold it, and takes it once released', async () => {
     const { ledger } = await freshPgLedger();
     const alpha = ledger.forPartner('alpha');
-    expect(await alpha.takePartnerLease(hostA, inAnHour())).toEqual({ taken: true });
-    expect(await alpha.renewPartnerLease(hostA.holder, inAnHour(), 'run-a1')).toBe(true);
-    const refused = await alpha.takePartnerLease(hostB, inAnHour());
+    expect(await alpha.takePartnerLease(hostA, anHour)).toEqual({ taken: true });
+    expect(await alpha.renewPartnerLease(hostA.holder, 3600, 'run-a1')).toBe(true);
+    const refused = await alpha.takePartnerLease(hostB, anHour);
     expect(refused).toMatchObject({ taken: false, heldBy: { host: 'host-a', pid: 100, runId: 'run-a1' } });
     // another partner is free for host-b meanwhile
-    expect(await ledger.forPartner('beta').takePartnerLease(hostB, inAnHour())).toEqual({ taken: true });
+    expect(await ledger.forPartner('beta').takePartnerLease(hostB, anHour)).toEqual({ taken: true });
     // host-b cannot renew or release what it does not hold
-    expect(await alpha.renewPartnerLease(hostB.holder, inAnHour())).toBe(false);
+    expect(await alpha.renewPartnerLease(hostB.holder, 3600)).toBe(false);
     await alpha.releasePartnerLease(hostB.holder);
-    expect(await alpha.takePartnerLease(hostB, inAnHour())).toMatchObject({ taken: false });
+    expect(await alpha.takePartnerLease(hostB, anHour)).toMatchObject({ taken: false });
     await alpha.releasePartnerLease(hostA.holder);
-    expect(await alpha.takePartnerLease(hostB, inAnHour())).toEqual({ taken: true });
+    expect(await alpha.takePartnerLease(hostB, anHour)).toEqual({ taken: true });
   });
 
   it("gives a crashed host's partner to another once its lease has expired", async () => {
     const { ledger } = await freshPgLedger();
     const alpha = ledger.forPartner('alpha');
     // host-a took the partner and died: its lease was never renewed and has run out
-    expect(await alpha.takePartnerLease(hostA, new Date(Date.now() - 1000))).toEqual({ taken: true });
-    expect(await alpha.takePartnerLease(hostB, inAnHour())).toEqual({ taken: true });
+    expect(await alpha.takePartnerLease(hostA, { leaseSeconds: -1, takeRunOut: true })).toEqual({ taken: true });
+    expect(await alpha.takePartnerLease(hostB, anHour)).toEqual({ taken: true });
     // host-a, back, finds it lost
-    expect(await alpha.renewPartnerLease(hostA.holder, inAnHour())).toBe(false);
-    expect(await alpha.takePartnerLease(hostA, inAnHour())).toMatchObject({ taken: false, heldBy: { host: 'host-b' } });
+    expect(await alpha.renewPartnerLease(hostA.holder, 3600)).toBe(false);
+    expect(await alpha.takePartnerLease(hostA, anHour)).toMatchObject({ taken: false, heldBy: { host: 'host-b' } });
   });
 
   it.each([2, 4])('shares four partners among %i hosts asking at once: each partner to exactly one', async (hosts) => {
@@ -66,7 +66,7 @@ describe('partner leases on the PostgreSQL ledger', () => {
       const host = 'host-' + process.argv[2];
       const won = [];
       for (const partner of ['alpha', 'beta', 'gamma', 'delta']) {
-        const answer = await l.forPartner(partner).takePartnerLease({ holder: host + ':' + process.pid, host, pid: process.pid, startedAt: '1' }, new Date(Date.now() + 60000));
+        const answer = await l.forPartner(partner).takePartnerLease({ holder: host + ':' + process.pid, host, pid: process.pid, startedAt: '1' }, { leaseSeconds: 60, takeRunOut: true });
         if (answer.taken) won.push(partner);
       }
       await l.close();
@@ -86,8 +86,8 @@ describe('partner leases on a local (SQLite) ledger', () => {
     try {
       const ledger = openSqliteLedger(join(dir, 'ledger.sqlite'), { create: true });
       const alpha = ledger.forPartner('alpha');
-      expect(await alpha.takePartnerLease(hostA, inAnHour())).toEqual({ taken: true });
-      expect(await alpha.takePartnerLease(hostB, inAnHour())).toEqual({ taken: true });
+      expect(await alpha.takePartnerLease(hostA, anHour)).toEqual({ taken: true });
+      expect(await alpha.takePartnerLease(hostB, anHour)).toEqual({ taken: true });
       await ledger.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -124,8 +124,8 @@ describe('run over partners another host holds (the partner loop, PostgreSQL led
     );
     const other = await openPgLedger(ws.ledger, { create: true });
     opened.push(other);
-    expect(await other.forPartner(held).takePartnerLease(hostB, inAnHour())).toEqual({ taken: true });
-    expect(await other.forPartner(held).renewPartnerLease(hostB.holder, inAnHour(), 'run-on-b')).toBe(true);
+    expect(await other.forPartner(held).takePartnerLease(hostB, anHour)).toEqual({ taken: true });
+    expect(await other.forPartner(held).renewPartnerLease(hostB.holder, 3600, 'run-on-b')).toBe(true);
 
     const r = await ws.cli(['run', '--config', config, '--json']);
     expect(r.status, r.stderr).toBe(0);
@@ -150,6 +150,6 @@ describe('run over partners another host holds (the partner loop, PostgreSQL led
       { partner: free, status: 'finished', loaded: 0 },
     ]);
     // the lease is released at the run's end: free for the next host
-    expect(await other.forPartner(held).takePartnerLease(hostA, inAnHour())).toEqual({ taken: true });
+    expect(await other.forPartner(held).takePartnerLease(hostA, anHour)).toEqual({ taken: true });
   });
 });

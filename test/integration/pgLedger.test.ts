@@ -52,7 +52,7 @@ describe('the PostgreSQL ledger', () => {
       const i = process.argv[2];
       await l.startRun({ mode: 'manual', host: 'h', pid: process.pid }, () => 'p' + i);
       const won = await l.claim({ name: 'settle_a0' + i + '.csv', sha256: '${SHA_A}', size: 1, arrival: '1:1', runId: 'p' + i,
-        owner: { host: 'h', pid: process.pid, startedAt: 'x' }, leaseUntil: new Date(Date.now() + 60000) });
+        owner: { host: 'h', pid: process.pid, startedAt: 'x' }, leaseSeconds: 60 });
       await l.close();
       process.stdout.write(won === true ? 'won' : won === false ? 'lost' : 'neither');`;
     const outcomes = await Promise.all(

@@ -14,7 +14,7 @@ export async function withTwoRuns(ledger: Ledger): Promise<Ledger> {
 }
 
 export const claim = (l: Ledger, name: string, sha256: string, runId = 'r1') =>
-  l.claim({ name, sha256, size: 10, runId, arrival: '10:1', owner: currentOwner(), leaseUntil: new Date(Date.now() + 3600_000) });
+  l.claim({ name, sha256, size: 10, runId, arrival: '10:1', owner: currentOwner(), leaseSeconds: 3600 });
 
 /** The claim's semantics, which every ledger store must keep alike. */
 export function claimSemantics(store: string, fresh: () => Promise<Ledger>): void {
@@ -86,9 +86,9 @@ export function claimSemantics(store: string, fresh: () => Promise<Ledger>): voi
     it('lets adopt record a content only while no delivery of it is live: not its plain copy, not its bytes again', async () => {
       const l = await fresh();
       const SHA_GZ = 'c'.repeat(64); // gzipped bytes whose content is SHA_A
-      const leaseUntil = new Date(Date.now() + 3600_000);
+      const leaseSeconds = 3600;
       const req = { name: 'settle_a01.csv.gz', sha256: SHA_GZ, contentSha256: SHA_A, size: 10, runId: 'r1', arrival: '10:1' };
-      expect(await l.claim({ ...req, owner: currentOwner(), leaseUntil })).toBe(true);
+      expect(await l.claim({ ...req, owner: currentOwner(), leaseSeconds })).toBe(true);
       const adopt = (name: string, sha256: string, contentSha256: string) =>
         l.adoptLoaded({ name, sha256, contentSha256, size: 10, runId: 'r2' }, `archive/${name}`, 3);
       expect(await adopt('settle_a02.csv', SHA_A, SHA_A)).toBe(false);

@@ -43,7 +43,7 @@ describe('the SQLite ledger', () => {
       process.stdin.destroy();
       writeSync(1, 'claiming\\n');
       const won = await l.claim({ name: 'settle_a0' + i + '.csv', sha256: '${SHA_A}', size: 1, arrival: '1:1', runId: 'p' + i,
-        owner: { host: 'h', pid: process.pid, startedAt: 'x' }, leaseUntil: new Date(Date.now() + 60000) });
+        owner: { host: 'h', pid: process.pid, startedAt: 'x' }, leaseSeconds: 60 });
       writeSync(1, won === true ? 'won' : won === false ? 'lost' : 'neither');`;
     const children = Array.from({ length: 8 }, (_, i) => {
       const child = spawn(process.execPath, ['--input-type=module', '-e', script, path, String(i)]);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it, vi } from 'vitest';
-import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
+import { openSqliteLedger, withLedgerClock } from '../../src/ledger/sqliteLedger.js';
 import { claim, SHA_A, SHA_B, withTwoRuns } from '../support/claimScenarios.js';
 
 /** The tables that grow with every file a partner ever sent: a statement a run makes per file must never scan one. */
@@ -37,7 +37,7 @@ it("searches every growing table by an index in each statement of a file's way t
   vi.restoreAllMocks();
   await ledger.close();
 
-  const db = new Database(path, { readonly: true });
+  const db = withLedgerClock(new Database(path, { readonly: true }));
   const scans = [...prepared]
     .filter((sql) => /^\s*(SELECT|INSERT|UPDATE|DELETE)/i.test(sql))
     .map((sql) => {

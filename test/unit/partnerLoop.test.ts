@@ -68,6 +68,7 @@ async function partner(name: string, extra: Partial<TestSettings> = {}): Promise
     stableForSeconds: 0,
     maxWaitSeconds: 10,
     claimLeaseSeconds: 3600,
+    maxAgeSeconds: 26 * 3600,
     staging: join(dir, 'staging'),
     logFile: undefined,
     metricsFile: join(dir, 'metrics.prom'),

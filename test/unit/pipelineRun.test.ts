@@ -74,7 +74,7 @@ async function run(extra: Partial<IngestOptions> = {}): Promise<IngestResult> {
 async function loadedEarlier(name: string, bytes: string, opts: { moved: boolean; arrival?: string } = { moved: true }) {
   const runId = await newRun();
   const file = { name, sha256: sha256Hex(bytes), size: bytes.length, runId, arrival: opts.arrival ?? '1:1' };
-  expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() + 60_000) })).toBe(true);
+  expect(await ledger.claim({ ...file, owner: currentOwner(), leaseSeconds: 60 })).toBe(true);
   expect(await ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: 1 }, { rows: 1 }, { moveTo: 'archive' })).toBe(true);
   if (opts.moved) expect(await ledger.markMoved(file, `archive/${name}`)).toBe(true);
   return file;
@@ -110,9 +110,9 @@ describe('a run over the intake (the pipeline, with the SQLite ledger)', () => {
 
   it('holds a twin of content another live run has claimed, and leaves it in the intake', async () => {
     const other = await newRun();
-    const leaseUntil = new Date(Date.now() + 3600_000);
+    const leaseSeconds = 3600;
     const claimed = { name: 'settle_a01.csv', sha256: sha256Hex(CSV), size: CSV.length, runId: other, arrival: '1:1' };
-    expect(await ledger.claim({ ...claimed, owner: currentOwner(), leaseUntil })).toBe(true);
+    expect(await ledger.claim({ ...claimed, owner: currentOwner(), leaseSeconds })).toBe(true);
     intake.put('settle_a02.csv', CSV);
     const result = await run();
     expect(result.counts).toMatchObject({ held: 1, skipped: 0 });
@@ -259,7 +259,7 @@ describe('a run over the intake (the pipeline, with the SQLite ledger)', () => {
   it('a file held for a twin a live run is loading is in hand, never waiting too long, however many runs find it held', async () => {
     const other = await newRun();
     const claimed = { name: 'settle_a01.csv', sha256: sha256Hex(CSV), size: CSV.length, runId: other, arrival: '1:1' };
-    expect(await ledger.claim({ ...claimed, owner: currentOwner(), leaseUntil: new Date(Date.now() + 3600_000) })).toBe(true);
+    expect(await ledger.claim({ ...claimed, owner: currentOwner(), leaseSeconds: 3600 })).toBe(true);
     intake.put('settle_a02.csv', CSV);
     for (let night = 0; night < 4; night++) {
       const result = await run({ maxWaitingRuns: 2 });

@@ -161,7 +161,7 @@ describe("the SQLite ledger's run and report queries, per partner", () => {
 
       const loaded = async (ledger: typeof acme, runId: string, name: string, sha256: string) => {
         const file = { name, sha256, size: 1, runId, arrival: '1:1' };
-        expect(await ledger.claim({ ...file, owner: currentOwner(), leaseUntil: new Date(Date.now() + 60_000) })).toBe(true);
+        expect(await ledger.claim({ ...file, owner: currentOwner(), leaseSeconds: 60 })).toBe(true);
         expect(await ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', rows: 1 }, { rows: 1 })).toBe(true);
       };
       const later = await acme.startRun(RUN, () => 'r-acme-2');

@@ -5,7 +5,7 @@ import type { FileRow, RunRow } from '../../src/ledger/types.js';
 import { judgeStatus, statusLine, type StatusFacts } from '../../src/report/status.js';
 
 const NOW = Date.parse('2026-03-15T05:00:00Z');
-const limits = { maxAgeSeconds: 26 * 3600, maxWaitingRuns: 2 };
+const limits = { maxAgeSeconds: 26 * 3600, maxWaitingRuns: 2, claimLeaseSeconds: 7200 };
 const succeeded = (hoursAgo: number) => ({ runId: 'r-ok', endedAt: new Date(NOW - hoursAgo * 3600_000).toISOString() }) as RunRow;
 const facts = (f: Partial<StatusFacts>): StatusFacts => ({ lastSuccess: succeeded(3), staleClaims: [], waitingTooLong: [], ...f });
 const line = (f: Partial<StatusFacts>) => {
@@ -34,6 +34,35 @@ describe('the status check', () => {
     expect(line({ staleClaims: [stale], waitingTooLong: [waiting] })).toMatch(
       /^SETTLE-INGEST CRITICAL - 1 stale claim: settle_b.csv of run r-dead; settle_c.csv waiting for 3 runs \(not_ready\) \|/,
     );
+  });
+
+  it("past the max age, names whoever holds the partner's lease, its end, and the files a skipping run found waiting", () => {
+    const lease = {
+      holder: 'host-b:1:x',
+      host: 'host-b',
+      pid: 4242,
+      runId: 'r-stuck',
+      takenAt: '2026-03-14T01:00:00.000Z',
+      leaseUntil: '2026-03-15T06:00:00.000Z',
+      ledgerNowMs: NOW,
+      skipped: {
+        at: '2026-03-15T04:00:00.000Z',
+        by: 'host-a (pid 7)',
+        waiting: { count: 23, names: ['settle_a.csv', 'settle_b.csv'], oldestAt: '2026-03-14T02:00:00.000Z' },
+      },
+    };
+    expect(line({ lastSuccess: succeeded(30), lease })).toBe(
+      'SETTLE-INGEST CRITICAL - no successful run for 30h (run r-ok); its lease is held by run r-stuck on host-b (pid 4242), ' +
+        'taken at 2026-03-14T01:00:00.000Z, until 2026-03-15T06:00:00.000Z; 23 files waiting in its intake (settle_a.csv, settle_b.csv and 21 more, ' +
+        'the oldest since 2026-03-14T02:00:00.000Z), as host-a (pid 7) found skipping it at 2026-03-15T04:00:00.000Z ' +
+        '| last_success_age=108000s stale_claims=0 files_waiting_too_long=0',
+    );
+    // a lease no run could have written holds nothing: the next run takes the partner over
+    expect(line({ lastSuccess: undefined, lease: { ...lease, leaseUntil: 'infinity', skipped: null } })).toMatch(
+      /^SETTLE-INGEST CRITICAL - no successful run recorded; its lease, taken by run r-stuck on host-b \(pid 4242\) at 2026-03-14T01:00:00.000Z, no longer holds \(its lease runs to infinity, past the ledger's now plus --claim-lease \(2h\), longer than any lease is given\): the next run takes the partner over; no run has looked at its intake while it is held \|/,
+    );
+    // within the max age, whoever holds the lease, the partner is OK
+    expect(line({ lease })).toMatch(/^SETTLE-INGEST OK - last success 3h ago/);
   });
 
   it('is WARNING for a file waiting too long, and still says when the job last worked', () => {
