@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import type { FolderReader, Intake } from '../intake/intake.js';
 import { openArchive, openIntake } from '../intake/openIntake.js';
+import type { MigrationResult } from '../db/migrator.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/openLedger.js';
 import type { FinanceDb, FinancePurpose } from '../finance/financeDb.js';
@@ -17,7 +18,8 @@ export interface CommandResources {
   logger(): Logger;
   /** the configured ledger, as the settings' partner's view: created or upgraded for `migrate`, required current otherwise */
   /** `readOnly`: the reports and `status`, for a monitoring user who may read the ledger and nothing more */
-  ledger(opts?: { create: boolean; readOnly?: boolean }): Promise<Ledger>;
+  /** `migrated`: for `migrate`, what the create or upgrade applied */
+  ledger(opts?: { create: boolean; readOnly?: boolean; migrated?: (result: MigrationResult) => void }): Promise<Ledger>;
   finance(purpose: FinancePurpose, stop?: AbortSignal): Promise<FinanceDb>;
   /** `stop`: a stop request, which gives up an SFTP request stuck then */
   intake(stop?: AbortSignal): Promise<Intake>;
@@ -48,6 +50,7 @@ export async function withResources<T>(settings: Settings, task: (r: CommandReso
             create: opts.create,
             readOnly: opts.readOnly === true,
             busyTimeoutMs: settings.ledgerTimeoutSeconds * 1000,
+            ...(opts.migrated ? { migrated: opts.migrated } : {}),
           }),
           (l) => l.close(),
         )
