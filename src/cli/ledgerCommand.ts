@@ -3,6 +3,7 @@ import { DEFAULTS } from '../config/optionTable.js';
 import { UsageError } from '../errors.js';
 import { copyLedger, type LedgerCopy } from '../ledger/copyLedger.js';
 import { isPostgresUrl } from '../ledger/openLedger.js';
+import { backupSqliteLedger } from '../ledger/sqliteLedger.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withCommandFlags } from './options.js';
 
@@ -20,7 +21,27 @@ function copyLine(copy: LedgerCopy): string {
 }
 
 export function registerLedger(program: Command): void {
-  const ledger = program.command('ledger').description("the ledger itself: move a SQLite ledger's history to PostgreSQL");
+  const ledger = program
+    .command('ledger')
+    .description("the ledger itself: back up a SQLite ledger, move a SQLite ledger's history to PostgreSQL");
+  withCommandFlags(ledger.command('backup'))
+    .description(
+      "a consistent copy of a SQLite ledger, also while runs write it (SQLite's online backup), into a new file (mode 0600), checked whole; a PostgreSQL ledger is backed up with pg_dump",
+    )
+    .action(async (flags: CopyFlags) => {
+      if (flags.from === undefined || flags.to === undefined) {
+        throw new UsageError('ledger backup needs --from SQLITE_FILE and --to FILE: the ledger, and the new file for its copy');
+      }
+      if (isPostgresUrl(flags.from)) {
+        throw new UsageError(
+          `a PostgreSQL ledger is backed up with pg_dump: pg_dump --schema=settle_ledger --format=custom --file=FILE URL`,
+        );
+      }
+      const backup = await backupSqliteLedger(flags.from, flags.to, DEFAULTS.ledgerTimeout * 1000);
+      process.stdout.write(
+        `${flags.json ? jsonDocument({ ...backup }) : `ledger backup done: ${backup.from} (version ${backup.version}) to ${backup.to}, ${backup.bytes} bytes, checked whole`}\n`,
+      );
+    });
   withCommandFlags(ledger.command('copy'))
     .description(
       "copy a SQLite ledger's whole history (runs, files and claims, events, moves, ignored names, leases) into a new, empty PostgreSQL ledger, and verify it (every table's rows and digest read back)",

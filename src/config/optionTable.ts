@@ -589,6 +589,7 @@ export type FlagCommand =
   | 'doctor'
   | 'config'
   | 'ledger copy'
+  | 'ledger backup'
   | 'demo';
 
 /** A flag of one command's own: not a setting (no variable, no config-file key), read by that command alone. */
@@ -699,13 +700,20 @@ export const COMMAND_FLAGS = {
     flag: '--from',
     value: '<sqlite-file>',
     description: 'the SQLite ledger to copy (read under its write lock, never changed)',
-    commands: ['ledger copy'],
+    commands: ['ledger copy', 'ledger backup'],
+    per: { 'ledger backup': { description: 'the SQLite ledger to back up (read only)' } },
   },
   copyTo: {
     flag: '--to',
     value: '<postgres-url>',
     description: 'the new PostgreSQL ledger (schema settle_ledger, created or migrated; refused when it holds any row)',
     commands: ['ledger copy'],
+  },
+  backupTo: {
+    flag: '--to',
+    value: '<file>',
+    description: 'the new file for the copy (an existing one is never replaced)',
+    commands: ['ledger backup'],
   },
   last: {
     flag: '--last',
@@ -763,6 +771,7 @@ export const COMMAND_FLAGS = {
       'doctor',
       'config',
       'ledger copy',
+      'ledger backup',
     ],
     per: {
       run: { description: 'print the summary as one JSON object with one entry per file (and per partner)' },

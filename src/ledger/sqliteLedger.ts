@@ -244,3 +244,41 @@ export function sqliteMigrationSql(path: string, busyTimeoutMs = DEFAULT_BUSY_TI
     db?.close();
   }
 }
+
+/** What `ledger backup` made: the copy, its ledger version and size. */
+export interface LedgerBackup {
+  from: string;
+  to: string;
+  version: number;
+  bytes: number;
+}
+
+/**
+ * A consistent copy of a SQLite ledger while runs may be writing it (SQLite's online backup, as
+ * `sqlite3 LEDGER ".backup TO"` makes), into a new file of mode 0600 that is checked whole
+ * (`PRAGMA integrity_check`) before it is called a backup. An existing file is never replaced.
+ */
+export async function backupSqliteLedger(path: string, to: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): Promise<LedgerBackup> {
+  if (!existsSync(path)) throw new UsageError(`ledger ${path} does not exist`);
+  if (existsSync(to)) throw new UsageError(`${to} exists: a backup is written to a new file only`);
+  let db: Database.Database | undefined;
+  try {
+    db = openReadOnly(path, busyTimeoutMs);
+    const version = (db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number }).version;
+    createPrivateFile(to);
+    await db.backup(to);
+    const copy = new Database(to, withAddon({ readonly: true, fileMustExist: true }));
+    try {
+      const check = copy.pragma('integrity_check', { simple: true });
+      if (check !== 'ok') throw new TransientError(`backup ${to} of ledger ${path} is not whole (integrity_check: ${String(check)})`);
+    } finally {
+      copy.close();
+    }
+    return { from: path, to, version, bytes: statSync(to).size };
+  } catch (err) {
+    if (err instanceof SettleError) throw err;
+    throw translateOpenError(err, path, busyTimeoutMs, false);
+  } finally {
+    db?.close();
+  }
+}
