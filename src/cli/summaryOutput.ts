@@ -106,7 +106,8 @@ export function partnersText(outcomes: PartnerOutcome[]): string {
   const tail =
     (notStarted.length > 0 ? ` (not started: ${notStarted.join(', ')})` : '') +
     (leased.length > 0 ? ` (leased elsewhere: ${leased.join(', ')})` : '');
-  lines.push(`total (${outcomes.length} partners) ${stopped ? 'stopped' : 'done'}: ${countsText(totalCounts(outcomes))}${tail}`);
+  const partners = `${outcomes.length} partner${outcomes.length === 1 ? '' : 's'}`;
+  lines.push(`total (${partners}) ${stopped ? 'stopped' : 'done'}: ${countsText(totalCounts(outcomes))}${tail}`);
   return lines.join('\n');
 }
 

@@ -75,6 +75,21 @@ describe('the documentation', () => {
     expect(broken).toEqual([]);
   });
 
+  it('links, in every page the package ships, only to files the package ships too (the installed docs stand alone)', () => {
+    const shipped = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] }).files;
+    const inPackage = (file: string) => shipped.some((entry) => file === entry || file.startsWith(`${entry}/`));
+    const outside: string[] = [];
+    for (const page of PAGES.filter(inPackage)) {
+      for (const { target, line } of linksOf(page)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // a web address
+        const path = target.split('#')[0]!;
+        const file = path === '' ? page : relative(ROOT, join(ROOT, dirname(page), path));
+        if (!inPackage(file)) outside.push(`${page}:${line}: ${target}`);
+      }
+    }
+    expect(outside).toEqual([]);
+  });
+
   it('is what the code cites: every docs/ page a comment or message names exists', () => {
     const missing: string[] = [];
     for (const file of walkSources('src')) {
