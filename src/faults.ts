@@ -75,10 +75,10 @@ export function faultPoint(step: FaultStep, file?: string, fail?: () => void): v
   if (fault === `fail:${step}`) fail?.();
   if (fault === `hook:${step}`) {
     // stdout carries the run's results (--json): the hook must not write into it
-    const r = spawnSync('/bin/sh', ['-c', process.env.SETTLE_TEST_HOOK ?? ''], {
+    const hook = spawnSync('/bin/sh', ['-c', process.env.SETTLE_TEST_HOOK ?? ''], {
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { ...process.env, SETTLE_TEST_HOOK_FILE: file ?? '' },
     });
-    if (r.status !== 0) throw new Error(`test hook at ${step} failed (status ${r.status})`);
+    if (hook.status !== 0) throw new Error(`test hook at ${step} failed (status ${hook.status})`);
   }
 }
