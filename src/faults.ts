@@ -11,8 +11,10 @@ import { appendFileSync } from 'node:fs';
  * appends a line `STEP EPOCH_MS` (to the microsecond) to the file SETTLE_TEST_TRACE names: the
  * bench's breakdown of a run's wall time by phase (bench/benchSupport.ts). When it is `fail:STEP`,
  * the step's own failure, which its caller passes as `fail`, happens there (the hash worker's
- * thread ends mid-file), so a test sees what a crash of one part does to the rest. Unset,
- * nothing happens.
+ * thread ends mid-file), so a test sees what a crash of one part does to the rest. When it is
+ * `STEP@N`, the process kills itself the Nth time it reaches STEP (`copy-batch@40`: as the 40th
+ * batch of a COPY goes out), so a test places a kill at a chosen moment of a long step, never by
+ * time. Unset, nothing happens.
  *
  * Only the test build has them: scripts/bundle.mjs replaces SETTLE_TEST_SEAMS by `false` in the
  * shipped bundle (dist/bundle/, what `npm pack` ships), which drops faultPoint's body, and by
@@ -22,6 +24,8 @@ import { appendFileSync } from 'node:fs';
 export type FaultStep =
   | 'after-claim'
   | 'mid-copy'
+  /** a COPY's rows reached another batch (256 KiB) on their way to the server, and once more at its end; nothing committed yet */
+  | 'copy-batch'
   | 'after-commit'
   | 'before-finalize'
   /** the outcome and the move it asks for are committed (one transaction); the file is still in the intake */
@@ -52,6 +56,9 @@ export type FaultStep =
 
 declare const SETTLE_TEST_SEAMS: boolean | undefined;
 
+/** How often this process reached each step, for `STEP@N`. */
+const passages = new Map<string, number>();
+
 export function faultPoint(step: FaultStep, file?: string, fail?: () => void): void {
   if (typeof SETTLE_TEST_SEAMS === 'undefined' || !SETTLE_TEST_SEAMS) return;
   const fault = process.env.SETTLE_TEST_FAULT;
@@ -60,9 +67,16 @@ export function faultPoint(step: FaultStep, file?: string, fail?: () => void): v
     appendFileSync(process.env.SETTLE_TEST_TRACE ?? '/dev/null', `${step} ${(performance.timeOrigin + performance.now()).toFixed(3)}\n`);
     return;
   }
-  // several steps, comma-separated: `hook:mid-copy,hook:after-commit` (the hook tells them apart by SETTLE_TEST_HOOK_STEP)
+  // several steps, comma-separated: `hook:mid-copy,hook:after-commit` (the hook tells them apart by
+  // SETTLE_TEST_HOOK_STEP); `STEP@N`: killed at the step's Nth passage
   const steps = fault.split(',');
   if (steps.includes(step)) process.kill(process.pid, 'SIGKILL');
+  const counted = steps.find((s) => s.startsWith(`${step}@`));
+  if (counted !== undefined) {
+    const passage = (passages.get(step) ?? 0) + 1;
+    passages.set(step, passage);
+    if (passage === Number(counted.slice(step.length + 1))) process.kill(process.pid, 'SIGKILL');
+  }
   if (steps.includes(`fail:${step}`)) fail?.();
   if (steps.includes(`hook:${step}`)) {
     // stdout carries the run's results (--json): the hook must not write into it

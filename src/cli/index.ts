@@ -15,6 +15,7 @@ import { registerCheck } from './checkCommand.js';
 import { registerLayout } from './layoutCommand.js';
 import { registerWaive } from './waiveCommand.js';
 import { registerDoctor } from './doctorCommand.js';
+import { registerLedger } from './ledgerCommand.js';
 import { STATUS_EXIT } from '../report/status.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withCommandFlags } from './options.js';
@@ -89,6 +90,7 @@ flags win. Run 'settle-ingest demo' for a walk-through.`,
   registerLayout(program, setExit);
   registerWaive(program);
   registerDoctor(program, setExit);
+  registerLedger(program);
   registerConfig(program);
   withCommandFlags(program.command('demo'))
     .description('a self-contained walk-through of the incident night on an embedded PostgreSQL')

@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { ledgerGroupId, shareLedgerWithGroup } from '../ledger/ledgerGroup.js';
-import { isPostgresUrl } from '../ledger/openLedger.js';
+import type { MigrationResult } from '../db/migrator.js';
+import { refuseLedgerOnlyRootCouldWrite } from '../ledger/ledgerOwner.js';
+import { isPostgresUrl, ledgerMigrationSql } from '../ledger/openLedger.js';
 import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -18,6 +20,9 @@ export interface MigrateResult {
   /** every partner's layout table (one entry per table), with the partners whose files go there */
   tables: { table: string; partners: string[]; tableChanges: string[] }[];
   ledger: string;
+  ledgerVersion: number;
+  /** ledger migrations applied by this call (none when it was up to date) */
+  ledgerApplied: number[];
 }
 
 export function registerMigrate(program: Command): void {
@@ -45,11 +50,14 @@ function layoutsOf(partners: Settings[]): { settings: Settings; partners: string
   return [...byTable.values()];
 }
 
+/** What migrate would run, changing nothing: on the finance database (its migrations, every layout's table), then on the ledger. */
 function printSql(partners: Settings[]): Promise<string> {
-  return withResources(partners[0]!, async (r) => {
+  const settings = partners[0]!;
+  return withResources(settings, async (r) => {
     const finance = await r.finance('migrate');
     const parts: string[] = [];
-    for (const { settings } of layoutsOf(partners)) parts.push(await finance.forLayout(settings.layout).migrationSql());
+    for (const { settings: partner } of layoutsOf(partners)) parts.push(await finance.forLayout(partner.layout).migrationSql());
+    parts.push(await ledgerMigrationSql(settings.ledger, settings.ledgerTimeoutSeconds * 1000));
     return parts.join('\n\n');
   });
 }
@@ -63,8 +71,14 @@ async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
     );
   }
   const gid = settings.ledgerGroup === undefined ? undefined : ledgerGroupId(settings.ledgerGroup);
+  if (!isPostgresUrl(settings.ledger)) refuseLedgerOnlyRootCouldWrite(settings.ledger);
   return withResources(settings, async (commandResources) => {
+    // the finance role's privileges are checked as it opens, the ledger's before its first
+    // migration: the ledger goes first, so that a refusal of either comes before any change
     const db = await commandResources.finance('migrate');
+    let ledgerMigration: MigrationResult = { applied: [], current: 0 };
+    const ledger = await commandResources.ledger({ create: true, migrated: (result) => (ledgerMigration = result) });
+    if (gid !== undefined) shareLedgerWithGroup(settings.ledger, settings.ledgerGroup!, gid);
     const tables: MigrateResult['tables'] = [];
     let first: Awaited<ReturnType<typeof db.migrate>> | undefined;
     for (const layout of layoutsOf(partners)) {
@@ -72,8 +86,6 @@ async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
       first ??= done;
       tables.push({ table: done.table, partners: layout.partners, tableChanges: done.tableChanges });
     }
-    const ledger = await commandResources.ledger({ create: true });
-    if (gid !== undefined) shareLedgerWithGroup(settings.ledger, settings.ledgerGroup!, gid);
     return {
       financeSchema: settings.schema,
       financeVersion: first!.current,
@@ -82,6 +94,8 @@ async function migrateEverything(partners: Settings[]): Promise<MigrateResult> {
       tableChanges: first!.tableChanges,
       tables,
       ledger: ledger.location,
+      ledgerVersion: ledgerMigration.current,
+      ledgerApplied: ledgerMigration.applied,
     };
   });
 }
@@ -98,13 +112,16 @@ function tableWords(changes: string[]): string {
   return changes[0]!.startsWith('CREATE') ? 'created' : changedTable(changes);
 }
 
+/** `applied 14, 15`, or `up to date`. */
+const appliedWords = (applied: number[]): string => (applied.length ? `applied ${applied.join(', ')}` : 'up to date');
+
 function migrateLine(r: MigrateResult): string {
-  const applied = r.applied.length ? `applied ${r.applied.join(', ')}` : 'up to date';
+  const applied = appliedWords(r.applied);
   const tables =
     r.tables.length <= 1
       ? `table ${r.table} ${tableWords(r.tableChanges)}`
       : r.tables.map((t) => `table ${t.table} (${t.partners.join(', ')}) ${tableWords(t.tableChanges)}`).join('; ');
-  return `migrate done: finance schema ${r.financeSchema} at version ${r.financeVersion} (${applied}); ${tables}; ledger ${r.ledger} current`;
+  return `migrate done: finance schema ${r.financeSchema} at version ${r.financeVersion} (${applied}); ${tables}; ledger ${r.ledger} at version ${r.ledgerVersion} (${appliedWords(r.ledgerApplied)})`;
 }
 
 /** Migrates the finance schema and the ledger; returns the one-line report. */

@@ -94,12 +94,10 @@ export function registerReports(program: Command, setExit: (status: number) => v
     .description("per partner and due day: on time, late (by how much), missing, rejected, with each day's skips and holds")
     .action(async (flags: ReportFlags) => {
       const weeks = count(flags.weeks, 4, '--weeks', 520);
-      const { result, ledger } = await withLedger(flags, async (l, _asked, partners) => ({
-        // the ledger's clock: its times (a shared ledger's server's) are judged by the clock that wrote them
-        result: await deliveriesReport(l, partners, weeks, await l.ledgerNow()),
-        ledger: l.location,
-      }));
-      if (flags.html) await writeWhole(flags.html, deliveriesHtml(result, { ledger }));
+      // the ledger's clock: its times (a shared ledger's server's) are judged by the clock that wrote them;
+      // the page goes to people (an auditor, a partner manager) who need not learn where the ledger is
+      const result = await withLedger(flags, async (l, _asked, partners) => deliveriesReport(l, partners, weeks, await l.ledgerNow()));
+      if (flags.html) await writeWhole(flags.html, deliveriesHtml(result));
       if (flags.json) print(jsonDocument({ ...result, ...(flags.html ? { html: resolve(flags.html) } : {}) }));
       else print(`${formatDeliveries(result)}${flags.html ? `\n\nwritten as a page to ${resolve(flags.html)}` : ''}`);
     });

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import type { FolderReader, Intake } from '../intake/intake.js';
 import { openArchive, openIntake } from '../intake/openIntake.js';
+import type { MigrationResult } from '../db/migrator.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/openLedger.js';
 import type { FinanceDb, FinancePurpose } from '../finance/financeDb.js';
@@ -17,8 +18,8 @@ export interface CommandResources {
   logger(): Logger;
   /** the configured ledger, as the settings' partner's view: created or upgraded for `migrate`, required current otherwise */
   /** `readOnly`: the reports and `status`, for a monitoring user who may read the ledger and nothing more */
-  /** `stop`: a stop request, which cuts a wait on a PostgreSQL ledger short (statementWatch.ts) */
-  ledger(opts?: { create: boolean; readOnly?: boolean; stop?: AbortSignal }): Promise<Ledger>;
+  /** `stop`: a stop request, which cuts a wait on a PostgreSQL ledger short (statementWatch.ts); `migrated`: for `migrate`, what the create or upgrade applied */
+  ledger(opts?: { create: boolean; readOnly?: boolean; stop?: AbortSignal; migrated?: (result: MigrationResult) => void }): Promise<Ledger>;
   finance(purpose: FinancePurpose, stop?: AbortSignal): Promise<FinanceDb>;
   /** `stop`: a stop request, which gives up an SFTP request stuck then */
   intake(stop?: AbortSignal): Promise<Intake>;
@@ -55,6 +56,7 @@ export async function withResources<T>(
             readOnly: opts.readOnly === true,
             timeoutMs: settings.ledgerTimeoutSeconds * 1000,
             stop: opts.stop,
+            ...(opts.migrated ? { migrated: opts.migrated } : {}),
           }),
           (l) => l.close(),
         )

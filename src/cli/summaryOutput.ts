@@ -161,7 +161,8 @@ export function partnersText(outcomes: PartnerOutcome[]): string {
     (notStarted.length > 0 ? ` (not started: ${notStarted.join(', ')})` : '') +
     (leased.length > 0 ? ` (leased elsewhere: ${leased.join(', ')})` : '') +
     (starved.length > 0 ? ` (starved: ${starved.join(', ')})` : '');
-  lines.push(`total (${outcomes.length} partners) ${stopped ? 'stopped' : 'done'}: ${countsText(totalCounts(outcomes))}${tail}`);
+  const partners = `${outcomes.length} partner${outcomes.length === 1 ? '' : 's'}`;
+  lines.push(`total (${partners}) ${stopped ? 'stopped' : 'done'}: ${countsText(totalCounts(outcomes))}${tail}`);
   return lines.join('\n');
 }
 

@@ -647,6 +647,8 @@ export type FlagCommand =
   | 'waive'
   | 'doctor'
   | 'config'
+  | 'ledger copy'
+  | 'ledger backup'
   | 'demo';
 
 /** A flag of one command's own: not a setting (no variable, no config-file key), read by that command alone. */
@@ -753,6 +755,25 @@ export const COMMAND_FLAGS = {
     description: 'a new or empty folder for the pack',
     commands: ['report evidence'],
   },
+  copyFrom: {
+    flag: '--from',
+    value: '<sqlite-file>',
+    description: 'the SQLite ledger to copy (read under its write lock, never changed)',
+    commands: ['ledger copy', 'ledger backup'],
+    per: { 'ledger backup': { description: 'the SQLite ledger to back up (read only)' } },
+  },
+  copyTo: {
+    flag: '--to',
+    value: '<postgres-url>',
+    description: 'the new PostgreSQL ledger (schema settle_ledger, created or migrated; refused when it holds any row)',
+    commands: ['ledger copy'],
+  },
+  backupTo: {
+    flag: '--to',
+    value: '<file>',
+    description: 'the new file for the copy (an existing one is never replaced)',
+    commands: ['ledger backup'],
+  },
   last: {
     flag: '--last',
     value: '<n>',
@@ -779,7 +800,8 @@ export const COMMAND_FLAGS = {
   },
   printSql: {
     flag: '--print-sql',
-    description: "print the SQL migrate would run on the finance database (pending migrations, the layout's table) and change nothing",
+    description:
+      "print the SQL migrate would run on the finance database (pending migrations, the layouts' tables) and on the ledger (its pending migrations), and change nothing",
     commands: ['migrate'],
   },
   keep: {
@@ -807,6 +829,8 @@ export const COMMAND_FLAGS = {
       'waive',
       'doctor',
       'config',
+      'ledger copy',
+      'ledger backup',
     ],
     per: {
       run: { description: 'print the summary as one JSON object with one entry per file (and per partner)' },

@@ -41,6 +41,23 @@ export function migrationsToApply(store: MigrationStore, current: number): Migra
   return migrations;
 }
 
+/** The migrations `migrate` would apply to a store at `current` (refused, as migrate is, when it is newer than this release). */
+export function pendingMigrations(store: MigrationStore, current: number): Migration[] {
+  return migrationsToApply(store, current).filter((migration) => migration.version > current);
+}
+
+/**
+ * What `migrate --print-sql` shows of a store: each pending migration under a comment naming it
+ * (and what it runs with, `with search_path "settle"`), or a line saying the store is current.
+ */
+export function pendingMigrationsSql(store: MigrationStore, current: number, what: string, runsWith = ''): string {
+  const pending = pendingMigrations(store, current);
+  if (pending.length === 0) return `-- ${store.label} is at version ${current}: up to date`;
+  return pending
+    .map((m) => `-- ${what} migration ${m.version} (${m.name})${runsWith ? `, ${runsWith}` : ''}\n${m.sql.trim()}`)
+    .join('\n\n');
+}
+
 /** Every command but `migrate` needs the store at exactly this release's version, rather than half-working against another. */
 export function assertCurrent(store: MigrationStore, current: number): void {
   const latest = latestMigration(store.set);

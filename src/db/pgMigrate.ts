@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { UsageError } from '../errors.js';
 import type { Migration, MigrationSet } from './migrationFiles.js';
-import { applyMigrationsInTurn, assertCurrent, type MigrationResult } from './migrator.js';
+import { applyMigrationsInTurn, assertCurrent, pendingMigrations, type MigrationResult } from './migrator.js';
 import { PG_UNDEFINED_TABLE, pgCode } from './pgErrors.js';
 
 const { escapeIdentifier } = pg;
@@ -20,16 +20,49 @@ export function refuseUnsupportedServer(versionNum: number, version: string): vo
   );
 }
 
+/** A name as a person types it into psql: bare when it needs no quotes. */
+const sqlName = (name: string): string => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : escapeIdentifier(name));
+
+/** Where every message about a role's privileges sends the reader. */
+export const SEE_ROLES = `see docs/OPERATING.md, "Database roles"`;
+
+/**
+ * `migrate` creates the schema (CREATE on the database) or, once it exists, creates tables in it
+ * (CREATE on the schema, which its owner has): said before any migration starts, naming the
+ * privilege, the database or schema, and the grant (where PostgreSQL's own refusal names only
+ * the database: "permission denied for database finance").
+ */
+export async function assertCanMigrate(client: pg.ClientBase, schema: string): Promise<void> {
+  const r = await client.query<{ role: string; db: string; exists: boolean; can: boolean }>(
+    `SELECT current_user AS role, current_database() AS db,
+            EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists,
+            CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)
+                 THEN has_schema_privilege($1, 'CREATE')
+                 ELSE has_database_privilege(current_database(), 'CREATE') END AS can`,
+    [schema],
+  );
+  const { role, db, exists, can } = r.rows[0]!;
+  if (can) return;
+  throw new UsageError(
+    exists
+      ? `database role "${role}" lacks CREATE on schema ${schema}: run migrate as the schema's owner (the migration role; ${SEE_ROLES})`
+      : `database role "${role}" lacks CREATE on database ${db}: as the database's owner, CREATE SCHEMA ${sqlName(schema)} AUTHORIZATION ${sqlName(role)}, or GRANT CREATE ON DATABASE ${sqlName(db)} TO ${sqlName(role)} (${SEE_ROLES})`,
+  );
+}
+
 /**
  * The PostgreSQL side of the migrator (`migrator.ts`): each migration in one transaction that
  * takes the advisory lock, then creates the schema and `schema_migrations` if missing and records
- * the migration's version before running it. `label` names the schema in the messages.
+ * the migration's version before running it. `label` names the schema in the messages. A role
+ * that could not make the schema or its tables is refused first, naming the privilege it lacks.
  */
 export async function migratePg(client: pg.ClientBase, schema: string, set: MigrationSet, label: string): Promise<MigrationResult> {
   const server = await client.query<{ num: string; version: string }>(
     `SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version`,
   );
   refuseUnsupportedServer(Number(server.rows[0]!.num), server.rows[0]!.version);
+  const before = await pgSchemaVersion(client, schema);
+  if (pendingMigrations({ label, set }, before).length > 0) await assertCanMigrate(client, schema);
   const quoted = escapeIdentifier(schema);
   const applyOne = (migration: Migration) =>
     withMigrationLock(client, async () => {
@@ -50,7 +83,7 @@ export async function migratePg(client: pg.ClientBase, schema: string, set: Migr
       await client.query(migration.sql);
       return true;
     });
-  const applied = await applyMigrationsInTurn({ label, set }, await pgSchemaVersion(client, schema), applyOne);
+  const applied = await applyMigrationsInTurn({ label, set }, before, applyOne);
   return { applied, current: await pgSchemaVersion(client, schema) };
 }
 

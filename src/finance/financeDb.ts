@@ -4,7 +4,8 @@ import { endPostgres } from '../db/pgConnect.js';
 import { connectFinance, type FinanceConnectOptions } from './connectFinance.js';
 import { copyRows } from './copyRows.js';
 import { loadFacts, type LoadFacts } from './financeFacts.js';
-import { assertMigratePrivileges, assertPrivileges, readNeeds, reprocessNeeds, runNeeds } from './financePrivileges.js';
+import { assertCanMigrate } from '../db/pgMigrate.js';
+import { assertPrivileges, readNeeds, reprocessNeeds, runNeeds } from './financePrivileges.js';
 import { findFileMarker, type FileMarker } from './fileMarker.js';
 import { keyPresence, type KeyPresence } from './keyPresence.js';
 import { assertLayoutFitsTable } from './layoutTable.js';
@@ -54,7 +55,7 @@ export class FinanceDb implements FinanceTarget {
    * privileges, the schema's version, and for loading the layout's table with every column.
    */
   async assertReady(purpose: FinancePurpose): Promise<void> {
-    if (purpose === 'migrate') return assertMigratePrivileges(this);
+    if (purpose === 'migrate') return assertCanMigrate(this.client, this.schema);
     await assertPrivileges(this, NEEDS[purpose](this.layout.table));
     await assertFinanceCurrent(this);
     if (purpose !== 'read') await assertLayoutFitsTable(this);

@@ -1,5 +1,6 @@
 import { UsageError, errorMessage } from '../errors.js';
 import { PG_INSUFFICIENT_PRIVILEGE, pgCode } from '../db/pgErrors.js';
+import { SEE_ROLES as SEE } from '../db/pgMigrate.js';
 import type { FinanceTarget } from './target.js';
 
 /** A table's privileges a command needs, by the table's name in the finance schema. */
@@ -24,8 +25,6 @@ export function reprocessNeeds(table: string): TableNeeds {
 export function readNeeds(table: string): TableNeeds {
   return { schema_migrations: ['SELECT'], file_loads: ['SELECT'], loads: ['SELECT'], [table]: ['SELECT'] };
 }
-
-const SEE = `see docs/OPERATING.md, "Database roles"`;
 
 /**
  * Refuses to start (exit 2) when the connected role lacks a privilege the command needs, naming
@@ -54,28 +53,6 @@ export async function assertPrivileges({ client, schema }: FinanceTarget, needs:
   if (missing && missing.length > 0) {
     throw new UsageError(`database role "${role}" lacks ${missing.join(', ')}: grant as the schema's owner (${SEE})`);
   }
-}
-
-/**
- * `migrate` creates the schema (CREATE on the database) or, once it exists, creates tables in it
- * (CREATE on the schema, which its owner has): said before any migration starts.
- */
-export async function assertMigratePrivileges({ client, schema }: FinanceTarget): Promise<void> {
-  const r = await client.query<{ role: string; db: string; exists: boolean; can: boolean }>(
-    `SELECT current_user AS role, current_database() AS db,
-            EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists,
-            CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)
-                 THEN has_schema_privilege($1, 'CREATE')
-                 ELSE has_database_privilege(current_database(), 'CREATE') END AS can`,
-    [schema],
-  );
-  const { role, db, exists, can } = r.rows[0]!;
-  if (can) return;
-  throw new UsageError(
-    exists
-      ? `database role "${role}" lacks CREATE on schema ${schema}: run migrate as the schema's owner (the migration role; ${SEE})`
-      : `database role "${role}" lacks CREATE on database ${db}: create schema ${schema} owned by the migration role, or GRANT CREATE ON DATABASE ${db} TO ${role} (${SEE})`,
-  );
 }
 
 /** A privilege error from anywhere (a grant revoked mid-run): configuration, exit 2, one line. */

@@ -1,6 +1,5 @@
 import pg from 'pg';
-import { readMigrations } from '../db/migrationFiles.js';
-import type { MigrationResult } from '../db/migrator.js';
+import { pendingMigrations, pendingMigrationsSql, type MigrationResult } from '../db/migrator.js';
 import { assertPgCurrent, migratePg, pgSchemaVersion, withMigrationLock } from '../db/pgMigrate.js';
 import { layoutTableChanges } from './layoutTable.js';
 import type { FinanceTarget } from './target.js';
@@ -27,12 +26,10 @@ export async function migrateFinance(financeTarget: FinanceTarget): Promise<Fina
 export async function financeMigrationSql(financeTarget: FinanceTarget): Promise<string> {
   const { client, schema, layout } = financeTarget;
   const current = await pgSchemaVersion(client, schema);
-  const s = pg.escapeIdentifier(schema);
-  const parts: string[] = [];
-  const pending = readMigrations('finance').filter((x) => x.version > current);
-  for (const m of pending) {
-    parts.push(`-- finance migration ${m.version} (${m.name}), with search_path ${s}\n${m.sql.trim()}`);
-  }
+  const store = { label: financeSchemaLabel(schema), set: 'finance' as const };
+  const pending = pendingMigrations(store, current);
+  const parts =
+    pending.length > 0 ? [pendingMigrationsSql(store, current, 'finance', `with search_path ${pg.escapeIdentifier(schema)}`)] : [];
   // the numbered migrations make and convert settlement_rows: it can be compared with the layout only after them
   if (pending.length > 0 && layout.table === 'settlement_rows') {
     parts.push(`-- then table ${schema}.settlement_rows is compared with layout "${layout.name}" and given any column it lacks`);

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { applyMigrations, assertCurrent, type MigrationStore } from '../db/migrator.js';
+import { applyMigrations, assertCurrent, pendingMigrationsSql, type MigrationStore } from '../db/migrator.js';
 
 function currentVersion(db: Database.Database): number {
   const table = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get();
@@ -34,4 +34,10 @@ export function migrateLedger(db: Database.Database, path: string): number[] {
 
 export function assertLedgerCurrent(db: Database.Database, path: string): void {
   assertCurrent(ledgerStore(path), currentVersion(db));
+}
+
+/** What `migrate --print-sql` shows of a SQLite ledger (`db` null: the file is not there yet, migrate creates it). */
+export function sqliteLedgerMigrationSql(db: Database.Database | null, path: string): string {
+  const first = db === null ? `-- ledger ${path} does not exist yet: migrate creates it (mode 0600) and runs\n` : '';
+  return first + pendingMigrationsSql(ledgerStore(path), db === null ? 0 : currentVersion(db), 'ledger');
 }

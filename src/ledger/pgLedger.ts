@@ -2,7 +2,8 @@ import pg from 'pg';
 import { errorMessage } from '../errors.js';
 import { endPostgres } from '../db/pgConnect.js';
 import { PG_UNIQUE_VIOLATION, pgCode } from '../db/pgErrors.js';
-import { assertPgCurrent, migratePg } from '../db/pgMigrate.js';
+import { pendingMigrationsSql, type MigrationResult } from '../db/migrator.js';
+import { assertPgCurrent, migratePg, pgSchemaVersion } from '../db/pgMigrate.js';
 import { connectWatched, explainDbWait } from '../db/statementWatch.js';
 import { redactSecrets } from '../redactSecrets.js';
 import { SqlLedger } from './sqlLedger.js';
@@ -69,18 +70,14 @@ class PgPort implements SqlPort {
 }
 
 /**
- * Connects, and creates or upgrades the schema (`create`) or checks that it is current. No wait on
- * the ledger is unbounded, as none on the finance database is: connecting, every lock wait,
- * statement and commit (the migrations' too) end after `timeoutMs` (--ledger-timeout), under the
- * server's own timeouts and the statement watch (src/db/statementWatch.ts) for a server that
+ * The ledger's connection, for the store and for what reads its schema (--print-sql, ledger copy).
+ * No wait on the ledger is unbounded, as none on the finance database is: connecting, every lock
+ * wait, statement and commit (the migrations' too) end after `timeoutMs` (--ledger-timeout), under
+ * the server's own timeouts and the statement watch (src/db/statementWatch.ts) for a server that
  * answers nothing; after a stop request (`stop`: SIGTERM), within seconds.
  */
-export async function openPgLedger(
-  url: string,
-  opts: { create: boolean; readOnly?: boolean; timeoutMs?: number; stop?: AbortSignal },
-): Promise<SqlLedger> {
-  const location = redactSecrets(url);
-  const client = await connectWatched(url, {
+export function connectPgLedger(url: string, opts: { timeoutMs?: number; stop?: AbortSignal } = {}): Promise<pg.Client> {
+  return connectWatched(url, {
     what: 'ledger',
     applicationName: 'settle-ingest ledger',
     option: '--ledger-timeout',
@@ -89,10 +86,40 @@ export async function openPgLedger(
     onError: () => undefined, // a dropped idle connection surfaces on the next query
     stop: opts.stop,
   });
+}
+
+/** What every message about the schema names: `ledger postgres://…: schema "settle_ledger"`. */
+export const pgLedgerLabel = (url: string): string => `ledger ${redactSecrets(url)}: schema "${LEDGER_SCHEMA}"`;
+
+/** What `migrate --print-sql` shows of a PostgreSQL ledger: its pending migrations, changing nothing. */
+export async function pgLedgerMigrationSql(url: string): Promise<string> {
+  const client = await connectPgLedger(url);
   try {
-    const label = `ledger ${location}: schema "${LEDGER_SCHEMA}"`;
-    if (opts.create) await migratePg(client, LEDGER_SCHEMA, 'ledger-pg', label);
-    else await assertPgCurrent(client, LEDGER_SCHEMA, 'ledger-pg', label);
+    const current = await pgSchemaVersion(client, LEDGER_SCHEMA);
+    const first = current === 0 ? `-- schema ${LEDGER_SCHEMA} and its schema_migrations are created first\n` : '';
+    const store = { label: pgLedgerLabel(url), set: 'ledger-pg' as const };
+    return first + pendingMigrationsSql(store, current, 'ledger', `with search_path ${LEDGER_SCHEMA}`);
+  } finally {
+    await endPostgres(client);
+  }
+}
+
+/**
+ * Connects, and creates or upgrades the schema (`create`, telling `migrated` what it applied) or
+ * checks that it is current; every wait bounded as connectPgLedger says.
+ */
+export async function openPgLedger(
+  url: string,
+  opts: { create: boolean; readOnly?: boolean; timeoutMs?: number; stop?: AbortSignal; migrated?: (result: MigrationResult) => void },
+): Promise<SqlLedger> {
+  const location = redactSecrets(url);
+  const client = await connectPgLedger(url, opts);
+  try {
+    const label = pgLedgerLabel(url);
+    if (opts.create) {
+      const result = await migratePg(client, LEDGER_SCHEMA, 'ledger-pg', label);
+      opts.migrated?.(result);
+    } else await assertPgCurrent(client, LEDGER_SCHEMA, 'ledger-pg', label);
     await client.query(`SET search_path TO ${pg.escapeIdentifier(LEDGER_SCHEMA)}`);
     // status and the reports: a role with SELECT alone reads it, and nothing here could write
     if (opts.readOnly) await client.query('SET default_transaction_read_only = on');

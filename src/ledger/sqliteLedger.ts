@@ -1,11 +1,14 @@
 import Database from 'better-sqlite3';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { assertNotWorldWritableFolder, createPrivateFile } from '../privateFiles.js';
 import { nowIso, nowMs } from '../clock.js';
 import { SettleError, TransientError, UsageError } from '../errors.js';
-import { assertLedgerCurrent, migrateLedger } from './migrateLedger.js';
+import { latestMigration } from '../db/migrationFiles.js';
+import type { MigrationResult } from '../db/migrator.js';
+import { userName } from './ledgerOwner.js';
+import { assertLedgerCurrent, migrateLedger, sqliteLedgerMigrationSql } from './migrateLedger.js';
 import { SqlLedger } from './sqlLedger.js';
 import type { Durability, SqlPort, SqlRow } from './sqlPort.js';
 
@@ -42,7 +45,26 @@ function withAddon<O extends Database.Options>(options: O): O {
   return { ...options, nativeBinding: (addon ??= sqliteAddonFrom(import.meta.url)) as string };
 }
 
-function translateOpenError(err: unknown, path: string, busyTimeoutMs: number): SettleError {
+/**
+ * Why this user may not open the ledger when the file is another user's: its owner and mode, and
+ * the fix (a ledger root made, for a service user, is the usual case).
+ */
+function ownerHint(path: string): string {
+  const uid = process.getuid?.();
+  let file;
+  try {
+    file = statSync(path);
+  } catch {
+    return '';
+  }
+  if (uid === undefined || file.uid === uid) return '';
+  const owner = userName(file.uid);
+  const me = userName(uid);
+  const mode = (file.mode & 0o777).toString(8).padStart(4, '0');
+  return `: it belongs to ${owner} (mode ${mode}) and this command runs as ${me}: chown ${me.startsWith('uid ') ? uid : me} ${path}, or run as ${owner}`;
+}
+
+function translateOpenError(err: unknown, path: string, busyTimeoutMs: number, forWriting = true): SettleError {
   const code = sqliteCode(err);
   const msg = (err as Error).message;
   if (code.startsWith('SQLITE_BUSY') || code === 'SQLITE_LOCKED') {
@@ -52,7 +74,9 @@ function translateOpenError(err: unknown, path: string, busyTimeoutMs: number): 
     return new UsageError(`ledger ${path} is not a SQLite ledger (${msg})`, { cause: err });
   }
   if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_IOERR')) {
-    return new UsageError(`ledger ${path} cannot be opened for writing (${msg})`, { cause: err });
+    return new UsageError(`ledger ${path} cannot be opened for ${forWriting ? 'writing' : 'reading'} (${msg})${ownerHint(path)}`, {
+      cause: err,
+    });
   }
   return new UsageError(`ledger ${path}: ${msg}`, { cause: err });
 }
@@ -176,30 +200,98 @@ function openReadOnly(path: string, busyTimeoutMs: number): Database.Database {
  * Opens the SQLite ledger. `run` and the reports need it to exist and be current; `migrate`
  * creates it; `readOnly` never writes to it (see openReadOnly).
  */
-export function openSqliteLedger(path: string, opts: { create: boolean; readOnly?: boolean; busyTimeoutMs?: number }): SqlLedger {
+export function openSqliteLedger(
+  path: string,
+  opts: { create: boolean; readOnly?: boolean; busyTimeoutMs?: number; migrated?: (result: MigrationResult) => void },
+): SqlLedger {
+  return new SqlLedger(openSqliteStore(path, opts));
+}
+
+/** The SQLite store itself, under the ledger's rules or read by `ledger copy` (see openSqliteLedger). */
+export function openSqliteStore(
+  path: string,
+  opts: { create: boolean; readOnly?: boolean; busyTimeoutMs?: number; migrated?: (result: MigrationResult) => void },
+): SqlPort {
   const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (!opts.create && !existsSync(path)) {
     throw new UsageError(`ledger ${path} does not exist: run \`settle-ingest migrate\` first`);
   }
   let db: Database.Database | undefined;
+  let readOnly = false;
   try {
     assertNotWorldWritableFolder(path, 'ledger');
     if (opts.readOnly && !opts.create) {
+      readOnly = true;
       db = openReadOnly(path, busyTimeoutMs);
       assertLedgerCurrent(db, path);
-      return new SqlLedger(new SqlitePort(path, db, busyTimeoutMs));
+      return new SqlitePort(path, db, busyTimeoutMs);
     }
     if (opts.create) createPrivateFile(path);
     db = new Database(path, withAddon({ fileMustExist: !opts.create, timeout: busyTimeoutMs }));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
-    if (opts.create) migrateLedger(db, path);
-    else assertLedgerCurrent(db, path);
-    return new SqlLedger(new SqlitePort(path, db, busyTimeoutMs));
+    if (opts.create) {
+      const applied = migrateLedger(db, path);
+      opts.migrated?.({ applied, current: latestMigration('ledger') });
+    } else assertLedgerCurrent(db, path);
+    return new SqlitePort(path, db, busyTimeoutMs);
   } catch (err) {
     db?.close();
     if (err instanceof SettleError) throw err;
-    throw translateOpenError(err, path, busyTimeoutMs);
+    throw translateOpenError(err, path, busyTimeoutMs, !readOnly);
+  }
+}
+
+/** What `migrate --print-sql` shows of a SQLite ledger: its pending migrations, read without writing. */
+export function sqliteMigrationSql(path: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): string {
+  if (!existsSync(path)) return sqliteLedgerMigrationSql(null, path);
+  let db: Database.Database | undefined;
+  try {
+    db = openReadOnly(path, busyTimeoutMs);
+    return sqliteLedgerMigrationSql(db, path);
+  } catch (err) {
+    if (err instanceof SettleError) throw err;
+    throw translateOpenError(err, path, busyTimeoutMs, false);
+  } finally {
+    db?.close();
+  }
+}
+
+/** What `ledger backup` made: the copy, its ledger version and size. */
+export interface LedgerBackup {
+  from: string;
+  to: string;
+  version: number;
+  bytes: number;
+}
+
+/**
+ * A consistent copy of a SQLite ledger while runs may be writing it (SQLite's online backup, as
+ * `sqlite3 LEDGER ".backup TO"` makes), into a new file of mode 0600 that is checked whole
+ * (`PRAGMA integrity_check`) before it is called a backup. An existing file is never replaced.
+ */
+export async function backupSqliteLedger(path: string, to: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): Promise<LedgerBackup> {
+  if (!existsSync(path)) throw new UsageError(`ledger ${path} does not exist`);
+  if (existsSync(to)) throw new UsageError(`${to} exists: a backup is written to a new file only`);
+  let db: Database.Database | undefined;
+  try {
+    db = openReadOnly(path, busyTimeoutMs);
+    const version = (db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number }).version;
+    createPrivateFile(to);
+    await db.backup(to);
+    const copy = new Database(to, withAddon({ readonly: true, fileMustExist: true }));
+    try {
+      const check = copy.pragma('integrity_check', { simple: true });
+      if (check !== 'ok') throw new TransientError(`backup ${to} of ledger ${path} is not whole (integrity_check: ${String(check)})`);
+    } finally {
+      copy.close();
+    }
+    return { from: path, to, version, bytes: statSync(to).size };
+  } catch (err) {
+    if (err instanceof SettleError) throw err;
+    throw translateOpenError(err, path, busyTimeoutMs, false);
+  } finally {
+    db?.close();
   }
 }

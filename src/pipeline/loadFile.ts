@@ -32,6 +32,7 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       runId: file.runId,
       onProgress: (rows, bytes) => {
         if (copied === 0 && rows > 0) faultPoint('mid-copy');
+        if (rows > copied) faultPoint('copy-batch');
         copied = rows;
         run.onProgress?.({ file: file.name, rows, bytes, totalBytes: content.size, startedAt });
       },

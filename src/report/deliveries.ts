@@ -74,9 +74,11 @@ export const LOOKBACK_DAYS = 31;
 
 const KINDS = ['loaded', 'recovered', 'rejected', 'skipped', 'held'] as const;
 
-/** `45m`, `6h`, `30h`, `4d`: how late, as an on-call engineer says it. */
+/** `20s`, `45m`, `6h`, `30h`, `4d`: how late, as an on-call engineer says it (seconds only under a minute, never `0s`). */
 export const lateText = (seconds: number): string =>
-  formatDuration(seconds, { parts: 1, largest: 'd', daysFrom: 72 * 3600, smallest: 'm', zero: '1m' });
+  seconds < 59.5
+    ? formatDuration(Math.max(1, seconds), { parts: 1 })
+    : formatDuration(seconds, { parts: 1, largest: 'd', daysFrom: 72 * 3600, smallest: 'm' });
 
 /** The day a file is for: the date its name carries by the pattern, else the local day it was recorded on. */
 export function fileDay(partnerDeliveries: PartnerDeliveries, pick: Pick<LedgerEvent, 'name' | 'at'>): string {

@@ -243,7 +243,7 @@ function overview(r: DeliveriesReport): string {
   return `<table class="overview"><thead><tr><th>Partner</th><th>On time</th><th>Late</th><th>Rejected</th><th>Missing</th><th>Latest gap</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-export function deliveriesHtml(deliveriesReport: DeliveriesReport, opts: { ledger: string }): string {
+export function deliveriesHtml(deliveriesReport: DeliveriesReport): string {
   const legend = (['on_time', 'late', 'rejected', 'missing', 'waived', 'due', 'not_due', 'not_owed'] as DayState[])
     .map((s) => `<li><span class="chip ${s}">${STATE_WORDS[s]}</span></li>`)
     .join('');
@@ -260,7 +260,7 @@ export function deliveriesHtml(deliveriesReport: DeliveriesReport, opts: { ledge
 <body>
 <header>
 <h1>Settlement deliveries: owed and received</h1>
-<p>Last ${deliveriesReport.weeksBack} weeks, generated ${generated} UTC from the ledger ${escape(opts.ledger)}. A day is on time when its files loaded into the finance database by its due time; a rejected file arrived but was not delivered; a skipped resend is not a delivery.</p>
+<p>Last ${deliveriesReport.weeksBack} weeks, generated ${generated} UTC from the settle-ingest ledger. A day is on time when its files loaded into the finance database by its due time; a rejected file arrived but was not delivered; a skipped resend is not a delivery.</p>
 <ul class="legend">${legend}</ul>
 </header>
 <main>

@@ -112,7 +112,7 @@ describe('a finance role without a privilege it needs', () => {
       await admin.query(`REVOKE CREATE ON DATABASE ${emptyName} FROM PUBLIC`);
       const fresh = await connectAs(ROLES.noCreate, empty.url);
       await expect(fresh.assertReady('migrate')).rejects.toThrow(
-        `database role "${ROLES.noCreate}" lacks CREATE on database ${emptyName}: create schema ${SCHEMA} owned by the migration role, or GRANT CREATE ON DATABASE ${emptyName} TO ${ROLES.noCreate} (${SEE})`,
+        `database role "${ROLES.noCreate}" lacks CREATE on database ${emptyName}: as the database's owner, CREATE SCHEMA ${SCHEMA} AUTHORIZATION ${ROLES.noCreate}, or GRANT CREATE ON DATABASE ${emptyName} TO ${ROLES.noCreate} (${SEE})`,
       );
       // no schema at all: the privilege check leaves it to the version check, which says to migrate
       await expect(fresh.assertReady('load')).rejects.toThrow(/run `settle-ingest migrate` first/);

@@ -3,9 +3,11 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { latestMigration, type MigrationSet } from '../../src/db/migrationFiles.js';
+import { financeDatabase, sharedFinanceDatabase, Workspace, type FinanceDatabase, type LedgerStore } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 const LEDGER_SQL = new URL('../../sql/ledger/', import.meta.url).pathname;
@@ -22,6 +24,149 @@ function ledgerAtVersion(path: string, version: number): Database.Database {
   }
   return l;
 }
+
+/** The schema numbers the release before this one shipped, as RELEASE_NOTES.md states them (its second release heading). */
+function previousRelease(): { version: string; ledger: number; finance: number } {
+  const notes = readFileSync(new URL('../../RELEASE_NOTES.md', import.meta.url), 'utf8');
+  const released = notes.split(/^## /m).filter((section) => /^\d+\.\d+\.\d+ — /.test(section));
+  const text = released[1]!;
+  return {
+    version: text.slice(0, text.indexOf(' ')),
+    ledger: Number(/ledger schema (\d+)/i.exec(text)![1]),
+    finance: Number(/finance schema (\d+)/i.exec(text)![1]),
+  };
+}
+
+/** A PostgreSQL schema as an older release's migrate left it: its set's migrations up to `version`, recorded as migrate records them. */
+async function pgSchemaAtVersion(client: pg.Client, schema: string, set: MigrationSet, version: number): Promise<void> {
+  const folder = new URL(`../../sql/${set}/`, import.meta.url).pathname;
+  await client.query(`CREATE SCHEMA ${schema}`);
+  await client.query(
+    `CREATE TABLE ${schema}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+  );
+  for (const file of readdirSync(folder).sort()) {
+    const m = /^(\d{6})_(\w+)\.sql$/.exec(file);
+    if (!m || Number(m[1]) > version) continue;
+    await client.query(`SET search_path TO ${schema}`);
+    await client.query(readFileSync(join(folder, file), 'utf8'));
+    await client.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [Number(m[1]), m[2]]);
+  }
+  await client.query('RESET search_path');
+}
+
+const numbered = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
+describe('an upgrade from the previous release', () => {
+  const previous = previousRelease();
+  const opened: FinanceDatabase[] = [];
+  afterAll(async () => {
+    await Promise.all(opened.map((x) => x.close()));
+  });
+
+  it.each<LedgerStore>(['sqlite', 'postgres'])(
+    'migrates a %s ledger and a finance schema the previous release made, listing what it applied, and reads their history',
+    async (store) => {
+      const own = await financeDatabase({ migrated: false });
+      opened.push(own);
+      await pgSchemaAtVersion(own.client, 'settle', 'finance', previous.finance);
+      const ws = await Workspace.create(own.url, { migrate: false, ledger: store });
+      const text = sampleSettlement({ date: '2026-12-01', rows: 3, idPrefix: 'PREV' }).text;
+      const sha = createHash('sha256').update(text).digest('hex');
+      const at = new Date(Date.now() - 3 * 3600_000).toISOString();
+      const archived = join(ws.archive, 'settle_20261201_a01.csv');
+      // a night of the previous release: a load, its resend skipped, an ignored neighbour
+      const night: [string, unknown[]][] = [
+        [
+          `INSERT INTO runs (run_id, mode, host, pid, started_at, ended_at, status, loaded, skipped, held, rejected, failed, not_ready, ignored, stale, move_failed, row_count, exit_status, partner)
+           VALUES ('r-prev', 'scheduled', 'h', 1, ?, ?, 'finished', 1, 1, 0, 0, 0, 0, 1, 0, 0, 3, 0, 'default')`,
+          [at, at],
+        ],
+        [
+          `INSERT INTO processed_files (name, sha256, content_sha256, state, run_id, size, row_count, location, arrival, first_seen_at, updated_at, partner)
+           VALUES ('settle_20261201_a01.csv', ?, ?, 'loaded', 'r-prev', ?, 3, ?, '1:1', ?, ?, 'default'),
+                  ('settle_20261201_a02.csv', ?, ?, 'duplicate', 'r-prev', ?, NULL, ?, '1:2', ?, ?, 'default')`,
+          [sha, sha, text.length, archived, at, at, sha, sha, text.length, join(ws.duplicates, 'settle_20261201_a02.csv'), at, at],
+        ],
+        ...['claimed', 'loaded', 'skipped'].map((event): [string, unknown[]] => [
+          `INSERT INTO ledger_events (run_id, at, event, name, sha256, details, partner) VALUES ('r-prev', ?, ?, ?, ?, '{}', 'default')`,
+          [at, event, event === 'skipped' ? 'settle_20261201_a02.csv' : 'settle_20261201_a01.csv', sha],
+        ]),
+        [
+          `INSERT INTO moves (location, name, sha256, arrival, run_id, at, partner) VALUES (?, 'settle_20261201_a01.csv', ?, '1:1', 'r-prev', ?, 'default')`,
+          [archived, sha, at],
+        ],
+        [
+          `INSERT INTO ignored_names (partner, name, arrival, reason, first_run, first_at, last_run, last_at) VALUES ('default', 'notes.txt', '1:1', 'the pattern does not take this name', 'r-prev', ?, 'r-prev', ?)`,
+          [at, at],
+        ],
+      ];
+      if (store === 'sqlite') {
+        const l = ledgerAtVersion(ws.ledger, previous.ledger);
+        for (const [sql, params] of night) l.prepare(sql).run(...params);
+        l.close();
+      } else {
+        await pgSchemaAtVersion(own.client, 'settle_ledger', 'ledger-pg', previous.ledger);
+        await own.client.query('SET search_path TO settle_ledger');
+        for (const [sql, params] of night) await own.client.query(numbered(sql), params);
+        await own.client.query('RESET search_path');
+      }
+
+      // the upgrade's steps: a backup (SQLite), the SQL first, then migrate saying what it applied
+      if (store === 'sqlite') {
+        const backup = await ws.cli(['ledger', 'backup', '--from', ws.ledger, '--to', join(ws.root, 'before.sqlite')]);
+        expect(backup.status, backup.stderr).toBe(0);
+        expect(backup.stdout).toMatch(new RegExp(`version ${previous.ledger}\\) to .*before\\.sqlite, \\d+ bytes, checked whole\\n$`));
+      }
+      const ledgerSet = store === 'sqlite' ? 'ledger' : 'ledger-pg';
+      const pending = (set: MigrationSet, from: number) =>
+        readdirSync(new URL(`../../sql/${set}/`, import.meta.url).pathname)
+          .map((file) => Number(/^(\d{6})_/.exec(file)?.[1]))
+          .filter((version) => version > from)
+          .sort((a, b) => a - b);
+      const sql = await ws.cli(['migrate', '--ledger', ws.ledger, '--print-sql']);
+      expect(sql.status, sql.stderr).toBe(0);
+      for (const version of pending(ledgerSet, previous.ledger)) expect(sql.stdout).toContain(`-- ledger migration ${version} (`);
+      for (const version of pending('finance', previous.finance)) expect(sql.stdout).toContain(`-- finance migration ${version} (`);
+      const migrated = await ws.cli(['migrate', '--ledger', ws.ledger]);
+      expect(migrated.status, migrated.stderr).toBe(0);
+      const words = (applied: number[]) => (applied.length ? `applied ${applied.join(', ')}` : 'up to date');
+      expect(migrated.stdout).toContain(
+        `finance schema settle at version ${latestMigration('finance')} (${words(pending('finance', previous.finance))})`,
+      );
+      expect(migrated.stdout).toMatch(
+        new RegExp(` at version ${latestMigration(ledgerSet)} \\(${words(pending(ledgerSet, previous.ledger))}\\)\\n$`),
+      );
+      if (store === 'sqlite') {
+        const kept = new Database(join(ws.root, 'before.sqlite'), { readonly: true });
+        expect(kept.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: previous.ledger });
+        kept.close();
+      }
+
+      // its history, read by this release
+      const ledger = ['--ledger', ws.ledger];
+      const runs = JSON.parse((await ws.cli(['report', 'runs', ...ledger, '--json'])).stdout) as {
+        runs: { run: string; loaded: number }[];
+      };
+      expect(runs.runs.map((r) => [r.run, r.loaded])).toEqual([['r-prev', 1]]);
+      const history = await ws.cli(['history', 'settle_20261201_a02.csv', ...ledger]);
+      expect(history.status).toBe(0);
+      expect(history.stdout).toContain('r-prev');
+      expect(history.stdout).toContain('settle_20261201_a01.csv');
+      expect((await ws.cli(['status', ...ledger])).stdout).toMatch(/^SETTLE-INGEST OK - last success 3h ago \(run r-prev\)/);
+      // and goes on from it: the old load makes a third resend a duplicate; new content loads into the upgraded finance schema
+      await ws.put('settle_20261201_a03.csv', text);
+      await ws.put('settle_20261201_b01.csv', sampleSettlement({ date: '2026-12-01', rows: 2, idPrefix: 'PREVB' }).text);
+      const r = await ws.run(['--json']);
+      expect(r.status, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout) as { loaded: number; skipped: number; files: { name: string; duplicate_of?: { run: string } }[] };
+      expect(j).toMatchObject({ loaded: 1, skipped: 1 });
+      expect(j.files.find((f) => f.name === 'settle_20261201_a03.csv')!.duplicate_of).toMatchObject({ run: 'r-prev' });
+    },
+  );
+});
 
 describe('ledger versions', () => {
   it('upgrades a ledger an older release filled, keeping its runs, files and events', async () => {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { BIN, finished } from '../support/cli.js';
+import { verifyUnitsWith } from '../support/unitsVerify.js';
 import { until } from '../support/watchProcess.js';
 import { sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
@@ -93,22 +94,30 @@ describe('the systemd units in ops/', () => {
     expect(Number(m![1])).toBeLessThanOrEqual(4.0);
   });
 
-  it.skipIf(!hasSystemdAnalyze)('pass systemd-analyze verify, the template as an instance, with their timers', async () => {
-    const units = await mkdtemp(join(tmpdir(), 'settle-units-'));
-    for (const name of [...SERVICES, WATCH, 'settle-ingest.timer', 'settle-ingest@.timer']) {
-      // the command where this checkout has it instead of /usr/local/bin
-      const text = (await readFile(join(OPS, name), 'utf8')).replaceAll('/usr/local/bin/settle-ingest', BIN);
-      await writeFile(join(units, name), text);
-    }
-    for (const pair of [
-      ['settle-ingest.service', 'settle-ingest.timer'],
-      ['settle-ingest@finance.service', 'settle-ingest@finance.timer'],
-      [WATCH],
-    ]) {
-      const r = spawnSync('systemd-analyze', ['verify', ...pair.map((name) => join(units, name))], { encoding: 'utf8' });
-      expect(r.status, r.stderr).toBe(0);
+  it('call the command by its name, which systemd finds where `npm install -g` puts it', async () => {
+    for (const name of [...SERVICES, WATCH]) {
+      expect(unitValues(await readFile(join(OPS, name), 'utf8'), 'ExecStart')[0], name).toMatch(/^settle-ingest (run|watch) /);
     }
   });
+
+  // `npm config get prefix` is /usr for Node.js from NodeSource or Debian, /usr/local for the nodejs.org
+  // tarball: the command is put in the mount namespace's /usr/bin or /usr/local/bin alone, by an
+  // overlay on it, and the units are verified as shipped
+  it.skipIf(!hasSystemdAnalyze || !canSandbox).each(['/usr/bin', '/usr/local/bin'])(
+    'pass systemd-analyze verify with the command in %s, the template as an instance, with their timers',
+    async (bin) => {
+      const units = await mkdtemp(join(tmpdir(), 'settle-units-'));
+      for (const name of [...SERVICES, WATCH, 'settle-ingest.timer', 'settle-ingest@.timer']) {
+        await writeFile(join(units, name), await readFile(join(OPS, name), 'utf8'));
+      }
+      const installed = await mkdtemp(join(tmpdir(), 'settle-bin-'));
+      await writeFile(join(installed, 'settle-ingest'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`, { mode: 0o755 });
+      for (const verified of verifyUnitsWith(units, installed, bin)) expect(verified, verified.stderr).toMatchObject({ status: 0 });
+      // and without the command in either, verify says so: the check above is not vacuous
+      const none = spawnSync('systemd-analyze', ['verify', join(units, WATCH)], { encoding: 'utf8' });
+      expect(none.stderr).toContain('Command settle-ingest is not executable');
+    },
+  );
 
   it('write only where they say: the summary file and the log folder are among the ReadWritePaths', async () => {
     for (const name of SERVICES) {
@@ -127,9 +136,7 @@ describe('the systemd units in ops/', () => {
     const watch = await readFile(join(OPS, WATCH), 'utf8');
     const run = await readFile(join(OPS, 'settle-ingest.service'), 'utf8');
     expect(unitValues(watch, 'Type')).toEqual(['exec']);
-    expect(unitValues(watch, 'ExecStart')[0]).toMatch(
-      /^\/usr\/local\/bin\/settle-ingest watch --config \/etc\/settle-ingest\/config\.json /,
-    );
+    expect(unitValues(watch, 'ExecStart')[0]).toMatch(/^settle-ingest watch --config \/etc\/settle-ingest\/config\.json /);
     expect(unitValues(watch, 'Restart')).toEqual(['on-failure']);
     expect(unitValues(watch, 'RestartSec')).toHaveLength(1);
     expect(unitValues(watch, 'ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
@@ -189,7 +196,7 @@ describe('settle-ingest-watch.service in its sandbox, rotated by the shipped log
       // the unit's command, its config and log folder this test's
       const unit = await readFile(join(OPS, WATCH), 'utf8');
       const start = unitValues(unit, 'ExecStart')[0]!.split(' ');
-      expect(start.slice(0, 4)).toEqual(['/usr/local/bin/settle-ingest', 'watch', '--config', '/etc/settle-ingest/config.json']);
+      expect(start.slice(0, 4)).toEqual(['settle-ingest', 'watch', '--config', '/etc/settle-ingest/config.json']);
       const command = [process.execPath, BIN, 'watch', '--config', config, '--poll', '0.2', '--rescan', '0.5'];
       const child = spawn('unshare', sandboxArgs([ws.root, log, privateTmp], command), {
         cwd: ws.root,
@@ -286,21 +293,30 @@ describe('the cron line in ops/cron.d', () => {
     const file = await readFile(join(OPS, 'cron.d', 'settle-ingest'), 'utf8');
     const lines = file.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
     const variables = Object.fromEntries(lines.filter((l) => /^[A-Z_]+=/.test(l)).map((l) => l.split(/=(.*)/s).slice(0, 2)));
-    expect(variables.PATH).toMatch(/^\/usr\/local\/bin:/); // where `npm install -g` puts the command, and often node
+    // where `npm install -g` puts the command (and often node) for the documented Node.js installs
+    expect(variables.PATH!.split(':')).toEqual(expect.arrayContaining(['/usr/local/bin', '/usr/bin']));
     const job = lines.find((l) => /^\d/.test(l))!;
+    expect(job).toMatch(/\$\(settle-ingest run /); // by its name, found on that PATH
     // the command after minute, hour, day, month, weekday and user, pointed at this test's folders and command
     const command = job
       .replace(/^(\S+\s+){6}/, '')
       .replaceAll('/srv/settle', ws.root)
-      .replaceAll('/var/log/settle-ingest', log)
-      .replaceAll('/usr/local/bin/settle-ingest', `${process.execPath} ${BIN}`);
+      .replaceAll('/var/log/settle-ingest', log);
+    // the installed command, as npm's bin link would be, first on the cron file's PATH
+    const installed = await mkdtemp(join(tmpdir(), 'settle-bin-'));
+    await writeFile(join(installed, 'settle-ingest'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`, { mode: 0o755 });
     const config = join(ws.root, 'config.json');
     await writeFile(config, JSON.stringify({ intake: ws.intake, ledger: ws.ledger, stableFor: 0, logFile: join(log, 'run.log') }));
     cron = () => {
       // what cron mails is everything the command printed
       const r = spawnSync('/bin/sh', ['-c', command], {
         encoding: 'utf8',
-        env: { PATH: `${variables.PATH}:${process.env.PATH}`, SETTLE_CONFIG: config, DATABASE_URL: ws.databaseUrl, HOME: ws.root },
+        env: {
+          PATH: `${installed}:${variables.PATH}:${process.env.PATH}`,
+          SETTLE_CONFIG: config,
+          DATABASE_URL: ws.databaseUrl,
+          HOME: ws.root,
+        },
       });
       return { status: r.status, mail: r.stdout + r.stderr };
     };

@@ -137,6 +137,8 @@ describe('the deliveries a partner owes', () => {
     expect(seen.stripeMissing).toContain('MISSING');
     expect(seen.adyenMissing).toContain('Mon 2026-04-27');
     expect(seen.calendarDays).toBeGreaterThanOrEqual(8);
+    // a page for people who need not learn where the ledger is
+    expect(await readFile(page, 'utf8')).not.toContain(ws.ledger);
   });
 });
 

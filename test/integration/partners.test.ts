@@ -86,6 +86,7 @@ describe('several partners in one config', () => {
     const one = await ws.cli(['run', '--config', config, '--partner', 'adyen']);
     expect(one.status, one.stderr).toBe(0);
     expect(one.stdout.trim().split('\n')).toHaveLength(2);
+    expect(one.stdout.trim().split('\n')[1]).toMatch(/^total \(1 partner\) done: loaded=0 /);
   });
 
   it('a resend of one partner’s content by another is a duplicate naming the partner, file and run of the original', async () => {

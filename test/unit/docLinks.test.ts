@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -79,6 +80,23 @@ describe('the documentation', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it('links, in every page the package ships, only to files the package ships too (the installed docs stand alone)', () => {
+    const shipped = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] }).files;
+    // an entry is a path, a folder, or a glob (`src/*/README.md`), as npm reads `files`
+    const inPackage = (file: string) =>
+      shipped.some((entry) => file === entry || file.startsWith(`${entry}/`) || (entry.includes('*') && picomatch.isMatch(file, entry)));
+    const outside: string[] = [];
+    for (const page of PAGES.filter(inPackage)) {
+      for (const { target, line } of linksOf(page)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // a web address
+        const path = target.split('#')[0]!;
+        const file = path === '' ? page : relative(ROOT, join(ROOT, dirname(page), path));
+        if (!inPackage(file)) outside.push(`${page}:${line}: ${target}`);
+      }
+    }
+    expect(outside).toEqual([]);
   });
 
   it('is what the code cites: every docs/ page a comment or message names exists', () => {

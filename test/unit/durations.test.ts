@@ -49,8 +49,11 @@ describe('formatDuration, one formatter for every style', () => {
     ]);
   });
 
-  it('how late: minutes at least (never 0m), hours up to three days, then days', () => {
-    expect(texts(lateText, [0, 90, 45 * 60, 6 * 3600, 47 * 3600, 72 * 3600 - 1, 72 * 3600, 5 * 86_400])).toEqual([
+  it('how late: seconds under a minute (never 0s, never "1m" for a second), minutes, hours up to three days, then days', () => {
+    expect(texts(lateText, [0, 1, 45, 59.6, 90, 45 * 60, 6 * 3600, 47 * 3600, 72 * 3600 - 1, 72 * 3600, 5 * 86_400])).toEqual([
+      '1s',
+      '1s',
+      '45s',
       '1m',
       '1m',
       '45m',
