@@ -4,7 +4,7 @@ import { nowMs } from '../clock.js';
 import { AnsweredError, errorMessage } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { PartnerRunMetrics, RunMode } from '../ledger/types.js';
-import { oldestWaiting, writeRunMetrics, type DeliveryMetrics, type WatchMetrics } from '../report/metricsFile.js';
+import { oldestWaiting, writeRunMetrics, type DeliveryMetrics, type ServedMetrics, type WatchMetrics } from '../report/metricsFile.js';
 import { lastAccountedAt, lastDeliveryAt, overdueDeliveries } from '../report/deliveries.js';
 import { resolvePartners, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { runPartners, type PartnerResources } from '../pipeline/partnerLoop.js';
@@ -92,6 +92,8 @@ export interface IngestService {
   stop?: AbortSignal;
   exitStatusFor?: typeof runExitStatus;
   watch?: () => WatchMetrics;
+  /** the metrics text `watch --listen` serves, rendered with the metrics file's */
+  served?: ServedMetrics;
 }
 
 /** The whole `run` command for one partner short of printing: also what `demo` runs. */
@@ -121,7 +123,7 @@ export async function ingestPartners(
         overdue: async (ledger, s, now) =>
           s.expect ? overdueDeliveries(ledger, { partner: s.partner, expect: s.expect, patternText: s.patternText }, now) : undefined,
         oldestWaiting,
-        afterPartners: (ran, processExit) => afterPartners(partners[0]!, all, ran, processExit, service.watch?.()),
+        afterPartners: (ran, processExit) => afterPartners(partners[0]!, all, ran, processExit, service.watch?.(), service.served),
         now: nowMs,
         host: hostname(),
         pid: process.pid,
@@ -170,9 +172,10 @@ export async function afterPartners(
   ran: PartnerRunMetrics[],
   processExit: number,
   watch?: WatchMetrics,
+  served?: ServedMetrics,
 ): Promise<void> {
   const runIds = ran.flatMap((partnerRunMetrics) => (partnerRunMetrics.runId ? [partnerRunMetrics.runId] : []));
-  if (!shared.metricsFile && runIds.length === 0) return;
+  if (!shared.metricsFile && !served && runIds.length === 0) return;
   const names = all.map((settings) => settings.partner);
   await withResources(shared, async (commandResources) => {
     const logger = commandResources.logger();
@@ -187,8 +190,7 @@ export async function afterPartners(
         logger.error({ event: 'exit-status-not-recorded', runs: runIds, reason: errorMessage(err) }, 'could not record the exit status');
       });
     }
-    if (!shared.metricsFile) return;
-    const path = shared.metricsFile;
+    if (!shared.metricsFile && !served) return;
     const deliveries = async (partner: string): Promise<DeliveryMetrics> => {
       const s = all.find((p) => p.partner === partner);
       const view = ledger!.forPartner(partner);
@@ -202,6 +204,10 @@ export async function afterPartners(
         },
       };
     };
-    await writeRunMetrics(path, { partners: names, ran, ...(ledger ? { ledger, deliveries } : {}), ...(watch ? { watch } : {}) }, logger);
+    await writeRunMetrics(
+      { file: shared.metricsFile, served },
+      { partners: names, ran, ...(ledger ? { ledger, deliveries } : {}), ...(watch ? { watch } : {}) },
+      logger,
+    );
   }).catch(() => undefined);
 }

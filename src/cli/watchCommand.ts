@@ -15,10 +15,12 @@ import { afterPartners, ingestPartners, type RunFlags } from './runCommand.js';
 import { appendSummary } from './summaryFile.js';
 import { partnersText, summaryLine } from './summaryOutput.js';
 import { TerminalStatus } from './terminal.js';
+import { watchEndpoints } from './watchEndpoints.js';
 
 interface WatchFlags extends RunFlags {
   poll?: string;
   rescan?: string;
+  listen?: string;
 }
 
 /** After a failed cycle the next comes after 1 s, then 2, 4, … at most 5 min; a good cycle resets it. */
@@ -37,6 +39,8 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
       const rescanMs = durationFlag(flags.rescan, '--rescan', 300) * 1000;
       // a bad config, a refused setting at start: exit 2, as `run` has it, before the loop begins
       let config = await readConfig(flags);
+      // /metrics, /healthz, /readyz (--listen): a port that cannot be bound is exit 2 too
+      const endpoints = await watchEndpoints(flags.listen, () => config.partners[0]!);
       const signals = serviceSignals();
       const intakes = new IntakeWatchers(signals.wake);
       let latest: WatchStats | undefined;
@@ -67,6 +71,7 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
                 return runExitStatus(rest);
               },
               ...(latest ? { watch: () => latest! } : {}),
+              ...(endpoints.served ? { served: endpoints.served } : {}),
             });
             const worked = outcomes.filter((outcome) => outcome.result !== undefined);
             if (worked.length > 0) {
@@ -82,9 +87,9 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
           },
           metrics: async (stats) => {
             latest = { ...stats };
-            await afterPartners(config.partners[0]!, config.all, [], 0, latest);
+            await afterPartners(config.partners[0]!, config.all, [], 0, latest, endpoints.served);
           },
-          wait: signals.wait,
+          wait: endpoints.waiting(signals.wait),
           now: nowMs,
           get logger() {
             return config.logger;
@@ -99,6 +104,7 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
       } finally {
         intakes.close();
         signals.dispose();
+        await endpoints.close();
       }
       setExit(0);
     });

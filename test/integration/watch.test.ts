@@ -2,14 +2,14 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { finished, type CliResult } from '../support/cli.js';
+import { DatabaseRelay } from '../support/databaseRelay.js';
+import { until } from '../support/until.js';
 import { startRestartablePostgres } from '../support/postgres14.js';
 import { promtool, sample } from '../support/promtool.js';
 import { remoteIntake } from '../support/remoteIntake.js';
@@ -20,21 +20,6 @@ const db = sharedFinanceDatabase();
 
 /** Short cycles: the loop lists, waits and retries in fractions of a second. */
 const QUICK = ['--poll', '0.2', '--rescan', '0.5'];
-
-/** Polls `effect` until it holds, for at most `deadlineMs`: the test waits for what watch does, never for a fixed time. */
-async function until<T>(
-  what: string,
-  effect: () => Promise<T | undefined | false> | T | undefined | false,
-  deadlineMs = 30_000,
-): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await effect();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error(`watch did not get there in ${deadlineMs} ms: ${what}`);
-    await sleep(50);
-  }
-}
 
 async function rowsFrom(name: string, client: pg.Client = db.client): Promise<number> {
   const result = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ROWS_WITH_SOURCE} WHERE source_name = $1`, [name]);
@@ -172,52 +157,6 @@ describe('watch on a local intake', () => {
     expect(poll.stderr).toMatch(/--poll: expected a duration/);
   });
 });
-
-/** A TCP relay to the finance database that the test cuts (every connection dropped, new ones refused) and restores on the same port. */
-class DatabaseRelay {
-  private server: Server | undefined;
-  private sockets = new Set<Socket>();
-
-  private constructor(
-    readonly port: number,
-    private readonly target: { host: string; port: number },
-  ) {}
-
-  static async start(target: URL): Promise<DatabaseRelay> {
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const port = (probe.address() as { port: number }).port;
-    await new Promise((resolve) => probe.close(resolve));
-    const relay = new DatabaseRelay(port, { host: target.hostname, port: Number(target.port) });
-    await relay.restore();
-    return relay;
-  }
-
-  async restore(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = createConnection(this.target);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => socket.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-  }
-
-  async cut(): Promise<void> {
-    const closed = new Promise((resolve) => this.server!.close(resolve));
-    for (const socket of this.sockets) socket.destroy();
-    await closed;
-  }
-
-  url(databaseUrl: string): string {
-    const u = new URL(databaseUrl);
-    u.host = `127.0.0.1:${this.port}`;
-    return u.toString();
-  }
-}
 
 describe('watch through outages', () => {
   it('survives the finance database going away: it backs off, keeps running, and loads the next file once the database is back', async () => {
