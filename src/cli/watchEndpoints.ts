@@ -41,6 +41,9 @@ export function parseListen(value: string): ListenAddress {
   return { host, port };
 }
 
+/** The watch loop's wait between cycles (WatchPorts.wait). */
+type LoopWait = (durationMs: number) => Promise<WakeReason>;
+
 /** How long a wait between cycles may overrun its end before the loop counts as stuck. */
 const LATE_MS = 60_000;
 
@@ -61,11 +64,11 @@ export class LoopPulse {
   }
 
   /** The loop's wait, watched: its end is known while it lasts. */
-  waiting(wait: (ms: number) => Promise<WakeReason>): (ms: number) => Promise<WakeReason> {
-    return async (ms) => {
-      this.waitEndsAt = this.now() + ms;
+  waiting(wait: LoopWait): LoopWait {
+    return async (durationMs) => {
+      this.waitEndsAt = this.now() + durationMs;
       try {
-        return await wait(ms);
+        return await wait(durationMs);
       } finally {
         this.waitEndsAt = undefined;
         this.cycleSince = this.now();
@@ -223,7 +226,7 @@ export function ledgerAndFinanceAnswer(settings: Settings): Promise<void> {
 /** What `watch` wires: the served text, the wait to watch, and the end. Inert without `--listen`. */
 export interface WatchEndpoints {
   served: ServedMetrics | undefined;
-  waiting(wait: (ms: number) => Promise<WakeReason>): (ms: number) => Promise<WakeReason>;
+  waiting(wait: LoopWait): LoopWait;
   close(): Promise<void>;
 }
 
