@@ -33,6 +33,6 @@ rm -rf "$addon/deps" "$addon/src" "$addon/build/Release/obj" "$addon/build/Relea
 find "$addon/build" \( -name '*.mk' -o -name '*.a' \) -delete 2>/dev/null || true
 # no dependency's own tests, and nothing the package manager keeps for itself
 find "$package/node_modules" -depth -type d \( -name test -o -name tests -o -name __tests__ \) -exec rm -rf {} +
-find "$package/node_modules" -type f \( -name '*.test.js' -o -name '*.spec.js' \) -delete
+find "$package/node_modules" -type f \( -name '*.test.*' -o -name '*.spec.*' \) -delete
 # root owns the code; the user that runs it may read it, never change it
 chmod -R go-w "$prefix"
