@@ -4,7 +4,7 @@ import { nowMs } from '../clock.js';
 import { AnsweredError, errorMessage } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { PartnerRunMetrics, RunMode } from '../ledger/types.js';
-import { oldestWaiting, writeRunMetrics, type DeliveryMetrics, type WatchMetrics } from '../report/metricsFile.js';
+import { oldestWaiting, writeRunMetrics, type DeliveryMetrics, type ServedMetrics, type WatchMetrics } from '../report/metricsFile.js';
 import { lastAccountedAt, lastDeliveryAt, overdueDeliveries } from '../report/deliveries.js';
 import { resolvePartners, resolveSettings, type RawFlags, type Settings } from '../config/settings.js';
 import { runPartners, type PartnerResources } from '../pipeline/partnerLoop.js';
@@ -99,6 +99,8 @@ export interface IngestService {
   outageRun?: (partner: string) => string | undefined;
   /** the files watch saw still being written, by partner (see IngestOptions.changingFiles) */
   changingFiles?: (partner: string) => ChangingFiles;
+  /** the metrics text `watch --listen` serves, rendered with the metrics file's */
+  served?: ServedMetrics;
 }
 
 /** The whole `run` command for one partner short of printing: also what `demo` runs. */
@@ -128,7 +130,8 @@ export async function ingestPartners(
         overdue: async (ledger, s, now) =>
           s.expect ? overdueDeliveries(ledger, { partner: s.partner, expect: s.expect, patternText: s.patternText }, now) : undefined,
         oldestWaiting,
-        afterPartners: (ran, processExit) => afterPartners(partners[0]!, all, ran, processExit, service.watch?.(), stopping.signal),
+        afterPartners: (ran, processExit) =>
+          afterPartners(partners[0]!, all, ran, processExit, service.watch?.(), stopping.signal, service.served),
         now: nowMs,
         host: hostname(),
         pid: process.pid,
@@ -181,9 +184,10 @@ export async function afterPartners(
   processExit: number,
   watch?: WatchMetrics,
   stop?: AbortSignal,
+  served?: ServedMetrics,
 ): Promise<void> {
   const runIds = ran.flatMap((partnerRunMetrics) => (partnerRunMetrics.runId ? [partnerRunMetrics.runId] : []));
-  if (!shared.metricsFile && runIds.length === 0) return;
+  if (!shared.metricsFile && !served && runIds.length === 0) return;
   const names = all.map((settings) => settings.partner);
   await withResources(shared, async (commandResources) => {
     const logger = commandResources.logger();
@@ -199,8 +203,7 @@ export async function afterPartners(
         logger.error({ event: 'exit-status-not-recorded', runs: runIds, reason: errorMessage(err) }, 'could not record the exit status');
       });
     }
-    if (!shared.metricsFile) return;
-    const path = shared.metricsFile;
+    if (!shared.metricsFile && !served) return;
     const deliveries = async (partner: string): Promise<DeliveryMetrics> => {
       const s = all.find((p) => p.partner === partner);
       const view = ledger!.forPartner(partner);
@@ -216,7 +219,16 @@ export async function afterPartners(
         },
       };
     };
-    const metricsInput = { partners: names, ran, claimLeaseSeconds: shared.claimLeaseSeconds };
-    await writeRunMetrics(path, { ...metricsInput, ...(ledger ? { ledger, deliveries } : {}), ...(watch ? { watch } : {}) }, logger);
+    await writeRunMetrics(
+      { file: shared.metricsFile, served },
+      {
+        partners: names,
+        ran,
+        claimLeaseSeconds: shared.claimLeaseSeconds,
+        ...(ledger ? { ledger, deliveries } : {}),
+        ...(watch ? { watch } : {}),
+      },
+      logger,
+    );
   }).catch(() => undefined);
 }

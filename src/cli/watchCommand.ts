@@ -25,10 +25,12 @@ import { afterPartners, ingestPartners, type RunFlags } from './runCommand.js';
 import { appendSummary } from './summaryFile.js';
 import { leasedText, partnersText, summaryLine } from './summaryOutput.js';
 import { TerminalStatus } from './terminal.js';
+import { watchEndpoints } from './watchEndpoints.js';
 
 interface WatchFlags extends RunFlags {
   poll?: string;
   rescan?: string;
+  listen?: string;
 }
 
 /** After a failed cycle the next comes after 1 s, then 2, 4, … at most 5 min; a good cycle resets it. */
@@ -47,6 +49,8 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
       const rescanMs = durationFlag(flags.rescan, '--rescan', 300) * 1000;
       // a bad config, a refused setting at start: exit 2, as `run` has it, before the loop begins
       let config = await readConfig(flags);
+      // /metrics, /healthz, /readyz (--listen): a port that cannot be bound is exit 2 too
+      const endpoints = await watchEndpoints(flags.listen, () => config.partners[0]!);
       /** what watch decides about itself: the log, and a line on stdout for the journal */
       const notice: Notice = (level, fields, message) => {
         config.logger[level](fields, message);
@@ -101,6 +105,7 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
               outageRun: (partner) => outageRuns.get(partner),
               changingFiles,
               ...(latest ? { watch: () => latest! } : {}),
+              ...(endpoints.served ? { served: endpoints.served } : {}),
             });
             const worked = outcomes.filter((outcome) => outcome.result !== undefined);
             // a partner skipped for another's lease is said only when it is starved (no success within --max-age)
@@ -127,9 +132,9 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
           },
           metrics: async (stats) => {
             latest = { ...stats };
-            await afterPartners(config.partners[0]!, config.all, [], 0, latest);
+            await afterPartners(config.partners[0]!, config.all, [], 0, latest, undefined, endpoints.served);
           },
-          wait: signals.wait,
+          wait: endpoints.waiting(signals.wait),
           now: nowMs,
           notice,
           stop: signals.stop,
@@ -142,6 +147,7 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
       } finally {
         intakes.close();
         signals.dispose();
+        await endpoints.close();
       }
       setExit(0);
     });

@@ -726,6 +726,13 @@ export const COMMAND_FLAGS = {
       'how often a local intake is listed in full though no change was seen, and a file left waiting (held, not ready, failed) is tried again (default 5m)',
     commands: ['watch'],
   },
+  listen: {
+    flag: '--listen',
+    value: '<address:port>',
+    description:
+      "serve /metrics (the metrics file's text), /healthz (the loop turns) and /readyz (the ledger and the finance database answer) over HTTP on this address only: 127.0.0.1:9475, or 0.0.0.0:9475 in a pod",
+    commands: ['watch'],
+  },
   day: {
     flag: '--day',
     value: '<day>',

@@ -63,9 +63,8 @@ export async function oldestWaiting(intake: Intake): Promise<number | undefined>
   return Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0;
 }
 
-/** The samples of the file this one replaces: what a partner keeps when nothing newer is known. */
-async function previousSamples(path: string): Promise<Map<string, number>> {
-  const text = await readFile(path, 'utf8').catch(() => '');
+/** The samples of the text this one replaces: what a partner keeps when nothing newer is known. */
+function previousSamples(text: string): Map<string, number> {
   const samples = new Map<string, number>();
   for (const m of text.matchAll(/^(settle_ingest_[a-z_]+(?:\{[^}]*\})?) (\S+)$/gm)) samples.set(m[1]!, Number(m[2]));
   return samples;
@@ -153,115 +152,142 @@ async function holdingLease(ledger: LedgerQueries, claimLeaseSeconds: number): P
 const labelValue = (text: string) => text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 /**
- * Every partner's last run as one Prometheus text file for node_exporter's textfile collector,
- * each series labelled with its `partner`, written after every run (also one that could not
- * start) and replaced atomically: the collector never reads half a file. A failure to write it
- * is logged, never fatal to the run.
+ * Where the metrics go after a run: the text file for node_exporter's textfile collector, and
+ * the text `watch --listen` serves on /metrics (the same text, rendered once).
  */
-export async function writeRunMetrics(path: string, runMetricsInput: RunMetricsInput, log: Logger): Promise<void> {
+export interface MetricsTargets {
+  file?: string | undefined;
+  served?: ServedMetrics | undefined;
+}
+
+/** The metrics text an HTTP endpoint answers with: the latest rendered, replaced whole. */
+export interface ServedMetrics {
+  text: string | undefined;
+}
+
+/**
+ * Every partner's last run as one Prometheus text, each series labelled with its `partner`,
+ * after every run (also one that could not start): written to the metrics file, replaced
+ * atomically (the collector never reads half a file), and handed to the HTTP endpoint. A
+ * failure to render or write it is logged, never fatal to the run.
+ */
+export async function writeRunMetrics(targets: MetricsTargets, runMetricsInput: RunMetricsInput, log: Logger): Promise<void> {
+  const path = targets.file;
   try {
-    const previous = await previousSamples(path);
-    const all: [string, PartnerSamples][] = [];
-    for (const partner of runMetricsInput.partners) all.push([partner, await partnerSamples(runMetricsInput, partner, previous)]);
-    const each = (value: (p: PartnerSamples) => number): Sample[] => all.map(([partner, p]) => [`{partner="${partner}"}`, value(p)]);
-    const text = [
-      gauge(
-        'settle_ingest_last_run_timestamp_seconds',
-        'When the last run ended (Unix time).',
-        each((p) => Math.round(p.lastRun)),
-      ),
-      gauge(
-        LAST_SUCCESS,
-        'When the last run whose loads ended with exit status 0 ended (Unix time).',
-        each((p) => Math.round(p.lastSuccess)),
-      ),
-      gauge(
-        'settle_ingest_last_run_files',
-        'Files of the last run per outcome.',
-        all.flatMap(([partner, p]) =>
-          OUTCOMES.map(([outcome]): Sample => [`{partner="${partner}",outcome="${outcome}"}`, p.files[outcome]!]),
-        ),
-      ),
-      gauge(
-        'settle_ingest_last_run_rows',
-        'Rows loaded by the last run.',
-        each((p) => p.rows),
-      ),
-      gauge(
-        'settle_ingest_last_run_duration_seconds',
-        'How long the last run took.',
-        each((p) => p.duration),
-      ),
-      gauge(
-        'settle_ingest_last_run_exit_status',
-        'Exit status of the last run as the scheduler saw it (0 ok, 1 problem, also an overdue delivery past errorAfter, 2 configuration).',
-        each((p) => p.exitStatus),
-      ),
-      gauge(
-        'settle_ingest_last_run_loads_exit_status',
-        "Exit status of the last run's own loads, overdue deliveries aside (0 ok, 1 problem, 2 configuration).",
-        each((p) => p.loadsExitStatus),
-      ),
-      gauge(
-        'settle_ingest_stale_claims',
-        'Claims in the ledger whose owner is gone or whose lease has passed.',
-        each((p) => p.staleClaims),
-      ),
-      gauge(
-        'settle_ingest_longest_waiting_runs',
-        'Runs in a row that the longest-waiting file was left in the intake.',
-        each((p) => p.longestWaiting),
-      ),
-      gauge(
-        'settle_ingest_oldest_waiting_file_age_seconds',
-        'Age of the oldest file still in the intake.',
-        each((p) => Math.round(p.oldestWaiting)),
-      ),
-      gauge(
-        LAST_DELIVERY,
-        'When the latest file of the partner loaded (Unix time; 0: never).',
-        each((p) => Math.round(p.lastDelivery)),
-      ),
-      gauge(
-        LAST_ACCOUNTED,
-        'When the partner was last accounted for: its latest load, or the due time of a later day waived as never coming (Unix time; 0: neither).',
-        each((p) => Math.round(p.lastAccounted)),
-      ),
-      gauge(
-        'settle_ingest_overdue_deliveries',
-        'Due days without a delivery past by + warnAfter (level warning) and past by + errorAfter (level critical).',
-        all.flatMap(([partner, p]): Sample[] => [
-          [`{partner="${partner}",level="warning"}`, p.overdue.warning],
-          [`{partner="${partner}",level="critical"}`, p.overdue.critical],
-        ]),
-      ),
-      // a partner whose lease another run holds is judged by its last success like any other: who holds it, and what waits
-      gauge(
-        'settle_ingest_partner_lease_holder',
-        "The run holding the partner's lease on a shared ledger when the file was written (1; absent when free).",
-        all.flatMap(([partner, p]): Sample[] =>
-          p.lease
-            ? [[`{partner="${partner}",holder_host="${labelValue(p.lease.host)}",holder_run="${labelValue(p.lease.runId ?? '')}"}`, 1]]
-            : [],
-        ),
-      ),
-      gauge(
-        'settle_ingest_partner_lease_until_timestamp_seconds',
-        "When the partner's lease held by another run ends, by the ledger's clock (Unix time; 0: free).",
-        each((p) => (p.lease ? Math.round(Date.parse(p.lease.leaseUntil) / 1000) : 0)),
-      ),
-      gauge(
-        'settle_ingest_starved_waiting_files',
-        'Files a run that skipped the partner, starved (its lease held, no success within --max-age), found waiting in its intake.',
-        each((p) => (p.lease?.skipped && 'count' in p.lease.skipped.waiting ? p.lease.skipped.waiting.count : 0)),
-      ),
-      ...(runMetricsInput.watch ? watchSamples(runMetricsInput.watch) : []),
-    ].join('\n');
+    // what a partner keeps when nothing newer is known: the file outlives the process, the served text does not
+    const before = path ? await readFile(path, 'utf8').catch(() => '') : (targets.served?.text ?? '');
+    const text = await renderRunMetrics(runMetricsInput, before);
+    if (targets.served) targets.served.text = text;
     // node_exporter reads it at any moment: whole or the previous one (and never through a link)
-    await writeFileAtomically(path, `${text}\n`, { mode: 0o644, what: 'metrics file' });
+    if (path) await writeFileAtomically(path, text, { mode: 0o644, what: 'metrics file' });
   } catch (err) {
-    log.error({ event: 'metrics-not-written', path, reason: errorMessage(err) }, `could not write the metrics file ${path}`);
+    log.error(
+      { event: 'metrics-not-written', path, reason: errorMessage(err) },
+      path ? `could not write the metrics file ${path}` : 'could not render the metrics',
+    );
   }
+}
+
+/** The one renderer of the metrics: the text file and `/metrics` both are this text. */
+export async function renderRunMetrics(runMetricsInput: RunMetricsInput, previousText: string): Promise<string> {
+  const previous = previousSamples(previousText);
+  const all: [string, PartnerSamples][] = [];
+  for (const partner of runMetricsInput.partners) all.push([partner, await partnerSamples(runMetricsInput, partner, previous)]);
+  const each = (value: (p: PartnerSamples) => number): Sample[] => all.map(([partner, p]) => [`{partner="${partner}"}`, value(p)]);
+  const text = [
+    gauge(
+      'settle_ingest_last_run_timestamp_seconds',
+      'When the last run ended (Unix time).',
+      each((p) => Math.round(p.lastRun)),
+    ),
+    gauge(
+      LAST_SUCCESS,
+      'When the last run whose loads ended with exit status 0 ended (Unix time).',
+      each((p) => Math.round(p.lastSuccess)),
+    ),
+    gauge(
+      'settle_ingest_last_run_files',
+      'Files of the last run per outcome.',
+      all.flatMap(([partner, p]) =>
+        OUTCOMES.map(([outcome]): Sample => [`{partner="${partner}",outcome="${outcome}"}`, p.files[outcome]!]),
+      ),
+    ),
+    gauge(
+      'settle_ingest_last_run_rows',
+      'Rows loaded by the last run.',
+      each((p) => p.rows),
+    ),
+    gauge(
+      'settle_ingest_last_run_duration_seconds',
+      'How long the last run took.',
+      each((p) => p.duration),
+    ),
+    gauge(
+      'settle_ingest_last_run_exit_status',
+      'Exit status of the last run as the scheduler saw it (0 ok, 1 problem, also an overdue delivery past errorAfter, 2 configuration).',
+      each((p) => p.exitStatus),
+    ),
+    gauge(
+      'settle_ingest_last_run_loads_exit_status',
+      "Exit status of the last run's own loads, overdue deliveries aside (0 ok, 1 problem, 2 configuration).",
+      each((p) => p.loadsExitStatus),
+    ),
+    gauge(
+      'settle_ingest_stale_claims',
+      'Claims in the ledger whose owner is gone or whose lease has passed.',
+      each((p) => p.staleClaims),
+    ),
+    gauge(
+      'settle_ingest_longest_waiting_runs',
+      'Runs in a row that the longest-waiting file was left in the intake.',
+      each((p) => p.longestWaiting),
+    ),
+    gauge(
+      'settle_ingest_oldest_waiting_file_age_seconds',
+      'Age of the oldest file still in the intake.',
+      each((p) => Math.round(p.oldestWaiting)),
+    ),
+    gauge(
+      LAST_DELIVERY,
+      'When the latest file of the partner loaded (Unix time; 0: never).',
+      each((p) => Math.round(p.lastDelivery)),
+    ),
+    gauge(
+      LAST_ACCOUNTED,
+      'When the partner was last accounted for: its latest load, or the due time of a later day waived as never coming (Unix time; 0: neither).',
+      each((p) => Math.round(p.lastAccounted)),
+    ),
+    gauge(
+      'settle_ingest_overdue_deliveries',
+      'Due days without a delivery past by + warnAfter (level warning) and past by + errorAfter (level critical).',
+      all.flatMap(([partner, p]): Sample[] => [
+        [`{partner="${partner}",level="warning"}`, p.overdue.warning],
+        [`{partner="${partner}",level="critical"}`, p.overdue.critical],
+      ]),
+    ),
+    // a partner whose lease another run holds is judged by its last success like any other: who holds it, and what waits
+    gauge(
+      'settle_ingest_partner_lease_holder',
+      "The run holding the partner's lease on a shared ledger when the file was written (1; absent when free).",
+      all.flatMap(([partner, p]): Sample[] =>
+        p.lease
+          ? [[`{partner="${partner}",holder_host="${labelValue(p.lease.host)}",holder_run="${labelValue(p.lease.runId ?? '')}"}`, 1]]
+          : [],
+      ),
+    ),
+    gauge(
+      'settle_ingest_partner_lease_until_timestamp_seconds',
+      "When the partner's lease held by another run ends, by the ledger's clock (Unix time; 0: free).",
+      each((p) => (p.lease ? Math.round(Date.parse(p.lease.leaseUntil) / 1000) : 0)),
+    ),
+    gauge(
+      'settle_ingest_starved_waiting_files',
+      'Files a run that skipped the partner, starved (its lease held, no success within --max-age), found waiting in its intake.',
+      each((p) => (p.lease?.skipped && 'count' in p.lease.skipped.waiting ? p.lease.skipped.waiting.count : 0)),
+    ),
+    ...(runMetricsInput.watch ? watchSamples(runMetricsInput.watch) : []),
+  ].join('\n');
+  return `${text}\n`;
 }
 
 /** `watch`'s own series: its cycles by kind since it started, and when the last one ended (a stalled loop stops moving it). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/postgresServer.js';
 import { HEADER, sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { promtool, sample } from '../support/promtool.js';
+import { RULES, alertAt, promtool, rulesUnderTest, sample } from '../support/promtool.js';
 import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
@@ -162,33 +162,20 @@ describe('status', () => {
 });
 
 describe('the Prometheus alert rules in ops/', () => {
-  const rules = new URL('../../ops/settle-ingest.rules.yml', import.meta.url).pathname;
-
   it('are valid rules', () => {
-    expect(promtool(['check', 'rules', rules])).toMatchObject({ status: 0 });
+    expect(promtool(['check', 'rules', RULES])).toMatchObject({ status: 0 });
   });
 
   it('fire on no success in 26 h, a stale claim, a file waiting more than two runs, a failed last run, a stalled watch, missing metrics, and per partner on a late or missing delivery and on days without any', async () => {
-    // the annotations are for people; promtool would compare them too, so the copy under test drops them
-    const lines = (await readFile(rules, 'utf8')).split('\n');
-    const kept: string[] = [];
-    let skipUnder = -1;
-    for (const line of lines) {
-      const indent = line.search(/\S/);
-      if (skipUnder >= 0 && (indent === -1 || indent > skipUnder)) continue;
-      skipUnder = line.trim() === 'annotations:' ? indent : -1;
-      if (skipUnder < 0) kept.push(line);
-    }
     const dir = await mkdtemp(join(tmpdir(), 'settle-rules-'));
-    await writeFile(join(dir, 'rules.yml'), kept.join('\n'));
+    await rulesUnderTest(dir);
     const series = (name: string, values: string) => `      - series: '${name}{instance="h"}'\n        values: '${values}'`;
-    const fires = (at: string, alert: string, severity: string) =>
-      `      - eval_time: ${at}\n        alertname: ${alert}\n        exp_alerts:\n          - exp_labels: { severity: ${severity}, instance: h }`;
+    const fires = (at: string, alert: string, severity: string) => alertAt(at, alert, [[`severity: ${severity}`, 'instance: h']]);
     const partnerSeries = (name: string, partner: string, values: string, more = '') =>
       `      - series: '${name}{instance="h",partner="${partner}"${more}}'\n        values: '${values}'`;
     const partnerFires = (at: string, alert: string, severity: string, partner: string, more = '') =>
-      `      - eval_time: ${at}\n        alertname: ${alert}\n        exp_alerts:\n          - exp_labels: { severity: ${severity}, instance: h, partner: ${partner}${more} }`;
-    const quiet = (at: string, alert: string) => `      - eval_time: ${at}\n        alertname: ${alert}\n        exp_alerts: []`;
+      alertAt(at, alert, [[`severity: ${severity}`, 'instance: h', `partner: ${partner}${more}`]]);
+    const quiet = (at: string, alert: string) => alertAt(at, alert, []);
     // hourly samples: the last success at 1h and never again; a stale claim at 3h; a file waiting 1, 2, 3 runs; exit 1 at 4h
     await writeFile(
       join(dir, 'test.yml'),
@@ -270,7 +257,7 @@ describe('the Prometheus alert rules in ops/', () => {
     await writeFile(
       join(dir, 'test.yml'),
       [
-        `rule_files: [${JSON.stringify(rules)}]`,
+        `rule_files: [${JSON.stringify(RULES)}]`,
         'evaluation_interval: 1m',
         'tests:',
         '  - interval: 1h',
