@@ -27,6 +27,8 @@ interface Checked {
   skipped_rows: number | null;
   /** the layout's control totals the file proved (a good file with totals) */
   totals?: CheckedTotal[];
+  /** its balance rules that found no group to check: nothing of them proved */
+  totals_not_checked?: string[];
   error: string | null;
 }
 
@@ -71,7 +73,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
           const content = await stagedContent(delivered, decode, join(staging, String(fileIndex)));
           try {
             if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
-            const { rows, skippedRows, totals, error } =
+            const { rows, skippedRows, totals, totalsNotChecked, error } =
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
                 : await checkContent(content.path, settings.layout, { fileName: basename(file), plain: content.layers.length === 0 });
@@ -83,6 +85,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
               rows: error || name ? null : rows,
               skipped_rows: error || name ? null : skippedRows,
               ...(totals && !error ? { totals } : {}),
+              ...(totalsNotChecked && !error ? { totals_not_checked: totalsNotChecked } : {}),
               error: error?.message ?? name?.error ?? null,
             });
           } finally {
@@ -98,7 +101,9 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
       } else {
         for (const checkedFile of checked) {
           const left = checkedFile.skipped_rows ? ` (and ${checkedFile.skipped_rows} left out by the layout)` : '';
-          const proved = checkedFile.totals?.length ? `; ${totalsText(checkedFile.totals)}` : '';
+          const proved =
+            (checkedFile.totals?.length ? `; ${totalsText(checkedFile.totals)}` : '') +
+            (checkedFile.totals_not_checked ?? []).map((note) => `; not checked: ${note}`).join('');
           const what =
             checkedFile.outcome === 'ok'
               ? `ok, ${checkedFile.rows} rows${left}${proved}`

@@ -6,6 +6,7 @@ import { resolvePartners, type RawFlags } from '../config/settings.js';
 import { EXIT_USAGE, errorMessage } from '../errors.js';
 import { doctor, type DoctorCheck } from '../pipeline/doctor.js';
 import { jsonDocument } from './jsonOutput.js';
+import { loginOf } from './operator.js';
 import { withSettingOptions } from './options.js';
 import { withResources } from './resources.js';
 import { partnerResources } from './runCommand.js';
@@ -32,7 +33,9 @@ export function doctorText(checks: DoctorCheck[]): string {
  * the settings are to be read again, as that user.
  */
 function becomeServiceUser(named: string | undefined): { check: DoctorCheck; switched: boolean; go: boolean } {
-  const current = userInfo().username;
+  // a container's uid may have no login (no /etc/passwd entry): `uid 10001`, never a crash
+  const ownUid = process.getuid?.();
+  const current = ownUid === undefined ? userInfo().username : loginOf(ownUid);
   const said = (ok: boolean, message: string, go = ok) => ({
     check: { partner: null, check: 'service-user', ok, message },
     switched: false,

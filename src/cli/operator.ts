@@ -15,7 +15,8 @@ export function operatorName(env: NodeJS.ProcessEnv = process.env): string {
   return loginOf(uid);
 }
 
-function loginOf(uid: number): string {
+/** The login of a uid as the system's user database says, or `uid N` where it has none (a container's arbitrary uid). */
+export function loginOf(uid: number): string {
   try {
     // os.userInfo() looks up the effective uid, the same as the real one but in a set-uid process
     if (process.geteuid?.() === uid) return userInfo().username;

@@ -14,6 +14,8 @@ export interface ContentCheck {
   skippedRows: number;
   /** the file's own control totals its rows were proved against (layout/reader/totalsCheck.ts) */
   totals?: CheckedTotal[];
+  /** its balance rules that found no group to check: nothing of them proved (said, never taken for proof) */
+  totalsNotChecked?: string[];
   error: RejectError | null;
 }
 

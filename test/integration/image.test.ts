@@ -296,11 +296,22 @@ describe.skipIf(!canSandbox)("the image's install, and its command under a pod's
     const shown = inCron(['config', '--config', configPath]);
     expect(shown.status, shown.stderr).toBe(0);
     const doctor = inCron(['doctor', '--config', configPath, '--json']);
+    expect(doctor.stdout, doctor.stderr).toMatch(/"checks"/);
     const checks = (JSON.parse(doctor.stdout) as { checks: { partner: string | null; check: string; ok: boolean; message: string }[] })
       .checks;
     expect(checks.filter((c) => !c.ok)).toEqual([]);
     expect(checks.map((c) => c.check)).toEqual(
-      expect.arrayContaining(['ledger', 'finance-login', 'sftp-credentials', 'intake-server', 'finance-privileges']),
+      expect.arrayContaining([
+        'ledger',
+        'ledger-privileges',
+        'finance-login',
+        'finance-writable',
+        'clock',
+        'access',
+        'intake',
+        'finance',
+        'staging',
+      ]),
     );
     expect(doctor.status, doctor.stderr).toBe(0);
 

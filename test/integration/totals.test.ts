@@ -73,6 +73,55 @@ describe('a file proves its own totals before a row is loaded', () => {
     expect(text.stdout).toMatch(/1 loaded file proved their control totals before loading/);
   });
 
+  it('checks a batch whose payout line writes its Type in another case or padded, and check says when no batch was balanced', async () => {
+    const ws = await Workspace.create(db.url);
+    const config = join(ws.root, 'partner.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        layout: { extends: 'adyen-settlement-details', table: 'adyen_totals_case' },
+        pattern: 'settlement_detail_report_batch_*.csv',
+      }),
+    );
+    expect((await ws.cli(['migrate', '--config', config, '--ledger', ws.ledger])).status).toBe(0);
+    const balanced = (await sample()).replaceAll('order-100', 'order-320');
+    // the payout line states 999.99 where the batch nets to 317.29, its Type written two other ways
+    for (const [name, type] of [
+      ['settlement_detail_report_batch_42_lower.csv', 'merchantpayout'],
+      ['settlement_detail_report_batch_42_padded.csv', 'MerchantPayout '],
+    ] as const) {
+      await ws.put(name, balanced.replace(',MerchantPayout,', `,${type},`).replace(',317.29,', ',999.99,'));
+    }
+    const refused = await ws.run(['--config', config]);
+    expect(refused.status).toBe(1);
+    expect(parseSummary(refused.stdout)).toMatchObject({ loaded: 0, rejected: 2 });
+    expect((await ws.files('rejected')).sort()).toEqual([
+      'settlement_detail_report_batch_42_lower.csv',
+      'settlement_detail_report_batch_42_padded.csv',
+    ]);
+    expect((await db.client.query('SELECT count(*)::int AS n FROM settle.adyen_totals_case')).rows[0].n).toBe(0);
+
+    // a report cut to a selection without its payout line states nothing: check says so, never "balances"
+    const cut = join(ws.root, 'settlement_detail_report_batch_42_cut.csv');
+    await writeFile(
+      cut,
+      balanced
+        .split('\n')
+        .filter((line) => !line.includes(',MerchantPayout,'))
+        .join('\n'),
+    );
+    const checked = await ws.cli(['check', '--config', config, cut]);
+    expect(checked.status).toBe(0);
+    expect(checked.stdout).toMatch(
+      /ok, 3 rows.*; not checked: no batch_number, net_currency group was balanced: no row has type MerchantPayout/,
+    );
+    const json = JSON.parse((await ws.cli(['check', '--config', config, '--json', cut])).stdout) as {
+      files: { totals?: unknown[]; totals_not_checked?: string[] }[];
+    };
+    expect(json.files[0]!.totals ?? []).toEqual([]);
+    expect(json.files[0]!.totals_not_checked).toEqual(['no batch_number, net_currency group was balanced: no row has type MerchantPayout']);
+  });
+
   it('a file without the summary record its layout says it carries is not ready: left in the intake, nothing claimed', async () => {
     const ws = await Workspace.create(db.url);
     const config = join(ws.root, 'partner.json');

@@ -99,3 +99,17 @@ describe('the intake-kind registry', () => {
     });
   });
 });
+
+describe("the registry's reading of a recorded location", () => {
+  it('gives the path on the server and the place without its login, whatever the name holds (a line break too)', async () => {
+    const { locationPath, placeWithoutLogin } = await import('../../src/intake/openIntake.js');
+    expect(locationPath('sftp://127.0.0.1:2222/archive/settle_n\n01.csv')).toBe('/archive/settle_n\n01.csv');
+    expect(placeWithoutLogin('sftp://alpha@127.0.0.1:2222/archive/settle_n\n01.csv')).toBe(
+      'sftp://127.0.0.1:2222/archive/settle_n\n01.csv',
+    );
+    expect(placeWithoutLogin('sftp://127.0.0.1:2222/archive/x.csv')).toBe('sftp://127.0.0.1:2222/archive/x.csv');
+    // a local location is a path already
+    expect(locationPath('/srv/settle/archive/x.csv')).toBe('/srv/settle/archive/x.csv');
+    expect(placeWithoutLogin('/srv/settle/archive/x.csv')).toBe('/srv/settle/archive/x.csv');
+  });
+});

@@ -90,7 +90,7 @@ export const sftpKind: IntakeKind<SftpSettings> = {
   scheme: 'sftp',
   example: 'sftp://user@host[:port]/path',
   recordedLocation(location) {
-    const recorded = /^sftp:\/\/(?:[^@/]*@)?([^/]*)(\/.*)$/.exec(location);
+    const recorded = /^sftp:\/\/(?:[^@/]*@)?([^/]*)(\/.*)$/s.exec(location); // s: a name may hold a line break
     return recorded ? { path: recorded[2]!, withoutLogin: `sftp://${recorded[1]}${recorded[2]}` } : null;
   },
   optionKeys: ['sftpKey', 'sftpPassword', 'knownHosts', 'hostKeyFingerprint', 'sftpTimeout', 'sftpMinRate'],

@@ -14,6 +14,8 @@ export interface ReadStats {
   bytes?: number;
   /** the layout's control totals the file proved, once it is read whole */
   totals?: CheckedTotal[];
+  /** the balance rules that found no group to check (said by `check`, never taken for proof) */
+  totalsNotChecked?: string[];
 }
 
 export interface ReadOptions {
@@ -325,7 +327,10 @@ class SettlementReader implements RowBlock {
       this.trailer?.finish(this.bad.count);
       if (this.totals && this.bad.count === 0) {
         const checked = this.totals.finish();
-        if (this.opts.stats) this.opts.stats.totals = checked;
+        if (this.opts.stats) {
+          this.opts.stats.totals = checked;
+          if (this.totals.notChecked.length > 0) this.opts.stats.totalsNotChecked = [...this.totals.notChecked];
+        }
       }
     } catch (err) {
       throw this.fatal(err);
@@ -375,7 +380,7 @@ export async function findBadRows(
     /** each good row as it is read (until the first bad one), for a check that looks across rows (`check`'s repeated keys) */
     onRow?: (row: SettlementRow) => void;
   } = {},
-): Promise<{ rows: number; skippedRows: number; totals?: CheckedTotal[]; error: RejectError | null }> {
+): Promise<{ rows: number; skippedRows: number; totals?: CheckedTotal[]; totalsNotChecked?: string[]; error: RejectError | null }> {
   let rows = 0;
   const stats: ReadStats = { skipped: 0 };
   const { onRow, ...read } = opts;
@@ -384,7 +389,13 @@ export async function findBadRows(
       rows++;
       onRow?.(row);
     }
-    return { rows, skippedRows: stats.skipped, ...(stats.totals ? { totals: stats.totals } : {}), error: null };
+    return {
+      rows,
+      skippedRows: stats.skipped,
+      ...(stats.totals ? { totals: stats.totals } : {}),
+      ...(stats.totalsNotChecked ? { totalsNotChecked: stats.totalsNotChecked } : {}),
+      error: null,
+    };
   } catch (err) {
     if (err instanceof RejectError) return { rows, skippedRows: stats.skipped, error: err };
     throw err;

@@ -141,7 +141,7 @@ export class TotalsCheck {
         const value = row[this.index(summand.column)];
         if (value !== null && value !== undefined) tally.sums[0]! += summand.negative ? -exact(value) : exact(value);
       }
-      if (balanceTotal.spec.when && balanceTotal.spec.when.values.includes(row[this.index(balanceTotal.spec.when.column)] ?? ''))
+      if (balanceTotal.spec.when && whenMatches(balanceTotal.spec.when.values, row[this.index(balanceTotal.spec.when.column)] ?? ''))
         tally.checked = true;
     }
   }
@@ -335,8 +335,16 @@ export class TotalsCheck {
     return typeof spec.scale === 'number' ? Math.min(spec.scale, 2) : 2;
   }
 
+  /** The balance rules that checked no group: a file whose rows hold none of the rows `when` asks for (a report cut to a selection, or a type written otherwise). */
+  readonly notChecked: string[] = [];
+
   private balance(spec: BalanceRule, tallies: Map<string, Tally>): void {
     const payout = spec.when ? ` with its ${spec.when.values.join(' or ')}` : '';
+    if (spec.when && ![...tallies.values()].some((tally) => tally.checked)) {
+      this.notChecked.push(
+        `no ${spec.groupBy.join(', ')} group was balanced: no row has ${spec.when.column} ${spec.when.values.join(' or ')}`,
+      );
+    }
     for (const [key, tally] of tallies) {
       if (spec.when && !tally.checked) continue;
       const values = key.split('\u0000');
@@ -361,6 +369,16 @@ export class TotalsCheck {
   private precision(amount: bigint): number {
     return placesOf(shown(amount, SCALE).replace(/\.?0+$/, ''));
   }
+}
+
+/**
+ * Whether a row's value is one `when` names: as the partner's specification writes it, or with
+ * spaces around it or in another case (`merchantpayout`, `MerchantPayout `), as some exports
+ * write the type column; a payout line missed there would leave its batch unchecked.
+ */
+function whenMatches(values: readonly string[], value: string): boolean {
+  const written = value.trim().toLowerCase();
+  return values.some((v) => v.trim().toLowerCase() === written);
 }
 
 /** How `check` and the run's log show the totals a file proved: `batch_number 380, net_currency USD balances`. */
