@@ -4,8 +4,8 @@ import { defineConfig } from 'vitest/config';
 /**
  * Test files run side by side, each in a process of its own (vitest's default would be one file
  * at a time on two cores: cores - 1). The unit and db files work the CPU: one per core. The
- * integration files mostly wait (on the CLI's subprocesses, PostgreSQL, the SFTP servers, a
- * timeout they prove): two per core keep the cores busy (docs/DEVELOPING.md, "The suite's time").
+ * slowest integration files mostly wait (on the CLI's subprocesses, PostgreSQL, the SFTP servers,
+ * a timeout they prove): two per core keep the cores busy (docs/DEVELOPING.md, "The suite's time").
  * SETTLE_TEST_WORKERS sets both to one number (1: a file at a time, as when hunting a flaky test).
  */
 const cores = availableParallelism();
