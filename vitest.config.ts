@@ -1,4 +1,15 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * Test files run side by side, each in a process of its own (vitest's default would be one file
+ * at a time on two cores: cores - 1). The unit and db files work the CPU: one per core. The
+ * slowest integration files mostly wait (on the CLI's subprocesses, PostgreSQL, the SFTP servers,
+ * a timeout they prove): two per core keep the cores busy (docs/DEVELOPING.md, "The suite's time").
+ * SETTLE_TEST_WORKERS sets both to one number (1: a file at a time, as when hunting a flaky test).
+ */
+const cores = availableParallelism();
+const workers = (perCore: number) => Number(process.env.SETTLE_TEST_WORKERS) || Math.max(2, cores * perCore);
 
 export default defineConfig({
   test: {
@@ -32,6 +43,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          maxWorkers: workers(1),
           setupFiles: ['test/support/leftoversSetup.ts'],
           // the differential reader tests do real work: on a busy two-core machine 5 s is too little
           testTimeout: 30_000,
@@ -43,6 +55,7 @@ export default defineConfig({
           // (test/support/dbSetup.ts): no build, and coverage sees them
           name: 'db',
           include: ['test/db/**/*.test.ts'],
+          maxWorkers: workers(1),
           globalSetup: ['test/support/dbSetup.ts'],
           setupFiles: ['test/support/leftoversSetup.ts'],
           testTimeout: 60_000,
@@ -53,6 +66,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          maxWorkers: workers(2),
           globalSetup: ['test/support/globalSetup.ts'],
           setupFiles: ['test/support/leftoversSetup.ts'],
           testTimeout: 120_000,

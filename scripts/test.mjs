@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Runs the whole suite with vitest and ends with the plain line `N passed, N failed` that CI
 // reads; exits non-zero when anything failed or when no test ran.
-import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 // What the tests need beyond Node.js, said before anything starts (scripts/test-prerequisites.txt)
@@ -28,13 +28,18 @@ if (missing.length > 0) {
   process.exit(1);
 }
 
-// The rules the tools hold first (`npm run lint`: types of src, tests and benchmarks, the
-// formatter's check, the import rules of .dependency-cruiser.cjs); a lint failure counts as one
-// failure in the closing line, and the suite still runs.
-// `--smoke` (npm run test:smoke) skips it: the smoke set is what to run before pushing, in minutes.
 const smoke = process.argv[2] === '--smoke';
-const lint = smoke ? undefined : spawnSync('npm', ['run', '--silent', 'lint'], { stdio: 'inherit' });
-const lintFailures = lint === undefined || lint.status === 0 ? 0 : 1;
+
+/** A command to its end, its output on ours (or into `output`, a file); its exit status, or null when a signal ended it. */
+function run(command, args, { env, output } = {}) {
+  const fd = output === undefined ? undefined : openSync(output, 'w');
+  const child = spawn(command, args, { stdio: fd === undefined ? 'inherit' : ['ignore', fd, fd], env: { ...process.env, ...env } });
+  if (fd !== undefined) closeSync(fd);
+  return new Promise((resolve) => {
+    child.on('error', () => resolve(null));
+    child.on('close', (status) => resolve(status));
+  });
+}
 
 // The integration tests whose outcome depends on the server's release (migrations, the
 // PostgreSQL ledger, COPY formats, privileges, catalog queries), run once more on PostgreSQL 14,
@@ -53,6 +58,16 @@ const ON_POSTGRES_14 = ['ledgerSchemas', 'ledgerVersions', 'pgLedger', 'copyForm
 const SMOKE = ['incidentNight', 'crashes', 'sftp'].map((name) => `test/integration/${name}.test.ts`);
 
 mkdirSync('.test-output', { recursive: true });
+
+// The rules the tools hold (`npm run lint`: types of src, tests and benchmarks, the formatter's
+// check, the import rules of .dependency-cruiser.cjs), checked while the integration project
+// (or the tests asked for) runs: those files mostly wait on servers and subprocesses, the lint
+// works one core, and the unit and db files before them have the cores to themselves. Its output
+// is printed after the tests; a lint failure counts as one failure in the closing line.
+// `--smoke` (npm run test:smoke) skips it: the smoke set is what to run before pushing, in minutes.
+const LINT_OUTPUT = '.test-output/lint.txt';
+let lint;
+
 const runs = smoke
   ? [
       { name: 'unit', label: 'unit', args: ['--project', 'unit'] },
@@ -76,13 +91,14 @@ let failed = 0;
 let skipped = 0;
 const tallies = [];
 for (const { name, label, args, env } of runs) {
+  if (!smoke && lint === undefined && name !== 'unit') lint = run('npm', ['run', '--silent', 'lint'], { output: LINT_OUTPUT });
   const out = `.test-output/vitest-${name}.json`;
   rmSync(out, { force: true });
   console.log(`\n=== ${label} ===`);
-  const vitest = spawnSync(
+  const status = await run(
     process.execPath,
     ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile=${out}`, ...args],
-    { stdio: 'inherit', env: { ...process.env, ...env } },
+    { env },
   );
   let ran = 0;
   let broken = 0;
@@ -97,11 +113,17 @@ for (const { name, label, args, env } of runs) {
     broken = 1; // vitest died before writing its report
   }
   // a crash, an empty run or a coverage floor missed (vitest's status, every test passed) is a failure
-  if ((vitest.status !== 0 || ran === 0) && broken === 0) broken = 1;
+  if ((status !== 0 || ran === 0) && broken === 0) broken = 1;
   passed += ran;
   failed += broken;
   tallies.push(`  ${label}: ${ran} passed, ${broken} failed`);
 }
+const lintStatus = await lint;
+if (lint !== undefined) {
+  console.log(`\n=== lint ===`);
+  process.stdout.write(readFileSync(LINT_OUTPUT, 'utf8'));
+}
+const lintFailures = lint === undefined || lintStatus === 0 ? 0 : 1;
 failed += lintFailures;
 // which tests ran where, above the one closing line that CI reads
 console.log(['', ...tallies, `  lint: ${lint === undefined ? 'not run (smoke)' : lintFailures ? 'failed' : 'passed'}`].join('\n'));

@@ -183,11 +183,17 @@ describe.skipIf(!canSandbox)("the image's install, and its command under a pod's
     return env;
   }
 
-  /** The manifests' names for this machine: the test's PostgreSQL, roles and sshd, and the pod's folders under `root`. */
+  /**
+   * The manifests' names for this machine: the test's PostgreSQL, roles and sshd, and the pod's
+   * folders under `root`; and the config's quiet time of an upload (`stableFor`, 30 s, which an
+   * SFTP intake watches for in full: its mtimes are the server's clock) 1 s, as the test writes
+   * each file whole before the run or the watch looks: 30 s of waiting twice proved nothing more.
+   */
   function rewriter(root: string) {
     const server = new URL(db.url);
     return (text: string) =>
       text
+        .replace(/"stableFor": "30s"/g, '"stableFor": "1s"')
         .replace(/postgres:\/\/(\w+):([^@]*)@finance-db\.example\.com:5432\/finance\?[^"\s]*/g, (_, user: string, password: string) => {
           return `postgres://${roles[user]}:${password}@${server.host}${server.pathname}`;
         })
@@ -291,6 +297,7 @@ describe.skipIf(!canSandbox)("the image's install, and its command under a pod's
     const env = podEnv(container, cronRewrite);
     const configPath = cronRewrite(container.args[container.args.indexOf('--config') + 1]!);
     // the pod's config with this machine's names: the ConfigMap's text, rewritten as the manifests are
+    expect(await readFile(configPath, 'utf8')).toContain('"stableFor": "30s"');
     await writeFile(configPath, cronRewrite(await readFile(configPath, 'utf8')));
     const inCron = (args: string[]) => spawnSync('unshare', inPod(cronPod, cronWritable, env, args), { encoding: 'utf8' });
     const shown = inCron(['config', '--config', configPath]);

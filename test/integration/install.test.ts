@@ -17,8 +17,26 @@ const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version'], { stdio: '
 const canOverlay = process.getuid?.() === 0 && spawnSync('unshare', ['--mount', '--propagation', 'private', 'true']).status === 0;
 
 /**
+ * better-sqlite3's addon as its install script (prebuild-install) downloads it on a server with a
+ * way out: the prebuilt addon of this version, this Node.js ABI and platform, here packed from the
+ * checkout's own (which `npm ci` got the same way, or compiled), and offered where prebuild-install
+ * looks for a local one. Without a download the install compiles SQLite: about 80 s of CPU that
+ * proves the compiler, not the package. The image's install (image.test.ts) still compiles it,
+ * where install.sh must clear what compiling leaves.
+ */
+async function prebuiltSqliteAddon(tmp: string): Promise<Record<string, string>> {
+  const addon = join(ROOT, 'node_modules', 'better-sqlite3');
+  const { version } = JSON.parse(await readFile(join(addon, 'package.json'), 'utf8')) as { version: string };
+  const prebuilds = join(tmp, 'prebuilds');
+  await mkdir(prebuilds);
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  execFileSync('tar', ['-czf', join(prebuilds, name), '-C', addon, 'build/Release/better_sqlite3.node']);
+  return { npm_config_better_sqlite3_local_prebuilds: prebuilds };
+}
+
+/**
  * The package as an operator gets it: packed, installed into a prefix of its own (one install
- * per suite run: it compiles better-sqlite3 and is slow), and run from a folder that is not the checkout.
+ * per suite run, the slow part), and run from a folder that is not the checkout.
  */
 describe('the packed, installed settle-ingest command', { timeout: 900_000 }, () => {
   let tmp: string;
@@ -40,6 +58,7 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], {
       cwd: tmp,
       stdio: 'pipe',
+      env: { ...process.env, ...(await prebuiltSqliteAddon(tmp)) },
     });
     command = join(prefix, 'bin', 'settle-ingest');
     db = await financeDatabase({ migrated: false });

@@ -9,6 +9,8 @@ declare module 'vitest' {
     /** a URL whose database is a maintenance database: tests create their own from the template */
     pgAdminUrl: string;
     templateDatabase: string;
+    /** the db project's: workspaces run the CLI's main() in the test's process (test/support/workspace.ts, runCommand) */
+    inProcessCli?: boolean;
   }
 }
 

@@ -8,8 +8,21 @@ import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { runCli, startCli, type CliResult } from './cli.js';
 import { createDatabase } from './harnessPostgres.js';
 import { removeAfterPassing } from './leftovers.js';
+import { querySync } from './syncQuery.js';
 
-/** A fresh finance database for one test file, cloned from the migrated template. */
+/**
+ * The CLI as this project runs it: the built test CLI as a subprocess (`runCli`: the integration
+ * project), or in the db project, which builds nothing and whose coverage sees the code it runs,
+ * its own `main(argv)` in this process (test/support/inProcessCli.ts). Workspaces run every
+ * command through it, so a scenario that needs no process of its own moves between the two
+ * projects as it is.
+ */
+export async function runCommand(args: string[], env: Record<string, string> = {}, opts: { cwd?: string } = {}): Promise<CliResult> {
+  if (inject('inProcessCli') === true) return (await import('./inProcessCli.js')).runInProcess(args, env, opts);
+  return runCli(args, env, opts);
+}
+
+/** A fresh finance database for one test file, cloned from the migrated template (the db project's: an empty one). */
 export async function financeDatabase(
   opts: { migrated?: boolean } = {},
 ): Promise<{ url: string; client: pg.Client; close(): Promise<void> }> {
@@ -63,32 +76,15 @@ export interface FileRowView {
 
 export type LedgerStore = 'sqlite' | 'postgres';
 
-const PG_MODULE = import.meta.resolve('pg');
-
-/**
- * One query on a PostgreSQL ledger, synchronously (so that both stores share the accessors
- * below): run in a child process. Values come back as the SQLite store gives them: times as
- * ISO text, bigints as numbers, jsonb as its JSON text.
- */
+/** One query on a PostgreSQL ledger (schema settle_ledger), synchronously, so that both stores share the accessors below; `?` placeholders. */
 function pgLedgerQuery<T>(url: string, sql: string, params: unknown[]): T[] {
-  const script = `
-    const { default: pg } = await import(${JSON.stringify(PG_MODULE)});
-    pg.types.setTypeParser(20, Number);
-    pg.types.setTypeParser(3802, (v) => v);
-    const c = new pg.Client({ connectionString: process.argv[1] });
-    await c.connect();
-    try {
-      await c.query('SET search_path TO settle_ledger');
-      const r = await c.query(process.argv[2], JSON.parse(process.argv[3]));
-      process.stdout.write(JSON.stringify(r.rows));
-    } finally {
-      await c.end();
-    }`;
   let n = 0;
-  const numbered = sql.replace(/\?/g, () => `$${++n}`);
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, url, numbered, JSON.stringify(params)], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`ledger query failed: ${r.stderr}`);
-  return JSON.parse(r.stdout) as T[];
+  return querySync<T>(
+    url,
+    sql.replace(/\?/g, () => `$${++n}`),
+    params,
+    'settle_ledger',
+  );
 }
 
 /** An intake with its sibling folders and a migrated ledger, in a temporary folder. */
@@ -137,7 +133,7 @@ export class Workspace {
   }
 
   cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-    return runCli(args, { DATABASE_URL: this.databaseUrl, ...env }, { cwd: this.root });
+    return runCommand(args, { DATABASE_URL: this.databaseUrl, ...env }, { cwd: this.root });
   }
 
   runArgs(extra: string[] = []): string[] {

@@ -2,8 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runCli } from '../support/cli.js';
-import { financeDatabase, parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, parseSummary, runCommand, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 const fixture = (name: string) => readFile(fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url)), 'utf8');
@@ -325,7 +324,7 @@ describe('a European acquirer layout with a trailer', () => {
     );
     const copy = join(ws.root, 'copy.csv');
     await writeFile(copy, text);
-    const checked = await runCli(['check', '--config', config, copy], {});
+    const checked = await runCommand(['check', '--config', config, copy]);
     expect(checked.status).toBe(1);
     expect(checked.stdout.trim()).toBe(`${copy}: rejected: ${error}`);
   });
