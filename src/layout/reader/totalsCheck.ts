@@ -229,8 +229,7 @@ export class TotalsCheck {
       const captured = this.captured.get(spec.count)!;
       const digits = captured.value.replace(/[\s,.'\u00a0\u202f]/g, '');
       if (!/^\d{1,15}$/.test(digits)) fail(spec.count, `${capturedText(spec.count, captured)} is not a number of rows`);
-      else if (Number(digits) !== tally.rows)
-        fail(spec.count, `${capturedText(spec.count, captured)} says ${Number(digits)} rows, the file has ${tally.rows}`);
+      else if (Number(digits) !== tally.rows) fail(spec.count, `${spec.count} says ${Number(digits)} rows, the file has ${tally.rows}`);
     }
     spec.sums.forEach((statementSum, i) => {
       const stated = figure(statementSum.capture, statementSum.of);
