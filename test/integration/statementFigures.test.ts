@@ -1,4 +1,4 @@
-import { readFile, utimes, writeFile } from 'node:fs/promises';
+import { readFile, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
