@@ -1,4 +1,4 @@
-import { readFile, utimes } from 'node:fs/promises';
+import { readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -99,6 +99,17 @@ describe('dates without a year take the delivery’s', () => {
     const path = await ws.put('wallet_export.csv', await fixture('wallet_export.csv'));
     const delivered = new Date('2026-01-03T02:00:00Z');
     await utimes(path, delivered, delivered);
+    // check takes the file's own time as its delivery, as the run will
+    const checked = await ws.cli(['check', '--config', config, path, '--json']);
+    expect(checked.status).toBe(0);
+    expect(checked.stdout).toContain('"outcome":"ok"');
+    const noon = join(ws.root, 'wallet_export_noon.csv');
+    await writeFile(noon, (await fixture('wallet_export.csv')).replace('下午 06:50:12', '中午 06:50:12'));
+    const refusedCheck = await ws.cli(['check', '--config', config, noon]);
+    expect(refusedCheck.status).toBe(1);
+    expect(refusedCheck.stdout).toContain(
+      'line 3, field booked_at: "12-29" with booked_time "中午 06:50:12" is not a time stamp (MM-dd a hh:mm:ss)',
+    );
     const loaded = await ws.run(['--config', config]);
     expect(loaded.status).toBe(0);
     expect(parseSummary(loaded.stdout)).toMatchObject({ loaded: 1, rows: 3 });

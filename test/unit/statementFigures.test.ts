@@ -129,7 +129,7 @@ describe('the year of a date written without one', () => {
   it('from the delivery, unknown: the file is rejected, never a year guessed', async () => {
     const result = await findBadRows(wallet(), walletLayout, { fileName: 'wallet_export.csv' });
     expect(result.error?.message).toBe(
-      'line 2: header column booked_at takes its year from the day the file was delivered, which is not known here',
+      'line 2: column booked_at takes its year from the day the file was delivered, which is not known here',
     );
   });
 

@@ -151,12 +151,19 @@ function fileZone(
 function fileYear(layout: Layout, c: ColumnSpec, line: number, context: PlanContext): YearOf {
   if (c.year === DELIVERY_YEAR) {
     if (context.deliveredAt === undefined)
-      throw header(line, `column ${c.name} takes its year from the day the file was delivered, which is not known here`);
+      throw new RejectError(`line ${line}: column ${c.name} takes its year from the day the file was delivered, which is not known here`, {
+        line,
+        field: c.name,
+      });
     const zone = parseZone(layout.timeZone ?? 'UTC') ?? { fixed: 0 };
     return nearestYear(dayIn(context.deliveredAt, zone));
   }
   const captured = context.captures?.get(c.year!);
-  if (!captured) throw header(line, `column ${c.name} takes its year from ${c.year}, which the file does not state`);
+  if (!captured)
+    throw new RejectError(`line ${line}: column ${c.name} takes its year from ${c.year}, which the file does not state`, {
+      line,
+      field: c.name,
+    });
   const yearOf = yearSource(captured.value);
   if (!yearOf)
     throw new RejectError(
@@ -180,7 +187,11 @@ function capturedValues(
   return layout.columns.map((c, i) => {
     if (!c.capture) return undefined;
     const captured = context.captures?.get(c.capture.name);
-    if (!captured) throw header(line, `column ${c.name} is the file's ${c.capture.name}, which the file does not state`);
+    if (!captured)
+      throw new RejectError(`line ${line}: column ${c.name} is the file's ${c.capture.name}, which the file does not state`, {
+        line,
+        field: c.name,
+      });
     const out = converters[i]!(captured.value, []);
     const told = capturedText(c.capture.name, captured);
     if (typeof out !== 'string')
