@@ -229,6 +229,33 @@ describe('statement figures: a preamble’s count and sums, and balances the row
     );
   });
 
+  it('a file without a header: its preamble states the count and the currency every row takes', async () => {
+    const headerless = parseLayout(
+      {
+        header: false,
+        skipLines: 1,
+        captures: { stated_rows: { line: 'rows: (\\d+)' }, currency: { line: 'currency (\\w+)' } },
+        columns: [
+          { name: 'ref', position: 1, type: 'text' },
+          { name: 'amount', position: 2, type: 'decimal' },
+          { name: 'currency', type: 'currency', capture: 'currency' },
+        ],
+        naturalKey: 'ref',
+        totals: [{ statement: { count: 'stated_rows' } }],
+      },
+      'headerless',
+    );
+    expect(await rowsOf(file('rows: 2 currency eur\na,1.00\nb,2.00\n'), headerless)).toEqual([
+      ['a', '1.00', 'EUR'],
+      ['b', '2.00', 'EUR'],
+    ]);
+    // no rows at all: the count is still checked
+    expect((await findBadRows(file('rows: 0 currency eur\n'), headerless)).error).toBeNull();
+    expect((await findBadRows(file('rows: 1 currency eur\n'), headerless)).error?.message).toBe(
+      'line 1, statement: stated_rows says 1 rows, the file has 0',
+    );
+  });
+
   it('the layout says each figure plainly: unknown captures, patterns without a group, captures with nothing to read', () => {
     const base = {
       columns: [
