@@ -148,27 +148,30 @@ function fileZone(
  * dates are nearest to), or the nearest to the day the file was delivered, in the layout's
  * `timeZone` (UTC without one). Unknown is a reject: the year is never guessed.
  */
-function fileYear(layout: Layout, c: ColumnSpec, line: number, context: PlanContext): YearOf {
-  if (c.year === DELIVERY_YEAR) {
+function fileYear(layout: Layout, column: ColumnSpec, line: number, context: PlanContext): YearOf {
+  if (column.year === DELIVERY_YEAR) {
     if (context.deliveredAt === undefined)
-      throw new RejectError(`line ${line}: column ${c.name} takes its year from the day the file was delivered, which is not known here`, {
-        line,
-        field: c.name,
-      });
+      throw new RejectError(
+        `line ${line}: column ${column.name} takes its year from the day the file was delivered, which is not known here`,
+        {
+          line,
+          field: column.name,
+        },
+      );
     const zone = parseZone(layout.timeZone ?? 'UTC') ?? { fixed: 0 };
     return nearestYear(dayIn(context.deliveredAt, zone));
   }
-  const captured = context.captures?.get(c.year!);
+  const captured = context.captures?.get(column.year!);
   if (!captured)
-    throw new RejectError(`line ${line}: column ${c.name} takes its year from ${c.year}, which the file does not state`, {
+    throw new RejectError(`line ${line}: column ${column.name} takes its year from ${column.year}, which the file does not state`, {
       line,
-      field: c.name,
+      field: column.name,
     });
   const yearOf = yearSource(captured.value);
   if (!yearOf)
     throw new RejectError(
-      `${captured.where}: ${capturedText(c.year!, captured)} is neither a year (2026) nor a date (2026-12-31), which column ${c.name} takes its year from`,
-      { ...(captured.line !== undefined ? { line: captured.line } : {}), field: c.year! },
+      `${captured.where}: ${capturedText(column.year!, captured)} is neither a year (2026) nor a date (2026-12-31), which column ${column.name} takes its year from`,
+      { ...(captured.line !== undefined ? { line: captured.line } : {}), field: column.year! },
     );
   return yearOf;
 }
