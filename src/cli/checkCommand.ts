@@ -69,14 +69,20 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
       try {
         for (const [fileIndex, file] of files.entries()) {
           // no hash: check decides nothing by identity
-          const delivered = { path: file, sha256: '', size: (await stat(file)).size };
+          const fileStat = await stat(file);
+          const delivered = { path: file, sha256: '', size: fileStat.size };
           const content = await stagedContent(delivered, decode, join(staging, String(fileIndex)));
           try {
             if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
             const { rows, skippedRows, totals, totalsNotChecked, error } =
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
-                : await checkContent(content.path, settings.layout, { fileName: basename(file), plain: content.layers.length === 0 });
+                : await checkContent(content.path, settings.layout, {
+                    fileName: basename(file),
+                    plain: content.layers.length === 0,
+                    // as a run would take it now: delivered when it was last written
+                    deliveredAt: fileStat.mtimeMs,
+                  });
             // the content first (what to fix in the file); a good one under a name a run would not take is not ok either
             const name = error ? undefined : await nameVerdict(file);
             checked.push({

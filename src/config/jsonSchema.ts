@@ -6,6 +6,7 @@ import {
   DELIMITERS,
   GROUP_SEPARATORS,
   LAYOUT_DEFAULTS,
+  DELIVERY_YEAR,
   LOCAL_ZONE,
   MAX_LAYOUT_COLUMNS,
   OWN_CURRENCY,
@@ -264,8 +265,32 @@ function layoutObjectSchema(): Schema {
       minimum: 0,
       maximum: 100,
     },
+    captures: {
+      description:
+        'figures a file states once, outside its rows, by name: {"line": PATTERN} (the preamble and leading records), {"fileName": PATTERN} (a group holds the figure) or {"record": TYPE, "field": N}',
+      type: 'object',
+      minProperties: 1,
+      propertyNames: { pattern: '^[a-z_][a-z0-9_]{0,62}$' },
+      additionalProperties: {
+        anyOf: [
+          { type: 'object', properties: { line: { type: 'string', minLength: 1 } }, required: ['line'], additionalProperties: false },
+          {
+            type: 'object',
+            properties: { fileName: { type: 'string', minLength: 1 } },
+            required: ['fileName'],
+            additionalProperties: false,
+          },
+          {
+            type: 'object',
+            properties: { record: { type: 'string', minLength: 1 }, field: positionField('the field holding the figure') },
+            required: ['record', 'field'],
+            additionalProperties: false,
+          },
+        ],
+      },
+    },
     totals: {
-      description: 'control totals checked before a row is loaded: total records and balance rules',
+      description: "control totals checked before a row is loaded: total records, balance rules and a statement's captured figures",
       type: 'array',
       minItems: 1,
       items: {
@@ -311,6 +336,40 @@ function layoutObjectSchema(): Schema {
               },
             },
             required: ['rule', 'groupBy', 'sum'],
+          },
+          {
+            type: 'object',
+            properties: {
+              statement: {
+                type: 'object',
+                properties: {
+                  count: { description: 'the capture stating the number of rows', type: 'string' },
+                  sums: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      properties: {
+                        capture: { type: 'string' },
+                        of: { type: 'string' },
+                        sign: { type: 'string', enum: ['credit', 'debit'] },
+                      },
+                      required: ['capture', 'of'],
+                      additionalProperties: false,
+                    },
+                  },
+                  bridge: {
+                    description: 'opening + the rows\' sum of "of" = closing, each balance a capture',
+                    type: 'object',
+                    properties: { of: { type: 'string' }, opening: { type: 'string' }, closing: { type: 'string' } },
+                    required: ['of', 'opening', 'closing'],
+                    additionalProperties: false,
+                  },
+                },
+                additionalProperties: false,
+              },
+            },
+            required: ['statement'],
+            additionalProperties: false,
           },
         ],
       },
@@ -399,6 +458,25 @@ function columnSchema(opts: { change?: boolean } = {}): Schema {
     timeZoneFrom: { description: "timestamp: the column naming each row's zone", type: 'string' },
     timeFrom: { description: 'timestamp: the column holding the time of day', type: 'string' },
     trim: { description: 'spaces (no-break and thin ones, tabs) around a value are removed', type: 'boolean', default: false },
+    capture: {
+      description:
+        'one of the layout\'s "captures": without "from", every row\'s value is it; with one, each row\'s value must equal it (an empty one, or a header without it, takes it)',
+      type: 'string',
+      minLength: 1,
+    },
+    year: {
+      description: `date and timestamp with a format that writes no year: "${DELIVERY_YEAR}" (nearest to the day the file was delivered) or a capture (a year, or a date the rows are nearest to)`,
+      type: 'string',
+      minLength: 1,
+    },
+    dayPeriods: {
+      description:
+        'date and timestamp: the markers "a" reads, before and after noon, such as ["上午", "下午"] (default AM and PM, any case)',
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      minItems: 2,
+      maxItems: 2,
+    },
   };
   const keys = Object.fromEntries(
     Object.entries(each(COLUMN_KEYS, properties, 'column')).map(([k, v]) => [

@@ -5,7 +5,7 @@ import { keyName, PROVENANCE_COLUMNS, type Layout } from '../layout/model/layout
 import { findBadRows, settlementBlocks, type ReadStats, type SettlementRow } from '../layout/reader/readSettlement.js';
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import { describeKeyOverlap } from './keyOverlap.js';
-import type { CopyFormat, FinanceTarget, LoadRequest, LoadResult } from './target.js';
+import { readContextOf, type CopyFormat, type FinanceTarget, type LoadRequest, type LoadResult } from './target.js';
 import { findFileMarker } from './fileMarker.js';
 import { feedCopy } from './feedCopy.js';
 import { CopyBatches } from './copyBatches.js';
@@ -55,7 +55,7 @@ async function* copyData(
 ): AsyncGenerator<Buffer> {
   const out = new CopyBatches();
   format.start?.(out);
-  const read = { stats: counter.stats, fileName: req.name, asWritten: format.asWritten };
+  const read = { stats: counter.stats, ...readContextOf(req), asWritten: format.asWritten };
   for await (const block of settlementBlocks(req.stagedPath, layout, read)) {
     for (let row = block.next(); row !== null; row = block.next()) {
       format.writeRow(out, row);
@@ -198,7 +198,7 @@ export async function endLoad(
 export async function explainFailure(financeTarget: FinanceTarget, req: LoadRequest, err: unknown): Promise<unknown> {
   // the load stopped at the first bad row; the reject names every one (read again, off the database)
   if (err instanceof RejectError)
-    return (await findBadRows(req.stagedPath, financeTarget.layout, { fileName: req.name }).catch(() => null))?.error ?? err;
+    return (await findBadRows(req.stagedPath, financeTarget.layout, readContextOf(req)).catch(() => null))?.error ?? err;
   const code = pgCode(err);
   if (code === PG_UNIQUE_VIOLATION) {
     const overlap = await describeKeyOverlap(financeTarget, req);

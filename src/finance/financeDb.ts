@@ -92,8 +92,8 @@ export class FinanceDb implements FinanceTarget {
   }
 
   /** How many of a staged file's rows have their natural key in the layout's table (`adopt`); `fileName`: the name it was delivered under. */
-  keyPresence(path: string, fileName: string): Promise<KeyPresence> {
-    return keyPresence(this, path, fileName);
+  keyPresence(path: string, fileName: string, deliveredAt?: number): Promise<KeyPresence> {
+    return keyPresence(this, path, fileName, deliveredAt);
   }
 
   /** Ends the connection; the server's own close of it is not waited for (endPostgres). */

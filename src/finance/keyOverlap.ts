@@ -1,7 +1,7 @@
 import { KeyClashes, KeyRepeats } from '../layout/reader/naturalKeys.js';
 import { readSettlement } from '../layout/reader/readSettlement.js';
 import { keyLookup } from './keyLookup.js';
-import type { FinanceTarget, LoadRequest } from './target.js';
+import { readContextOf, type FinanceTarget, type LoadRequest } from './target.js';
 
 const LOOKUP_BATCH = 1000;
 
@@ -30,7 +30,7 @@ export async function describeKeyOverlap(financeTarget: FinanceTarget, req: Load
     batch = [];
   };
 
-  for await (const row of readSettlement(req.stagedPath, financeTarget.layout, { fileName: req.name })) {
+  for await (const row of readSettlement(req.stagedPath, financeTarget.layout, readContextOf(req))) {
     if (clashes.addRepeat(repeats, row.values, row.line)) continue;
     const values = lookup.keyOf(row.values);
     batch.push({ key: lookup.identity(values), values, line: row.line });

@@ -1,6 +1,6 @@
 import { keyLookup } from './keyLookup.js';
 import { readSettlement } from '../layout/reader/readSettlement.js';
-import type { FinanceTarget } from './target.js';
+import { readContextOf, type FinanceTarget } from './target.js';
 
 const LOOKUP_BATCH = 1000;
 
@@ -20,7 +20,12 @@ export interface KeyPresence {
  * in part (some). Keys are looked up one batch at a time, so memory stays flat for a big file.
  * Throws the reader's RejectError when the file does not fit the layout.
  */
-export async function keyPresence(financeTarget: FinanceTarget, path: string, fileName: string): Promise<KeyPresence> {
+export async function keyPresence(
+  financeTarget: FinanceTarget,
+  path: string,
+  fileName: string,
+  deliveredAt?: number,
+): Promise<KeyPresence> {
   const lookup = keyLookup(financeTarget);
   const result: KeyPresence = { rows: 0, present: 0 };
   let batch: { values: string[]; line: number }[] = [];
@@ -34,7 +39,7 @@ export async function keyPresence(financeTarget: FinanceTarget, path: string, fi
     batch = [];
   };
 
-  for await (const row of readSettlement(path, financeTarget.layout, { fileName })) {
+  for await (const row of readSettlement(path, financeTarget.layout, readContextOf({ name: fileName, deliveredAt }))) {
     result.rows++;
     batch.push({ values: lookup.keyOf(row.values), line: row.line });
     if (batch.length >= LOOKUP_BATCH) await lookUp();

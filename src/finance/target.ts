@@ -23,12 +23,20 @@ export interface LoadRequest {
   /** the SHA-256 of the bytes as delivered (compressed, encrypted), kept beside the marker */
   deliveredSha256?: string;
   name: string;
+  /** when the file was delivered (ms since the epoch): a layout may take the year of its dates from it */
+  deliveredAt?: number;
   runId: string;
   /** rows copied so far, and the bytes of the staged content read for them */
   onProgress?: (rows: number, bytes: number) => void;
   /** how the rows are sent (copyRows.ts); unset: the faster for the file (binary for a large one) */
   format?: CopyFormat;
 }
+
+/** What the reader is told about a file besides its bytes: its name and when it was delivered. */
+export const readContextOf = (req: Pick<LoadRequest, 'name' | 'deliveredAt'>): { fileName: string; deliveredAt?: number } => ({
+  fileName: req.name,
+  ...(req.deliveredAt !== undefined ? { deliveredAt: req.deliveredAt } : {}),
+});
 
 export type LoadResult =
   /** `skippedRows`: rows the layout's skipRows left out, counted and not loaded; `format`: how they went (none for no rows) */

@@ -83,7 +83,8 @@ type Finding =
   | { loaded: false; outcome: 'not-loaded' | 'partly-loaded' | 'unreadable'; rows: number | null; presentRows?: number; message: string };
 
 /** Whether the finance database shows this content's rows: its file marker, else its natural keys. */
-async function whatTheDatabaseShows(opts: AdoptOptions, path: string, sha256: string, name: string): Promise<Finding> {
+async function whatTheDatabaseShows(opts: AdoptOptions, path: string, sha256: string, entry: IntakeEntry): Promise<Finding> {
+  const name = entry.name;
   const marker = await opts.finance.fileMarker(sha256);
   if (marker) {
     const message = `its file marker is in ${opts.finance.schema}.file_loads (${marker.rowCount} rows, run ${marker.runId})`;
@@ -91,7 +92,7 @@ async function whatTheDatabaseShows(opts: AdoptOptions, path: string, sha256: st
   }
   let presence;
   try {
-    presence = await opts.finance.keyPresence(path, name);
+    presence = await opts.finance.keyPresence(path, name, entry.mtimeMs);
   } catch (err) {
     if (!(err instanceof RejectError)) throw err;
     const message = `cannot be read with the layout, so its rows cannot be looked up (${err.message}); not adopted`;
@@ -128,7 +129,7 @@ async function adoptOne(opts: AdoptOptions, runId: string, entry: IntakeEntry, s
   };
   const holder = await liveHolder();
   if (holder) return known(holder);
-  const found = await whatTheDatabaseShows(opts, content.path, content.sha256, entry.name);
+  const found = await whatTheDatabaseShows(opts, content.path, content.sha256, entry);
   const counted = found.loaded || found.presentRows === undefined ? {} : { presentRows: found.presentRows };
   // a file partly in the table is never adopted, whatever the operator says: its missing rows would be lost
   if (!found.loaded && (found.outcome === 'partly-loaded' || !opts.assumeLoaded)) {

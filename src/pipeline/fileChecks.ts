@@ -34,7 +34,11 @@ export interface ContentCheck {
 export async function checkContent(
   path: string,
   layout: Layout,
-  opts: { fileName: string; /** the delivered bytes are the content (no gzip, zip or OpenPGP) */ plain: boolean },
+  opts: {
+    fileName: string;
+    /** the delivered bytes are the content (no gzip, zip or OpenPGP) */ plain: boolean;
+    /** when the file was delivered (its mtime): a layout may take a year from it */ deliveredAt?: number;
+  },
 ): Promise<ContentCheck> {
   if (opts.plain) {
     const cut = await lastRecordCutShort(path, layout);
@@ -48,6 +52,7 @@ export async function checkContent(
   const clashes = new KeyClashes();
   const read = await findBadRows(path, layout, {
     fileName: opts.fileName,
+    ...(opts.deliveredAt !== undefined ? { deliveredAt: opts.deliveredAt } : {}),
     onRow: (row) => clashes.addRepeat(repeats, row.values, row.line),
   });
   if (read.error || clashes.count === 0) return read;

@@ -12,6 +12,16 @@ import type { RunContext, StagedDelivery } from './runContext.js';
  * intake. The finance database may already hold the content (a lost ledger, a re-wrapped resend,
  * a run that died after its COMMIT): its file marker then says which.
  */
+/**
+ * When a file was delivered, as its layout may read a year from it: the upload's time as the
+ * intake listed it (the `arrival`, size:mtime, which the ledger keeps), so that reprocessing it
+ * later reads the same dates.
+ */
+export function deliveredAt(arrival: string): number | undefined {
+  const mtime = Number(arrival.split(':')[1]);
+  return Number.isFinite(mtime) ? mtime : undefined;
+}
+
 export async function loadClaimed(run: RunContext, file: FileInRun, staged: StagedDelivery, log: Logger): Promise<void> {
   let copied = 0;
   const startedAt = Date.now();
@@ -29,6 +39,7 @@ export async function loadClaimed(run: RunContext, file: FileInRun, staged: Stag
       sha256: staged.content.sha256,
       deliveredSha256: file.sha256,
       name: file.name,
+      deliveredAt: deliveredAt(file.arrival),
       runId: file.runId,
       onProgress: (rows, bytes) => {
         if (copied === 0 && rows > 0) faultPoint('mid-copy');

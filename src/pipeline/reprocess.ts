@@ -13,6 +13,7 @@ import { stageAndHash } from './stageAndHash.js';
 import { removeContent } from '../delivery/stagedContent.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { contentOf } from '../ledger/types.js';
+import { deliveredAt } from './loadFile.js';
 import { totalsText, type CheckedTotal } from '../layout/reader/totalsCheck.js';
 
 export interface ReprocessOptions {
@@ -97,7 +98,15 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
       if (content.kind === 'failed') return fail('failed', content.reason);
       if (content.sha256 !== contentOf(row)) return fail('failed', `${archived} no longer decodes to the content that was loaded`);
       // the rows hang off the content's file marker, whatever wrapping the delivery had
-      const req = { stagedPath: content.path, sha256: content.sha256, name: row.name, runId };
+      // the delivery's time as the run that loaded it read it: the same dates (a year from it) again
+      const delivered = row.arrival !== null ? deliveredAt(row.arrival) : Date.parse(row.firstSeenAt);
+      const req = {
+        stagedPath: content.path,
+        sha256: content.sha256,
+        name: row.name,
+        runId,
+        ...(delivered !== undefined ? { deliveredAt: delivered } : {}),
+      };
       const reloadResult = await opts.finance.reload(req, { dryRun: opts.dryRun, reason: opts.reason });
       if (!opts.dryRun) {
         await opts.ledger.recordReprocessed(

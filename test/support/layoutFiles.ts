@@ -327,6 +327,8 @@ const LAYOUT_KEYS_WRITTEN: Record<keyof Layout, boolean> = {
   nullPadding: false,
   spaceAfterQuote: false,
   whiteLinesBlank: false,
+  // a leading record's field only (a pattern over a preamble line or the file name is refused below)
+  captures: true,
   totals: false,
   maxRecordBytes: true,
 };
@@ -351,6 +353,9 @@ const COLUMN_KEYS_WRITTEN: Record<keyof ColumnSpec, boolean> = {
   timeZoneFrom: true,
   timeFrom: false,
   trim: false,
+  capture: true,
+  year: false,
+  dayPeriods: false,
 };
 const written = (keys: Record<string, boolean>) => new Set(Object.keys(keys).filter((key) => keys[key]));
 const KNOWN_LAYOUT_KEYS = written(LAYOUT_KEYS_WRITTEN);
@@ -371,6 +376,7 @@ function assertKnown(layout: Layout): void {
       ...(KNOWN_TYPES.has(c.type) ? [] : [`type ${c.type}`]),
     ]),
   ];
+  for (const capture of layout.captures ?? []) if (!capture.record) unknown.push(`captures.${capture.name} (a pattern)`);
   if (unknown.length > 0) {
     throw new Error(`layout ${layout.name} has what test/support/layoutFiles.ts cannot write yet: ${[...new Set(unknown)].join(', ')}`);
   }
@@ -402,9 +408,14 @@ export function generatedFile(layout: Layout, opts: GenerateOptions): GeneratedF
   // (a plain file has every column, in the layout's order, as a partner's export does; a file
   // without a header has every column at its place)
   const headerless = !layout.header;
+  // a column filled from a figure the file states once reads no field of its own
   const present = layout.columns.filter(
-    (c) => headerless || opts.plain || c.required || zoneColumns.has(c.name) || skipColumns.has(c.name) || random() < 0.8,
+    (c) =>
+      !c.capture?.fills && (headerless || opts.plain || c.required || zoneColumns.has(c.name) || skipColumns.has(c.name) || random() < 0.8),
   );
+  // the figures the leading records state, each as the column that captures it writes its values
+  const captured = new Map<string, string>();
+  for (const c of layout.columns) if (c.capture && !captured.has(c.capture.name)) captured.set(c.capture.name, maker.value(c, zoneColumns));
   const order = headerless
     ? [...present].sort((a, b) => a.position! - b.position!)
     : opts.plain
@@ -432,7 +443,17 @@ export function generatedFile(layout: Layout, opts: GenerateOptions): GeneratedF
   for (let i = 0; i < layout.skipLines; i++) lines.push(`preamble line ${i + 1}, exported by the partner`);
   for (const code of typeOf('info').slice(0, 1)) lines.push(`${code}${d}report information`);
   // summary records above the header (their totals are not stated: a generated file proves its rows' form)
-  for (let i = 0; i < (layout.leadingRecords ?? 0); i++) lines.push(`SUMMARY${d}leading record ${i + 1}`);
+  const stating = (layout.captures ?? []).filter((c) => c.record && captured.has(c.name));
+  for (let i = 0; i < (layout.leadingRecords ?? 0); i++) {
+    const capture = stating[i];
+    if (!capture) lines.push(`SUMMARY${d}leading record ${i + 1}`);
+    else
+      lines.push(
+        Array.from({ length: capture.record!.field }, (_, k) =>
+          k === 0 ? capture.record!.type : k + 1 === capture.record!.field ? captured.get(capture.name)! : 'x',
+        ).join(d),
+      );
+  }
   if (!headerless)
     lines.push(
       typed(headerType, headers)
@@ -452,6 +473,8 @@ export function generatedFile(layout: Layout, opts: GenerateOptions): GeneratedF
         if (spec.type === 'text') return `k${Math.floor(random() * 100)}`;
       }
       if (!spec.required && !zoneColumns.has(spec.name) && !maker.givesSign(spec.name) && random() < 0.2) return '';
+      // a row that names a figure the file states: the same one
+      if (spec.capture) return captured.get(spec.capture.name)!;
       return maker.value(spec, zoneColumns);
     };
     let values: string[];

@@ -138,13 +138,14 @@ describe('a format token the reader does not know', () => {
   it.each([
     ['dd MMMMM yyyy', '"MMMMM", which is not a token it reads: use MMMM (full month name), MMM (abbreviated), MM or M (number)'],
     ['dd/MM/YYYY', '"YYYY", which is not a token it reads: use yyyy: Y is the week-based year'],
-    ['yyyy-MM-dd hh:mm', '"hh", which is not a token it reads: use HH or H: a 12-hour clock is not read'],
-    ['yyyy-MM-dd HH:mm a', '"a", which is not a token it reads: use HH or H: AM/PM is not read'],
+    ['yyyy-MM-dd hhh:mm a', '"hhh", which is not a token it reads: use hh or h (a 12-hour clock, with a), HH or H'],
+    ['yyyy-MM-dd KK:mm a', '"KK", which is not a token it reads: use hh or h (1 to 12, with a): an hour 0 to 11 is not read'],
+    ['yyyy-MM-dd hh:mm aa', '"aa", which is not a token it reads: use a (one letter: AM/PM, or the column\'s "dayPeriods")'],
     ['EEE, dd MMM yyyy', '"EEE", which is not a token it reads: day names are not read'],
     ['yyyy-MM-DD', '"DD", which is not a token it reads: use dd or d: D is the day of the year'],
     [
       'yyyy-MM-dd HH:mm Q',
-      `"Q", which is not a token it reads: quote text as 'Q' (tokens: yyyy yy MMMM MMM MM M dd d HH H mm ss SSS XXX XX X)`,
+      `"Q", which is not a token it reads: quote text as 'Q' (tokens: yyyy yy MMMM MMM MM M dd d HH H hh h a mm ss SSS XXX XX X)`,
     ],
   ])('says which one in %j, and what to use instead', (format, said) => {
     expect(usage(() => dated(format, {}, 'timestamp'))).toContain(`"format" has ${said}`);

@@ -79,6 +79,39 @@ export interface ColumnSpec {
   timeFrom?: string;
   /** spaces (U+0020, tabs, no-break and thin spaces) around the value are no part of it */
   trim?: boolean;
+  /**
+   * A figure the file states once (one of the layout's `captures`): `fills`, written with no
+   * `from` (or `position`), every row's value is it (dLocal's settlement currency); otherwise each
+   * row's own value must equal it.
+   */
+  capture?: { name: string; fills: boolean };
+  /**
+   * date and timestamp with a format that writes no year: where the year comes from, `delivery`
+   * (the nearest to the day the file was delivered) or one of the layout's `captures` (a year, or
+   * a date the rows' days are nearest to). reader/yearOf.ts.
+   */
+  year?: string;
+  /** date and timestamp: the markers `a` reads, before noon and after noon (`["上午", "下午"]`); AM and PM by default */
+  dayPeriods?: [string, string];
+}
+
+/** `year` of a column: the day the file was delivered (its upload's time as the intake listed it). */
+export const DELIVERY_YEAR = 'delivery';
+
+/**
+ * A figure a file states once, outside its rows: in a line of its preamble or one of its
+ * leading records (by a pattern), in a leading record's field, or in the file's name. Read
+ * before the first row; a file without it is rejected naming the capture. Used by columns
+ * (`capture`, `year`) and by the `statement` control totals.
+ */
+export interface Capture {
+  name: string;
+  /** a pattern over the preamble's lines (`skipLines`) and the leading records: the first line it matches, its first group */
+  line?: RegExp;
+  /** a pattern over the name the file was delivered under: its first group */
+  fileName?: RegExp;
+  /** a leading record, by its first field, and the 1-based field holding the figure */
+  record?: { type: string; field: number };
 }
 
 /** Rows that are counted but not loaded: a partner's payout, fee or summary lines. */
@@ -147,7 +180,27 @@ export interface BalanceRule {
   when?: { column: string; values: string[] };
 }
 
-export type Total = TotalRecord | BalanceRule;
+/** One figure a statement states about its rows outside any record: one of the layout's `captures`. */
+export interface StatementSum {
+  capture: string;
+  of: string;
+  sign?: 'credit' | 'debit';
+}
+
+/**
+ * Figures a statement states in its preamble or title lines (layout `captures`): the number of
+ * rows ("共66笔记录"), sums of a column, and an opening and a closing balance the rows' amounts
+ * must bridge (opening + the sum of `of` = closing).
+ */
+export interface StatementTotal {
+  kind: 'statement';
+  /** the capture stating the number of rows */
+  count?: string;
+  sums: StatementSum[];
+  bridge?: { of: string; opening: string; closing: string };
+}
+
+export type Total = TotalRecord | BalanceRule | StatementTotal;
 
 /**
  * What a record of a file of several record types is, told by its first field: `data` (a row
@@ -194,6 +247,8 @@ export interface Layout {
   whiteLinesBlank?: boolean;
   /** a row with fewer fields than the header reads the missing last ones as empty (DuckDB's `null_padding`) */
   nullPadding?: boolean;
+  /** figures the file states once, outside its rows: read before the first row (reader/captures.ts) */
+  captures?: readonly Capture[];
   /** the control totals the rows must agree with before any is loaded (reader/totalsCheck.ts) */
   totals?: readonly Total[];
   /**

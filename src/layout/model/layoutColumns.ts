@@ -1,5 +1,6 @@
 import {
   AMOUNT_NOTATIONS,
+  DELIVERY_YEAR,
   AS_WRITTEN,
   LOCAL_ZONE,
   OWN_CURRENCY,
@@ -11,7 +12,7 @@ import {
   type SignRule,
 } from './layout.js';
 import { mostMinorUnits } from '../values/currencies.js';
-import { compileDateFormat } from '../values/dateFormat.js';
+import { compileDateFormat, type CompiledFormat } from '../values/dateFormat.js';
 import { zoneProblem } from '../values/timeZones.js';
 
 export const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -36,9 +37,21 @@ export const COLUMN_KEYS = [
   'timeZoneFrom',
   'timeFrom',
   'trim',
+  'capture',
+  'year',
+  'dayPeriods',
 ];
 
 type Fail = (what: string) => never;
+
+/** A date or timestamp column's format compiled as the column declares it (its AM/PM markers, a year from elsewhere). */
+export function compileColumnFormat(spec: ColumnSpec, languages: readonly string[] = []): CompiledFormat {
+  const fallback = spec.type === 'timestamp' ? 'yyyy-MM-dd HH:mm:ss' : 'yyyy-MM-dd';
+  return compileDateFormat(spec.format ?? fallback, spec.type === 'timestamp', languages, {
+    ...(spec.dayPeriods ? { dayPeriods: spec.dayPeriods } : {}),
+    yearless: spec.year !== undefined,
+  });
+}
 
 /** Why a configured zone is not usable (`local` too, where a column may take the report's own zone). */
 function columnZoneProblem(zone: unknown): string | undefined {
@@ -212,11 +225,16 @@ export function parseColumn(column: unknown, index: number, header: boolean, fai
   const { from, alternatives } = parseFrom(raw.from, name, timestamp, fail);
   if (required !== undefined && typeof required !== 'boolean') col('"required" must be true or false');
 
+  const capture = raw.capture;
+  if (capture !== undefined && (typeof capture !== 'string' || capture === ''))
+    col('"capture" must name one of the layout\'s "captures" (the figure the file states once)');
+  // a column filled from a capture reads no field: it has neither a header nor a position
+  const fills = capture !== undefined && raw.from === undefined && position === undefined;
   if (header) {
     if (position !== undefined) col('"position" is for a layout with "header": false (columns by position)');
     if (occurrence !== undefined && (!Number.isInteger(occurrence) || (occurrence as number) < 1))
       col('"occurrence" must be 1 or more: which of the header\'s columns of that name');
-  } else {
+  } else if (!fills) {
     if (!Number.isInteger(position) || (position as number) < 1 || (position as number) > 10_000)
       col('a layout with "header": false needs each column\'s "position" (1 for the first field)');
     if (raw.from !== undefined || occurrence !== undefined) col('"from" and "occurrence" name a header: this layout has none');
@@ -233,11 +251,30 @@ export function parseColumn(column: unknown, index: number, header: boolean, fai
   const sign = raw.sign !== undefined ? parseSign(raw.sign, name, fail) : undefined;
 
   const timed = type === 'date' || timestamp;
+  const { year, dayPeriods } = raw;
+  if ((year !== undefined || dayPeriods !== undefined) && !timed) col('"year" and "dayPeriods" are for date and timestamp columns');
+  if (year !== undefined && (typeof year !== 'string' || year === ''))
+    col(`"year" must be "${DELIVERY_YEAR}" (the day the file was delivered) or name one of the layout's "captures"`);
+  if (
+    dayPeriods !== undefined &&
+    (!Array.isArray(dayPeriods) ||
+      dayPeriods.length !== 2 ||
+      dayPeriods.some((m) => typeof m !== 'string' || m.trim() === '' || /\d/.test(m)) ||
+      (dayPeriods[0] as string).toLowerCase() === (dayPeriods[1] as string).toLowerCase())
+  )
+    col('"dayPeriods" must be the two markers of a 12-hour clock, before noon and after noon, e.g. ["上午", "下午"]');
+  const formatOptions = {
+    ...(dayPeriods !== undefined ? { dayPeriods: dayPeriods as [string, string] } : {}),
+    yearless: year !== undefined,
+  };
   if (format !== undefined) {
     if (!timed || typeof format !== 'string') col('"format" is for date and timestamp columns');
-    const problem = compileDateFormat(format as string, timestamp, languages).problem;
-    if (problem) col(`"format" ${problem}`);
-  }
+    const compiled = compileDateFormat(format as string, timestamp, languages, formatOptions);
+    if (compiled.problem) col(`"format" ${compiled.problem}`);
+    if (year !== undefined && compiled.hasYear) col('"year" is for a format that writes no year: this one does');
+  } else if (year !== undefined) col('"year" is for a format that writes no year (e.g. "MM/dd"): give its "format"');
+  if (dayPeriods !== undefined && !(format as string | undefined)?.includes('a'))
+    col('"dayPeriods" are the markers the format\'s "a" reads: its "format" has none');
   if ((timeZone !== undefined || timeZoneFrom !== undefined || timeFrom !== undefined) && !timestamp)
     col('"timeZone", "timeZoneFrom" and "timeFrom" are for timestamp columns');
   if (timeZone !== undefined && timeZoneFrom !== undefined) col('give "timeZone" or "timeZoneFrom", not both');
@@ -269,6 +306,9 @@ export function parseColumn(column: unknown, index: number, header: boolean, fai
     ...(timeZoneFrom !== undefined ? { timeZoneFrom: timeZoneFrom as string } : {}),
     ...(timeFrom !== undefined ? { timeFrom: timeFrom as string } : {}),
     ...(raw.trim === true ? { trim: true } : {}),
+    ...(capture !== undefined ? { capture: { name: capture as string, fills } } : {}),
+    ...(year !== undefined ? { year: year as string } : {}),
+    ...(dayPeriods !== undefined ? { dayPeriods: [...(dayPeriods as [string, string])] as [string, string] } : {}),
   };
 }
 
@@ -307,7 +347,7 @@ export function checkColumns(columns: ColumnSpec[], layoutZone: string | undefin
     if (amount?.minorUnits !== undefined) fail(`column "${columnSpec.name}": "inAmount" needs an amount written with its decimal mark`);
     checkCurrencyFrom(columns, columnSpec, fail);
     if (columnSpec.type !== 'timestamp') continue;
-    const ownOffset = columnSpec.format !== undefined && compileDateFormat(columnSpec.format, true).hasOffset === true;
+    const ownOffset = columnSpec.format !== undefined && compileColumnFormat(columnSpec).hasOffset === true;
     if (columnSpec.timeZone === undefined && columnSpec.timeZoneFrom === undefined && !ownOffset && layoutZone === undefined) {
       fail(
         `column "${columnSpec.name}": a timestamp needs "timeZone" (e.g. "UTC", "Europe/Amsterdam", "${LOCAL_ZONE}"), "timeZoneFrom", or the layout's "timeZone"`,

@@ -1,5 +1,7 @@
 import {
   DELIMITERS,
+  DELIVERY_YEAR,
+  type Capture,
   GROUP_SEPARATORS,
   LAYOUT_DEFAULTS,
   MAX_LAYOUT_COLUMNS,
@@ -44,6 +46,7 @@ export const LAYOUT_KEYS = [
   'nullPadding',
   'spaceAfterQuote',
   'whiteLinesBlank',
+  'captures',
   'totals',
 ];
 export const ROLES = ['data', 'header', 'skip', 'info'] as const;
@@ -129,7 +132,19 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (nullPadding && !header) fail('"nullPadding" needs a header line (its names say how wide a row is)');
   for (const key of ['spaceAfterQuote', 'whiteLinesBlank'] as const)
     if (raw[key] !== undefined && typeof raw[key] !== 'boolean') fail(`"${key}" must be true or false`);
-  const totals = raw.totals !== undefined ? parseTotals(raw.totals, columns, leadingRecords as number, fail) : undefined;
+  const captures =
+    raw.captures !== undefined ? parseCaptures(raw.captures, skipLines as number, leadingRecords as number, fail) : undefined;
+  checkCaptureUses(columns, captures ?? [], fail);
+  const totals =
+    raw.totals !== undefined
+      ? parseTotals(
+          raw.totals,
+          columns,
+          leadingRecords as number,
+          fail,
+          (captures ?? []).map((c) => c.name),
+        )
+      : undefined;
   for (const type of totals?.flatMap((t) => (t.kind === 'record' ? [t] : [])) ?? []) {
     if (type.at === 'footer' && recordTypes && !recordTypes.has(type.record))
       fail(`totals: "${type.record}" must be one of the "recordTypes" (an "info" record), as its footer`);
@@ -156,8 +171,67 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     ...(nullPadding ? { nullPadding: true } : {}),
     ...(raw.spaceAfterQuote === true ? { spaceAfterQuote: true } : {}),
     ...(raw.whiteLinesBlank === true ? { whiteLinesBlank: true } : {}),
+    ...(captures ? { captures } : {}),
     ...(totals ? { totals } : {}),
   };
+}
+
+/** A capture's pattern: a regular expression (Unicode) with a group, the figure. */
+function capturePattern(raw: unknown, where: string, fail: Fail): RegExp {
+  if (typeof raw !== 'string' || raw === '') return fail(`${where} must be a regular expression whose first group is the figure`);
+  let pattern: RegExp;
+  try {
+    pattern = new RegExp(raw, 'u');
+  } catch (err) {
+    return fail(`${where} is not a regular expression: ${(err as Error).message}`);
+  }
+  // the groups a pattern has: an alternative that matches the empty text shows them all
+  if (new RegExp(`${raw}|`, 'u').exec('')!.length < 2) fail(`${where} has no group: put the figure in one, e.g. "共(\\d+)笔记录"`);
+  return pattern;
+}
+
+/**
+ * `captures`: `{"NAME": {"line": PATTERN} | {"fileName": PATTERN} | {"record": TYPE, "field": N}}`,
+ * the figures a file states once, outside its rows (reader/captures.ts).
+ */
+function parseCaptures(raw: unknown, skipLines: number, leadingRecords: number, fail: Fail): Capture[] {
+  const shapes = '{"line": PATTERN}, {"fileName": PATTERN} or {"record": TYPE, "field": N}';
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw) || Object.keys(raw).length === 0)
+    fail(`"captures" must name the figures a file states once, each ${shapes}`);
+  return Object.entries(raw as Record<string, unknown>).map(([name, spec]): Capture => {
+    const where = `captures "${name}"`;
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) fail(`${where}: a capture's name must be a lower-case identifier`);
+    if (name === DELIVERY_YEAR) fail(`${where}: "${DELIVERY_YEAR}" is the year's own source (the day the file was delivered)`);
+    if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return fail(`${where} must be ${shapes}`);
+    const entry = spec as Record<string, unknown>;
+    const keys = Object.keys(entry).sort().join(',');
+    if (keys === 'line') {
+      if (skipLines === 0 && leadingRecords === 0)
+        fail(`${where}: "line" reads the preamble ("skipLines") or the leading records ("leadingRecords"): the layout has neither`);
+      return { name, line: capturePattern(entry.line, `${where}: "line"`, fail) };
+    }
+    if (keys === 'fileName') return { name, fileName: capturePattern(entry.fileName, `${where}: "fileName"`, fail) };
+    if (keys === 'field,record') {
+      if (leadingRecords === 0) fail(`${where}: "record" is one of the leading records: the layout has no "leadingRecords"`);
+      if (typeof entry.record !== 'string' || entry.record === '')
+        fail(`${where}: "record" must be the record's first field, e.g. "HEADER"`);
+      if (!Number.isInteger(entry.field) || (entry.field as number) < 2) fail(`${where}: "field" must be a field position, 2 or more`);
+      return { name, record: { type: entry.record, field: entry.field as number } };
+    }
+    return fail(`${where} must be ${shapes}`);
+  });
+}
+
+/** A column's `capture` and `year` name captures there are. */
+function checkCaptureUses(columns: readonly ColumnSpec[], captures: readonly Capture[], fail: Fail): void {
+  const known = captures.map((c) => c.name);
+  const listed = known.length > 0 ? `(captures: ${known.join(', ')})` : '(the layout has no "captures")';
+  for (const column of columns) {
+    if (column.capture && !known.includes(column.capture.name))
+      fail(`column "${column.name}": "capture" must name one of the layout's captures ${listed}`);
+    if (column.year !== undefined && column.year !== DELIVERY_YEAR && !known.includes(column.year))
+      fail(`column "${column.name}": "year" must be "${DELIVERY_YEAR}" or name one of the layout's captures ${listed}`);
+  }
 }
 
 /**
@@ -295,14 +369,23 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   if (layout.nullPadding) out.nullPadding = true;
   if (layout.spaceAfterQuote) out.spaceAfterQuote = true;
   if (layout.whiteLinesBlank) out.whiteLinesBlank = true;
+  if (layout.captures) out.captures = Object.fromEntries(layout.captures.map((c) => [c.name, captureJson(c)]));
   if (layout.totals) out.totals = totalsJson(layout.totals);
   return out;
 }
 
+function captureJson(c: Capture): Record<string, unknown> {
+  if (c.line) return { line: c.line.source };
+  if (c.fileName) return { fileName: c.fileName.source };
+  return { record: c.record!.type, field: c.record!.field };
+}
+
 function columnJson(c: ColumnSpec): Record<string, unknown> {
-  const { name, from, alternatives, required, scale, minorUnits, ...rest } = c;
+  const { name, from, alternatives, required, scale, minorUnits, capture, ...rest } = c;
   const out: Record<string, unknown> = { name };
-  if (c.position === undefined && (from !== name || alternatives)) {
+  // a column checked against a capture reads its field: its `from` is written even when it is its name
+  const checked = capture !== undefined && !capture.fills;
+  if (capture?.fills !== true && c.position === undefined && (from !== name || alternatives || checked)) {
     out.from = alternatives ? [from, ...alternatives.map((a) => (a.timeZone ? { ...a } : a.header))] : from;
   }
   out.type = c.type;
@@ -310,5 +393,6 @@ function columnJson(c: ColumnSpec): Record<string, unknown> {
   if (c.type === 'decimal' && minorUnits === undefined && scale !== 2) out.scale = scale;
   if (minorUnits !== undefined) out.minorUnits = minorUnits;
   for (const [k, v] of Object.entries(rest)) if (v !== undefined && k !== 'type') out[k] = v;
+  if (capture) out.capture = capture.name;
   return out;
 }

@@ -372,7 +372,10 @@ const dlocalTime = { type: 'timestamp', format: 'yyyy-MM-dd HH:mm:ss', timeZone:
  * `CAPTURE`, `REFUND`, `CHARGEBACK`, `ADJUSTMENT`, `SETTLEMENT_FEE`…), amounts in the settlement
  * currency with up to six places, fees negative, times in UTC. The `HEADER` is checked against
  * the rows before any is loaded: its number of items, and its gross, fee and net totals, which
- * dLocal states in cents of the rows' six-place amounts (`rounding: "stated"`).
+ * dLocal states in cents of the rows' six-place amounts (`rounding: "stated"`). The HEADER's
+ * `SETTLEMENT_CURRENCY`, the currency of every amount, is kept in each row (`settlement_currency`,
+ * a `capture`): a sum over the table never adds dollars to euros; a row that names its own
+ * settlement currency must name the HEADER's.
  */
 const DLOCAL_SETTLEMENT = {
   table: 'dlocal_settlement_report',
@@ -401,7 +404,11 @@ const DLOCAL_SETTLEMENT = {
     { name: 'status_code', from: 'STATUS_CODE', type: 'text', ...optional },
     { name: 'status_details', from: 'STATUS_DETAILS', type: 'text', ...optional },
     { name: 'description', from: 'DESCRIPTION', type: 'text', ...optional },
+    // the HEADER's currency, which every amount above is in: kept with each row (and, where a
+    // report's rows name it too, each row's checked against it)
+    { name: 'settlement_currency', from: 'SETTLEMENT_CURRENCY', type: 'currency', capture: 'settlement_currency', ...optional },
   ],
+  captures: { settlement_currency: { record: 'HEADER', field: 2 } },
   naturalKey: ['row_type', 'dlocal_transaction_id'],
   totals: [
     {

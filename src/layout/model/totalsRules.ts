@@ -1,4 +1,4 @@
-import type { BalanceRule, ColumnSpec, Total, TotalRecord, TotalSum } from './layout.js';
+import type { BalanceRule, ColumnSpec, StatementSum, StatementTotal, Total, TotalRecord, TotalSum } from './layout.js';
 
 /**
  * The layout's `totals` key: what a file states about its own rows, as the layout says it (the
@@ -14,7 +14,13 @@ const isField = (v: unknown) => Number.isInteger(v) && (v as number) >= 2;
  * and balance rules (`{"rule": "balance", "groupBy", "sum", "when"}`), every mistake naming
  * the entry and its key.
  */
-export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadingRecords: number, fail: Fail): Total[] {
+export function parseTotals(
+  raw: unknown,
+  columns: readonly ColumnSpec[],
+  leadingRecords: number,
+  fail: Fail,
+  captures: readonly string[] = [],
+): Total[] {
   if (!Array.isArray(raw) || raw.length === 0) return fail('"totals" must be a non-empty list of total records and balance rules');
   const column = (name: unknown, where: string, decimal = false): string => {
     const spec = columns.find((columnSpec) => columnSpec.name === name);
@@ -24,7 +30,14 @@ export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadin
   };
   return raw.map((entry, index): Total => {
     const where = `totals ${index + 1}`;
-    if (!isObject(entry)) return fail(`${where} must be an object: a total record ("record") or a rule ("rule": "balance")`);
+    if (!isObject(entry))
+      return fail(
+        `${where} must be an object: a total record ("record"), a rule ("rule": "balance") or a statement's figures ("statement")`,
+      );
+    if (entry.statement !== undefined) {
+      if (Object.keys(entry).length !== 1) fail(`${where}: "statement" stands alone: {"statement": {"count", "sums", "bridge"}}`);
+      return parseStatement(entry.statement, `${where}: statement`, captures, column, fail);
+    }
     if (entry.rule !== undefined) {
       const known = ['rule', 'groupBy', 'sum', 'when'];
       for (const key of Object.keys(entry)) if (!known.includes(key)) fail(`${where}: key "${key}" is unknown (keys: ${known.join(', ')})`);
@@ -91,18 +104,79 @@ export function parseTotals(raw: unknown, columns: readonly ColumnSpec[], leadin
   });
 }
 
+/**
+ * `{"statement": {"count": CAPTURE, "sums": [{"capture", "of", "sign"}], "bridge": {"of", "opening", "closing"}}}`:
+ * the figures a statement states in its preamble or title lines, each one of the layout's `captures`.
+ */
+function parseStatement(
+  raw: unknown,
+  where: string,
+  captures: readonly string[],
+  column: (name: unknown, where: string, decimal?: boolean) => string,
+  fail: Fail,
+): StatementTotal {
+  if (!isObject(raw)) return fail(`${where} must be {"count", "sums", "bridge"}: figures from the layout's "captures"`);
+  const known = ['count', 'sums', 'bridge'];
+  for (const key of Object.keys(raw)) if (!known.includes(key)) fail(`${where}: key "${key}" is unknown (keys: ${known.join(', ')})`);
+  const listed = captures.length > 0 ? `(captures: ${captures.join(', ')})` : '(the layout has no "captures")';
+  const capture = (name: unknown, at: string): string => {
+    if (typeof name !== 'string' || !captures.includes(name)) fail(`${at} must name one of the layout's captures ${listed}`);
+    return name;
+  };
+  const count = raw.count !== undefined ? capture(raw.count, `${where}: "count"`) : undefined;
+  const sumsRaw = raw.sums ?? [];
+  if (!Array.isArray(sumsRaw)) return fail(`${where}: "sums" must be a list of {"capture", "of", "sign"}`);
+  const sums = sumsRaw.map((s: unknown, j: number): StatementSum => {
+    const at = `${where}: sums ${j + 1}`;
+    if (!isObject(s)) return fail(`${at} must be {"capture", "of"} (and "sign": "credit" or "debit")`);
+    for (const k of Object.keys(s))
+      if (!['capture', 'of', 'sign'].includes(k)) fail(`${at}: key "${k}" is unknown (keys: capture, of, sign)`);
+    if (s.sign !== undefined && s.sign !== 'credit' && s.sign !== 'debit') fail(`${at}: "sign" must be "credit" or "debit"`);
+    return {
+      capture: capture(s.capture, `${at}: "capture"`),
+      of: column(s.of, `${at}: "of"`, true),
+      ...(s.sign ? { sign: s.sign } : {}),
+    };
+  });
+  let bridge: StatementTotal['bridge'];
+  if (raw.bridge !== undefined) {
+    const bridgeRaw = raw.bridge;
+    const at = `${where}: "bridge"`;
+    if (!isObject(bridgeRaw)) return fail(`${at} must be {"of", "opening", "closing"}: opening + the rows' sum of "of" = closing`);
+    for (const key of Object.keys(bridgeRaw))
+      if (!['of', 'opening', 'closing'].includes(key)) fail(`${at}: key "${key}" is unknown (keys: of, opening, closing)`);
+    bridge = {
+      of: column(bridgeRaw.of, `${at}: "of"`, true),
+      opening: capture(bridgeRaw.opening, `${at}: "opening"`),
+      closing: capture(bridgeRaw.closing, `${at}: "closing"`),
+    };
+  }
+  if (count === undefined && sums.length === 0 && !bridge) fail(`${where}: give "count", "sums", "bridge" or several`);
+  return { kind: 'statement', ...(count !== undefined ? { count } : {}), sums, ...(bridge ? { bridge } : {}) };
+}
+
 /** The `totals` key as configuration writes it (what `extends` starts from). */
 export function totalsJson(totals: readonly Total[]): unknown[] {
-  return totals.map((t) => {
-    if (t.kind === 'balance') {
+  return totals.map((total) => {
+    if (total.kind === 'statement') {
+      const { kind: _, sums, bridge, ...rest } = total;
       return {
-        rule: 'balance',
-        groupBy: t.groupBy,
-        sum: t.sum.map((s) => (s.negative ? `-${s.column}` : s.column)),
-        ...(t.when ? { when: { column: t.when.column, values: [...t.when.values] } } : {}),
+        statement: {
+          ...rest,
+          ...(sums.length > 0 ? { sums: sums.map((s) => ({ ...s })) } : {}),
+          ...(bridge ? { bridge: { ...bridge } } : {}),
+        },
       };
     }
-    const { kind: _, sums, ...rest } = t;
+    if (total.kind === 'balance') {
+      return {
+        rule: 'balance',
+        groupBy: total.groupBy,
+        sum: total.sum.map((s) => (s.negative ? `-${s.column}` : s.column)),
+        ...(total.when ? { when: { column: total.when.column, values: [...total.when.values] } } : {}),
+      };
+    }
+    const { kind: _, sums, ...rest } = total;
     return { ...rest, sums: sums.map((s) => ({ ...s })) };
   });
 }

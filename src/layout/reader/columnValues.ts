@@ -1,7 +1,8 @@
 import { isActiveCurrency, minorUnitsOf } from '../values/currencies.js';
-import { compileDateFormat, type DateParts } from '../values/dateFormat.js';
+import type { CompiledFormat, DateParts } from '../values/dateFormat.js';
+import type { YearOf } from '../values/yearOf.js';
 import { AS_WRITTEN, GROUP_SEPARATORS, OWN_CURRENCY, type AmountNotation, type ColumnSpec, type Layout } from '../model/layout.js';
-import { currencyColumnOf } from '../model/layoutColumns.js';
+import { compileColumnFormat, currencyColumnOf } from '../model/layoutColumns.js';
 import { codePoint, HIDDEN_CHARACTER, quoteValue } from '../values/quoteValue.js';
 import { offsetText, parseZone, wallClockOffset, type Zone } from '../values/timeZones.js';
 
@@ -286,11 +287,26 @@ function timeOk(p: DateParts): boolean {
  * file's header resolved them (a zone found in the file name, an alternative header's zone);
  * by default the layout's own.
  */
-export function columnConverters(layout: Layout, specs: readonly ColumnSpec[] = layout.columns): Converter[] {
+export function columnConverters(layout: Layout, specs: readonly FileColumn[] = layout.columns): Converter[] {
   return specs.map((spec) => converter(layout, spec));
 }
 
-function converter(layout: Layout, spec: ColumnSpec): Converter {
+/** A column as one file reads it: a date written without its year has that file's year rule (values/yearOf.ts). */
+export type FileColumn = ColumnSpec & { yearOf?: YearOf };
+
+/** The parts of a date or time stamp, the year given where the format writes none; undefined when there is no such day. */
+function dated(compiled: CompiledFormat, spec: FileColumn): (value: string) => DateParts | undefined {
+  const parse = compiled.parse!;
+  if (compiled.hasYear) return parse;
+  return (value) => {
+    const parts = parse(value);
+    if (!parts) return undefined;
+    const year = spec.yearOf?.(parts.month, parts.day);
+    return year === undefined ? undefined : { ...parts, year };
+  };
+}
+
+function converter(layout: Layout, spec: FileColumn): Converter {
   switch (spec.type) {
     case 'text':
       return (v) => v;
@@ -308,8 +324,7 @@ function converter(layout: Layout, spec: ColumnSpec): Converter {
     case 'decimal':
       return decimalConverter(layout, spec);
     case 'date': {
-      const format = spec.format ?? 'yyyy-MM-dd';
-      const parse = compileDateFormat(format, false, layout.locale).parse!;
+      const parse = dated(compileColumnFormat(spec, layout.locale), spec);
       const problem = { problem: `is not a date (${spec.format ?? 'YYYY-MM-DD'}, 0001-01-01 to 9999-12-31)` };
       return remembered((v) => {
         const dateParts = parse(v);
@@ -495,10 +510,9 @@ function ownMinorUnits(layout: Layout, spec: ColumnSpec): Converter {
   };
 }
 
-function timestampConverter(layout: Layout, spec: ColumnSpec): Converter {
+function timestampConverter(layout: Layout, spec: FileColumn): Converter {
   const format = spec.format ?? 'yyyy-MM-dd HH:mm:ss';
-  const compiled = compileDateFormat(format, true, layout.locale);
-  const parse = compiled.parse!;
+  const parse = dated(compileColumnFormat(spec, layout.locale), spec);
   const problem = { problem: `is not a time stamp (${format})` };
   const fixedZone = spec.timeZone !== undefined ? parseZone(spec.timeZone)! : undefined;
   const zoneIndex = columnIndex(layout, spec.timeZoneFrom);

@@ -64,6 +64,8 @@ export interface CsvOptions {
   spaceAfterQuote?: boolean;
   /** a line of spaces and tabs only is a blank line: counted, not a record */
   whiteLinesBlank?: boolean;
+  /** each line of the preamble, as read (a layout's `captures` look for their figures there) */
+  preambleLine?: (text: string, line: number) => void;
 }
 
 const QUOTE = 0x22;
@@ -105,7 +107,7 @@ class RecordScanner implements RecordBlock {
     private readonly delim: string,
     private readonly maxBytes: number,
     private preamble: number,
-    private readonly dialect: Pick<CsvOptions, 'spaceAfterQuote' | 'whiteLinesBlank'> = {},
+    private readonly dialect: Pick<CsvOptions, 'spaceAfterQuote' | 'whiteLinesBlank' | 'preambleLine'> = {},
   ) {
     if (delim.length !== 1 || '"\r\n'.includes(delim)) throw new Error(`unusable CSV delimiter ${JSON.stringify(delim)}`);
     this.delimCode = delim.charCodeAt(0);
@@ -149,7 +151,10 @@ class RecordScanner implements RecordBlock {
         this.checkSize(pos, end, line);
         text = this.preamble > 0 ? undefined : inHand.slice(pos, end);
         fields = text === undefined ? [] : this.split(pos, end);
-        if (this.preamble > 0) this.preamble--;
+        if (this.preamble > 0) {
+          this.preamble--;
+          this.dialect.preambleLine?.(inHand.slice(pos, end), line);
+        }
       } else {
         const parsed = this.quoted(pos, line, final);
         if ('incomplete' in parsed) return this.incomplete();

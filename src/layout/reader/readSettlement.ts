@@ -5,6 +5,7 @@ import { quoteValue } from '../values/quoteValue.js';
 import { planPositions, planRows, type PlanContext, type RowPlan } from './rowPlan.js';
 import { TotalsCheck, type CheckedTotal } from './totalsCheck.js';
 import { TrailerCheck } from './trailer.js';
+import { CaptureReader } from './captures.js';
 
 /** What a read saw besides the rows it yielded. */
 export interface ReadStats {
@@ -22,8 +23,10 @@ export interface ReadOptions {
   /** go on after a bad row, to name every one (up to 100) in the end */
   every?: boolean;
   stats?: ReadStats;
-  /** the name the file was delivered under: a layout may take its zone from it */
+  /** the name the file was delivered under: a layout may take its zone, or a figure, from it */
   fileName?: string;
+  /** when the file was delivered (ms since the epoch): a layout may take a year from it */
+  deliveredAt?: number;
   /**
    * Whether rows carry their own text when COPY may take it as written (SettlementRow.text; the
    * default): a binary COPY never sends it, and spares the look at every value that it costs.
@@ -160,7 +163,8 @@ class SettlementReader implements RowBlock {
   private leading: number;
   private readonly asWritten: boolean;
   private readonly types: ReadonlyMap<string, RecordRole> | undefined;
-  private readonly context: PlanContext;
+  private context: PlanContext;
+  private readonly captures: CaptureReader | undefined;
   /** a file of record types: the data records so far, and how many there were at each count record's last one */
   private dataRecords = 0;
   private readonly counted = new Map<string, { records: number; line: number }>();
@@ -175,8 +179,26 @@ class SettlementReader implements RowBlock {
     this.leading = layout.leadingRecords ?? 0;
     this.asWritten = layout.delimiter === ',' && opts.asWritten !== false;
     this.types = layout.recordTypes;
-    this.context = opts.fileName !== undefined ? { fileName: opts.fileName } : {};
-    if (!layout.header) this.plan = planPositions(layout, layout.skipLines + 1, this.context);
+    this.context = {
+      ...(opts.fileName !== undefined ? { fileName: opts.fileName } : {}),
+      ...(opts.deliveredAt !== undefined ? { deliveredAt: opts.deliveredAt } : {}),
+    };
+    this.captures = layout.captures ? new CaptureReader(layout, opts.fileName) : undefined;
+  }
+
+  /** A line of the preamble: a capture may read its figure there. */
+  preambleLine(text: string, line: number): void {
+    this.captures?.line(text, line);
+  }
+
+  /** The rows begin (the header, or a file without one: its first record): what the file stated above them is known. */
+  private rowsBegin(line: number): PlanContext {
+    if (this.captures) {
+      const captures = this.captures.known(line);
+      this.context = { ...this.context, captures };
+      this.totals?.stated(captures);
+    }
+    return this.context;
   }
 
   over(records: RecordBlock): RowBlock {
@@ -191,9 +213,11 @@ class SettlementReader implements RowBlock {
         const { fields, line, text } = csvRecord;
         if (this.leading > 0) {
           this.leading--;
+          this.captures?.record(fields, text ?? fields.join(this.layout.delimiter), line);
           if (!totals?.isTotal(fields, line) && opts.stats) opts.stats.skipped++;
           continue;
         }
+        if (!this.plan && !this.layout.header) this.plan = planPositions(this.layout, line, this.rowsBegin(line));
         if (types !== undefined) {
           if (trailer?.isTrailer(fields, line)) continue;
           if (!this.dataRecord(types, fields, line)) continue;
@@ -237,7 +261,7 @@ class SettlementReader implements RowBlock {
   private readHeader(fields: readonly string[], line: number): void {
     this.headerWidth = fields.length;
     this.header = fields.slice(0, namedWidth(fields));
-    this.plan = planHeader(this.layout, this.header, line, this.context);
+    this.plan = planHeader(this.layout, this.header, line, this.rowsBegin(line));
   }
 
   /**
@@ -318,6 +342,8 @@ class SettlementReader implements RowBlock {
   /** After the last block: a header was there, the trailer agrees, no row was bad. */
   finish(): void {
     try {
+      if (!this.plan && !this.layout.header)
+        this.plan = planPositions(this.layout, this.layout.skipLines + 1, this.rowsBegin(this.layout.skipLines + 1));
       if (!this.plan) {
         const line = this.layout.skipLines + 1;
         const header = this.types && [...this.types].find(([, r]) => r.role === 'header')?.[0];
@@ -360,7 +386,9 @@ class SettlementReader implements RowBlock {
 export async function* settlementBlocks(path: string, layout: Layout, opts: ReadOptions = {}): AsyncGenerator<RowBlock> {
   const reader = new SettlementReader(layout, opts);
   const progress = opts.stats?.bytes !== undefined ? (opts.stats as { bytes: number }) : undefined;
-  for await (const records of csvRecordBlocks(path, { ...layoutCsvOptions(layout), progress })) yield reader.over(records);
+  const preambleLine = layout.captures ? (text: string, line: number) => reader.preambleLine(text, line) : undefined;
+  for await (const records of csvRecordBlocks(path, { ...layoutCsvOptions(layout), progress, ...(preambleLine ? { preambleLine } : {}) }))
+    yield reader.over(records);
   reader.finish();
 }
 
@@ -376,7 +404,7 @@ export async function* readSettlement(path: string, layout: Layout, opts: ReadOp
 export async function findBadRows(
   path: string,
   layout: Layout,
-  opts: Pick<ReadOptions, 'fileName'> & {
+  opts: Pick<ReadOptions, 'fileName' | 'deliveredAt'> & {
     /** each good row as it is read (until the first bad one), for a check that looks across rows (`check`'s repeated keys) */
     onRow?: (row: SettlementRow) => void;
   } = {},

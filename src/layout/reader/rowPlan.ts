@@ -1,9 +1,11 @@
 import { RejectError } from '../../errors.js';
-import { columnConverters, keyProblem, unpadded } from './columnValues.js';
-import { compileDateFormat } from '../values/dateFormat.js';
-import { LOCAL_ZONE, type ColumnSpec, type Layout } from '../model/layout.js';
+import { columnConverters, keyProblem, unpadded, type Converter, type FileColumn } from './columnValues.js';
+import { capturedText, type Captured } from './captures.js';
+import { dayIn, nearestYear, yearSource, type YearOf } from '../values/yearOf.js';
+import { compileColumnFormat } from '../model/layoutColumns.js';
+import { DELIVERY_YEAR, LOCAL_ZONE, type ColumnSpec, type Layout } from '../model/layout.js';
 import { quoteValue } from '../values/quoteValue.js';
-import { zoneInFileName } from '../values/timeZones.js';
+import { parseZone, zoneInFileName } from '../values/timeZones.js';
 
 /**
  * What the header (or, in a file without one, the layout's positions) said about where each
@@ -26,9 +28,15 @@ export interface RowPlan {
   columnAt(field: number): string | undefined;
 }
 
-/** What a plan knows of the file beyond its records: the name its zone may come from. */
+/**
+ * What a plan knows of the file beyond its records: the name its zone may come from, the figures
+ * it stated above its rows (reader/captures.ts), and when it was delivered (a year's source).
+ */
 export interface PlanContext {
   fileName?: string;
+  captures?: ReadonlyMap<string, Captured>;
+  /** the delivery's time (ms since the epoch): the upload's time as the intake listed it */
+  deliveredAt?: number;
 }
 
 const header = (line: number, what: string) => new RejectError(`line ${line}: header ${what}`, { line, field: 'header' });
@@ -64,6 +72,7 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
     return list[0];
   };
   const found: (Found | undefined)[] = layout.columns.map((c) => {
+    if (c.capture?.fills) return { at: -1 };
     const at = lookUp(c, c.from);
     if (at !== undefined) return { at, ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}) };
     for (const alt of c.alternatives ?? []) {
@@ -71,7 +80,8 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
       if (altAt !== undefined)
         return { at: altAt, ...((alt.timeZone ?? c.timeZone) !== undefined ? { timeZone: alt.timeZone ?? c.timeZone } : {}) };
     }
-    return undefined;
+    // a column the file may also state once: where the header lacks it, the figure fills it
+    return c.capture ? { at: -1 } : undefined;
   });
   const missing = layout.columns
     .filter((c, i) => c.required && found[i] === undefined)
@@ -95,12 +105,15 @@ export function planRows(layout: Layout, headerFields: readonly string[], line: 
     if (at === undefined) throw header(line, `lacks the column ${quoteValue(column)} that skipRows looks at`);
     return at;
   };
-  return compilePlan(layout, found, names.length, skipAt, (i) => names[found[i]!.at]!, line, context);
+  return compilePlan(layout, found, names.length, skipAt, (i) => names[found[i]!.at] ?? layout.columns[i]!.name, line, context);
 }
 
 /** A file without a header: each column at its `position`; every record as wide as the first. */
 export function planPositions(layout: Layout, line: number, context: PlanContext = {}): RowPlan {
-  const found = layout.columns.map((c) => ({ at: c.position! - 1, ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}) }));
+  const found = layout.columns.map((c) => ({
+    at: c.capture?.fills ? -1 : c.position! - 1,
+    ...(c.timeZone !== undefined ? { timeZone: c.timeZone } : {}),
+  }));
   const skipAt = (column: string) => found[layout.columns.findIndex((c) => c.name === column)]!.at;
   return compilePlan(layout, found, -1, skipAt, (i) => `field ${layout.columns[i]!.position}`, line, context);
 }
@@ -118,7 +131,7 @@ function fileZone(
   context: PlanContext,
 ): string | undefined {
   if (c.type !== 'timestamp' || c.timeZoneFrom !== undefined) return zone;
-  if (zone === undefined && c.format !== undefined && compileDateFormat(c.format, true).hasOffset) return zone;
+  if (zone === undefined && c.format !== undefined && compileColumnFormat(c).hasOffset) return zone;
   if (zone !== undefined && zone !== LOCAL_ZONE) return zone;
   if (layout.timeZone !== undefined) return layout.timeZone;
   const named = context.fileName !== undefined ? zoneInFileName(context.fileName) : undefined;
@@ -130,6 +143,69 @@ function fileZone(
   );
 }
 
+/**
+ * The year of a column whose format writes none, in one file: a capture's (a year, or a day the
+ * dates are nearest to), or the nearest to the day the file was delivered, in the layout's
+ * `timeZone` (UTC without one). Unknown is a reject: the year is never guessed.
+ */
+function fileYear(layout: Layout, column: ColumnSpec, line: number, context: PlanContext): YearOf {
+  if (column.year === DELIVERY_YEAR) {
+    if (context.deliveredAt === undefined)
+      throw new RejectError(
+        `line ${line}: column ${column.name} takes its year from the day the file was delivered, which is not known here`,
+        {
+          line,
+          field: column.name,
+        },
+      );
+    const zone = parseZone(layout.timeZone ?? 'UTC') ?? { fixed: 0 };
+    return nearestYear(dayIn(context.deliveredAt, zone));
+  }
+  const captured = context.captures?.get(column.year!);
+  if (!captured)
+    throw new RejectError(`line ${line}: column ${column.name} takes its year from ${column.year}, which the file does not state`, {
+      line,
+      field: column.name,
+    });
+  const yearOf = yearSource(captured.value);
+  if (!yearOf)
+    throw new RejectError(
+      `${captured.where}: ${capturedText(column.year!, captured)} is neither a year (2026) nor a date (2026-12-31), which column ${column.name} takes its year from`,
+      { ...(captured.line !== undefined ? { line: captured.line } : {}), field: column.year! },
+    );
+  return yearOf;
+}
+
+/**
+ * The figures a file stated once, for each column that `capture`s one: as the column's rows hold
+ * it (an upper-case currency), and how a message names it. A figure the column cannot read
+ * rejects the file before any row.
+ */
+function capturedValues(
+  layout: Layout,
+  converters: readonly Converter[],
+  line: number,
+  context: PlanContext,
+): ({ written: string; value: string; told: string } | undefined)[] {
+  return layout.columns.map((c, i) => {
+    if (!c.capture) return undefined;
+    const captured = context.captures?.get(c.capture.name);
+    if (!captured)
+      throw new RejectError(`line ${line}: column ${c.name} is the file's ${c.capture.name}, which the file does not state`, {
+        line,
+        field: c.name,
+      });
+    const out = converters[i]!(captured.value, []);
+    const told = capturedText(c.capture.name, captured);
+    if (typeof out !== 'string')
+      throw new RejectError(`${captured.where}: ${told} ${out.problem} (column ${c.name})`, {
+        ...(captured.line !== undefined ? { line: captured.line } : {}),
+        field: c.name,
+      });
+    return { written: captured.value, value: out, told };
+  });
+}
+
 function compilePlan(
   layout: Layout,
   found: (Found | undefined)[],
@@ -139,14 +215,17 @@ function compilePlan(
   line: number,
   context: PlanContext,
 ): RowPlan {
-  const specs = layout.columns.map((columnSpec, i) => {
+  const specs = layout.columns.map((columnSpec, i): FileColumn => {
     const f = found[i];
     if (f === undefined) return columnSpec;
     const zone = fileZone(layout, columnSpec, f.timeZone, shownAs(i), line, context);
-    return zone === columnSpec.timeZone ? columnSpec : { ...columnSpec, timeZone: zone! };
+    const yearOf = columnSpec.year !== undefined ? fileYear(layout, columnSpec, line, context) : undefined;
+    return zone === columnSpec.timeZone && !yearOf ? columnSpec : { ...columnSpec, timeZone: zone!, ...(yearOf ? { yearOf } : {}) };
   });
   const index = found.map((f) => f?.at ?? -1);
   const converters = columnConverters(layout, specs);
+  // the figures the file stated once, for the columns they fill or check: converted as the column's rows are
+  const stated = capturedValues(layout, converters, line, context);
   const keys = new Set(layout.naturalKey);
   const isKey = layout.columns.map((c) => keys.has(c.name));
   const required = layout.columns.map((c) => c.required);
@@ -189,11 +268,12 @@ function compilePlan(
         }
       }
       for (const skip of skips) if (skip.values.has(fields[skip.at]!)) return 'skip';
-      for (let i = 0; i < columnCount; i++) raw[i] = index[i]! === -1 ? '' : unpadded(fields[index[i]!]!, trim[i]!);
+      for (let i = 0; i < columnCount; i++) raw[i] = index[i]! === -1 ? (stated[i]?.written ?? '') : unpadded(fields[index[i]!]!, trim[i]!);
       const values = new Array<string | null>(columnCount);
       for (let i = 0; i < columnCount; i++) {
         const written = raw[i]!;
-        const value = noAmount[i]?.has(written.trim()) ? '' : written;
+        // a row that leaves a column the file states once empty has the file's figure
+        const value = noAmount[i]?.has(written.trim()) ? '' : written === '' ? (stated[i]?.written ?? '') : written;
         if (value.includes('\0')) throw bad(line, columnNames[i]!, 'contains a NUL character'); // PostgreSQL text cannot hold it
         if (value === '') {
           if (required[i]) throw bad(line, columnNames[i]!, 'required value is missing');
@@ -207,6 +287,8 @@ function compilePlan(
         }
         const out = converters[i]!(value, raw);
         if (typeof out !== 'string') throw bad(line, columnNames[i]!, `${quoteValue(value)} ${out.problem}`);
+        const figure = stated[i];
+        if (figure && out !== figure.value) throw bad(line, columnNames[i]!, `${quoteValue(value)} is not the file's ${figure.told}`);
         values[i] = out;
       }
       return values;

@@ -1,6 +1,7 @@
 import { RejectError } from '../../errors.js';
 import { columnConverters, decimalReader, MAX_WRITTEN_SCALE } from './columnValues.js';
-import type { BalanceRule, Layout, TotalRecord } from '../model/layout.js';
+import type { BalanceRule, Layout, StatementTotal, TotalRecord } from '../model/layout.js';
+import { capturedText, type Captured } from './captures.js';
 import { quoteValue } from '../values/quoteValue.js';
 import type { RowPlan } from './rowPlan.js';
 
@@ -86,6 +87,9 @@ class RecordTotal {
 export class TotalsCheck {
   private readonly records: RecordTotal[];
   private readonly balances: { spec: BalanceRule; tallies: Map<string, Tally> }[];
+  /** a statement's figures: one tally over every row, its sums and then the bridge's */
+  private readonly statements: { spec: StatementTotal; tally: Tally }[];
+  private captured: ReadonlyMap<string, Captured> = new Map();
   private readonly problems: RejectError[] = [];
   private readonly checked: CheckedTotal[] = [];
   private readonly convert: ReturnType<typeof columnConverters>;
@@ -99,10 +103,18 @@ export class TotalsCheck {
     const totals = layout.totals ?? [];
     this.records = totals.flatMap((t) => (t.kind === 'record' ? [new RecordTotal(t)] : []));
     this.balances = totals.flatMap((t) => (t.kind === 'balance' ? [{ spec: t, tallies: new Map<string, Tally>() }] : []));
+    this.statements = totals.flatMap((t) =>
+      t.kind === 'statement' ? [{ spec: t, tally: { rows: 0, sums: new Array<bigint>(t.sums.length + 1).fill(0n) } }] : [],
+    );
     this.convert = columnConverters(layout);
     const names = layout.columns.map((c) => c.name);
     this.index = (column) => names.indexOf(column);
     this.readStated = decimalReader(layout, MAX_WRITTEN_SCALE);
+  }
+
+  /** The figures the file stated above its rows (reader/captures.ts), which its `statement` totals check. */
+  stated(captured: ReadonlyMap<string, Captured>): void {
+    this.captured = captured;
   }
 
   /** Whether a record (a leading one, or one of a record type) is a total record: it is kept to be checked. */
@@ -124,14 +136,13 @@ export class TotalsCheck {
       const group = recordTotal.spec.groupBy ? (row[this.index(recordTotal.spec.groupBy.column)] ?? '') : '';
       const tally = this.tally(recordTotal.tallies, group, recordTotal.spec.sums.length);
       tally.rows++;
-      recordTotal.spec.sums.forEach((totalSum, i) => {
-        const value = row[this.index(totalSum.of)];
-        if (value === null || value === undefined) return;
-        const amount = exact(value);
-        if (totalSum.sign === 'credit' && amount > 0n) tally.sums[i]! += amount;
-        else if (totalSum.sign === 'debit' && amount < 0n) tally.sums[i]! -= amount;
-        else if (totalSum.sign === undefined) tally.sums[i]! += amount;
-      });
+      recordTotal.spec.sums.forEach((totalSum, i) => this.addFigure(tally, i, row[this.index(totalSum.of)], totalSum.sign));
+    }
+    for (const statement of this.statements) {
+      const { spec, tally } = statement;
+      tally.rows++;
+      spec.sums.forEach((statementSum, i) => this.addFigure(tally, i, row[this.index(statementSum.of)], statementSum.sign));
+      if (spec.bridge) this.addFigure(tally, spec.sums.length, row[this.index(spec.bridge.of)], undefined);
     }
     for (const balanceTotal of this.balances) {
       const group = balanceTotal.spec.groupBy.map((c) => row[this.index(c)] ?? '').join('\u0000');
@@ -169,6 +180,7 @@ export class TotalsCheck {
       this.newSection(recordTotal);
     }
     for (const balanceTotal of this.balances) this.balance(balanceTotal.spec, balanceTotal.tallies);
+    for (const statement of this.statements) this.statement(statement.spec, statement.tally);
     if (this.problems.length === 1) throw this.problems[0]!;
     if (this.problems.length > 1) {
       const first = this.problems[0]!;
@@ -181,6 +193,77 @@ export class TotalsCheck {
       );
     }
     return this.checked;
+  }
+
+  /** A row's value added to a tally's figure: every row's, or only the credits' (above zero) or the debits' (below, unsigned). */
+  private addFigure(tally: Tally, figure: number, value: string | null | undefined, sign: 'credit' | 'debit' | undefined): void {
+    if (value === null || value === undefined) return;
+    const amount = exact(value);
+    if (sign === 'credit' && amount > 0n) tally.sums[figure]! += amount;
+    else if (sign === 'debit' && amount < 0n) tally.sums[figure]! -= amount;
+    else if (sign === undefined) tally.sums[figure]! += amount;
+  }
+
+  /**
+   * A statement's figures against its rows: the count it states, each sum, and the opening
+   * balance plus the rows' amounts against the closing one; a disagreement names both figures
+   * and where the file stated its own.
+   */
+  private statement(spec: StatementTotal, tally: Tally): void {
+    const before = this.problems.length;
+    const fail = (name: string, what: string) => {
+      const captured = this.captured.get(name);
+      const line = captured?.line ?? this.lastLine;
+      this.problems.push(new RejectError(`line ${line}, statement: ${what}`, { line, field: name }));
+    };
+    const figure = (name: string, column: string): { text: string; amount?: bigint; places: number } => {
+      const captured = this.captured.get(name)!;
+      const normal = this.statedFigure(column, captured.value);
+      if (normal === undefined) {
+        fail(name, `${capturedText(name, captured)} is not an amount`);
+        return { text: capturedText(name, captured), places: 0 };
+      }
+      return { text: capturedText(name, captured), amount: exact(normal), places: Math.max(placesOf(normal), this.places(column)) };
+    };
+    if (spec.count !== undefined) {
+      const captured = this.captured.get(spec.count)!;
+      const digits = captured.value.replace(/[\s,.'\u00a0\u202f]/g, '');
+      if (!/^\d{1,15}$/.test(digits)) fail(spec.count, `${capturedText(spec.count, captured)} is not a number of rows`);
+      else if (Number(digits) !== tally.rows) fail(spec.count, `${spec.count} says ${Number(digits)} rows, the file has ${tally.rows}`);
+    }
+    spec.sums.forEach((statementSum, i) => {
+      const stated = figure(statementSum.capture, statementSum.of);
+      if (stated.amount === undefined) return;
+      const what = `${statementSum.sign ? `${statementSum.sign}s of ` : ''}${statementSum.of}`;
+      if (stated.amount !== tally.sums[i])
+        fail(
+          statementSum.capture,
+          `${stated.text} says the ${what} total ${this.written(statementSum.of, stated.amount, stated.places)}, the rows add up to ${this.written(statementSum.of, tally.sums[i]!, stated.places)}`,
+        );
+    });
+    if (spec.bridge) {
+      const { of, opening, closing } = spec.bridge;
+      const open = figure(opening, of);
+      const close = figure(closing, of);
+      if (open.amount !== undefined && close.amount !== undefined) {
+        const places = Math.max(open.places, close.places);
+        const moved = tally.sums[spec.sums.length]!;
+        const reached = open.amount + moved;
+        if (reached !== close.amount)
+          fail(
+            closing,
+            `the rows do not bridge the balances: ${open.text} + the ${of} of ${tally.rows} rows ${this.written(of, moved, places)} = ${this.written(of, reached, places)}, but ${close.text} says ${this.written(of, close.amount, places)}`,
+          );
+      }
+    }
+    if (this.problems.length === before) {
+      const parts = [
+        ...(spec.count !== undefined ? [`count ${tally.rows}`] : []),
+        ...spec.sums.map((s) => `${s.sign ? `${s.sign}s of ` : ''}${s.of}`),
+        ...(spec.bridge ? [`${spec.bridge.opening} + ${spec.bridge.of} = ${spec.bridge.closing}`] : []),
+      ];
+      this.checked.push({ total: 'statement', group: '', rows: tally.rows, agrees: parts.join(', ') });
+    }
   }
 
   private tally(tallies: Map<string, Tally>, group: string, sums: number): Tally {
@@ -210,6 +293,7 @@ export class TotalsCheck {
   private summed(column: string): boolean {
     return (
       this.records.some((r) => r.spec.sums.some((s) => s.of === column) || r.spec.groupBy?.column === column) ||
+      this.statements.some((t) => t.spec.sums.some((s) => s.of === column) || t.spec.bridge?.of === column) ||
       this.balances.some((b) => b.spec.sum.some((s) => s.column === column) || b.spec.groupBy.includes(column))
     );
   }
