@@ -49,7 +49,7 @@ export async function checkContent(
   const read = await findBadRows(path, layout, {
     fileName: opts.fileName,
     onRow: (row) => clashes.addRepeat(repeats, row.values, row.line),
-  });
+  }).finally(() => repeats.close());
   if (read.error || clashes.count === 0) return read;
   const { message, line } = clashes.message(layout);
   return { ...read, error: new RejectError(message, { ...(line !== undefined ? { line } : {}), field: keyName(layout) }) };
