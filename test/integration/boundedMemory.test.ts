@@ -39,7 +39,7 @@ describe('a year of volume in bounded memory', () => {
     expect(r.stdout + r.stderr).toContain(`line 1000001: "${id}" repeats line 2 of this file`);
   });
 
-  it('the transfer log audit of 150,000 uploads into the intake (none in the ledger yet) names each as waiting (exit 1), in a 256 MiB heap', async () => {
+  it('the transfer log audit of 150,000 uploads into the intake (none in the ledger yet) names each as waiting (exit 1), in a 512 MiB heap', async () => {
     const ws = await Workspace.create(db.url);
     const log = join(await mkdtemp(join(tmpdir(), 'settle-year-log-')), 'uploads.csv');
     const out = createWriteStream(log);
@@ -53,7 +53,7 @@ describe('a year of volume in bounded memory', () => {
     // a list of 150,000 uploads spread into one call's arguments overflowed the stack (RangeError) before
     const r = await ws.cli(
       ['audit', '--intake', ws.intake, '--ledger', ws.ledger, '--transfer-log', log, '--transfer-log-time-zone', 'UTC', '--json'],
-      { NODE_OPTIONS: '--max-old-space-size=256' },
+      { NODE_OPTIONS: '--max-old-space-size=512' },
     );
     expect(r.stderr).not.toMatch(/heap out of memory|RangeError/);
     expect(r.status).toBe(1);
