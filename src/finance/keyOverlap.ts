@@ -30,11 +30,15 @@ export async function describeKeyOverlap(financeTarget: FinanceTarget, req: Load
     batch = [];
   };
 
-  for await (const row of readSettlement(req.stagedPath, financeTarget.layout, readContextOf(req))) {
-    if (clashes.addRepeat(repeats, row.values, row.line)) continue;
-    const values = lookup.keyOf(row.values);
-    batch.push({ key: lookup.identity(values), values, line: row.line });
-    if (batch.length >= LOOKUP_BATCH) await lookUp();
+  try {
+    for await (const row of readSettlement(req.stagedPath, financeTarget.layout, readContextOf(req))) {
+      if (clashes.addRepeat(repeats, row.values, row.line)) continue;
+      const values = lookup.keyOf(row.values);
+      batch.push({ key: lookup.identity(values), values, line: row.line });
+      if (batch.length >= LOOKUP_BATCH) await lookUp();
+    }
+  } finally {
+    repeats.close();
   }
   if (batch.length > 0) await lookUp();
   return clashes.message(financeTarget.layout);

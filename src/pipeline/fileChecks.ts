@@ -54,7 +54,7 @@ export async function checkContent(
     fileName: opts.fileName,
     ...(opts.deliveredAt !== undefined ? { deliveredAt: opts.deliveredAt } : {}),
     onRow: (row) => clashes.addRepeat(repeats, row.values, row.line),
-  });
+  }).finally(() => repeats.close());
   if (read.error || clashes.count === 0) return read;
   const { message, line } = clashes.message(layout);
   return { ...read, error: new RejectError(message, { ...(line !== undefined ? { line } : {}), field: keyName(layout) }) };

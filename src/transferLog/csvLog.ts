@@ -1,6 +1,6 @@
 import type { Zone } from '../layout/values/timeZones.js';
 import { isoTime } from './logTimes.js';
-import type { LineVerdict, LogPlace } from './transferEvents.js';
+import { uploadEvent, type LineVerdict, type LogPlace } from './transferEvents.js';
 
 /**
  * A plain CSV of uploads for a server whose own log this tool does not read (export it from
@@ -65,10 +65,16 @@ export function readCsvLine(line: string, place: LogPlace, family: string, zone:
   const at = csvTime(time, zone);
   if (Number.isNaN(at) || path === '' || !/^\s*\d+\s*$/.test(size))
     return { kind: 'unreadable', hides: 'a line of a CSV of uploads that does not read' };
-  const upload = { kind: 'upload' as const, server: family, at, user: null, place, session: null, path, startedAt: at, size: Number(size) };
-  return {
-    kind: 'events',
-    events: [{ ...upload, sizeExact: true, complete: true, from: null, renamesLogged: false, whiteSpaceAs: null }],
-    at,
+  const common = { server: family, at, atOtherwise: null, user: null, place, session: null };
+  const upload = {
+    path,
+    startedAt: at,
+    size: Number(size),
+    sizeExact: true,
+    complete: true,
+    from: null,
+    renamesLogged: false,
+    whiteSpaceAs: null,
   };
+  return { kind: 'events', events: [uploadEvent(common, upload)], at };
 }

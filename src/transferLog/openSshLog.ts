@@ -1,6 +1,15 @@
 import type { Zone } from '../layout/values/timeZones.js';
 import { isoTime, localTime, MONTHS, SyslogYears } from './logTimes.js';
-import type { LineVerdict, Link, LogPlace, OpenWrite, Removal, Rename, TransferEvent } from './transferEvents.js';
+import {
+  uploadEvent,
+  type LineVerdict,
+  type Link,
+  type LogPlace,
+  type OpenWrite,
+  type Removal,
+  type Rename,
+  type TransferEvent,
+} from './transferEvents.js';
 
 /**
  * OpenSSH's `sftp-server` (and `internal-sftp`) at `-l INFO`, as a syslog daemon writes it: a
@@ -273,18 +282,19 @@ export class OpenSshLog {
       const truncated = opened ? opened.flags.includes('TRUNCATE') || opened.flags.includes('EXCL') : false;
       if (opened && written === 0 && !truncated) return [];
       return [
-        {
-          kind: 'upload',
-          ...common,
-          path,
-          startedAt: opened?.at ?? header.at,
-          size: written,
-          sizeExact: truncated,
-          complete: regExpExecArray[1] === undefined,
-          from: session.from,
-          renamesLogged: true,
-          whiteSpaceAs: null,
-        },
+        uploadEvent(
+          { ...common, atOtherwise: header.otherwise },
+          {
+            path,
+            startedAt: opened?.at ?? header.at,
+            size: written,
+            sizeExact: truncated,
+            complete: regExpExecArray[1] === undefined,
+            from: session.from,
+            renamesLogged: true,
+            whiteSpaceAs: null,
+          },
+        ),
       ];
     }
     // a name holding `" new "` leaves where the old name ends untold

@@ -1,6 +1,6 @@
 import type { Zone } from '../layout/values/timeZones.js';
 import { localTime, MONTHS } from './logTimes.js';
-import type { LineVerdict, LogPlace } from './transferEvents.js';
+import { uploadEvent, type LineVerdict, type LogPlace } from './transferEvents.js';
 
 /**
  * The xferlog format (xferlog(5)) that ProFTPD's `TransferLog`, vsftpd (`xferlog_std_format`) and
@@ -48,18 +48,19 @@ export function readXferlogLine(line: string, place: LogPlace, family: string, z
   return {
     kind: 'events',
     events: [
-      {
-        kind: 'upload',
-        ...common,
-        path: path!,
-        startedAt: at - Number(seconds) * 1000,
-        size: Number(bytes),
-        sizeExact: true,
-        complete: status !== 'i',
-        from: host!,
-        renamesLogged: false,
-        whiteSpaceAs: '_',
-      },
+      uploadEvent(
+        { ...common, atOtherwise: otherwise },
+        {
+          path: path!,
+          startedAt: at - Number(seconds) * 1000,
+          size: Number(bytes),
+          sizeExact: true,
+          complete: status !== 'i',
+          from: host!,
+          renamesLogged: false,
+          whiteSpaceAs: '_',
+        },
+      ),
     ],
     at,
   };

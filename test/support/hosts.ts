@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BIN, finished, type CliResult } from './cli.js';
@@ -21,16 +21,25 @@ export async function startHost(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<CliResult> {
+  return finished(await spawnHost(at, host, args, env));
+}
+
+/** The same process, handed back running: a long-lived command (`watch`) that the caller stops. */
+export async function spawnHost(
+  at: { root: string; databaseUrl: string },
+  host: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<ChildProcess> {
   const staging = join(at.root, `staging-${host}`);
   await mkdir(staging, { recursive: true });
   const base: Record<string, string> = {};
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
-  const child = spawn('unshare', ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', host, process.execPath, BIN, ...args], {
+  return spawn('unshare', ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', host, process.execPath, BIN, ...args], {
     cwd: at.root,
     env: { ...base, DATABASE_URL: at.databaseUrl, SETTLE_STAGING: staging, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return finished(child);
 }
 
 /** Polls for an effect (a file a hook wrote), with a deadline: never a wait that places a race. */

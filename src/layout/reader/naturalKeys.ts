@@ -1,6 +1,7 @@
 import { timestampIdentity } from './columnValues.js';
 import { keyName, type ColumnType, type Layout } from '../model/layout.js';
 import { quoteValue } from '../values/quoteValue.js';
+import { KeyFirstLines } from './keySet.js';
 
 /**
  * A checked value of a key column as the finance table's UNIQUE index compares it: a bigint
@@ -22,13 +23,14 @@ function comparedAs(type: ColumnType): (value: string) => string {
 /**
  * The natural keys of one file's checked rows, in the order they are read: says which row
  * repeats a key an earlier row of the same file has (the load's UNIQUE index would refuse it).
- * It keeps every key of the file in memory: used off the load's path (by `check`, and by a
- * load that was refused, to explain why).
+ * Its keys are kept compactly (`KeyFirstLines`: a table of hashes in memory, the keys' bytes in
+ * a temporary file past 16 MiB): used off the load's path (by `check`, and by a load that was
+ * refused, to explain why). `close` lets the temporary file go.
  */
 export class KeyRepeats {
   private readonly positions: number[];
   private readonly compare: ((value: string) => string)[];
-  private readonly firstLine = new Map<string, number>();
+  private readonly firstLine = new KeyFirstLines();
 
   constructor(layout: Layout) {
     this.positions = layout.naturalKey.map((k) => layout.columns.findIndex((c) => c.name === k));
@@ -43,9 +45,11 @@ export class KeyRepeats {
   /** The line of the file's first row with this row's key, when an earlier row has it; else the key is remembered. */
   repeatOf(values: readonly (string | null)[], line: number): number | undefined {
     const identity = this.positions.map((p, i) => this.compare[i]!(values[p] ?? '')).join('\0');
-    const seen = this.firstLine.get(identity);
-    if (seen === undefined) this.firstLine.set(identity, line);
-    return seen;
+    return this.firstLine.firstLineOf(identity, line);
+  }
+
+  close(): void {
+    this.firstLine.close();
   }
 }
 

@@ -131,6 +131,47 @@ function sightingOf(event: EventInContext): Sighting | null {
 }
 
 /**
+ * A record as the account keeps it until the end, which may be a million of them: the strings
+ * many records share (the partner, the run and its start) held once, and no details object but
+ * the one read (empty ones share one).
+ */
+function keptEvent(event: EventInContext, shared: Map<string, string>): EventInContext {
+  const once = <T extends string | null>(text: T): T => {
+    if (text === null) return text;
+    const known = shared.get(text);
+    if (known !== undefined) return known as T;
+    shared.set(text, text);
+    return text;
+  };
+  return {
+    id: event.id,
+    partner: once(event.partner),
+    runId: once(event.runId),
+    at: event.at,
+    event: event.event,
+    name: event.name,
+    sha256: event.sha256,
+    details: Object.keys(event.details).length === 0 ? NO_DETAILS : event.details,
+    fileSize: event.fileSize,
+    fileArrival: event.fileArrival,
+    runStartedAt: once(event.runStartedAt),
+  };
+}
+
+const NO_DETAILS: Record<string, unknown> = Object.freeze({});
+
+/**
+ * A string of one piece: a message made of template parts is a tree of them (several hundred
+ * bytes for a line of a hundred characters) until something flattens it, and an audit keeps a
+ * million messages. Converting it to a number flattens it in place, and the collector drops the
+ * tree.
+ */
+function flat(text: string): string {
+  Number(text);
+  return text;
+}
+
+/**
  * Whether a sighting can be of this arrival: after it came, by a run that began before it left,
  * of its size. `correctionMs`: the offset found between the log's clock and the ledger's, taken
  * off the log's times.
@@ -306,7 +347,8 @@ export async function accountArrivals(
   const partners = [...new Set(arrivals.map((a) => a.partner))];
 
   // what is kept of each arrival's records: its last outcome, and its last claim (only the last word while nothing followed it)
-  const matched = new Map<Arrival, { outcome?: Sighting; claim?: Sighting }>();
+  const matched = new Map<Arrival, { outcome?: Sighting; claim?: Sighting | undefined }>();
+  const shared = new Map<string, string>();
   const limit = opts.eventsPage ?? EVENTS_PAGE;
   // the runs' own moves first: where the log shows them tells how its clock stands to the ledger's
   const ownMoves =
@@ -328,8 +370,11 @@ export async function accountArrivals(
         const latest = latestCandidate(list, sighting, slackMs, correctionMs);
         if (!latest) continue;
         const seen = matched.get(latest) ?? {};
-        if (sighting.outcome === 'claimed') seen.claim = sighting;
-        else seen.outcome = sighting;
+        // an outcome is the last word whatever claim came before or after it: a claim is kept only while there is none
+        if (sighting.outcome !== 'claimed') {
+          seen.outcome = { ...sighting, event: keptEvent(event, shared) };
+          seen.claim = undefined;
+        } else if (!seen.outcome) seen.claim = { ...sighting, event: keptEvent(event, shared) };
         matched.set(latest, seen);
       }
       if (events.length < limit) break;
@@ -376,7 +421,8 @@ export async function accountArrivals(
     const noRecord = final ? null : noRecordOf(arrival, lastRunStarts.get(arrival.partner), correctionMs);
     const since = final && WAITING.has(final.outcome) ? await afterWaitingOf(arrival, final, waitingFacts) : null;
     const afterWaiting = since?.after ?? null;
-    const entry: Omit<AccountedArrival, 'message'> = {
+    // a literal of one shape, its message flattened: the audit keeps one of these per upload of the log
+    const entry: AccountedArrival = {
       partner: arrival.partner,
       name: arrival.name,
       path: arrival.path,
@@ -395,8 +441,10 @@ export async function accountArrivals(
       afterWaiting,
       unmatched:
         (noRecord !== null && !NO_RECORD_NEEDED.has(noRecord)) || (afterWaiting !== null && !ACCOUNTED_AFTER_WAITING.has(afterWaiting)),
+      message: '',
     };
-    accounted.push({ ...entry, message: describe(entry, arrival, since ?? {}, ownInTime ? undefined : own) });
+    entry.message = flat(describe(entry, arrival, since ?? {}, ownInTime ? undefined : own));
+    accounted.push(entry);
   }
   return { arrivals: accounted, clockOffset };
 }

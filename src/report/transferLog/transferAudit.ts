@@ -69,7 +69,7 @@ const NAMED: EventKind[] = ['claimed', 'loaded', 'skipped', 'held', 'rejected', 
  * Gives each arrival whose log writes white space otherwise (xferlog's `_`) the ledger's name
  * it stands for, and returns, per arrival, what a person should know of how it was read.
  */
-async function namedAsLedgerHas(ledger: LedgerQueries, arrivals: Arrival[]): Promise<string[][]> {
+async function namedAsLedgerHas(ledger: LedgerQueries, arrivals: Arrival[]): Promise<(string[] | null)[]> {
   const names = new Map<string, Set<string>>();
   const namesOf = async (partner: string, since: number) => {
     let known = names.get(partner);
@@ -82,8 +82,12 @@ async function namedAsLedgerHas(ledger: LedgerQueries, arrivals: Arrival[]): Pro
     }
     return known;
   };
-  const earliest = Math.min(...arrivals.map((a) => a.at)) - 86_400_000;
-  const notes: string[][] = [];
+  // a loop, never Math.min(...list): a year's uploads are more arguments than a call's stack holds
+  let earliest = Infinity;
+  for (const arrival of arrivals) if (arrival.at < earliest) earliest = arrival.at;
+  earliest -= 86_400_000;
+  // null where there is nothing to say (nearly always): a million empty lists are 30 MiB
+  const notes: (string[] | null)[] = [];
   for (const arrival of arrivals) {
     const logged = arrival.name;
     const needsLedger = arrival.upload.whiteSpaceAs !== null && logged.includes(arrival.upload.whiteSpaceAs);
@@ -91,7 +95,8 @@ async function namedAsLedgerHas(ledger: LedgerQueries, arrivals: Arrival[]): Pro
       ? ledgerNameOf(arrival, await namesOf(arrival.partner, earliest))
       : { name: logged, ambiguous: [] };
     arrival.name = name;
-    notes.push(readingNotes(arrival, logged, ambiguous));
+    const said = readingNotes(arrival, logged, ambiguous);
+    notes.push(said.length > 0 ? said : null);
   }
   return notes;
 }
@@ -159,6 +164,8 @@ export async function transferAudit(
       locationPrefix: intakeFolders(p).server?.locationPrefix ?? '',
     }));
     const { arrivals, strays, ambiguous } = arrivalsOf(logs.events, intakes);
+    // what the account needs of the log's events is in the arrivals now: the list itself goes
+    logs = { ...logs, events: [] };
     const notes = await namedAsLedgerHas(ledger, arrivals);
     const { arrivals: accounted, clockOffset } = await accountArrivals(ledger, arrivals, { clockSlackMs: group.slackMs, intakeNow });
     if (clockOffset) {
@@ -174,7 +181,8 @@ export async function transferAudit(
     }
     // one push per item, never push(...list): a list of 200,000 is more arguments than a call's stack holds
     accounted.forEach((accountedArrival, i) => {
-      if (notes[i]!.length > 0) accountedArrival.message += ` (${notes[i]!.join('; ')})`;
+      const said = notes[i];
+      if (said) accountedArrival.message += ` (${said.join('; ')})`;
       if (inPeriod(accountedArrival.at)) result.arrivals.push(accountedArrival);
     });
     for (const stray of strays) {

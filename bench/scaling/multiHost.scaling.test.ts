@@ -1,0 +1,171 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
+import { startTestPostgres, type RunningPostgres } from '../../test/support/postgresServer.js';
+import { finished } from '../../test/support/cli.js';
+import { createDatabase } from '../../test/support/harnessPostgres.js';
+import { canName, spawnHost, startHost } from '../../test/support/hosts.js';
+import { putIn, SHARED_DEFAULT_LAYOUT, Workspace } from '../../test/support/workspace.js';
+
+/**
+ * Partners leased across 1, 2 and 4 hosts over one PostgreSQL ledger: a config of
+ * BENCH_HOSTS_PARTNERS partners (default 1,000) × BENCH_HOSTS_FILES one-row files (default 10),
+ * each partner its own local intake; the hosts (UTS namespaces with host names of their own, as
+ * test/integration/multiHost.test.ts starts them) run `run --config` at once. Measured: wall
+ * time to the last host's exit and the hosts' CPU; proved: every file loaded once (its rows in
+ * the finance table once, one `loaded` row in the ledger, in the archive once, out of the
+ * intake), each partner worked by one host at a time. Then the take-over after a kill -9: a
+ * host killed right after its claim (the test build's `SETTLE_TEST_FAULT=after-claim` SIGKILLs
+ * itself there), and `watch` on another host: how long from the kill until the file is
+ * archived, against `--claim-lease` (60 s, the least allowed). Its own embedded PostgreSQL 18
+ * (`fsync=off`); needs root for the UTS namespaces. Not part of `npm test`:
+ * `npm run bench:scaling -- bench/scaling/multiHost.scaling.test.ts` (BENCH_HOSTS=1,2,4).
+ */
+
+const HOSTS = (process.env.BENCH_HOSTS ?? '1,2,4').split(',').map(Number);
+const PARTNERS = Number(process.env.BENCH_HOSTS_PARTNERS ?? 1000);
+const FILES = Number(process.env.BENCH_HOSTS_FILES ?? 10);
+
+const partnerName = (p: number) => `p${String(p).padStart(4, '0')}`;
+
+/** A night of PARTNERS × FILES files on a fresh finance database and ledger of `server`. */
+async function night(server: RunningPostgres, name: string): Promise<{ ws: Workspace; client: pg.Client; config: string }> {
+  const db = await createDatabase(server.url('postgres'), name);
+  const ws = await Workspace.create(db.url, { ledger: 'postgres' });
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  client.on('error', () => undefined); // the server's stop ends it
+  const partners: Record<string, { intake: string }> = {};
+  for (let p = 0; p < PARTNERS; p++) {
+    const intake = join(ws.root, partnerName(p), 'intake');
+    partners[partnerName(p)] = { intake };
+    for (let f = 0; f < FILES; f++) {
+      const idPrefix = `${partnerName(p).toUpperCase()}F${f}`;
+      await putIn(intake, `settle_2026070${f % 10}_${f}.csv`, sampleSettlement({ date: '2026-07-01', rows: 1, idPrefix }).text);
+    }
+  }
+  const config = join(ws.root, 'config.json');
+  await writeFile(config, JSON.stringify({ ledger: ws.ledger, stableFor: 0, layout: SHARED_DEFAULT_LAYOUT, partners }));
+  return { ws, client, config };
+}
+
+/** CPU seconds (user + system) of this process's children that have ended so far (/proc/self/stat's cutime and cstime). */
+function childrenCpu(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+describe.skipIf(!canName)('partners leased across hosts over one PostgreSQL ledger', () => {
+  it(`${PARTNERS} partners × ${FILES} files on ${HOSTS.join(', ')} hosts, and a kill -9's take-over`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'settle-bench-hosts-'));
+    const server = await startTestPostgres(dir);
+    const lines: string[] = [];
+    try {
+      for (const hosts of HOSTS) {
+        const n = await night(server, `bench_hosts_${hosts}`);
+        const cpuBefore = childrenCpu();
+        const started = performance.now();
+        const results = await Promise.all(
+          Array.from({ length: hosts }, (_, h) =>
+            startHost({ root: n.ws.root, databaseUrl: n.ws.databaseUrl }, `host-${h}`, ['run', '--config', n.config, '--json']),
+          ),
+        );
+        const wallSeconds = (performance.now() - started) / 1000;
+        const cpuSeconds = childrenCpu() - cpuBefore;
+        for (const r of results) expect(r.status, r.stderr.slice(0, 2000)).toBe(0);
+        // each file once: its row in the finance table once, one loaded row in the ledger, archived once, gone from its intake
+        const total = PARTNERS * FILES;
+        const finance = await n.client.query<{ rows: string; ids: string }>(
+          'SELECT count(*) AS rows, count(DISTINCT transaction_id) AS ids FROM settle.settlement_rows',
+        );
+        expect(Number(finance.rows[0]!.rows)).toBe(total);
+        expect(Number(finance.rows[0]!.ids)).toBe(total);
+        const ledger = await n.client.query<{ n: string; names: string }>(
+          "SELECT count(*) AS n, count(DISTINCT (partner, name)) AS names FROM settle_ledger.processed_files WHERE state = 'loaded'",
+        );
+        expect(Number(ledger.rows[0]!.n)).toBe(total);
+        expect(Number(ledger.rows[0]!.names)).toBe(total);
+        let archived = 0;
+        for (let p = 0; p < PARTNERS; p++) {
+          const partnerDir = join(n.ws.root, partnerName(p));
+          expect(await readdir(join(partnerDir, 'intake'))).toEqual([]);
+          archived += (await readdir(join(partnerDir, 'archive'), { recursive: true }).catch(() => [])).filter((f) =>
+            f.endsWith('.csv'),
+          ).length;
+        }
+        expect(archived).toBe(total);
+        // each partner's runs one after the other, whoever ran them
+        const overlaps = await n.client.query<{ n: string }>(
+          `SELECT count(*) AS n FROM settle_ledger.runs a JOIN settle_ledger.runs b
+             ON a.partner = b.partner AND a.run_id < b.run_id AND a.started_at < b.ended_at AND b.started_at < a.ended_at`,
+        );
+        expect(Number(overlaps.rows[0]!.n)).toBe(0);
+        const byHost = await n.client.query<{ host: string; partners: string; loaded: string }>(
+          `SELECT host, count(DISTINCT partner) AS partners, sum(loaded) AS loaded FROM settle_ledger.runs GROUP BY host ORDER BY host`,
+        );
+        const split = byHost.rows.map((r) => `${r.host} ${r.partners} partners/${r.loaded} files`).join(', ');
+        lines.push(
+          `${hosts} host(s): ${total} files in ${wallSeconds.toFixed(1)} s wall = ${((total / wallSeconds) * 60).toFixed(0)} files a minute; the hosts' CPU ${cpuSeconds.toFixed(1)} s (${((cpuSeconds * 1000) / total).toFixed(1)} ms a file); ${split}; each file once`,
+        );
+        await n.client.end();
+      }
+
+      // the take-over after a kill -9: host-a dies holding a partner's lease and a claim; host-b's watch takes it over
+      const PARTNER_FILES = 1;
+      const db = await createDatabase(server.url('postgres'), 'bench_takeover');
+      const ws = await Workspace.create(db.url, { ledger: 'postgres' });
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      const intake = join(ws.root, 'solo', 'intake');
+      const archive = join(ws.root, 'solo', 'archive');
+      await putIn(intake, 'settle_20260701_solo.csv', sampleSettlement({ date: '2026-07-01', rows: PARTNER_FILES, idPrefix: 'SOLO' }).text);
+      const config = join(ws.root, 'config.json');
+      await writeFile(
+        config,
+        JSON.stringify({
+          ledger: ws.ledger,
+          stableFor: 0,
+          claimLease: '60s',
+          layout: SHARED_DEFAULT_LAYOUT,
+          partners: { solo: { intake } },
+        }),
+      );
+      const killed = await startHost({ root: ws.root, databaseUrl: ws.databaseUrl }, 'host-a', ['run', '--config', config], {
+        SETTLE_TEST_FAULT: 'after-claim',
+      });
+      const killedAt = performance.now();
+      expect(killed.signal).toBe('SIGKILL');
+      const lease = await client.query<{ left: number }>(
+        "SELECT extract(epoch FROM lease_until - now()) AS left FROM settle_ledger.partner_leases WHERE partner = 'solo'",
+      );
+      const watch = await spawnHost({ root: ws.root, databaseUrl: ws.databaseUrl }, 'host-b', ['watch', '--config', config]);
+      const watched = finished(watch);
+      const archivedFile = async () =>
+        existsSync(archive) && (await readdir(archive, { recursive: true })).some((f) => f.endsWith('settle_20260701_solo.csv'));
+      // a poll of the archive (an effect), with a deadline: the figure is when it appeared, to 50 ms
+      for (const deadline = performance.now() + 600_000; !(await archivedFile());) {
+        if (performance.now() > deadline) throw new Error('the killed host\u2019s partner was not taken over in 10 minutes');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const takeOverSeconds = (performance.now() - killedAt) / 1000;
+      watch.kill('SIGTERM');
+      await watched;
+      const rows = await client.query<{ n: string }>("SELECT count(*) AS n FROM settle.settlement_rows WHERE transaction_id LIKE 'SOLO-%'");
+      expect(Number(rows.rows[0]!.n)).toBe(PARTNER_FILES);
+      const died = await client.query<{ status: string }>("SELECT status FROM settle_ledger.runs WHERE host = 'host-a'");
+      lines.push(
+        `kill -9 after the claim, --claim-lease 60s: the lease had ${Number(lease.rows[0]!.left).toFixed(1)} s left at the kill; another host's watch archived the file ${takeOverSeconds.toFixed(1)} s after the kill (${(takeOverSeconds - Number(lease.rows[0]!.left)).toFixed(1)} s past the lease's end); the killed run is ${died.rows.map((r) => r.status).join(', ')}`,
+      );
+      await client.end();
+      console.log(lines.join('\n'));
+    } finally {
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
