@@ -30,7 +30,7 @@ export class KeyFirstLines {
   private used = 0;
   /** the bytes before `buffer`'s first, in the temporary file */
   private spilled = 0;
-  private fd: number | null = null;
+  private spillFile: number | null = null;
   private readonly header = Buffer.alloc(8);
 
   /**
@@ -67,9 +67,9 @@ export class KeyFirstLines {
 
   /** Lets the temporary file go (a file under 16 MiB of keys never made one). */
   close(): void {
-    if (this.fd === null) return;
-    closeSync(this.fd);
-    this.fd = null;
+    if (this.spillFile === null) return;
+    closeSync(this.spillFile);
+    this.spillFile = null;
   }
 
   private insert(hash: number, place: number): void {
@@ -104,14 +104,14 @@ export class KeyFirstLines {
 
   /** Keeps the buffer under `SPILL_AFTER`: grown while it is small, written to the file (and emptied) past it. */
   private makeRoom(size: number): void {
-    if (this.fd === null && this.buffer.length * 2 <= this.spillAfter) {
+    if (this.spillFile === null && this.buffer.length * 2 <= this.spillAfter) {
       const bigger = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.used + size));
       this.buffer.copy(bigger, 0, 0, this.used);
       this.buffer = bigger;
       return;
     }
-    this.fd ??= temporaryFile();
-    for (let written = 0; written < this.used;) written += writeSync(this.fd, this.buffer, written, this.used - written);
+    this.spillFile ??= temporaryFile();
+    for (let written = 0; written < this.used;) written += writeSync(this.spillFile, this.buffer, written, this.used - written);
     this.spilled += this.used;
     this.used = 0;
     if (size > this.buffer.length) this.buffer = Buffer.allocUnsafe(size);
@@ -124,10 +124,10 @@ export class KeyFirstLines {
       if (this.buffer.readUInt32LE(start + 4) !== length) return null;
       return { line: this.buffer.readUInt32LE(start), key: this.buffer.subarray(start + 8, start + 8 + length) };
     }
-    readExactly(this.fd!, this.header, at);
+    readExactly(this.spillFile!, this.header, at);
     if (this.header.readUInt32LE(4) !== length) return null;
     const key = Buffer.allocUnsafe(length);
-    readExactly(this.fd!, key, at + 8);
+    readExactly(this.spillFile!, key, at + 8);
     return { line: this.header.readUInt32LE(0), key };
   }
 }
@@ -155,23 +155,23 @@ function hashOf(bytes: Buffer, seed: number): number {
   let hash = seed >>> 0;
   const blocks = bytes.length & ~3;
   for (let i = 0; i < blocks; i += 4) {
-    let k = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    hash ^= k;
+    let block = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
+    block = Math.imul(block, 0xcc9e2d51);
+    block = (block << 15) | (block >>> 17);
+    block = Math.imul(block, 0x1b873593);
+    hash ^= block;
     hash = (hash << 13) | (hash >>> 19);
     hash = (Math.imul(hash, 5) + 0xe6546b64) | 0;
   }
   const tail = bytes.length & 3;
   if (tail > 0) {
-    let k = bytes[blocks]!;
-    if (tail > 1) k ^= bytes[blocks + 1]! << 8;
-    if (tail > 2) k ^= bytes[blocks + 2]! << 16;
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    hash ^= k;
+    let block = bytes[blocks]!;
+    if (tail > 1) block ^= bytes[blocks + 1]! << 8;
+    if (tail > 2) block ^= bytes[blocks + 2]! << 16;
+    block = Math.imul(block, 0xcc9e2d51);
+    block = (block << 15) | (block >>> 17);
+    block = Math.imul(block, 0x1b873593);
+    hash ^= block;
   }
   hash ^= bytes.length;
   hash ^= hash >>> 16;
