@@ -9,6 +9,7 @@ import {
   type CommandName,
   type OptionSpec,
 } from './optionTable.js';
+import { shownDefault } from './optionSpec.js';
 
 /** docs/OPTIONS.md holds the generated table between these two lines; a unit test keeps them equal. */
 export const OPTIONS_BEGIN = '<!-- options:begin (generated from src/config/optionTable.ts) -->';
@@ -26,13 +27,15 @@ function flagCell(spec: OptionSpec): string {
 /** `evidence` is a subcommand of `report` with settings of its own (audit's): named as it is typed. */
 const commandWords = (command: CommandName) => (command === 'evidence' ? 'report evidence' : command);
 
+const defaultCell = (shown: string | undefined) => (shown === undefined ? '—' : shown.includes(' ') ? cell(shown) : code(shown));
+
 function row(key: string, spec: OptionSpec, inFile: boolean): string {
   const meaning = spec.details ? `${spec.description}; ${spec.details}` : spec.description;
   return `| ${[
     flagCell(spec),
     spec.env ? code(spec.env) : '—',
     inFile ? code(`"${key}"`) : '—',
-    spec.default === undefined ? '—' : spec.default.includes(' ') ? cell(spec.default) : code(spec.default),
+    defaultCell(shownDefault(spec)),
     spec.commands.map(commandWords).join(', '),
     cell(meaning),
   ].join(' | ')} |`;

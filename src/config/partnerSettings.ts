@@ -8,7 +8,7 @@ import { DEFAULT_LAYOUT, type Layout } from '../layout/model/layout.js';
 import { parseLayout } from '../layout/model/parseLayout.js';
 import { isObject } from './configFile.js';
 import { kindSettingsFrom } from './intakeSettings.js';
-import { DEFAULTS, type SettingKey } from './optionTable.js';
+import { OPTION_TABLE, type SettingKey } from './optionTable.js';
 import type { Picked } from './settingPicker.js';
 import { namePattern, settingReader } from './settingValues.js';
 import { transferLogSettings, type TransferLogSettings } from './transferLogSettings.js';
@@ -100,13 +100,13 @@ export function settingsFrom(
 ): Settings {
   const read = settingReader(pick);
 
-  const schema = read('schema') ?? DEFAULTS.schema;
+  const schema = read('schema') ?? OPTION_TABLE.schema.default;
   const layoutPick = pick('layout');
   const passphrase = pick('pgpPassphrase');
   if (passphrase?.source === 'flag')
     throw new UsageError('the PGP passphrase is never a flag: use SETTLE_PGP_PASSPHRASE or the config file');
 
-  const patternText = read('pattern') ?? DEFAULTS.pattern;
+  const patternText = read('pattern') ?? OPTION_TABLE.pattern.default;
   const patternFrom = pick('pattern')?.from ?? 'pattern';
   return {
     partner,
@@ -118,30 +118,30 @@ export function settingsFrom(
     duplicates: read('duplicates'),
     rejected: read('rejected'),
     pattern: namePattern(expandDateTokens(patternText), patternFrom),
-    ledger: read('ledger') ?? DEFAULTS.ledger,
+    ledger: read('ledger') ?? OPTION_TABLE.ledger.default,
     databaseUrl: read('databaseUrl'),
     schema,
-    stableForSeconds: read('stableFor') ?? DEFAULTS.stableFor,
-    maxWaitSeconds: read('maxWait') ?? DEFAULTS.maxWait,
-    claimLeaseSeconds: read('claimLease') ?? DEFAULTS.claimLease,
-    ledgerTimeoutSeconds: read('ledgerTimeout') ?? DEFAULTS.ledgerTimeout,
-    dbTimeoutSeconds: read('dbTimeout') ?? DEFAULTS.dbTimeout,
+    stableForSeconds: read('stableFor') ?? OPTION_TABLE.stableFor.default,
+    maxWaitSeconds: read('maxWait') ?? OPTION_TABLE.maxWait.default,
+    claimLeaseSeconds: read('claimLease') ?? OPTION_TABLE.claimLease.default,
+    ledgerTimeoutSeconds: read('ledgerTimeout') ?? OPTION_TABLE.ledgerTimeout.default,
+    dbTimeoutSeconds: read('dbTimeout') ?? OPTION_TABLE.dbTimeout.default,
     staging: read('staging') ?? (systemTemp ??= tmpdir()),
     logFile: read('logFile'),
-    logLevel: read('logLevel') ?? DEFAULTS.logLevel,
+    logLevel: read('logLevel') ?? OPTION_TABLE.logLevel.default,
     layout: {
       ...layoutOf(layoutPick, memo),
-      maxRecordBytes: read('maxRecordBytes') ?? DEFAULTS.maxRecordBytes,
+      maxRecordBytes: read('maxRecordBytes') ?? OPTION_TABLE.maxRecordBytes.default,
     },
     tableNamed: isObject(layoutPick?.value) && layoutPick.value.table !== undefined,
     ignore: read('ignore') ?? [],
-    maxWaitingRuns: read('maxWaitingRuns') ?? DEFAULTS.maxWaitingRuns,
+    maxWaitingRuns: read('maxWaitingRuns') ?? OPTION_TABLE.maxWaitingRuns.default,
     metricsFile: read('metricsFile'),
     summaryFile: read('summaryFile'),
     serviceUser: read('serviceUser'),
     ledgerGroup: read('ledgerGroup'),
     readyMarker: read('readyMarker'),
-    maxAgeSeconds: read('maxAge') ?? DEFAULTS.maxAge,
+    maxAgeSeconds: read('maxAge') ?? OPTION_TABLE.maxAge.default,
     mode: read('mode') as Settings['mode'],
     kindSettings: kindSettingsFrom(read, env),
     transferLog: transferLogSettings(read, pick),
@@ -150,8 +150,8 @@ export function settingsFrom(
       pgpKeyPath: read('pgpKey'),
       pgpVerifyKeyPath: read('pgpVerifyKey'),
       pgpPassphrase: read('pgpPassphrase'),
-      maxInflateRatio: read('maxInflateRatio') ?? DEFAULTS.maxInflateRatio,
-      maxDecodedBytes: read('maxDecodedBytes') ?? DEFAULTS.maxDecodedBytes,
+      maxInflateRatio: read('maxInflateRatio') ?? OPTION_TABLE.maxInflateRatio.default,
+      maxDecodedBytes: read('maxDecodedBytes') ?? OPTION_TABLE.maxDecodedBytes.default,
     },
   };
 }
