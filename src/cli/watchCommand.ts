@@ -26,6 +26,7 @@ import { appendSummary } from './summaryFile.js';
 import { leasedText, partnersText, summaryLine } from './summaryOutput.js';
 import { TerminalStatus } from './terminal.js';
 import { watchEndpoints } from './watchEndpoints.js';
+import type { LogAt } from '../logEvents.js';
 
 interface WatchFlags extends RunFlags {
   poll?: string;
@@ -53,7 +54,7 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
       const endpoints = await watchEndpoints(flags.listen, () => config.partners[0]!);
       /** what watch decides about itself: the log, and a line on stdout for the journal */
       const notice: Notice = (level, fields, message) => {
-        config.logger[level](fields, message);
+        (config.logger[level] as LogAt<typeof level>)(fields, message);
         process.stdout.write(`watch: ${message}\n`);
       };
       const signals = serviceSignals(() => {

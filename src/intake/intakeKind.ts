@@ -1,5 +1,5 @@
 import { dirname, join, resolve } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import type { Destination } from '../destination.js';
 import type { FolderReader, Intake } from './intake.js';
 

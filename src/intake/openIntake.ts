@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { UsageError } from '../errors.js';
 import type { Destination } from '../destination.js';
 import type { FolderReader, Intake } from './intake.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { EXIT_PROBLEM, EXIT_USAGE, UsageError, errorMessage, exitStatusOf } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { currentOwner } from '../owner.js';
@@ -336,8 +336,9 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       const overdue = await ports.overdue(ledger, settings, await ledger.ledgerNow());
       if (!overdue) return { result };
       for (const late of overdue) {
-        const fields: object = { event: 'delivery-overdue', run: runId, ...late };
-        logger[late.level === 'critical' ? 'error' : 'warn'](fields, `overdue: ${late.message}`);
+        const fields = { event: 'delivery-overdue' as const, run: runId, ...late };
+        if (late.level === 'critical') logger.error(fields, `overdue: ${late.message}`);
+        else logger.warn(fields, `overdue: ${late.message}`);
       }
       return { result, overdue };
     }

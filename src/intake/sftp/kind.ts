@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join, posix } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../../logEvents.js';
 import type { Destination } from '../../destination.js';
 import { UsageError } from '../../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
