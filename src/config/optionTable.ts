@@ -637,9 +637,14 @@ export interface CommandFlagSpec {
   /** the value's name in help: `<text>`; `...` for a variadic flag */
   value?: string;
   description: string;
+  /**
+   * the value taken when the flag is not given, as a person writes it (`60s`): help says it after
+   * the description, and the command reads it through the parser of a given value (commandFlagDefault)
+   */
+  default?: string;
   commands: readonly FlagCommand[];
-  /** where a command words it differently */
-  per?: Partial<Record<FlagCommand, { description: string }>>;
+  /** where a command words it differently, or takes another default */
+  per?: Partial<Record<FlagCommand, { description?: string; default?: string }>>;
 }
 
 const REASON = 'why (kept in the ledger with the operator)';
@@ -696,14 +701,16 @@ export const COMMAND_FLAGS = {
   poll: {
     flag: '--poll',
     value: '<duration>',
-    description: 'how often an SFTP intake is listed, and the longest wait between cycles (default 60s)',
+    description: 'how often an SFTP intake is listed, and the longest wait between cycles',
+    default: '60s',
     commands: ['watch'],
   },
   rescan: {
     flag: '--rescan',
     value: '<duration>',
     description:
-      'how often a local intake is listed in full though no change was seen, and a file left waiting (held, not ready, failed) is tried again (default 5m)',
+      'how often a local intake is listed in full though no change was seen, and a file left waiting (held, not ready, failed) is tried again',
+    default: '5m',
     commands: ['watch'],
   },
   listen: {
@@ -764,15 +771,17 @@ export const COMMAND_FLAGS = {
   last: {
     flag: '--last',
     value: '<n>',
-    description: 'how many runs (default 20)',
+    description: 'how many runs',
+    default: '20',
     commands: ['report runs'],
   },
   weeks: {
     flag: '--weeks',
     value: '<n>',
-    description: 'how many weeks back (default 8)',
+    description: 'how many weeks back',
+    default: '8',
     commands: ['report skips', 'report deliveries'],
-    per: { 'report deliveries': { description: 'how many weeks back (default 4)' } },
+    per: { 'report deliveries': { default: '4' } },
   },
   html: {
     flag: '--html',
@@ -833,12 +842,20 @@ export const COMMAND_FLAGS = {
 
 export type CommandFlagKey = keyof typeof COMMAND_FLAGS;
 
-/** A command's own flags, in table order, each with the wording that command gives it. */
+/** A command's own flags, in table order, each with the wording that command gives it, its default said after it. */
 export function commandFlagsOf(command: string): { key: CommandFlagKey; flag: string; value?: string; description: string }[] {
   return (Object.keys(COMMAND_FLAGS) as CommandFlagKey[]).flatMap((key) => {
     const spec: CommandFlagSpec = COMMAND_FLAGS[key];
     if (!(spec.commands as readonly string[]).includes(command)) return [];
-    const description = spec.per?.[command as FlagCommand]?.description ?? spec.description;
+    const words = spec.per?.[command as FlagCommand]?.description ?? spec.description;
+    const fallback = commandFlagDefault(key, command as FlagCommand);
+    const description = fallback === undefined ? words : `${words} (default ${fallback})`;
     return [{ key, flag: spec.flag, ...(spec.value ? { value: spec.value } : {}), description }];
   });
+}
+
+/** The value a command takes for its own flag when it is not given, as written in COMMAND_FLAGS (the one place it is). */
+export function commandFlagDefault(key: CommandFlagKey, command: FlagCommand): string | undefined {
+  const spec: CommandFlagSpec = COMMAND_FLAGS[key];
+  return spec.per?.[command]?.default ?? spec.default;
 }

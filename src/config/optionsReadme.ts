@@ -4,6 +4,7 @@ import {
   OPTION_TABLE,
   PARTNER_OPTION,
   SETTING_KEYS,
+  commandFlagsOf,
   type CommandFlagKey,
   type CommandFlagSpec,
   type CommandName,
@@ -42,11 +43,13 @@ function row(key: string, spec: OptionSpec, inFile: boolean): string {
 }
 
 /** One command flag: a row per wording, so that each command's own words are there. */
-function flagRows(spec: CommandFlagSpec): string[] {
+function flagRows(key: CommandFlagKey): string[] {
+  const spec: CommandFlagSpec = COMMAND_FLAGS[key];
   const flag = code(spec.value ? `${spec.flag} ${spec.value.replace(/^<|>$/g, '').toUpperCase()}` : spec.flag);
   const worded = new Map<string, string[]>();
   for (const command of spec.commands) {
-    const description = spec.per?.[command]?.description ?? spec.description;
+    // as the command's help says it: its own words, its default after them
+    const description = commandFlagsOf(command).find((own) => own.key === key)!.description;
     worded.set(description, [...(worded.get(description) ?? []), command]);
   }
   return [...worded].map(([description, commands]) => `| ${[flag, commands.join(', '), cell(description)].join(' | ')} |`);
@@ -69,7 +72,7 @@ export function optionsMarkdown(): string {
     '',
     '| flag | commands | meaning |',
     '| --- | --- | --- |',
-    ...(Object.keys(COMMAND_FLAGS) as CommandFlagKey[]).flatMap((key) => flagRows(COMMAND_FLAGS[key])),
+    ...(Object.keys(COMMAND_FLAGS) as CommandFlagKey[]).flatMap(flagRows),
     OPTIONS_END,
   ].join('\n');
 }
