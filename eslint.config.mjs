@@ -30,7 +30,26 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' },
       ],
+      // every line is an event of the table of src/logEvents.ts: its Logger takes only those names,
+      // each at its level; pino's own Logger would take any string
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'pino',
+              importNames: ['Logger', 'BaseLogger', 'LogFn'],
+              message: "log through src/logEvents.ts's Logger: it takes only the events of its table, each at its level",
+            },
+          ],
+        },
+      ],
     },
+  },
+  {
+    // the table's Logger is made of pino's
+    files: ['src/logEvents.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
   {
     files: ['test/**/*.ts'],

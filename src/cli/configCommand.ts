@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from '../config/optionTable.js';
-import { durationText } from '../config/optionSpec.js';
+import { OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from '../config/optionTable.js';
+import { defaultText, shownDefault } from '../config/optionSpec.js';
 import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
 import { pickerFor } from '../config/settingPicker.js';
 import { settingReader } from '../config/settingValues.js';
@@ -29,22 +29,18 @@ const SECRET = /password|passphrase/i;
 /** The value the settings hold for one key when nothing set it: the default, shown as the run sees it. */
 function defaultOf(key: SettingKey, s: Settings): string | null {
   const spec: OptionSpec = OPTION_TABLE[key];
-  if (key in DEFAULTS) {
-    const value = DEFAULTS[key as keyof typeof DEFAULTS];
-    return spec.kind === 'duration' ? durationText(Number(value)) : String(value);
-  }
+  const typed = spec.kind === 'switch' ? undefined : defaultText(spec);
+  if (typed !== undefined) return typed;
   const v: Partial<Record<SettingKey, unknown>> = {
-    archive: s.intake ? OPTION_TABLE.archive.default : null,
-    duplicates: s.intake ? OPTION_TABLE.duplicates.default : null,
-    rejected: s.intake ? OPTION_TABLE.rejected.default : null,
-    layout: OPTION_TABLE.layout.default,
+    archive: s.intake ? OPTION_TABLE.archive.shownDefault : null,
+    duplicates: s.intake ? OPTION_TABLE.duplicates.shownDefault : null,
+    rejected: s.intake ? OPTION_TABLE.rejected.shownDefault : null,
     ...kindShownDefaults(s.kindSettings),
-    mode: OPTION_TABLE.mode.default,
     staging: s.staging,
     databaseUrl: LIBPQ.some((k) => process.env[k]) ? 'from the PG* variables' : null,
   };
   if (key in v) return v[key] === null ? null : String(v[key]);
-  return spec.default ?? null;
+  return shownDefault(spec) ?? null;
 }
 
 function shown(key: string, value: unknown): string {

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import type { Settings } from '../config/settings.js';
 import { FinanceDb, type FinancePurpose } from '../finance/financeDb.js';
 

@@ -7,7 +7,8 @@ import { printableJson } from '../report/printable.js';
  */
 export const JSON_VERSION = 1;
 
-const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** A camelCase name as scripts and the log file read it: snake_case. */
+export const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /**
  * Keys of any depth in snake_case: the ledger keeps event details in camelCase (they are

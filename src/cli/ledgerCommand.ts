@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DEFAULTS } from '../config/optionTable.js';
+import { OPTION_TABLE } from '../config/optionTable.js';
 import { UsageError } from '../errors.js';
 import { copyLedger, type LedgerCopy } from '../ledger/copyLedger.js';
 import { isPostgresUrl } from '../ledger/openLedger.js';
@@ -37,7 +37,7 @@ export function registerLedger(program: Command): void {
           `a PostgreSQL ledger is backed up with pg_dump: pg_dump --schema=settle_ledger --format=custom --file=FILE URL`,
         );
       }
-      const backup = await backupSqliteLedger(flags.from, flags.to, DEFAULTS.ledgerTimeout * 1000);
+      const backup = await backupSqliteLedger(flags.from, flags.to, OPTION_TABLE.ledgerTimeout.default * 1000);
       process.stdout.write(
         `${flags.json ? jsonDocument({ ...backup }) : `ledger backup done: ${backup.from} (version ${backup.version}) to ${backup.to}, ${backup.bytes} bytes, checked whole`}\n`,
       );
@@ -52,7 +52,7 @@ export function registerLedger(program: Command): void {
       }
       if (isPostgresUrl(flags.from)) throw new UsageError(`--from is the SQLite ledger's file (${flags.from} is a PostgreSQL URL)`);
       if (!isPostgresUrl(flags.to)) throw new UsageError(`--to is the PostgreSQL ledger's postgres:// URL (${flags.to} is not one)`);
-      const copy = await copyLedger(flags.from, flags.to, DEFAULTS.ledgerTimeout * 1000);
+      const copy = await copyLedger(flags.from, flags.to, OPTION_TABLE.ledgerTimeout.default * 1000);
       process.stdout.write(`${flags.json ? jsonDocument({ ...copy }) : copyLine(copy)}\n`);
     });
 }

@@ -1,6 +1,7 @@
 import { closeSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
-import pino, { type Logger } from 'pino';
+import pino from 'pino';
+import type { Logger } from '../logEvents.js';
 import { openAppendOnly } from '../atomicFile.js';
 import { EXIT_PROBLEM, SettleError, UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';

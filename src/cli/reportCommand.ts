@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { DRY_RUN_PREFIX } from '../pipeline/runId.js';
 import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
+import { commandFlagDefault } from '../config/optionTable.js';
 import { resolve } from 'node:path';
 import { writeFileAtomically } from '../atomicFile.js';
 import { EXIT_PROBLEM, UsageError, errorMessage } from '../errors.js';
@@ -24,9 +25,8 @@ interface ReportFlags extends RawFlags {
 }
 
 /** Bounded so that a typo of many digits is a usage error, not a date out of range deep in a query. */
-function count(value: string | undefined, fallback: number, flag: string, max: number): number {
-  if (value === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1 || Number(value) > max) {
+function count(value: string | undefined, flag: string, max: number): number {
+  if (value === undefined || !/^\d{1,9}$/.test(value) || Number(value) < 1 || Number(value) > max) {
     throw new UsageError(`${flag} must be a whole number from 1 to ${max}, got ${value}`);
   }
   return Number(value);
@@ -66,7 +66,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
   withSettingOptions(report.command('runs'), 'report')
     .description('the recent runs, newest first: how each ended and why, host, duration, counts, exit status')
     .action(async (flags: ReportFlags) => {
-      const last = count(flags.last, 20, '--last', 100_000);
+      const last = count(flags.last ?? commandFlagDefault('last', 'report runs'), '--last', 100_000);
       const runs = await withLedger(flags, (l, partners) => l.recentRuns(last, partners));
       print(flags.json ? jsonDocument({ runs: runs.map(runJson) }) : formatRuns(runs));
     });
@@ -85,7 +85,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
   withSettingOptions(report.command('skips'), 'report')
     .description('the weekly review: skips and holds per ISO week; rejected, failed, not-ready and ignored files')
     .action(async (flags: ReportFlags) => {
-      const weeks = count(flags.weeks, 8, '--weeks', 1000);
+      const weeks = count(flags.weeks ?? commandFlagDefault('weeks', 'report skips'), '--weeks', 1000);
       const result = await withLedger(flags, async (l, partners) => skipsByWeek(l, weeks, partners, new Date(await l.ledgerNow())));
       print(flags.json ? jsonDocument({ ...result }) : formatSkips(result));
     });
@@ -93,7 +93,7 @@ export function registerReports(program: Command, setExit: (status: number) => v
   withSettingOptions(report.command('deliveries'), 'report')
     .description("per partner and due day: on time, late (by how much), missing, rejected, with each day's skips and holds")
     .action(async (flags: ReportFlags) => {
-      const weeks = count(flags.weeks, 4, '--weeks', 520);
+      const weeks = count(flags.weeks ?? commandFlagDefault('weeks', 'report deliveries'), '--weeks', 520);
       // the ledger's clock: its times (a shared ledger's server's) are judged by the clock that wrote them;
       // the page goes to people (an auditor, a partner manager) who need not learn where the ledger is
       const result = await withLedger(flags, async (l, _asked, partners) => deliveriesReport(l, partners, weeks, await l.ledgerNow()));

@@ -5,6 +5,7 @@ import { nowMs } from '../clock.js';
 import { UsageError } from '../errors.js';
 import { intakeFolders } from '../intake/openIntake.js';
 import { resolvePartners, type Settings } from '../config/settings.js';
+import { commandFlagDefault } from '../config/optionTable.js';
 import { parseDuration } from '../durations.js';
 import { ChangingFiles } from '../pipeline/completenessGate.js';
 import { refusePartners } from '../pipeline/partnerLoop.js';
@@ -26,6 +27,7 @@ import { appendSummary } from './summaryFile.js';
 import { leasedText, partnersText, summaryLine } from './summaryOutput.js';
 import { TerminalStatus } from './terminal.js';
 import { watchEndpoints } from './watchEndpoints.js';
+import type { LogAt } from '../logEvents.js';
 
 interface WatchFlags extends RunFlags {
   poll?: string;
@@ -45,15 +47,15 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
       'a service: the same runs as `run`, each time a file arrives (local intakes watched, SFTP intakes polled); exit 0 on SIGTERM',
     )
     .action(async (flags: WatchFlags) => {
-      const pollMs = durationFlag(flags.poll, '--poll', 60) * 1000;
-      const rescanMs = durationFlag(flags.rescan, '--rescan', 300) * 1000;
+      const pollMs = durationFlag(flags.poll ?? commandFlagDefault('poll', 'watch'), '--poll') * 1000;
+      const rescanMs = durationFlag(flags.rescan ?? commandFlagDefault('rescan', 'watch'), '--rescan') * 1000;
       // a bad config, a refused setting at start: exit 2, as `run` has it, before the loop begins
       let config = await readConfig(flags);
       // /metrics, /healthz, /readyz (--listen): a port that cannot be bound is exit 2 too
       const endpoints = await watchEndpoints(flags.listen, () => config.partners[0]!);
       /** what watch decides about itself: the log, and a line on stdout for the journal */
       const notice: Notice = (level, fields, message) => {
-        config.logger[level](fields, message);
+        (config.logger[level] as LogAt<typeof level>)(fields, message);
         process.stdout.write(`watch: ${message}\n`);
       };
       const signals = serviceSignals(() => {
@@ -162,8 +164,7 @@ async function readConfig(flags: WatchFlags) {
   return { partners, all, named, logger };
 }
 
-function durationFlag(value: string | undefined, flag: string, fallback: number): number {
-  if (value === undefined) return fallback;
+function durationFlag(value: string | undefined, flag: string): number {
   const seconds = parseDuration(value);
   if (seconds === null || seconds <= 0) {
     throw new UsageError(`${flag}: expected a duration above zero such as 30s, 5m or 1h, got ${JSON.stringify(value)}`);

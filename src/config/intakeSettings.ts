@@ -18,7 +18,7 @@ export function intakeKindKeys(): { key: SettingKey; kind: string }[] {
 function ownReader(kind: IntakeKind, read: SettingReader, env: NodeJS.ProcessEnv): OwnSettingReader {
   const owned = (key: string, type: 'string' | 'number'): unknown => {
     const spec: OptionSpec | undefined = OPTION_TABLE[key as SettingKey];
-    if (!kind.optionKeys.includes(key) || spec?.intakeKind !== kind.name) {
+    if (!Object.hasOwn(kind.options, key) || spec?.intakeKind !== kind.name) {
       throw new Error(`intake kind "${kind.name}" reads "${key}", a setting the option table does not give it`);
     }
     const value: unknown = read(key as SettingKey);
@@ -40,6 +40,6 @@ export function kindSettingsFrom(read: SettingReader, env: NodeJS.ProcessEnv, ki
 /** What `config` shows for the kinds' keys nothing set, where the default depends on the machine. */
 export function kindShownDefaults(kindSettings: KindSettings): Partial<Record<SettingKey, string>> {
   const shown: Partial<Record<SettingKey, string>> = {};
-  for (const kind of INTAKE_KINDS) Object.assign(shown, kind.shownDefaults(kindSettings[kind.name]));
+  for (const kind of INTAKE_KINDS as readonly IntakeKind[]) Object.assign(shown, kind.shownDefaults(kindSettings[kind.name]));
   return shown;
 }

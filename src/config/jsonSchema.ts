@@ -14,8 +14,8 @@ import {
 import { COLUMN_KEYS, COLUMN_TYPES, IDENTIFIER } from '../layout/model/layoutColumns.js';
 import { LAYOUT_KEYS, ROLES } from '../layout/model/layoutObject.js';
 import { PRESETS } from '../layout/model/presets.js';
-import { DEFAULTS, OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
-import { durationText } from './optionSpec.js';
+import { OPTION_TABLE, SETTING_KEYS, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
+import { defaultText, durationText, shownDefault } from './optionSpec.js';
 import { EXPECT_FILES, EXPECT_KEYS } from './calendarSettings.js';
 import { numberRange } from './settingValues.js';
 import { caseless, nameListSchema, NOT_BLANK, SWITCH_TEXT, wholeNumberSchema, type Schema } from './valueRules.js';
@@ -98,21 +98,19 @@ const KIND_SCHEMA: { [K in OptionKind]: (spec: OptionSpec) => Schema } = {
 function settingSchema(key: SettingKey): Schema {
   const spec = OPTION_TABLE[key] as OptionSpec;
   const where = [spec.flag ? `flag ${spec.flag}` : null, spec.env ? `env ${spec.env}` : null].filter(Boolean).join(', ');
-  const notes = [where, spec.default !== undefined ? `default ${spec.default}` : null, spec.path ? 'relative to the config file' : null]
+  const shown = shownDefault(spec);
+  const notes = [where, shown !== undefined ? `default ${shown}` : null, spec.path ? 'relative to the config file' : null]
     .filter(Boolean)
     .join('; ');
   return {
     description: `${spec.description}${notes ? ` (${notes})` : ''}`,
     ...KIND_SCHEMA[spec.kind](spec),
-    ...(key in DEFAULTS ? { default: typedDefault(key as keyof typeof DEFAULTS, spec) } : {}),
+    ...(spec.default !== undefined ? { default: fileDefault(spec) } : {}),
   };
 }
 
-/** The default as the file would write it: a duration as text (`30s`), a number or name as itself. */
-function typedDefault(key: keyof typeof DEFAULTS, spec: OptionSpec): unknown {
-  const value = DEFAULTS[key];
-  return spec.kind === 'duration' ? durationText(Number(value)) : value;
-}
+/** The default as the file would write it: a duration as text (`30s`), a number, name or switch as itself. */
+const fileDefault = (spec: OptionSpec): unknown => (spec.kind === 'duration' ? defaultText(spec) : spec.default);
 
 /** calendar/expect.ts's weekday names: the first three letters or the whole name. */
 const WEEKDAY = `^\\s*(?:${LONG_NAMES.map((n) => `${caseless(n.slice(0, 3))}(?:${caseless(n.slice(3))})?`).join('|')})\\s*$`;

@@ -1,6 +1,4 @@
 import { formatDuration } from '../durations.js';
-import { SFTP_DEFAULTS } from '../intake/sftp/kind.js';
-import { DEFAULT_MAX_RECORD_BYTES } from '../layout/model/layout.js';
 import type { TextFormat } from './valueRules.js';
 
 /** The commands that read settings; `report` stands for its subcommands but `report evidence`, which takes audit's settings too. */
@@ -27,7 +25,26 @@ export type OptionKind = 'string' | 'duration' | 'bytes' | 'count' | 'globs' | '
  */
 export type OptionScope = 'shared' | 'own' | 'run';
 
-export interface OptionSpec {
+/** The typed default each kind of setting takes (none for a layout or `expect`, which are objects). */
+export interface KindDefault {
+  string: string;
+  duration: number;
+  bytes: number;
+  count: number;
+  globs: readonly string[];
+  paths: readonly string[];
+  layout: never;
+  expect: never;
+  switch: boolean;
+}
+
+/**
+ * One row of the option table: a setting's flag, variable, help, kind and typed default (its
+ * `kind` says the type of `default`: seconds for a duration, a number of bytes, a text).
+ */
+export type OptionSpec = { [K in OptionKind]: OptionFields & { kind: K; default?: KindDefault[K] } }[OptionKind];
+
+interface OptionFields {
   /** `--intake`; null for a setting that is never a flag (a password, the layout) */
   flag: string | null;
   /** the value's name in help: `<dir|url>`; `...` for a variadic flag */
@@ -37,11 +54,13 @@ export interface OptionSpec {
   description: string;
   /** the environment variable, or null when there is none */
   env: string | null;
-  kind: OptionKind;
   /** see OptionScope; unset: `run` */
   scope?: OptionScope;
-  /** the default as a person reads it (help, README); the typed value is in DEFAULTS */
-  default?: string;
+  /**
+   * the default as a person reads it (help, OPTIONS.md, `config`) where it is no value the row
+   * can hold (`"archive" beside the intake`) or needs words; else the typed `default`, written out
+   */
+  shownDefault?: string;
   choices?: readonly string[];
   /** a text setting's own form (a schema's name, a marker's suffix): checked by the reader, the JSON Schema's `pattern` */
   format?: TextFormat;
@@ -61,28 +80,18 @@ export interface OptionSpec {
   details?: string;
 }
 
-export const DEFAULTS = {
-  pattern: 'settle_*.csv',
-  ledger: './settle-ledger.sqlite',
-  schema: 'settle',
-  maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
-  stableFor: 30,
-  maxWait: 300,
-  claimLease: 7200,
-  ledgerTimeout: 15,
-  dbTimeout: 60,
-  logLevel: 'info',
-  maxWaitingRuns: 2,
-  maxAge: 26 * 3600,
-  maxInflateRatio: 100,
-  maxDecodedBytes: 16 * 1024 ** 3,
-  sftpTimeout: SFTP_DEFAULTS.timeoutSeconds,
-  sftpMinRate: SFTP_DEFAULTS.minBytesPerSecond,
-  transferLogClockSlack: 2,
-} as const;
-
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const RUN_MODES = ['scheduled', 'manual'] as const;
 
 /** Seconds as a person writes a duration: 30s, 5m, 2h, 26h, 1h30m. */
 export const durationText = (seconds: number): string => formatDuration(seconds, { largest: 'd', wholeDaysOnly: true, zero: '0' });
+
+/** The default as help, OPTIONS.md and the JSON Schema write it: a duration as text (`30s`), a list with commas. */
+export function defaultText(spec: OptionSpec): string | undefined {
+  if (spec.default === undefined) return undefined;
+  if (spec.kind === 'duration') return durationText(spec.default);
+  return Array.isArray(spec.default) ? spec.default.join(',') : String(spec.default);
+}
+
+/** The default as a person reads it: the row's words for it, else its typed default written out. */
+export const shownDefault = (spec: OptionSpec): string | undefined => spec.shownDefault ?? defaultText(spec);

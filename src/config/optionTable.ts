@@ -1,15 +1,19 @@
 import { INTAKE_KINDS } from '../intake/openIntake.js';
+import type { IntakeKind, KindOption } from '../intake/intakeKind.js';
 import { DATE_TOKENS } from '../intake/names.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../layout/model/layout.js';
 import { PRESETS } from '../layout/model/presets.js';
 import { caseless, type TextFormat } from './valueRules.js';
 
-import { DEFAULTS, LOG_LEVELS, RUN_MODES, durationText, type CommandName, type OptionSpec } from './optionSpec.js';
+import { LOG_LEVELS, RUN_MODES, shownDefault, type CommandName, type OptionSpec } from './optionSpec.js';
 
-export { DEFAULTS, LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, type OptionScope, type OptionSpec } from './optionSpec.js';
+export { LOG_LEVELS, RUN_MODES, type CommandName, type OptionKind, type OptionScope, type OptionSpec } from './optionSpec.js';
 
 const LAYOUT_PRESETS = [...PRESETS.keys()];
-/** the intakes a URL names, one per kind of the registry (intake/openIntake.ts): `sftp://user@host[:port]/path` */
+/** the intakes a URL names, one per kind of the registry (intake/openIntake.ts), as each kind's `example` says */
 const URL_INTAKES = INTAKE_KINDS.flatMap((kind) => (kind.scheme === null ? [] : [kind.example])).join(', or ');
+/** the URL schemes of the kinds whose folders are on a server, as a person writes them: `sftp://` */
+const REMOTE_SCHEMES = INTAKE_KINDS.flatMap((kind) => (kind.scheme === null ? [] : [`${kind.scheme}://`])).join(' or ');
 
 /** An intake is a local folder (no scheme) or a URL whose scheme an intake kind answers (intake/openIntake.ts's kindOf): `ftp://x` never becomes a folder. */
 const INTAKE_FORMAT: TextFormat = {
@@ -45,7 +49,8 @@ const FINANCE: readonly CommandName[] = ['migrate', 'run', 'watch', 'audit', 'ev
 /** the commands that write a log (the others answer on stdout and stderr) */
 const LOGGING: readonly CommandName[] = ['run', 'watch', 'audit', 'evidence', 'adopt', 'config'];
 const FOLDERS: readonly CommandName[] = ['run', 'watch', 'audit', 'evidence', 'config', 'doctor'];
-const SFTP: readonly CommandName[] = ['run', 'watch', 'audit', 'evidence', 'adopt', 'config', 'doctor'];
+/** the commands that reach an intake: they take every intake kind's own settings */
+const INTAKE_COMMANDS: readonly CommandName[] = ['run', 'watch', 'audit', 'evidence', 'adopt', 'config', 'doctor'];
 /** the commands that read the SFTP server's own log of uploads */
 const TRANSFER_LOG: readonly CommandName[] = ['run', 'watch', 'audit', 'evidence', 'config'];
 /** how far the log's clock and the ledger's may disagree: a matter of the audit's matching, not of a run's gate */
@@ -54,11 +59,10 @@ const TRANSFER_LOG_MATCHING: readonly CommandName[] = ['audit', 'evidence', 'con
 const DECODING: readonly CommandName[] = ['run', 'watch', 'check', 'adopt', 'config'];
 
 /**
- * Every setting, in help order: its flag, variable, config-file key (the entry's own key),
- * default and the commands that take it. Commander options, the settings resolver, `config`
- * and the README's option table are all derived from here.
+ * The settings before the intake kinds' own, in help order: where the files are and go, the
+ * ledger, the finance database, the log, how deliveries are unwrapped.
  */
-export const OPTION_TABLE = {
+const PLACE_SETTINGS = {
   intake: {
     scope: 'own',
     flag: '--intake',
@@ -69,7 +73,7 @@ export const OPTION_TABLE = {
     format: INTAKE_FORMAT,
     path: true,
     commands: [...FOLDERS, 'adopt'],
-    per: { adopt: { description: 'an sftp:// intake, to reach a remote archive' } },
+    per: { adopt: { description: `an ${REMOTE_SCHEMES} intake, to reach a remote archive` } },
   },
   archive: {
     scope: 'own',
@@ -78,10 +82,10 @@ export const OPTION_TABLE = {
     description: 'where loaded files go',
     env: 'SETTLE_ARCHIVE',
     kind: 'string',
-    default: '"archive" beside the intake',
+    shownDefault: '"archive" beside the intake',
     path: true,
     commands: [...FOLDERS, 'adopt'],
-    per: { adopt: { description: 'the archive to adopt (a path on the server when --intake is sftp://)', required: true } },
+    per: { adopt: { description: `the archive to adopt (a path on the server when --intake is ${REMOTE_SCHEMES})`, required: true } },
   },
   duplicates: {
     scope: 'own',
@@ -90,7 +94,7 @@ export const OPTION_TABLE = {
     description: 'where skipped duplicates go',
     env: 'SETTLE_DUPLICATES',
     kind: 'string',
-    default: '"duplicates" beside the intake',
+    shownDefault: '"duplicates" beside the intake',
     path: true,
     commands: FOLDERS,
   },
@@ -101,7 +105,7 @@ export const OPTION_TABLE = {
     description: 'where rejected files go',
     env: 'SETTLE_REJECTED',
     kind: 'string',
-    default: '"rejected" beside the intake',
+    shownDefault: '"rejected" beside the intake',
     path: true,
     commands: FOLDERS,
   },
@@ -113,7 +117,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_PATTERN',
     kind: 'string',
     format: PATTERN_FORMAT,
-    default: DEFAULTS.pattern,
+    default: 'settle_*.csv',
     commands: [...FOLDERS, 'adopt'],
     per: { adopt: { description: 'which archived files to consider, as for run' } },
     details:
@@ -126,7 +130,7 @@ export const OPTION_TABLE = {
     description: 'ledger: a SQLite file, or postgres://… shared by several hosts',
     env: 'SETTLE_LEDGER',
     kind: 'string',
-    default: DEFAULTS.ledger,
+    default: './settle-ledger.sqlite',
     path: true,
     commands: CONFIGURED,
     details: 'tables in schema `settle_ledger`; `migrate` creates them',
@@ -149,7 +153,7 @@ export const OPTION_TABLE = {
     description: 'longest wait on the ledger: connecting, a lock, a statement',
     env: 'SETTLE_LEDGER_TIMEOUT',
     kind: 'duration',
-    default: durationText(DEFAULTS.ledgerTimeout),
+    default: 15,
     commands: CONFIGURED,
     details:
       "on SQLite a wait for another process's write, on PostgreSQL each commit too; past it exit 1 naming it, the file left in the intake for the next run; a server that answers nothing has its connection closed, and after SIGTERM such a wait ends within seconds; raise it for a `migrate` of a very large ledger",
@@ -161,7 +165,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_MAX_RECORD_BYTES',
     kind: 'bytes',
     range: { min: 1024, max: 64 * 1024 * 1024 },
-    default: String(DEFAULTS.maxRecordBytes),
+    default: DEFAULT_MAX_RECORD_BYTES,
     commands: ['run', 'watch', 'adopt', 'check', 'config'],
     details: "a record is a line, or quoted lines; bounds the reader's memory (1024 to 67108864)",
   },
@@ -172,7 +176,7 @@ export const OPTION_TABLE = {
     description: 'finance PostgreSQL URL',
     env: 'DATABASE_URL',
     kind: 'string',
-    default: 'the PG* variables',
+    shownDefault: 'the PG* variables',
     commands: FINANCE,
     details:
       '`postgres://USER@HOST[:PORT]/DATABASE`, see [Connecting](OPERATING.md#connecting-to-postgresql); its password (`user:…@`, `password=`, `sslpassword=`) is never printed, logged or stored',
@@ -185,7 +189,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_DB_TIMEOUT',
     kind: 'duration',
     range: { min: 1, why: 'a connection must have time to open' },
-    default: durationText(DEFAULTS.dbTimeout),
+    default: 60,
     commands: FINANCE,
     details:
       'past it the file fails (claim released, file left in intake, exit 1); a COPY may stream for longer: it is cancelled only when the server takes no data for this long; raise it for a `migrate`, `audit` or reprocessing on very large tables',
@@ -198,7 +202,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_SCHEMA',
     kind: 'string',
     format: { pattern: /^[a-z_][a-z0-9_]*$/, says: 'a lower-case SQL identifier (letters, digits and _), such as settle' },
-    default: DEFAULTS.schema,
+    default: 'settle',
     commands: FINANCE,
   },
   logFile: {
@@ -220,7 +224,7 @@ export const OPTION_TABLE = {
     description: 'log level',
     env: 'SETTLE_LOG_LEVEL',
     kind: 'string',
-    default: DEFAULTS.logLevel,
+    default: 'info',
     choices: LOG_LEVELS,
     commands: LOGGING,
   },
@@ -259,7 +263,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_MAX_INFLATE_RATIO',
     kind: 'count',
     range: { min: 2, max: 100_000 },
-    default: String(DEFAULTS.maxInflateRatio),
+    default: 100,
     commands: DECODING,
     details: 'judged as the file streams, after its first MiB: a decompression bomb is stopped after a few MB (2 to 100000)',
   },
@@ -270,83 +274,23 @@ export const OPTION_TABLE = {
     env: 'SETTLE_MAX_DECODED_BYTES',
     kind: 'bytes',
     range: { min: 1024, max: Number.MAX_SAFE_INTEGER },
-    default: String(DEFAULTS.maxDecodedBytes),
+    default: 16 * 1024 ** 3,
     commands: DECODING,
   },
-  sftpKey: {
-    flag: '--sftp-key',
-    value: '<path>',
-    description: 'private key for an sftp:// intake; its passphrase only from SETTLE_SFTP_KEY_PASSPHRASE',
-    env: 'SETTLE_SFTP_KEY',
-    kind: 'string',
-    path: true,
-    intakeKind: 'sftp',
-    commands: SFTP,
-  },
-  knownHosts: {
-    flag: '--known-hosts',
-    value: '<path>',
-    description: 'OpenSSH known_hosts for the SFTP server',
-    env: 'SETTLE_KNOWN_HOSTS',
-    kind: 'string',
-    default: '~/.ssh/known_hosts',
-    path: true,
-    intakeKind: 'sftp',
-    commands: SFTP,
-    details: '`[host]:port` entries, hashed names, wildcards, `@revoked`',
-  },
-  hostKeyFingerprint: {
-    scope: 'own',
-    flag: '--host-key-fingerprint',
-    value: '<SHA256:...>',
-    description: 'pin the SFTP server key instead of known_hosts',
-    env: 'SETTLE_HOST_KEY_FINGERPRINT',
-    kind: 'string',
-    intakeKind: 'sftp',
-    commands: SFTP,
-    details: 'as `ssh-keygen -lf` prints it',
-  },
-  sftpPassword: {
-    flag: null,
-    description: 'password for an sftp:// intake: never a flag, never in the URL',
-    env: 'SETTLE_SFTP_PASSWORD',
-    kind: 'string',
-    intakeKind: 'sftp',
-    commands: SFTP,
-  },
-  sftpTimeout: {
-    flag: '--sftp-timeout',
-    value: '<duration>',
-    description: 'longest wait for any one answer of the SFTP server, or for its handshake',
-    env: 'SETTLE_SFTP_TIMEOUT',
-    kind: 'duration',
-    range: { min: 1, why: 'a server must have time to answer' },
-    default: durationText(DEFAULTS.sftpTimeout),
-    intakeKind: 'sftp',
-    commands: SFTP,
-    details:
-      'SSH keepalives prove only that the connection lives (a `sftp-server` stuck on a hung mount answers them): past this a download fails the file, a move fails the move (claim released or the load kept, file left in the intake, exit 1), and the next run resumes',
-  },
-  sftpMinRate: {
-    flag: '--sftp-min-rate',
-    value: '<bytes>',
-    description: 'a download slower than this many bytes a second fails (0: no floor)',
-    env: 'SETTLE_SFTP_MIN_RATE',
-    kind: 'bytes',
-    range: { min: 0, max: 1024 ** 3 },
-    default: String(DEFAULTS.sftpMinRate),
-    intakeKind: 'sftp',
-    commands: SFTP,
-    details:
-      'measured over each `--sftp-timeout` spent waiting for the server, so a slow disk here never trips it; a server that trickles a few bytes at a time does',
-  },
+} as const satisfies Record<string, OptionSpec>;
+
+/**
+ * The settings after the intake kinds' own (which stand between these and the ones above in
+ * help): how a run waits, what it records and where, what it reads beside the intake.
+ */
+const RUN_SETTINGS = {
   stableFor: {
     flag: '--stable-for',
     value: '<duration>',
     description: 'a file is complete when unchanged this long; 0 turns the wait off',
     env: 'SETTLE_STABLE_FOR',
     kind: 'duration',
-    default: durationText(DEFAULTS.stableFor),
+    default: 30,
     commands: ['run', 'watch'],
   },
   maxWait: {
@@ -355,7 +299,7 @@ export const OPTION_TABLE = {
     description: 'how long a run waits for growing files',
     env: 'SETTLE_MAX_WAIT',
     kind: 'duration',
-    default: durationText(DEFAULTS.maxWait),
+    default: 300,
     commands: ['run', 'watch'],
     details: 'still growing → `not_ready`, next run',
   },
@@ -366,7 +310,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_CLAIM_LEASE',
     kind: 'duration',
     range: { min: 60, why: 'a load must fit in it' },
-    default: durationText(DEFAULTS.claimLease),
+    default: 7200,
     commands: ['run', 'watch', 'status', 'audit'],
     per: {
       status: { description: "a claim's or partner's lease further than this from the ledger's now holds nothing" },
@@ -381,7 +325,7 @@ export const OPTION_TABLE = {
     description: 'private folder for staging copies of the files being read',
     env: 'SETTLE_STAGING',
     kind: 'string',
-    default: 'the system temp folder',
+    shownDefault: 'the system temp folder',
     path: true,
     commands: ['run', 'watch', 'adopt'],
     details: 'one read: copy and hash together',
@@ -392,7 +336,7 @@ export const OPTION_TABLE = {
     description: 'recorded in the ledger',
     env: 'SETTLE_MODE',
     kind: 'string',
-    default: 'manual on a terminal, else scheduled',
+    shownDefault: 'manual on a terminal, else scheduled',
     choices: RUN_MODES,
     commands: ['run', 'watch'],
   },
@@ -411,7 +355,7 @@ export const OPTION_TABLE = {
     env: 'SETTLE_MAX_WAITING_RUNS',
     kind: 'count',
     range: { min: 0, max: 999_999 },
-    default: String(DEFAULTS.maxWaitingRuns),
+    default: 2,
     commands: ['run', 'watch', 'status'],
     per: { status: { description: 'WARNING when a file has waited in the intake more runs than this' } },
     details:
@@ -469,7 +413,7 @@ export const OPTION_TABLE = {
     description: 'CRITICAL when no run succeeded within this',
     env: 'SETTLE_MAX_AGE',
     kind: 'duration',
-    default: durationText(DEFAULTS.maxAge),
+    default: 26 * 3600,
     commands: ['status', 'run', 'watch'],
     per: {
       run: { description: "a partner skipped for another run's lease with no success within this is starved (exit 1)" },
@@ -483,7 +427,7 @@ export const OPTION_TABLE = {
     description: `what the files look like: ${LAYOUT_PRESETS.join(', ')}, or an object in the config file`,
     env: 'SETTLE_LAYOUT',
     kind: 'layout',
-    default: 'the "default" preset',
+    shownDefault: 'the "default" preset',
     commands: [...FINANCE, 'check'],
     per: { check: { description: `a shipped layout: ${LAYOUT_PRESETS.join(', ')}; or the config file's` } },
     details: 'see [Layouts](LAYOUTS.md#layouts)',
@@ -526,7 +470,7 @@ export const OPTION_TABLE = {
       "the login the partner uploads as, as the transfer log names it (`session opened for local user NAME`): that login's sessions are this partner's",
     env: 'SETTLE_TRANSFER_LOG_USER',
     kind: 'string',
-    default: "an SFTP intake's own login (`sftp://USER@…`), else none",
+    shownDefault: "an SFTP intake's own login (`sftp://USER@…`), else none",
     commands: TRANSFER_LOG,
     details:
       "tells apart partners whose intakes are one path of the log (chroots read as local folders, each with its `--transfer-log-root`), and places a path sent without a leading `/` (a session started in the intake, `internal-sftp -d /in`) in its session's partner's intake; without it such an upload is a discrepancy (`upload_ambiguous`), never credited to the wrong partner. With a single partner reading the log, every relative path is that partner's",
@@ -537,7 +481,7 @@ export const OPTION_TABLE = {
     description: "the zone of the transfer log's times where a line does not say it (syslog's `Dec  1 02:00:01`, xferlog)",
     env: 'SETTLE_TRANSFER_LOG_TIME_ZONE',
     kind: 'string',
-    default: "this host's zone",
+    shownDefault: "this host's zone",
     commands: TRANSFER_LOG,
     details:
       'an IANA name (`Europe/Amsterdam`), `UTC` or an offset (`+01:00`); syslog and ProFTPD write local time, vsftpd UTC unless `use_localtime`',
@@ -550,7 +494,7 @@ export const OPTION_TABLE = {
       "how far the transfer log's clock and the ledger's may disagree: a run's record up to this much earlier than the logged upload may still be of it",
     env: 'SETTLE_TRANSFER_LOG_CLOCK_SLACK',
     kind: 'duration',
-    default: durationText(DEFAULTS.transferLogClockSlack),
+    default: 2,
     commands: TRANSFER_LOG_MATCHING,
     details:
       'covers the whole seconds of a traditional syslog line and a small skew between the SFTP server and the host that runs `settle-ingest`; a server whose clock is off by more (a 10 s skew: `15s`) needs more, or its uploads stay unmatched',
@@ -562,7 +506,8 @@ export const OPTION_TABLE = {
     env: 'SETTLE_AUDIT_QUICK',
     kind: 'switch',
     scope: 'shared',
-    default: 'off: every archived and kept copy is read and its SHA-256 compared',
+    default: false,
+    shownDefault: 'off: every archived and kept copy is read and its SHA-256 compared',
     commands: ['audit', 'config'],
     details:
       'a copy replaced by another file of the same size, or one changed byte, is found only without it; an archived file at no place where the ledger put a loaded file is still read, to tell whether the ledger knows its content; `report evidence` always reads every copy',
@@ -578,6 +523,40 @@ export const OPTION_TABLE = {
       'an object in the config file, at the top or per partner; `status` and the run warn and then fail when a due day has no delivery; see [Several partners](PARTNERS.md#several-partners)',
   },
 } as const satisfies Record<string, OptionSpec>;
+
+/** Every intake kind's own settings (its `options`, intake/<kind>/kind.ts), as one type: the registry's, merged. */
+type KindOptions = UnionToIntersection<(typeof INTAKE_KINDS)[number]['options']>;
+type UnionToIntersection<U> = (U extends unknown ? (each: U) => void : never) extends (all: infer I) => void ? I : never;
+
+/** A kind's setting as the table holds it: marked with its kind, taken by every command that reaches an intake. */
+type KindRow<Option extends KindOption> = Option & { intakeKind: string; commands: readonly CommandName[] };
+
+type OptionRows = typeof PLACE_SETTINGS & { readonly [K in keyof KindOptions]: KindRow<KindOptions[K]> } & typeof RUN_SETTINGS;
+
+/**
+ * Every setting: the intake kinds' own (`kinds`: the registry) between the two parts of the
+ * table; a key declared twice (by a kind and the table, or by two kinds) is a mistake in the code.
+ */
+export function optionRows(kinds: readonly IntakeKind[]): Record<string, OptionSpec> {
+  const rows: Record<string, OptionSpec> = {};
+  for (const kind of kinds) {
+    for (const [key, option] of Object.entries(kind.options)) {
+      if (key in PLACE_SETTINGS || key in RUN_SETTINGS || key in rows) {
+        throw new Error(`intake kind "${kind.name}" declares the setting "${key}", which the option table has already`);
+      }
+      rows[key] = { ...option, intakeKind: kind.name, commands: INTAKE_COMMANDS };
+    }
+  }
+  return { ...PLACE_SETTINGS, ...rows, ...RUN_SETTINGS };
+}
+
+/**
+ * Every setting, in help order: its flag, variable, config-file key (the entry's own key),
+ * typed default and the commands that take it; the intake kinds' own from the registry.
+ * Commander options, the settings resolver, `config`, the JSON Schema and docs/OPTIONS.md
+ * are all derived from here.
+ */
+export const OPTION_TABLE = optionRows(INTAKE_KINDS) as OptionRows;
 
 export type SettingKey = keyof typeof OPTION_TABLE;
 
@@ -620,7 +599,8 @@ export function optionsOf(command: CommandName): { key: SettingKey | 'config' | 
 
 /** What help and README say after the description: where else it comes from, and its default. */
 export function optionSources(spec: OptionSpec): string {
-  const parts = [spec.env ? `env ${spec.env}` : null, spec.default !== undefined ? `default ${spec.default}` : null].filter(Boolean);
+  const shown = shownDefault(spec);
+  const parts = [spec.env ? `env ${spec.env}` : null, shown !== undefined ? `default ${shown}` : null].filter(Boolean);
   return parts.length ? ` (${parts.join('; ')})` : '';
 }
 
@@ -657,9 +637,14 @@ export interface CommandFlagSpec {
   /** the value's name in help: `<text>`; `...` for a variadic flag */
   value?: string;
   description: string;
+  /**
+   * the value taken when the flag is not given, as a person writes it (`60s`): help says it after
+   * the description, and the command reads it through the parser of a given value (commandFlagDefault)
+   */
+  default?: string;
   commands: readonly FlagCommand[];
-  /** where a command words it differently */
-  per?: Partial<Record<FlagCommand, { description: string }>>;
+  /** where a command words it differently, or takes another default */
+  per?: Partial<Record<FlagCommand, { description?: string; default?: string }>>;
 }
 
 const REASON = 'why (kept in the ledger with the operator)';
@@ -716,14 +701,16 @@ export const COMMAND_FLAGS = {
   poll: {
     flag: '--poll',
     value: '<duration>',
-    description: 'how often an SFTP intake is listed, and the longest wait between cycles (default 60s)',
+    description: 'how often an SFTP intake is listed, and the longest wait between cycles',
+    default: '60s',
     commands: ['watch'],
   },
   rescan: {
     flag: '--rescan',
     value: '<duration>',
     description:
-      'how often a local intake is listed in full though no change was seen, and a file left waiting (held, not ready, failed) is tried again (default 5m)',
+      'how often a local intake is listed in full though no change was seen, and a file left waiting (held, not ready, failed) is tried again',
+    default: '5m',
     commands: ['watch'],
   },
   listen: {
@@ -784,15 +771,17 @@ export const COMMAND_FLAGS = {
   last: {
     flag: '--last',
     value: '<n>',
-    description: 'how many runs (default 20)',
+    description: 'how many runs',
+    default: '20',
     commands: ['report runs'],
   },
   weeks: {
     flag: '--weeks',
     value: '<n>',
-    description: 'how many weeks back (default 8)',
+    description: 'how many weeks back',
+    default: '8',
     commands: ['report skips', 'report deliveries'],
-    per: { 'report deliveries': { description: 'how many weeks back (default 4)' } },
+    per: { 'report deliveries': { default: '4' } },
   },
   html: {
     flag: '--html',
@@ -853,12 +842,20 @@ export const COMMAND_FLAGS = {
 
 export type CommandFlagKey = keyof typeof COMMAND_FLAGS;
 
-/** A command's own flags, in table order, each with the wording that command gives it. */
+/** A command's own flags, in table order, each with the wording that command gives it, its default said after it. */
 export function commandFlagsOf(command: string): { key: CommandFlagKey; flag: string; value?: string; description: string }[] {
   return (Object.keys(COMMAND_FLAGS) as CommandFlagKey[]).flatMap((key) => {
     const spec: CommandFlagSpec = COMMAND_FLAGS[key];
     if (!(spec.commands as readonly string[]).includes(command)) return [];
-    const description = spec.per?.[command as FlagCommand]?.description ?? spec.description;
+    const words = spec.per?.[command as FlagCommand]?.description ?? spec.description;
+    const fallback = commandFlagDefault(key, command as FlagCommand);
+    const description = fallback === undefined ? words : `${words} (default ${fallback})`;
     return [{ key, flag: spec.flag, ...(spec.value ? { value: spec.value } : {}), description }];
   });
+}
+
+/** The value a command takes for its own flag when it is not given, as written in COMMAND_FLAGS (the one place it is). */
+export function commandFlagDefault(key: CommandFlagKey, command: FlagCommand): string | undefined {
+  const spec: CommandFlagSpec = COMMAND_FLAGS[key];
+  return spec.per?.[command]?.default ?? spec.default;
 }

@@ -4,11 +4,13 @@ import {
   OPTION_TABLE,
   PARTNER_OPTION,
   SETTING_KEYS,
+  commandFlagsOf,
   type CommandFlagKey,
   type CommandFlagSpec,
   type CommandName,
   type OptionSpec,
 } from './optionTable.js';
+import { shownDefault } from './optionSpec.js';
 
 /** docs/OPTIONS.md holds the generated table between these two lines; a unit test keeps them equal. */
 export const OPTIONS_BEGIN = '<!-- options:begin (generated from src/config/optionTable.ts) -->';
@@ -26,24 +28,28 @@ function flagCell(spec: OptionSpec): string {
 /** `evidence` is a subcommand of `report` with settings of its own (audit's): named as it is typed. */
 const commandWords = (command: CommandName) => (command === 'evidence' ? 'report evidence' : command);
 
+const defaultCell = (shown: string | undefined) => (shown === undefined ? '—' : shown.includes(' ') ? cell(shown) : code(shown));
+
 function row(key: string, spec: OptionSpec, inFile: boolean): string {
   const meaning = spec.details ? `${spec.description}; ${spec.details}` : spec.description;
   return `| ${[
     flagCell(spec),
     spec.env ? code(spec.env) : '—',
     inFile ? code(`"${key}"`) : '—',
-    spec.default === undefined ? '—' : spec.default.includes(' ') ? cell(spec.default) : code(spec.default),
+    defaultCell(shownDefault(spec)),
     spec.commands.map(commandWords).join(', '),
     cell(meaning),
   ].join(' | ')} |`;
 }
 
 /** One command flag: a row per wording, so that each command's own words are there. */
-function flagRows(spec: CommandFlagSpec): string[] {
+function flagRows(key: CommandFlagKey): string[] {
+  const spec: CommandFlagSpec = COMMAND_FLAGS[key];
   const flag = code(spec.value ? `${spec.flag} ${spec.value.replace(/^<|>$/g, '').toUpperCase()}` : spec.flag);
   const worded = new Map<string, string[]>();
   for (const command of spec.commands) {
-    const description = spec.per?.[command]?.description ?? spec.description;
+    // as the command's help says it: its own words, its default after them
+    const description = commandFlagsOf(command).find((own) => own.key === key)!.description;
     worded.set(description, [...(worded.get(description) ?? []), command]);
   }
   return [...worded].map(([description, commands]) => `| ${[flag, commands.join(', '), cell(description)].join(' | ')} |`);
@@ -66,7 +72,7 @@ export function optionsMarkdown(): string {
     '',
     '| flag | commands | meaning |',
     '| --- | --- | --- |',
-    ...(Object.keys(COMMAND_FLAGS) as CommandFlagKey[]).flatMap((key) => flagRows(COMMAND_FLAGS[key])),
+    ...(Object.keys(COMMAND_FLAGS) as CommandFlagKey[]).flatMap(flagRows),
     OPTIONS_END,
   ].join('\n');
 }

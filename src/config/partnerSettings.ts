@@ -8,12 +8,63 @@ import { DEFAULT_LAYOUT, type Layout } from '../layout/model/layout.js';
 import { parseLayout } from '../layout/model/parseLayout.js';
 import { isObject } from './configFile.js';
 import { kindSettingsFrom } from './intakeSettings.js';
-import { DEFAULTS, type SettingKey } from './optionTable.js';
+import { OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from './optionTable.js';
 import type { Picked } from './settingPicker.js';
-import { namePattern, settingReader } from './settingValues.js';
+import { namePattern, settingReader, type KindValue, type SettingReader } from './settingValues.js';
 import { transferLogSettings, type TransferLogSettings } from './transferLogSettings.js';
 
-export interface Settings {
+type Rows = typeof OPTION_TABLE;
+
+/**
+ * The settings made of several rows or read with more than their row (a default that is no
+ * value, a check across rows): each below in `Composed`. Every other row of the table is a field
+ * of `Settings` as it is, typed by its row: no code to write for it (see FlatSettings).
+ */
+export const COMPOSED = [
+  'expect',
+  'pattern',
+  'staging',
+  'layout',
+  'maxRecordBytes',
+  'ignore',
+  'pgpKey',
+  'pgpVerifyKey',
+  'pgpPassphrase',
+  'maxInflateRatio',
+  'maxDecodedBytes',
+  'transferLog',
+  'transferLogRoot',
+  'transferLogUser',
+  'transferLogTimeZone',
+  'transferLogClockSlack',
+] as const satisfies readonly SettingKey[];
+
+/** Keys read as they are: not composed, and no intake kind's (a kind reads its own into `kindSettings`). */
+type FlatKey = {
+  [K in SettingKey]: K extends (typeof COMPOSED)[number] ? never : Rows[K] extends { intakeKind: string } ? never : K;
+}[SettingKey];
+
+/** A row's value: one of its choices, else what its kind parses to. */
+type RowValue<Row> = Row extends { choices: readonly (infer Choice)[] }
+  ? Choice
+  : Row extends { kind: infer Kind extends keyof KindValue }
+    ? KindValue[Kind]
+    : never;
+
+/** A setting's field: a duration's name says its unit (`stableFor` is `stableForSeconds`). */
+type FieldName<Key extends string, Row> = Row extends { kind: 'duration' } ? `${Key}Seconds` : Key;
+
+/**
+ * Every row read as it is, derived from the table: its field (FieldName), typed by its row
+ * (RowValue), undefined only when the row has no typed default. A new setting of the table is
+ * here by its row alone.
+ */
+export type FlatSettings = {
+  [K in FlatKey as FieldName<K, Rows[K]>]: Rows[K] extends { default: unknown } ? RowValue<Rows[K]> : RowValue<Rows[K]> | undefined;
+};
+
+/** The settings composed from several rows, or read with more than their row. */
+interface Composed {
   /** the partner these settings are for (`default` without `"partners"` in the config file) */
   partner: string;
   /** the deliveries the partner owes, when its settings say */
@@ -22,49 +73,39 @@ export interface Settings {
   patternText: string;
   /** whether a flag, the environment or the config file gave the pattern (else it is the default) */
   patternGiven: boolean;
-  intake: string | undefined;
-  archive: string | undefined;
-  duplicates: string | undefined;
-  rejected: string | undefined;
   pattern: string;
-  ledger: string;
-  databaseUrl: string | undefined;
-  schema: string;
-  stableForSeconds: number;
-  maxWaitSeconds: number;
-  claimLeaseSeconds: number;
-  ledgerTimeoutSeconds: number;
-  /** connecting to the finance database, and each lock or statement wait there */
-  dbTimeoutSeconds: number;
+  /** the system temp folder unless set */
   staging: string;
-  logFile: string | undefined;
-  logLevel: string;
+  /** the layout, with --max-record-bytes */
   layout: Layout;
   /** the layout names its table itself (`"table"`): the partner may share that table with another that does too */
   tableNamed: boolean;
   /** known neighbours in the intake, neither taken nor counted */
   ignore: string[];
-  maxWaitingRuns: number;
-  metricsFile: string | undefined;
-  /** `migrate`: the group that may read the SQLite ledger */
-  ledgerGroup: string | undefined;
-  /** `run`: the summary lines are appended here too, each after its time */
-  summaryFile: string | undefined;
-  /** `doctor`: the user the runs run as, whose rights doctor started as root checks with */
-  serviceUser: string | undefined;
-  /** the partner's completeness sidecar suffix (`.done`): a file is taken only once NAME+suffix exists */
-  readyMarker: string | undefined;
-  /** `status`: how old the last successful run may be before the check is critical */
-  maxAgeSeconds: number;
-  mode: 'scheduled' | 'manual' | undefined;
   /** each intake kind's own settings (the SFTP kind's credentials, host key and limits): intake/openIntake.ts */
   kindSettings: KindSettings;
   /** compressed, zipped and OpenPGP deliveries (src/delivery/) */
   decode: DecodeSettings;
   /** the SFTP server's own log of uploads, for `audit` and `report evidence` */
   transferLog: TransferLogSettings;
-  /** `audit --quick`: archived copies (and duplicates'/rejected files' kept copies) checked by size only */
-  quick: boolean;
+}
+
+/** One partner's settings: every row of the option table, typed by it, and what is composed of several. */
+export type Settings = FlatSettings & Composed;
+
+/** The rows read as they are, in table order (see FlatSettings). */
+const FLAT_KEYS = SETTING_KEYS.filter(
+  (key) => !(COMPOSED as readonly SettingKey[]).includes(key) && (OPTION_TABLE[key] as OptionSpec).intakeKind === undefined,
+);
+
+/** Every row read as it is: its value, else its typed default. */
+function flatSettings(read: SettingReader): FlatSettings {
+  return Object.fromEntries(
+    FLAT_KEYS.map((key) => {
+      const spec: OptionSpec = OPTION_TABLE[key];
+      return [spec.kind === 'duration' ? `${key}Seconds` : key, read(key) ?? spec.default];
+    }),
+  ) as FlatSettings;
 }
 
 /**
@@ -100,58 +141,35 @@ export function settingsFrom(
 ): Settings {
   const read = settingReader(pick);
 
-  const schema = read('schema') ?? DEFAULTS.schema;
   const layoutPick = pick('layout');
   const passphrase = pick('pgpPassphrase');
   if (passphrase?.source === 'flag')
     throw new UsageError('the PGP passphrase is never a flag: use SETTLE_PGP_PASSPHRASE or the config file');
 
-  const patternText = read('pattern') ?? DEFAULTS.pattern;
+  const patternText = read('pattern') ?? OPTION_TABLE.pattern.default;
   const patternFrom = pick('pattern')?.from ?? 'pattern';
   return {
+    ...flatSettings(read),
     partner,
     expect: read('expect') ?? undefined,
     patternText,
     patternGiven: pick('pattern') !== undefined,
-    intake: read('intake'),
-    archive: read('archive'),
-    duplicates: read('duplicates'),
-    rejected: read('rejected'),
     pattern: namePattern(expandDateTokens(patternText), patternFrom),
-    ledger: read('ledger') ?? DEFAULTS.ledger,
-    databaseUrl: read('databaseUrl'),
-    schema,
-    stableForSeconds: read('stableFor') ?? DEFAULTS.stableFor,
-    maxWaitSeconds: read('maxWait') ?? DEFAULTS.maxWait,
-    claimLeaseSeconds: read('claimLease') ?? DEFAULTS.claimLease,
-    ledgerTimeoutSeconds: read('ledgerTimeout') ?? DEFAULTS.ledgerTimeout,
-    dbTimeoutSeconds: read('dbTimeout') ?? DEFAULTS.dbTimeout,
     staging: read('staging') ?? (systemTemp ??= tmpdir()),
-    logFile: read('logFile'),
-    logLevel: read('logLevel') ?? DEFAULTS.logLevel,
     layout: {
       ...layoutOf(layoutPick, memo),
-      maxRecordBytes: read('maxRecordBytes') ?? DEFAULTS.maxRecordBytes,
+      maxRecordBytes: read('maxRecordBytes') ?? OPTION_TABLE.maxRecordBytes.default,
     },
     tableNamed: isObject(layoutPick?.value) && layoutPick.value.table !== undefined,
     ignore: read('ignore') ?? [],
-    maxWaitingRuns: read('maxWaitingRuns') ?? DEFAULTS.maxWaitingRuns,
-    metricsFile: read('metricsFile'),
-    summaryFile: read('summaryFile'),
-    serviceUser: read('serviceUser'),
-    ledgerGroup: read('ledgerGroup'),
-    readyMarker: read('readyMarker'),
-    maxAgeSeconds: read('maxAge') ?? DEFAULTS.maxAge,
-    mode: read('mode') as Settings['mode'],
     kindSettings: kindSettingsFrom(read, env),
     transferLog: transferLogSettings(read, pick),
-    quick: read('quick') ?? false,
     decode: {
       pgpKeyPath: read('pgpKey'),
       pgpVerifyKeyPath: read('pgpVerifyKey'),
       pgpPassphrase: read('pgpPassphrase'),
-      maxInflateRatio: read('maxInflateRatio') ?? DEFAULTS.maxInflateRatio,
-      maxDecodedBytes: read('maxDecodedBytes') ?? DEFAULTS.maxDecodedBytes,
+      maxInflateRatio: read('maxInflateRatio') ?? OPTION_TABLE.maxInflateRatio.default,
+      maxDecodedBytes: read('maxDecodedBytes') ?? OPTION_TABLE.maxDecodedBytes.default,
     },
   };
 }

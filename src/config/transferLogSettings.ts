@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import { zoneProblem } from '../layout/values/timeZones.js';
-import { DEFAULTS, type SettingKey } from './optionTable.js';
+import { OPTION_TABLE, type SettingKey } from './optionTable.js';
 import type { Picked } from './settingPicker.js';
 import type { SettingReader } from './settingValues.js';
 
@@ -24,7 +24,7 @@ export function transferLogSettings(read: SettingReader, pick: (key: SettingKey)
     root: transferLogRoot(read('transferLogRoot')),
     user: transferLogUser(read('transferLogUser'), pick('transferLogUser')?.from),
     timeZone: timeZoneSetting(read('transferLogTimeZone'), pick('transferLogTimeZone')?.from),
-    clockSlackSeconds: read('transferLogClockSlack') ?? DEFAULTS.transferLogClockSlack,
+    clockSlackSeconds: read('transferLogClockSlack') ?? OPTION_TABLE.transferLogClockSlack.default,
   };
 }
 

@@ -1,5 +1,5 @@
 import { dirname, join, resolve } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import type { Destination } from '../destination.js';
 import type { FolderReader, Intake } from './intake.js';
 
@@ -60,8 +60,40 @@ export interface FolderPlace {
 }
 
 /**
+ * One setting an intake kind owns, declared beside its code: config/optionTable.ts gathers every
+ * kind's `options` into the option table (help, settings, `config`, the JSON Schema and
+ * docs/OPTIONS.md follow), for every command that reaches an intake. The fields mean what they
+ * mean in config/optionSpec.ts's OptionSpec; a kind's setting is text or a number.
+ */
+export type KindOption = KindOptionFields &
+  ({ kind: 'string'; default?: string } | { kind: 'duration' | 'bytes' | 'count'; default?: number });
+
+interface KindOptionFields {
+  /** `--sftp-key`; null for a setting that is never a flag (a password) */
+  flag: string | null;
+  /** the value's name in help: `<path>` */
+  value?: string;
+  description: string;
+  /** the environment variable, or null when there is none */
+  env: string | null;
+  /** `own`: what makes a partner itself (a pinned host key); unset: any partner may override it */
+  scope?: 'own' | 'run';
+  /** the default as a person reads it, where it is not the typed `default` written out (`~/.ssh/known_hosts`) */
+  shownDefault?: string;
+  /** numbers: the least and greatest taken, and why the least */
+  range?: { min?: number; max?: number; why?: string };
+  /** a path in the config file, taken relative to the file */
+  path?: boolean;
+  /** OPTIONS.md only: what the one-line help cannot say */
+  details?: string;
+}
+
+/** A kind's settings by their key in the config file (`sftpKey`): each key is the kind's alone. */
+export type KindOptions = Readonly<Record<string, KindOption>>;
+
+/**
  * How a kind reads the settings it owns: config/ parses each by its kind in the option table
- * and refuses a key the kind does not own (`optionKeys`).
+ * and refuses a key the kind does not own (`options`).
  */
 export interface OwnSettingReader {
   /** a `string` setting's value; undefined when nothing set it */
@@ -75,11 +107,11 @@ export interface OwnSettingReader {
 /**
  * One kind of intake, keyed by the scheme of its URL (a local folder has none). Opening,
  * checking and reading an intake go through its kind; a kind's `Intake` keeps the move
- * contract of intake.ts. `Own` is the kind's own settings (`kindSettings[name]`). Adding a
- * kind: one file implementing this, one line in the registry (openIntake.ts); see
- * docs/ARCHITECTURE.md.
+ * contract of intake.ts. `Own` is the kind's own settings (`kindSettings[name]`), read from
+ * its `Options`. Adding a kind: one folder implementing this, one line in the registry
+ * (openIntake.ts); see docs/ARCHITECTURE.md.
  */
-export interface IntakeKind<Own = unknown> {
+export interface IntakeKind<Own = unknown, Options extends KindOptions = KindOptions> {
   /** its name: the key of its settings in `kindSettings`, and the `intakeKind` of its keys in the option table */
   name: string;
   /** the URL scheme it answers, lower-case (`sftp`), or null: a local folder path */
@@ -93,8 +125,8 @@ export interface IntakeKind<Own = unknown> {
    * kind's location. A local kind's locations are paths already.
    */
   recordedLocation?(location: string): { path: string; withoutLogin: string } | null;
-  /** the option table's keys this kind owns (each marked `intakeKind: name` there) */
-  optionKeys: readonly string[];
+  /** the settings it owns, declared here and gathered into the option table (marked `intakeKind: name` there) */
+  options: Options;
   /** its own settings, read from the keys it owns; every kind's are read (and refused when wrong) whatever the intake */
   settings(read: OwnSettingReader): Own;
   /** what `config` shows for an owned key nothing set, where the default depends on the machine (~/.ssh/known_hosts) */

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { UsageError } from '../errors.js';
 import type { Destination } from '../destination.js';
 import type { FolderReader, Intake } from './intake.js';
@@ -12,7 +12,7 @@ export { siblingFolder, type FolderPlace, type IntakeFolders, type IntakeSetting
  * Every intake kind: a local folder, and one per URL scheme. A new kind (S3, FTPS) is one file
  * implementing IntakeKind and one line here; docs/ARCHITECTURE.md says what it must keep.
  */
-export const INTAKE_KINDS: readonly IntakeKind[] = [localFolderKind, sftpKind];
+export const INTAKE_KINDS = [localFolderKind, sftpKind] as const satisfies readonly IntakeKind[];
 
 /** A location the ledger recorded for a move (a local path, or a place on a kind's server) as a path in its folder. */
 export function locationPath(location: string): string {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { RejectError, TransientError, errorMessage, exitStatusOf } from '../errors.js';
 import { FileGoneError, type FolderReader, type IntakeEntry } from '../intake/intake.js';
 import { isInProgressName } from '../intake/names.js';
@@ -29,10 +29,15 @@ export const ADOPT_OUTCOMES = [
 ] as const;
 export type AdoptOutcome = (typeof ADOPT_OUTCOMES)[number];
 
+/** Outcomes that adopt a file, or find it adopted already: logged as information. */
+type AdoptFine = 'adopted' | 'would-adopt' | 'known';
+
+/** An outcome that leaves a file unadopted for a reason an operator must look at: exit 1, logged as an error. */
+const isAdoptProblem = (outcome: AdoptOutcome): outcome is Exclude<AdoptOutcome, AdoptFine> =>
+  outcome !== 'adopted' && outcome !== 'would-adopt' && outcome !== 'known';
+
 /** Outcomes that leave a file unadopted for a reason an operator must look at: exit 1, logged as errors. */
-export const ADOPT_PROBLEMS: readonly AdoptOutcome[] = ADOPT_OUTCOMES.filter(
-  (outcome) => outcome !== 'adopted' && outcome !== 'would-adopt' && outcome !== 'known',
-);
+export const ADOPT_PROBLEMS: readonly AdoptOutcome[] = ADOPT_OUTCOMES.filter(isAdoptProblem);
 
 /** What showed a file loaded: its file marker, every natural key in the table, or the operator's word. */
 export type Evidence = 'file-marker' | 'natural-keys' | 'operator';
@@ -200,15 +205,15 @@ export async function runAdopt(opts: AdoptOptions): Promise<AdoptResult> {
           ? { contentSha256: adoptedFile.contentSha256 }
           : {};
       const fields = {
-        event: `adopt-${adoptedFile.outcome}`,
         file: adoptedFile.name,
         sha256: adoptedFile.sha256,
         ...decoded,
         evidence: adoptedFile.evidence,
         rows: adoptedFile.rows,
       };
-      if (ADOPT_PROBLEMS.includes(adoptedFile.outcome)) log.error(fields, adoptedFile.message);
-      else log.info(fields, adoptedFile.message);
+      const { outcome } = adoptedFile;
+      if (isAdoptProblem(outcome)) log.error({ event: `adopt-${outcome}` as const, ...fields }, adoptedFile.message);
+      else log.info({ event: `adopt-${outcome}` as const, ...fields }, adoptedFile.message);
     }
   } catch (err) {
     if (!opts.dryRun)

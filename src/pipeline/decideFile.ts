@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { faultPoint } from '../faults.js';
 import { contentDetails } from '../delivery/stagedContent.js';
 import { awaitsItsMove, moveDecided, skipDuplicate, type FileInRun } from './moveDecided.js';

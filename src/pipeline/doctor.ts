@@ -1,6 +1,6 @@
 import { access, constants, open, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { checkAppendOnly, checkAtomicWrite } from '../atomicFile.js';
 import { CLOCK_SHIFT_MS, CLOCK_SKEW_LIMIT_SECONDS, measureSkew, skewText, type ClockSkew } from '../clock.js';
 import { errorMessage } from '../errors.js';

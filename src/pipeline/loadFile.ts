@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { RejectError, errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { contentDetails } from '../delivery/stagedContent.js';

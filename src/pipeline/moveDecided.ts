@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { FileGoneError, type DecidedFile, type Intake, type RouteResult } from '../intake/intake.js';

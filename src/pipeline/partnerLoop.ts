@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { EXIT_PROBLEM, EXIT_USAGE, UsageError, errorMessage, exitStatusOf } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { currentOwner } from '../owner.js';
@@ -19,13 +19,36 @@ import { assertStagingUsable, preparePartners, refusalError, type Prepared, type
 import { closeAsDied } from './startOfRun.js';
 import { RunEndedError, runIngest, stopWords, type IngestOptions, type IngestResult } from './runIngest.js';
 
+/** What runIngest's options take from the loop, its ports and the partner's preparation, not from the partner's settings as they are. */
+type SuppliedByTheLoop =
+  | 'runId'
+  | 'intake'
+  | 'ledger'
+  | 'finance'
+  | 'pattern'
+  | 'ignore'
+  | 'serverLog'
+  | 'clockSkew'
+  | 'mode'
+  | 'stagingRoot'
+  | 'logger'
+  | 'onProgress'
+  | 'onWaiting'
+  | 'onDownload'
+  | 'stop'
+  | 'decode'
+  | 'exitStatusFor'
+  | 'changingFiles';
+
+/**
+ * The run's own settings (--stable-for, --max-wait, --claim-lease, --max-waiting-runs,
+ * --ready-marker, …): every other option of runIngest, handed over from the partner's settings
+ * as they are. A new one is a field of IngestOptions and a row of the option table, nothing here.
+ */
+export type RunSettings = Omit<IngestOptions, SuppliedByTheLoop>;
+
 /** What the partner loop reads of a partner's settings (config/settings.ts fills it). */
-export interface PartnerLoopSettings extends PreparationSettings {
-  readyMarker: string | undefined;
-  maxWaitingRuns: number;
-  stableForSeconds: number;
-  maxWaitSeconds: number;
-  claimLeaseSeconds: number;
+export interface PartnerLoopSettings extends PreparationSettings, RunSettings {
   /** a partner skipped, its lease another's, with no successful run for longer than this is starved (exit 1) */
   maxAgeSeconds: number;
   staging: string;
@@ -308,19 +331,16 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
     }
 
     async function workLeased(runId: string, finance: FinanceDb, intake: Intake): Promise<{ result: IngestResult; overdue?: Late[] }> {
+      const runSettings: RunSettings = settings;
       const result = await runIngest({
+        ...runSettings,
         runId,
         intake,
         ledger,
         finance,
         pattern: prepared.pattern,
         ignore: prepared.ignore,
-        readyMarker: settings.readyMarker,
-        maxWaitingRuns: settings.maxWaitingRuns,
         serverLog: serverLogOf(settings),
-        stableForSeconds: settings.stableForSeconds,
-        maxWaitSeconds: settings.maxWaitSeconds,
-        claimLeaseSeconds: settings.claimLeaseSeconds,
         clockSkew: skew,
         mode,
         stagingRoot: settings.staging,
@@ -336,8 +356,9 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       const overdue = await ports.overdue(ledger, settings, await ledger.ledgerNow());
       if (!overdue) return { result };
       for (const late of overdue) {
-        const fields: object = { event: 'delivery-overdue', run: runId, ...late };
-        logger[late.level === 'critical' ? 'error' : 'warn'](fields, `overdue: ${late.message}`);
+        const fields = { event: 'delivery-overdue' as const, run: runId, ...late };
+        if (late.level === 'critical') logger.error(fields, `overdue: ${late.message}`);
+        else logger.warn(fields, `overdue: ${late.message}`);
       }
       return { result, overdue };
     }

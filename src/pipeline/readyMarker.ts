@@ -1,5 +1,5 @@
 import { unlink } from 'node:fs/promises';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
 import type { Destination } from '../destination.js';

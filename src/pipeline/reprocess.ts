@@ -1,7 +1,7 @@
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { RejectError, errorMessage } from '../errors.js';
 import type { FolderReader } from '../intake/intake.js';
 import type { RunLedger } from '../ledger/ledger.js';

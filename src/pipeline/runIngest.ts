@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import type { ClockSkew } from '../clock.js';
 import { SettleError, TransientError, errorMessage, exitStatusOf, type ExitStatus } from '../errors.js';
 import { faultPoint } from '../faults.js';
@@ -157,7 +157,9 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     const details = { reason, size: entry.size, arrival: `${entry.size}:${entry.mtimeMs}`, ...seen };
     await ledger.record({ runId, event, name: entry.name, sha256: null, details });
     const line = event === 'failed' ? `could not stage the file, left in intake: ${reason}` : 'not ready: left for the next run';
-    log[event === 'failed' ? 'error' : 'warn']({ event: event.replace('_', '-'), file: entry.name, size: entry.size, reason }, line);
+    const fields = { file: entry.name, size: entry.size, reason };
+    if (event === 'failed') log.error({ event: 'failed', ...fields }, line);
+    else log.warn({ event: 'not-ready', ...fields }, line);
   };
   // listed, then gone: taken by another run (whose move the ledger has), or by nobody, which is said
   const vanished = async (entry: IntakeEntry, answer: string) => {
@@ -172,7 +174,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
   const ignored = async (entries: IgnoredEntry[]) => {
     const fresh = new Set((await ledger.recordIgnored(runId, entries)).map((ignoredEntry) => ignoredEntry.name));
     for (const e of entries) {
-      const fields = { event: 'ignored', file: e.name, size: e.size, reason: e.reason };
+      const fields = { event: 'ignored' as const, file: e.name, size: e.size, reason: e.reason };
       if (fresh.has(e.name)) log.warn(fields, `ignored: ${e.reason}`);
       else log.info({ ...fields, known: true }, `ignored (as before): ${e.reason}`);
     }

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { leaseRunOut, ownerGoneReason } from '../ledger/staleClaim.js';
 import type { RunLedger } from '../ledger/ledger.js';
 import { contentOf, type FileRow } from '../ledger/types.js';

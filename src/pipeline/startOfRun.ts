@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { FinanceDb } from '../finance/financeDb.js';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { errorMessage } from '../errors.js';
 import type { RunLedger } from '../ledger/ledger.js';
 import { currentOwner, ownerIsGone, type ClaimOwner } from '../owner.js';

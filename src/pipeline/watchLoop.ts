@@ -2,6 +2,7 @@ import { errorMessage } from '../errors.js';
 import { classifyName } from '../intake/classifyName.js';
 import type { IntakeEntry } from '../intake/intake.js';
 import { globToRegExp } from '../intake/names.js';
+import type { EventAt, LogFields } from '../logEvents.js';
 
 /** What the watch loop reads of a partner's settings (config/settings.ts fills it). */
 export interface WatchPartner {
@@ -74,7 +75,7 @@ export interface FolderWatch<S> {
 }
 
 /** A decision `watch` takes about itself: a line in the log and, for the journal, on stdout. */
-export type Notice = (level: 'info' | 'warn' | 'error', fields: { event: string } & Record<string, unknown>, message: string) => void;
+export type Notice = <L extends 'info' | 'warn' | 'error'>(level: L, fields: LogFields<EventAt<L>>, message: string) => void;
 
 /** What the watch loop needs from outside the pipeline: the command layer wires these. */
 export interface WatchPorts<S extends WatchPartner> {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Logger } from 'pino';
+import type { Logger } from '../logEvents.js';
 import { writeFileAtomically } from '../atomicFile.js';
 import { errorMessage } from '../errors.js';
 import type { Intake } from '../intake/intake.js';
@@ -47,6 +47,128 @@ export interface WatchMetrics {
   partners: { partner: string; failures: number; polled: boolean }[];
 }
 
+/** One metric family: its type, its labels and its help, as Prometheus shows it and docs/MONITORING.md lists it. */
+export interface MetricSpec {
+  type: 'gauge' | 'counter';
+  labels: readonly string[];
+  help: string;
+  /** `watch` alone writes it */
+  watch?: true;
+}
+
+/**
+ * Every metric the metrics file (and `watch --listen`'s /metrics) can hold, in the order it is
+ * written: the renderer takes each family's type and help from here, docs/MONITORING.md's
+ * "Metrics" table is generated from here (`node scripts/docs-monitoring.mjs` after a build), and
+ * test/unit/monitoringDocs.test.ts holds the families rendered to the table and the table to the docs.
+ */
+export const METRICS = {
+  settle_ingest_last_run_timestamp_seconds: { type: 'gauge', labels: ['partner'], help: 'When the last run ended (Unix time).' },
+  settle_ingest_last_success_timestamp_seconds: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: 'When the last run whose loads ended with exit status 0 ended (Unix time).',
+  },
+  settle_ingest_last_run_files: { type: 'gauge', labels: ['partner', 'outcome'], help: 'Files of the last run per outcome.' },
+  settle_ingest_last_run_rows: { type: 'gauge', labels: ['partner'], help: 'Rows loaded by the last run.' },
+  settle_ingest_last_run_duration_seconds: { type: 'gauge', labels: ['partner'], help: 'How long the last run took.' },
+  settle_ingest_last_run_exit_status: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: 'Exit status of the last run as the scheduler saw it (0 ok, 1 problem, also an overdue delivery past errorAfter, 2 configuration).',
+  },
+  settle_ingest_last_run_loads_exit_status: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: "Exit status of the last run's own loads, overdue deliveries aside (0 ok, 1 problem, 2 configuration).",
+  },
+  settle_ingest_stale_claims: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: 'Claims in the ledger whose owner is gone or whose lease has passed.',
+  },
+  settle_ingest_longest_waiting_runs: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: 'Runs in a row that the longest-waiting file was left in the intake.',
+  },
+  settle_ingest_oldest_waiting_file_age_seconds: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: 'Age of the oldest file still in the intake.',
+  },
+  settle_ingest_last_delivery_timestamp_seconds: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: 'When the latest file of the partner loaded (Unix time; 0: never).',
+  },
+  settle_ingest_last_accounted_timestamp_seconds: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: 'When the partner was last accounted for: its latest load, or the due time of a later day waived as never coming (Unix time; 0: neither).',
+  },
+  settle_ingest_overdue_deliveries: {
+    type: 'gauge',
+    labels: ['partner', 'level'],
+    help: 'Due days without a delivery past by + warnAfter (level warning) and past by + errorAfter (level critical).',
+  },
+  settle_ingest_partner_lease_holder: {
+    type: 'gauge',
+    labels: ['partner', 'holder_host', 'holder_run'],
+    help: "The run holding the partner's lease on a shared ledger when the file was written (1; absent when free).",
+  },
+  settle_ingest_partner_lease_until_timestamp_seconds: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: "When the partner's lease held by another run ends, by the ledger's clock (Unix time; 0: free).",
+  },
+  settle_ingest_starved_waiting_files: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: 'Files a run that skipped the partner, starved (its lease held, no success within --max-age), found waiting in its intake.',
+  },
+  settle_ingest_watch_last_cycle_timestamp_seconds: {
+    type: 'gauge',
+    labels: [],
+    help: 'When the last cycle of watch ended (Unix time).',
+    watch: true,
+  },
+  settle_ingest_watch_idle_cycles_total: {
+    type: 'counter',
+    labels: [],
+    help: 'Cycles of watch that found no file to take and recorded no run.',
+    watch: true,
+  },
+  settle_ingest_watch_worked_cycles_total: {
+    type: 'counter',
+    labels: [],
+    help: 'Cycles of watch that took work, each partner worked recorded as a run.',
+    watch: true,
+  },
+  settle_ingest_watch_failed_cycles_total: {
+    type: 'counter',
+    labels: [],
+    help: 'Cycles of watch that failed (a database, ledger or server away) and were tried again after a backoff.',
+    watch: true,
+  },
+  settle_ingest_watch_partner_failures: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: "The partner's failed tries in a row (its server, database or ledger away): backed off while above 0, 0 once it works.",
+    watch: true,
+  },
+  settle_ingest_watch_folder_polled: {
+    type: 'gauge',
+    labels: ['partner'],
+    help: "1 when the partner's local intake is polled at --stable-for pace because the kernel would not watch it (inotify instances or watches spent); 0 when its changes wake watch.",
+    watch: true,
+  },
+  settle_ingest_watch_resident_memory_bytes: { type: 'gauge', labels: [], help: 'Resident memory of the watch process.', watch: true },
+  settle_ingest_watch_heap_used_bytes: { type: 'gauge', labels: [], help: "The watch process's JavaScript heap in use.", watch: true },
+} as const satisfies Record<string, MetricSpec>;
+
+export type MetricName = keyof typeof METRICS;
+
 const LAST_SUCCESS = 'settle_ingest_last_success_timestamp_seconds';
 const LAST_DELIVERY = 'settle_ingest_last_delivery_timestamp_seconds';
 const LAST_ACCOUNTED = 'settle_ingest_last_accounted_timestamp_seconds';
@@ -72,7 +194,9 @@ function previousSamples(text: string): Map<string, number> {
 
 type Sample = [labels: string, value: number];
 
-function gauge(name: string, help: string, samples: Sample[], type: 'gauge' | 'counter' = 'gauge'): string {
+/** One family of the table, with its samples. */
+function family(name: MetricName, samples: Sample[]): string {
+  const { help, type } = METRICS[name];
   const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
   for (const [labels, value] of samples) lines.push(`${name}${labels} ${Number.isInteger(value) ? value : value.toFixed(3)}`);
   return lines.join('\n');
@@ -195,94 +319,78 @@ export async function renderRunMetrics(runMetricsInput: RunMetricsInput, previou
   for (const partner of runMetricsInput.partners) all.push([partner, await partnerSamples(runMetricsInput, partner, previous)]);
   const each = (value: (p: PartnerSamples) => number): Sample[] => all.map(([partner, p]) => [`{partner="${partner}"}`, value(p)]);
   const text = [
-    gauge(
+    family(
       'settle_ingest_last_run_timestamp_seconds',
-      'When the last run ended (Unix time).',
       each((p) => Math.round(p.lastRun)),
     ),
-    gauge(
+    family(
       LAST_SUCCESS,
-      'When the last run whose loads ended with exit status 0 ended (Unix time).',
       each((p) => Math.round(p.lastSuccess)),
     ),
-    gauge(
+    family(
       'settle_ingest_last_run_files',
-      'Files of the last run per outcome.',
       all.flatMap(([partner, p]) =>
         OUTCOMES.map(([outcome]): Sample => [`{partner="${partner}",outcome="${outcome}"}`, p.files[outcome]!]),
       ),
     ),
-    gauge(
+    family(
       'settle_ingest_last_run_rows',
-      'Rows loaded by the last run.',
       each((p) => p.rows),
     ),
-    gauge(
+    family(
       'settle_ingest_last_run_duration_seconds',
-      'How long the last run took.',
       each((p) => p.duration),
     ),
-    gauge(
+    family(
       'settle_ingest_last_run_exit_status',
-      'Exit status of the last run as the scheduler saw it (0 ok, 1 problem, also an overdue delivery past errorAfter, 2 configuration).',
       each((p) => p.exitStatus),
     ),
-    gauge(
+    family(
       'settle_ingest_last_run_loads_exit_status',
-      "Exit status of the last run's own loads, overdue deliveries aside (0 ok, 1 problem, 2 configuration).",
       each((p) => p.loadsExitStatus),
     ),
-    gauge(
+    family(
       'settle_ingest_stale_claims',
-      'Claims in the ledger whose owner is gone or whose lease has passed.',
       each((p) => p.staleClaims),
     ),
-    gauge(
+    family(
       'settle_ingest_longest_waiting_runs',
-      'Runs in a row that the longest-waiting file was left in the intake.',
       each((p) => p.longestWaiting),
     ),
-    gauge(
+    family(
       'settle_ingest_oldest_waiting_file_age_seconds',
-      'Age of the oldest file still in the intake.',
       each((p) => Math.round(p.oldestWaiting)),
     ),
-    gauge(
+    family(
       LAST_DELIVERY,
-      'When the latest file of the partner loaded (Unix time; 0: never).',
       each((p) => Math.round(p.lastDelivery)),
     ),
-    gauge(
+    family(
       LAST_ACCOUNTED,
-      'When the partner was last accounted for: its latest load, or the due time of a later day waived as never coming (Unix time; 0: neither).',
       each((p) => Math.round(p.lastAccounted)),
     ),
-    gauge(
+    family(
       'settle_ingest_overdue_deliveries',
-      'Due days without a delivery past by + warnAfter (level warning) and past by + errorAfter (level critical).',
       all.flatMap(([partner, p]): Sample[] => [
         [`{partner="${partner}",level="warning"}`, p.overdue.warning],
         [`{partner="${partner}",level="critical"}`, p.overdue.critical],
       ]),
     ),
     // a partner whose lease another run holds is judged by its last success like any other: who holds it, and what waits
-    gauge(
+    family(
       'settle_ingest_partner_lease_holder',
-      "The run holding the partner's lease on a shared ledger when the file was written (1; absent when free).",
       all.flatMap(([partner, p]): Sample[] =>
         p.lease
           ? [[`{partner="${partner}",holder_host="${labelValue(p.lease.host)}",holder_run="${labelValue(p.lease.runId ?? '')}"}`, 1]]
           : [],
       ),
     ),
-    gauge(
+    family(
       'settle_ingest_partner_lease_until_timestamp_seconds',
-      "When the partner's lease held by another run ends, by the ledger's clock (Unix time; 0: free).",
       each((p) => (p.lease ? Math.round(Date.parse(p.lease.leaseUntil) / 1000) : 0)),
     ),
-    gauge(
+    family(
       'settle_ingest_starved_waiting_files',
-      'Files a run that skipped the partner, starved (its lease held, no success within --max-age), found waiting in its intake.',
       each((p) => (p.lease?.skipped && 'count' in p.lease.skipped.waiting ? p.lease.skipped.waiting.count : 0)),
     ),
     ...(runMetricsInput.watch ? watchSamples(runMetricsInput.watch) : []),
@@ -294,39 +402,20 @@ export async function renderRunMetrics(runMetricsInput: RunMetricsInput, previou
 function watchSamples(watch: WatchMetrics): string[] {
   const memory = process.memoryUsage();
   return [
-    gauge('settle_ingest_watch_last_cycle_timestamp_seconds', 'When the last cycle of watch ended (Unix time).', [
-      ['', Math.round(watch.lastCycleAt / 1000)],
-    ]),
-    gauge(
-      'settle_ingest_watch_idle_cycles_total',
-      'Cycles of watch that found no file to take and recorded no run.',
-      [['', watch.idleCycles]],
-      'counter',
-    ),
-    gauge(
-      'settle_ingest_watch_worked_cycles_total',
-      'Cycles of watch that took work, each partner worked recorded as a run.',
-      [['', watch.workedCycles]],
-      'counter',
-    ),
-    gauge(
-      'settle_ingest_watch_failed_cycles_total',
-      'Cycles of watch that failed (a database, ledger or server away) and were tried again after a backoff.',
-      [['', watch.failedCycles]],
-      'counter',
-    ),
-    gauge(
+    family('settle_ingest_watch_last_cycle_timestamp_seconds', [['', Math.round(watch.lastCycleAt / 1000)]]),
+    family('settle_ingest_watch_idle_cycles_total', [['', watch.idleCycles]]),
+    family('settle_ingest_watch_worked_cycles_total', [['', watch.workedCycles]]),
+    family('settle_ingest_watch_failed_cycles_total', [['', watch.failedCycles]]),
+    family(
       'settle_ingest_watch_partner_failures',
-      "The partner's failed tries in a row (its server, database or ledger away): backed off while above 0, 0 once it works.",
       watch.partners.map((p): Sample => [`{partner="${p.partner}"}`, p.failures]),
     ),
-    gauge(
+    family(
       'settle_ingest_watch_folder_polled',
-      "1 when the partner's local intake is polled at --stable-for pace because the kernel would not watch it (inotify instances or watches spent); 0 when its changes wake watch.",
       watch.partners.map((p): Sample => [`{partner="${p.partner}"}`, p.polled ? 1 : 0]),
     ),
     // a service runs for days: its memory must stay flat (docs/SCALING.md, the watch bench)
-    gauge('settle_ingest_watch_resident_memory_bytes', 'Resident memory of the watch process.', [['', memory.rss]]),
-    gauge('settle_ingest_watch_heap_used_bytes', "The watch process's JavaScript heap in use.", [['', memory.heapUsed]]),
+    family('settle_ingest_watch_resident_memory_bytes', [['', memory.rss]]),
+    family('settle_ingest_watch_heap_used_bytes', [['', memory.heapUsed]]),
   ];
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { intakeKindKeys, kindSettingsFrom } from '../../src/config/intakeSettings.js';
-import { OPTION_TABLE, SETTING_KEYS } from '../../src/config/optionTable.js';
+import { OPTION_TABLE, SETTING_KEYS, optionRows, optionsOf } from '../../src/config/optionTable.js';
+import type { IntakeKind } from '../../src/intake/intakeKind.js';
 import { resolveSettings } from '../../src/config/settings.js';
 import { UsageError } from '../../src/errors.js';
 import { INTAKE_KINDS, kindOf } from '../../src/intake/openIntake.js';
@@ -18,25 +19,48 @@ function usageError(call: () => unknown): UsageError {
 }
 
 describe('the intake-kind registry', () => {
-  it('gives every option key marked for an intake kind to exactly one registered kind, the one it names', () => {
+  it("gathers each kind's own settings into the option table, marked with the kind, in the kind's order", () => {
+    const kinds: readonly IntakeKind[] = INTAKE_KINDS;
     const marked = intakeKindKeys();
     expect(marked.length).toBeGreaterThan(0);
     for (const { key, kind } of marked) {
-      const owners = INTAKE_KINDS.filter((candidate) => candidate.optionKeys.includes(key));
+      const owners = kinds.filter((candidate) => Object.hasOwn(candidate.options, key));
       expect(
         owners.map((owner) => owner.name),
         key,
       ).toEqual([kind]);
     }
-  });
-
-  it('lets a kind own only keys of the option table marked for it', () => {
-    for (const kind of INTAKE_KINDS) {
-      for (const key of kind.optionKeys) {
-        expect(SETTING_KEYS, `${kind.name}: ${key}`).toContain(key);
-        expect(OPTION_TABLE[key as keyof typeof OPTION_TABLE], `${kind.name}: ${key}`).toMatchObject({ intakeKind: kind.name });
+    for (const kind of kinds) {
+      const keys = Object.keys(kind.options);
+      expect(SETTING_KEYS.filter((key) => keys.includes(key))).toEqual(keys);
+      for (const key of keys) {
+        expect(OPTION_TABLE[key as keyof typeof OPTION_TABLE], `${kind.name}: ${key}`).toEqual({
+          ...kind.options[key],
+          intakeKind: kind.name,
+          commands: expect.any(Array),
+        });
       }
     }
+  });
+
+  it("gives a kind's settings to every command that reaches an intake, and to no other", () => {
+    const reaching = ['run', 'watch', 'audit', 'evidence', 'adopt', 'config', 'doctor'] as const;
+    for (const command of reaching)
+      expect(optionsOf(command).map((o) => o.key)).toEqual(expect.arrayContaining(Object.keys(sftpKind.options)));
+    for (const command of ['migrate', 'report', 'history', 'status', 'check', 'waive'] as const) {
+      expect(optionsOf(command).filter((o) => Object.hasOwn(sftpKind.options, o.key))).toEqual([]);
+    }
+  });
+
+  it('refuses a kind that declares a setting the table or another kind has already', () => {
+    const stray = { ...sftpKind, name: 'stray', options: { schema: sftpKind.options.sftpKey } };
+    expect(() => optionRows([sftpKind, stray])).toThrow(
+      'intake kind "stray" declares the setting "schema", which the option table has already',
+    );
+    const twin = { ...sftpKind, name: 'twin' };
+    expect(() => optionRows([sftpKind, twin])).toThrow(
+      'intake kind "twin" declares the setting "sftpKey", which the option table has already',
+    );
   });
 
   it('has one kind per name and per scheme, and one for a local folder', () => {
@@ -83,11 +107,7 @@ describe('the intake-kind registry', () => {
 
   it('lets a kind read only the keys the option table gives it, as the type they are', () => {
     const read = ((key: string) => ({ sftpTimeout: 30, schema: 'settle' })[key]) as Parameters<typeof kindSettingsFrom>[0];
-    const stray = {
-      ...sftpKind,
-      optionKeys: [...sftpKind.optionKeys, 'schema'],
-      settings: (own: { text(key: string): unknown }) => own.text('schema'),
-    };
+    const stray = { ...sftpKind, settings: (own: { text(key: string): unknown }) => own.text('schema') };
     expect(() => kindSettingsFrom(read, {}, [stray])).toThrow(
       'intake kind "sftp" reads "schema", a setting the option table does not give it',
     );

@@ -2,7 +2,7 @@ import { lstat, stat } from '../../syncFs.js';
 import { mkdir, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../../logEvents.js';
 import { TransientError, UsageError, errorMessage } from '../../errors.js';
 import { rehearsalName, type DecidedFile, type Intake, type IntakeEntry, type RouteResult } from '../intake.js';
 import type { Destination } from '../../destination.js';

@@ -58,11 +58,11 @@ function linkTarget(link: string): string | undefined {
 }
 
 /** A local folder: a path, no scheme, no settings of its own. */
-export const localFolderKind: IntakeKind<null> = {
+export const localFolderKind: IntakeKind<null, Record<never, never>> = {
   name: 'local',
   scheme: null,
   example: 'a local folder',
-  optionKeys: [],
+  options: {},
   settings: () => null,
   shownDefaults: () => ({}),
   parse: () => undefined,

@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from 'pino';
+import type { Logger } from '../../logEvents.js';
 import type { ConnectConfig } from 'ssh2';
 import { TransientError, UsageError, errorMessage } from '../../errors.js';
 import type { HostKeyPolicy } from './hostKeys.js';

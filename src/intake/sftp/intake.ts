@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../../logEvents.js';
 import { UsageError, errorMessage } from '../../errors.js';
 import { findLanded } from '../findLanded.js';
 import type { HostKeyPolicy } from './hostKeys.js';

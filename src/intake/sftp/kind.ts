@@ -1,10 +1,10 @@
 import { homedir } from 'node:os';
 import { join, posix } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../../logEvents.js';
 import type { Destination } from '../../destination.js';
 import { UsageError } from '../../errors.js';
 import { HostKeyPolicy } from './hostKeys.js';
-import type { IntakeFolders, IntakeKind, IntakeServer, IntakeSettings } from '../intakeKind.js';
+import type { IntakeFolders, IntakeKind, IntakeServer, IntakeSettings, KindOptions } from '../intakeKind.js';
 import { checkCredentials, type SftpCredentials } from './credentials.js';
 import type { SftpFolders } from './intake.js';
 import type { SftpLimits } from './requests.js';
@@ -24,8 +24,65 @@ export interface SftpSettings {
   minBytesPerSecond: number;
 }
 
-/** The defaults of --sftp-timeout and --sftp-min-rate (the option table's DEFAULTS take them from here). */
-export const SFTP_DEFAULTS = { timeoutSeconds: 60, minBytesPerSecond: 1024 } as const;
+/** The SFTP kind's settings, in help order: config/optionTable.ts gathers them into the option table. */
+export const SFTP_OPTIONS = {
+  sftpKey: {
+    flag: '--sftp-key',
+    value: '<path>',
+    description: 'private key for an sftp:// intake; its passphrase only from SETTLE_SFTP_KEY_PASSPHRASE',
+    env: 'SETTLE_SFTP_KEY',
+    kind: 'string',
+    path: true,
+  },
+  knownHosts: {
+    flag: '--known-hosts',
+    value: '<path>',
+    description: 'OpenSSH known_hosts for the SFTP server',
+    env: 'SETTLE_KNOWN_HOSTS',
+    kind: 'string',
+    // the typed default is the user's own (HOME's): settings() finds it
+    shownDefault: '~/.ssh/known_hosts',
+    path: true,
+    details: '`[host]:port` entries, hashed names, wildcards, `@revoked`',
+  },
+  hostKeyFingerprint: {
+    scope: 'own',
+    flag: '--host-key-fingerprint',
+    value: '<SHA256:...>',
+    description: 'pin the SFTP server key instead of known_hosts',
+    env: 'SETTLE_HOST_KEY_FINGERPRINT',
+    kind: 'string',
+    details: 'as `ssh-keygen -lf` prints it',
+  },
+  sftpPassword: {
+    flag: null,
+    description: 'password for an sftp:// intake: never a flag, never in the URL',
+    env: 'SETTLE_SFTP_PASSWORD',
+    kind: 'string',
+  },
+  sftpTimeout: {
+    flag: '--sftp-timeout',
+    value: '<duration>',
+    description: 'longest wait for any one answer of the SFTP server, or for its handshake',
+    env: 'SETTLE_SFTP_TIMEOUT',
+    kind: 'duration',
+    range: { min: 1, why: 'a server must have time to answer' },
+    default: 60,
+    details:
+      'SSH keepalives prove only that the connection lives (a `sftp-server` stuck on a hung mount answers them): past this a download fails the file, a move fails the move (claim released or the load kept, file left in the intake, exit 1), and the next run resumes',
+  },
+  sftpMinRate: {
+    flag: '--sftp-min-rate',
+    value: '<bytes>',
+    description: 'a download slower than this many bytes a second fails (0: no floor)',
+    env: 'SETTLE_SFTP_MIN_RATE',
+    kind: 'bytes',
+    range: { min: 0, max: 1024 ** 3 },
+    default: 1024,
+    details:
+      'measured over each `--sftp-timeout` spent waiting for the server, so a slow disk here never trips it; a server that trickles a few bytes at a time does',
+  },
+} as const satisfies KindOptions;
 
 /** An sftp:// intake's folders on its server: final folders are absolute paths there, beside the intake unless set. */
 function sftpFolders(s: IntakeSettings): IntakeFolders {
@@ -85,7 +142,7 @@ async function openSftp(own: SftpSettings, loc: SftpLocation, stop: AbortSignal 
 }
 
 /** An SFTP server: `sftp://user@host[:port]/path`, reached with a key, an agent or a password, trusted by known_hosts or a pin. */
-export const sftpKind: IntakeKind<SftpSettings> = {
+export const sftpKind: IntakeKind<SftpSettings, typeof SFTP_OPTIONS> = {
   name: 'sftp',
   scheme: 'sftp',
   example: 'sftp://user@host[:port]/path',
@@ -93,7 +150,7 @@ export const sftpKind: IntakeKind<SftpSettings> = {
     const recorded = /^sftp:\/\/(?:[^@/]*@)?([^/]*)(\/.*)$/s.exec(location); // s: a name may hold a line break
     return recorded ? { path: recorded[2]!, withoutLogin: `sftp://${recorded[1]}${recorded[2]}` } : null;
   },
-  optionKeys: ['sftpKey', 'sftpPassword', 'knownHosts', 'hostKeyFingerprint', 'sftpTimeout', 'sftpMinRate'],
+  options: SFTP_OPTIONS,
   settings: (read) => ({
     keyPath: read.text('sftpKey'),
     keyPassphrase: read.env('SETTLE_SFTP_KEY_PASSPHRASE') || undefined,
@@ -101,8 +158,8 @@ export const sftpKind: IntakeKind<SftpSettings> = {
     agentSocket: read.env('SSH_AUTH_SOCK') || undefined,
     knownHosts: read.text('knownHosts') ?? join(read.env('HOME') ?? homedir(), '.ssh', 'known_hosts'),
     hostKeyFingerprint: read.text('hostKeyFingerprint'),
-    timeoutSeconds: read.number('sftpTimeout') ?? SFTP_DEFAULTS.timeoutSeconds,
-    minBytesPerSecond: read.number('sftpMinRate') ?? SFTP_DEFAULTS.minBytesPerSecond,
+    timeoutSeconds: read.number('sftpTimeout') ?? SFTP_OPTIONS.sftpTimeout.default,
+    minBytesPerSecond: read.number('sftpMinRate') ?? SFTP_OPTIONS.sftpMinRate.default,
   }),
   shownDefaults: (own) => ({ knownHosts: own.knownHosts }),
   parse: (intake) => void parseSftpUrl(intake),

@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../../logEvents.js';
 import { errorMessage } from '../../errors.js';
 import { faultPoint } from '../../faults.js';
 import { FileGoneError, isPinned, suffixedName, taggedName, type DecidedFile, type RouteResult } from '../intake.js';
@@ -237,7 +237,8 @@ export class SftpMover {
           : known.replaces
             ? "this server's RENAME replaces an existing file: files land under names unique to their move"
             : "this server's RENAME refuses an existing file: files land under their own names";
-        this.port.log[known.answersWithoutDoing ? 'warn' : 'info']({ event: 'sftp-rename', ...known }, what);
+        if (known.answersWithoutDoing) this.port.log.warn({ event: 'sftp-rename', ...known }, what);
+        else this.port.log.info({ event: 'sftp-rename', ...known }, what);
       }
       return known.replaces;
     };
