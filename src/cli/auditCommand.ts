@@ -5,8 +5,8 @@ import { openArchive, openFinalFolder, openIntakeReader } from '../intake/openIn
 import { FileGoneError, type FolderReader } from '../intake/intake.js';
 import { audit, type AuditResult, type FinalFolder } from '../report/audit.js';
 import { auditText } from '../report/auditText.js';
-import type { IntakeNow } from '../report/transferLog/accountArrivals.js';
-import { transferAudit, type TransferLogPeriod } from '../report/transferLog/transferAudit.js';
+import type { IntakeNow } from '../report/arrivalAudit/accountArrivals.js';
+import { transferAudit, type TransferLogPeriod } from '../report/arrivalAudit/transferAudit.js';
 import { withResources } from './resources.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';

@@ -1,9 +1,14 @@
+import { printParseErrorCode, visit, type JSONPath, type ParseErrorCode } from 'jsonc-parser';
+
 /**
  * JSON text read strictly, for the config file: JSON.parse keeps the last of two equal keys
- * without a word (a partner named twice loses its first block), and says where it stopped
- * only as a character position. This scan finds both by line and column, in one pass with an
- * explicit stack (no recursion, however deep the text nests), and leaves the values to
- * JSON.parse, whose reading of numbers and strings is the standard's.
+ * without a word (a partner named twice loses its first block), and says where it stopped only
+ * as a character position. jsonc-parser's `visit` (Microsoft's parser behind VS Code's JSON
+ * support) walks the text once, token by token, with each token's line and column; this file
+ * adds what JSON.parse lacks on that walk: a key given twice in one object refused with both
+ * places, a nesting too deep for any config refused before it is read deeper, and each syntax
+ * error said as what was expected there and what was found. The values are JSON.parse's, whose
+ * reading of numbers and strings is the standard's (and which keeps `__proto__` a plain key).
  */
 
 /** A place in a text: 1-based line and column (the column counts UTF-16 code units, as most editors show it). */
@@ -44,7 +49,7 @@ export class DuplicateKeyError extends Error {
  * How deep objects and lists may nest. A config file is a few levels deep (a partner's layout's
  * totals' groups: 7); a text nested far deeper is no config, and refusing it here, in one line,
  * keeps every later reader of the value (a message quoting it, a layout's checks) from running
- * out of stack on it.
+ * out of stack on it. (The walk itself recurses per level, so it is stopped at this depth too.)
  */
 export const MAX_DEPTH = 64;
 
@@ -56,161 +61,144 @@ export class TooDeepError extends Error {
   }
 }
 
-/** An object or list being read; its path is asked only for a message, from its parent chain. */
-interface Frame {
-  kind: 'object' | 'array';
-  parent: Frame | undefined;
-  /** where the parent holds it: its key in quotes, or `[index]` */
-  step: string | undefined;
-  /** an object's keys so far, each with the offset of its opening quote */
-  keys: Map<string, number>;
-  /** the object's key whose value is read next, in quotes */
-  lastKey: string;
-  /** the list's entries so far */
-  length: number;
-}
-
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-const HEX4 = /^[0-9a-fA-F]{4}$/;
-const SIMPLE_ESCAPES = '"\\/bfnrt';
-
-/** Line and column of `offset` in `text` (a line ends at LF; CRLF is one line end). */
-export function placeOf(text: string, offset: number): TextPlace {
-  let line = 1;
-  let lineStart = 0;
-  for (let at = text.indexOf('\n'); at !== -1 && at < offset; at = text.indexOf('\n', at + 1)) {
-    line++;
-    lineStart = at + 1;
-  }
-  return { line, column: offset - lineStart + 1 };
-}
-
-/** `"partners"."adyen"`, `"ignore"[2]`: the steps from the top to `last` inside `frame`. */
-function pathOf(frame: Frame | undefined, last: string): string {
-  const steps = [last];
-  for (let f = frame; f?.step !== undefined; f = f.parent) steps.push(f.step);
-  return steps.reverse().reduce((path, step) => (path === '' || step.startsWith('[') ? path + step : `${path}.${step}`), '');
-}
-
 /**
  * Checks that `text` is one JSON value with no key given twice in any one object, nested at most
  * MAX_DEPTH deep, then parses it. Throws JsonSyntaxError, DuplicateKeyError or TooDeepError, each
- * with line and column.
+ * with line and column: the first problem in the text's order.
  */
 export function parseJsonText(text: string): unknown {
-  scan(text);
+  const walk = new StrictWalk(text);
+  visit(text, walk, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
   return JSON.parse(text) as unknown;
 }
 
-function scan(text: string): void {
-  let at = 0;
-  const stack: Frame[] = [];
-  const found = () => (at >= text.length ? 'the end of the text' : JSON.stringify(text[at]));
-  const fail = (why: string, offset = at): never => {
-    throw new JsonSyntaxError(why, placeOf(text, offset));
-  };
-  const skipSpace = () => {
-    while (at < text.length && (text[at] === ' ' || text[at] === '\t' || text[at] === '\n' || text[at] === '\r')) at++;
+/** An object or list being read: what comes next in it, and an object's keys so far with their places. */
+interface Frame {
+  kind: 'object' | 'array';
+  next: 'key' | 'colon' | 'value' | 'comma';
+  keys: Map<string, TextPlace>;
+  /** the object's key whose value is read next, in quotes */
+  lastKey: string;
+}
+
+const SIMPLE_ESCAPES = '"\\/bfnrt';
+const HEX4 = /^[0-9a-fA-F]{4}$/;
+
+/** The visitor: each callback keeps track of what the text must say next, and throws at the first problem. */
+class StrictWalk {
+  private readonly stack: Frame[] = [];
+  /** the top-level value is read: only the end of the text may follow */
+  private done = false;
+
+  constructor(private readonly text: string) {}
+
+  onObjectBegin = (_offset: number, _length: number, line: number, character: number): void => {
+    this.open('object', line, character);
   };
 
-  /** A string from its opening quote at `at`, decoded. */
-  const readString = (): string => {
-    const start = at++;
-    for (;;) {
-      if (at >= text.length) fail('a string is not closed (its opening quote is here)', start);
-      const code = text.charCodeAt(at);
-      if (code === 0x22) break;
-      if (code === 0x5c) {
-        const escaped = text[at + 1] ?? '';
-        if (escaped !== '' && SIMPLE_ESCAPES.includes(escaped)) at += 2;
-        else if (escaped === 'u' && HEX4.test(text.slice(at + 2, at + 6))) at += 6;
-        else fail('a string holds an escape JSON does not have (write \\\\ for a backslash)');
-        continue;
-      }
-      if (code < 0x20) fail('a string holds a raw control character (a line break, a tab): write it as \\n or \\t');
-      at++;
-    }
-    at++;
-    return JSON.parse(text.slice(start, at)) as string;
+  onArrayBegin = (_offset: number, _length: number, line: number, character: number): void => {
+    this.open('array', line, character);
   };
 
-  /** An object's next key and its colon; a key the object already has is refused with both places. */
-  const readKey = (frame: Frame): void => {
-    skipSpace();
-    if (text[at] !== '"') fail(`expected a key in double quotes, found ${found()}`);
-    const offset = at;
-    const key = readString();
-    const shown = JSON.stringify(key);
+  onObjectProperty = (key: string, _offset: number, _length: number, line: number, character: number, path: () => JSONPath): void => {
+    const frame = this.stack.at(-1)!;
+    const place = { line: line + 1, column: character + 1 };
     const first = frame.keys.get(key);
-    if (first !== undefined) throw new DuplicateKeyError(pathOf(frame, shown), placeOf(text, first), placeOf(text, offset));
-    frame.keys.set(key, offset);
-    frame.lastKey = shown;
-    skipSpace();
-    if (text[at] !== ':') fail(`expected ":" after the key ${shown}, found ${found()}`);
-    at++;
+    if (first !== undefined) throw new DuplicateKeyError(pathText([...path(), key]), first, place);
+    frame.keys.set(key, place);
+    frame.lastKey = JSON.stringify(key);
+    frame.next = 'colon';
   };
 
-  /** One value; true when it opened an object or list that has entries to read. */
-  const readValue = (): boolean => {
-    skipSpace();
-    const parent = stack.at(-1);
-    const step = parent === undefined ? undefined : parent.kind === 'object' ? parent.lastKey : `[${parent.length}]`;
-    const open = (kind: Frame['kind'], close: string): boolean => {
-      if (stack.length >= MAX_DEPTH) throw new TooDeepError(placeOf(text, at));
-      at++;
-      skipSpace();
-      if (text[at] === close) {
-        at++;
-        return false;
-      }
-      const frame: Frame = { kind, parent, step, keys: new Map(), lastKey: '', length: 0 };
-      stack.push(frame);
-      if (kind === 'object') readKey(frame);
-      return true;
-    };
-    const char = text[at];
-    if (char === '{') return open('object', '}');
-    if (char === '[') return open('array', ']');
-    if (char === '"') {
-      readString();
-      return false;
-    }
-    if (char === '-' || (char !== undefined && char >= '0' && char <= '9')) {
-      NUMBER.lastIndex = at;
-      if (!NUMBER.test(text)) fail(`expected a number, found ${found()}`);
-      at = NUMBER.lastIndex;
-      return false;
-    }
-    for (const word of ['true', 'false', 'null']) {
-      if (text.startsWith(word, at)) {
-        at += word.length;
-        return false;
-      }
-    }
-    return fail(`expected a value, found ${found()}`);
+  onSeparator = (separator: string): void => {
+    const frame = this.stack.at(-1)!;
+    frame.next = separator === ':' || frame.kind === 'array' ? 'value' : 'key';
   };
 
-  for (;;) {
-    if (readValue()) continue;
-    // after a value: the next entry of the innermost object or list, or its end (and so on outwards)
-    for (;;) {
-      skipSpace();
-      const frame = stack.at(-1);
-      if (frame === undefined) {
-        if (at < text.length) fail(`expected the end of the text after the JSON value, found ${found()}`);
-        return;
-      }
-      const close = frame.kind === 'object' ? '}' : ']';
-      if (text[at] === ',') {
-        at++;
-        if (frame.kind === 'object') readKey(frame);
-        else frame.length++;
-        break;
-      }
-      if (text[at] !== close)
-        fail(`expected "," or "${close}" after a value in ${frame.kind === 'object' ? 'an object' : 'a list'}, found ${found()}`);
+  onLiteralValue = (): void => {
+    this.valueRead();
+  };
+
+  /** An object or list closed; at the end of the text instead, it is not, and the error that follows says what it lacks. */
+  onObjectEnd = (offset: number): void => {
+    if (this.text[offset] === '}') this.close();
+  };
+
+  onArrayEnd = (offset: number): void => {
+    if (this.text[offset] === ']') this.close();
+  };
+
+  onError = (code: ParseErrorCode, offset: number, length: number, line: number, character: number): never => {
+    const at = (where: number) => ({ line: line + 1, column: character + 1 + (where - offset) });
+    const kind = printParseErrorCode(code);
+    if (['UnexpectedEndOfString', 'InvalidCharacter', 'InvalidEscapeCharacter', 'InvalidUnicode'].includes(kind)) {
+      const fault = stringFault(this.text, offset);
+      throw new JsonSyntaxError(fault.why, at(fault.at));
+    }
+    if (kind === 'UnexpectedEndOfNumber') {
+      const end = offset + length;
+      throw new JsonSyntaxError(
+        `expected a digit after ${JSON.stringify(this.text.slice(offset, end))}, found ${this.found(end)}`,
+        at(end),
+      );
+    }
+    if (kind === 'InvalidCommentToken') throw new JsonSyntaxError('a comment, which JSON does not have', at(offset));
+    throw new JsonSyntaxError(`expected ${this.expected()}, found ${this.found(offset)}`, at(offset));
+  };
+
+  private open(kind: Frame['kind'], line: number, character: number): void {
+    if (this.stack.length >= MAX_DEPTH) throw new TooDeepError({ line: line + 1, column: character + 1 });
+    this.stack.push({ kind, next: kind === 'object' ? 'key' : 'value', keys: new Map(), lastKey: '' });
+  }
+
+  private close(): void {
+    this.stack.pop();
+    this.valueRead();
+  }
+
+  private valueRead(): void {
+    const frame = this.stack.at(-1);
+    if (frame) frame.next = 'comma';
+    else this.done = true;
+  }
+
+  /** What the text must say where the walk stands. */
+  private expected(): string {
+    const frame = this.stack.at(-1);
+    if (!frame) return this.done ? 'the end of the text after the JSON value' : 'a value';
+    if (frame.next === 'key') return 'a key in double quotes';
+    if (frame.next === 'colon') return `":" after the key ${frame.lastKey}`;
+    if (frame.next === 'value') return 'a value';
+    return frame.kind === 'object' ? '"," or "}" after a value in an object' : '"," or "]" after a value in a list';
+  }
+
+  private found(offset: number): string {
+    return offset >= this.text.length ? 'the end of the text' : JSON.stringify(this.text[offset]);
+  }
+}
+
+/** `"partners"."adyen"`, `"layout"."columns"[1]."name"`: a key's path from the top. */
+function pathText(path: JSONPath): string {
+  return path.map((step, index) => (typeof step === 'number' ? `[${step}]` : `${index === 0 ? '' : '.'}${JSON.stringify(step)}`)).join('');
+}
+
+/**
+ * The first fault of the string whose opening quote is at `start` (the scanner names a string's
+ * fault at its opening quote): a raw control character, an escape JSON does not have, or no
+ * closing quote before the end of the text (or of its line).
+ */
+function stringFault(text: string, start: number): { at: number; why: string } {
+  for (let at = start + 1; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 0x22) break;
+    if (code < 0x20) return { at, why: 'a string holds a raw control character (a line break, a tab): write it as \\n or \\t' };
+    if (code === 0x5c) {
+      const escaped = text[at + 1] ?? '';
+      if (escaped === '') break;
+      if (!SIMPLE_ESCAPES.includes(escaped) && !(escaped === 'u' && HEX4.test(text.slice(at + 2, at + 6))))
+        return { at, why: 'a string holds an escape JSON does not have (write \\\\ for a backslash)' };
       at++;
-      stack.pop();
     }
   }
+  return { at: start, why: 'a string is not closed (its opening quote is here)' };
 }

@@ -11,6 +11,9 @@ export interface IntakeEntry {
   notRegular?: string;
 }
 
+/** An upload as listed, `size:mtime`: tells it from a later upload of the same name (the ledger keeps it as `arrival`). */
+export const arrivalOf = (entry: Pick<IntakeEntry, 'size' | 'mtimeMs'>): string => `${entry.size}:${entry.mtimeMs}`;
+
 /**
  * What one open file was when it was pinned: the bytes decided are those of this very file.
  * `dev` and `ino` exist only where the source has inodes (a local folder, not SFTP).

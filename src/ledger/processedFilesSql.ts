@@ -85,7 +85,7 @@ WHERE processed_files.state NOT IN ('claimed', 'loaded')`;
 
 /**
  * The (name, bytes) is a duplicate whose move to duplicates/ failed: its row without a location,
- * for the next run to finish the move (decideFile). Once per upload: a row already recorded so
+ * for the next run to finish the move (claimFile). Once per upload: a row already recorded so
  * for this very arrival (another run's, at the same moment) is left as it is, and the skip is that run's.
  */
 export const UNMOVED_DUPLICATE_SQL = `

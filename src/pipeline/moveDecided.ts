@@ -1,7 +1,7 @@
 import type { Logger } from '../logEvents.js';
 import { errorMessage } from '../errors.js';
 import { faultPoint } from '../faults.js';
-import { FileGoneError, type DecidedFile, type Intake, type RouteResult } from '../intake/intake.js';
+import { FileGoneError, arrivalOf, type DecidedFile, type Intake, type RouteResult } from '../intake/intake.js';
 import type { Destination } from '../destination.js';
 import type { RunLedger, MoveIntent } from '../ledger/ledger.js';
 import { ownerIsGone } from '../owner.js';
@@ -96,7 +96,7 @@ export async function skipDuplicate(
   const sameName = original.name === file.name;
   // A resend of the same name and bytes shares the archived file's ledger row: only the events record it.
   const ownRow = !sameName || original.sha256 !== file.sha256;
-  // counted by an earlier run that could not move it (an own row says so to decideFile; a same-name resend's events say it here)
+  // counted by an earlier run that could not move it (an own row says so to claimFile; a same-name resend's events say it here)
   const countedBy = ownRow ? undefined : await ctx.ledger.unmovedSkip(file);
   if (countedBy !== undefined) {
     log.warn({ event: 'resume-move', state: 'duplicate', decidedBy: countedBy }, 'finishing the move of a skipped file');
@@ -206,7 +206,7 @@ export async function finishUnfinishedMoves(ctx: MoveContext, runId: string, log
     if (stillMoving(intent, runId)) continue;
     const flog = log.child({ file: intent.name, sha256: intent.sha256 });
     const now = await ctx.intake.stat(intent.name);
-    if (now && `${now.size}:${now.mtimeMs}` === intent.arrival) continue; // this run's pass moves it
+    if (now && arrivalOf(now) === intent.arrival) continue; // this run's pass moves it
     const file: FileInRun = { ...intent, runId, size: Number(intent.arrival.split(':')[0]) };
     const location = await ctx.intake.findLanded(intent.name, intent.destination, intent.sha256, file.size, intent.runId);
     if (location === null) {

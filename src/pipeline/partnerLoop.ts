@@ -137,6 +137,13 @@ export async function refusePartners(partners: PartnerLoopSettings[]): Promise<v
 }
 
 /**
+ * One lease holder per process: watch's cycles follow one another in it, so a lease that a cycle
+ * could not release (the ledger's server gone at that instant) is the next cycle's to take again,
+ * not a stranger's to wait out for --claim-lease.
+ */
+const PROCESS_LEASE_TOKEN = randomBytes(6).toString('hex');
+
+/**
  * Every partner in turn, each with its own intake connection, staging and run in the ledger.
  * Exit 2 means nothing was touched, so every partner's settings and what its intake and staging
  * need are checked before the first runs: a refusal there runs no partner (the refused ones are
@@ -146,13 +153,6 @@ export async function refusePartners(partners: PartnerLoopSettings[]): Promise<v
  * for (SIGTERM) ends the partner in hand and begins no other. The metrics are written once, for
  * all partners, after the last (`afterPartners`).
  */
-/**
- * One lease holder per process: watch's cycles follow one another in it, so a lease that a cycle
- * could not release (the ledger's server gone at that instant) is the next cycle's to take again,
- * not a stranger's to wait out for --claim-lease.
- */
-const PROCESS_LEASE_TOKEN = randomBytes(6).toString('hex');
-
 export async function runPartners<S extends PartnerLoopSettings, Late extends LateDelivery>(
   ports: PartnerLoopPorts<S, Late>,
   partners: S[],
@@ -230,29 +230,42 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
   return outcomes;
 }
 
-/** One partner's run: its own ledger view, finance connection, intake, staging and summary. */
+/** What one partner's turn came to: its run's result (and overdue deliveries), or skipped, another run holding its lease. */
+type PartnerWork<Late extends LateDelivery> =
+  { result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease; starved?: Starvation; clockSkew?: ClockSkew };
+
+/** One partner's turn, as its steps share it. */
+interface PartnerTurn<S extends PartnerLoopSettings, Late extends LateDelivery> {
+  ports: PartnerLoopPorts<S, Late>;
+  prepared: Prepared<S>;
+  resources: PartnerResources;
+  ledger: Ledger;
+  logger: Logger;
+  /** the run's mode, asked once */
+  mode: RunMode;
+  metrics: PartnerRunMetrics;
+  /** set when the run could not start */
+  trace: { notStarted?: boolean };
+}
+
+/**
+ * One partner's run: its own ledger view, finance connection, intake, staging and summary. The
+ * ledger first (a host off its clock says so), then the partner's lease (held by another run: the
+ * partner is skipped), then the run recorded and worked while the lease is renewed, and the lease
+ * released after it, whatever happened.
+ */
 async function workPartner<S extends PartnerLoopSettings, Late extends LateDelivery>(
   ports: PartnerLoopPorts<S, Late>,
   prepared: Prepared<S>,
   metrics: PartnerRunMetrics,
   holder: LeaseHolder,
-  /** set when the run could not start */
-  trace: { notStarted?: boolean },
-): Promise<{ result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease; starved?: Starvation; clockSkew?: ClockSkew }> {
+  trace: PartnerTurn<S, Late>['trace'],
+): Promise<PartnerWork<Late>> {
   const settings = prepared.settings;
-  const stop = ports.stop;
-  return ports.withPartner(settings, async (partnerResources) => {
-    const logger = partnerResources.logger();
+  return ports.withPartner(settings, async (resources) => {
+    const logger = resources.logger();
     const mode = ports.mode(settings);
-    let ledger: Ledger;
-    try {
-      ledger = await partnerResources.ledger(stop);
-    } catch (err) {
-      // not even a ledger to record the run in: the log file and the metrics still say so
-      if (settings.logFile)
-        logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
-      throw err;
-    }
+    const ledger = await openPartnerLedger(resources, ports.stop, settings, logger);
     // a shared ledger's clock is its server's: a host off it says so, and takes over no other host's lease or claim
     const skew = await ledgerSkew(ledger);
     const skewed = skew?.skewed === true ? skew : undefined;
@@ -260,67 +273,12 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
     // on a ledger several hosts share, one run at a time works a partner: a held lease skips it at once
     const leaseSeconds = settings.claimLeaseSeconds;
     const lease = await ledger.takePartnerLease(holder, { leaseSeconds, takeRunOut: !skewed });
-    if (!lease.taken) {
-      const { host, pid, runId: by, leaseUntil, runOut } = lease.heldBy;
-      logger.info(
-        { event: 'partner-leased', holderHost: host, holderPid: pid, holderRun: by, leaseUntil, ...(runOut ? { runOut } : {}) },
-        `partner ${settings.partner} skipped: run ${by ?? '(starting)'} on ${host} (pid ${pid}) holds it until ${leaseUntil}` +
-          (runOut ? ` (${runOut}: not taken over, this host's clock is off the ledger's)` : ''),
-      );
-      const starved = await starvation(ledger, prepared, lease.heldBy, () => partnerResources.intake(stop), ports);
-      if (starved) {
-        logger.error(
-          { event: 'partner-starved', holderHost: host, holderRun: by, seconds: Math.round(starved.seconds), waiting: starved.waiting },
-          `partner ${settings.partner} starved: no successful run for longer than --max-age, while run ${by ?? '(starting)'} on ${host} holds its lease`,
-        );
-      }
-      return { leasedBy: lease.heldBy, ...(starved ? { starved } : {}), ...(skewed ? { clockSkew: skewed } : {}) };
-    }
+    const turn: PartnerTurn<S, Late> = { ports, prepared, resources, ledger, logger, mode, metrics, trace };
+    if (!lease.taken) return skipLeased(turn, lease.heldBy, skewed);
     try {
       return await leasedWork(ledger, holder, leaseSeconds, logger, async (named) => {
-        /** The run recorded on the lease; the run named on the lease taken over closed as died. */
-        const startNamedRun = async () => {
-          const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
-          metrics.runId = runId;
-          await named(runId);
-          // the run named on the lease taken over stopped renewing it (killed, or its host gone): a
-          // run on its own host (closeDeadRuns) may never come, so it is closed here
-          const replaced = lease.replaced;
-          if (replaced) {
-            const why = `its process (pid ${replaced.pid} on ${replaced.host}) stopped renewing its partner lease (due to run out at ${replaced.leaseUntil}); run ${runId} took the partner over`;
-            await closeAsDied(ledger, replaced, runId, why, logger);
-          }
-          return runId;
-        };
-        let finance: FinanceDb;
-        let intake: Intake;
-        try {
-          // found before any partner ran (checkAccess): recorded as a run that could not start, like the refusals below
-          // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
-          if (prepared.refusal !== undefined) throw prepared.refusal;
-          // cheapest and most likely refusals first: the database being down stops the run before any download
-          finance = await partnerResources.finance(stop);
-          intake = await partnerResources.intake(stop);
-          await assertStagingUsable(settings.staging);
-        } catch (err) {
-          const reason = errorMessage(err);
-          const status = exitStatusOf(err);
-          trace.notStarted = true;
-          // an outage's run already recorded (`watch` trying again after a backoff): this try is counted on it
-          const outage = ports.outageRun?.(settings.partner);
-          if (outage !== undefined && (await ledger.countRunAttempt(outage, status, reason))) {
-            metrics.runId = outage;
-            if (settings.logFile)
-              logger.error({ event: 'run-not-started', run: outage, reason }, `run ${outage} could not start, again: ${reason}`);
-            throw err;
-          }
-          const runId = await startNamedRun();
-          // on stderr the one-line error below says it already; a log file must say it too
-          if (settings.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
-          await ledger.finishRun(runId, NO_COUNTS, status, { status: 'not_started', reason });
-          throw err;
-        }
-        return workLeased(await startNamedRun(), finance, intake);
+        const opened = await openForRun(turn, lease.replaced, named);
+        return ingestPartner(turn, opened, skew);
       });
     } finally {
       faultPoint('before-lease-release');
@@ -329,40 +287,155 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
         logger.warn({ event: 'partner-lease-not-released', reason: errorMessage(err) }, 'could not release the partner lease');
       });
     }
-
-    async function workLeased(runId: string, finance: FinanceDb, intake: Intake): Promise<{ result: IngestResult; overdue?: Late[] }> {
-      const runSettings: RunSettings = settings;
-      const result = await runIngest({
-        ...runSettings,
-        runId,
-        intake,
-        ledger,
-        finance,
-        pattern: prepared.pattern,
-        ignore: prepared.ignore,
-        serverLog: serverLogOf(settings),
-        clockSkew: skew,
-        mode,
-        stagingRoot: settings.staging,
-        logger,
-        ...partnerResources.progress,
-        stop,
-        exitStatusFor: ports.exitStatusFor,
-        decode: prepared.decode,
-        ...(ports.changingFiles ? { changingFiles: ports.changingFiles(settings.partner) } : {}),
-      });
-      if (settings.metricsFile) metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
-      // after the run's own files: the deliveries the partner owes, named on its summary line
-      const overdue = await ports.overdue(ledger, settings, await ledger.ledgerNow());
-      if (!overdue) return { result };
-      for (const late of overdue) {
-        const fields = { event: 'delivery-overdue' as const, run: runId, ...late };
-        if (late.level === 'critical') logger.error(fields, `overdue: ${late.message}`);
-        else logger.warn(fields, `overdue: ${late.message}`);
-      }
-      return { result, overdue };
-    }
   });
+}
+
+/** The partner's view of the ledger; without one, not even a run records the failure: the log file and the metrics still say so. */
+async function openPartnerLedger(
+  resources: PartnerResources,
+  stop: AbortSignal,
+  settings: PartnerLoopSettings,
+  logger: Logger,
+): Promise<Ledger> {
+  try {
+    return await resources.ledger(stop);
+  } catch (err) {
+    if (settings.logFile)
+      logger.error({ event: 'run-not-started', reason: errorMessage(err) }, `run could not start: ${errorMessage(err)}`);
+    throw err;
+  }
+}
+
+/** Another run holds the partner's lease: skipped, said, and judged starved when no run has succeeded for longer than --max-age. */
+async function skipLeased<S extends PartnerLoopSettings, Late extends LateDelivery>(
+  turn: PartnerTurn<S, Late>,
+  heldBy: HeldLease,
+  skewed: ClockSkew | undefined,
+): Promise<PartnerWork<Late>> {
+  const { ports, prepared, resources, ledger, logger } = turn;
+  const { partner } = prepared.settings;
+  const { host, pid, runId: by, leaseUntil, runOut } = heldBy;
+  logger.info(
+    { event: 'partner-leased', holderHost: host, holderPid: pid, holderRun: by, leaseUntil, ...(runOut ? { runOut } : {}) },
+    `partner ${partner} skipped: run ${by ?? '(starting)'} on ${host} (pid ${pid}) holds it until ${leaseUntil}` +
+      (runOut ? ` (${runOut}: not taken over, this host's clock is off the ledger's)` : ''),
+  );
+  const starved = await starvation(ledger, prepared, heldBy, () => resources.intake(ports.stop), ports);
+  if (starved) {
+    logger.error(
+      { event: 'partner-starved', holderHost: host, holderRun: by, seconds: Math.round(starved.seconds), waiting: starved.waiting },
+      `partner ${partner} starved: no successful run for longer than --max-age, while run ${by ?? '(starting)'} on ${host} holds its lease`,
+    );
+  }
+  return { leasedBy: heldBy, ...(starved ? { starved } : {}), ...(skewed ? { clockSkew: skewed } : {}) };
+}
+
+/** What a partner's run works with, once it is recorded. */
+interface OpenedForRun {
+  runId: string;
+  finance: FinanceDb;
+  intake: Intake;
+}
+
+/**
+ * The run recorded on the partner's lease, with its finance database, intake and staging opened.
+ * Cheapest and most likely refusals first: the database being down stops the run before any
+ * download. A refusal (also one found before any partner ran, checkAccess) is recorded as a run
+ * that could not start, or, for `watch`'s outage already recorded, counted as another try on it.
+ */
+async function openForRun<S extends PartnerLoopSettings, Late extends LateDelivery>(
+  turn: PartnerTurn<S, Late>,
+  replaced: (HeldLease & { runId: string }) | undefined,
+  named: (runId: string) => Promise<void>,
+): Promise<OpenedForRun> {
+  const { ports, prepared, resources, ledger, logger, metrics } = turn;
+  const { settings } = prepared;
+  let finance: FinanceDb;
+  let intake: Intake;
+  try {
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
+    if (prepared.refusal !== undefined) throw prepared.refusal;
+    finance = await resources.finance(ports.stop);
+    intake = await resources.intake(ports.stop);
+    await assertStagingUsable(settings.staging);
+  } catch (err) {
+    const reason = errorMessage(err);
+    const status = exitStatusOf(err);
+    turn.trace.notStarted = true;
+    // an outage's run already recorded (`watch` trying again after a backoff): this try is counted on it
+    const outage = ports.outageRun?.(settings.partner);
+    if (outage !== undefined && (await ledger.countRunAttempt(outage, status, reason))) {
+      metrics.runId = outage;
+      if (settings.logFile)
+        logger.error({ event: 'run-not-started', run: outage, reason }, `run ${outage} could not start, again: ${reason}`);
+      throw err;
+    }
+    const runId = await startNamedRun(turn, replaced, named);
+    // on stderr the one-line error below says it already; a log file must say it too
+    if (settings.logFile) logger.error({ event: 'run-not-started', run: runId, reason }, `run ${runId} could not start: ${reason}`);
+    await ledger.finishRun(runId, NO_COUNTS, status, { status: 'not_started', reason });
+    throw err;
+  }
+  return { runId: await startNamedRun(turn, replaced, named), finance, intake };
+}
+
+/** The run recorded on the lease; the run named on the lease taken over closed as died. */
+async function startNamedRun<S extends PartnerLoopSettings, Late extends LateDelivery>(
+  turn: PartnerTurn<S, Late>,
+  replaced: (HeldLease & { runId: string }) | undefined,
+  named: (runId: string) => Promise<void>,
+): Promise<string> {
+  const { ports, ledger, logger } = turn;
+  const runId = await ledger.startRun({ mode: turn.mode, host: ports.host, pid: ports.pid }, () => newRunId());
+  turn.metrics.runId = runId;
+  await named(runId);
+  // the run named on the lease taken over stopped renewing it (killed, or its host gone): a
+  // run on its own host (closeDeadRuns) may never come, so it is closed here
+  if (replaced) {
+    const why = `its process (pid ${replaced.pid} on ${replaced.host}) stopped renewing its partner lease (due to run out at ${replaced.leaseUntil}); run ${runId} took the partner over`;
+    await closeAsDied(ledger, replaced, runId, why, logger);
+  }
+  return runId;
+}
+
+/** The partner's run itself (runIngest), then what the metrics and its summary need: its oldest waiting file, its overdue deliveries. */
+async function ingestPartner<S extends PartnerLoopSettings, Late extends LateDelivery>(
+  turn: PartnerTurn<S, Late>,
+  { runId, finance, intake }: OpenedForRun,
+  skew: ClockSkew | null,
+): Promise<{ result: IngestResult; overdue?: Late[] }> {
+  const { ports, prepared, resources, ledger, logger } = turn;
+  const { settings } = prepared;
+  const runSettings: RunSettings = settings;
+  const result = await runIngest({
+    ...runSettings,
+    runId,
+    intake,
+    ledger,
+    finance,
+    pattern: prepared.pattern,
+    ignore: prepared.ignore,
+    serverLog: serverLogOf(settings),
+    clockSkew: skew,
+    mode: turn.mode,
+    stagingRoot: settings.staging,
+    logger,
+    ...resources.progress,
+    stop: ports.stop,
+    exitStatusFor: ports.exitStatusFor,
+    decode: prepared.decode,
+    ...(ports.changingFiles ? { changingFiles: ports.changingFiles(settings.partner) } : {}),
+  });
+  if (settings.metricsFile) turn.metrics.oldestWaitingSeconds = await ports.oldestWaiting(intake);
+  // after the run's own files: the deliveries the partner owes, named on its summary line
+  const overdue = await ports.overdue(ledger, settings, await ledger.ledgerNow());
+  if (!overdue) return { result };
+  for (const late of overdue) {
+    const fields = { event: 'delivery-overdue' as const, run: runId, ...late };
+    if (late.level === 'critical') logger.error(fields, `overdue: ${late.message}`);
+    else logger.warn(fields, `overdue: ${late.message}`);
+  }
+  return { result, overdue };
 }
 
 /**

@@ -78,76 +78,7 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
   );
   const staging = await mkdtemp(join(opts.stagingRoot, `settle-${runId}-`));
   const files: ReprocessedFile[] = [];
-  let seq = 0;
-
-  const one = async (row: FileRow): Promise<ReprocessedFile> => {
-    const fail = (outcome: 'rejected' | 'failed', error: string): ReprocessedFile => {
-      log.error({ event: `reprocess-${outcome}`, file: row.name, reason: error }, `${row.name}: ${error} (its rows are unchanged)`);
-      return { name: row.name, sha256: row.sha256, outcome, rows: 0, error };
-    };
-    if (!row.location) return fail('failed', 'its move to the archive never happened: let a run finish it first');
-    const archived = basename(row.location);
-    const entry = await opts.archive.stat(archived);
-    if (!entry) return fail('failed', `${archived} is not in the archive ${opts.archive.description}`);
-    const staged = await stageAndHash(opts.archive, entry, staging, seq++, opts.decode);
-    if (staged.kind !== 'staged') return fail('failed', `${archived} could not be read whole from the archive`);
-    const { content } = staged;
-    try {
-      if (staged.sha256 !== row.sha256) return fail('failed', `${archived} in the archive no longer has the content that was loaded`);
-      if (content.kind === 'refused') return fail('rejected', content.error.message);
-      if (content.kind === 'failed') return fail('failed', content.reason);
-      if (content.sha256 !== contentOf(row)) return fail('failed', `${archived} no longer decodes to the content that was loaded`);
-      // the rows hang off the content's file marker, whatever wrapping the delivery had
-      // the delivery's time as the run that loaded it read it: the same dates (a year from it) again
-      const delivered = row.arrival !== null ? deliveredAt(row.arrival) : Date.parse(row.firstSeenAt);
-      const req = {
-        stagedPath: content.path,
-        sha256: content.sha256,
-        name: row.name,
-        runId,
-        ...(delivered !== undefined ? { deliveredAt: delivered } : {}),
-      };
-      const reloadResult = await opts.finance.reload(req, { dryRun: opts.dryRun, reason: opts.reason });
-      if (!opts.dryRun) {
-        await opts.ledger.recordReprocessed(
-          { name: row.name, sha256: row.sha256, runId },
-          {
-            rows: reloadResult.rows,
-            previousRows: reloadResult.previousRows,
-            reason: opts.reason,
-            operator: opts.operator,
-            ...(reloadResult.totals ? { totals: reloadResult.totals } : {}),
-          },
-        );
-      }
-      log.info(
-        {
-          event: opts.dryRun ? 'would-reprocess' : 'reprocessed',
-          file: row.name,
-          rows: reloadResult.rows,
-          previousRows: reloadResult.previousRows,
-          ...(reloadResult.totals ? { totals: reloadResult.totals } : {}),
-        },
-        `${row.name}: ${reloadResult.previousRows} rows ${opts.dryRun ? 'would be' : 'were'} replaced by ${reloadResult.rows}${reloadResult.totals?.length ? `; ${totalsText(reloadResult.totals)}` : ''}`,
-      );
-      return {
-        name: row.name,
-        sha256: row.sha256,
-        outcome: opts.dryRun ? 'would-reprocess' : 'reprocessed',
-        rows: reloadResult.rows,
-        previousRows: reloadResult.previousRows,
-        ...(reloadResult.totals ? { totals: reloadResult.totals } : {}),
-      };
-    } catch (err) {
-      if (err instanceof RejectError) return fail('rejected', err.message);
-      if (isConnectionLost(err)) throw err;
-      return fail('failed', errorMessage(err));
-    } finally {
-      await removeContent(content, staged.path);
-      await unlink(staged.path).catch(() => undefined);
-    }
-  };
-
+  const reprocessing: Reprocessing = { opts, runId, log, staging, seq: 0 };
   try {
     for (const name of opts.names) {
       const loaded = await opts.ledger.loadedNamed(name);
@@ -156,7 +87,7 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
         log.error({ event: 'reprocess-failed', file: name }, `${name}: never loaded, nothing to reprocess`);
         continue;
       }
-      for (const row of loaded) files.push(await one(row));
+      for (const row of loaded) files.push(await reprocessOne(reprocessing, row));
     }
   } finally {
     await rm(staging, { recursive: true, force: true });
@@ -174,4 +105,70 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
     await opts.ledger.finishRun(runId, { ...NO_COUNTS, ...counts }, exitStatus);
   }
   return { runId, dryRun: opts.dryRun, counts, files, exitStatus };
+}
+
+/** One reprocessing run as its files share it. */
+interface Reprocessing {
+  opts: ReprocessOptions;
+  runId: string;
+  log: Logger;
+  staging: string;
+  /** the next staging file's number */
+  seq: number;
+}
+
+/**
+ * One loaded file reloaded from its archived copy, which must still be the bytes (and decode to
+ * the content) that were loaded; a file that cannot be is named and its rows stay as they are. A
+ * lost connection ends the reprocessing.
+ */
+async function reprocessOne(reprocessing: Reprocessing, row: FileRow): Promise<ReprocessedFile> {
+  const { opts, runId, log } = reprocessing;
+  const fail = (outcome: 'rejected' | 'failed', error: string): ReprocessedFile => {
+    log.error({ event: `reprocess-${outcome}`, file: row.name, reason: error }, `${row.name}: ${error} (its rows are unchanged)`);
+    return { name: row.name, sha256: row.sha256, outcome, rows: 0, error };
+  };
+  if (!row.location) return fail('failed', 'its move to the archive never happened: let a run finish it first');
+  const archived = basename(row.location);
+  const entry = await opts.archive.stat(archived);
+  if (!entry) return fail('failed', `${archived} is not in the archive ${opts.archive.description}`);
+  const staged = await stageAndHash(opts.archive, entry, reprocessing.staging, reprocessing.seq++, opts.decode);
+  if (staged.kind !== 'staged') return fail('failed', `${archived} could not be read whole from the archive`);
+  const { content } = staged;
+  try {
+    if (staged.sha256 !== row.sha256) return fail('failed', `${archived} in the archive no longer has the content that was loaded`);
+    if (content.kind === 'refused') return fail('rejected', content.error.message);
+    if (content.kind === 'failed') return fail('failed', content.reason);
+    if (content.sha256 !== contentOf(row)) return fail('failed', `${archived} no longer decodes to the content that was loaded`);
+    // the rows hang off the content's file marker, whatever wrapping the delivery had
+    // the delivery's time as the run that loaded it read it: the same dates (a year from it) again
+    const delivered = row.arrival !== null ? deliveredAt(row.arrival) : Date.parse(row.firstSeenAt);
+    const req = {
+      stagedPath: content.path,
+      sha256: content.sha256,
+      name: row.name,
+      runId,
+      ...(delivered !== undefined ? { deliveredAt: delivered } : {}),
+    };
+    const reloadResult = await opts.finance.reload(req, { dryRun: opts.dryRun, reason: opts.reason });
+    const { rows, previousRows } = reloadResult;
+    const totals = reloadResult.totals ? { totals: reloadResult.totals } : {};
+    if (!opts.dryRun) {
+      const details = { rows, previousRows, reason: opts.reason, operator: opts.operator, ...totals };
+      await opts.ledger.recordReprocessed({ name: row.name, sha256: row.sha256, runId }, details);
+    }
+    const outcome = opts.dryRun ? 'would-reprocess' : 'reprocessed';
+    log.info(
+      { event: outcome, file: row.name, rows, previousRows, ...totals },
+      `${row.name}: ${previousRows} rows ${opts.dryRun ? 'would be' : 'were'} replaced by ${rows}${reloadResult.totals?.length ? `; ${totalsText(reloadResult.totals)}` : ''}`,
+    );
+    return { name: row.name, sha256: row.sha256, outcome, rows, previousRows, ...totals };
+  } catch (err) {
+    if (err instanceof RejectError) return fail('rejected', err.message);
+    if (isConnectionLost(err)) throw err;
+    return fail('failed', errorMessage(err));
+  } finally {
+    await removeContent(content, staged.path);
+    await unlink(staged.path).catch(() => undefined);
+  }
 }

@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises';
 import type { Logger } from '../logEvents.js';
 import type { ClockSkew } from '../clock.js';
-import { SettleError, TransientError, errorMessage, exitStatusOf, type ExitStatus } from '../errors.js';
+import { SettleError, TransientError, errorMessage, exitStatusOf, type ExitStatus, type RejectError } from '../errors.js';
 import { faultPoint } from '../faults.js';
-import { FileGoneError, NotRegularFileError, type Intake, type IntakeEntry } from '../intake/intake.js';
+import { FileGoneError, NotRegularFileError, arrivalOf, type Intake, type IntakeEntry } from '../intake/intake.js';
 import { currentOwner } from '../owner.js';
 import { unlink } from '../syncFs.js';
 import { claimsTakenOverText, runOutcomes, type RunOutcomes } from '../ledger/runOutcomes.js';
@@ -12,16 +12,18 @@ import type { RunCounts, RunMode } from '../ledger/types.js';
 import { filesWaitingTooLong, type WaitingFile } from '../ledger/waitingFiles.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
-import { removeContent } from '../delivery/stagedContent.js';
+import { removeContent, type StagedContent } from '../delivery/stagedContent.js';
 import { classifyName } from '../intake/classifyName.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
 import { askServerLog, CompletenessGate, type ChangingFiles, type GateWaiting } from './completenessGate.js';
 import { isConnectionLost } from './connectionLost.js';
-import { decideFile } from './decideFile.js';
-import { filesChangedAfterMove, finishUnfinishedMoves, type ChangedAfterMove } from './moveDecided.js';
+import { claimFile } from './claimFile.js';
+import { recordIgnored, recordUnstaged, recordVanished, type RecordingRun } from './leftInIntake.js';
+import { loadClaimed } from './loadFile.js';
+import { filesChangedAfterMove, finishUnfinishedMoves, type ChangedAfterMove, type FileInRun } from './moveDecided.js';
 import { moveMarker } from './readyMarker.js';
-import type { LoadProgress, RunContext } from './runContext.js';
-import { stageAndHash } from './stageAndHash.js';
+import type { LoadProgress, RunContext, StagedDelivery } from './runContext.js';
+import { stageAndHash, type Staged } from './stageAndHash.js';
 import { closeDeadRuns, makeStagingDir, removeDeadStaging, settleStaleClaims } from './startOfRun.js';
 import { endedInThisProcess } from './staleClaims.js';
 import { judgePausedUpload } from './pausedUpload.js';
@@ -120,274 +122,330 @@ const MAX_LISTINGS = 10;
 /** `watch`: past one --stable-for window, this long more for the gate's last look at a file still being written */
 const CHANGING_GRACE_MS = 1000;
 
+/** One run as its steps share it. */
+interface IngestRun extends RecordingRun {
+  readonly opts: IngestOptions;
+  /** what claiming, loading and moving a file share with the run (runContext.ts) */
+  readonly ctx: RunContext;
+  /** the run's private staging folder, made by its first step */
+  stagingDir: string;
+  /** the next staging file's number */
+  seq: number;
+  /** every name listed so far: a later listing takes only new ones */
+  readonly lookedAt: Set<string>;
+  /** the gate waits no longer than this (--max-wait from the run's start) */
+  readonly deadline: number;
+  readonly changedAfterMove: ChangedAfterMove[];
+  /** the transfer log (--transfer-log) could not be read: why, said once */
+  transferLogUnread?: string;
+  /** what `abortedBy` says when a stop was asked for (a signal), not forced by a failure */
+  stopReason?: string;
+}
+
 /**
  * One ingest run, in docs/DESIGN.md's order:
  * list intake → completeness gate → stage + SHA-256 → CLAIM → LOAD → finalize → move,
- * then list again for files that arrived meanwhile.
+ * then list again for files that arrived meanwhile. Each step is a function of its own, below in
+ * the same order; a file a step leaves in the intake is counted there (leftInIntake.ts).
  */
 export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
-  const { runId, intake, ledger, finance } = opts;
-  const log = opts.logger.child({ run: runId });
-  let stagingDir = '';
-  let seq = 0;
-  const run: RunContext = {
-    owner: currentOwner(),
-    intake,
-    ledger,
-    finance,
-    claimLeaseSeconds: opts.claimLeaseSeconds,
-    clockTrusted: opts.clockSkew?.skewed !== true,
-    onProgress: opts.onProgress,
-    counts: { moveFailures: 0 },
-    moveMarker: (name, to) => moveMarker(opts, name, to, stagingDir, `m${seq++}`, runId, log.child({ file: name })),
-  };
-  log.info({ event: 'run-started', mode: opts.mode, intake: intake.description }, 'run started');
-
-  const lookedAt = new Set<string>();
-  const deadline = Date.now() + opts.maxWaitSeconds * 1000;
-  const changedAfterMove: ChangedAfterMove[] = [];
-  let transferLogUnread: string | undefined;
-  /** what abortedBy says when a stop was asked for */
-  let stopReason: string | undefined;
-
-  // an outcome for a file that was never hashed: it stays in the intake for the next run, as listed
-  // (size:mtime: `audit --transfer-log` tells it from a later upload of the same size by it)
-  // (`seen`: what a not-ready file's bytes were, for the next run to tell whether they changed)
-  const unstaged = async (entry: IntakeEntry, event: 'not_ready' | 'failed', reason: string, seen: Record<string, unknown> = {}) => {
-    const details = { reason, size: entry.size, arrival: `${entry.size}:${entry.mtimeMs}`, ...seen };
-    await ledger.record({ runId, event, name: entry.name, sha256: null, details });
-    const line = event === 'failed' ? `could not stage the file, left in intake: ${reason}` : 'not ready: left for the next run';
-    const fields = { file: entry.name, size: entry.size, reason };
-    if (event === 'failed') log.error({ event: 'failed', ...fields }, line);
-    else log.warn({ event: 'not-ready', ...fields }, line);
-  };
-  // listed, then gone: taken by another run (whose move the ledger has), or by nobody, which is said
-  const vanished = async (entry: IntakeEntry, answer: string) => {
-    const move = await ledger.moveOfArrival(entry.name, `${entry.size}:${entry.mtimeMs}`);
-    if (move) {
-      log.info({ event: 'gone', file: entry.name, movedBy: move.runId }, `left the intake before it was read: run ${move.runId} has it`);
-      return;
-    }
-    await unstaged(entry, 'failed', `listed, then gone before it could be read, and no run moved it (${answer})`);
-  };
-  // every entry left alone is counted and named each run; the ledger records a name once, and again only when it changes
-  const ignored = async (entries: IgnoredEntry[]) => {
-    const fresh = new Set((await ledger.recordIgnored(runId, entries)).map((ignoredEntry) => ignoredEntry.name));
-    for (const e of entries) {
-      const fields = { event: 'ignored' as const, file: e.name, size: e.size, reason: e.reason };
-      if (fresh.has(e.name)) log.warn(fields, `ignored: ${e.reason}`);
-      else log.info({ ...fields, known: true }, `ignored (as before): ${e.reason}`);
-    }
-  };
-
+  const run = beginRun(opts);
   try {
-    // before anything new: what earlier runs left behind is settled, whether or not it shows up again
-    stagingDir = await makeStagingDir(opts.stagingRoot, runId);
-    await removeDeadStaging(opts.stagingRoot, stagingDir, log);
-    await closeDeadRuns(ledger, runId, log);
-    await settleStaleClaims(ledger, finance, runId, run, log);
-
-    const stopRequested = () => {
-      if (opts.stop?.aborted && !run.abortedBy) {
-        run.abortedBy = `${stopWords(opts.stop.reason)}; the files not yet taken wait for the next run`;
-        // a stop asked for (a signal), not one forced by a failure (the log file cannot be written)
-        if (!(opts.stop.reason instanceof Error)) stopReason = run.abortedBy;
-        log.warn({ event: 'stopping' }, run.abortedBy);
-      }
-      return run.abortedBy !== undefined;
-    };
-    /** 3. to 6. for each file the gate handed over: stage, claim, load, move; ended early when the run stops */
-    const takeReady = async (entries: IntakeEntry[]): Promise<void> => {
-      for (const entry of entries) {
-        if (stopRequested()) return;
-        const flog = log.child({ file: entry.name });
-        // 3. stage + SHA-256 (+ decode)
-        const onRead = opts.onDownload && ((bytes: number) => opts.onDownload!(entry.name, bytes, entry.size));
-        const staged = await stageAndHash(intake, entry, stagingDir, seq++, opts.decode, onRead).catch((err) => {
-          if (err instanceof FileGoneError) return { kind: 'gone' as const, answer: err.message };
-          // a link, FIFO or device where a file was listed: refused as it is, never read
-          if (err instanceof NotRegularFileError) return { kind: 'unreadable' as const, reason: err.message };
-          // disk full, an I/O error on the intake: nothing was claimed; the file waits for the next run
-          return { kind: 'unreadable' as const, reason: `staging failed: ${errorMessage(err)}` };
-        });
-        if (staged.kind === 'unreadable') {
-          await unstaged(entry, 'failed', staged.reason);
-          if (stopRequested()) return;
-          await intake.ensureReachable(); // a source that stays away ends the run here, with one line
-          continue;
-        }
-        if (staged.kind === 'gone') {
-          await vanished(entry, staged.answer);
-          continue;
-        }
-        if (staged.kind === 'changed') {
-          await unstaged(entry, 'not_ready', staged.reason);
-          continue;
-        }
-        // the content inside the delivered bytes (gzip, zip, OpenPGP), decoded and hashed as they were read
-        const { content } = staged;
-        if (content.kind === 'failed') {
-          await unlink(staged.path).catch(() => undefined);
-          await unstaged(entry, 'failed', content.reason);
-          continue;
-        }
-        const contentSha256 = content.kind === 'content' ? content.sha256 : null;
-        const arrival = `${entry.size}:${entry.mtimeMs}`;
-        const file = { name: entry.name, sha256: staged.sha256, contentSha256, size: staged.size, runId, arrival };
-        const slog = flog.child({ sha256: staged.sha256, ...(contentSha256 !== staged.sha256 ? { contentSha256 } : {}) });
-        try {
-          // a plain file's last record cut short: an upload paused mid-line (a wrapped one is whole or not by its own framing)
-          const paused =
-            content.kind === 'content' && content.layers.length === 0
-              ? await judgePausedUpload(ledger, finance.layout, { ...file, contentPath: content.path }, opts.maxWaitingRuns)
-              : undefined;
-          if (paused?.kind === 'wait') {
-            await unstaged(entry, 'not_ready', paused.reason, { stoppedMidLine: paused.line, stagedSha256: paused.seenAs.stagedSha256 });
-            continue;
-          }
-          // a trailer is looked for in the content, not in its wrapping
-          const incomplete =
-            content.kind === 'content' && !paused
-              ? await waitForTrailer(ledger, finance.layout, entry.name, content.path, opts.maxWaitingRuns)
-              : null;
-          if (incomplete) {
-            await unstaged(entry, 'not_ready', incomplete);
-            continue;
-          }
-          faultPoint('before-claim', entry.name);
-          await decideFile(
-            run,
-            file,
-            {
-              pin: staged.pin,
-              stagedPath: staged.path,
-              sha256: staged.sha256,
-              movingRun: runId,
-              sample: staged.sample,
-              content,
-              ...(paused ? { refusal: paused.error } : {}),
-            },
-            slog,
-          );
-        } catch (err) {
-          if (!isConnectionLost(err)) throw err;
-          run.abortedBy = `finance database connection lost: ${errorMessage(err)}`;
-          slog.error({ event: 'db-lost', reason: errorMessage(err) }, run.abortedBy);
-        } finally {
-          await removeContent(content, staged.path);
-          await unlink(staged.path).catch(() => undefined);
-        }
-        if (run.abortedBy) return; // the database is gone, or a stop was asked for: the rest waits
-      }
-    };
-    listing: for (let pass = 0; pass < MAX_LISTINGS && !stopRequested(); pass++) {
-      // 1. list the intake: the pattern, minus in-progress and already-seen names
-      faultPoint('before-list');
-      const listed = await intake.list().catch((err) => {
-        if (err instanceof SettleError) throw err;
-        throw new TransientError(`cannot list the intake ${intake.description}: ${errorMessage(err)}`, { cause: err });
-      });
-      // what an ended run began moving and never recorded (the listing has put back what it had captured)
-      if (pass === 0) {
-        await finishUnfinishedMoves(run, runId, log);
-        for (const changed of await filesChangedAfterMove(run, log)) changedAfterMove.push(changed);
-      }
-      const present = new Set(listed.map((intakeEntry) => intakeEntry.name));
-      const fresh = listed.filter((e) => !lookedAt.has(e.name)).sort((a, b) => a.name.localeCompare(b.name));
-      const safe: IntakeEntry[] = [];
-      const leftAlone: IgnoredEntry[] = [];
-      for (const entry of fresh) {
-        lookedAt.add(entry.name);
-        const verdict = entry.notRegular
-          ? { kind: 'ignored' as const, reason: `${entry.notRegular}: left untouched` }
-          : classifyName(entry.name, opts, present);
-        if (verdict.kind === 'take') safe.push(entry);
-        else if (verdict.kind === 'not_ready') await unstaged(entry, 'not_ready', verdict.reason);
-        else if (verdict.kind === 'ignored') {
-          leftAlone.push({ name: entry.name, arrival: `${entry.size}:${entry.mtimeMs}`, size: entry.size, reason: verdict.reason });
-        } else log.debug({ event: 'known-neighbour', file: entry.name }, `left alone: ${verdict.reason}`);
-      }
-      await ignored(leftAlone);
-      if (safe.length === 0) break;
-
-      // 2. the completeness gate: files handed over a batch at a time, as each becomes ready
-      const changing = opts.changingFiles;
-      changing?.keepOnly(present);
-      const gate = new CompletenessGate(intake, safe, {
-        stableForMs: opts.stableForSeconds * 1000,
-        // watch waits one --stable-for window for a file still being written, then leaves it for a later cycle
-        deadline: changing ? Math.min(deadline, Date.now() + opts.stableForSeconds * 1000 + CHANGING_GRACE_MS) : deadline,
-        stop: opts.stop,
-        onWaiting: (waiting) => {
-          if (waiting.first) {
-            const names = waiting.files.slice(0, 3).join(', ') + (waiting.files.length > 3 ? `, and ${waiting.files.length - 3} more` : '');
-            log.info(
-              { event: 'waiting-stable', files: waiting.files.length, stableFor: opts.stableForSeconds },
-              `waiting for ${waiting.files.length} file(s) to stay unchanged for ${opts.stableForSeconds}s (--stable-for): ${names}`,
-            );
-          }
-          opts.onWaiting?.(waiting);
-        },
-      });
+    await settleEarlierRuns(run);
+    for (let pass = 0; pass < MAX_LISTINGS && !stopRequested(run); pass++) {
+      const listing = await listIntake(run, pass); // 1. list intake
+      if (listing.take.length === 0) break;
+      const gate = openGate(run, listing); // 2. completeness gate: files handed over as each becomes ready
       let readyInPass = 0;
-      while (gate.open) {
-        const batch = await gate.next();
-        if (stopRequested()) break listing;
-        for (const { entry, reason } of batch.notReady) {
-          const now = Date.now();
-          if (changing && now - changing.firstSeen(entry.name, now) < opts.maxWaitSeconds * 1000) {
-            log.info(
-              { event: 'still-changing', file: entry.name, size: entry.size },
-              'still being written: left for a later cycle of watch, recorded not ready only once it has changed for --max-wait',
-            );
-            continue;
-          }
-          changing?.forget(entry.name);
-          await unstaged(entry, 'not_ready', reason);
+      while (gate.open && !run.ctx.abortedBy) {
+        const ready = await nextReady(run, gate);
+        readyInPass += ready.length;
+        for (const entry of ready) {
+          if (stopRequested(run)) break;
+          await takeFile(run, entry); // 3. stage + SHA-256 → 4. CLAIM → 5. LOAD → 6. finalize → 7. move
+          if (run.ctx.abortedBy) break; // the database is gone, or a stop was asked for: the rest waits
         }
-        for (const entry of batch.gone) {
-          changing?.forget(entry.name);
-          await vanished(entry, 'it is no longer there');
-        }
-        for (const entry of batch.ready) changing?.forget(entry.name);
-        // read after the wait: a close logged while the gate watched counts
-        const asked = await askServerLog(batch.ready, opts.serverLog);
-        if (asked.unread !== null && transferLogUnread === undefined) {
-          transferLogUnread = asked.unread;
-          log.error(
-            { event: 'transfer-log-unread', reason: asked.unread },
-            `the transfer log cannot be read, so an upload still open on the server is not told: the files are judged without it: ${asked.unread}`,
-          );
-        }
-        for (const { entry, reason, openSince } of asked.notReady) await unstaged(entry, 'not_ready', reason, { openSince });
-        readyInPass += asked.ready.length;
-        await takeReady(asked.ready);
-        if (run.abortedBy) break listing; // the database is gone, or a stop was asked for: the rest waits
       }
-      if (readyInPass === 0) break;
+      // a listing that brought nothing ready ends the run, as a stop does
+      if (readyInPass === 0 || run.ctx.abortedBy) break;
     }
   } catch (err) {
-    // the run cannot go on (intake unlistable, ledger locked): still close its record if possible, and say what it did
-    endedInThisProcess(runId);
-    let ended: IngestResult | undefined;
-    try {
-      const outcomes = await runOutcomes(ledger, runId);
-      const counts = { ...outcomes.counts, moveFailed: run.counts.moveFailures };
-      await ledger.finishRun(runId, counts, exitStatusOf(err), { status: 'finished', reason: errorMessage(err) });
-      ended = { ...outcomes, counts, waitingTooLong: [], changedAfterMove, abortedBy: errorMessage(err), exitStatus: exitStatusOf(err) };
-    } catch {
-      // the original error says more than this one would
-    }
-    throw ended ? new RunEndedError(ended, err) : err;
+    throw await endedEarly(run, err);
   } finally {
-    if (stagingDir) await rm(stagingDir, { recursive: true, force: true });
+    if (run.stagingDir) await rm(run.stagingDir, { recursive: true, force: true });
   }
+  return finishIngest(run);
+}
 
+/** The run's state before its first step; its start logged. */
+function beginRun(opts: IngestOptions): IngestRun {
+  const { runId, intake, ledger, finance } = opts;
+  const log = opts.logger.child({ run: runId });
+  const run: IngestRun = {
+    opts,
+    runId,
+    ledger,
+    log,
+    ctx: {
+      owner: currentOwner(),
+      intake,
+      ledger,
+      finance,
+      claimLeaseSeconds: opts.claimLeaseSeconds,
+      clockTrusted: opts.clockSkew?.skewed !== true,
+      onProgress: opts.onProgress,
+      counts: { moveFailures: 0 },
+      moveMarker: (name, to) => moveMarker(opts, name, to, run.stagingDir, `m${run.seq++}`, runId, log.child({ file: name })),
+    },
+    stagingDir: '',
+    seq: 0,
+    lookedAt: new Set(),
+    deadline: Date.now() + opts.maxWaitSeconds * 1000,
+    changedAfterMove: [],
+  };
+  log.info({ event: 'run-started', mode: opts.mode, intake: intake.description }, 'run started');
+  return run;
+}
+
+/** Before anything new: what earlier runs left behind is settled, whether or not it shows up again. */
+async function settleEarlierRuns(run: IngestRun): Promise<void> {
+  const { opts, runId, log } = run;
+  run.stagingDir = await makeStagingDir(opts.stagingRoot, runId);
+  await removeDeadStaging(opts.stagingRoot, run.stagingDir, log);
+  await closeDeadRuns(opts.ledger, runId, log);
+  await settleStaleClaims(opts.ledger, opts.finance, runId, run.ctx, log);
+}
+
+/** Whether the run must stop taking files: a stop asked for (said once, here), or its database gone. */
+function stopRequested(run: IngestRun): boolean {
+  const { stop } = run.opts;
+  if (stop?.aborted && !run.ctx.abortedBy) {
+    run.ctx.abortedBy = `${stopWords(stop.reason)}; the files not yet taken wait for the next run`;
+    // a stop asked for (a signal), not one forced by a failure (the log file cannot be written)
+    if (!(stop.reason instanceof Error)) run.stopReason = run.ctx.abortedBy;
+    run.log.warn({ event: 'stopping' }, run.ctx.abortedBy);
+  }
+  return run.ctx.abortedBy !== undefined;
+}
+
+/** One listing of the intake: the names the pattern takes, for the gate, and every name it holds now. */
+interface Listing {
+  take: IntakeEntry[];
+  present: Set<string>;
+}
+
+/**
+ * 1. List the intake. Each name not looked at yet in this run is judged once (classifyName):
+ * taken, not ready (a temporary name, a missing ready marker), ignored (counted), or a known
+ * neighbour. The first listing also settles the moves an ended run began and never recorded.
+ */
+async function listIntake(run: IngestRun, pass: number): Promise<Listing> {
+  const { opts, log } = run;
+  faultPoint('before-list');
+  const listed = await opts.intake.list().catch((err) => {
+    if (err instanceof SettleError) throw err;
+    throw new TransientError(`cannot list the intake ${opts.intake.description}: ${errorMessage(err)}`, { cause: err });
+  });
+  // what an ended run began moving and never recorded (the listing has put back what it had captured)
+  if (pass === 0) {
+    await finishUnfinishedMoves(run.ctx, run.runId, log);
+    for (const changed of await filesChangedAfterMove(run.ctx, log)) run.changedAfterMove.push(changed);
+  }
+  const present = new Set(listed.map((intakeEntry) => intakeEntry.name));
+  const fresh = listed.filter((entry) => !run.lookedAt.has(entry.name)).sort((a, b) => a.name.localeCompare(b.name));
+  const take: IntakeEntry[] = [];
+  const leftAlone: IgnoredEntry[] = [];
+  for (const entry of fresh) {
+    run.lookedAt.add(entry.name);
+    const verdict = entry.notRegular
+      ? { kind: 'ignored' as const, reason: `${entry.notRegular}: left untouched` }
+      : classifyName(entry.name, opts, present);
+    if (verdict.kind === 'take') take.push(entry);
+    else if (verdict.kind === 'not_ready') await recordUnstaged(run, entry, 'not_ready', verdict.reason);
+    else if (verdict.kind === 'ignored')
+      leftAlone.push({ name: entry.name, arrival: arrivalOf(entry), size: entry.size, reason: verdict.reason });
+    else log.debug({ event: 'known-neighbour', file: entry.name }, `left alone: ${verdict.reason}`);
+  }
+  await recordIgnored(run, leftAlone);
+  return { take, present };
+}
+
+/** 2. The completeness gate over the names to take: it hands them over a batch at a time, as each becomes ready. */
+function openGate(run: IngestRun, listing: Listing): CompletenessGate {
+  const { opts, log } = run;
+  const changing = opts.changingFiles;
+  changing?.keepOnly(listing.present);
+  return new CompletenessGate(opts.intake, listing.take, {
+    stableForMs: opts.stableForSeconds * 1000,
+    // watch waits one --stable-for window for a file still being written, then leaves it for a later cycle
+    deadline: changing ? Math.min(run.deadline, Date.now() + opts.stableForSeconds * 1000 + CHANGING_GRACE_MS) : run.deadline,
+    stop: opts.stop,
+    onWaiting: (waiting) => {
+      if (waiting.first) {
+        const names = waiting.files.slice(0, 3).join(', ') + (waiting.files.length > 3 ? `, and ${waiting.files.length - 3} more` : '');
+        log.info(
+          { event: 'waiting-stable', files: waiting.files.length, stableFor: opts.stableForSeconds },
+          `waiting for ${waiting.files.length} file(s) to stay unchanged for ${opts.stableForSeconds}s (--stable-for): ${names}`,
+        );
+      }
+      opts.onWaiting?.(waiting);
+    },
+  });
+}
+
+/**
+ * The gate's next batch, as the run takes it: files still changing at the gate's deadline are not
+ * ready, files gone are said, and of the stable ones, those the server's own log shows still open
+ * are not ready either (read after the wait: a close logged while the gate watched counts).
+ * Returns the files to take: none when a stop was asked for while the gate waited.
+ */
+async function nextReady(run: IngestRun, gate: CompletenessGate): Promise<IntakeEntry[]> {
+  const { opts, log } = run;
+  const batch = await gate.next();
+  if (stopRequested(run)) return [];
+  for (const { entry, reason } of batch.notReady) await leaveChanging(run, entry, reason);
+  for (const entry of batch.gone) {
+    opts.changingFiles?.forget(entry.name);
+    await recordVanished(run, entry, 'it is no longer there');
+  }
+  for (const entry of batch.ready) opts.changingFiles?.forget(entry.name);
+  const asked = await askServerLog(batch.ready, opts.serverLog);
+  if (asked.unread !== null && run.transferLogUnread === undefined) {
+    run.transferLogUnread = asked.unread;
+    log.error(
+      { event: 'transfer-log-unread', reason: asked.unread },
+      `the transfer log cannot be read, so an upload still open on the server is not told: the files are judged without it: ${asked.unread}`,
+    );
+  }
+  for (const { entry, reason, openSince } of asked.notReady) await recordUnstaged(run, entry, 'not_ready', reason, { openSince });
+  return asked.ready;
+}
+
+/**
+ * A file still changing when the gate's deadline came is not ready; but `watch` leaves one that
+ * has been changing for less than --max-wait unrecorded, for a later cycle.
+ */
+async function leaveChanging(run: IngestRun, entry: IntakeEntry, reason: string): Promise<void> {
+  const changing = run.opts.changingFiles;
+  const now = Date.now();
+  if (changing && now - changing.firstSeen(entry.name, now) < run.opts.maxWaitSeconds * 1000) {
+    run.log.info(
+      { event: 'still-changing', file: entry.name, size: entry.size },
+      'still being written: left for a later cycle of watch, recorded not ready only once it has changed for --max-wait',
+    );
+    return;
+  }
+  changing?.forget(entry.name);
+  await recordUnstaged(run, entry, 'not_ready', reason);
+}
+
+/**
+ * 3. to 7. for one file the gate handed over: stage it (one read: a copy, its SHA-256, its content
+ * decoded), let the staged content say whether the upload is over, CLAIM it (claimFile.ts) and,
+ * claimed, LOAD, finalize and move it (loadFile.ts). A file that goes no further stays in the
+ * intake, counted; the staged copy is removed whatever happens.
+ */
+async function takeFile(run: IngestRun, entry: IntakeEntry): Promise<void> {
+  const staged = await stageFile(run, entry); // 3.
+  if (staged.kind !== 'staged') return leaveUnstaged(run, entry, staged);
+  const { content } = staged;
+  const contentSha256 = content.kind === 'content' ? content.sha256 : null;
+  const file = { name: entry.name, sha256: staged.sha256, contentSha256, size: staged.size, runId: run.runId, arrival: arrivalOf(entry) };
+  const log = run.log.child({ file: entry.name, sha256: staged.sha256, ...(contentSha256 !== staged.sha256 ? { contentSha256 } : {}) });
+  try {
+    const upload = await uploadOver(run, file, content);
+    if (upload.kind === 'wait') return await recordUnstaged(run, entry, 'not_ready', upload.reason, upload.seen);
+    faultPoint('before-claim', entry.name);
+    const delivery: StagedDelivery = {
+      pin: staged.pin,
+      stagedPath: staged.path,
+      sha256: staged.sha256,
+      movingRun: run.runId,
+      sample: staged.sample,
+      content,
+      ...(upload.kind === 'incomplete' ? { refusal: upload.error } : {}),
+    };
+    if ((await claimFile(run.ctx, file, delivery, log)) === 'claimed') await loadClaimed(run.ctx, file, delivery, log); // 4., then 5. to 7.
+  } catch (err) {
+    if (!isConnectionLost(err)) throw err;
+    run.ctx.abortedBy = `finance database connection lost: ${errorMessage(err)}`;
+    log.error({ event: 'db-lost', reason: errorMessage(err) }, run.ctx.abortedBy);
+  } finally {
+    await removeContent(content, staged.path);
+    await unlink(staged.path).catch(() => undefined);
+  }
+}
+
+/** What staging a file came to: staged, or why it was not (see Staged for a file changed or gone meanwhile). */
+type StageOutcome =
+  | Staged
+  /** the read failed (disk full, an I/O error, a link where a file was listed): the source may be away */
+  | { kind: 'unreadable'; reason: string }
+  /** read whole, but its wrapping could not be decoded (not a refusal of its content: it waits for the next run) */
+  | { kind: 'undecodable'; reason: string };
+
+/** 3. Stage + SHA-256: one read of the pinned file into the staging folder, hashed and decoded as it goes (stageAndHash.ts). */
+async function stageFile(run: IngestRun, entry: IntakeEntry): Promise<StageOutcome> {
+  const { opts } = run;
+  const onRead = opts.onDownload && ((bytes: number) => opts.onDownload!(entry.name, bytes, entry.size));
+  const staged = await stageAndHash(opts.intake, entry, run.stagingDir, run.seq++, opts.decode, onRead).catch((err): StageOutcome => {
+    if (err instanceof FileGoneError) return { kind: 'gone', answer: err.message };
+    // a link, FIFO or device where a file was listed: refused as it is, never read
+    if (err instanceof NotRegularFileError) return { kind: 'unreadable', reason: err.message };
+    // disk full, an I/O error on the intake: nothing was claimed; the file waits for the next run
+    return { kind: 'unreadable', reason: `staging failed: ${errorMessage(err)}` };
+  });
+  if (staged.kind === 'staged' && staged.content.kind === 'failed') {
+    await unlink(staged.path).catch(() => undefined);
+    return { kind: 'undecodable', reason: staged.content.reason };
+  }
+  return staged;
+}
+
+/** A file the stage step could not take: left in the intake and counted, as its outcome says. */
+async function leaveUnstaged(run: IngestRun, entry: IntakeEntry, outcome: Exclude<StageOutcome, { kind: 'staged' }>): Promise<void> {
+  if (outcome.kind === 'gone') return recordVanished(run, entry, outcome.answer);
+  if (outcome.kind === 'changed') return recordUnstaged(run, entry, 'not_ready', outcome.reason);
+  await recordUnstaged(run, entry, 'failed', outcome.reason);
+  // a source that stays away ends the run here, with one line (a run asked to stop ends anyway)
+  if (outcome.kind === 'unreadable' && !stopRequested(run)) await run.opts.intake.ensureReachable();
+}
+
+/** What the staged content says of its upload: over (go on), still going (wait), or stopped for good (claimed and rejected). */
+type UploadVerdict =
+  { kind: 'over' } | { kind: 'wait'; reason: string; seen?: Record<string, unknown> } | { kind: 'incomplete'; error: RejectError };
+
+/**
+ * The gate's last word, on the staged content: a plain file whose last record is cut short is an
+ * upload paused mid-line (a wrapped one is whole or not by its own framing), and a layout's
+ * trailer or total records are looked for in the content, not in its wrapping.
+ */
+async function uploadOver(run: IngestRun, file: FileInRun, content: StagedContent): Promise<UploadVerdict> {
+  if (content.kind !== 'content') return { kind: 'over' };
+  const { opts } = run;
+  const layout = opts.finance.layout;
+  if (content.layers.length === 0) {
+    const paused = await judgePausedUpload(opts.ledger, layout, { ...file, contentPath: content.path }, opts.maxWaitingRuns);
+    if (paused?.kind === 'wait') {
+      return { kind: 'wait', reason: paused.reason, seen: { stoppedMidLine: paused.line, stagedSha256: paused.seenAs.stagedSha256 } };
+    }
+    if (paused) return paused;
+  }
+  const missing = await waitForTrailer(opts.ledger, layout, file.name, content.path, opts.maxWaitingRuns);
+  return missing ? { kind: 'wait', reason: missing } : { kind: 'over' };
+}
+
+/**
+ * The run's end: its counts read back from the ledger, the files waiting too long named, its exit
+ * status judged (by the command layer's rule) and recorded with why it stopped early, if it did.
+ */
+async function finishIngest(run: IngestRun): Promise<IngestResult> {
+  const { opts, ctx, runId, log } = run;
   // stopped early (its database gone mid-file): a claim it could not release is settled by this process's next run at once
-  if (run.abortedBy) endedInThisProcess(runId);
-  const outcomes = await runOutcomes(ledger, runId);
-  const counts = { ...outcomes.counts, moveFailed: run.counts.moveFailures };
-  const waitingTooLong = await filesWaitingTooLong(ledger, outcomes.files, opts.maxWaitingRuns);
+  if (ctx.abortedBy) endedInThisProcess(runId);
+  const outcomes = await runOutcomes(opts.ledger, runId);
+  const counts = { ...outcomes.counts, moveFailed: ctx.counts.moveFailures };
+  const waitingTooLong = await filesWaitingTooLong(opts.ledger, outcomes.files, opts.maxWaitingRuns);
   for (const waitingFile of waitingTooLong) {
     log.error(
       { event: 'waiting-too-long', file: waitingFile.name, runs: waitingFile.runs, since: waitingFile.since },
@@ -397,19 +455,40 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
   const found: IngestFindings = {
     counts,
     waitingTooLong,
-    changedAfterMove,
-    ...(run.abortedBy ? { abortedBy: run.abortedBy } : {}),
-    ...(run.abortedBy !== undefined && run.abortedBy === stopReason ? { stopAsked: true as const } : {}),
-    ...(transferLogUnread !== undefined ? { transferLogUnread } : {}),
+    changedAfterMove: run.changedAfterMove,
+    ...(ctx.abortedBy ? { abortedBy: ctx.abortedBy } : {}),
+    ...(ctx.abortedBy !== undefined && ctx.abortedBy === run.stopReason ? { stopAsked: true as const } : {}),
+    ...(run.transferLogUnread !== undefined ? { transferLogUnread: run.transferLogUnread } : {}),
     ...(opts.clockSkew?.skewed ? { clockSkew: opts.clockSkew } : {}),
   };
   const exitStatus = opts.exitStatusFor(found);
   // the run's row says why it stopped early, and which of its claims another run took over (its summary line says the same)
   const notes = [
-    ...(run.abortedBy ? [run.abortedBy] : []),
+    ...(ctx.abortedBy ? [ctx.abortedBy] : []),
     ...(outcomes.claimsTakenOver.length > 0 ? [claimsTakenOverText(outcomes.claimsTakenOver)] : []),
   ];
-  await ledger.finishRun(runId, counts, exitStatus, { status: 'finished', ...(notes.length > 0 ? { reason: notes.join('; ') } : {}) });
+  await opts.ledger.finishRun(runId, counts, exitStatus, { status: 'finished', ...(notes.length > 0 ? { reason: notes.join('; ') } : {}) });
   log.info({ event: 'run-finished', ...counts, exitStatus }, 'run finished');
   return { ...outcomes, ...found, exitStatus };
+}
+
+/**
+ * The run cannot go on (intake unlistable, ledger locked): its record still closed if possible,
+ * and what it did said. Returns what to throw: the error with the run's result, or the error
+ * alone when the ledger cannot say even that (the original error says more than that one would).
+ */
+async function endedEarly(run: IngestRun, err: unknown): Promise<unknown> {
+  const { opts, runId } = run;
+  endedInThisProcess(runId);
+  let ended: IngestResult | undefined;
+  try {
+    const outcomes = await runOutcomes(opts.ledger, runId);
+    const counts = { ...outcomes.counts, moveFailed: run.ctx.counts.moveFailures };
+    await opts.ledger.finishRun(runId, counts, exitStatusOf(err), { status: 'finished', reason: errorMessage(err) });
+    const changedAfterMove = run.changedAfterMove;
+    ended = { ...outcomes, counts, waitingTooLong: [], changedAfterMove, abortedBy: errorMessage(err), exitStatus: exitStatusOf(err) };
+  } catch {
+    // the original error says more than this one would
+  }
+  return ended ? new RunEndedError(ended, err) : err;
 }

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { setImmediate } from 'node:timers/promises';
 import { join } from 'node:path';
 import { faultPoint } from '../faults.js';
-import { isPinned, type FilePin, type FolderReader, type IntakeEntry } from '../intake/intake.js';
+import { isPinned, type FilePin, type FolderReader, type IntakeEntry, type PinnedFile } from '../intake/intake.js';
 import { SampleTaker, sampleRanges, type DecidedSample } from '../intake/sampleCheck.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { HEAD_BYTES, sniffHead } from '../delivery/sniff.js';
@@ -92,47 +92,35 @@ export async function stageAndHash(
     };
     // opened, written (a local file) and closed on this thread (src/syncFs.ts)
     const out = openSync(path, 'wx', 0o600);
-    // what the decoder needs of each chunk besides the hash and the staged copy; `owned`: the chunk's buffer is not read into again
-    const decodeAlong = async (chunk: Buffer, owned: boolean) => {
-      if (head) {
-        head.push(owned ? chunk : Buffer.from(chunk));
-        if (size >= HEAD_BYTES) await wrapped();
-      } else if (tee) await (owned ? tee.feed(chunk) : tee.feedCopy(chunk));
-    };
-    // what every chunk read gets, whichever loop read it: the hash, the sample, the count
-    const took = (chunk: Buffer) => {
-      hash.update(chunk);
-      sampler?.feed(chunk, size);
-      size += chunk.length;
-      onRead?.(size);
+    // what every chunk read gets, whichever loop read it: the hash, the sample, the count, and the
+    // decoder while the head is read or a wrapping decoded (`owned`: the chunk's buffer is not read into again)
+    const chunks: ChunkSink = {
+      took: (chunk) => {
+        hash.update(chunk);
+        sampler?.feed(chunk, size);
+        size += chunk.length;
+        onRead?.(size);
+      },
+      decoding: () => head !== undefined || tee !== undefined,
+      decodeAlong: async (chunk, owned) => {
+        if (head) {
+          head.push(owned ? chunk : Buffer.from(chunk));
+          if (size >= HEAD_BYTES) await wrapped();
+        } else if (tee) await (owned ? tee.feed(chunk) : tee.feedCopy(chunk));
+      },
     };
     let writing: Promise<void> = Promise.resolve();
     try {
       if (file.readSyncAt) {
-        for (let sinceTurn = 0; ;) {
-          // a slot of the ring is free once its bytes are hashed and written (a wait lets the event loop turn)
-          const free = hash.nextBuffer();
-          const buffer = free instanceof Promise ? await free : free;
-          const bytes = file.readSyncAt(buffer, size);
-          if (bytes === 0) break;
-          const chunk = buffer.subarray(0, bytes);
-          took(chunk);
-          if (size === bytes) faultPoint('mid-hash', entry.name, killHashWorker);
-          writeAllSync(out, chunk);
-          if (head || tee) await decodeAlong(chunk, false);
-          if ((sinceTurn += bytes) >= YIELD_EVERY_BYTES) {
-            sinceTurn = 0;
-            await setImmediate();
-          }
-        }
+        await copyLocal((buffer, position) => file.readSyncAt!(buffer, position), hash, out, entry.name, chunks);
       } else {
         // a stream (SFTP) reads the next chunk ahead: each chunk is hashed while the one before
         // it is still being written, and at most one write is in flight
         for await (const chunk of file.stream as AsyncIterable<Buffer>) {
-          took(chunk);
+          chunks.took(chunk);
           await writing;
           writing = writeAll(out, chunk);
-          await decodeAlong(chunk, true);
+          await chunks.decodeAlong(chunk, true);
         }
       }
       if (head) await wrapped();
@@ -144,12 +132,8 @@ export async function stageAndHash(
     if (tee) content = await tee.end();
     tee = undefined;
     faultPoint('after-download', entry.name);
-    const after = await file.current();
-    if (!(await intake.stat(entry.name))) return { kind: 'gone', answer: 'gone by the end of its read' };
-    const asListed = file.pin.size === entry.size && file.pin.mtimeMs === entry.mtimeMs;
-    if (!asListed || !isPinned(after, file.pin) || size !== file.pin.size) {
-      return { kind: 'changed', reason: `changed while being read (${entry.size} bytes listed, ${size} read, ${after.size} now)` };
-    }
+    const changed = await changedWhileRead(intake, entry, file, size);
+    if (changed) return changed;
     const delivered = { path, sha256: await hash.digest(), size };
     // not decoded while read (a plain file, a zip): from the staged copy, which for a plain file is the content
     content ??= await stagedContent(delivered, decode, path);
@@ -162,6 +146,58 @@ export async function stageAndHash(
     if (!kept) {
       if (content) await removeContent(content, path);
       await unlink(path).catch(() => undefined);
+    }
+  }
+}
+
+/** After the read: the name gone, or the file no longer as listed and pinned (still being written); undefined when the bytes read are the file's. */
+async function changedWhileRead(intake: FolderReader, entry: IntakeEntry, file: PinnedFile, size: number): Promise<Staged | undefined> {
+  const after = await file.current();
+  if (!(await intake.stat(entry.name))) return { kind: 'gone', answer: 'gone by the end of its read' };
+  const asListed = file.pin.size === entry.size && file.pin.mtimeMs === entry.mtimeMs;
+  if (!asListed || !isPinned(after, file.pin) || size !== file.pin.size) {
+    return { kind: 'changed', reason: `changed while being read (${entry.size} bytes listed, ${size} read, ${after.size} now)` };
+  }
+  return undefined;
+}
+
+/** What each chunk of a file's one read goes to besides the staging file. */
+interface ChunkSink {
+  /** the hash, the sample, the count of bytes read */
+  took(chunk: Buffer): void;
+  /** whether the decoder still wants chunks: the head is being read, or a wrapping is decoded */
+  decoding(): boolean;
+  decodeAlong(chunk: Buffer, owned: boolean): Promise<void>;
+}
+
+/**
+ * A local file read on this thread, LOCAL_CHUNK_BYTES at a time into the hash's buffers (the
+ * worker's ring for a large file), each chunk hashed, written to the staging file (`out`) and
+ * decoded while the decoder wants it; reading never waits, so the event loop gets a turn every
+ * YIELD_EVERY_BYTES.
+ */
+async function copyLocal(
+  readSyncAt: (buffer: Buffer, position: number) => number,
+  hash: ChunkHash,
+  out: number,
+  name: string,
+  chunks: ChunkSink,
+): Promise<void> {
+  for (let position = 0, sinceTurn = 0; ;) {
+    // a slot of the ring is free once its bytes are hashed and written (a wait lets the event loop turn)
+    const free = hash.nextBuffer();
+    const buffer = free instanceof Promise ? await free : free;
+    const bytes = readSyncAt(buffer, position);
+    if (bytes === 0) break;
+    const chunk = buffer.subarray(0, bytes);
+    chunks.took(chunk);
+    if (position === 0) faultPoint('mid-hash', name, killHashWorker);
+    position += bytes;
+    writeAllSync(out, chunk);
+    if (chunks.decoding()) await chunks.decodeAlong(chunk, false);
+    if ((sinceTurn += bytes) >= YIELD_EVERY_BYTES) {
+      sinceTurn = 0;
+      await setImmediate();
     }
   }
 }

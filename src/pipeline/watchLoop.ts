@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors.js';
 import { classifyName } from '../intake/classifyName.js';
-import type { IntakeEntry } from '../intake/intake.js';
+import { arrivalOf, type IntakeEntry } from '../intake/intake.js';
 import { globToRegExp } from '../intake/names.js';
 import type { EventAt, LogFields } from '../logEvents.js';
 
@@ -139,8 +139,6 @@ interface Candidates {
   stableInMs: number | undefined;
 }
 
-const arrivalOf = (entry: IntakeEntry) => `${entry.size}:${entry.mtimeMs}`;
-
 /** A local folder without events is listed at the pace a file becomes stable, at least every second. */
 const POLLED_FLOOR_MS = 1000;
 /** A partner another run holds is looked at again once that lease ends, and never sooner than this after a look. */
@@ -200,22 +198,105 @@ function candidatesOf(
  */
 export async function watchLoop<S extends WatchPartner>(ports: WatchPorts<S>): Promise<WatchStats> {
   const stats: WatchStats = { idleCycles: 0, workedCycles: 0, failedCycles: 0, lastCycleAt: 0, partners: [] };
-  let partners = ports.partners;
-  let compiled = compile(partners);
-  const states = new Map<string, PartnerState>();
-  const stateOf = (partner: string) => {
-    let state = states.get(partner);
-    if (!state) states.set(partner, (state = { left: new Map(), dueAt: 0, localFolder: false, failures: 0, outageRun: undefined }));
-    return state;
-  };
-  ports.folders.watch(partners);
+  const watched = new WatchedPartners(ports);
+  ports.notice(
+    'info',
+    { event: 'watch-started', partners: watched.names() },
+    `watching ${watched.partners.length} partner(s): ${watched.names().join(', ')}`,
+  );
   let wake: WakeReason = 'timeout';
-  const names = () => partners.map((p) => p.partner);
-  ports.notice('info', { event: 'watch-started', partners: names() }, `watching ${partners.length} partner(s): ${names().join(', ')}`);
+  while (!ports.stop.aborted) {
+    if (ports.hangup()) await watched.reload();
+    const cycle: Cycle = { at: ports.now(), nextAt: Infinity, anyFailed: false };
+    const due = await listDue(watched, wake, cycle);
+    if (due.length === 0) stats.idleCycles++;
+    else {
+      const outcomes = await ports.work(
+        due.map((d) => d.settings),
+        watched.outageRuns(due),
+      );
+      stats.workedCycles++;
+      afterWork(watched, due, outcomes, cycle);
+    }
+    if (cycle.anyFailed) stats.failedCycles++;
+    stats.lastCycleAt = ports.now();
+    stats.partners = watched.stats();
+    await ports.metrics(stats).catch(() => undefined);
+    if (ports.stop.aborted) break;
+    // at least every --poll a cycle comes, if only to say in the metrics that the loop lives
+    const until = Math.min(cycle.nextAt, stats.lastCycleAt + ports.pollMs);
+    wake = await ports.wait(Math.max(0, until - ports.now()));
+  }
+  ports.notice(
+    'info',
+    { event: 'watch-stopped', idleCycles: stats.idleCycles, workedCycles: stats.workedCycles, failedCycles: stats.failedCycles },
+    `watch stopped: ${stats.workedCycles} cycle(s) worked, ${stats.idleCycles} idle, ${stats.failedCycles} with a failure`,
+  );
+  return stats;
+}
+
+/** One cycle as its steps share it: when it began, when the next is due, whether some partner failed in it. */
+interface Cycle {
+  readonly at: number;
+  nextAt: number;
+  anyFailed: boolean;
+}
+
+/** A partner with files to take in this cycle. */
+interface Due<S> {
+  settings: S;
+  ready: IntakeEntry[];
+}
+
+/** Watch's partners between cycles: the config's (read again on SIGHUP), each with its state and its backoff. */
+class WatchedPartners<S extends WatchPartner> {
+  partners: S[];
+  compiled: Map<string, { pattern: RegExp; ignore: RegExp[] }>;
+  private readonly states = new Map<string, PartnerState>();
+
+  constructor(readonly ports: WatchPorts<S>) {
+    this.partners = ports.partners;
+    this.compiled = compile(this.partners);
+    ports.folders.watch(this.partners);
+  }
+
+  names(): string[] {
+    return this.partners.map((p) => p.partner);
+  }
+
+  stateOf(partner: string): PartnerState {
+    let state = this.states.get(partner);
+    if (!state) this.states.set(partner, (state = { left: new Map(), dueAt: 0, localFolder: false, failures: 0, outageRun: undefined }));
+    return state;
+  }
+
+  /** The config read again (SIGHUP): a refused one is said, and the old one stays. */
+  async reload(): Promise<void> {
+    const { ports } = this;
+    try {
+      this.partners = await ports.reload();
+      this.compiled = compile(this.partners);
+      for (const name of this.states.keys()) if (!this.partners.some((p) => p.partner === name)) this.states.delete(name);
+      // the new settings may take files the old ones left, and end a failure: every partner is listed now, and tried afresh
+      for (const state of this.states.values()) {
+        state.left.clear();
+        state.dueAt = 0;
+      }
+      ports.folders.watch(this.partners);
+      ports.notice('info', { event: 'config-reloaded', partners: this.names() }, `config reread (SIGHUP): ${this.names().join(', ')}`);
+    } catch (err) {
+      ports.notice(
+        'error',
+        { event: 'config-not-reloaded', reason: errorMessage(err) },
+        `config not reread, the old one stays: ${errorMessage(err)}`,
+      );
+    }
+  }
 
   /** A partner's listing or run failed: it alone waits out its backoff. */
-  const failed = (settings: S, err: unknown, outageRun?: string) => {
-    const state = stateOf(settings.partner);
+  failed(settings: S, err: unknown, outageRun?: string): void {
+    const { ports } = this;
+    const state = this.stateOf(settings.partner);
     state.failures++;
     if (outageRun) state.outageRun = outageRun;
     const backoff = Math.min(ports.backoffCapMs, ports.backoffMs * 2 ** Math.min(state.failures - 1, 30));
@@ -226,141 +307,138 @@ export async function watchLoop<S extends WatchPartner>(ports: WatchPorts<S>): P
       { event: 'watch-partner-failed', partner: settings.partner, failures: state.failures, retryInMs: backoff, reason },
       `${settings.partner}: failed (${state.failures} in a row), backing off: next try in ${seconds(backoff)}: ${reason}`,
     );
-  };
+  }
+
   /** A partner's listing or run worked: a backoff ends. */
-  const worked = (settings: S) => {
-    const state = stateOf(settings.partner);
+  worked(settings: S): void {
+    const state = this.stateOf(settings.partner);
     if (state.failures === 0) return;
-    ports.notice(
+    this.ports.notice(
       'info',
       { event: 'watch-partner-resumed', partner: settings.partner, failures: state.failures },
       `${settings.partner}: resumed after ${state.failures} failed tr${state.failures === 1 ? 'y' : 'ies'}`,
     );
     state.failures = 0;
     state.outageRun = undefined;
-  };
+  }
 
-  while (!ports.stop.aborted) {
-    if (ports.hangup()) {
-      try {
-        partners = await ports.reload();
-        compiled = compile(partners);
-        for (const name of states.keys()) if (!partners.some((p) => p.partner === name)) states.delete(name);
-        // the new settings may take files the old ones left, and end a failure: every partner is listed now, and tried afresh
-        for (const state of states.values()) {
-          state.left.clear();
-          state.dueAt = 0;
-        }
-        ports.folders.watch(partners);
-        ports.notice('info', { event: 'config-reloaded', partners: names() }, `config reread (SIGHUP): ${names().join(', ')}`);
-      } catch (err) {
-        ports.notice(
-          'error',
-          { event: 'config-not-reloaded', reason: errorMessage(err) },
-          `config not reread, the old one stays: ${errorMessage(err)}`,
-        );
-      }
+  /** The run each failing partner of `due` recorded for its outage, on which a try that cannot start again is counted. */
+  outageRuns(due: Due<S>[]): Map<string, string> {
+    return new Map(
+      due.flatMap(({ settings }) => {
+        const run = this.stateOf(settings.partner).outageRun;
+        return run ? [[settings.partner, run] as const] : [];
+      }),
+    );
+  }
+
+  /** Each partner as the metrics show it. */
+  stats(): WatchPartnerStats[] {
+    return this.partners.map((p) => ({
+      partner: p.partner,
+      failures: this.stateOf(p.partner).failures,
+      polled: this.stateOf(p.partner).localFolder && !this.ports.folders.hears(p.partner),
+    }));
+  }
+}
+
+/**
+ * The partners whose intake is due in this cycle, each listed: those with files to take. A
+ * partner whose folder was made anew is due at once, as is a local folder that woke the loop
+ * (unless it is backed off: a failure is waited out whole).
+ */
+async function listDue<S extends WatchPartner>(watched: WatchedPartners<S>, wake: WakeReason, cycle: Cycle): Promise<Due<S>[]> {
+  const { ports } = watched;
+  const rearmed = new Set(ports.folders.rearm());
+  const due: Due<S>[] = [];
+  for (const settings of watched.partners) {
+    const state = watched.stateOf(settings.partner);
+    if (rearmed.has(settings.partner)) {
+      // a new folder where the intake was: whatever its old one failed on, this one is looked at now
+      state.dueAt = 0;
+      state.failures = 0;
     }
-    const cycleAt = ports.now();
-    let nextAt = Infinity;
-    let anyFailed = false;
-    const rearmed = new Set(ports.folders.rearm());
-    const due: { settings: S; ready: IntakeEntry[] }[] = [];
-    for (const settings of partners) {
-      const state = stateOf(settings.partner);
-      if (rearmed.has(settings.partner)) {
-        // a new folder where the intake was: whatever its old one failed on, this one is looked at now
-        state.dueAt = 0;
-        state.failures = 0;
-      }
-      // an event lists a local folder at once, unless it is backed off: a failure is waited out whole
-      const woken = wake === 'event' && state.localFolder && ports.folders.hears(settings.partner) && state.failures === 0;
-      if (!woken && state.dueAt > cycleAt) {
-        nextAt = Math.min(nextAt, state.dueAt);
-        continue;
-      }
-      let listing: WatchListing;
-      try {
-        listing = await ports.list(settings, ports.stop);
-      } catch (err) {
-        anyFailed = true;
-        failed(settings, err);
-        nextAt = Math.min(nextAt, state.dueAt);
-        continue;
-      }
-      const found = candidatesOf(listing, settings, state, compiled.get(settings.partner)!, ports.now(), ports.rescanMs);
-      state.localFolder = listing.local;
-      const pace = !listing.local
-        ? ports.pollMs
-        : ports.folders.hears(settings.partner)
-          ? ports.rescanMs
-          : // no events from the kernel: the folder is polled at the pace a file becomes stable, not once a rescan
-            Math.min(ports.rescanMs, Math.max(POLLED_FLOOR_MS, settings.stableForSeconds * 1000));
-      state.dueAt = ports.now() + pace;
-      if (found.stableInMs !== undefined) state.dueAt = Math.min(state.dueAt, ports.now() + found.stableInMs);
-      nextAt = Math.min(nextAt, state.dueAt);
-      // a partner failing on its run (its database away) is worked again: only that says whether it is back
-      if (found.ready.length > 0) due.push({ settings, ready: found.ready });
-      else if (state.failures > 0) worked(settings);
-    }
-    if (due.length === 0) stats.idleCycles++;
+    // an event lists a local folder at once, unless it is backed off: a failure is waited out whole
+    const woken = wake === 'event' && state.localFolder && ports.folders.hears(settings.partner) && state.failures === 0;
+    if (!woken && state.dueAt > cycle.at) cycle.nextAt = Math.min(cycle.nextAt, state.dueAt);
     else {
-      const outageRuns = new Map(
-        due.flatMap(({ settings }) => {
-          const run = stateOf(settings.partner).outageRun;
-          return run ? [[settings.partner, run] as const] : [];
-        }),
-      );
-      const outcomes = await ports.work(
-        due.map((d) => d.settings),
-        outageRuns,
-      );
-      stats.workedCycles++;
-      const workedAt = ports.now();
-      for (const { settings, ready } of due) {
-        const outcome = outcomes.find((o) => o.partner === settings.partner);
-        const state = stateOf(settings.partner);
-        if (!outcome?.ok) {
-          // not begun because a stop was asked for: nothing failed
-          if (ports.stop.aborted) continue;
-          anyFailed = true;
-          failed(settings, outcome?.error ?? new Error('no outcome'), outcome?.outageRun);
-          nextAt = Math.min(nextAt, state.dueAt);
-          continue;
-        }
-        worked(settings);
-        if (outcome.leasedUntil !== undefined) {
-          // another run works it: its files are that run's, and the partner is looked at again when its lease ends
-          state.dueAt = Math.min(workedAt + ports.pollMs, Math.max(outcome.leasedUntil, workedAt + LEASE_RECHECK_MS));
-          nextAt = Math.min(nextAt, state.dueAt);
-          continue;
-        }
+      const ready = await listPartner(watched, settings, state, cycle);
+      if (ready.length > 0) due.push({ settings, ready });
+    }
+  }
+  return due;
+}
+
+/**
+ * One partner's intake listed: the files worth a run (candidatesOf), and when it is listed next
+ * (its pace: a remote intake every `poll`, a local folder every `rescan` while the kernel watches
+ * it, else at the pace a file becomes stable). A listing that fails backs the partner off.
+ */
+async function listPartner<S extends WatchPartner>(
+  watched: WatchedPartners<S>,
+  settings: S,
+  state: PartnerState,
+  cycle: Cycle,
+): Promise<IntakeEntry[]> {
+  const { ports } = watched;
+  let listing: WatchListing;
+  try {
+    listing = await ports.list(settings, ports.stop);
+  } catch (err) {
+    cycle.anyFailed = true;
+    watched.failed(settings, err);
+    cycle.nextAt = Math.min(cycle.nextAt, state.dueAt);
+    return [];
+  }
+  const found = candidatesOf(listing, settings, state, watched.compiled.get(settings.partner)!, ports.now(), ports.rescanMs);
+  state.localFolder = listing.local;
+  const pace = !listing.local
+    ? ports.pollMs
+    : ports.folders.hears(settings.partner)
+      ? ports.rescanMs
+      : // no events from the kernel: the folder is polled at the pace a file becomes stable, not once a rescan
+        Math.min(ports.rescanMs, Math.max(POLLED_FLOOR_MS, settings.stableForSeconds * 1000));
+  state.dueAt = ports.now() + pace;
+  if (found.stableInMs !== undefined) state.dueAt = Math.min(state.dueAt, ports.now() + found.stableInMs);
+  cycle.nextAt = Math.min(cycle.nextAt, state.dueAt);
+  // a partner failing on its run (its database away) is worked again: only that says whether it is back
+  if (found.ready.length === 0 && state.failures > 0) watched.worked(settings);
+  return found.ready;
+}
+
+/** After a worked cycle: each partner's outcome sets when it is looked at again (backed off, its lease's end, or at once). */
+function afterWork<S extends WatchPartner>(
+  watched: WatchedPartners<S>,
+  due: Due<S>[],
+  outcomes: WatchPartnerOutcome[],
+  cycle: Cycle,
+): void {
+  const { ports } = watched;
+  const workedAt = ports.now();
+  for (const { settings, ready } of due) {
+    const outcome = outcomes.find((o) => o.partner === settings.partner);
+    const state = watched.stateOf(settings.partner);
+    if (!outcome?.ok) {
+      // not begun because a stop was asked for: nothing failed
+      if (ports.stop.aborted) continue;
+      cycle.anyFailed = true;
+      watched.failed(settings, outcome?.error ?? new Error('no outcome'), outcome?.outageRun);
+      cycle.nextAt = Math.min(cycle.nextAt, state.dueAt);
+    } else {
+      watched.worked(settings);
+      if (outcome.leasedUntil !== undefined) {
+        // another run works it: its files are that run's, and the partner is looked at again when its lease ends
+        state.dueAt = Math.min(workedAt + ports.pollMs, Math.max(outcome.leasedUntil, workedAt + LEASE_RECHECK_MS));
+        cycle.nextAt = Math.min(cycle.nextAt, state.dueAt);
+      } else {
         // what the run left in the intake waits for a change, or for `rescan`
         for (const entry of ready) state.left.set(entry.name, { arrival: arrivalOf(entry), triedAt: workedAt });
         // a file that landed while the run worked is looked for at once
         state.dueAt = 0;
-        nextAt = workedAt;
+        cycle.nextAt = workedAt;
       }
     }
-    if (anyFailed) stats.failedCycles++;
-    stats.lastCycleAt = ports.now();
-    stats.partners = partners.map((p) => ({
-      partner: p.partner,
-      failures: stateOf(p.partner).failures,
-      polled: stateOf(p.partner).localFolder && !ports.folders.hears(p.partner),
-    }));
-    await ports.metrics(stats).catch(() => undefined);
-    if (ports.stop.aborted) break;
-    // at least every --poll a cycle comes, if only to say in the metrics that the loop lives
-    const until = Math.min(nextAt, stats.lastCycleAt + ports.pollMs);
-    wake = await ports.wait(Math.max(0, until - ports.now()));
   }
-  ports.notice(
-    'info',
-    { event: 'watch-stopped', idleCycles: stats.idleCycles, workedCycles: stats.workedCycles, failedCycles: stats.failedCycles },
-    `watch stopped: ${stats.workedCycles} cycle(s) worked, ${stats.idleCycles} idle, ${stats.failedCycles} with a failure`,
-  );
-  return stats;
 }
 
 const seconds = (ms: number) => (ms < 1000 ? `${ms}ms` : `${Math.round(ms / 1000)}s`);

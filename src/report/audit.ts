@@ -7,7 +7,7 @@ import type { LedgerQueries } from '../ledger/ledger.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import { staleClaims } from './ledgerHealth.js';
 import { contentOf, type FileRow } from '../ledger/types.js';
-import type { TransferAuditResult } from './transferLog/transferAudit.js';
+import type { TransferAuditResult } from './arrivalAudit/transferAudit.js';
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 
 /** What kind of discrepancy: a script decides by this, a person reads the message. */

@@ -6,9 +6,9 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
-import { accountArrivals, type AccountOptions, type IntakeNow } from '../../src/report/transferLog/accountArrivals.js';
-import { arrivalsOf } from '../../src/report/transferLog/arrivals.js';
-import { clockOffsetMessage, clockOffsetOf, type OwnMove } from '../../src/report/transferLog/ownMoves.js';
+import { accountArrivals, type AccountOptions, type IntakeNow } from '../../src/report/arrivalAudit/accountArrivals.js';
+import { arrivalsOf } from '../../src/report/arrivalAudit/arrivals.js';
+import { clockOffsetMessage, clockOffsetOf, type OwnMove } from '../../src/report/arrivalAudit/ownMoves.js';
 import type { TransferEvent } from '../../src/transferLog/transferEvents.js';
 import { globToRegExp } from '../../src/intake/names.js';
 

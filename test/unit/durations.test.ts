@@ -4,7 +4,7 @@ import { durationText } from '../../src/config/optionSpec.js';
 import { lateText } from '../../src/report/deliveries.js';
 import { runTimeText } from '../../src/report/runsReport.js';
 import { ago } from '../../src/report/status.js';
-import { clockOffsetMessage } from '../../src/report/transferLog/ownMoves.js';
+import { clockOffsetMessage } from '../../src/report/arrivalAudit/ownMoves.js';
 
 const texts = (format: (seconds: number) => string, seconds: number[]) => seconds.map(format);
 

@@ -20,15 +20,15 @@ describe('the integration tests’ build guard', () => {
     expect(staleBuild(root)).toEqual([]);
 
     write('src/pipeline/runIngest.ts', 3000);
-    write('src/pipeline/decideFile.ts', 1000);
+    write('src/pipeline/claimFile.ts', 1000);
     expect(staleBuild(root)).toEqual([
-      'dist/pipeline/decideFile.js is missing',
+      'dist/pipeline/claimFile.js is missing',
       'src/pipeline/runIngest.ts is newer than dist/pipeline/runIngest.js',
     ]);
 
     // tsc ran again, the bundle did not (`tsc` alone instead of `npm run build`)
-    write('src/pipeline/decideFile.ts', 1000);
-    write('dist/pipeline/decideFile.js', 2000);
+    write('src/pipeline/claimFile.ts', 1000);
+    write('dist/pipeline/claimFile.js', 2000);
     write('dist/pipeline/runIngest.js', 4000);
     expect(staleBuild(root)).toEqual(['dist/pipeline/runIngest.js is newer than dist/bundle/cli.cjs']);
   });

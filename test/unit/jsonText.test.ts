@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DuplicateKeyError, JsonSyntaxError, MAX_DEPTH, parseJsonText, placeOf, TooDeepError } from '../../src/config/jsonText.js';
+import { DuplicateKeyError, JsonSyntaxError, MAX_DEPTH, parseJsonText, TooDeepError } from '../../src/config/jsonText.js';
 
 const thrown = (text: string): Error => {
   try {
@@ -60,6 +60,17 @@ describe('the strict scan of a config file', () => {
       ['{"a": 1} {}', { line: 1, column: 10 }, /expected the end of the text/],
       ['', { line: 1, column: 1 }, /expected a value, found the end of the text/],
       ['{"a": {\n', { line: 2, column: 1 }, /expected a key in double quotes, found the end of the text/],
+      ['[1 2]', { line: 1, column: 4 }, /expected "," or "]" after a value in a list, found "2"/],
+      ['{"a": [1, 2}', { line: 1, column: 12 }, /expected "," or "]" after a value in a list, found "}"/],
+      ['{"a": 1.}', { line: 1, column: 9 }, /expected a digit after "1\.", found "}"/],
+      ['{"a": 1e+}', { line: 1, column: 10 }, /expected a digit after "1e\+", found "}"/],
+      ['{"a": "ok\\n\\q"}', { line: 1, column: 12 }, /escape JSON does not have/],
+      ['{"a": "\\u12G4"}', { line: 1, column: 8 }, /escape JSON does not have/],
+      ['{"a": "x\ty"}', { line: 1, column: 9 }, /raw control character/],
+      ['{"a": 1 // the amount\n}', { line: 1, column: 9 }, /a comment, which JSON does not have/],
+      ['{"a": 1, /* b */ "b": 2}', { line: 1, column: 10 }, /a comment, which JSON does not have/],
+      ['{\u00a0"a": 1}', { line: 1, column: 2 }, /expected a key in double quotes, found "\u00a0"/],
+      ['{"a": 1}\n\n  x', { line: 3, column: 3 }, /expected the end of the text after the JSON value, found "x"/],
     ];
     for (const [text, place, why] of cases) {
       const err = thrown(text) as JsonSyntaxError;
@@ -94,6 +105,17 @@ describe('the strict scan of a config file', () => {
       '[1 2]',
       '"\u2028"',
       '{"a":1}}',
+      '\u00a0{}',
+      '{"a":\u000b1}',
+      '{"a":1}\u00a0',
+      '[1,2,3]\r\n',
+      '{"a":"\u0000"}',
+      '{"a":"\\u0000"}',
+      '"\ud800"',
+      '1e999',
+      '-0',
+      '[-]',
+      '{"__proto__": 1}',
     ];
     for (const text of texts) {
       let expected: unknown;
@@ -113,6 +135,18 @@ describe('the strict scan of a config file', () => {
     }
   });
 
+  it('finds the first problem in the text’s order: a key given twice before a syntax error, and the other way round', () => {
+    expect(thrown('{"a": 1, "a": 2, "b" 3}')).toBeInstanceOf(DuplicateKeyError);
+    expect(thrown('{"a": 1, "b" 3, "a": 2}')).toBeInstanceOf(JsonSyntaxError);
+  });
+
+  it('keeps `__proto__` a key like any other, as JSON.parse does', () => {
+    const value = parseJsonText('{"__proto__": {"polluted": true}, "b": 1}') as Record<string, unknown>;
+    expect(Object.keys(value)).toEqual(['__proto__', 'b']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect((thrown('{"__proto__": 1, "__proto__": 2}') as DuplicateKeyError).path).toBe('"__proto__"');
+  });
+
   it('reads a text nested as deep as it may be, and refuses one deeper in one error at the place it went past, without recursion', () => {
     expect(parseJsonText(`${'['.repeat(MAX_DEPTH)}${']'.repeat(MAX_DEPTH)}`)).toHaveLength(1);
     expect(() => parseJsonText(`${'{"a":'.repeat(MAX_DEPTH - 1)}1${'}'.repeat(MAX_DEPTH - 2)}`)).toThrow(
@@ -127,8 +161,11 @@ describe('the strict scan of a config file', () => {
     }
   });
 
-  it('counts lines by their line feeds', () => {
-    expect(placeOf('ab\ncd\r\nef', 8)).toEqual({ line: 3, column: 2 });
-    expect(placeOf('ab', 0)).toEqual({ line: 1, column: 1 });
+  it('counts a line end as one line, CRLF or LF or a lone CR, and columns from the line start', () => {
+    for (const end of ['\n', '\r\n', '\r']) {
+      const err = thrown(`{${end}  "a": 1,${end}  "a": 2${end}}`) as DuplicateKeyError;
+      expect({ end, first: err.first, again: err.again }).toEqual({ end, first: { line: 2, column: 3 }, again: { line: 3, column: 3 } });
+    }
+    expect((thrown('ab') as JsonSyntaxError).place).toEqual({ line: 1, column: 1 });
   });
 });

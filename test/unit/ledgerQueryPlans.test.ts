@@ -20,7 +20,7 @@ it("searches every growing table by an index in each statement of a file's way t
     prepared.add(sql);
     return prepare.call(this, sql);
   });
-  // a file loaded and moved, as decideFile, loadClaimed and moveDecided take it
+  // a file loaded and moved, as claimFile, loadClaimed and moveDecided take it
   const loaded = { name: 'settle_a.csv', sha256: SHA_A, runId: 'r1', arrival: '10:1' };
   await ledger.file(loaded.name, loaded.sha256);
   await ledger.liveContentHolder(SHA_A);

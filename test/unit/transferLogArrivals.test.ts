@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { globToRegExp } from '../../src/intake/names.js';
 import { parseZone, type Zone } from '../../src/layout/values/timeZones.js';
-import { arrivalsOf, ledgerNameOf, readingNotes, type IntakeView } from '../../src/report/transferLog/arrivals.js';
+import { arrivalsOf, ledgerNameOf, readingNotes, type IntakeView } from '../../src/report/arrivalAudit/arrivals.js';
 import { readTransferLogs } from '../../src/transferLog/logFiles.js';
 import { localTime } from '../../src/transferLog/logTimes.js';
 import { decodeVis, OpenSshLog } from '../../src/transferLog/openSshLog.js';

@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../logEvents.js';
 import { TransientError, UsageError, errorMessage } from '../../errors.js';
-import { rehearsalName, type DecidedFile, type Intake, type IntakeEntry, type RouteResult } from '../intake.js';
+import { arrivalOf, rehearsalName, type DecidedFile, type Intake, type IntakeEntry, type RouteResult } from '../intake.js';
 import type { Destination } from '../../destination.js';
 import { findLanded } from '../findLanded.js';
 import { isGone, LocalFolder } from './folder.js';
@@ -82,7 +82,7 @@ export class LocalIntake extends LocalFolder implements Intake {
 
   async landedShape(location: string): Promise<string | null> {
     const s = await lstat(location).catch((err) => (isGone(err) ? null : Promise.reject(err)));
-    return s?.isFile() ? `${s.size}:${s.mtimeMs}` : null;
+    return s?.isFile() ? arrivalOf(s) : null;
   }
 
   async rehearse(role: 'intake' | Destination): Promise<string> {
