@@ -173,7 +173,7 @@ export const OPTION_TABLE = {
     env: 'DATABASE_URL',
     kind: 'string',
     default: 'the PG* variables',
-    commands: FINANCE,
+    commands: [...FINANCE, 'check'],
     details:
       '`postgres://USER@HOST[:PORT]/DATABASE`, see [Connecting](OPERATING.md#connecting-to-postgresql); its password (`user:…@`, `password=`, `sslpassword=`) is never printed, logged or stored',
   },
@@ -186,7 +186,7 @@ export const OPTION_TABLE = {
     kind: 'duration',
     range: { min: 1, why: 'a connection must have time to open' },
     default: durationText(DEFAULTS.dbTimeout),
-    commands: FINANCE,
+    commands: [...FINANCE, 'check'],
     details:
       'past it the file fails (claim released, file left in intake, exit 1); a COPY may stream for longer: it is cancelled only when the server takes no data for this long; raise it for a `migrate`, `audit` or reprocessing on very large tables',
   },
@@ -199,7 +199,7 @@ export const OPTION_TABLE = {
     kind: 'string',
     format: { pattern: /^[a-z_][a-z0-9_]*$/, says: 'a lower-case SQL identifier (letters, digits and _), such as settle' },
     default: DEFAULTS.schema,
-    commands: FINANCE,
+    commands: [...FINANCE, 'check'],
   },
   logFile: {
     scope: 'shared',

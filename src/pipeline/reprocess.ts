@@ -46,6 +46,8 @@ export interface ReprocessedFile {
   outcome: 'reprocessed' | 'would-reprocess' | 'rejected' | 'failed';
   rows: number;
   previousRows?: number;
+  /** rows identical to rows other files loaded, not loaded again (a layout comparing rows seen before) */
+  seenBefore?: number;
   /** the control totals the fresh load proved (layout/reader/totalsCheck.ts) */
   totals?: CheckedTotal[];
   error?: string;
@@ -99,12 +101,14 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
       // the rows hang off the content's file marker, whatever wrapping the delivery had
       const req = { stagedPath: content.path, sha256: content.sha256, name: row.name, runId };
       const reloadResult = await opts.finance.reload(req, { dryRun: opts.dryRun, reason: opts.reason });
+      const seen = reloadResult.seenBefore > 0 ? { seenBefore: reloadResult.seenBefore } : {};
       if (!opts.dryRun) {
         await opts.ledger.recordReprocessed(
           { name: row.name, sha256: row.sha256, runId },
           {
             rows: reloadResult.rows,
             previousRows: reloadResult.previousRows,
+            ...seen,
             reason: opts.reason,
             operator: opts.operator,
             ...(reloadResult.totals ? { totals: reloadResult.totals } : {}),
@@ -117,6 +121,7 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
           file: row.name,
           rows: reloadResult.rows,
           previousRows: reloadResult.previousRows,
+          ...seen,
           ...(reloadResult.totals ? { totals: reloadResult.totals } : {}),
         },
         `${row.name}: ${reloadResult.previousRows} rows ${opts.dryRun ? 'would be' : 'were'} replaced by ${reloadResult.rows}${reloadResult.totals?.length ? `; ${totalsText(reloadResult.totals)}` : ''}`,
@@ -127,6 +132,7 @@ export async function runReprocess(opts: ReprocessOptions): Promise<ReprocessRes
         outcome: opts.dryRun ? 'would-reprocess' : 'reprocessed',
         rows: reloadResult.rows,
         previousRows: reloadResult.previousRows,
+        ...seen,
         ...(reloadResult.totals ? { totals: reloadResult.totals } : {}),
       };
     } catch (err) {
