@@ -37,6 +37,14 @@ interface Checked {
   error: string | null;
 }
 
+/** What a good file's line says of rows seen before: only for a layout that compares them. */
+function seenText(seenBefore: number | null | undefined): string {
+  if (seenBefore === undefined) return '';
+  if (seenBefore === null) return '; rows seen before: not known without the finance database (--database-url)';
+  if (seenBefore === 0) return ', all new: none seen before';
+  return ` new, and ${seenBefore} seen before: identical to rows other files loaded, a run does not load them again`;
+}
+
 const WORDS = { rejected: 'rejected', ignored: 'a run would leave it alone', not_ready: 'a run would not take it yet' } as const;
 
 /**
@@ -126,13 +134,9 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
         process.stdout.write(`${jsonDocument({ files: checked, exit_status: exitStatus })}\n`);
       } else {
         for (const checkedFile of checked) {
-          const seenText =
-            checkedFile.seen_before === undefined
-              ? ''
-              : checkedFile.seen_before === null
-                ? ' (rows seen before by other files: not known without the finance database, --database-url)'
-                : ` new (and ${checkedFile.seen_before} seen before: identical to rows other files loaded, not loaded again)`;
-          const left = seenText + (checkedFile.skipped_rows ? ` (and ${checkedFile.skipped_rows} left out by the layout)` : '');
+          const left =
+            seenText(checkedFile.seen_before) +
+            (checkedFile.skipped_rows ? ` (and ${checkedFile.skipped_rows} left out by the layout)` : '');
           const proved =
             (checkedFile.totals?.length ? `; ${totalsText(checkedFile.totals)}` : '') +
             (checkedFile.totals_not_checked ?? []).map((note) => `; not checked: ${note}`).join('');
