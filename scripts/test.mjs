@@ -44,7 +44,7 @@ function run(command, args, { env, output } = {}) {
 // The integration tests whose outcome depends on the server's release (migrations, the
 // PostgreSQL ledger, COPY formats, privileges, catalog queries), run once more on PostgreSQL 14,
 // the oldest supported (TEST_POSTGRES=14, test/support/postgres14.ts); the rest run on 18 only.
-const ON_POSTGRES_14 = ['ledgerSchemas', 'ledgerVersions', 'pgLedger', 'copyFormats', 'databaseAccess', 'pgInternals'].map(
+const ON_POSTGRES_14 = ['ledgerSchemas', 'ledgerVersions', 'pgLedger', 'copyFormats', 'databaseAccess', 'pgInternals', 'statements'].map(
   (name) => `test/integration/${name}.test.ts`,
 );
 

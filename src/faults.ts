@@ -26,6 +26,8 @@ export type FaultStep =
   | 'mid-copy'
   /** a COPY's rows reached another batch (256 KiB) on their way to the server, and once more at its end; nothing committed yet */
   | 'copy-batch'
+  /** a staged load's rows were compared with the rows loaded before and the new ones inserted (finance/stagedLoad.ts); nothing committed yet */
+  | 'rows-compared'
   | 'after-commit'
   | 'before-finalize'
   /** the outcome and the move it asks for are committed (one transaction); the file is still in the intake */

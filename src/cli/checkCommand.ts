@@ -12,6 +12,9 @@ import { globToRegExp } from '../intake/names.js';
 import { classifyName } from '../intake/classifyName.js';
 import { removeContent, stagedContent } from '../delivery/stagedContent.js';
 import { checkContent } from '../pipeline/fileChecks.js';
+import { RejectError } from '../errors.js';
+import type { FinanceDb } from '../finance/financeDb.js';
+import { openFinance } from './financeConnection.js';
 
 interface CheckFlags extends RawFlags {
   json?: boolean;
@@ -21,8 +24,10 @@ interface Checked {
   file: string;
   /** `ignored` or `not_ready`: a run with the configured pattern would not take the name (`error` says why) */
   outcome: 'ok' | 'rejected' | 'ignored' | 'not_ready';
-  /** rows that would load (a good file) */
+  /** rows that would load (a good file): with a layout comparing rows seen before and the finance database, the new ones */
   rows: number | null;
+  /** a layout comparing rows seen before: rows identical to rows other files loaded (null: not known without the finance database) */
+  seen_before?: number | null;
   /** rows the layout's skipRows leaves out (a good file) */
   skipped_rows: number | null;
   /** the layout's control totals the file proved (a good file with totals) */
@@ -30,6 +35,14 @@ interface Checked {
   /** its balance rules that found no group to check: nothing of them proved */
   totals_not_checked?: string[];
   error: string | null;
+}
+
+/** What a good file's line says of rows seen before: only for a layout that compares them. */
+function seenText(seenBefore: number | null | undefined): string {
+  if (seenBefore === undefined) return '';
+  if (seenBefore === null) return '; rows seen before: not known without the finance database (--database-url)';
+  if (seenBefore === 0) return ', all new: none seen before';
+  return ` new, and ${seenBefore} seen before: identical to rows other files loaded, a run does not load them again`;
 }
 
 const WORDS = { rejected: 'rejected', ignored: 'a run would leave it alone', not_ready: 'a run would not take it yet' } as const;
@@ -63,6 +76,14 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
         const why = verdict.kind === 'not_ready' ? verdict.reason : `${verdict.reason} (pattern ${settings.patternText})`;
         return { outcome: verdict.kind === 'not_ready' ? ('not_ready' as const) : ('ignored' as const), error: why };
       };
+      // a layout comparing rows seen before asks the finance database, when one is configured, what a run would
+      const compares = settings.layout.seenBefore === true;
+      const databaseGiven = settings.databaseUrl !== undefined || ['PGHOST', 'PGDATABASE', 'PGSERVICE'].some((v) => process.env[v]);
+      let finance: FinanceDb | undefined;
+      const seenBefore = async (path: string, name: string) => {
+        finance ??= await openFinance(settings, 'read', undefined);
+        return finance.judge(path, name);
+      };
       const checked: Checked[] = [];
       // a gzipped, zipped or encrypted file is decoded into a private folder first, as a run does
       const staging = await mkdtemp(join(settings.staging, 'settle-check-'));
@@ -74,7 +95,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
           const content = await stagedContent(delivered, decode, join(staging, String(fileIndex)));
           try {
             if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
-            const { rows, skippedRows, totals, totalsNotChecked, error } =
+            const read =
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
                 : await checkContent(content.path, settings.layout, {
@@ -83,12 +104,24 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
                     // as a run would take it now: delivered when it was last written
                     deliveredAt: fileStat.mtimeMs,
                   });
+            const { skippedRows, totals, totalsNotChecked } = read;
+            let { rows, error } = read;
+            let seen: number | null | undefined = compares ? null : undefined;
+            if (compares && databaseGiven && !error && content.kind === 'content') {
+              try {
+                ({ rows, seenBefore: seen } = await seenBefore(content.path, basename(file)));
+              } catch (err) {
+                if (!(err instanceof RejectError)) throw err;
+                error = err;
+              }
+            }
             // the content first (what to fix in the file); a good one under a name a run would not take is not ok either
             const name = error ? undefined : await nameVerdict(file);
             checked.push({
               file,
               outcome: error ? 'rejected' : (name?.outcome ?? 'ok'),
               rows: error || name ? null : rows,
+              ...(seen !== undefined ? { seen_before: error || name ? null : seen } : {}),
               skipped_rows: error || name ? null : skippedRows,
               ...(totals && !error ? { totals } : {}),
               ...(totalsNotChecked && !error ? { totals_not_checked: totalsNotChecked } : {}),
@@ -100,13 +133,16 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
         }
       } finally {
         await rm(staging, { recursive: true, force: true });
+        await finance?.close();
       }
       const exitStatus = checked.some((c) => c.outcome !== 'ok') ? EXIT_PROBLEM : EXIT_OK;
       if (flags.json) {
         process.stdout.write(`${jsonDocument({ files: checked, exit_status: exitStatus })}\n`);
       } else {
         for (const checkedFile of checked) {
-          const left = checkedFile.skipped_rows ? ` (and ${checkedFile.skipped_rows} left out by the layout)` : '';
+          const left =
+            seenText(checkedFile.seen_before) +
+            (checkedFile.skipped_rows ? ` (and ${checkedFile.skipped_rows} left out by the layout)` : '');
           const proved =
             (checkedFile.totals?.length ? `; ${totalsText(checkedFile.totals)}` : '') +
             (checkedFile.totals_not_checked ?? []).map((note) => `; not checked: ${note}`).join('');

@@ -8,7 +8,7 @@ import type { HeldLease, Starvation } from '../ledger/types.js';
 import { ago } from '../report/status.js';
 import type { PartnerOutcome as LoopOutcome } from '../pipeline/partnerLoop.js';
 import { printable } from '../report/printable.js';
-import { COUNT_FIELDS, countsText } from '../report/runCounts.js';
+import { COUNT_FIELDS, countsText, seenBeforeText } from '../report/runCounts.js';
 import { jsonDocument } from './jsonOutput.js';
 
 /**
@@ -19,7 +19,9 @@ import { jsonDocument } from './jsonOutput.js';
  * all the same, and the run that recorded them), which no count holds.
  */
 export function summaryLine(ingestResult: IngestResult, overdue: OverdueDelivery[] = []): string {
+  const seenBefore = seenBeforeText(ingestResult.counts.seenBefore);
   const tails = [
+    ...(seenBefore ? [seenBefore] : []),
     ...(ingestResult.clockSkew ? [skewSummary(ingestResult.clockSkew)] : []),
     ...(overdue.length > 0 ? [`overdue: ${overdue.map((d) => d.message).join('; ')}`] : []),
     ...(ingestResult.abortedBy ? [`stopped early: ${ingestResult.abortedBy}`] : []),
@@ -66,6 +68,7 @@ function summaryObject(ingestResult: IngestResult, overdue?: OverdueDelivery[]):
     run: ingestResult.runId,
     mode: ingestResult.mode,
     ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, ingestResult.counts[key]])),
+    seen_before: ingestResult.counts.seenBefore,
     exit_status: Math.max(ingestResult.exitStatus, late),
     ...(ingestResult.abortedBy ? { stopped_early: ingestResult.abortedBy } : {}),
     ...(overdue ? { overdue_deliveries: overdue } : {}),
@@ -89,6 +92,7 @@ function summaryObject(ingestResult: IngestResult, overdue?: OverdueDelivery[]):
       sha256: fileOutcome.sha256,
       outcome: fileOutcome.outcome,
       rows: fileOutcome.rows,
+      ...(fileOutcome.outcome === 'loaded' ? { seen_before: fileOutcome.seenBefore ?? 0 } : {}),
       ...(fileOutcome.duplicateOf ? { duplicate_of: fileOutcome.duplicateOf } : {}),
       ...(fileOutcome.heldFor ? { held_for: fileOutcome.heldFor } : {}),
       ...(fileOutcome.error ? { error: fileOutcome.error } : {}),
@@ -107,7 +111,8 @@ const partnerCounts = (o: PartnerOutcome) => o.result?.counts ?? NO_COUNTS;
 /** The partners' counts added up, in the summary line's fields. */
 function totalCounts(outcomes: PartnerOutcome[]): RunCounts {
   const total = { ...NO_COUNTS };
-  for (const o of outcomes) for (const [, key] of COUNT_FIELDS) (total[key] as number) += partnerCounts(o)[key] ?? 0;
+  for (const o of outcomes)
+    for (const [, key] of [...COUNT_FIELDS, ['', 'seenBefore'] as const]) (total[key] as number) += partnerCounts(o)[key] ?? 0;
   return total;
 }
 
@@ -161,14 +166,20 @@ export function partnersText(outcomes: PartnerOutcome[]): string {
     (notStarted.length > 0 ? ` (not started: ${notStarted.join(', ')})` : '') +
     (leased.length > 0 ? ` (leased elsewhere: ${leased.join(', ')})` : '') +
     (starved.length > 0 ? ` (starved: ${starved.join(', ')})` : '');
+  const seenBefore = seenBeforeText(totalCounts(outcomes).seenBefore);
   const partners = `${outcomes.length} partner${outcomes.length === 1 ? '' : 's'}`;
-  lines.push(`total (${partners}) ${stopped ? 'stopped' : 'done'}: ${countsText(totalCounts(outcomes))}${tail}`);
+  lines.push(
+    `total (${partners}) ${stopped ? 'stopped' : 'done'}: ${countsText(totalCounts(outcomes))}${seenBefore ? ` (${seenBefore})` : ''}${tail}`,
+  );
   return lines.join('\n');
 }
 
 /** `--json` of a run of several: one object per partner (as a one-partner run's) and the totals. */
 export function partnersJson(outcomes: PartnerOutcome[]): string {
-  const counts = (runCounts: RunCounts) => Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, runCounts[key]]));
+  const counts = (runCounts: RunCounts) => ({
+    ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, runCounts[key]])),
+    seen_before: runCounts.seenBefore,
+  });
   return jsonDocument({
     partners: outcomes.map((partnerOutcome) =>
       partnerOutcome.leasedBy

@@ -219,6 +219,16 @@ function layoutObjectSchema(): Schema {
       description: 'the column, or columns, that name a row uniquely (default transaction_id)',
       anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
     },
+    occurrence: {
+      description:
+        'a statement without ids: the table column (true: "occurrence") numbering the rows of a file with the same natural key values 1, 2, … in the file\'s order, part of the UNIQUE key, so that two identical lines are two rows',
+      anyOf: [{ type: 'boolean' }, { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' }],
+    },
+    seenBefore: {
+      description:
+        'a row whose key another file loaded is compared with the loaded row: identical, counted as seen before and not loaded again; different, the file is refused naming both (default: true with "occurrence", else false)',
+      type: 'boolean',
+    },
     extraColumns: { type: 'string', enum: ['ignore', 'reject'], default: LAYOUT_DEFAULTS.extraColumns },
     skipRows: {
       description: 'rows counted but not loaded',

@@ -177,7 +177,7 @@ const PLACE_SETTINGS = {
     env: 'DATABASE_URL',
     kind: 'string',
     shownDefault: 'the PG* variables',
-    commands: FINANCE,
+    commands: [...FINANCE, 'check'],
     details:
       '`postgres://USER@HOST[:PORT]/DATABASE`, see [Connecting](OPERATING.md#connecting-to-postgresql); its password (`user:…@`, `password=`, `sslpassword=`) is never printed, logged or stored',
   },
@@ -190,7 +190,7 @@ const PLACE_SETTINGS = {
     kind: 'duration',
     range: { min: 1, why: 'a connection must have time to open' },
     default: 60,
-    commands: FINANCE,
+    commands: [...FINANCE, 'check'],
     details:
       'past it the file fails (claim released, file left in intake, exit 1); a COPY may stream for longer: it is cancelled only when the server takes no data for this long; raise it for a `migrate`, `audit` or reprocessing on very large tables',
   },
@@ -203,7 +203,7 @@ const PLACE_SETTINGS = {
     kind: 'string',
     format: { pattern: /^[a-z_][a-z0-9_]*$/, says: 'a lower-case SQL identifier (letters, digits and _), such as settle' },
     default: 'settle',
-    commands: FINANCE,
+    commands: [...FINANCE, 'check'],
   },
   logFile: {
     scope: 'shared',

@@ -169,7 +169,7 @@ function refuseClashingTables(partners: Settings[]): void {
   const definitionOf = (schema: string, layout: Layout): string => {
     const byShape = definitions.get(layout.columns) ?? new Map<string, string>();
     definitions.set(layout.columns, byShape);
-    const shape = JSON.stringify([schema, layout.table, layout.naturalKey]);
+    const shape = JSON.stringify([schema, layout.table, layout.naturalKey, layout.occurrence]);
     let definition = byShape.get(shape);
     if (definition === undefined) {
       definition = createTableSql(schema, layout).join(';\n');

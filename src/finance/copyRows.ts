@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { RejectError } from '../errors.js';
-import { keyName, PROVENANCE_COLUMNS, type Layout } from '../layout/model/layout.js';
-import { findBadRows, settlementBlocks, type ReadStats, type SettlementRow } from '../layout/reader/readSettlement.js';
+import { keyName, loadsThroughStaging, PROVENANCE_COLUMNS, type Layout } from '../layout/model/layout.js';
+import { findBadRows, readSettlement, settlementBlocks, type ReadStats, type SettlementRow } from '../layout/reader/readSettlement.js';
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import { describeKeyOverlap } from './keyOverlap.js';
 import { readContextOf, type CopyFormat, type FinanceTarget, type LoadRequest, type LoadResult } from './target.js';
@@ -13,6 +13,7 @@ import { binaryRowsFor } from './copyBinary.js';
 import { isContentError, pgCode, PG_UNIQUE_VIOLATION } from '../db/pgErrors.js';
 import { stat } from '../syncFs.js';
 import { explainDbWait } from '../db/statementWatch.js';
+import { createStagingSql, judgeStagedRows, settleStagedRows, STAGING_TABLE, type StagedRows } from './stagedLoad.js';
 
 const { escapeIdentifier, escapeLiteral } = pg;
 
@@ -91,15 +92,16 @@ export const BINARY_FROM_BYTES = 1024 * 1024;
  * stream for longer than --db-timeout, and the COPY is judged by progress instead
  * (statementWatch.ts cancels it when the server stops taking data).
  */
-export async function streamRows(
+async function streamRows(
   financeTarget: FinanceTarget,
   req: LoadRequest,
   loadId: number,
+  into?: string,
 ): Promise<{ rows: number; skippedRows: number; format: CopyFormat; totals?: CheckedTotal[] }> {
   const { client, layout } = financeTarget;
   const columns = [...layout.columns.map((columnSpec) => columnSpec.name), ...PROVENANCE_COLUMNS].map(escapeIdentifier).join(', ');
   const counter = { rows: 0, stats: { skipped: 0, bytes: 0 } as ReadStats & { bytes: number } };
-  const table = `${escapeIdentifier(financeTarget.schema)}.${escapeIdentifier(layout.table)}`;
+  const table = into ?? `${escapeIdentifier(financeTarget.schema)}.${escapeIdentifier(layout.table)}`;
   // binary needs every column of a type it writes; a table changed by hand takes text
   const binary = (await preferredFormat(req)) === 'binary' ? await binaryRowsFor(financeTarget) : null;
   const format = binary
@@ -115,6 +117,54 @@ export async function streamRows(
   req.onProgress?.(counter.rows, counter.stats.bytes);
   const { totals } = counter.stats;
   return { rows: counter.rows, skippedRows: counter.stats.skipped, format: binary ? 'binary' : 'text', ...(totals ? { totals } : {}) };
+}
+
+/** What a load's rows came to: `rows` new ones in the table, `seenBefore` identical to rows another file loaded (not loaded again). */
+export interface LoadedRows {
+  rows: number;
+  seenBefore: number;
+  skippedRows: number;
+  format: CopyFormat;
+  totals?: CheckedTotal[];
+}
+
+/**
+ * A file's rows into the layout's table, in the load's open transaction: streamed straight in,
+ * or, for a layout that numbers repeated keys or compares rows seen before, streamed into the
+ * transaction's staging table and settled from there (stagedLoad.ts).
+ */
+export async function loadRows(financeTarget: FinanceTarget, req: LoadRequest, loadId: number): Promise<LoadedRows> {
+  if (!loadsThroughStaging(financeTarget.layout)) return { ...(await streamRows(financeTarget, req, loadId)), seenBefore: 0 };
+  await financeTarget.client.query(createStagingSql(financeTarget));
+  const streamed = await streamRows(financeTarget, req, loadId, STAGING_TABLE);
+  const settled = await settleStagedRows(financeTarget, loadId, streamed.rows);
+  return { ...streamed, ...settled };
+}
+
+/**
+ * What a load of a good file would make of its rows, loading none (`check` of a layout comparing
+ * rows seen before): how many are new and how many seen before, or the refusal a load would meet
+ * (a RejectError). The rows are staged in a transaction that is rolled back.
+ */
+export async function judgeRows(financeTarget: FinanceTarget, req: Pick<LoadRequest, 'stagedPath' | 'name'>): Promise<StagedRows> {
+  const { client } = financeTarget;
+  await client.query('BEGIN');
+  try {
+    await client.query(createStagingSql(financeTarget));
+    const streamed = await streamRows(financeTarget, { ...req, sha256: '', runId: '', format: 'text' }, 0, STAGING_TABLE);
+    return await judgeStagedRows(financeTarget, streamed.rows);
+  } finally {
+    await client.query('ROLLBACK').catch(() => undefined);
+  }
+}
+
+/**
+ * Whether a content whose file marker counts no rows holds data rows all the same: a statement
+ * every row of which another file had loaded (seen before), never an empty "no activity" file.
+ */
+async function hasRows(financeTarget: FinanceTarget, req: LoadRequest): Promise<boolean> {
+  for await (const _ of readSettlement(req.stagedPath, financeTarget.layout, { fileName: req.name })) return true;
+  return false;
 }
 
 /**
@@ -219,8 +269,10 @@ export async function copyRows(financeTarget: FinanceTarget, req: LoadRequest): 
     if (loadId === null) {
       await client.query('ROLLBACK');
       const prior = (await findFileMarker(financeTarget, req.sha256))!;
-      // the same bytes with no rows: another "no activity" day, loaded as such (nothing to guard)
-      if (prior.rowCount === 0) return { outcome: 'loaded', rows: 0, skippedRows: 0 };
+      // the same bytes with no rows: another "no activity" day, loaded as such (nothing to guard);
+      // a statement whose rows were all seen before has rows, and is its content's resend
+      if (prior.rowCount === 0 && !(loadsThroughStaging(financeTarget.layout) && (await hasRows(financeTarget, req).catch(() => false))))
+        return { outcome: 'loaded', rows: 0, seenBefore: 0, skippedRows: 0 };
       return {
         outcome: 'already-loaded',
         fileName: prior.fileName,
@@ -229,9 +281,9 @@ export async function copyRows(financeTarget: FinanceTarget, req: LoadRequest): 
         deliveredSha256: prior.deliveredSha256,
       };
     }
-    const { rows, skippedRows, format, totals } = await streamRows(financeTarget, req, loadId);
+    const { rows, seenBefore, skippedRows, format, totals } = await loadRows(financeTarget, req, loadId);
     await endLoad(financeTarget, req, loadId, rows, 'COMMIT');
-    return { outcome: 'loaded', rows, skippedRows, format, ...(totals ? { totals } : {}) };
+    return { outcome: 'loaded', rows, seenBefore, skippedRows, format, ...(totals ? { totals } : {}) };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw await explainFailure(financeTarget, req, err);

@@ -1,16 +1,17 @@
 import type pg from 'pg';
-import type { Layout } from '../layout/model/layout.js';
+import { loadsThroughStaging, type Layout } from '../layout/model/layout.js';
 import { endPostgres } from '../db/pgConnect.js';
 import { connectFinance, type FinanceConnectOptions } from './connectFinance.js';
-import { copyRows } from './copyRows.js';
+import { copyRows, judgeRows } from './copyRows.js';
 import { loadFacts, type LoadFacts } from './financeFacts.js';
 import { assertCanMigrate } from '../db/pgMigrate.js';
-import { assertPrivileges, readNeeds, reprocessNeeds, runNeeds } from './financePrivileges.js';
+import { assertCanStage, assertPrivileges, readNeeds, reprocessNeeds, runNeeds } from './financePrivileges.js';
 import { findFileMarker, type FileMarker } from './fileMarker.js';
 import { keyPresence, type KeyPresence } from './keyPresence.js';
 import { assertLayoutFitsTable } from './layoutTable.js';
 import { assertFinanceCurrent, financeMigrationSql, migrateFinance, type FinanceMigration } from './migrateFinance.js';
 import { reloadRows, type ReloadResult } from './reloadRows.js';
+import type { StagedRows } from './stagedLoad.js';
 import type { FinanceTarget, LoadRequest, LoadResult } from './target.js';
 
 /**
@@ -59,6 +60,7 @@ export class FinanceDb implements FinanceTarget {
     await assertPrivileges(this, NEEDS[purpose](this.layout.table));
     await assertFinanceCurrent(this);
     if (purpose !== 'read') await assertLayoutFitsTable(this);
+    if (purpose !== 'read' && loadsThroughStaging(this.layout)) await assertCanStage(this);
   }
 
   /** Creates or upgrades the finance schema, then the layout's table. */
@@ -74,6 +76,11 @@ export class FinanceDb implements FinanceTarget {
   /** Loads one staged content in ONE transaction with its file marker, or nothing of it. */
   load(req: LoadRequest): Promise<LoadResult> {
     return copyRows(this, req);
+  }
+
+  /** What a load of a good file would make of its rows, loading none: new and seen before, or the refusal it would meet (`check`). */
+  judge(stagedPath: string, name: string): Promise<StagedRows> {
+    return judgeRows(this, { stagedPath, name });
   }
 
   /** Replaces a loaded content's rows with a fresh load of it, in ONE transaction. */

@@ -55,6 +55,22 @@ export async function assertPrivileges({ client, schema }: FinanceTarget, needs:
   }
 }
 
+/**
+ * A layout whose rows are staged (numbered repeats, rows seen before: stagedLoad.ts) makes a
+ * temporary table in each load's transaction: the role needs TEMPORARY on the database (PUBLIC has
+ * it unless it was revoked).
+ */
+export async function assertCanStage({ client }: FinanceTarget): Promise<void> {
+  const r = await client.query<{ role: string; db: string; temp: boolean }>(
+    `SELECT current_user AS role, current_database() AS db, has_database_privilege(current_database(), 'TEMPORARY') AS temp`,
+  );
+  const { role, db, temp } = r.rows[0]!;
+  if (!temp)
+    throw new UsageError(
+      `database role "${role}" lacks TEMPORARY on database ${db}, which a layout with "occurrence" or "seenBefore" needs for each load's staging table: GRANT TEMPORARY ON DATABASE ${db} TO ${role} (${SEE})`,
+    );
+}
+
 /** A privilege error from anywhere (a grant revoked mid-run): configuration, exit 2, one line. */
 export function privilegeError(err: unknown): UsageError | undefined {
   if (pgCode(err) !== PG_INSUFFICIENT_PRIVILEGE) return undefined;

@@ -1,6 +1,5 @@
 import pg from 'pg';
-import { timestampIdentity } from '../layout/reader/columnValues.js';
-import { showKey } from '../layout/reader/naturalKeys.js';
+import { comparedAs, showKey } from '../layout/reader/naturalKeys.js';
 import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;
@@ -8,22 +7,28 @@ const { escapeIdentifier: id } = pg;
 /**
  * Looks up a batch of natural keys (one column or several) in a layout's table. Text, integer,
  * date and currency key parts are compared as text (PostgreSQL writes them as the reader
- * does); a timestamp part as the instant (`timestamptz`): a file may write one instant with
- * another offset than the rows loaded before.
+ * does); a decimal part as its value (`numeric`: `10.5` is the loaded `10.50`); a timestamp part
+ * as the instant (`timestamptz`): a file may write one instant with another offset than the rows
+ * loaded before.
  */
 export function keyLookup({ client, schema, layout }: FinanceTarget) {
   const quotedSchema = id(schema);
   const table = `${quotedSchema}.${id(layout.table)}`;
   const positions = layout.naturalKey.map((k) => layout.columns.findIndex((columnSpec) => columnSpec.name === k));
-  const instants = positions.map((p) => layout.columns[p]!.type === 'timestamp');
+  const types = positions.map((p) => layout.columns[p]!.type);
+  const compare = types.map(comparedAs);
+  const CAST: Partial<Record<string, string>> = { timestamp: 'timestamptz', decimal: 'numeric' };
   const params = layout.naturalKey.map((_, i) => `$${i + 1}::text[]`).join(', ');
   const names = layout.naturalKey.map((_, i) => `k${i}`);
   const join = layout.naturalKey
-    .map((k, i) => (instants[i] ? `t.${id(k)} = k.${names[i]}::timestamptz` : `t.${id(k)}::text = k.${names[i]}`))
+    .map((k, i) => {
+      const cast = CAST[types[i]!];
+      return cast ? `t.${id(k)} = k.${names[i]}::${cast}` : `t.${id(k)}::text = k.${names[i]}`;
+    })
     .join(' AND ');
-  // a key's identity is its exact values (a NUL never is in one), a timestamp's its instant;
-  // `show` cuts long values for messages
-  const identity = (values: string[]) => values.map((v, i) => (instants[i] ? timestampIdentity(v) : v)).join('\0');
+  // a key's identity is its exact values (a NUL never is in one), a decimal's its value, a
+  // timestamp's its instant; `show` cuts long values for messages
+  const identity = (values: string[]) => values.map((v, i) => compare[i]!(v)).join('\0');
   const columns = (keys: string[][]) => layout.naturalKey.map((_, i) => keys.map((k) => k[i]!));
   const keyText = (row: Record<string, string>) => identity(names.map((n) => row[n]!));
   return {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { UsageError } from '../errors.js';
 import { MAX_INTEGER_DIGITS } from '../layout/reader/columnValues.js';
-import { AS_WRITTEN, type ColumnSpec, type Layout } from '../layout/model/layout.js';
+import { AS_WRITTEN, tableKey, type ColumnSpec, type Layout } from '../layout/model/layout.js';
 import type { FinanceTarget } from './target.js';
 
 const { escapeIdentifier: id } = pg;
@@ -33,17 +33,19 @@ export function describedType(columnSpec: ColumnSpec): string {
     : sqlType(columnSpec);
 }
 
-const constraintName = (layout: Layout) => `${layout.table}_natural_key`;
+export const constraintName = (layout: Layout) => `${layout.table}_natural_key`;
 
 /**
- * A layout's table from scratch: its columns, a UNIQUE natural key, and compact provenance (the
- * load, an integer naming file and run through `loads`, and the line), indexed by load.
+ * A layout's table from scratch: its columns, a UNIQUE natural key (with the occurrence column
+ * of a layout that numbers repeated keys), and compact provenance (the load, an integer naming
+ * file and run through `loads`, and the line), indexed by load.
  */
 export function createTableSql(schema: string, layout: Layout): string[] {
   const t = `${id(schema)}.${id(layout.table)}`;
   // a key part is never NULL (UNIQUE would not compare it): an empty optional one is ''
   const keys = new Set(layout.naturalKey);
   const columns = layout.columns.map((c) => `  ${id(c.name)} ${sqlType(c)}${c.required || keys.has(c.name) ? ' NOT NULL' : ''}`);
+  if (layout.occurrence !== undefined) columns.push(`  ${id(layout.occurrence)} integer NOT NULL`);
   return [
     [
       `CREATE TABLE ${t} (`,
@@ -51,7 +53,7 @@ export function createTableSql(schema: string, layout: Layout): string[] {
         ...columns,
         '  load_id integer NOT NULL',
         '  source_line integer NOT NULL',
-        `  CONSTRAINT ${id(constraintName(layout))} UNIQUE (${layout.naturalKey.map(id).join(', ')})`,
+        `  CONSTRAINT ${id(constraintName(layout))} UNIQUE (${tableKey(layout).map(id).join(', ')})`,
       ].join(',\n'),
       ')',
     ].join('\n'),
@@ -129,9 +131,12 @@ export async function layoutTableChanges({ client, schema, layout }: FinanceTarg
   }
   for (const provenanceColumn of ['load_id', 'source_line'])
     if (!have.columns.has(provenanceColumn)) problems.push(`it lacks the provenance column ${provenanceColumn}`);
-  if (have.key === null || have.key.join(',') !== layout.naturalKey.join(',')) {
+  const key = tableKey(layout);
+  if (layout.occurrence !== undefined && have.columns.get(layout.occurrence)?.type !== 'integer')
+    problems.push(`it lacks the occurrence column ${layout.occurrence} (integer)`);
+  if (have.key === null || have.key.join(',') !== key.join(',')) {
     problems.push(
-      `its natural key ${constraintName(layout)} is (${have.key?.join(', ') ?? 'missing'}), the layout says (${layout.naturalKey.join(', ')})`,
+      `its natural key ${constraintName(layout)} is (${have.key?.join(', ') ?? 'missing'}), the layout says (${key.join(', ')})`,
     );
   }
   if (problems.length > 0) {

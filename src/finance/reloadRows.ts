@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { TransientError } from '../errors.js';
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
-import { endLoad, explainFailure, startReload, streamRows } from './copyRows.js';
+import { endLoad, explainFailure, loadRows, startReload } from './copyRows.js';
 import type { FinanceTarget, LoadRequest } from './target.js';
 
 const { escapeIdentifier } = pg;
@@ -9,6 +9,8 @@ const { escapeIdentifier } = pg;
 export interface ReloadResult {
   previousRows: number;
   rows: number;
+  /** rows identical to rows other files loaded: not loaded again (a layout comparing rows seen before) */
+  seenBefore: number;
   /** the control totals the fresh load proved (layout/reader/totalsCheck.ts); absent when its layout states none */
   totals?: CheckedTotal[];
 }
@@ -42,9 +44,9 @@ export async function reloadRows(
     );
     await client.query(`UPDATE ${quotedSchema}.file_loads SET target_table = $2 WHERE sha256 = $1`, [req.sha256, layout.table]);
     const loadId = await startReload(financeTarget, req, opts.reason);
-    const { rows, totals } = await streamRows(financeTarget, req, loadId);
+    const { rows, seenBefore, totals } = await loadRows(financeTarget, req, loadId);
     await endLoad(financeTarget, req, loadId, rows, opts.dryRun ? 'ROLLBACK' : 'COMMIT');
-    return { previousRows: removed.rowCount ?? 0, rows, ...(totals ? { totals } : {}) };
+    return { previousRows: removed.rowCount ?? 0, rows, seenBefore, ...(totals ? { totals } : {}) };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw await explainFailure(financeTarget, req, err);

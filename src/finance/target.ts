@@ -41,6 +41,7 @@ export const readContextOf = (req: Pick<LoadRequest, 'name' | 'deliveredAt'>): {
 export type LoadResult =
   /** `skippedRows`: rows the layout's skipRows left out, counted and not loaded; `format`: how they went (none for no rows) */
   /** `totals`: the layout's control totals the file proved (layout/reader/totalsCheck.ts) */
-  | { outcome: 'loaded'; rows: number; skippedRows: number; format?: CopyFormat; totals?: CheckedTotal[] }
+  /** `rows`: new rows, now in the table; `seenBefore`: rows identical to rows another file loaded, not loaded again */
+  | { outcome: 'loaded'; rows: number; seenBefore: number; skippedRows: number; format?: CopyFormat; totals?: CheckedTotal[] }
   /** the finance database already holds this content: its file marker says who loaded it */
   | { outcome: 'already-loaded'; fileName: string; runId: string; rows: number; deliveredSha256: string | null };

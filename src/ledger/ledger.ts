@@ -171,7 +171,8 @@ export interface RunLedger extends LedgerReads {
   finalizeClaim(
     claimed: { name: string; sha256: string; runId: string; arrival?: string },
     /** `totals`: the control totals a loaded file proved (layout/reader/totalsCheck.ts), kept with the load */
-    outcome: { state: FinalState; event: EventKind; rows?: number; reason?: string; totals?: CheckedTotal[] },
+    /** `seenBefore`: a loaded file's rows identical to rows another file loaded, not loaded again */
+    outcome: { state: FinalState; event: EventKind; rows?: number; seenBefore?: number; reason?: string; totals?: CheckedTotal[] },
     details: Record<string, unknown>,
     options?: { extraEvents?: EventKind[]; moveTo?: Destination },
   ): Promise<boolean>;
@@ -185,7 +186,7 @@ export interface RunLedger extends LedgerReads {
    */
   finalizeCommittedLoad(
     committed: { name: string; sha256: string; runId: string; arrival: string },
-    outcome: { rows: number; totals?: CheckedTotal[] },
+    outcome: { rows: number; seenBefore?: number; totals?: CheckedTotal[] },
     details: Record<string, unknown>,
   ): Promise<boolean>;
   /** a hold: the content's twin is claimed by another live run; this file stays in the intake */
@@ -250,7 +251,7 @@ export interface RunLedger extends LedgerReads {
    */
   recordReprocessed(
     reprocessed: { name: string; sha256: string; runId: string },
-    details: { rows: number; totals?: CheckedTotal[] } & Record<string, unknown>,
+    details: { rows: number; seenBefore?: number; totals?: CheckedTotal[] } & Record<string, unknown>,
   ): Promise<void>;
   /**
    * `adopt`: records an archived file as loaded before this ledger existed (event `loaded`,

@@ -11,12 +11,12 @@ import type { FileState } from './types.js';
 export const RECLAIMABLE: FileState[] = ['duplicate', 'held', 'rejected', 'failed'];
 
 /**
- * The rows that hold a content's claim key: a claim, or a load with rows (a file loaded with 0
- * rows, a partner's "no activity" day, is never the original of a resend). The partial unique
- * index `processed_files_live_content` has the same condition.
+ * The rows that hold a content's claim key: a claim, or a load with rows, new or seen before (a
+ * file loaded with 0 rows, a partner's "no activity" day, is never the original of a resend). The
+ * partial unique index `processed_files_live_content` has the same condition.
  */
 export const LIVE = (alias: string) =>
-  `(${alias}.state = 'claimed' OR (${alias}.state = 'loaded' AND COALESCE(${alias}.row_count, -1) <> 0))`;
+  `(${alias}.state = 'claimed' OR (${alias}.state = 'loaded' AND (COALESCE(${alias}.row_count, -1) <> 0 OR COALESCE(${alias}.seen_before, 0) <> 0)))`;
 
 /**
  * The claim: ONE statement. It inserts the (name, content) as claimed, or takes over a
@@ -32,7 +32,7 @@ VALUES (?, ?, 'claimed', ?, ?, ?, ?, ?, ?, ledger_after(?), ledger_now(), ledger
 ON CONFLICT (name, sha256) DO UPDATE SET
   state = 'claimed', partner = excluded.partner, content_sha256 = excluded.content_sha256, run_id = excluded.run_id, size = excluded.size, arrival = excluded.arrival, owner_host = excluded.owner_host,
   owner_pid = excluded.owner_pid, owner_started_at = excluded.owner_started_at,
-  lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL, totals = NULL,
+  lease_until = excluded.lease_until, location = NULL, reason = NULL, row_count = NULL, seen_before = NULL, totals = NULL,
   updated_at = excluded.updated_at
 WHERE processed_files.state IN (${RECLAIMABLE.map((s) => `'${s}'`).join(', ')})
   AND NOT EXISTS (SELECT 1 FROM processed_files live

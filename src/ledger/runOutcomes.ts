@@ -7,6 +7,8 @@ export interface FileOutcome {
   sha256: string | null;
   outcome: OutcomeEvent;
   rows: number;
+  /** for a load: its rows identical to rows other files had loaded, not loaded again */
+  seenBefore?: number;
   /** for a skip: the file whose load this content duplicates */
   duplicateOf?: { name: string; run: string; source: string };
   /** for a hold: the twin being loaded by another run */
@@ -100,6 +102,7 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
     const outcome = ledgerEvent.event as OutcomeEvent;
     const details = ledgerEvent.details as {
       rows?: number;
+      seenBefore?: number;
       reason?: string;
       duplicateOf?: FileOutcome['duplicateOf'];
       heldFor?: FileOutcome['heldFor'];
@@ -108,11 +111,14 @@ export async function runOutcomes(ledger: LedgerReads, runId: string): Promise<R
     const rows = outcome === 'loaded' ? (details.rows ?? 0) : 0;
     counts[COUNT_KEY[outcome]]++;
     counts.rows += rows;
+    const seenBefore = outcome === 'loaded' ? (details.seenBefore ?? 0) : 0;
+    counts.seenBefore += seenBefore;
     files.push({
       name: ledgerEvent.name,
       sha256: ledgerEvent.sha256,
       outcome,
       rows,
+      ...(seenBefore > 0 ? { seenBefore } : {}),
       ...(details.duplicateOf ? { duplicateOf: details.duplicateOf } : {}),
       ...(details.heldFor ? { heldFor: details.heldFor } : {}),
       ...(outcome === 'loaded' && details.totals ? { totals: details.totals } : {}),

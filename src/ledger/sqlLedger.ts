@@ -371,7 +371,7 @@ export class SqlLedger implements Ledger {
     const rows = await this.read(
       // empty files (0 rows) of the same bytes are each loaded: they are never resends
       `SELECT sha256, count(*) AS loads FROM ledger_events WHERE event IN ('loaded', 'recovered') AND sha256 IS NOT NULL
-          AND sha256 NOT IN (SELECT sha256 FROM processed_files WHERE state = 'loaded' AND row_count = 0)
+          AND sha256 NOT IN (SELECT sha256 FROM processed_files WHERE state = 'loaded' AND row_count = 0 AND COALESCE(seen_before, 0) = 0)
         GROUP BY sha256 HAVING count(*) > 1`,
     );
     return rows.map((r) => ({ sha256: String(r.sha256), loads: Number(r.loads) }));
@@ -457,7 +457,7 @@ export class SqlLedger implements Ledger {
    */
   finalizeClaim(
     file: { name: string; sha256: string; runId: string; arrival?: string },
-    to: { state: FinalState; event: EventKind; rows?: number; reason?: string; totals?: CheckedTotal[] },
+    to: { state: FinalState; event: EventKind; rows?: number; seenBefore?: number; reason?: string; totals?: CheckedTotal[] },
     details: Record<string, unknown>,
     opts: { extraEvents?: EventKind[]; moveTo?: Destination } = {},
   ): Promise<boolean> {
@@ -465,11 +465,12 @@ export class SqlLedger implements Ledger {
     if (opts.moveTo !== undefined && file.arrival === undefined) throw new Error("a move intent needs the file's arrival");
     return this.tx(async () => {
       const changed = await this.db.run(
-        `UPDATE processed_files SET state = ?, row_count = ?, reason = ?, totals = ?, ${END_CLAIM}, updated_at = ledger_now()
+        `UPDATE processed_files SET state = ?, row_count = ?, seen_before = ?, reason = ?, totals = ?, ${END_CLAIM}, updated_at = ledger_now()
          WHERE name = ? AND sha256 = ? AND state = 'claimed' AND run_id = ?`,
         [
           to.state,
           to.rows ?? null,
+          to.seenBefore || null,
           to.reason === undefined ? null : redactSecrets(to.reason),
           to.totals === undefined ? null : JSON.stringify(to.totals),
           file.name,
@@ -489,15 +490,15 @@ export class SqlLedger implements Ledger {
 
   async finalizeCommittedLoad(
     file: { name: string; sha256: string; runId: string; arrival: string },
-    to: { rows: number; totals?: CheckedTotal[] },
+    to: { rows: number; seenBefore?: number; totals?: CheckedTotal[] },
     details: Record<string, unknown>,
   ): Promise<boolean> {
     try {
       return await this.tx(async () => {
         const changed = await this.db.run(
-          `UPDATE processed_files SET state = 'loaded', run_id = ?, row_count = ?, reason = NULL, totals = ?, ${END_CLAIM}, updated_at = ledger_now()
+          `UPDATE processed_files SET state = 'loaded', run_id = ?, row_count = ?, seen_before = ?, reason = NULL, totals = ?, ${END_CLAIM}, updated_at = ledger_now()
            WHERE name = ? AND sha256 = ? AND state IN ('claimed', 'failed', 'held')`,
-          [file.runId, to.rows, to.totals === undefined ? null : JSON.stringify(to.totals), file.name, file.sha256],
+          [file.runId, to.rows, to.seenBefore || null, to.totals === undefined ? null : JSON.stringify(to.totals), file.name, file.sha256],
         );
         if (changed !== 1) return false;
         await this.appendEvent({ runId: file.runId, event: 'loaded', name: file.name, sha256: file.sha256, details });
@@ -701,12 +702,12 @@ export class SqlLedger implements Ledger {
   /** A reprocessing replaced this content's rows: the new count and the `reprocessed` event, together. */
   async recordReprocessed(
     file: { name: string; sha256: string; runId: string },
-    details: { rows: number; totals?: CheckedTotal[] } & Record<string, unknown>,
+    details: { rows: number; seenBefore?: number; totals?: CheckedTotal[] } & Record<string, unknown>,
   ): Promise<void> {
     await this.tx(async () => {
       await this.db.run(
-        `UPDATE processed_files SET row_count = ?, totals = ?, updated_at = ledger_now() WHERE name = ? AND sha256 = ? AND state = 'loaded'`,
-        [details.rows, details.totals?.length ? JSON.stringify(details.totals) : null, file.name, file.sha256],
+        `UPDATE processed_files SET row_count = ?, seen_before = ?, totals = ?, updated_at = ledger_now() WHERE name = ? AND sha256 = ? AND state = 'loaded'`,
+        [details.rows, details.seenBefore || null, details.totals?.length ? JSON.stringify(details.totals) : null, file.name, file.sha256],
       );
       await this.appendEvent({ runId: file.runId, event: 'reprocessed', name: file.name, sha256: file.sha256, details });
     });

@@ -42,6 +42,7 @@ export function fileRow(sqlRow: SqlRow): FileRow {
     runId: String(sqlRow.run_id),
     size: Number(sqlRow.size),
     rowCount: num(sqlRow.row_count),
+    seenBefore: num(sqlRow.seen_before),
     totals: sqlRow.totals === null || sqlRow.totals === undefined ? null : (JSON.parse(String(sqlRow.totals)) as CheckedTotal[]),
     reason: text(sqlRow.reason),
     ownerHost: text(sqlRow.owner_host),
@@ -77,6 +78,7 @@ export function runRow(sqlRow: SqlRow): RunRow {
     moveFailed: num(sqlRow.move_failed),
     reprocessed: num(sqlRow.reprocessed),
     rowCount: num(sqlRow.row_count),
+    seenBefore: num(sqlRow.seen_before),
     exitStatus: num(sqlRow.exit_status),
     processExitStatus: num(sqlRow.process_exit_status),
     attempts: num(sqlRow.attempts) ?? 1,
@@ -131,6 +133,7 @@ export const RUN_COUNT_COLUMNS = [
   'move_failed',
   'reprocessed',
   'row_count',
+  'seen_before',
 ] as const;
 
 export function runCountValues(runCounts: RunCounts): (number | null)[] {
@@ -146,5 +149,6 @@ export function runCountValues(runCounts: RunCounts): (number | null)[] {
     runCounts.moveFailed,
     runCounts.reprocessed ?? null,
     runCounts.rows,
+    runCounts.seenBefore,
   ];
 }

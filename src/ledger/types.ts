@@ -42,6 +42,8 @@ export interface FileRow {
   runId: string;
   size: number;
   rowCount: number | null;
+  /** a loaded file's rows identical to rows another file had loaded, not loaded again (null: none, or from before they were kept) */
+  seenBefore: number | null;
   /** the control totals the loaded file proved before its rows were loaded; null when its layout states none (or before they were kept) */
   totals: CheckedTotal[] | null;
   reason: string | null;
@@ -95,6 +97,8 @@ export interface RunRow {
   moveFailed: number | null;
   reprocessed: number | null;
   rowCount: number | null;
+  /** rows of the run's loaded files identical to rows loaded before, not loaded again (null on runs from before it was kept) */
+  seenBefore: number | null;
   /** the outcome of the run's own loads (0 ok, 1 a problem among its files, 2 configuration) */
   exitStatus: number | null;
   /**
@@ -124,7 +128,10 @@ export interface RunCounts {
   stale: number;
   /** decided files whose move out of the intake failed (the next run finishes it) */
   moveFailed: number;
+  /** new rows loaded */
   rows: number;
+  /** rows identical to rows other files had loaded: counted, not loaded again (a layout's `seenBefore`) */
+  seenBefore: number;
   reprocessed?: number;
 }
 
@@ -150,6 +157,7 @@ export const NO_COUNTS: RunCounts = {
   stale: 0,
   moveFailed: 0,
   rows: 0,
+  seenBefore: 0,
 };
 
 /** What one partner's run of this process leaves for the metrics (report/metricsFile.ts), filled by the partner loop (pipeline/partnerLoop.ts). */

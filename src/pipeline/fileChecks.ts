@@ -48,13 +48,14 @@ export async function checkContent(
       return { rows: 0, skippedRows: 0, error: new RejectError(message, { line: cut.line, field: 'incomplete' }) };
     }
   }
-  const repeats = new KeyRepeats(layout);
+  // with an occurrence, a repeated key is the next occurrence of it, never a clash
+  const repeats = layout.occurrence === undefined ? new KeyRepeats(layout) : undefined;
   const clashes = new KeyClashes();
   const read = await findBadRows(path, layout, {
     fileName: opts.fileName,
     ...(opts.deliveredAt !== undefined ? { deliveredAt: opts.deliveredAt } : {}),
-    onRow: (row) => clashes.addRepeat(repeats, row.values, row.line),
-  }).finally(() => repeats.close());
+    ...(repeats ? { onRow: (row: { values: (string | null)[]; line: number }) => clashes.addRepeat(repeats, row.values, row.line) } : {}),
+  }).finally(() => repeats?.close());
   if (read.error || clashes.count === 0) return read;
   const { message, line } = clashes.message(layout);
   return { ...read, error: new RejectError(message, { ...(line !== undefined ? { line } : {}), field: keyName(layout) }) };

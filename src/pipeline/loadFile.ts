@@ -93,13 +93,15 @@ async function finalizeLoaded(
 ): Promise<Destination | null> {
   const { layout } = run.finance;
   faultPoint('before-finalize');
+  const seen = result.seenBefore > 0 ? { seenBefore: result.seenBefore } : {};
   const details = {
     rows: result.rows,
+    ...seen,
     ...(result.skippedRows > 0 ? { skippedRows: result.skippedRows, table: layout.table } : { table: layout.table }),
     ...(result.totals ? { totals: result.totals } : {}),
     ...contentDetails(staged.content, file.sha256),
   };
-  const outcome = { rows: result.rows, ...(result.totals ? { totals: result.totals } : {}) };
+  const outcome = { rows: result.rows, ...seen, ...(result.totals ? { totals: result.totals } : {}) };
   if (!(await run.ledger.finalizeClaim(file, { state: 'loaded', event: 'loaded', ...outcome }, details, { moveTo: 'archive' }))) {
     // paused past its lease (a stopped process, a host asleep): another run settled or took the
     // claim meanwhile, but this run's COMMIT landed, and the load is this run's to record
@@ -115,12 +117,15 @@ async function finalizeLoaded(
     );
   }
   faultPoint('after-finalize');
-  const skipped = result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout)` : '';
+  const skipped =
+    (result.seenBefore > 0 ? ` (${result.seenBefore} rows seen before, identical to rows other files loaded: not loaded again)` : '') +
+    (result.skippedRows > 0 ? ` (${result.skippedRows} rows left out by the layout)` : '');
   const totals = result.totals?.length ? `; ${totalsText(result.totals)}` : '';
   log.info(
     {
       event: 'loaded',
       rows: result.rows,
+      seenBefore: result.seenBefore,
       skippedRows: result.skippedRows,
       ...(result.format ? { copyFormat: result.format } : {}),
       ...(result.totals ? { totals: result.totals } : {}),

@@ -47,6 +47,8 @@ export interface ReprocessedFile {
   outcome: 'reprocessed' | 'would-reprocess' | 'rejected' | 'failed';
   rows: number;
   previousRows?: number;
+  /** rows identical to rows other files loaded, not loaded again (a layout comparing rows seen before) */
+  seenBefore?: number;
   /** the control totals the fresh load proved (layout/reader/totalsCheck.ts) */
   totals?: CheckedTotal[];
   error?: string;
@@ -151,18 +153,19 @@ async function reprocessOne(reprocessing: Reprocessing, row: FileRow): Promise<R
       ...(delivered !== undefined ? { deliveredAt: delivered } : {}),
     };
     const reloadResult = await opts.finance.reload(req, { dryRun: opts.dryRun, reason: opts.reason });
+    const seen = reloadResult.seenBefore > 0 ? { seenBefore: reloadResult.seenBefore } : {};
     const { rows, previousRows } = reloadResult;
     const totals = reloadResult.totals ? { totals: reloadResult.totals } : {};
     if (!opts.dryRun) {
-      const details = { rows, previousRows, reason: opts.reason, operator: opts.operator, ...totals };
+      const details = { rows, previousRows, ...seen, reason: opts.reason, operator: opts.operator, ...totals };
       await opts.ledger.recordReprocessed({ name: row.name, sha256: row.sha256, runId }, details);
     }
     const outcome = opts.dryRun ? 'would-reprocess' : 'reprocessed';
     log.info(
-      { event: outcome, file: row.name, rows, previousRows, ...totals },
+      { event: outcome, file: row.name, rows, previousRows, ...seen, ...totals },
       `${row.name}: ${previousRows} rows ${opts.dryRun ? 'would be' : 'were'} replaced by ${rows}${reloadResult.totals?.length ? `; ${totalsText(reloadResult.totals)}` : ''}`,
     );
-    return { name: row.name, sha256: row.sha256, outcome, rows, previousRows, ...totals };
+    return { name: row.name, sha256: row.sha256, outcome, rows, previousRows, ...seen, ...totals };
   } catch (err) {
     if (err instanceof RejectError) return fail('rejected', err.message);
     if (isConnectionLost(err)) throw err;

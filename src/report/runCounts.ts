@@ -14,6 +14,14 @@ export const COUNT_FIELDS: readonly (readonly [string, keyof RunCounts])[] = [
   ['rows', 'rows'],
 ];
 
+/**
+ * Rows seen before (identical to rows other files had loaded, not loaded again) are no field of
+ * the summary line, whose fields are fixed (docs/DESIGN.md "Nothing silent"): a tail says them
+ * where there were any, `--json` and `report runs` always.
+ */
+export const seenBeforeText = (rows: number | null | undefined): string | undefined =>
+  rows ? `rows seen before: ${rows}, identical to rows loaded from other files, not loaded again` : undefined;
+
 /** `loaded=1 skipped=0 … rows=1240`: the same fields, in the same order, wherever counts are printed. */
 export function countsText(partial: Partial<Record<keyof RunCounts, number | null>>): string {
   return COUNT_FIELDS.map(([label, key]) => `${label}=${partial[key] ?? '-'}`).join(' ');
@@ -32,6 +40,7 @@ export function recordedCounts(runRow: RunRow): Record<keyof RunCounts, number |
     stale: runRow.stale,
     moveFailed: runRow.moveFailed,
     rows: runRow.rowCount,
+    seenBefore: runRow.seenBefore,
     reprocessed: runRow.reprocessed,
   };
 }

@@ -43,6 +43,7 @@ export function runJson(runRow: RunRow): Record<string, unknown> {
     endedAt: runRow.endedAt,
     durationSeconds: durationSeconds(runRow),
     ...Object.fromEntries(COUNT_FIELDS.map(([label, key]) => [label, counts[key]])),
+    seenBefore: runRow.seenBefore,
     reprocessed: runRow.reprocessed,
     // the loads' own outcome, as documented since version 1; the scheduler's view beside it
     exitStatus: runRow.exitStatus,
@@ -71,6 +72,7 @@ export function formatRuns(runs: RunRow[]): string {
       'exit',
       'loads',
       ...COUNT_FIELDS.map(([label]) => label),
+      'seen_before',
       'reason',
     ],
     runs.map((runRow) => {
@@ -86,6 +88,7 @@ export function formatRuns(runs: RunRow[]): string {
         runRow.processExitStatus ?? '-',
         runRow.exitStatus ?? '-',
         ...COUNT_FIELDS.map(([, key]) => counts[key] ?? '-'),
+        runRow.seenBefore ?? (runRow.status === 'finished' ? 0 : '-'),
         runRow.reason ?? '',
       ];
     }),

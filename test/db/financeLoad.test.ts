@@ -91,9 +91,9 @@ describe('the finance load', () => {
           [sha256Hex(CSV)],
         )
       ).rows;
-    expect(await finance.reload(request, { dryRun: true, reason: 'dry' })).toEqual({ previousRows: 2, rows: 2 });
+    expect(await finance.reload(request, { dryRun: true, reason: 'dry' })).toEqual({ previousRows: 2, rows: 2, seenBefore: 0 });
     expect(await carriers()).toEqual([{ run_id: 'run-text', reason: null }]);
-    expect(await finance.reload(request, { dryRun: false, reason: 'fixed upstream' })).toEqual({ previousRows: 2, rows: 2 });
+    expect(await finance.reload(request, { dryRun: false, reason: 'fixed upstream' })).toEqual({ previousRows: 2, rows: 2, seenBefore: 0 });
     expect(await carriers()).toEqual([{ run_id: 'run-reload', reason: 'fixed upstream' }]);
     expect((await amounts()).length).toBe(4);
   });

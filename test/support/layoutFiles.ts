@@ -319,6 +319,9 @@ const LAYOUT_KEYS_WRITTEN: Record<keyof Layout, boolean> = {
   currencyAliases: false,
   columns: true,
   naturalKey: true,
+  // how rows are keyed and compared in the table, nothing a file shows
+  occurrence: true,
+  seenBefore: true,
   extraColumns: true,
   skipRows: true,
   trailer: true,

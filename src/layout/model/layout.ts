@@ -232,8 +232,20 @@ export interface Layout {
   /** codes a partner writes for an ISO 4217 currency (`RUR` for `RUB`): read as that currency, in currency columns and amounts */
   currencyAliases?: Readonly<Record<string, string>>;
   columns: ColumnSpec[];
-  /** one column or several: UNIQUE in the table */
+  /** one column or several: UNIQUE in the table (with `occurrence`, that column too) */
   naturalKey: string[];
+  /**
+   * A statement without ids: the table column numbering the n-th row of a file with the same
+   * natural key values (1, 2, …, in the file's order), part of the UNIQUE key, so that two identical
+   * lines (two coffees on one day) are two rows and a re-export numbers them alike.
+   */
+  occurrence?: string;
+  /**
+   * A row whose key another file already loaded is compared with the loaded row: identical, it is
+   * counted as seen before and not loaded again; different, the file is refused naming both
+   * (finance/stagedLoad.ts). Without it such a row refuses the file as a key loaded before.
+   */
+  seenBefore?: boolean;
   extraColumns: 'ignore' | 'reject';
   skipRows: SkipRule[];
   trailer?: Trailer;
@@ -316,6 +328,17 @@ export const DEFAULT_LAYOUT: Layout = {
 export function keyName(layout: Layout): string {
   return layout.naturalKey.length === 1 ? layout.naturalKey[0]! : `(${layout.naturalKey.join(', ')})`;
 }
+
+/** The table's UNIQUE key: the natural key's columns, then the occurrence column when the layout numbers repeats. */
+export function tableKey(layout: Layout): string[] {
+  return layout.occurrence === undefined ? layout.naturalKey : [...layout.naturalKey, layout.occurrence];
+}
+
+/**
+ * Whether a file's rows reach the table through a staging table of the load's transaction
+ * (finance/stagedLoad.ts): to number repeated keys (`occurrence`) or to compare rows seen before.
+ */
+export const loadsThroughStaging = (layout: Layout): boolean => layout.occurrence !== undefined || layout.seenBefore === true;
 
 /** Key columns that may be empty: an empty one is stored as '' (never NULL, which UNIQUE would not compare). */
 export function optionalKeyColumns(layout: Layout): string[] {

@@ -5,6 +5,7 @@ import {
   GROUP_SEPARATORS,
   LAYOUT_DEFAULTS,
   MAX_LAYOUT_COLUMNS,
+  RESERVED_COLUMNS,
   type ColumnSpec,
   type ColumnType,
   type Layout,
@@ -20,10 +21,11 @@ import { zoneProblem } from '../values/timeZones.js';
 import { parseTotals, totalsJson } from './totalsRules.js';
 
 /**
- * The types a natural key may hold: those compared exactly as PostgreSQL keeps them (a
- * timestamp as the instant, whatever offset the file wrote it with; see finance/keyLookup.ts).
+ * The types a natural key may hold: every one, each compared exactly as PostgreSQL keeps it (a
+ * decimal as its value, `10.5` and `10.50` one key; a timestamp as the instant, whatever offset
+ * the file wrote it with; see naturalKeys.ts and finance/keyLookup.ts).
  */
-export const KEY_TYPES: readonly ColumnType[] = ['text', 'integer', 'date', 'currency', 'timestamp'];
+export const KEY_TYPES: readonly ColumnType[] = ['text', 'integer', 'decimal', 'date', 'currency', 'timestamp'];
 export const LAYOUT_KEYS = [
   'extends',
   'table',
@@ -38,6 +40,8 @@ export const LAYOUT_KEYS = [
   'currencyAliases',
   'columns',
   'naturalKey',
+  'occurrence',
+  'seenBefore',
   'extraColumns',
   'skipRows',
   'trailer',
@@ -116,6 +120,10 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
       fail(`natural key column "${keyColumn}" must be required, or of type text (an empty one is kept as '')`);
   }
   if (keys.every((k) => !columns.find((c) => c.name === k)!.required)) fail('"naturalKey" needs at least one required column');
+  const occurrence = parseOccurrence(raw.occurrence, columns, fail);
+  const seenBefore = raw.seenBefore ?? occurrence !== undefined;
+  if (typeof seenBefore !== 'boolean')
+    fail('"seenBefore" must be true (a row whose key another file loaded is compared with it) or false (refused as a key loaded before)');
 
   const recordTypes = raw.recordTypes !== undefined ? parseRecordTypes(raw.recordTypes, header, fail) : undefined;
   const trailer = raw.trailer !== undefined ? parseTrailer(raw.trailer, columns, fail) : undefined;
@@ -163,6 +171,8 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     ...(currencyAliases ? { currencyAliases } : {}),
     columns,
     naturalKey: keys,
+    ...(occurrence !== undefined ? { occurrence } : {}),
+    ...(seenBefore ? { seenBefore: true } : {}),
     extraColumns: extraColumns,
     skipRows: parseSkipRows(raw.skipRows, columns, header, fail),
     ...(trailer ? { trailer } : {}),
@@ -232,6 +242,24 @@ function checkCaptureUses(columns: readonly ColumnSpec[], captures: readonly Cap
     if (column.year !== undefined && column.year !== DELIVERY_YEAR && !known.includes(column.year))
       fail(`column "${column.name}": "year" must be "${DELIVERY_YEAR}" or name one of the layout's captures ${listed}`);
   }
+}
+
+/** The occurrence column when no name is given (`"occurrence": true`). */
+export const OCCURRENCE_COLUMN = 'occurrence';
+
+/**
+ * `occurrence`: `true` (the column `occurrence`) or the name of the table column that numbers the
+ * rows of a file with the same key values; a column of the table's own, never one of the layout's.
+ */
+function parseOccurrence(raw: unknown, columns: ColumnSpec[], fail: Fail): string | undefined {
+  if (raw === undefined || raw === false) return undefined;
+  const name = raw === true ? OCCURRENCE_COLUMN : raw;
+  if (typeof name !== 'string' || !IDENTIFIER.test(name))
+    fail('"occurrence" must be true (a column "occurrence") or the lower-case SQL name of the column numbering repeated keys');
+  if (columns.some((c) => c.name === name))
+    fail(`"occurrence": "${name}" is one of the layout's columns: the occurrence is a column of its own (give it another name)`);
+  if (RESERVED_COLUMNS.includes(name)) fail(`"occurrence": "${name}" is reserved for provenance`);
+  return name;
 }
 
 /**
@@ -360,6 +388,10 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   if (layout.currencyAliases !== undefined) out.currencyAliases = { ...layout.currencyAliases };
   out.columns = layout.columns.map(columnJson);
   out.naturalKey = layout.naturalKey.length === 1 ? layout.naturalKey[0] : layout.naturalKey;
+  if (layout.occurrence !== undefined) out.occurrence = layout.occurrence === OCCURRENCE_COLUMN ? true : layout.occurrence;
+  // a layout with an occurrence compares rows seen before unless it says not to
+  if (layout.occurrence !== undefined && !layout.seenBefore) out.seenBefore = false;
+  if (layout.occurrence === undefined && layout.seenBefore) out.seenBefore = true;
   if (layout.extraColumns !== 'ignore') out.extraColumns = layout.extraColumns;
   if (layout.skipRows.length > 0) out.skipRows = layout.skipRows.map((skipRule) => ({ column: skipRule.column, values: skipRule.values }));
   if (layout.trailer) out.trailer = { ...layout.trailer };

@@ -4,15 +4,30 @@ import { quoteValue } from '../values/quoteValue.js';
 import { KeyFirstLines } from './keySet.js';
 
 /**
- * A checked value of a key column as the finance table's UNIQUE index compares it: a bigint
- * `007` is `7`, a timestamp is its instant (the same moment written with two offsets is one
- * key), an empty optional part is '' (never NULL: layoutTable.ts). Text, dates and currency
- * codes are compared as the reader wrote them (already in their one form).
+ * A checked decimal as `numeric` compares it: its value, whatever places it was written with
+ * (`10.5`, `10.50` and `+010.500` are one key; `-0.00` is `0`).
  */
-function comparedAs(type: ColumnType): (value: string) => string {
+export function decimalIdentity(value: string): string {
+  const m = /^([+-]?)0*(\d*?)(?:\.(\d*?)0*)?$/.exec(value);
+  if (!m || value === '') return value;
+  const [, sign, whole = '', fraction = ''] = m;
+  if (whole === '' && fraction === '') return '0';
+  return `${sign === '-' ? '-' : ''}${whole === '' ? '0' : whole}${fraction === '' ? '' : `.${fraction}`}`;
+}
+
+/**
+ * A checked value of a key column as the finance table's UNIQUE index compares it: a bigint
+ * `007` is `7`, a decimal its value (`10.5` is `10.50`), a timestamp is its instant (the same
+ * moment written with two offsets is one key), an empty optional part is '' (never NULL:
+ * layoutTable.ts). Text, dates and currency codes are compared as the reader wrote them
+ * (already in their one form).
+ */
+export function comparedAs(type: ColumnType): (value: string) => string {
   switch (type) {
     case 'integer':
       return (value) => (/^-?\d+$/.test(value) ? BigInt(value).toString() : value);
+    case 'decimal':
+      return decimalIdentity;
     case 'timestamp':
       return timestampIdentity;
     default:
@@ -69,7 +84,7 @@ export interface KeyClash {
 }
 
 /** How a refused key is said: `repeats line 2 of this file`. */
-function repeatsLine(firstLine: number): string {
+export function repeatsLine(firstLine: number): string {
   return `repeats line ${firstLine} of this file`;
 }
 
@@ -88,6 +103,11 @@ export class KeyClashes {
   add(clash: KeyClash): void {
     this.total++;
     if (this.kept.length < CLASHES_SHOWN) this.kept.push(clash);
+  }
+
+  /** Clashes found and counted, but not kept to be named (a look-up that fetched the first ten). */
+  addUnshown(count: number): void {
+    this.total += Math.max(0, count);
   }
 
   /** A row whose key an earlier row of the file has (`repeats`): added, and true. */

@@ -1,0 +1,196 @@
+import pg from 'pg';
+import { RejectError } from '../errors.js';
+import { faultPoint } from '../faults.js';
+import { PROVENANCE_COLUMNS, keyName, tableKey, type Layout } from '../layout/model/layout.js';
+import { KeyClashes, repeatsLine, showKey } from '../layout/reader/naturalKeys.js';
+import { quoteValue } from '../layout/values/quoteValue.js';
+import { constraintName } from './layoutTable.js';
+import type { FinanceTarget } from './target.js';
+
+const { escapeIdentifier: id } = pg;
+
+/**
+ * The staging table of one load: a temporary table of the load's own transaction (dropped at its
+ * end, seen by no other session), with the layout table's columns and types.
+ */
+export const STAGING_TABLE = 'pg_temp.settle_incoming';
+
+/** What a staged load put in: the new rows, and the rows another file had loaded already (identical: not loaded again). */
+export interface StagedRows {
+  rows: number;
+  seenBefore: number;
+}
+
+/** A differing row is named with at most this many of its columns. */
+const DIFFERENCES_SHOWN = 10;
+
+/** The staging table, made for this transaction from the layout's table (its columns and types, no constraint). */
+export function createStagingSql({ schema, layout }: FinanceTarget): string {
+  const columns = [...layout.columns.map((c) => c.name), ...(layout.occurrence ? [layout.occurrence] : []), ...PROVENANCE_COLUMNS];
+  return `CREATE TEMP TABLE settle_incoming ON COMMIT DROP AS
+            SELECT ${columns.map(id).join(', ')} FROM ${id(schema)}.${id(layout.table)} WITH NO DATA`;
+}
+
+/** How messages show a staged row's key: its values as the table keeps them, and its occurrence. */
+function keyText(layout: Layout, values: string[], occurrence: unknown): string {
+  return `${showKey(values)}${layout.occurrence !== undefined ? ` (occurrence ${String(occurrence)})` : ''}`;
+}
+
+/**
+ * The staged rows into the layout's table, inside the load's transaction (docs/DESIGN.md
+ * "Statements without ids"):
+ * 1. with an `occurrence` column, each row is numbered among the file's rows of the same key
+ *    values (1, 2, … in the file's order), compared as the UNIQUE index compares them (a decimal
+ *    by its value, a timestamp by its instant); without one, a key the file repeats is refused;
+ * 2. every row goes in unless its key is in the table already (`ON CONFLICT DO NOTHING`, in the
+ *    key's order so that two loads at once wait on each other rather than deadlock): a row
+ *    another transaction is inserting is waited for, so two runs never both load a key;
+ * 3. each row that did not go in is compared with the loaded row of its key: with `seenBefore`, an identical row is counted as seen before and a
+ *    different one refuses the file, naming line, key and both values; without it, any such row
+ *    refuses the file as a key loaded before.
+ * Every staged row is new or seen before: anything else is a fault, never a silent drop.
+ */
+export async function settleStagedRows(financeTarget: FinanceTarget, loadId: number, staged: number): Promise<StagedRows> {
+  const { client, schema, layout } = financeTarget;
+  const table = `${id(schema)}.${id(layout.table)}`;
+  await keyStagedRows(financeTarget);
+  const all = [...layout.columns.map((c) => c.name), ...(layout.occurrence ? [layout.occurrence] : []), ...PROVENANCE_COLUMNS].map(id);
+  const inserted = await client.query(
+    `INSERT INTO ${table} (${all.join(', ')})
+     SELECT ${all.join(', ')} FROM ${STAGING_TABLE} ORDER BY ${tableKey(layout).map(id).join(', ')}
+     ON CONFLICT ON CONSTRAINT ${id(constraintName(layout))} DO NOTHING`,
+  );
+  const rows = inserted.rowCount ?? 0;
+
+  const matched = await matchedRows(financeTarget, loadId);
+  const seenBefore = layout.seenBefore ? matched.same : 0;
+  if (matched.different > 0 || (!layout.seenBefore && matched.same > 0)) throw matched.refusal();
+  if (rows + seenBefore !== staged) {
+    throw new Error(`${staged} rows staged for ${table}, ${rows} inserted and ${seenBefore} seen before: the rest went nowhere`);
+  }
+  faultPoint('rows-compared');
+  return { rows, seenBefore };
+}
+
+/**
+ * What a load of the staged rows would do, without loading them (`check`): how many are new and
+ * how many identical to rows loaded before, or the refusal a load would meet. Nothing is written
+ * but the transaction's own staging table; the caller rolls the transaction back.
+ */
+export async function judgeStagedRows(financeTarget: FinanceTarget, staged: number): Promise<StagedRows> {
+  await keyStagedRows(financeTarget);
+  // no load of this file exists: every row of the table is another file's
+  const matched = await matchedRows(financeTarget, 0);
+  if (matched.different > 0 || (!financeTarget.layout.seenBefore && matched.same > 0)) throw matched.refusal();
+  return { rows: staged - matched.same, seenBefore: matched.same };
+}
+
+/** Step 1: the staged rows numbered among their file's rows of the same key (`occurrence`), or a key the file repeats refused. */
+async function keyStagedRows(financeTarget: FinanceTarget): Promise<void> {
+  const { client, layout } = financeTarget;
+  const key = layout.naturalKey.map(id);
+  await client.query(`ANALYZE ${STAGING_TABLE}`);
+  if (layout.occurrence === undefined) return refuseRepeats(financeTarget);
+  await client.query(
+    `UPDATE ${STAGING_TABLE} s SET ${id(layout.occurrence)} = n.occurrence
+       FROM (SELECT source_line, row_number() OVER (PARTITION BY ${key.join(', ')} ORDER BY source_line) AS occurrence
+               FROM ${STAGING_TABLE}) n
+      WHERE s.source_line = n.source_line`,
+  );
+}
+
+/** A key the file itself repeats (a layout without `occurrence`): the file is refused, naming each line and the first. */
+async function refuseRepeats({ client, layout }: FinanceTarget): Promise<void> {
+  const key = layout.naturalKey.map(id);
+  const found = await client.query<Record<string, string | number>>(
+    `SELECT line, first_line, ${key.map((k, i) => `${k}::text AS k${i}`).join(', ')}, count(*) OVER () AS total
+       FROM (SELECT source_line AS line, ${key.join(', ')},
+                    first_value(source_line) OVER (PARTITION BY ${key.join(', ')} ORDER BY source_line) AS first_line
+               FROM ${STAGING_TABLE}) r
+      WHERE line <> first_line ORDER BY line LIMIT 10`,
+  );
+  if (found.rows.length === 0) return;
+  const clashes = new KeyClashes();
+  for (const row of found.rows) {
+    const values = key.map((_, i) => String(row[`k${i}`]));
+    clashes.add({ key: showKey(values), line: Number(row.line), from: repeatsLine(Number(row.first_line)) });
+  }
+  clashes.addUnshown(Number(found.rows[0]!.total) - found.rows.length);
+  throw clashRefusal(layout, clashes);
+}
+
+function clashRefusal(layout: Layout, clashes: KeyClashes): RejectError {
+  const { message, line } = clashes.message(layout);
+  return new RejectError(message, { ...(line !== undefined ? { line } : {}), field: keyName(layout) });
+}
+
+/**
+ * The staged rows whose key the table holds under another load: how many are identical to the
+ * loaded row, how many differ, and the refusal that names the first of them. Each is compared
+ * with the loaded row as committed (READ COMMITTED: a load that committed while this one waited
+ * on its key is seen); a loaded row is only ever removed by `run --reprocess` of its own content,
+ * which puts the rows of the same archived bytes back in the same transaction. (The rows are not
+ * locked: FOR SHARE would need UPDATE on the table, which the ingest role does not have.)
+ */
+async function matchedRows(
+  financeTarget: FinanceTarget,
+  loadId: number,
+): Promise<{ same: number; different: number; refusal: () => RejectError }> {
+  const { client, schema, layout } = financeTarget;
+  const table = `${id(schema)}.${id(layout.table)}`;
+  const columns = layout.columns.map((c) => id(c.name));
+  const join = tableKey(layout)
+    .map((k) => `t.${id(k)} = s.${id(k)}`)
+    .join(' AND ');
+  const occurrence = layout.occurrence !== undefined ? `, s.${id(layout.occurrence)} AS occurrence` : '';
+  const found = await client.query<Record<string, unknown>>(
+    `WITH matched AS (
+       SELECT s.source_line AS line, t.source_line AS loaded_line, t.load_id${occurrence},
+              ${layout.naturalKey.map((k, i) => `s.${id(k)}::text AS k${i}`).join(', ')},
+              ${columns.map((c, i) => `s.${c} IS NOT DISTINCT FROM t.${c} AS same${i}, s.${c}::text AS here${i}, t.${c}::text AS loaded${i}`).join(',\n              ')},
+              ${columns.map((c) => `s.${c} IS NOT DISTINCT FROM t.${c}`).join(' AND ')} AS same
+         FROM ${STAGING_TABLE} s JOIN ${table} t ON ${join}
+        WHERE t.load_id <> $1)
+     SELECT m.*, f.file_name, l.run_id,
+            count(*) FILTER (WHERE m.same) OVER () AS same_rows, count(*) FILTER (WHERE NOT m.same) OVER () AS different_rows
+       FROM matched m JOIN ${id(schema)}.loads l ON l.load_id = m.load_id JOIN ${id(schema)}.file_loads f ON f.sha256 = l.sha256
+      ORDER BY m.same, m.line LIMIT 10`,
+    [loadId],
+  );
+  const first = found.rows[0];
+  const same = Number(first?.same_rows ?? 0);
+  const different = Number(first?.different_rows ?? 0);
+  const keyOf = (row: Record<string, unknown>) =>
+    keyText(
+      layout,
+      layout.naturalKey.map((_, i) => String(row[`k${i}`])),
+      row.occurrence,
+    );
+  const from = (row: Record<string, unknown>) => `${String(row.file_name)} (run ${String(row.run_id)}, line ${String(row.loaded_line)})`;
+  const refusal = (): RejectError => {
+    if (!layout.seenBefore) {
+      const clashes = new KeyClashes();
+      for (const row of found.rows) clashes.add({ key: keyOf(row), line: Number(row.line), from: `already loaded from ${from(row)}` });
+      clashes.addUnshown(same + different - found.rows.length);
+      return clashRefusal(layout, clashes);
+    }
+    const differing = found.rows.filter((row) => row.same === false);
+    const told = differing.map((row) => {
+      const changed = layout.columns.flatMap((c, i) => (row[`same${i}`] === false ? [i] : []));
+      const values = changed
+        .slice(0, DIFFERENCES_SHOWN)
+        .map((i) => `${layout.columns[i]!.name} ${shown(row[`here${i}`])} here, ${shown(row[`loaded${i}`])} loaded`);
+      const more = changed.length > DIFFERENCES_SHOWN ? `, and ${changed.length - DIFFERENCES_SHOWN} more columns` : '';
+      return `line ${String(row.line)}: key ${keyOf(row)} was loaded from ${from(row)} with other values: ${values.join(', ')}${more}`;
+    });
+    const more = different > differing.length ? `; and ${different - differing.length} more` : '';
+    const head = different === 1 ? '' : `${different} rows differ from the rows loaded before under their keys: `;
+    const firstRow = differing[0]!;
+    const field = layout.columns[layout.columns.findIndex((_, i) => firstRow[`same${i}`] === false)]?.name ?? keyName(layout);
+    return new RejectError(`${head}${told.join('; ')}${more}`, { line: Number(firstRow.line), field });
+  };
+  return { same, different, refusal };
+}
+
+/** A value as a refusal quotes it: quoted (long ones cut), an empty one said so. */
+const shown = (value: unknown): string => (value === null || value === undefined ? 'empty' : quoteValue(String(value)));
