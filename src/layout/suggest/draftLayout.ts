@@ -1,7 +1,7 @@
 import { isActiveCurrency } from '../values/currencies.js';
 import { namedWidth, type CsvRecord } from '../reader/csvRecords.js';
 import { guessClockFormat, guessDateFormat } from './dateGuess.js';
-import type { EncodingGuess } from './encodingGuess.js';
+import type { EncodingGuess } from '../values/encodingGuess.js';
 import { AS_WRITTEN, RESERVED_COLUMNS, type ColumnType } from '../model/layout.js';
 import { parseZone } from '../values/timeZones.js';
 
@@ -117,6 +117,9 @@ interface Inferred {
   unsure?: string;
 }
 
+/** A digit string this long is a number that names something (an account, a card), not a quantity. */
+const LONG_DIGITS = 16;
+
 const leadingZero = (v: string) => /^[+-]?0\d/.test(v);
 
 /** The type of one column's sample values (trimmed, none empty): the strictest every value reads as. */
@@ -138,6 +141,10 @@ function inferType(values: string[], header: string, mark: '.' | ',', group: str
       ...(guess.unsure ? { unsure: guess.unsure } : {}),
     } satisfies Inferred;
   };
+  // digit strings longer than any amount is written (a 19- or 20-digit account or card number): text, never money
+  const digits = values.every((v) => /^\d+$/.test(v)) ? Math.max(...values.map((v) => v.length)) : 0;
+  if (digits >= LONG_DIGITS)
+    return { type: 'text', why: `digit strings of up to ${digits} digits (account or card numbers): text, never an amount` };
   if (DATE_LIKE.test(header) && values.every((v) => /^\d{8}$/.test(v))) {
     const dateInference = dated();
     if (dateInference) return dateInference;
@@ -230,7 +237,12 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   const encoding = facts.encoding;
   if (encoding && encoding.encoding !== 'utf-8') {
     notes.push(`the file is ${encoding.encoding} ("encoding"): ${encoding.why}`);
-    if (!encoding.sure) unsure.push(`the encoding: ${encoding.why}; look at a name with accents in the printed columns`);
+    if (!encoding.sure) {
+      const alternatives = encoding.alternatives.length > 0 ? `; else ${encoding.alternatives.join(', or ')}` : '';
+      unsure.push(
+        `the encoding: ${encoding.encoding}, not sure: ${encoding.why}${alternatives}; look at the header's names in the printed columns`,
+      );
+    }
   }
 
   // record types: a short upper-case code first in every record, several codes, one of them most of the file

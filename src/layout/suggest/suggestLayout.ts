@@ -5,7 +5,7 @@ import { readAt } from '../../syncFs.js';
 import { findBadRows } from '../reader/readSettlement.js';
 import { totalsText } from '../reader/totalsCheck.js';
 import { draftLayout, widths, type Draft } from './draftLayout.js';
-import { guessEncoding, type EncodingGuess } from './encodingGuess.js';
+import { guessEncoding, type EncodingGuess } from '../values/encodingGuess.js';
 import { MAX_LAYOUT_COLUMNS, type Layout } from '../model/layout.js';
 import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
 import { PRESETS } from '../model/presets.js';
