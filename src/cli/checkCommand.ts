@@ -29,8 +29,16 @@ interface Checked {
   totals?: CheckedTotal[];
   /** its balance rules that found no group to check: nothing of them proved */
   totals_not_checked?: string[];
+  /** records continued over several lines and joined (the layout's `continuationLines`): where each starts, and its other lines */
+  joined_lines?: { line: number; continued_on: number[] }[];
   error: string | null;
 }
+
+/** The joins a continuation-lines layout made, as `check` shows them: `; line 4 joined with line 5`. */
+const joinedText = (joins: Checked['joined_lines']) =>
+  (joins ?? [])
+    .map((j) => `; line ${j.line} joined with line${j.continued_on.length > 1 ? 's' : ''} ${j.continued_on.join(', ')}`)
+    .join('');
 
 const WORDS = { rejected: 'rejected', ignored: 'a run would leave it alone', not_ready: 'a run would not take it yet' } as const;
 
@@ -73,7 +81,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
           const content = await stagedContent(delivered, decode, join(staging, String(fileIndex)));
           try {
             if (content.kind === 'failed') throw new UsageError(`${file}: ${content.reason}`);
-            const { rows, skippedRows, totals, totalsNotChecked, error } =
+            const { rows, skippedRows, totals, totalsNotChecked, joins, error } =
               content.kind === 'refused'
                 ? { rows: 0, skippedRows: 0, error: content.error }
                 : await checkContent(content.path, settings.layout, { fileName: basename(file), plain: content.layers.length === 0 });
@@ -86,6 +94,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
               skipped_rows: error || name ? null : skippedRows,
               ...(totals && !error ? { totals } : {}),
               ...(totalsNotChecked && !error ? { totals_not_checked: totalsNotChecked } : {}),
+              ...(joins?.length ? { joined_lines: joins.map((j) => ({ line: j.line, continued_on: j.continuedOn })) } : {}),
               error: error?.message ?? name?.error ?? null,
             });
           } finally {
@@ -103,7 +112,8 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
           const left = checkedFile.skipped_rows ? ` (and ${checkedFile.skipped_rows} left out by the layout)` : '';
           const proved =
             (checkedFile.totals?.length ? `; ${totalsText(checkedFile.totals)}` : '') +
-            (checkedFile.totals_not_checked ?? []).map((note) => `; not checked: ${note}`).join('');
+            (checkedFile.totals_not_checked ?? []).map((note) => `; not checked: ${note}`).join('') +
+            joinedText(checkedFile.joined_lines);
           const what =
             checkedFile.outcome === 'ok'
               ? `ok, ${checkedFile.rows} rows${left}${proved}`

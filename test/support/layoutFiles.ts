@@ -327,6 +327,7 @@ const LAYOUT_KEYS_WRITTEN: Record<keyof Layout, boolean> = {
   nullPadding: false,
   spaceAfterQuote: false,
   whiteLinesBlank: false,
+  continuationLines: false,
   totals: false,
   maxRecordBytes: true,
 };

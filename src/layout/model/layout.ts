@@ -192,6 +192,8 @@ export interface Layout {
   spaceAfterQuote?: boolean;
   /** a line of spaces and tabs only is a blank line, not a record */
   whiteLinesBlank?: boolean;
+  /** a record narrower than the header is joined with the lines that continue it (reader/csvRecords.ts, ContinuationLines) */
+  continuationLines?: boolean;
   /** a row with fewer fields than the header reads the missing last ones as empty (DuckDB's `null_padding`) */
   nullPadding?: boolean;
   /** the control totals the rows must agree with before any is loaded (reader/totalsCheck.ts) */

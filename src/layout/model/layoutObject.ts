@@ -44,6 +44,7 @@ export const LAYOUT_KEYS = [
   'nullPadding',
   'spaceAfterQuote',
   'whiteLinesBlank',
+  'continuationLines',
   'totals',
 ];
 export const ROLES = ['data', 'header', 'skip', 'info'] as const;
@@ -127,8 +128,10 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (typeof nullPadding !== 'boolean')
     fail('"nullPadding" must be true (a row shorter than the header has its last fields empty) or false');
   if (nullPadding && !header) fail('"nullPadding" needs a header line (its names say how wide a row is)');
-  for (const key of ['spaceAfterQuote', 'whiteLinesBlank'] as const)
+  for (const key of ['spaceAfterQuote', 'whiteLinesBlank', 'continuationLines'] as const)
     if (raw[key] !== undefined && typeof raw[key] !== 'boolean') fail(`"${key}" must be true or false`);
+  if (raw.continuationLines === true && (!header || raw.recordTypes !== undefined || leadingRecords !== 0))
+    fail('"continuationLines" needs a header line first (its names say how wide a record is), and no "recordTypes" or "leadingRecords"');
   const totals = raw.totals !== undefined ? parseTotals(raw.totals, columns, leadingRecords as number, fail) : undefined;
   for (const type of totals?.flatMap((t) => (t.kind === 'record' ? [t] : [])) ?? []) {
     if (type.at === 'footer' && recordTypes && !recordTypes.has(type.record))
@@ -156,6 +159,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     ...(nullPadding ? { nullPadding: true } : {}),
     ...(raw.spaceAfterQuote === true ? { spaceAfterQuote: true } : {}),
     ...(raw.whiteLinesBlank === true ? { whiteLinesBlank: true } : {}),
+    ...(raw.continuationLines === true ? { continuationLines: true } : {}),
     ...(totals ? { totals } : {}),
   };
 }
@@ -295,6 +299,7 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   if (layout.nullPadding) out.nullPadding = true;
   if (layout.spaceAfterQuote) out.spaceAfterQuote = true;
   if (layout.whiteLinesBlank) out.whiteLinesBlank = true;
+  if (layout.continuationLines) out.continuationLines = true;
   if (layout.totals) out.totals = totalsJson(layout.totals);
   return out;
 }
