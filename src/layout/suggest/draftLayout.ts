@@ -26,6 +26,8 @@ export interface Draft {
   naturalKey: string[];
   /** why that key, or why none was found */
   naturalKeyWhy: string;
+  /** every other key unique in the sample, the likeliest first: what the whole file's proof tries next */
+  otherKeys: string[][];
   /** what else the draft assumed: preamble, record types, rows left out */
   notes: string[];
   /** what the sample could not decide, one line each: a person checks these first */
@@ -213,9 +215,15 @@ function findHeader(rows: readonly CsvRecord[]): number | undefined {
   return best?.at;
 }
 
+/** What a draft says when it reads rows broken over lines joined (`continuationLines`). */
+export const JOINED_LINES =
+  'rows narrower than the header are a value broken over lines: joined back to their record ("continuationLines"); `check` names each join: look at them';
+
 /** What the sample says about the file beyond its records: its encoding. */
 export interface SampleFacts {
   encoding?: EncodingGuess;
+  /** the records were read with lines continuing a record joined to it (draftProof.ts found rows broken over lines) */
+  continuationLines?: boolean;
 }
 
 /**
@@ -393,6 +401,8 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
     amountColumns.every((k) => inferred[k]!.whole) &&
     amountColumns.some((k) => keptValues(k).some((v) => /\d{4}/.test(v)));
   const locales = new Set<string>();
+  /** the amount columns whose values carry an ISO code */
+  const codesIn: number[] = [];
   const columns: DraftColumn[] = headerTexts.map((header, columnIndex) => {
     const inference = inferred[columnIndex]!;
     const required = kept.every((r) => raw(columnIndex, r).trim() !== '');
@@ -419,7 +429,11 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
         `${header}: whole numbers like ${keptValues(columnIndex)[0]} beside a currency column, read as minor units (cents) of each row's currency — a guess: if they are whole units, remove "minorUnits"`,
       );
     } else if (inference.scale !== undefined && inference.scale !== 2) json.scale = inference.scale;
-    if (inference.symbols && inference.symbols.length > 0) json.currencySymbols = inference.symbols;
+    if (inference.symbols && inference.symbols.length > 0) {
+      // ISO codes written inside the amount (`JPY 1000.00`) say each row's currency: read into a column of its own
+      if (inference.symbols.every((code) => /^[A-Z]{3}$/.test(code))) codesIn.push(columnIndex);
+      else json.currencySymbols = inference.symbols;
+    }
     if (inference.format !== undefined && inference.format !== (inference.type === 'date' ? 'yyyy-MM-dd' : 'yyyy-MM-dd HH:mm:ss'))
       json.format = inference.format;
     if (inference.locale) locales.add(inference.locale);
@@ -452,8 +466,25 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   });
   if (short > 0) notes.push(`${short} sampled record(s) are not as wide as the header: check them`);
 
-  const { key, why } = naturalKey(columns, kept, positions);
+  const { key, why, others } = naturalKey(columns, kept, positions);
   if (kept.length < 10) unsure.push(`the natural key: only ${kept.length} row(s) sampled, so nearly any column is unique in them`);
+  // after the key, which finds each column's field by its place among the header's
+  for (const columnIndex of [...codesIn].reverse()) {
+    const amount = columns[columnIndex]!;
+    const name = columnName(`${amount.name}_currency`, taken);
+    const json: Record<string, unknown> = {
+      name,
+      ...(headerFields ? { from: amount.header } : { position: positions[columnIndex]! + 1 }),
+      type: 'currency',
+      inAmount: amount.name,
+      ...(amount.required ? {} : { required: false }),
+    };
+    const codes = inferred[columnIndex]!.symbols!;
+    const why = `the ISO code written inside ${amount.header} (${codes.map((c) => `"${c}"`).join(', ')}): each row's currency ("inAmount")`;
+    columns.splice(columnIndex + 1, 0, { name, header: amount.header, type: 'currency', required: amount.required, why, json });
+    amount.why += `; its currency code read into ${name}`;
+    notes.push(`${amount.header} writes its currency code inside the amount: ${name} reads it ("inAmount"), so no row's currency is lost`);
+  }
   const layout: Record<string, unknown> = { table };
   if (encoding && encoding.encoding !== 'utf-8') layout.encoding = encoding.encoding;
   if (delimiter !== ',') layout.delimiter = delimiter;
@@ -464,10 +495,14 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   if (!headerFields) layout.header = false;
   if (headerFields && reach < named) layout.nullPadding = true;
   if (recordTypes) layout.recordTypes = recordTypes;
+  if (facts.continuationLines) {
+    layout.continuationLines = true;
+    notes.push(JOINED_LINES);
+  }
   layout.columns = columns.map((draftColumn) => draftColumn.json);
   layout.naturalKey = key.length === 1 ? key[0] : key;
   if (skipRows.length > 0) layout.skipRows = skipRows;
-  return { layout, columns, naturalKey: key, naturalKeyWhy: why, notes, unsure };
+  return { layout, columns, naturalKey: key, naturalKeyWhy: why, otherKeys: others, notes, unsure };
 }
 
 /**
@@ -476,7 +511,11 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
  * monthly, a transfer and its fee under one id), never stand alone. None found: the first
  * column, said so.
  */
-function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[], positions: readonly number[]): { key: string[]; why: string } {
+function naturalKey(
+  columns: DraftColumn[],
+  kept: readonly CsvRecord[],
+  positions: readonly number[],
+): { key: string[]; why: string; others: string[][] } {
   const usable = columns
     .map((draftColumn, i) => ({ c: draftColumn, i }))
     .filter(({ c }) => (c.required || c.type === 'text') && ['text', 'integer', 'date', 'currency', 'timestamp'].includes(c.type))
@@ -503,12 +542,15 @@ function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[], position
     ...combinations(usable.slice(0, 8), 2),
     ...combinations(usable.slice(0, 8), 3),
   ].filter((combo) => combo.some((u) => u.c.type !== 'timestamp'));
-  const found = candidates.find((combo) => unique(combo.map((u) => u.i)));
+  const uniqueOnes = candidates.filter((combo) => unique(combo.map((u) => u.i)));
+  const found = uniqueOnes[0];
+  const others = uniqueOnes.slice(1, 12).map((combo) => combo.map((u) => u.c.name));
   if (found) {
     const withTime = found.some((u) => u.c.type === 'timestamp');
     return {
       key: found.map((u) => u.c.name),
       why: `${found.length === 1 ? 'its values are' : 'together their values are'} there and unique in the ${kept.length} sampled rows${found.some((u) => idLike(u.c.name)) ? ', and named like an id' : ''}${withTime ? ' (the id alone repeats: its time tells the rows apart)' : ''}: confirm the partner documents it as unique`,
+      others,
     };
   }
   const first = columns.find((c) => c.required) ?? columns[0];
@@ -516,7 +558,7 @@ function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[], position
     first.required = true;
     delete first.json.required;
   }
-  return { key: [first?.name ?? 'id'], why: "no column or pair of columns is unique in the sample: name the partner's unique id" };
+  return { key: [first?.name ?? 'id'], why: "no column or pair of columns is unique in the sample: name the partner's unique id", others };
 }
 
 function combinations<T>(items: T[], size: number): T[][] {
