@@ -83,3 +83,13 @@ describe('layout suggest proves its draft over the whole file', () => {
     expect(s.draft!.notes.join('\n')).toMatch(/writes its currency code inside the amount/);
   });
 });
+
+describe('layout suggest finds the account and summary records of a statement', () => {
+  it('takes K as the account record and checks S as the count of D records', async () => {
+    const { s, layout, checked } = await draftRoundTrip(fixture('bank_statement_records.txt'), 'statement.txt');
+    expect(layout.recordTypes).toEqual({ K: 'info', D: 'data', S: { count: 2 } });
+    expect(s.draft!.notes.join('\n')).toMatch(/K is the account's record \(it carries the account number 6222021234567890123\)/);
+    expect(s.draft!.naturalKey).toEqual(['field_3']);
+    expect(checked).toMatchObject({ rows: 15, error: null });
+  });
+});

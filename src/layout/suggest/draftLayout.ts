@@ -178,6 +178,27 @@ function inferType(values: string[], header: string, mark: '.' | ',', group: str
   return dated() ?? { type: 'text', why: 'text' };
 }
 
+/**
+ * The field of a record type that states how many data records came before it (since its last
+ * occurrence, as the reader counts them), the same field in every occurrence; undefined when none
+ * does.
+ */
+function countField(rows: readonly CsvRecord[], code: string, data: string): number | undefined {
+  let candidates: number[] | undefined;
+  let since = 0;
+  /** a count of one or none says too little: any field holding 1 would agree */
+  let most = 0;
+  for (const csvRecord of rows) {
+    if (csvRecord.fields[0] === data) since++;
+    if (csvRecord.fields[0] !== code) continue;
+    const stating = csvRecord.fields.flatMap((f, i) => (i > 0 && /^\d{1,15}$/.test(f.trim()) && Number(f.trim()) === since ? [i + 1] : []));
+    candidates = candidates === undefined ? stating : candidates.filter((i) => stating.includes(i));
+    most = Math.max(most, since);
+    since = 0;
+  }
+  return most >= 2 ? candidates?.[0] : undefined;
+}
+
 /** The widths the sample's records have, most frequent first. */
 export function widths(records: readonly CsvRecord[]): number[] {
   const counts = new Map<number, number>();
@@ -239,7 +260,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   const notes: string[] = [];
   const unsure: string[] = [];
   let rows = [...records];
-  let recordTypes: Record<string, string> | undefined;
+  let recordTypes: Record<string, unknown> | undefined;
   let headerFields: readonly string[] | undefined;
   let skipLines = 0;
   const encoding = facts.encoding;
@@ -272,10 +293,25 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
         : undefined;
     recordTypes = Object.fromEntries([...codes.keys()].map((c) => [c, c === data ? 'data' : c === headerType ? 'header' : 'info']));
     if (headerType) headerFields = before!.fields;
+    const others = [...codes.keys()].filter((c) => c !== data && c !== headerType);
+    const described = others.map((code) => {
+      const field = countField(rows, code, data);
+      if (field !== undefined) {
+        recordTypes![code] = { count: field };
+        unsure.push(
+          `${code}: its field ${field} agrees with the number of ${data} records in the sample, so it is checked as their count: confirm the partner documents it`,
+        );
+        return `${code} states how many ${data} records there are (field ${field}): checked as a count`;
+      }
+      const account = rows.find((r) => r.fields[0] === code)?.fields.find((f) => new RegExp(`^\\d{${LONG_DIGITS},}$`).test(f.trim()));
+      if (account !== undefined)
+        return `${code} is the account's record (it carries the account number ${account.trim()}): taken as information`;
+      return `${code} is taken as information`;
+    });
     rows = rows.filter((r) => r.fields[0] === data);
     notes.push(
       `records are told by their first field: ${data} holds the rows${headerType ? `, ${headerType} names their fields` : ''}; ` +
-        `${[...codes.keys()].filter((c) => c !== data && c !== headerType).join(', ') || 'no other'} are taken as information (see "recordTypes": a count record can be checked with {"count": FIELD})`,
+        `${described.join('; ') || 'no other'} (see "recordTypes")`,
     );
   } else {
     // the header: the record with the most data under it; what comes before it is a preamble
@@ -536,7 +572,11 @@ function naturalKey(
     ...singles.filter((u) => idLike(u.c.name)).map((u) => [u]),
     ...ids.flatMap((id) => times.map((t) => [id, t])),
     ...combinations(ids.slice(0, 8), 2),
-    ...singles.filter((u) => !idLike(u.c.name) && idShaped(u)).map((u) => [u]),
+    // a date unique in the sample is one row a day so far, not an id: text and numbers first
+    ...singles
+      .filter((u) => !idLike(u.c.name) && idShaped(u))
+      .sort((a, b) => Number(a.c.type === 'date') - Number(b.c.type === 'date'))
+      .map((u) => [u]),
     ...ids.flatMap((id) => usable.filter((u) => u !== id).map((u) => [id, u])),
     ...singles.map((u) => [u]),
     ...combinations(usable.slice(0, 8), 2),
