@@ -39,8 +39,8 @@ export async function firstRecords(
       ...(continuationLines ? { continuationLines } : {}),
     };
     for await (const block of csvRecordBlocks(path, opts)) {
-      for (let r = block.next(); r !== null; r = block.next()) {
-        records.push(r);
+      for (let csvRecord = block.next(); csvRecord !== null; csvRecord = block.next()) {
+        records.push(csvRecord);
         if (records.length >= count) return records;
       }
     }
