@@ -34,6 +34,8 @@ interface Checked {
   totals?: CheckedTotal[];
   /** its balance rules that found no group to check: nothing of them proved */
   totals_not_checked?: string[];
+  /** records continued over several lines and joined (the layout's `continuationLines`): where each starts, and its other lines */
+  joined_lines?: { line: number; continued_on: number[] }[];
   error: string | null;
 }
 
@@ -44,6 +46,11 @@ function seenText(seenBefore: number | null | undefined): string {
   if (seenBefore === 0) return ', all new: none seen before';
   return ` new, and ${seenBefore} seen before: identical to rows other files loaded, a run does not load them again`;
 }
+/** The joins a continuation-lines layout made, as `check` shows them: `; line 4 joined with line 5`. */
+const joinedText = (joins: Checked['joined_lines']) =>
+  (joins ?? [])
+    .map((j) => `; line ${j.line} joined with line${j.continued_on.length > 1 ? 's' : ''} ${j.continued_on.join(', ')}`)
+    .join('');
 
 const WORDS = { rejected: 'rejected', ignored: 'a run would leave it alone', not_ready: 'a run would not take it yet' } as const;
 
@@ -104,7 +111,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
                     // as a run would take it now: delivered when it was last written
                     deliveredAt: fileStat.mtimeMs,
                   });
-            const { skippedRows, totals, totalsNotChecked } = read;
+            const { skippedRows, totals, totalsNotChecked, joins } = read;
             let { rows, error } = read;
             let seen: number | null | undefined = compares ? null : undefined;
             if (compares && databaseGiven && !error && content.kind === 'content') {
@@ -125,6 +132,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
               skipped_rows: error || name ? null : skippedRows,
               ...(totals && !error ? { totals } : {}),
               ...(totalsNotChecked && !error ? { totals_not_checked: totalsNotChecked } : {}),
+              ...(joins?.length ? { joined_lines: joins.map((j) => ({ line: j.line, continued_on: j.continuedOn })) } : {}),
               error: error?.message ?? name?.error ?? null,
             });
           } finally {
@@ -145,7 +153,8 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
             (checkedFile.skipped_rows ? ` (and ${checkedFile.skipped_rows} left out by the layout)` : '');
           const proved =
             (checkedFile.totals?.length ? `; ${totalsText(checkedFile.totals)}` : '') +
-            (checkedFile.totals_not_checked ?? []).map((note) => `; not checked: ${note}`).join('');
+            (checkedFile.totals_not_checked ?? []).map((note) => `; not checked: ${note}`).join('') +
+            joinedText(checkedFile.joined_lines);
           const what =
             checkedFile.outcome === 'ok'
               ? `ok, ${checkedFile.rows} rows${left}${proved}`

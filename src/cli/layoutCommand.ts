@@ -22,7 +22,7 @@ function printSuggestion(file: string, s: Suggestion): string {
       lines.push(
         `    ${c.name} (${printable(c.header)}): ${c.type}${c.format ? ` ${c.format}` : ''}${c.required ? '' : ', optional'}; ${printable(c.why)}`,
       );
-    lines.push(`  natural key: ${s.draft.naturalKey.join(', ')}; ${printable(s.draft.naturalKeyWhy)}`);
+    lines.push(`  natural key: ${s.draft.naturalKey.join(', ') || 'none'}; ${printable(s.draft.naturalKeyWhy)}`);
     for (const note of s.draft.notes) lines.push(`  note: ${printable(note)}`);
     // what the sample could not decide, one line each: the lines to check first
     for (const doubt of s.draft.unsure) lines.push(`  unsure: ${printable(doubt)}`);

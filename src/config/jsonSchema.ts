@@ -261,6 +261,12 @@ function layoutObjectSchema(): Schema {
       default: false,
     },
     whiteLinesBlank: { description: 'a line of spaces and tabs only is a blank line, not a record', type: 'boolean', default: false },
+    continuationLines: {
+      description:
+        'a record narrower than the header is joined with the next lines while together they are no wider (a value broken by a line end)',
+      type: 'boolean',
+      default: false,
+    },
     nullPadding: {
       description:
         'a row with fewer fields than the header has its missing last fields empty (a record cut short at the end of the file is still not ready)',

@@ -1,23 +1,12 @@
 import { RejectError } from '../errors.js';
-import { keyName, type Layout } from '../layout/model/layout.js';
+import type { Layout } from '../layout/model/layout.js';
 import { lastRecordCutShort } from '../layout/reader/lastRecord.js';
-import { KeyClashes, KeyRepeats } from '../layout/reader/naturalKeys.js';
-import { findBadRows } from '../layout/reader/readSettlement.js';
-import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
+import type { ContentCheck } from '../layout/reader/readSettlement.js';
+import { checkRows } from '../layout/reader/rowChecks.js';
 import { cutShortWords } from './pausedUpload.js';
 
-/** What a run would make of a file's content, barring the database: its rows, or why it would be refused. */
-export interface ContentCheck {
-  /** the rows a load would put in (a good file) */
-  rows: number;
-  /** the rows the layout's skipRows leaves out, and records of a `skip` type */
-  skippedRows: number;
-  /** the file's own control totals its rows were proved against (layout/reader/totalsCheck.ts) */
-  totals?: CheckedTotal[];
-  /** its balance rules that found no group to check: nothing of them proved (said, never taken for proof) */
-  totalsNotChecked?: string[];
-  error: RejectError | null;
-}
+/** What a run would make of a file's content, barring the database (layout/reader/readSettlement.ts). */
+export type { ContentCheck };
 
 /**
  * Every check a run makes of a decoded content that needs neither a database nor a ledger, by
@@ -48,15 +37,5 @@ export async function checkContent(
       return { rows: 0, skippedRows: 0, error: new RejectError(message, { line: cut.line, field: 'incomplete' }) };
     }
   }
-  // with an occurrence, a repeated key is the next occurrence of it, never a clash
-  const repeats = layout.occurrence === undefined ? new KeyRepeats(layout) : undefined;
-  const clashes = new KeyClashes();
-  const read = await findBadRows(path, layout, {
-    fileName: opts.fileName,
-    ...(opts.deliveredAt !== undefined ? { deliveredAt: opts.deliveredAt } : {}),
-    ...(repeats ? { onRow: (row: { values: (string | null)[]; line: number }) => clashes.addRepeat(repeats, row.values, row.line) } : {}),
-  }).finally(() => repeats?.close());
-  if (read.error || clashes.count === 0) return read;
-  const { message, line } = clashes.message(layout);
-  return { ...read, error: new RejectError(message, { ...(line !== undefined ? { line } : {}), field: keyName(layout) }) };
+  return checkRows(path, layout, { fileName: opts.fileName, ...(opts.deliveredAt !== undefined ? { deliveredAt: opts.deliveredAt } : {}) });
 }

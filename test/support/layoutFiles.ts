@@ -332,6 +332,7 @@ const LAYOUT_KEYS_WRITTEN: Record<keyof Layout, boolean> = {
   whiteLinesBlank: false,
   // a leading record's field only (a pattern over a preamble line or the file name is refused below)
   captures: true,
+  continuationLines: false,
   totals: false,
   maxRecordBytes: true,
 };

@@ -50,7 +50,7 @@ describe('reading a settlement file', () => {
     bad[bad.indexOf(0x01)] = 0xe9; // Latin-1 é
     const err = await rejection(file(Buffer.concat([head, bad, Buffer.from('\n')])));
     expect(err.message).toBe(
-      'line 5, field merchant_id: not valid UTF-8 (0xE9 in "26-03-14,C,M\\xE9,VISA,sale,"); the file looks like windows-1252 or iso-8859-1, or windows-1250 (each reads it "26-03-14,C,Mé,VISA,sale,"): set the layout\'s "encoding"',
+      'line 5, field merchant_id: not valid UTF-8 (0xE9 in "26-03-14,C,M\\xE9,VISA,sale,"); the file looks like windows-1252 or iso-8859-1, or windows-1250 (each reads it "2026-03-14,C,Mé,VISA,sale,"): set the layout\'s "encoding"',
     );
   });
 

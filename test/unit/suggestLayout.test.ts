@@ -81,7 +81,7 @@ describe('layout suggest', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'settle-suggest-')), 'P11KFUN-4242.csv');
     copyFileSync(fixture('layouts/P11KFUN-4242-20260314120000-20260315120000-0001of0001.csv'), path);
     const s = await suggestLayout(path, 'P11KFUN-4242.csv');
-    expect(s.config.layout).toMatchObject({ header: false, recordTypes: { H: 'info', I: 'data', F: 'info', L: 'info' } });
+    expect(s.config.layout).toMatchObject({ header: false, recordTypes: { H: 'info', I: 'data', F: { count: 7 }, L: { count: 2 } } });
     expect(s.draft!.columns.find((c) => c.name === 'field_3')).toMatchObject({ type: 'timestamp', format: "yyyy-MM-dd'T'HH:mm:ss.SSSX" });
     expect((await findBadRows(path, parseLayout(s.config.layout, 'draft'))).error).toBeNull();
   });

@@ -257,6 +257,8 @@ export interface Layout {
   spaceAfterQuote?: boolean;
   /** a line of spaces and tabs only is a blank line, not a record */
   whiteLinesBlank?: boolean;
+  /** a record narrower than the header is joined with the lines that continue it (reader/csvRecords.ts, ContinuationLines) */
+  continuationLines?: boolean;
   /** a row with fewer fields than the header reads the missing last ones as empty (DuckDB's `null_padding`) */
   nullPadding?: boolean;
   /** figures the file states once, outside its rows: read before the first row (reader/captures.ts) */

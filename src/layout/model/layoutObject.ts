@@ -51,6 +51,7 @@ export const LAYOUT_KEYS = [
   'spaceAfterQuote',
   'whiteLinesBlank',
   'captures',
+  'continuationLines',
   'totals',
 ];
 export const ROLES = ['data', 'header', 'skip', 'info'] as const;
@@ -138,8 +139,10 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   if (typeof nullPadding !== 'boolean')
     fail('"nullPadding" must be true (a row shorter than the header has its last fields empty) or false');
   if (nullPadding && !header) fail('"nullPadding" needs a header line (its names say how wide a row is)');
-  for (const key of ['spaceAfterQuote', 'whiteLinesBlank'] as const)
+  for (const key of ['spaceAfterQuote', 'whiteLinesBlank', 'continuationLines'] as const)
     if (raw[key] !== undefined && typeof raw[key] !== 'boolean') fail(`"${key}" must be true or false`);
+  if (raw.continuationLines === true && (!header || raw.recordTypes !== undefined || leadingRecords !== 0))
+    fail('"continuationLines" needs a header line first (its names say how wide a record is), and no "recordTypes" or "leadingRecords"');
   const captures =
     raw.captures !== undefined ? parseCaptures(raw.captures, skipLines as number, leadingRecords as number, fail) : undefined;
   checkCaptureUses(columns, captures ?? [], fail);
@@ -182,6 +185,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     ...(raw.spaceAfterQuote === true ? { spaceAfterQuote: true } : {}),
     ...(raw.whiteLinesBlank === true ? { whiteLinesBlank: true } : {}),
     ...(captures ? { captures } : {}),
+    ...(raw.continuationLines === true ? { continuationLines: true } : {}),
     ...(totals ? { totals } : {}),
   };
 }
@@ -402,6 +406,7 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   if (layout.spaceAfterQuote) out.spaceAfterQuote = true;
   if (layout.whiteLinesBlank) out.whiteLinesBlank = true;
   if (layout.captures) out.captures = Object.fromEntries(layout.captures.map((c) => [c.name, captureJson(c)]));
+  if (layout.continuationLines) out.continuationLines = true;
   if (layout.totals) out.totals = totalsJson(layout.totals);
   return out;
 }

@@ -66,6 +66,16 @@ export interface CsvOptions {
   whiteLinesBlank?: boolean;
   /** each line of the preamble, as read (a layout's `captures` look for their figures there) */
   preambleLine?: (text: string, line: number) => void;
+  /** a record cut short by a line break in a value is joined with the lines that continue it (ContinuationLines) */
+  continuationLines?: boolean;
+  /** each join made, as it is made: the record's first line and the lines joined to it */
+  joins?: Join[];
+}
+
+/** One record that continued over physical lines: the line it starts on, and the lines joined to it. */
+export interface Join {
+  line: number;
+  continuedOn: number[];
 }
 
 const QUOTE = 0x22;
@@ -338,6 +348,78 @@ export function namedWidth(header: readonly string[]): number {
   return width;
 }
 
+/**
+ * Records continued on the next physical line without quotes (a description broken by a line
+ * end, as some banks export it), joined to the record they continue. The rule, where the layout
+ * says `"continuationLines": true`: the first record after the preamble is the header, and its
+ * named fields are the width. A record with fewer fields than that is held; a next line that
+ * is itself narrower than the header, and whose fields, added to the held record's with its
+ * first field continuing the held record's last value, come to no more than the header's
+ * width, is joined to it: the two values become one, with a space between. Lines are joined
+ * until the record is as wide as the header. A held record that the next line cannot complete
+ * is handed out as it is (the reader refuses it as short, naming its line), and that line is
+ * looked at afresh. A line as wide as the header is always a record of its own, so a file
+ * without broken lines reads exactly as without the option. Every join is told (`joins`).
+ */
+class ContinuationLines implements RecordBlock {
+  private width: number | undefined;
+  private held: CsvRecord | undefined;
+  private continuedOn: number[] = [];
+  private records: RecordBlock = { next: () => null };
+  private final = false;
+  /** a record looked at that did not continue the held one: handed out after it */
+  private waiting: CsvRecord | undefined;
+
+  constructor(private readonly joins: Join[] | undefined) {}
+
+  over(records: RecordBlock, final: boolean): RecordBlock {
+    this.records = records;
+    this.final = final;
+    return this;
+  }
+
+  next(): CsvRecord | null {
+    for (;;) {
+      const record = this.waiting ?? this.records.next();
+      this.waiting = undefined;
+      if (record === null) {
+        // the file's end completes nothing: the held record goes as it is
+        if (this.final && this.held) return this.release();
+        return null;
+      }
+      if (this.width === undefined) {
+        this.width = namedWidth(record.fields);
+        return record;
+      }
+      const width = this.width;
+      if (this.held) {
+        const held = this.held;
+        if (record.fields.length < width && held.fields.length + record.fields.length - 1 <= width) {
+          const fields = held.fields.slice(0, -1);
+          fields.push(`${held.fields[held.fields.length - 1]!} ${record.fields[0]!}`, ...record.fields.slice(1));
+          this.held = { fields, line: held.line };
+          this.continuedOn.push(record.line);
+          if (fields.length >= width) return this.release();
+          continue;
+        }
+        this.waiting = record;
+        return this.release();
+      }
+      if (record.fields.length >= width) return record;
+      this.held = record;
+    }
+  }
+
+  /** The held record, joined or not, and its join told. */
+  private release(): CsvRecord {
+    const record = this.held!;
+    if (this.continuedOn.length > 0) this.joins?.push({ line: record.line, continuedOn: this.continuedOn });
+    this.held = undefined;
+    this.continuedOn = [];
+    return record;
+  }
+}
+
 /** How a layout's files are read as records: its delimiter, encoding, preamble and the size limit. */
 export function layoutCsvOptions(layout: Layout): CsvOptions {
   return {
@@ -347,6 +429,7 @@ export function layoutCsvOptions(layout: Layout): CsvOptions {
     ...(layout.encoding !== undefined ? { encoding: layout.encoding } : {}),
     ...(layout.spaceAfterQuote ? { spaceAfterQuote: true } : {}),
     ...(layout.whiteLinesBlank ? { whiteLinesBlank: true } : {}),
+    ...(layout.continuationLines ? { continuationLines: true } : {}),
   };
 }
 
@@ -375,6 +458,8 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
   // one read buffer, no larger than the file: a run over thousands of small files must not
   // allocate (and collect) a large buffer for each; every chunk is decoded (copied) before the next read
   const text = new TextChunks(opts.encoding);
+  const joined = opts.continuationLines ? new ContinuationLines(opts.joins) : undefined;
+  const handed = (block: RecordBlock, final: boolean): RecordBlock => joined?.over(block, final) ?? block;
   try {
     const readBuf = Buffer.allocUnsafe(Math.max(1, Math.min(opts.chunkBytes ?? READ_BYTES, fstatSync(fileDescriptor).size + 1)));
     for (;;) {
@@ -383,21 +468,21 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
       if (opts.progress) opts.progress.bytes += bytesRead;
       const decoded = text.write(readBuf.subarray(0, bytesRead));
       if (decoded.undecodable) {
-        yield undecodable(scanner, decoded.text, decoded.undecodable);
+        yield handed(undecodable(scanner, decoded.text, decoded.undecodable), false);
         return;
       }
       if (decoded.text === '') continue;
       scanner.feed(decoded.text, false);
-      yield scanner;
+      yield handed(scanner, false);
     }
     // what is left is a character cut off by the end of the file (a lone start of a BOM is nothing)
     const rest = text.end();
     if (rest.undecodable) {
-      yield undecodable(scanner, rest.text, rest.undecodable);
+      yield handed(undecodable(scanner, rest.text, rest.undecodable), false);
       return;
     }
     scanner.feed(rest.text, true);
-    yield scanner;
+    yield handed(scanner, true);
   } finally {
     closeSync(fileDescriptor);
   }

@@ -1,5 +1,5 @@
 import { RejectError } from '../../errors.js';
-import { CsvRecordError, csvRecordBlocks, layoutCsvOptions, namedWidth, type RecordBlock } from './csvRecords.js';
+import { CsvRecordError, csvRecordBlocks, layoutCsvOptions, namedWidth, type Join, type RecordBlock } from './csvRecords.js';
 import { DELIMITERS, type Layout, type RecordRole } from '../model/layout.js';
 import { quoteValue } from '../values/quoteValue.js';
 import { planPositions, planRows, type PlanContext, type RowPlan } from './rowPlan.js';
@@ -17,6 +17,8 @@ export interface ReadStats {
   totals?: CheckedTotal[];
   /** the balance rules that found no group to check (said by `check`, never taken for proof) */
   totalsNotChecked?: string[];
+  /** records continued over several lines and joined (the layout's `continuationLines`), when asked for */
+  joins?: Join[];
 }
 
 export interface ReadOptions {
@@ -387,14 +389,30 @@ export async function* settlementBlocks(path: string, layout: Layout, opts: Read
   const reader = new SettlementReader(layout, opts);
   const progress = opts.stats?.bytes !== undefined ? (opts.stats as { bytes: number }) : undefined;
   const preambleLine = layout.captures ? (text: string, line: number) => reader.preambleLine(text, line) : undefined;
-  for await (const records of csvRecordBlocks(path, { ...layoutCsvOptions(layout), progress, ...(preambleLine ? { preambleLine } : {}) }))
-    yield reader.over(records);
+  const joins = opts.stats?.joins;
+  const csvOptions = { ...layoutCsvOptions(layout), progress, ...(preambleLine ? { preambleLine } : {}), ...(joins ? { joins } : {}) };
+  for await (const records of csvRecordBlocks(path, csvOptions)) yield reader.over(records);
   reader.finish();
 }
 
 /** The same rows one at a time (settlementBlocks), for readers that wait on something between rows (key lookups, `check`). */
 export async function* readSettlement(path: string, layout: Layout, opts: ReadOptions = {}): AsyncGenerator<SettlementRow> {
   for await (const block of settlementBlocks(path, layout, opts)) for (let row = block.next(); row !== null; row = block.next()) yield row;
+}
+
+/** What a run would make of a file's content, barring the database: its rows, or why it would be refused. */
+export interface ContentCheck {
+  /** the rows a load would put in (a good file) */
+  rows: number;
+  /** the rows the layout's skipRows leaves out, and records of a `skip` type */
+  skippedRows: number;
+  /** the file's own control totals its rows were proved against (totalsCheck.ts) */
+  totals?: CheckedTotal[];
+  /** its balance rules that found no group to check: nothing of them proved (said, never taken for proof) */
+  totalsNotChecked?: string[];
+  /** records continued over several lines and joined (the layout's `continuationLines`): each shown by `check` */
+  joins?: Join[];
+  error: RejectError | null;
 }
 
 /**
@@ -408,9 +426,9 @@ export async function findBadRows(
     /** each good row as it is read (until the first bad one), for a check that looks across rows (`check`'s repeated keys) */
     onRow?: (row: SettlementRow) => void;
   } = {},
-): Promise<{ rows: number; skippedRows: number; totals?: CheckedTotal[]; totalsNotChecked?: string[]; error: RejectError | null }> {
+): Promise<ContentCheck> {
   let rows = 0;
-  const stats: ReadStats = { skipped: 0 };
+  const stats: ReadStats = { skipped: 0, ...(layout.continuationLines ? { joins: [] } : {}) };
   const { onRow, ...read } = opts;
   try {
     for await (const row of readSettlement(path, layout, { ...read, every: true, stats })) {
@@ -422,10 +440,11 @@ export async function findBadRows(
       skippedRows: stats.skipped,
       ...(stats.totals ? { totals: stats.totals } : {}),
       ...(stats.totalsNotChecked ? { totalsNotChecked: stats.totalsNotChecked } : {}),
+      ...(stats.joins ? { joins: stats.joins } : {}),
       error: null,
     };
   } catch (err) {
-    if (err instanceof RejectError) return { rows, skippedRows: stats.skipped, error: err };
+    if (err instanceof RejectError) return { rows, skippedRows: stats.skipped, ...(stats.joins ? { joins: stats.joins } : {}), error: err };
     throw err;
   }
 }

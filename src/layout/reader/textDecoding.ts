@@ -3,6 +3,7 @@ import { readAt, stat } from '../../syncFs.js';
 import { quoteValue } from '../values/quoteValue.js';
 import { completePrefix, firstInvalidUtf8, UTF8_BOM } from '../values/utf8Bytes.js';
 import { DEFAULT_ENCODING, encodingName, UTF16_BY_BOM } from '../values/encodings.js';
+import { guessLegacyEncoding } from '../values/encodingGuess.js';
 
 /**
  * How a settlement file's bytes become text: the one place that decodes them. UTF-8 (the
@@ -179,17 +180,15 @@ function asWritten(bytes: Buffer): string {
   return `"${out.replace(/"/g, '\\"')}"`;
 }
 
-/** The single-byte encodings a file that is not UTF-8 is most often in, Western European first. */
-const LIKELY = [
-  { encoding: 'windows-1252', shown: 'windows-1252 or iso-8859-1' },
-  { encoding: 'windows-1250', shown: 'windows-1250' },
-] as const;
+/** How a hint names an encoding: Windows-1252 with the label that reads its letters alike. */
+const hinted = (encoding: string) => (encoding === 'windows-1252' || encoding === 'iso-8859-1' ? 'windows-1252 or iso-8859-1' : encoding);
 
 /**
  * Which encoding a file that is not UTF-8 seems to be in, said as what to set: a UTF-16
- * byte-order mark or a NUL byte beside each character says UTF-16; otherwise the single-byte
- * encodings in which more of the line's other bytes read as letters come first, each with how
- * it reads the line, so that a person sees which is right.
+ * byte-order mark or a NUL byte beside each character says UTF-16; otherwise the guess that
+ * `layout suggest` makes (values/encodingGuess.ts), over the bytes read so far, with how it reads
+ * the bad byte's line: one encoding when the guess is sure, else the likeliest first and its
+ * alternatives, so that a person sees which is right.
  */
 function likelyEncoding(buf: Buffer, at: number, from: number, to: number, offset: number): string {
   const start = buf.subarray(0, 2);
@@ -202,12 +201,16 @@ function likelyEncoding(buf: Buffer, at: number, from: number, to: number, offse
     const order = (offset + at) % 2 === 0 ? 'utf-16le' : 'utf-16be';
     return `the file looks like UTF-16 without a byte-order mark: set the layout's "encoding" to "${order}"`;
   }
-  const readings = LIKELY.map(({ encoding, shown }, order) => {
-    const text = decodeWhole(encoding, sample);
-    const letters = [...text].filter((ch) => ch.charCodeAt(0) >= 0x80 && /\p{L}/u.test(ch)).length;
-    return { shown, text, letters, order };
-  }).sort((a, b) => b.letters - a.letters || a.order - b.order);
+  const guess = guessLegacyEncoding(buf);
+  // the line as each reads it, from its start when near, so that a character of two bytes is read whole
+  const lineStart = lastLineEnd(buf, at) + 1;
+  const shownLine = buf.subarray(at - lineStart <= 60 ? lineStart : from, to);
+  const readAs = (encoding: string) => new TextDecoder(encoding).decode(shownLine, { stream: true });
   const set = `set the layout's "encoding"`;
+  if (guess.sure && guess.alike.length === 0)
+    return `the file looks like ${guess.encoding} (it reads ${quoteValue(readAs(guess.encoding))}): ${set} to "${guess.encoding}"`;
+  const shown = [...new Set([guess.encoding, ...guess.alike, ...guess.alternatives].map(hinted))];
+  const readings = shown.map((name) => ({ shown: name, text: readAs(name.split(' ')[0]!) }));
   if (readings.every((r) => r.text === readings[0]!.text))
     return `the file looks like ${readings.map((r) => r.shown).join(', or ')} (each reads it ${quoteValue(readings[0]!.text)}): ${set}`;
   return `the file looks like ${readings.map((r) => `${r.shown} (it reads ${quoteValue(r.text)})`).join(', else ')}: ${set}`;

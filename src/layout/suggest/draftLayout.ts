@@ -1,7 +1,7 @@
 import { isActiveCurrency } from '../values/currencies.js';
 import { namedWidth, type CsvRecord } from '../reader/csvRecords.js';
 import { guessClockFormat, guessDateFormat } from './dateGuess.js';
-import type { EncodingGuess } from './encodingGuess.js';
+import type { EncodingGuess } from '../values/encodingGuess.js';
 import { AS_WRITTEN, RESERVED_COLUMNS, type ColumnType } from '../model/layout.js';
 import { parseZone } from '../values/timeZones.js';
 
@@ -26,6 +26,8 @@ export interface Draft {
   naturalKey: string[];
   /** why that key, or why none was found */
   naturalKeyWhy: string;
+  /** every other key unique in the sample, the likeliest first: what the whole file's proof tries next */
+  otherKeys: string[][];
   /** what else the draft assumed: preamble, record types, rows left out */
   notes: string[];
   /** what the sample could not decide, one line each: a person checks these first */
@@ -117,6 +119,9 @@ interface Inferred {
   unsure?: string;
 }
 
+/** A digit string this long is a number that names something (an account, a card), not a quantity. */
+const LONG_DIGITS = 16;
+
 const leadingZero = (v: string) => /^[+-]?0\d/.test(v);
 
 /** The type of one column's sample values (trimmed, none empty): the strictest every value reads as. */
@@ -138,6 +143,10 @@ function inferType(values: string[], header: string, mark: '.' | ',', group: str
       ...(guess.unsure ? { unsure: guess.unsure } : {}),
     } satisfies Inferred;
   };
+  // digit strings longer than any amount is written (a 19- or 20-digit account or card number): text, never money
+  const digits = values.every((v) => /^\d+$/.test(v)) ? Math.max(...values.map((v) => v.length)) : 0;
+  if (digits >= LONG_DIGITS)
+    return { type: 'text', why: `digit strings of up to ${digits} digits (account or card numbers): text, never an amount` };
   if (DATE_LIKE.test(header) && values.every((v) => /^\d{8}$/.test(v))) {
     const dateInference = dated();
     if (dateInference) return dateInference;
@@ -167,6 +176,27 @@ function inferType(values: string[], header: string, mark: '.' | ',', group: str
   if (values.every((v) => /^[A-Za-z]{3}$/.test(v) && isActiveCurrency(v.toUpperCase())))
     return { type: 'currency', why: 'ISO 4217 currency codes' };
   return dated() ?? { type: 'text', why: 'text' };
+}
+
+/**
+ * The field of a record type that states how many data records came before it (since its last
+ * occurrence, as the reader counts them), the same field in every occurrence; undefined when none
+ * does.
+ */
+function countField(rows: readonly CsvRecord[], code: string, data: string): number | undefined {
+  let candidates: number[] | undefined;
+  let since = 0;
+  /** a count of one or none says too little: any field holding 1 would agree */
+  let most = 0;
+  for (const csvRecord of rows) {
+    if (csvRecord.fields[0] === data) since++;
+    if (csvRecord.fields[0] !== code) continue;
+    const stating = csvRecord.fields.flatMap((f, i) => (i > 0 && /^\d{1,15}$/.test(f.trim()) && Number(f.trim()) === since ? [i + 1] : []));
+    candidates = candidates === undefined ? stating : candidates.filter((i) => stating.includes(i));
+    most = Math.max(most, since);
+    since = 0;
+  }
+  return most >= 2 ? candidates?.[0] : undefined;
 }
 
 /** The widths the sample's records have, most frequent first. */
@@ -206,9 +236,15 @@ function findHeader(rows: readonly CsvRecord[]): number | undefined {
   return best?.at;
 }
 
+/** What a draft says when it reads rows broken over lines joined (`continuationLines`). */
+export const JOINED_LINES =
+  'rows narrower than the header are a value broken over lines: joined back to their record ("continuationLines"); `check` names each join: look at them';
+
 /** What the sample says about the file beyond its records: its encoding. */
 export interface SampleFacts {
   encoding?: EncodingGuess;
+  /** the records were read with lines continuing a record joined to it (draftProof.ts found rows broken over lines) */
+  continuationLines?: boolean;
 }
 
 /**
@@ -224,13 +260,18 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   const notes: string[] = [];
   const unsure: string[] = [];
   let rows = [...records];
-  let recordTypes: Record<string, string> | undefined;
+  let recordTypes: Record<string, unknown> | undefined;
   let headerFields: readonly string[] | undefined;
   let skipLines = 0;
   const encoding = facts.encoding;
   if (encoding && encoding.encoding !== 'utf-8') {
     notes.push(`the file is ${encoding.encoding} ("encoding"): ${encoding.why}`);
-    if (!encoding.sure) unsure.push(`the encoding: ${encoding.why}; look at a name with accents in the printed columns`);
+    if (!encoding.sure) {
+      const alternatives = encoding.alternatives.length > 0 ? `; else ${encoding.alternatives.join(', or ')}` : '';
+      unsure.push(
+        `the encoding: ${encoding.encoding}, not sure: ${encoding.why}${alternatives}; look at the header's names in the printed columns`,
+      );
+    }
   }
 
   // record types: a short upper-case code first in every record, several codes, one of them most of the file
@@ -252,10 +293,25 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
         : undefined;
     recordTypes = Object.fromEntries([...codes.keys()].map((c) => [c, c === data ? 'data' : c === headerType ? 'header' : 'info']));
     if (headerType) headerFields = before!.fields;
+    const others = [...codes.keys()].filter((c) => c !== data && c !== headerType);
+    const described = others.map((code) => {
+      const field = countField(rows, code, data);
+      if (field !== undefined) {
+        recordTypes![code] = { count: field };
+        unsure.push(
+          `${code}: its field ${field} agrees with the number of ${data} records in the sample, so it is checked as their count: confirm the partner documents it`,
+        );
+        return `${code} states how many ${data} records there are (field ${field}): checked as a count`;
+      }
+      const account = rows.find((r) => r.fields[0] === code)?.fields.find((f) => new RegExp(`^\\d{${LONG_DIGITS},}$`).test(f.trim()));
+      if (account !== undefined)
+        return `${code} is the account's record (it carries the account number ${account.trim()}): taken as information`;
+      return `${code} is taken as information`;
+    });
     rows = rows.filter((r) => r.fields[0] === data);
     notes.push(
       `records are told by their first field: ${data} holds the rows${headerType ? `, ${headerType} names their fields` : ''}; ` +
-        `${[...codes.keys()].filter((c) => c !== data && c !== headerType).join(', ') || 'no other'} are taken as information (see "recordTypes": a count record can be checked with {"count": FIELD})`,
+        `${described.join('; ') || 'no other'} (see "recordTypes")`,
     );
   } else {
     // the header: the record with the most data under it; what comes before it is a preamble
@@ -381,6 +437,8 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
     amountColumns.every((k) => inferred[k]!.whole) &&
     amountColumns.some((k) => keptValues(k).some((v) => /\d{4}/.test(v)));
   const locales = new Set<string>();
+  /** the amount columns whose values carry an ISO code */
+  const codesIn: number[] = [];
   const columns: DraftColumn[] = headerTexts.map((header, columnIndex) => {
     const inference = inferred[columnIndex]!;
     const required = kept.every((r) => raw(columnIndex, r).trim() !== '');
@@ -407,7 +465,11 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
         `${header}: whole numbers like ${keptValues(columnIndex)[0]} beside a currency column, read as minor units (cents) of each row's currency — a guess: if they are whole units, remove "minorUnits"`,
       );
     } else if (inference.scale !== undefined && inference.scale !== 2) json.scale = inference.scale;
-    if (inference.symbols && inference.symbols.length > 0) json.currencySymbols = inference.symbols;
+    if (inference.symbols && inference.symbols.length > 0) {
+      // ISO codes written inside the amount (`JPY 1000.00`) say each row's currency: read into a column of its own
+      if (inference.symbols.every((code) => /^[A-Z]{3}$/.test(code))) codesIn.push(columnIndex);
+      else json.currencySymbols = inference.symbols;
+    }
     if (inference.format !== undefined && inference.format !== (inference.type === 'date' ? 'yyyy-MM-dd' : 'yyyy-MM-dd HH:mm:ss'))
       json.format = inference.format;
     if (inference.locale) locales.add(inference.locale);
@@ -440,8 +502,25 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   });
   if (short > 0) notes.push(`${short} sampled record(s) are not as wide as the header: check them`);
 
-  const { key, why } = naturalKey(columns, kept, positions);
+  const { key, why, others } = naturalKey(columns, kept, positions);
   if (kept.length < 10) unsure.push(`the natural key: only ${kept.length} row(s) sampled, so nearly any column is unique in them`);
+  // after the key, which finds each column's field by its place among the header's
+  for (const columnIndex of [...codesIn].reverse()) {
+    const amount = columns[columnIndex]!;
+    const name = columnName(`${amount.name}_currency`, taken);
+    const json: Record<string, unknown> = {
+      name,
+      ...(headerFields ? { from: amount.header } : { position: positions[columnIndex]! + 1 }),
+      type: 'currency',
+      inAmount: amount.name,
+      ...(amount.required ? {} : { required: false }),
+    };
+    const codes = inferred[columnIndex]!.symbols!;
+    const why = `the ISO code written inside ${amount.header} (${codes.map((c) => `"${c}"`).join(', ')}): each row's currency ("inAmount")`;
+    columns.splice(columnIndex + 1, 0, { name, header: amount.header, type: 'currency', required: amount.required, why, json });
+    amount.why += `; its currency code read into ${name}`;
+    notes.push(`${amount.header} writes its currency code inside the amount: ${name} reads it ("inAmount"), so no row's currency is lost`);
+  }
   const layout: Record<string, unknown> = { table };
   if (encoding && encoding.encoding !== 'utf-8') layout.encoding = encoding.encoding;
   if (delimiter !== ',') layout.delimiter = delimiter;
@@ -452,10 +531,14 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   if (!headerFields) layout.header = false;
   if (headerFields && reach < named) layout.nullPadding = true;
   if (recordTypes) layout.recordTypes = recordTypes;
+  if (facts.continuationLines) {
+    layout.continuationLines = true;
+    notes.push(JOINED_LINES);
+  }
   layout.columns = columns.map((draftColumn) => draftColumn.json);
   layout.naturalKey = key.length === 1 ? key[0] : key;
   if (skipRows.length > 0) layout.skipRows = skipRows;
-  return { layout, columns, naturalKey: key, naturalKeyWhy: why, notes, unsure };
+  return { layout, columns, naturalKey: key, naturalKeyWhy: why, otherKeys: others, notes, unsure };
 }
 
 /**
@@ -464,7 +547,11 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
  * monthly, a transfer and its fee under one id), never stand alone. None found: the first
  * column, said so.
  */
-function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[], positions: readonly number[]): { key: string[]; why: string } {
+function naturalKey(
+  columns: DraftColumn[],
+  kept: readonly CsvRecord[],
+  positions: readonly number[],
+): { key: string[]; why: string; others: string[][] } {
   const usable = columns
     .map((draftColumn, i) => ({ c: draftColumn, i }))
     .filter(({ c }) => (c.required || c.type === 'text') && ['text', 'integer', 'date', 'currency', 'timestamp'].includes(c.type))
@@ -485,18 +572,25 @@ function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[], position
     ...singles.filter((u) => idLike(u.c.name)).map((u) => [u]),
     ...ids.flatMap((id) => times.map((t) => [id, t])),
     ...combinations(ids.slice(0, 8), 2),
-    ...singles.filter((u) => !idLike(u.c.name) && idShaped(u)).map((u) => [u]),
+    // a date unique in the sample is one row a day so far, not an id: text and numbers first
+    ...singles
+      .filter((u) => !idLike(u.c.name) && idShaped(u))
+      .sort((a, b) => Number(a.c.type === 'date') - Number(b.c.type === 'date'))
+      .map((u) => [u]),
     ...ids.flatMap((id) => usable.filter((u) => u !== id).map((u) => [id, u])),
     ...singles.map((u) => [u]),
     ...combinations(usable.slice(0, 8), 2),
     ...combinations(usable.slice(0, 8), 3),
   ].filter((combo) => combo.some((u) => u.c.type !== 'timestamp'));
-  const found = candidates.find((combo) => unique(combo.map((u) => u.i)));
+  const uniqueOnes = candidates.filter((combo) => unique(combo.map((u) => u.i)));
+  const found = uniqueOnes[0];
+  const others = uniqueOnes.slice(1, 12).map((combo) => combo.map((u) => u.c.name));
   if (found) {
     const withTime = found.some((u) => u.c.type === 'timestamp');
     return {
       key: found.map((u) => u.c.name),
       why: `${found.length === 1 ? 'its values are' : 'together their values are'} there and unique in the ${kept.length} sampled rows${found.some((u) => idLike(u.c.name)) ? ', and named like an id' : ''}${withTime ? ' (the id alone repeats: its time tells the rows apart)' : ''}: confirm the partner documents it as unique`,
+      others,
     };
   }
   const first = columns.find((c) => c.required) ?? columns[0];
@@ -504,7 +598,7 @@ function naturalKey(columns: DraftColumn[], kept: readonly CsvRecord[], position
     first.required = true;
     delete first.json.required;
   }
-  return { key: [first?.name ?? 'id'], why: "no column or pair of columns is unique in the sample: name the partner's unique id" };
+  return { key: [first?.name ?? 'id'], why: "no column or pair of columns is unique in the sample: name the partner's unique id", others };
 }
 
 function combinations<T>(items: T[], size: number): T[][] {

@@ -19,14 +19,28 @@ export interface LayoutFit {
   rows: number;
 }
 
-/** The first records of a file (up to `count`), read with one delimiter (and encoding: UTF-8 unless given); none when the file is not readable as CSV. */
-export async function firstRecords(path: string, delimiter: string, count: number, encoding?: string): Promise<CsvRecord[]> {
+/**
+ * The first records of a file (up to `count`), read with one delimiter (and encoding: UTF-8 unless
+ * given; lines continuing a record joined to it, when asked); none when the file is not readable as CSV.
+ */
+export async function firstRecords(
+  path: string,
+  delimiter: string,
+  count: number,
+  encoding?: string,
+  continuationLines?: boolean,
+): Promise<CsvRecord[]> {
   const records: CsvRecord[] = [];
   try {
-    const opts = { delimiter, maxRecordBytes: DEFAULT_MAX_RECORD_BYTES, ...(encoding !== undefined ? { encoding } : {}) };
+    const opts = {
+      delimiter,
+      maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
+      ...(encoding !== undefined ? { encoding } : {}),
+      ...(continuationLines ? { continuationLines } : {}),
+    };
     for await (const block of csvRecordBlocks(path, opts)) {
-      for (let r = block.next(); r !== null; r = block.next()) {
-        records.push(r);
+      for (let csvRecord = block.next(); csvRecord !== null; csvRecord = block.next()) {
+        records.push(csvRecord);
         if (records.length >= count) return records;
       }
     }

@@ -5,7 +5,8 @@ import { readAt } from '../../syncFs.js';
 import { findBadRows } from '../reader/readSettlement.js';
 import { totalsText } from '../reader/totalsCheck.js';
 import { draftLayout, widths, type Draft } from './draftLayout.js';
-import { guessEncoding, type EncodingGuess } from './encodingGuess.js';
+import { proveDraft } from './draftProof.js';
+import { guessEncoding, type EncodingGuess } from '../values/encodingGuess.js';
 import { MAX_LAYOUT_COLUMNS, type Layout } from '../model/layout.js';
 import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
 import { PRESETS } from '../model/presets.js';
@@ -152,7 +153,15 @@ export async function suggestLayout(
       const why = `its records are ${width} fields wide: more columns than a table holds (${MAX_LAYOUT_COLUMNS}), so no layout loads it and none is drafted`;
       return { preset: null, why, alsoFits: [], config: {}, encoding };
     }
-    const draft = draftLayout(records, delimiter, tableName(fileName), { encoding });
+    let draft = draftLayout(records, delimiter, tableName(fileName), { encoding });
+    // the sample taught the draft; the whole file proves it, as its own check will
+    await proveDraft(path, fileName, draft);
+    if (draft.layout.continuationLines === true) {
+      // rows broken over lines: learnt again from the records as joined, and proved again
+      const joined = await firstRecords(decoded, delimiter, 1000, undefined, true);
+      draft = draftLayout(joined, delimiter, tableName(fileName), { encoding, continuationLines: true });
+      await proveDraft(path, fileName, draft);
+    }
     const closest = ranked.find((f) => f.found > 0);
     const why = closest
       ? `no preset fits (closest: ${closest.layout.name}, ${closest.problem ?? 'which does not read it'}): a draft layout from the first ${records.length} records`
