@@ -10,11 +10,11 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { ClockSkew } from '../clock.js';
 import { classifyName } from '../intake/classifyName.js';
 import { ledgerSkew, skewWarning } from '../ledger/ledgerClock.js';
+import { CommandRunIds } from '../ledger/runIds.js';
 import type { HeldLease, LeaseHolder, Starvation, WaitingInIntake } from '../ledger/types.js';
 import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
 import type { ChangingFiles } from './completenessGate.js';
-import { newRunId } from './runId.js';
 import { assertStagingUsable, preparePartners, refusalError, type Prepared, type PreparationSettings } from './runPreparation.js';
 import { closeAsDied } from './startOfRun.js';
 import { RunEndedError, runIngest, stopWords, type IngestOptions, type IngestResult } from './runIngest.js';
@@ -143,6 +143,8 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
     pid: ports.pid,
     startedAt: currentOwner().startedAt,
   };
+  // every partner's run of this command is named by one command id (report run shows them together)
+  const runIds = new CommandRunIds();
   for (const preparedPartner of refused.length > 0 ? refused : prepared) {
     if (ports.stop.aborted) {
       const reason = `${stopWords(ports.stop.reason)}: this partner's run was not begun`;
@@ -160,7 +162,7 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
     };
     const trace: { notStarted?: boolean } = {};
     try {
-      const worked = await workPartner(ports, preparedPartner, metrics, holder, trace);
+      const worked = await workPartner(ports, preparedPartner, metrics, holder, runIds, trace);
       if ('leasedBy' in worked) {
         // another run works the partner: nothing of it is this run's, not even a run row; starved, it is exit 1
         outcomes.push({ partner: preparedPartner.settings.partner, exitStatus: worked.starved ? 1 : 0, ...worked });
@@ -213,6 +215,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
   prepared: Prepared<S>,
   metrics: PartnerRunMetrics,
   holder: LeaseHolder,
+  runIds: CommandRunIds,
   /** set when the run could not start */
   trace: { notStarted?: boolean },
 ): Promise<{ result: IngestResult; overdue?: Late[] } | { leasedBy: HeldLease; starved?: Starvation; clockSkew?: ClockSkew }> {
@@ -257,7 +260,10 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
       return await leasedWork(ledger, holder, leaseSeconds, logger, async (named) => {
         /** The run recorded on the lease; the run named on the lease taken over closed as died. */
         const startNamedRun = async () => {
-          const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () => newRunId());
+          let tries = 0;
+          const runId = await ledger.startRun({ mode, host: ports.host, pid: ports.pid }, () =>
+            runIds.runId(settings.partner, tries++ > 0),
+          );
           metrics.runId = runId;
           await named(runId);
           // the run named on the lease taken over stopped renewing it (killed, or its host gone): a
