@@ -160,7 +160,11 @@ export async function transferAudit(
     }));
     const { arrivals, strays, ambiguous } = arrivalsOf(logs.events, intakes);
     const notes = await namedAsLedgerHas(ledger, arrivals);
-    const { arrivals: accounted, clockOffset } = await accountArrivals(ledger, arrivals, { clockSlackMs: group.slackMs, intakeNow });
+    const { arrivals: accounted, clockOffset } = await accountArrivals(ledger, arrivals, {
+      clockSlackMs: group.slackMs,
+      intakeNow,
+      logZone: zone,
+    });
     if (clockOffset) {
       result.clockOffsets.push({
         files: group.files,
