@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DRY_RUN_PREFIX } from '../pipeline/runId.js';
+import { DRY_RUN_PREFIX } from '../ledger/runIds.js';
 import { resolvePartners, type RawFlags, type Settings } from '../config/settings.js';
 import { commandFlagDefault } from '../config/optionTable.js';
 import { resolve } from 'node:path';
@@ -10,7 +10,7 @@ import { deliveriesReport, formatDeliveries } from '../report/deliveriesReport.j
 import type { Ledger } from '../ledger/ledger.js';
 import { withResources } from './resources.js';
 import { eventJson, fileHistory, formatHistory } from '../report/history.js';
-import { decisionJson, formatRunReport, runReport } from '../report/runReport.js';
+import { decisionJson, formatRunReports, runReports, type RunReport } from '../report/runReport.js';
 import { formatRuns, runJson } from '../report/runsReport.js';
 import { formatSkips, skipsByWeek } from '../report/skipsReport.js';
 import { jsonDocument } from './jsonOutput.js';
@@ -72,14 +72,20 @@ export function registerReports(program: Command, setExit: (status: number) => v
     });
 
   withSettingOptions(report.command('run'), 'report')
-    .argument('[run-id]', 'the run (default: the latest)')
-    .description('every file decision of one run, with its outcome, rows and reason or the original it duplicated')
+    .argument('[run-id]', "a run, or a command's id: each partner's run of it (default: the latest command)")
+    .description(
+      "every file decision of one run (of a run of several partners, each partner's), with its outcome, rows and reason or the original it duplicated",
+    )
     .action(async (runId: string | undefined, flags: ReportFlags) => {
-      const r = await withLedger(flags, (l, partners) => runReport(l, runId, partners));
+      const reports = await withLedger(flags, (l, partners) => runReports(l, runId, partners));
       // an unknown run id is "nothing matches" (exit 1); an empty ledger has simply no runs yet
-      if (!r && runId !== undefined) setExit(EXIT_PROBLEM);
-      if (flags.json) print(jsonDocument({ run: r ? runJson(r.run) : null, decisions: r ? r.decisions.map(decisionJson) : [] }));
-      else print(r ? formatRunReport(r) : runId === undefined ? 'no runs recorded yet' : noSuchRun(runId));
+      if (reports.length === 0 && runId !== undefined) setExit(EXIT_PROBLEM);
+      if (flags.json) {
+        // `run` and `decisions`: the latest run asked for, as ever; `runs`: every run of the command, each with its decisions
+        const last = reports.at(-1);
+        const each = (r: RunReport) => ({ run: runJson(r.run), decisions: r.decisions.map(decisionJson) });
+        print(jsonDocument({ ...(last ? each(last) : { run: null, decisions: [] }), runs: reports.map(each) }));
+      } else print(reports.length > 0 ? formatRunReports(reports) : runId === undefined ? 'no runs recorded yet' : noSuchRun(runId));
     });
 
   withSettingOptions(report.command('skips'), 'report')

@@ -14,7 +14,7 @@ import { withSettingOptions } from './options.js';
 import { reprocessJson, reprocessLine, reprocessNames, reprocessOnce, type ReprocessFlags } from './reprocessRun.js';
 import { runExitStatus } from './exitStatus.js';
 import { withResources, type CommandResources } from './resources.js';
-import { leasedText, partnersJson, partnersText, summaryJson, summaryLine, type PartnerOutcome } from './summaryOutput.js';
+import { leasedText, partnersJson, partnersText, runText, summaryJson, type PartnerOutcome } from './summaryOutput.js';
 import { appendSummary } from './summaryFile.js';
 import { acknowledgeStop, downloadLine, progressLine, waitingLine } from './terminal.js';
 import { logFileFailure } from './logger.js';
@@ -58,8 +58,8 @@ export function registerRun(program: Command, setExit: (status: number) => void)
           // eslint-disable-next-line @typescript-eslint/only-throw-error -- re-raises what a partner's run threw, as it was thrown
           throw one!.error;
         }
-        process.stdout.write(`${flags.json ? summaryJson(one!.result!, one!.overdue) : summaryLine(one!.result!, one!.overdue)}\n`);
-        appendSummary(partners[0]!.summaryFile, summaryLine(one!.result!, one!.overdue));
+        process.stdout.write(`${flags.json ? summaryJson(one!.result!, one!.overdue) : runText(one!.result!, one!.overdue)}\n`);
+        appendSummary(partners[0]!.summaryFile, runText(one!.result!, one!.overdue));
         setExit(one!.exitStatus);
         return;
       }

@@ -44,6 +44,32 @@ export function summaryLine(ingestResult: IngestResult, overdue: OverdueDelivery
   return `run ${ingestResult.runId} ${ingestResult.abortedBy ? 'stopped' : 'done'}: ${countsText(ingestResult.counts)}${tail}`;
 }
 
+/** How much of a reason a file's line shows: a reject of many bad rows is cut at a row, and says where the rest is. */
+const REASON_SHOWN = 300;
+
+/**
+ * A line for each file a person must look at (rejected: the partner must send it again; failed:
+ * a cause to fix), naming it and why, for the cron mail and the journal:
+ * `rejected settle_x.csv: line 5, field gross_amount: "12.5O" is not a decimal amount …`. A long
+ * reason (a reject lists up to 100 bad rows) is cut after a whole row, naming the report that has
+ * it all.
+ */
+export function fileLines(ingestResult: IngestResult): string[] {
+  return ingestResult.files.flatMap((f) => {
+    if ((f.outcome !== 'rejected' && f.outcome !== 'failed') || f.error === undefined) return [];
+    const reason = printable(f.error);
+    if (reason.length <= REASON_SHOWN) return [`${f.outcome} ${printable(f.name)}: ${reason}`];
+    const cut = reason.lastIndexOf('; ', REASON_SHOWN);
+    const shown = `${reason.slice(0, cut > 0 ? cut : REASON_SHOWN)}; … (all of it: settle-ingest report run ${ingestResult.runId})`;
+    return [`${f.outcome} ${printable(f.name)}: ${shown}`];
+  });
+}
+
+/** A run's lines as a person reads them: each file to look at, then the summary line. */
+export function runText(ingestResult: IngestResult, overdue: OverdueDelivery[] = []): string {
+  return [...fileLines(ingestResult), summaryLine(ingestResult, overdue)].join('\n');
+}
+
 /**
  * Each decided file this run could not move, named with its outcome, where it was going and
  * why: `settle_x.csv (skipped) to duplicates: Permission denied`; a file an earlier run decided,
@@ -148,10 +174,10 @@ function starvedText(starved: Starvation): string {
 }
 
 export function partnersText(outcomes: PartnerOutcome[]): string {
-  const lines = outcomes.map((o) => {
+  const lines = outcomes.flatMap((o) => {
     if (o.result) {
       const ended = o.error !== undefined ? ` (ended: ${printable(errorMessage(o.error))})` : '';
-      return `${o.partner}: ${summaryLine(o.result, o.overdue)}${ended}`;
+      return [...fileLines(o.result).map((line) => `${o.partner}: ${line}`), `${o.partner}: ${summaryLine(o.result, o.overdue)}${ended}`];
     }
     if (o.leasedBy) return `${o.partner}: ${leasedText({ ...o, leasedBy: o.leasedBy })}`;
     const what = o.notBegun ? 'not begun' : 'could not start';

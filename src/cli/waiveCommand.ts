@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { nowMs } from '../clock.js';
 import { resolvePartners, type RawFlags } from '../config/settings.js';
 import { UsageError } from '../errors.js';
-import { waiveDay, type WaiveOutcome } from '../report/deliveryWaivers.js';
+import { waiveDay, type WaiveOutcome } from '../report/waiveDay.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { operatorName } from './operator.js';
@@ -23,7 +23,12 @@ function waiveLine(o: WaiveOutcome): string {
       `${o.partner}: ${o.weekday} ${o.day} is owed again (waiver by ${o.tookBack!.operator} taken back by ${o.operator}: ${o.reason})`,
     );
   }
-  return printable(`${o.partner}: ${o.weekday} ${o.day} waived by ${o.operator}: ${o.reason} (never overdue now; --undo takes it back)`);
+  // what came for the day all the same (a rejected file, fewer files than owed), said where it is decided
+  const arrived =
+    o.arrived.length > 0 ? `; its files that came did not deliver it: ${o.arrived.map((f) => `${f.name} (${f.outcome})`).join(', ')}` : '';
+  return printable(
+    `${o.partner}: ${o.weekday} ${o.day} waived by ${o.operator}: ${o.reason} (never overdue now${arrived}; --undo takes it back)`,
+  );
 }
 
 export function registerWaive(program: Command): void {
@@ -48,6 +53,7 @@ export function registerWaive(program: Command): void {
         waiveDay(await commandResources.ledger({ create: false }), {
           partner: partner.partner,
           expect: partner.expect,
+          patternText: partner.patternText,
           day: flags.day!,
           reason: flags.reason!,
           operator: operatorName(),

@@ -24,7 +24,7 @@ import { withSettingOptions } from './options.js';
 import { withResources } from './resources.js';
 import { afterPartners, ingestPartners, type RunFlags } from './runCommand.js';
 import { appendSummary } from './summaryFile.js';
-import { leasedText, partnersText, summaryLine } from './summaryOutput.js';
+import { leasedText, partnersText, runText } from './summaryOutput.js';
 import { TerminalStatus } from './terminal.js';
 import { watchEndpoints } from './watchEndpoints.js';
 import type { LogAt } from '../logEvents.js';
@@ -116,7 +116,7 @@ export function registerWatch(program: Command, setExit: (status: number) => voi
               const line = config.named
                 ? partnersText(outcomes)
                 : worked[0]
-                  ? summaryLine(worked[0].result!, worked[0].overdue)
+                  ? runText(worked[0].result!, worked[0].overdue)
                   : leasedText({ ...starved!, leasedBy: starved!.leasedBy! });
               process.stdout.write(`${line}\n`);
               appendSummary(config.partners[0]?.summaryFile, line);

@@ -394,9 +394,11 @@ function layoutObjectSchema(): Schema {
     type: 'object',
     properties: each(LAYOUT_KEYS, properties, 'layout'),
     additionalProperties: false,
-    // a layout of its own names its columns; one that extends a preset has the preset's
-    if: { not: { required: ['extends'] } },
-    then: { required: ['columns'], properties: { columns: { type: 'array' } } },
+    // a layout of its own names its columns; one that extends a preset has the preset's. Each
+    // `required` beside the `properties` that define its key: Ajv's strict mode (strictRequired)
+    // looks for them there, and an editor's checker in strict mode must compile this schema
+    if: { required: ['extends'], properties: { extends: true } },
+    else: { required: ['columns'], properties: { columns: { type: 'array' } } },
   };
 }
 

@@ -286,6 +286,12 @@ export interface LedgerQueries extends LedgerReads {
   forPartner(partner: string): LedgerQueries;
   /** newest first; `partners`: only theirs */
   recentRuns(limit: number, partners?: string[]): Promise<RunRow[]>;
+  /**
+   * The runs named by one command's id (a `run`, or a cycle of `watch`: its partners' runs,
+   * ledger/runIds.ts), in the order they started; `partners`: only theirs. Two processes may
+   * have drawn one id (report/runReport.ts keeps the host and process of the run it starts from).
+   */
+  runsOfCommand(commandId: string, partners?: string[]): Promise<RunRow[]>;
   /** the partner's lease as it stands (another run works it), with the ledger's now; undefined when free or on a local ledger */
   partnerLease(): Promise<PartnerLease | undefined>;
   /** the latest scheduled or manual run that finished its work (`successful`: and exited 0), of one partner or of any; never one that ended ahead of the ledger's clock */

@@ -191,6 +191,17 @@ export class SqlLedger implements Ledger {
     return rows.map(runRow);
   }
 
+  async runsOfCommand(commandId: string, partners?: string[]): Promise<RunRow[]> {
+    const only = partnerFilter(partners);
+    // the command's own id (its `default` partner's run) or a partner's (`ID-adyen`): no id has `_` or `%` for LIKE to read
+    const rows = await this.read(`SELECT * FROM runs WHERE (run_id = ? OR run_id LIKE ?)${only.sql} ORDER BY started_at, run_id`, [
+      commandId,
+      `${commandId}-%`,
+      ...only.params,
+    ]);
+    return rows.map(runRow);
+  }
+
   /**
    * Runs from before statuses were kept (status NULL) count as finished once they have an end. A
    * run that ended ahead of the ledger's clock (past the skew allowed) was recorded by a host

@@ -12,7 +12,7 @@ import type { FinanceDb } from '../finance/financeDb.js';
 import { keyName } from '../layout/model/layout.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { isConnectionLost } from './connectionLost.js';
-import { newRunId } from './runId.js';
+import { newRunId } from '../ledger/runIds.js';
 import { stageAndHash, type Staged } from './stageAndHash.js';
 import { contentDetails, removeContent, type StagedContent } from '../delivery/stagedContent.js';
 

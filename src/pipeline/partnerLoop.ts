@@ -10,11 +10,11 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { ClockSkew } from '../clock.js';
 import { classifyName } from '../intake/classifyName.js';
 import { ledgerSkew, skewWarning } from '../ledger/ledgerClock.js';
+import { CommandRunIds } from '../ledger/runIds.js';
 import type { HeldLease, LeaseHolder, Starvation, WaitingInIntake } from '../ledger/types.js';
 import { NO_COUNTS, type PartnerRunMetrics, type RunMode } from '../ledger/types.js';
 import type { ServerLogOfIntake } from '../transferLog/openUploads.js';
 import type { ChangingFiles } from './completenessGate.js';
-import { newRunId } from './runId.js';
 import { assertStagingUsable, preparePartners, refusalError, type Prepared, type PreparationSettings } from './runPreparation.js';
 import { closeAsDied } from './startOfRun.js';
 import { RunEndedError, runIngest, stopWords, type IngestOptions, type IngestResult } from './runIngest.js';
@@ -166,6 +166,8 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
     pid: ports.pid,
     startedAt: currentOwner().startedAt,
   };
+  // every partner's run of this command is named by one command id (report run shows them together)
+  const runIds = new CommandRunIds();
   for (const preparedPartner of refused.length > 0 ? refused : prepared) {
     if (ports.stop.aborted) {
       const reason = `${stopWords(ports.stop.reason)}: this partner's run was not begun`;
@@ -183,7 +185,7 @@ export async function runPartners<S extends PartnerLoopSettings, Late extends La
     };
     const trace: { notStarted?: boolean } = {};
     try {
-      const worked = await workPartner(ports, preparedPartner, metrics, holder, trace);
+      const worked = await workPartner(ports, preparedPartner, metrics, holder, runIds, trace);
       if ('leasedBy' in worked) {
         // another run works the partner: nothing of it is this run's, not even a run row; starved, it is exit 1
         outcomes.push({ partner: preparedPartner.settings.partner, exitStatus: worked.starved ? 1 : 0, ...worked });
@@ -246,6 +248,8 @@ interface PartnerTurn<S extends PartnerLoopSettings, Late extends LateDelivery> 
   metrics: PartnerRunMetrics;
   /** set when the run could not start */
   trace: { notStarted?: boolean };
+  /** the command's run ids, one a partner (ledger/runIds.ts) */
+  runIds: CommandRunIds;
 }
 
 /**
@@ -259,6 +263,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
   prepared: Prepared<S>,
   metrics: PartnerRunMetrics,
   holder: LeaseHolder,
+  runIds: CommandRunIds,
   trace: PartnerTurn<S, Late>['trace'],
 ): Promise<PartnerWork<Late>> {
   const settings = prepared.settings;
@@ -273,7 +278,7 @@ async function workPartner<S extends PartnerLoopSettings, Late extends LateDeliv
     // on a ledger several hosts share, one run at a time works a partner: a held lease skips it at once
     const leaseSeconds = settings.claimLeaseSeconds;
     const lease = await ledger.takePartnerLease(holder, { leaseSeconds, takeRunOut: !skewed });
-    const turn: PartnerTurn<S, Late> = { ports, prepared, resources, ledger, logger, mode, metrics, trace };
+    const turn: PartnerTurn<S, Late> = { ports, prepared, resources, ledger, logger, mode, metrics, trace, runIds };
     if (!lease.taken) return skipLeased(turn, lease.heldBy, skewed);
     try {
       return await leasedWork(ledger, holder, leaseSeconds, logger, async (named) => {
@@ -386,7 +391,9 @@ async function startNamedRun<S extends PartnerLoopSettings, Late extends LateDel
   named: (runId: string) => Promise<void>,
 ): Promise<string> {
   const { ports, ledger, logger } = turn;
-  const runId = await ledger.startRun({ mode: turn.mode, host: ports.host, pid: ports.pid }, () => newRunId());
+  let tries = 0;
+  const partner = turn.prepared.settings.partner;
+  const runId = await ledger.startRun({ mode: turn.mode, host: ports.host, pid: ports.pid }, () => turn.runIds.runId(partner, tries++ > 0));
   turn.metrics.runId = runId;
   await named(runId);
   // the run named on the lease taken over stopped renewing it (killed, or its host gone): a

@@ -8,7 +8,7 @@ import type { RunLedger } from '../ledger/ledger.js';
 import { NO_COUNTS, type FileRow } from '../ledger/types.js';
 import type { FinanceDb } from '../finance/financeDb.js';
 import { isConnectionLost } from './connectionLost.js';
-import { newRunId } from './runId.js';
+import { newRunId } from '../ledger/runIds.js';
 import { stageAndHash } from './stageAndHash.js';
 import { removeContent } from '../delivery/stagedContent.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';

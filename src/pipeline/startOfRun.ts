@@ -10,7 +10,7 @@ import { runEndedHere, settleIfStale, type ClaimJudging } from './staleClaims.js
 
 const STAGING_PREFIX = 'settle-';
 /**
- * A staging folder's name: the prefix, a run id (runId.ts) and mkdtemp's suffix. A shared temp
+ * A staging folder's name: the prefix, a run id (ledger/runIds.ts) and mkdtemp's suffix. A shared temp
  * folder holds many other `settle-*` entries; only these are worth opening at the start of a run.
  */
 const STAGING_NAME = /^settle-r-\d{8}-\d{4}-[0-9a-f]{4}-/;

@@ -34,13 +34,16 @@ export function auditText(result: AuditResult): string {
     const counts = Object.entries(transferAuditResult.counts)
       .map(([k, n]) => `${k}=${n}`)
       .join(' ');
+    // the unmatched uploads, and those of no one partner, are discrepancies named once, under their check above
+    const named = transferAuditResult.unmatched > 0 ? ' (named above)' : '';
     lines.push(
-      `transfer log: ${plural(transferAuditResult.arrivals.length, 'upload', 'uploads')} into the intakes: ${counts || 'none'}; unmatched=${transferAuditResult.unmatched}`,
+      `transfer log: ${plural(transferAuditResult.arrivals.length, 'upload', 'uploads')} into the intakes: ${counts || 'none'}; unmatched=${transferAuditResult.unmatched}${named}`,
     );
-    for (const accountedArrival of transferAuditResult.arrivals) lines.push(`  ${printable(accountedArrival.message)}`);
+    for (const accountedArrival of transferAuditResult.arrivals) {
+      if (!accountedArrival.unmatched) lines.push(`  ${printable(accountedArrival.message)}`);
+    }
     if (transferAuditResult.ambiguous.length > 0) {
-      lines.push(`transfer log: ${plural(transferAuditResult.ambiguous.length, 'upload', 'uploads')} of no one partner:`);
-      for (const upload of transferAuditResult.ambiguous) lines.push(`  ${printable(upload.message)}`);
+      lines.push(`transfer log: ${plural(transferAuditResult.ambiguous.length, 'upload', 'uploads')} of no one partner (named above)`);
     }
     if (transferAuditResult.outsideIntakes.length > 0) {
       lines.push(`transfer log: ${plural(transferAuditResult.outsideIntakes.length, 'upload', 'uploads')} into folders no run reads:`);

@@ -1,5 +1,6 @@
 import type { LedgerQueries } from '../ledger/ledger.js';
 import { OUTCOME_EVENTS, type LedgerEvent, type RunRow } from '../ledger/types.js';
+import { commandOfRun } from '../ledger/runIds.js';
 import { describeEvent } from './history.js';
 import { countsText, recordedCounts } from './runCounts.js';
 import { durationSeconds, manyPartners, runTimeText, statusText, utcTime } from './runsReport.js';
@@ -14,10 +15,38 @@ export interface RunReport {
   decisions: LedgerEvent[];
 }
 
-/** `report run [RUN_ID]`: every file decision of one run (default: the latest); undefined when there is no such run. */
-export async function runReport(ledger: LedgerQueries, runId?: string, partners?: string[]): Promise<RunReport | undefined> {
-  const run = runId === undefined ? (await ledger.recentRuns(1, partners))[0] : await ledger.run(runId);
-  if (!run || (partners && !partners.includes(run.partner))) return undefined;
+/**
+ * `report run [RUN_ID]`: every file decision of the runs asked for, oldest first; empty when there
+ * is none. Without an id, the latest command's runs: a `run` of several partners (or a cycle of
+ * `watch`) records one run per partner, all named by the command's id (ledger/runIds.ts), and the
+ * night's report is all of them. An id is that run; a command's id that is no run's own (a
+ * config with "partners") is every partner's run of it.
+ */
+export async function runReports(ledger: LedgerQueries, runId?: string, partners?: string[]): Promise<RunReport[]> {
+  const runs = await runsAsked(ledger, runId, partners);
+  return Promise.all(runs.map((run) => decisionsOf(ledger, run)));
+}
+
+async function runsAsked(ledger: LedgerQueries, runId: string | undefined, partners: string[] | undefined): Promise<RunRow[]> {
+  if (runId !== undefined) {
+    const run = await ledger.run(runId);
+    if (run) return partners && !partners.includes(run.partner) ? [] : [run];
+    // a command's id: its partners' runs, as recorded by the one process that drew it first
+    if (commandOfRun(runId) !== runId) return [];
+    const named = await ledger.runsOfCommand(runId, partners);
+    return named.filter((r) => r.host === named[0]!.host && r.pid === named[0]!.pid);
+  }
+  const [latest] = await ledger.recentRuns(1, partners);
+  if (!latest) return [];
+  const command = commandOfRun(latest.runId);
+  if (command === null) return [latest];
+  // the process that recorded the latest run: another that drew the same id (another host, the same minute) is not this command
+  const runs = (await ledger.runsOfCommand(command, partners)).filter((r) => r.host === latest.host && r.pid === latest.pid);
+  return runs.some((r) => r.runId === latest.runId) ? runs : [latest];
+}
+
+/** One run's decisions, in the order it made them, then the ignored names it saw again. */
+async function decisionsOf(ledger: LedgerQueries, run: RunRow): Promise<RunReport> {
   const decisions = (await ledger.eventsOfRun(run.runId)).filter((e) => DECISIONS.includes(e.event));
   // an ignored name is recorded once: the run that saw it last lists it too, as the run's count has it
   const listed = new Set(decisions.filter((e) => e.event === 'ignored').map((e) => e.name));
@@ -65,7 +94,12 @@ function exitWords(run: RunRow): string {
   return `exit ${run.processExitStatus} (its loads: ${loads})`;
 }
 
-export function formatRunReport(runReport: RunReport): string {
+/** The runs of one command, one after another, a blank line between. */
+export function formatRunReports(runReports: RunReport[]): string {
+  return runReports.map(formatRunReport).join('\n\n');
+}
+
+function formatRunReport(runReport: RunReport): string {
   const run = runReport.run;
   const lines = [
     `run ${run.runId}: ${manyPartners([run]) ? `partner ${run.partner}, ` : ''}${run.mode} on ${run.host} (pid ${run.pid}), started ${utcTime(run.startedAt)} UTC, ` +

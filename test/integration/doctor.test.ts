@@ -180,7 +180,7 @@ describe('doctor: will tonight work?', () => {
     const schema = await runCli(['config', '--json-schema'], {});
     expect(schema.status).toBe(0);
     const { Ajv2020 } = await import('ajv/dist/2020.js');
-    const validate = new Ajv2020({ strict: false }).compile(JSON.parse(schema.stdout) as object);
+    const validate = new Ajv2020({ strict: true }).compile(JSON.parse(schema.stdout) as object);
     const config = JSON.parse(await readFile(path, 'utf8')) as unknown;
     expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
   });

@@ -1,9 +1,9 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { runCli } from '../support/cli.js';
-import { rowsWithPrefix, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { finished, runCli, startCli } from '../support/cli.js';
+import { parseSummary, rowsWithPrefix, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
@@ -47,6 +47,49 @@ describe('a file with several bad rows', () => {
     expect(error).toMatch(/^150 bad rows: line 2, /);
     expect(error.match(/; line \d+, field/g)).toHaveLength(99);
     expect(error).toMatch(/line 101, field [^;]*; and 50 more$/);
+  });
+
+  it('the cron mail names each rejected file and why, one line each, before the summary line (a reject of many rows cut after a row)', async () => {
+    const ws = await Workspace.create(db.url);
+    await ws.put('settle_20261010_b01.csv', withBadAmounts(6, 'MAILB', [3]));
+    await ws.put(
+      'settle_20261010_c01.csv',
+      withBadAmounts(
+        160,
+        'MAILC',
+        Array.from({ length: 150 }, (_, i) => i + 2),
+      ),
+    );
+    await ws.put('settle_20261010_d01.csv', sampleSettlement({ date: '2026-10-10', rows: 5, idPrefix: 'MAILD' }).text);
+    const summaryFile = join(ws.root, 'summary.log');
+    // as cron runs it: its output through a pipe, the log in its file
+    const r = await finished(
+      startCli(
+        [...ws.runArgs(), '--log-file', join(ws.root, 'run.log'), '--summary-file', summaryFile],
+        { DATABASE_URL: ws.databaseUrl },
+        { cwd: ws.root, throughPipe: true },
+      ),
+    );
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('');
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    const run = parseSummary(r.stdout).run;
+    expect(lines[0]).toMatch(/^rejected settle_20261010_b01.csv: line 3, field \w+: "-?\d+\.\d\dO" is not a decimal amount/);
+    expect(lines[1]).toMatch(
+      /^rejected settle_20261010_c01.csv: 150 bad rows: line 2, field \w+: "[^"]+" is not a decimal amount[^;]*; line 3, /,
+    );
+    expect(lines[1]).toMatch(new RegExp(`"[^;]*; … \\(all of it: settle-ingest report run ${run}\\)$`));
+    expect(lines[1]!.length).toBeLessThan(400);
+    expect(lines[2]).toMatch(/^run \S+ done: loaded=1 skipped=0 held=0 rejected=2 /);
+    // the summary file has what stdout had, each line after its time
+    expect(
+      (await readFile(summaryFile, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => line.replace(/^\S+Z /, '')),
+    ).toEqual(lines);
+    expect(await ws.files('rejected')).toEqual(['settle_20261010_b01.csv', 'settle_20261010_c01.csv']);
   });
 
   it('check says ok with the rows of a good file, exit 0, and refuses a missing file (exit 2)', async () => {

@@ -127,6 +127,23 @@ describe('the packed, installed settle-ingest command', { timeout: 900_000 }, ()
     expect((await done).status).toBe(0);
   });
 
+  it("the alert rules' runbook_url, with the npm root the rules file's header puts in it, is the installed runbook, at a section it has", async () => {
+    const root = execFileSync('npm', ['root', '-g', '--prefix', prefix], { encoding: 'utf8' }).trim();
+    const rules = await readFile(join(root, 'settle-ingest', 'ops', 'settle-ingest.rules.yml'), 'utf8');
+    const urls = [...rules.matchAll(/^ +runbook_url: 'file:\/\/\/usr\/lib\/node_modules\/([^'#]+)#([^']+)'$/gm)];
+    expect(urls.length).toBeGreaterThan(0);
+    for (const [, path, anchor] of urls) {
+      const runbook = await readFile(join(root, path!), 'utf8');
+      const headings = [...runbook.matchAll(/^#+ (.+)$/gm)].map((m) =>
+        m[1]!
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+          .replaceAll(' ', '-'),
+      );
+      expect(headings, anchor).toContain(anchor);
+    }
+  });
+
   it('ships no test seam: SETTLE_TEST_FAULT neither kills the installed command nor runs its hook, SETTLE_TEST_NOW and SETTLE_TEST_CLOCK_SKEW are not read', async () => {
     const root = execFileSync('npm', ['root', '-g', '--prefix', prefix], { encoding: 'utf8' }).trim();
     const shipped = join(root, 'settle-ingest');

@@ -1,4 +1,5 @@
-import { appendFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -166,6 +167,32 @@ describe('the Prometheus alert rules in ops/', () => {
     expect(promtool(['check', 'rules', RULES])).toMatchObject({ status: 0 });
   });
 
+  it("installed by the one line their header gives for another place, send every alert's reader there, and stay valid", async () => {
+    const text = await readFile(RULES, 'utf8');
+    const header = text
+      .split('\n')
+      .filter((line) => line.startsWith('#'))
+      .map((line) => line.replace(/^# ?/, ''));
+    const first = header.findIndex((line) => line.trim().startsWith('sed '));
+    expect(header[first]).toMatch(/\\$/);
+    // npm's global root elsewhere (prefix /usr/local, or a prefix of one's own), the package installed there
+    const dir = await mkdtemp(join(tmpdir(), 'settle-rules-'));
+    const root = join(dir, 'lib', 'node_modules');
+    await mkdir(join(root, 'settle-ingest', 'ops'), { recursive: true });
+    await copyFile(RULES, join(root, 'settle-ingest', 'ops', 'settle-ingest.rules.yml'));
+    const installedRules = join(dir, 'settle-ingest.rules.yml');
+    const line = `${header[first]}\n${header[first + 1]}`.replace('/etc/prometheus/rules/settle-ingest.rules.yml', installedRules);
+    const installed = spawnSync('/bin/sh', ['-c', `npm() { echo '${root}'; }\n${line}`], { encoding: 'utf8' });
+    expect(installed.status, installed.stderr).toBe(0);
+    const rules = await readFile(installedRules, 'utf8');
+    const urls = [...rules.matchAll(/^ +runbook_url: '([^']+)'$/gm)].map((m) => m[1]!);
+    expect(urls).toHaveLength([...text.matchAll(/^ +- alert: /gm)].length);
+    for (const url of urls) expect(url).toMatch(new RegExp(`^file://${root}/settle-ingest/ops/RUNBOOK\\.md#[a-z-]+$`));
+    // nothing else changed
+    expect(rules.replaceAll(`file://${root}/settle-ingest`, 'file:///usr/lib/node_modules/settle-ingest')).toBe(text);
+    expect(promtool(['check', 'rules', installedRules])).toMatchObject({ status: 0 });
+  });
+
   it('fire on no success in 26 h, a stale claim, a file waiting more than two runs, a failed last run, a stalled watch, missing metrics, and per partner on a late or missing delivery and on days without any', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'settle-rules-'));
     await rulesUnderTest(dir);
@@ -277,7 +304,7 @@ describe('the Prometheus alert rules in ops/', () => {
         '            exp_annotations:',
         "              summary: 'settle-ingest alpha: starved, no successful run for 1d 3h 0m 0s while run r-9 on host-b holds its lease'",
         "              description: 'Runs on h skip partner alpha because run r-9 on host-b holds its lease (until 1970-01-05 04:00:00 +0000 UTC), and no run of it has succeeded for 1d 3h 0m 0s; 2 file(s) wait in its intake. `settle-ingest status` names them; see to that run and its host.'",
-        "              runbook: 'ops/RUNBOOK.md#a-partner-is-starved'",
+        "              runbook_url: 'file:///usr/lib/node_modules/settle-ingest/ops/RUNBOOK.md#a-partner-is-starved'",
         // the holder named, the alert without one stays quiet: one alert for one starved lane
         '      - eval_time: 28h',
         '        alertname: SettleIngestNoSuccessfulRun',

@@ -322,18 +322,23 @@ describe('the cron line in ops/cron.d', () => {
     };
   });
 
-  it('mails nothing after a good night; after a bad one the exit status and the summary line, never the JSON log', async () => {
+  it('mails nothing after a good night; after a bad one the exit status, the rejected file and why, and the summary line, never the JSON log', async () => {
     await ws.put('settle_20261207_a01.csv', sampleSettlement({ date: '2026-12-07', rows: 2, idPrefix: 'CRON' }).text);
     expect(cron!()).toEqual({ status: 0, mail: '' });
     await ws.put('settle_20261208_a01.csv', 'this is no settlement file\n');
     const bad = cron!();
     expect(await ws.files('rejected')).toEqual(['settle_20261208_a01.csv']);
-    expect(bad.mail).toMatch(/^settle-ingest exited 1: run \S+ done: loaded=0 .*rejected=1/);
-    expect(bad.mail.trim().split('\n')).toHaveLength(1);
-    // each night's line in summary.log, with its time
+    const mail = bad.mail.trim().split('\n');
+    expect(mail).toHaveLength(3);
+    expect(mail[0]).toBe('settle-ingest exited 1:');
+    expect(mail[1]).toMatch(/^rejected settle_20261208_a01\.csv: line 1: header lacks the columns "settlement_date", /);
+    expect(mail[2]).toMatch(/^run \S+ done: loaded=0 .*rejected=1/);
+    // each night's lines in summary.log, with its time
     const summary = (await readFile(join(log, 'summary.log'), 'utf8')).trim().split('\n');
-    expect(summary).toHaveLength(2);
-    for (const line of summary) expect(line).toMatch(FINISHED_SUMMARY);
+    expect(summary).toHaveLength(3);
+    expect(summary[0]).toMatch(FINISHED_SUMMARY);
+    expect(summary[1]).toMatch(/^\S+Z rejected settle_20261208_a01\.csv: line 1: /);
+    expect(summary[2]).toMatch(FINISHED_SUMMARY);
   });
 
   it.skipIf(!hasLogrotate)('ops/logrotate.d rotates summary.log and run.log by renaming, and the next run starts them anew', async () => {
@@ -346,6 +351,7 @@ describe('the cron line in ops/cron.d', () => {
     expect(cron!()).toEqual({ status: 0, mail: '' });
     expect((await readdir(log)).sort()).toEqual(['run.log', 'run.log.1', 'summary.log', 'summary.log.1']);
     expect((await readFile(join(log, 'summary.log'), 'utf8')).trim().split('\n')).toHaveLength(1);
-    expect((await readFile(join(log, 'summary.log.1'), 'utf8')).trim().split('\n')).toHaveLength(2);
+    // the two nights before the rotation: a line, then a rejected file's and its night's
+    expect((await readFile(join(log, 'summary.log.1'), 'utf8')).trim().split('\n')).toHaveLength(3);
   });
 });

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import pg from 'pg';
 import { finished, startCli } from '../support/cli.js';
 import { freePort } from '../support/postgresServer.js';
 import { TestSshd } from '../support/sshd.js';
-import { SHARED_DEFAULT_LAYOUT, sharedFinanceDatabase, putIn, Workspace } from '../support/workspace.js';
+import { sharedFinanceDatabase, putIn, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 let sshd: TestSshd;
@@ -15,13 +15,6 @@ beforeAll(async () => {
   sshd = await TestSshd.start();
 });
 afterAll(async () => sshd?.destroy());
-
-/** A config file of several partners in the workspace: the shared settings at the top, each partner's own under its name. */
-async function partnersConfig(ws: Workspace, partners: Record<string, Record<string, unknown>>, top: Record<string, unknown> = {}) {
-  const path = join(ws.root, 'config.json');
-  await writeFile(path, JSON.stringify({ ledger: ws.ledger, stableFor: 0, layout: SHARED_DEFAULT_LAYOUT, ...top, partners }, null, 2));
-  return path;
-}
 
 const files = async (folder: string) => (await readdir(folder).catch(() => [])).sort();
 
@@ -35,8 +28,7 @@ describe('several partners in one config', () => {
       sampleSettlement({ date: '2026-07-01', rows: 20, idPrefix: 'PARTA' }).text,
     );
     const away = await freePort(); // nothing listens there: the partner's server is away
-    const config = await partnersConfig(
-      ws,
+    const config = await ws.partnersConfig(
       {
         adyen: { intake: sshd.url(join(remote, 'intake')) },
         stripe: { intake: `sftp://${sshd.user}@127.0.0.1:${away}/outbox` },
@@ -96,7 +88,7 @@ describe('several partners in one config', () => {
     const stripe = join(ws.root, 'stripe', 'intake');
     await putIn(adyen, 'settle_20260702_a01.csv', text);
     await mkdir(stripe, { recursive: true });
-    const config = await partnersConfig(ws, { adyen: { intake: adyen }, stripe: { intake: stripe } });
+    const config = await ws.partnersConfig({ adyen: { intake: adyen }, stripe: { intake: stripe } });
     const first = await ws.cli(['run', '--config', config, '--json']);
     expect(first.status, first.stderr).toBe(0);
     const original = JSON.parse(first.stdout).partners[0].run;
@@ -129,7 +121,7 @@ describe('several partners in one config', () => {
 describe('migrate with several partners', () => {
   it("creates every partner's layout table, and says which partners' files go to each", async () => {
     const ws = await Workspace.create(db.url);
-    const config = await partnersConfig(ws, {
+    const config = await ws.partnersConfig({
       adyen: { intake: join(ws.root, 'adyen', 'intake'), layout: 'adyen-settlement-details' },
       stripe: { intake: join(ws.root, 'stripe', 'intake'), layout: 'stripe-itemized-payout-reconciliation' },
       bank: { intake: join(ws.root, 'bank', 'intake') },

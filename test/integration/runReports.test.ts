@@ -1,8 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { parseSummary, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { parseSummary, putIn, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const db = sharedFinanceDatabase();
 
@@ -64,6 +65,57 @@ describe('report run', () => {
     const none = await ws.cli(['report', 'run', 'r-20990101-0000-beef', '--ledger', ws.ledger, '--json']);
     expect(none.status).toBe(1);
     expect(JSON.parse(none.stdout)).toMatchObject({ version: 1, run: null, decisions: [] });
+  });
+});
+
+describe('report run of a run of several partners', () => {
+  it("shows every partner's run of the last command (each named by the command's id), or of a command named by its id; never an earlier command's", async () => {
+    const ws = await Workspace.create(db.url);
+    const intakeOf = (partner: string) => join(ws.root, partner, 'intake');
+    const config = await ws.partnersConfig({ alpha: { intake: intakeOf('alpha') }, beta: { intake: intakeOf('beta') } });
+    await putIn(intakeOf('alpha'), 'settle_20261110_a01.csv', sampleSettlement({ date: '2026-11-10', rows: 3, idPrefix: 'CMDA1' }).text);
+    await mkdir(intakeOf('beta'), { recursive: true });
+    const night1 = await ws.cli(['run', '--config', config]);
+    expect(night1.status, night1.stderr).toBe(0);
+    const command1 = /^alpha: run (r-\d{8}-\d{4}-[0-9a-f]{4})-alpha done: /m.exec(night1.stdout)![1]!;
+    expect(night1.stdout).toMatch(new RegExp(`^beta: run ${command1}-beta done: loaded=0 `, 'm'));
+
+    await putIn(intakeOf('alpha'), 'settle_20261111_a01.csv', sampleSettlement({ date: '2026-11-11', rows: 4, idPrefix: 'CMDA2' }).text);
+    const bad = sampleSettlement({ date: '2026-11-11', rows: 2, idPrefix: 'CMDB2' }).text.split('\n');
+    bad[2] = bad[2]!.replace(/,(-?\d+\.\d\d),/, ',12.5O,');
+    await putIn(intakeOf('beta'), 'settle_20261111_b01.csv', bad.join('\n'));
+    const night2 = await ws.cli(['run', '--config', config]);
+    expect(night2.status, night2.stderr).toBe(1);
+    const command2 = /^alpha: run (r-\d{8}-\d{4}-[0-9a-f]{4})-alpha done: /m.exec(night2.stdout)![1]!;
+    expect(command2).not.toBe(command1);
+
+    // the last command: alpha's run and beta's, in the order they ran; `run` is the latest, as ever
+    const last = JSON.parse((await ws.cli(['report', 'run', '--config', config, '--json'])).stdout);
+    const shown = (runs: { run: { run: string }; decisions: Decision[] }[]) =>
+      runs.map((r) => [r.run.run, r.decisions.map((d) => `${d.outcome} ${d.name}`)]);
+    expect(shown(last.runs)).toEqual([
+      [`${command2}-alpha`, ['loaded settle_20261111_a01.csv']],
+      [`${command2}-beta`, ['rejected settle_20261111_b01.csv']],
+    ]);
+    expect(last.run).toMatchObject({ run: `${command2}-beta`, partner: 'beta', rejected: 1 });
+    const text = await ws.cli(['report', 'run', '--config', config]);
+    expect(text.stdout.match(/^run \S+: partner \w+,/gm)).toEqual([
+      `run ${command2}-alpha: partner alpha,`,
+      `run ${command2}-beta: partner beta,`,
+    ]);
+    expect(text.stdout).toMatch(/^loaded +settle_20261111_a01.csv +4 /m);
+    expect(text.stdout).toMatch(/^rejected +settle_20261111_b01.csv +0 .*line 3, field \w+: "12.5O"/m);
+
+    // an earlier command by its id: both its runs; one partner's run by its own id, or the command's runs of one partner
+    const earlier = JSON.parse((await ws.cli(['report', 'run', command1, '--config', config, '--json'])).stdout);
+    expect(shown(earlier.runs)).toEqual([
+      [`${command1}-alpha`, ['loaded settle_20261110_a01.csv']],
+      [`${command1}-beta`, []],
+    ]);
+    const one = JSON.parse((await ws.cli(['report', 'run', `${command2}-alpha`, '--config', config, '--json'])).stdout);
+    expect(shown(one.runs)).toEqual([[`${command2}-alpha`, ['loaded settle_20261111_a01.csv']]]);
+    const betaOnly = JSON.parse((await ws.cli(['report', 'run', '--config', config, '--partner', 'beta', '--json'])).stdout);
+    expect(shown(betaOnly.runs)).toEqual([[`${command2}-beta`, ['rejected settle_20261111_b01.csv']]]);
   });
 });
 

@@ -15,7 +15,7 @@ let validate: ValidateFunction;
 beforeAll(async () => {
   const printed = await runCli(['config', '--json-schema']);
   expect(printed.status).toBe(0);
-  validate = new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true }).compile(JSON.parse(printed.stdout) as object);
+  validate = new Ajv2020({ strict: true }).compile(JSON.parse(printed.stdout) as object);
 });
 
 /** `settle-ingest config --config FILE` on one config text, in a folder of its own: its exit status and the first line it printed on stderr. */

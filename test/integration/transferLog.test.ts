@@ -140,6 +140,16 @@ describe.each(SERVERS)('the transfer log of $kind', ({ start }) => {
     const text = await ws.cli(auditArgs);
     expect(text.stdout).toContain(`settle_20261201_c01.csv (${Buffer.byteLength(gone)} bytes`);
     expect(text.stdout).toMatch(/settle_20261201_d01\.csv .*UNMATCHED: overwritten by another upload/);
+    // each unmatched upload named once, under its check; the transfer log's list has the accounted ones
+    const textLines = text.stdout.split('\n');
+    const check = textLines.indexOf('audit: every upload in the transfer log has a ledger outcome: 2 discrepancies');
+    const unmatched = textLines.filter((l) => l.includes('UNMATCHED'));
+    expect(unmatched).toHaveLength(2);
+    expect(unmatched).toEqual(textLines.slice(check + 1, check + 3));
+    expect(textLines.find((l) => l.startsWith('transfer log: ') && l.includes(' uploads into the intakes: '))).toMatch(
+      /; unmatched=2 \(named above\)$/,
+    );
+    expect(textLines.filter((l) => /settle_20261201_d01\.csv .*: loaded by run /.test(l))).toHaveLength(1);
     expect(text.stdout).toContain('1 UNREADABLE');
 
     // the evidence pack: re-verified without the tool, and the same bytes from the same ledger

@@ -270,7 +270,8 @@ describe("whose upload it is, read from one syslog of two chrooted partners (the
     expect(found.map((d) => [d.kind, d.partner, d.file])).toEqual([['upload_unmatched', 'alpha', 'settle_r01.csv']]);
 
     // without the logins, the log cannot tell whose /in/settle_p01.csv each is: ambiguous, neither partner credited
-    const untold = await audit(await configOf('untold.json', localPartners(false)));
+    const untoldConfig = await configOf('untold.json', localPartners(false));
+    const untold = await audit(untoldConfig);
     expect(untold.status).toBe(1);
     expect(untold.doc.transfer_log.arrivals.filter((a) => a.name === 'settle_p01.csv')).toEqual([]);
     expect(untold.doc.transfer_log.ambiguous.filter((a) => a.path === '/in/settle_p01.csv').map((a) => a.partners)).toEqual([
@@ -278,6 +279,12 @@ describe("whose upload it is, read from one syslog of two chrooted partners (the
       ['alpha', 'beta'],
     ]);
     expect(kinds(untold.doc)).toContain('upload_ambiguous');
+    // as text, each ambiguous upload is named once, under its check
+    const untoldText = (await ws.cli(['audit', '--config', untoldConfig])).stdout.split('\n');
+    const ambiguous = untold.doc.transfer_log.ambiguous.length;
+    expect(untoldText.filter((l) => l.includes(': AMBIGUOUS: '))).toHaveLength(ambiguous);
+    expect(untoldText.filter((l) => l.includes('/in/settle_p01.csv'))).toHaveLength(2);
+    expect(untoldText).toContain(`transfer log: ${ambiguous} uploads of no one partner (named above)`);
 
     // the same partners read over SFTP, each as its own login: the same accounting
     const sftp = await configOf('sftp.json', {

@@ -40,7 +40,7 @@ beforeAll(async () => {
 afterAll(async () => server?.destroy());
 
 describe("the transfer log audit and the runs' own moves", () => {
-  it('names no move of a run as unmatched over the whole log; read an hour off, names the offset and --transfer-log-time-zone, and blames no upload', async () => {
+  it('names no move of a run as unmatched over the whole log; read an hour off, names the offset and --transfer-log-time-zone; a server clock a year behind is a clock to set right, never a zone; blames no upload', async () => {
     const own = await financeDatabase();
     const ws = await Workspace.create(own.url);
     try {
@@ -103,6 +103,35 @@ describe("the transfer log audit and the runs' own moves", () => {
       expect(text.stdout).toContain('the transfer log runs 1 h behind the ledger');
       expect(text.stdout).toContain('set --transfer-log-time-zone');
       expect(text.stdout).not.toContain('UNMATCHED');
+
+      // the same lines as a server whose clock runs a year behind writes them (rsyslog's precise format, which holds the year):
+      // a clock to set right, never "the wrong zone", and every upload still matched
+      const yearBehind = join(ws.root, 'sftp-year-behind.log');
+      const thisYear = new Date().getFullYear();
+      const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+      let shiftMs = 0;
+      const lines = (await readFile(server.logFile, 'utf8')).split('\n').map((line) => {
+        const m = /^(\w{3}) +(\d+) (\d\d:\d\d:\d\d) (.*)$/.exec(line);
+        if (!m) return line;
+        const [month, day] = [MONTHS.indexOf(m[1]!), Number(m[2])];
+        shiftMs = Date.UTC(thisYear - 1, month, day) - Date.UTC(thisYear, month, day);
+        const date = `${thisYear - 1}-${String(month + 1).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+        return `${date}T${m[3]}.000000${zoneOff(0)} ${m[4]}`;
+      });
+      await writeFile(yearBehind, lines.join('\n'));
+      const yearArgs = ['audit', '--intake', intake, '--ledger', ws.ledger, ...access, '--transfer-log', yearBehind];
+      const year = JSON.parse((await ws.cli([...yearArgs, '--json'])).stdout) as AuditJson;
+      expect(outcomes(year)).toEqual(expected);
+      expect(year.transfer_log.clock_offsets).toEqual([
+        expect.objectContaining({ kind: 'skew', offset_seconds: shiftMs / 1000, moves: 4, of: 4 }),
+      ]);
+      const yearText = await ws.cli(yearArgs);
+      expect(yearText.status).toBe(1);
+      expect(yearText.stdout).toContain(`the transfer log runs ${-shiftMs / 86_400_000} d behind the ledger`);
+      expect(yearText.stdout).toContain(
+        "the SFTP server's clock and this host's disagree; a clock this far off is set right, not allowed for",
+      );
+      expect(yearText.stdout).not.toMatch(/wrong zone|--transfer-log-time-zone/);
 
       // an evidence pack's audit names the uploads of its period alone
       const pack = async (day: string) => {

@@ -282,4 +282,43 @@ describe('who waived what, and which days can be waived', () => {
       ['waived', 'alice'],
     ]);
   });
+
+  it('a day already delivered is not waived (exit 2, naming its file and run; nothing recorded); a day whose only file was rejected is, and the answer names that file', async () => {
+    const ws = await Workspace.create(db.url);
+    const config = await ws.partnersConfig({ bank: { intake: ws.intake, pattern: 'bank_{yyyyMMdd}_*.csv', expect: EXPECT } });
+    const at = (now: string, args: string[]) => ws.cli([...args, '--config', config], { SETTLE_TEST_NOW: now });
+    // Wednesday's file on time; Thursday's is rejected (a bad amount)
+    await ws.put('bank_20260422_03.csv', file('2026-04-22', 'DONE-WED'));
+    const bad = file('2026-04-23', 'DONE-THU').split('\n');
+    bad[2] = bad[2]!.replace(/,(-?\d+\.\d\d),/, ',12.5O,');
+    await ws.put('bank_20260423_03.csv', bad.join('\n'));
+    expect((await at('2026-04-22T03:00:00Z', ['run', '--partner', 'bank'])).status).toBe(1);
+    const waivers = () => ws.events().filter((e) => e.event === 'waived' || e.event === 'unwaived');
+
+    // the operator means another day (or partner): the ledger says Wednesday came
+    const delivered = await at('2026-04-24T10:00:00Z', ['waive', '--partner', 'bank', '--day', '2026-04-22', '--reason', REASON]);
+    expect(delivered.status).toBe(2);
+    expect(delivered.stderr.trim()).toMatch(
+      /^settle-ingest: Wed 2026-04-22 of partner "bank" was delivered: bank_20260422_03\.csv loaded at 2026-04-22 03:00:\d\d UTC by run r-\S+-bank\. A waiver says the day's files will never come: nothing to waive/,
+    );
+    expect(waivers()).toEqual([]);
+    const report = JSON.parse((await at('2026-04-24T10:01:00Z', ['report', 'deliveries', '--weeks', '1', '--json'])).stdout);
+    const day = (d: string) => report.partners[0].days.find((x: { day: string }) => x.day === d);
+    expect(day('2026-04-22')).toMatchObject({ state: 'on_time', waiver: null });
+
+    // Thursday's file was rejected: the bank confirms there is no settlement after all; waived, and said what came
+    const rejected = await at('2026-04-24T10:02:00Z', ['waive', '--partner', 'bank', '--day', '2026-04-23', '--reason', REASON, '--json']);
+    expect(rejected.status, rejected.stderr).toBe(0);
+    expect(JSON.parse(rejected.stdout)).toMatchObject({
+      action: 'waived',
+      arrived: [{ name: 'bank_20260423_03.csv', outcome: 'rejected' }],
+    });
+    expect(waivers().map((e) => [e.event, e.name])).toEqual([['waived', '2026-04-23']]);
+    const undone = await at('2026-04-24T10:03:00Z', ['waive', '--partner', 'bank', '--day', '2026-04-23', '--reason', 'wrong', '--undo']);
+    expect(undone.status).toBe(0);
+    const line = await at('2026-04-24T10:04:00Z', ['waive', '--partner', 'bank', '--day', '2026-04-23', '--reason', REASON]);
+    expect(line.stdout.trim()).toMatch(
+      /^bank: Thu 2026-04-23 waived by \S+: .*; its files that came did not deliver it: bank_20260423_03\.csv \(rejected\); --undo takes it back\)$/,
+    );
+  });
 });

@@ -132,6 +132,17 @@ export class Workspace {
     return { ws, config };
   }
 
+  /**
+   * A config file of several partners in the workspace (`config.json`): its ledger, the
+   * completeness wait off and the shared default layout at the top, then `top`, and each partner's
+   * own settings under its name.
+   */
+  async partnersConfig(partners: Record<string, Record<string, unknown>>, top: Record<string, unknown> = {}): Promise<string> {
+    const path = join(this.root, 'config.json');
+    await writeFile(path, JSON.stringify({ ledger: this.ledger, stableFor: 0, layout: SHARED_DEFAULT_LAYOUT, ...top, partners }, null, 2));
+    return path;
+  }
+
   cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
     return runCommand(args, { DATABASE_URL: this.databaseUrl, ...env }, { cwd: this.root });
   }

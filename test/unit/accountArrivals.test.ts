@@ -304,7 +304,14 @@ describe("the runs' own moves in the log", () => {
   ])('a log %s s off the ledger is found (%s), its uploads matched at that offset', async (shift, kind, way) => {
     const { rows, events } = movedNight(shift);
     const { arrivals, clockOffset } = await accountWithClock(rows, events, options());
-    expect(clockOffset).toEqual({ kind, offsetMs: shift * 1000, moves: 3, of: 3 });
+    // read in UTC: a zone's times were written in UTC moved by the offset
+    expect(clockOffset).toEqual({
+      kind,
+      offsetMs: shift * 1000,
+      ...(kind === 'zone' ? { writtenInMs: shift * 1000 } : {}),
+      moves: 3,
+      of: 3,
+    });
     expect(arrivals.every((a) => a.outcome === 'loaded' && !a.unmatched)).toBe(true);
     const message = clockOffsetMessage(clockOffset!, 'UTC');
     expect(message).toContain(
@@ -343,12 +350,53 @@ describe('the clock offset of the moves', () => {
   it('is none while most moves fall in time, a zone at quarter hours within the slack, a skew otherwise', () => {
     expect(clockOffsetOf([], 2000)).toBeNull();
     expect(clockOffsetOf([pair(0), pair(-1), pair(3600)], 2000)).toBeNull();
-    expect(clockOffsetOf([pair(3601), pair(3600), pair(0)], 2000)).toEqual({ kind: 'zone', offsetMs: 3600_000, moves: 2, of: 3 });
-    expect(clockOffsetOf([pair(-1799), pair(-1800)], 2000)).toEqual({ kind: 'zone', offsetMs: -1800_000, moves: 2, of: 2 });
+    expect(clockOffsetOf([pair(3601), pair(3600), pair(0)], 2000)).toEqual({
+      kind: 'zone',
+      offsetMs: 3600_000,
+      writtenInMs: 3600_000,
+      moves: 2,
+      of: 3,
+    });
+    expect(clockOffsetOf([pair(-1799), pair(-1800)], 2000)).toEqual({
+      kind: 'zone',
+      offsetMs: -1800_000,
+      writtenInMs: -1800_000,
+      moves: 2,
+      of: 2,
+    });
     expect(clockOffsetOf([pair(40), pair(41), pair(40)], 2000)).toEqual({ kind: 'skew', offsetMs: 40_000, moves: 3, of: 3 });
     // a rename during its run (long before the record) is in time
     expect(clockOffsetOf([pair(-8, 100, 90)], 2000)).toBeNull();
     // offsets that agree with no one: none
     expect(clockOffsetOf([pair(40), pair(900), pair(5000)], 2000)).toBeNull();
+  });
+
+  it('is a zone only where the log could have been written in one: within UTC-12 and UTC+14 of the zone it is read in; a year, a day or 15 h is a clock', () => {
+    const HOUR = 3600;
+    const offsetOf = (seconds: number, readZoneHours = 0) =>
+      clockOffsetOf([pair(seconds), pair(seconds)], 2000, () => readZoneHours * HOUR * 1000);
+    // the issue's year: a server clock a year behind is a wrong clock, never "the wrong zone"
+    expect(offsetOf(-365 * 86_400)).toEqual({ kind: 'skew', offsetMs: -365 * 86_400_000, moves: 2, of: 2 });
+    expect(offsetOf(86_400)).toMatchObject({ kind: 'skew' });
+    // read in UTC: written in UTC+14 (Kiritimati) or UTC-12 at the most
+    expect(offsetOf(14 * HOUR)).toMatchObject({ kind: 'zone', writtenInMs: 14 * HOUR * 1000 });
+    expect(offsetOf(15 * HOUR)).toMatchObject({ kind: 'skew' });
+    expect(offsetOf(-12 * HOUR)).toMatchObject({ kind: 'zone', writtenInMs: -12 * HOUR * 1000 });
+    expect(offsetOf(-13 * HOUR)).toMatchObject({ kind: 'skew' });
+    // read in UTC-10 (Honolulu): 23 h ahead is a log written in UTC+13 (Auckland in summer); read in UTC+14, 1 h ahead is no zone
+    expect(offsetOf(23 * HOUR, -10)).toMatchObject({ kind: 'zone', writtenInMs: 13 * HOUR * 1000 });
+    expect(offsetOf(HOUR, 14)).toMatchObject({ kind: 'skew' });
+    expect(offsetOf(-HOUR, 14)).toMatchObject({ kind: 'zone', writtenInMs: 13 * HOUR * 1000 });
+  });
+
+  it('says a clock off by a year is a wrong clock to set right, in days; a zone read wrong names the zone that fits', () => {
+    const year = clockOffsetMessage({ kind: 'skew', offsetMs: -365 * 86_400_000, moves: 3, of: 3 }, 'UTC');
+    expect(year).toMatch(/^the transfer log runs 365 d behind the ledger /);
+    expect(year).toContain("the SFTP server's clock and this host's disagree; a clock this far off is set right, not allowed for");
+    expect(year).not.toMatch(/zone|--transfer-log-clock-slack/);
+    const zone = clockOffsetMessage({ kind: 'zone', offsetMs: -3_600_000, writtenInMs: 3_600_000, moves: 3, of: 3 }, 'Europe/Athens');
+    expect(zone).toContain(
+      'its times are read in the wrong zone (Europe/Athens); set --transfer-log-time-zone to the zone the server writes its log in (they fit UTC+01:00)',
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { load } from 'js-yaml';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 
@@ -43,6 +44,14 @@ function anchorsOf(page: string): Set<string> {
   return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((match) => anchorOf(match[1]!)));
 }
 
+/** Whether the package ships a file of the repository: an entry of package.json's `files` is a path, a folder, or a glob (a README of each room), as npm reads them. */
+function inPackage(file: string): boolean {
+  const shipped = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] }).files;
+  return shipped.some(
+    (entry) => file === entry || file.startsWith(`${entry}/`) || (entry.includes('*') && picomatch.makeRe(entry, {}).test(file)),
+  );
+}
+
 /** Every markdown link `[text](target)` outside code blocks, with its line. */
 function linksOf(page: string): { target: string; line: number }[] {
   const lines = readFileSync(join(ROOT, page), 'utf8').split('\n');
@@ -83,12 +92,6 @@ describe('the documentation', () => {
   });
 
   it('links, in every page the package ships, only to files the package ships too (the installed docs stand alone)', () => {
-    const shipped = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] }).files;
-    // an entry is a path, a folder, or a glob (`src/*/README.md`), as npm reads `files`
-    const inPackage = (file: string) =>
-      shipped.some(
-        (entry) => file === entry || file.startsWith(`${entry}/`) || (entry.includes('*') && picomatch.makeRe(entry, {}).test(file)),
-      );
     const outside: string[] = [];
     for (const page of PAGES.filter(inPackage)) {
       for (const { target, line } of linksOf(page)) {
@@ -143,5 +146,31 @@ describe('the documentation', () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  it("sends an alert's reader to the installed runbook: each rule's runbook_url is the shipped page where npm installs it, at a section it has", () => {
+    const rules = load(readFileSync(join(ROOT, 'ops', 'settle-ingest.rules.yml'), 'utf8')) as {
+      groups: { rules: { alert: string; annotations: Record<string, string> }[] }[];
+    };
+    const alerts = rules.groups.flatMap((group) => group.rules);
+    expect(alerts.length).toBeGreaterThan(0);
+    // npm's global root for Node.js from NodeSource or Debian (prefix /usr), as the rules file's header says
+    const installed = 'file:///usr/lib/node_modules/settle-ingest/';
+    const wrong: string[] = [];
+    for (const { alert, annotations } of alerts) {
+      const url = annotations.runbook_url ?? '';
+      const [path, anchor] = url.slice(installed.length).split('#') as [string, string | undefined];
+      if (
+        !url.startsWith(installed) ||
+        !inPackage(path) ||
+        !existsSync(join(ROOT, path)) ||
+        anchor === undefined ||
+        !anchorsOf(path).has(anchor)
+      ) {
+        wrong.push(`${alert}: ${url}`);
+      }
+      if ('runbook' in annotations) wrong.push(`${alert}: a repository path as runbook: ${annotations.runbook}`);
+    }
+    expect(wrong).toEqual([]);
   });
 });

@@ -12,7 +12,9 @@ import { LAYOUT_KEYS } from '../../src/layout/model/layoutObject.js';
 import { PRESETS } from '../../src/layout/model/presets.js';
 
 const schema = configJsonSchema();
-const validate = new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true }).compile(schema);
+// Ajv's strict mode, every strict option on (strictSchema, strictNumbers, strictTypes, strictTuples,
+// strictRequired), no union types allowed: as an editor's or a CI's checker set to strict compiles it
+const validate = new Ajv2020({ strict: true }).compile(schema);
 const valid = (config: unknown) => {
   const ok = validate(config);
   return ok ? 'valid' : JSON.stringify(validate.errors);
@@ -65,6 +67,19 @@ describe("the config file's JSON Schema", () => {
     expect(Object.keys(defs.layoutObject!.properties)).toEqual(LAYOUT_KEYS);
     expect(Object.keys(defs.column!.properties)).toEqual(COLUMN_KEYS);
     expect(defs.layout!.anyOf![0]!.enum).toEqual([...PRESETS.keys()]);
+  });
+
+  it("compiles in Ajv's strict mode, every strict rule kept, and so does each part of it on its own", () => {
+    const strictly = () =>
+      new Ajv2020({ strict: true, strictRequired: true, strictTypes: true, strictTuples: true, allowUnionTypes: false });
+    expect(() => strictly().compile(schema)).not.toThrow();
+    // a layout checked alone (an editor's schema for a layout file) meets the same rules
+    const defs = (schema as { $defs: Record<string, object> }).$defs;
+    expect(() => strictly().compile({ ...defs.layoutObject, $defs: defs })).not.toThrow();
+    // the rule written for it: a layout of its own lists its columns, one that extends a preset may change some
+    expect(valid({ layout: { table: 'bank_rows' } })).toMatch(/"missingProperty":"columns"/);
+    expect(valid({ layout: { columns: { fee: null } } })).toMatch(/"type":"array"/);
+    expect(valid({ layout: { extends: 'default', table: 'bank_rows', columns: { fee: null } } })).toBe('valid');
   });
 
   it('takes every sample config the repository ships or shows', () => {

@@ -10,7 +10,7 @@ import { integerRangeAlternatives, SWITCH_WORDS } from '../../src/config/valueRu
 import { UsageError } from '../../src/errors.js';
 import { AGREEMENT_CASES, SCHEMA_CANNOT_SAY } from '../support/settingCases.js';
 
-const validate = new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true }).compile(configJsonSchema());
+const validate = new Ajv2020({ strict: true }).compile(configJsonSchema());
 const folder = mkdtempSync(join(tmpdir(), 'settle-agree-'));
 let written = 0;
 

@@ -155,6 +155,11 @@ export function wallClockOffsets(zone: Zone, year: number, month: number, day: n
   return [...around].filter((offset) => offsetAt(zone.iana, wall - offset * 60_000) === offset).sort((a, b) => b - a);
 }
 
+/** The zone's offset from UTC, in minutes, at the instant `utcMs`. */
+export function zoneOffsetAt(zone: Zone, utcMs: number): number {
+  return 'fixed' in zone ? zone.fixed : offsetAt(zone.iana, utcMs);
+}
+
 /** `+01:00`, as PostgreSQL reads it after a time. */
 export function offsetText(minutes: number): string {
   const sign = minutes < 0 ? '-' : '+';

@@ -3,6 +3,7 @@ import type { EventKind, FileRow, LedgerEvent } from '../../ledger/types.js';
 import type { AmbiguousUpload, Arrival, StrayUpload } from './arrivals.js';
 import type { Upload } from '../../transferLog/transferEvents.js';
 import { utcText } from '../../transferLog/logTimes.js';
+import { zoneOffsetAt, type Zone } from '../../layout/values/timeZones.js';
 import { clockOffsetOf, isOwnMoveInTime, LARGEST_ZONE_GAP_MS, ownMovesOf, type ClockOffset, type OwnMove } from './ownMoves.js';
 
 /** What the ledger did with an arrival, as its last outcome event says. */
@@ -54,6 +55,8 @@ export interface AccountOptions {
   intakeNow: (partner: string) => Promise<IntakeNow>;
   /** how many ledger events one read brings; default 10,000 */
   eventsPage?: number;
+  /** the zone the log's times are read in (--transfer-log-time-zone, else this host's): a zone read wrong is told from a clock by it; UTC when absent */
+  logZone?: Zone;
 }
 
 export interface AccountedArrival {
@@ -355,7 +358,8 @@ export async function accountArrivals(
     arrivals.length > 0
       ? await ownMovesOf(ledger, byName, key, partners, new Date(earliest - LARGEST_ZONE_GAP_MS - slackMs).toISOString(), limit)
       : new Map<Arrival, OwnMove>();
-  const clockOffset = clockOffsetOf([...ownMoves.values()], slackMs);
+  const zone = opts.logZone;
+  const clockOffset = clockOffsetOf([...ownMoves.values()], slackMs, (utcMs) => (zone ? zoneOffsetAt(zone, utcMs) * 60_000 : 0));
   const correctionMs = clockOffset?.offsetMs ?? 0;
   if (arrivals.length > 0) {
     // no record older than the first upload (on the ledger's clock) less the slack can be of any of them

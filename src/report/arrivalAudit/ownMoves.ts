@@ -1,4 +1,5 @@
 import { formatDuration } from '../../durations.js';
+import { offsetText } from '../../layout/values/timeZones.js';
 import type { EventInContext, LedgerQueries } from '../../ledger/ledger.js';
 import type { Arrival } from './arrivals.js';
 
@@ -19,14 +20,19 @@ export interface ClockOffset {
   kind: 'zone' | 'skew';
   /** the log's times less the ledger's: positive when the log runs ahead */
   offsetMs: number;
+  /** a zone: the one the log's times were written in, as its offset from UTC (the zone they were read in, moved by the offset) */
+  writtenInMs?: number;
   /** how many of the runs' moves the log shows at that offset, of how many it shows at all */
   moves: number;
   of: number;
 }
 
 const QUARTER_HOUR = 15 * 60_000;
-/** Zones lie within UTC-12 and UTC+14: no two disagree by more. */
-export const LARGEST_ZONE_GAP_MS = 26 * 3_600_000;
+const HOUR = 3_600_000;
+/** Zones lie within UTC-12 and UTC+14 (Baker Island to Kiritimati): no two disagree by more. */
+const EARLIEST_ZONE_MS = -12 * HOUR;
+const LATEST_ZONE_MS = 14 * HOUR;
+export const LARGEST_ZONE_GAP_MS = LATEST_ZONE_MS - EARLIEST_ZONE_MS;
 
 /** Whether a move's rename falls where its record says: after its run began, before the move was recorded (both within the slack). */
 function inTime(pair: OwnMove, correctionMs: number, slackMs: number): boolean {
@@ -38,32 +44,45 @@ function inTime(pair: OwnMove, correctionMs: number, slackMs: number): boolean {
 /**
  * The offset at which most of the runs' moves the log shows fall in time, when it is not zero:
  * more than half of them agree with one another (within the slack) at an offset that puts them
- * out of time. A quarter hour's multiple (within the slack) is a zone, and is taken exactly.
+ * out of time. A zone read wrong moves every time by the two zones' difference: a quarter hour's
+ * multiple (within the slack) that puts the zone the log was written in (the one it was read in,
+ * `readZoneMsAt`, moved by the offset) within UTC-12 and UTC+14 is a zone, and is taken exactly;
+ * any other offset (a server clock a few minutes off, or a year) is a clock.
  */
-export function clockOffsetOf(pairs: OwnMove[], slackMs: number): ClockOffset | null {
+export function clockOffsetOf(pairs: OwnMove[], slackMs: number, readZoneMsAt: (utcMs: number) => number = () => 0): ClockOffset | null {
   if (pairs.length === 0) return null;
-  const late = pairs.filter((p) => !inTime(p, 0, slackMs));
+  const late = pairs.filter((p) => !inTime(p, 0, slackMs)).sort((a, b) => a.offsetMs - b.offsetMs);
   if (late.length * 2 <= pairs.length) return null;
-  const offsets = late.map((p) => p.offsetMs).sort((a, b) => a - b);
-  const median = offsets[Math.floor(offsets.length / 2)]!;
+  const middle = late[Math.floor(late.length / 2)]!;
+  const median = middle.offsetMs;
   const quarters = Math.round(median / QUARTER_HOUR) * QUARTER_HOUR;
-  const zone = quarters !== 0 && Math.abs(median - quarters) <= slackMs;
+  const writtenInMs = readZoneMsAt(Date.parse(middle.event.at)) + quarters;
+  const zone = quarters !== 0 && Math.abs(median - quarters) <= slackMs && writtenInMs >= EARLIEST_ZONE_MS && writtenInMs <= LATEST_ZONE_MS;
   const offsetMs = zone ? quarters : Math.round(median / 1000) * 1000;
   const moves = pairs.filter((p) => inTime(p, offsetMs, slackMs)).length;
   if (moves * 2 <= pairs.length) return null;
-  return { kind: zone ? 'zone' : 'skew', offsetMs, moves, of: pairs.length };
+  return zone ? { kind: 'zone', offsetMs, writtenInMs, moves, of: pairs.length } : { kind: 'skew', offsetMs, moves, of: pairs.length };
 }
+
+/** A clock off by more than this is set right, never allowed for with --transfer-log-clock-slack. */
+const SLACK_AT_MOST_MS = 15 * 60_000;
 
 /** The finding for a person, naming the option that fixes it. `zone`: the zone the log is read in now. */
 export function clockOffsetMessage(offset: ClockOffset, zone: string): string {
   const way = offset.offsetMs > 0 ? 'ahead of' : 'behind';
-  const span = formatDuration(offset.offsetMs / 1000, { spaced: true }); // `1 h`, `5 h 30 min`, `2 min 5 s`
+  // `1 h`, `5 h 30 min`, `2 min 5 s`; from three days on, days: `365 d`
+  const span = formatDuration(offset.offsetMs / 1000, { spaced: true, largest: 'd', daysFrom: 72 * 3600 });
   const seen = `${offset.moves} of the ${offset.of} moves the runs recorded are logged ${span} ${offset.offsetMs > 0 ? 'later' : 'earlier'} than the ledger has them`;
   if (offset.kind === 'zone') {
-    return `the transfer log runs ${span} ${way} the ledger (${seen}): its times are read in the wrong zone (${zone}); set --transfer-log-time-zone to the zone the server writes its log in. The uploads were matched at that offset meanwhile`;
+    const writtenIn = offset.writtenInMs === undefined ? '' : ` (they fit UTC${offsetText(Math.round(offset.writtenInMs / 60_000))})`;
+    return `the transfer log runs ${span} ${way} the ledger (${seen}): its times are read in the wrong zone (${zone}); set --transfer-log-time-zone to the zone the server writes its log in${writtenIn}. The uploads were matched at that offset meanwhile`;
   }
   const slack = Math.ceil(Math.abs(offset.offsetMs) / 1000) + 2;
-  return `the transfer log runs ${span} ${way} the ledger (${seen}): the SFTP server's clock and this host's disagree; set the server's clock right (NTP), or --transfer-log-clock-slack to at least ${slack}s. The uploads were matched at that offset meanwhile`;
+  const fix =
+    Math.abs(offset.offsetMs) <= SLACK_AT_MOST_MS
+      ? `set the server's clock right (NTP), or --transfer-log-clock-slack to at least ${slack}s`
+      : "a clock this far off is set right, not allowed for: set the server's clock right (NTP)";
+  return `the transfer log runs ${span} ${way} the ledger (${seen}): the SFTP server's clock and this host's disagree; ${fix}. The uploads were matched at that offset meanwhile`;
 }
 
 /**

@@ -167,7 +167,11 @@ export async function transferAudit(
     // what the account needs of the log's events is in the arrivals now: the list itself goes
     logs = { ...logs, events: [] };
     const notes = await namedAsLedgerHas(ledger, arrivals);
-    const { arrivals: accounted, clockOffset } = await accountArrivals(ledger, arrivals, { clockSlackMs: group.slackMs, intakeNow });
+    const { arrivals: accounted, clockOffset } = await accountArrivals(ledger, arrivals, {
+      clockSlackMs: group.slackMs,
+      intakeNow,
+      logZone: zone,
+    });
     if (clockOffset) {
       result.clockOffsets.push({
         files: group.files,
