@@ -105,8 +105,9 @@ describe('ledger copy: a SQLite ledger grown to PostgreSQL', () => {
     await partnerSftp(server, [`put ${join(files, 'c01')} /in/settle_20261202_c01.csv`]);
     expect((await ws.cli(['run', '--config', config])).status).toBe(0);
     // a day the partner owes (from its first run on: a day before it was never due, and is refused)
-    const today = new Date().toISOString().slice(0, 10);
-    const waived = await ws.cli(['waive', '--config', config, '--day', today, '--reason', 'no settlement that day']);
+    // tomorrow: owed (every day), not delivered yet (today is: a delivered day is not waived)
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const waived = await ws.cli(['waive', '--config', config, '--day', tomorrow, '--reason', 'no settlement that day']);
     expect(waived.status, waived.stderr).toBe(0);
     ws.stageDeadClaim('settle_20261201_z01.csv'); // a run killed during its load: its claim travels too
     await server.flushLog();

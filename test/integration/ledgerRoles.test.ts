@@ -114,8 +114,9 @@ describe("OPERATING.md's database roles, run as written, for the finance schema 
     const again = await ws.cli(['run', '--config', config]);
     expect(again.status, again.stderr).toBe(0);
     // a day the partner owes (from its first run on: a day before it was never due, and is refused)
-    const today = new Date().toISOString().slice(0, 10);
-    const waived = await ws.cli(['waive', '--config', config, '--day', today, '--reason', 'no settlement that day']);
+    // tomorrow: owed (every day), not delivered yet (today is: a delivered day is not waived)
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const waived = await ws.cli(['waive', '--config', config, '--day', tomorrow, '--reason', 'no settlement that day']);
     expect(waived.status, waived.stderr).toBe(0);
     for (const args of [['report', 'runs'], ['report', 'run'], ['report', 'skips'], ['history', 'settle_20261201_a02.csv'], ['audit']]) {
       const r = await ws.cli([...args, '--config', config]);
