@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseLayout } from '../../src/layout/model/parseLayout.js';
 import { suggestLayout } from '../../src/layout/suggest/suggestLayout.js';
 import { draftRoundTrip, sampleFile } from '../support/draftRoundTrip.js';
 
@@ -49,12 +50,38 @@ describe('layout suggest proves its draft over the whole file', () => {
     expect(s.draft!.notes).toContain(`check passes over the whole file with this draft: ${checked.rows} rows`);
   });
 
-  it('names no key for a statement with identical rows, saying so', async () => {
-    const suggestion = await suggestLayout(fixture('wallet_statement_no_ids.csv'), 'wallet.csv');
-    expect(suggestion.draft!.naturalKey).toEqual([]);
-    expect(suggestion.config.layout).not.toHaveProperty('naturalKey');
-    expect(suggestion.draft!.naturalKeyWhy).toMatch(/^no unique key: rows without ids: /);
-    expect(suggestion.draft!.unsure.join('\n')).toMatch(/the natural key: no unique key: rows without ids/);
+  it('keys a statement with identical rows on their own values, numbered by occurrence, and its check passes', async () => {
+    const { s, layout, checked } = await draftRoundTrip(fixture('wallet_statement_no_ids.csv'), 'wallet.csv');
+    expect(checked).toMatchObject({ rows: 11, error: null });
+    expect(s.draft!.notes).toContain(`check passes over the whole file with this draft: ${checked.rows} rows`);
+    expect(s.draft!.naturalKey).toEqual(['date', 'description', 'amount', 'currency']);
+    expect(layout).toMatchObject({ naturalKey: ['date', 'description', 'amount', 'currency'], occurrence: true });
+    // seenBefore is an occurrence's default: the draft leaves it so
+    expect(layout).not.toHaveProperty('seenBefore');
+    const parsed = parseLayout(layout, 'draft');
+    expect(parsed).toMatchObject({ occurrence: 'occurrence', seenBefore: true });
+    expect(s.draft!.naturalKeyWhy).toMatch(/^no unique key: rows without ids: .*identical lines are distinct rows: numbered by occurrence/);
+    expect(s.draft!.notes.join('\n')).toMatch(/identical lines are distinct rows: numbered by occurrence/);
+  });
+
+  it('names the occurrence column otherwise when the statement has a column called occurrence', async () => {
+    const rows = ['2024-03-01,Coffee,-3.20,1', '2024-03-01,Coffee,-3.20,1', '2024-03-02,Metro,-2.10,2'];
+    const path = sampleFile(`Date,Text,Amount,Occurrence\n${rows.join('\n')}\n`, 'occ.csv');
+    const { s, layout, checked } = await draftRoundTrip(path, 'occ.csv');
+    expect(checked).toMatchObject({ rows: 3, error: null });
+    expect(layout).toMatchObject({ occurrence: 'line_occurrence' });
+    expect(s.draft!.naturalKey).toEqual(['date', 'text', 'amount']);
+  });
+
+  it('names no key when identical rows have no date, amount or text of their own, saying so', async () => {
+    const path = sampleFile('Store,Till\n101,7\n101,7\n102,3\n', 'tills.csv');
+    const s = await suggestLayout(path, 'tills.csv');
+    const layout = s.config.layout!;
+    expect(s.draft!.naturalKey).toEqual([]);
+    expect(layout).not.toHaveProperty('naturalKey');
+    expect(layout).not.toHaveProperty('occurrence');
+    expect(s.draft!.naturalKeyWhy).toMatch(/^no unique key: rows without ids: /);
+    expect(s.draft!.unsure.join('\n')).toMatch(/the natural key: no unique key: rows without ids, and no row has values of its own/);
   });
 
   it('takes another key when the first repeats past the sample, and reads as text a column a later row refuses', async () => {

@@ -1,10 +1,17 @@
-import { keyName } from '../model/layout.js';
+import { keyName, RESERVED_COLUMNS } from '../model/layout.js';
+import { OCCURRENCE_COLUMN } from '../model/layoutObject.js';
 import { parseLayout } from '../model/parseLayout.js';
 import { checkRows } from '../reader/rowChecks.js';
 import { JOINED_LINES, type Draft, type DraftColumn } from './draftLayout.js';
 
 /** What a draft says when no key of its columns is unique over the whole file. */
 export const NO_UNIQUE_KEY = 'no unique key: rows without ids';
+
+/** Why a draft without a unique key numbers its repeats (`"occurrence"`). */
+export const BY_OCCURRENCE = 'identical lines are distinct rows: numbered by occurrence';
+
+/** The types of a row's own values that key a statement without ids: its date, amount, text, currency and balance. */
+const OWN_VALUE_TYPES = new Set(['date', 'timestamp', 'decimal', 'text', 'currency']);
 
 /** How many times a draft is corrected before what is still refused is left to a person. */
 const ROUNDS = 12;
@@ -72,11 +79,39 @@ function setKey(draft: Draft, key: string[], why: string): void {
 }
 
 /**
+ * A statement's key when none of its columns is unique over the whole file: the row's own values
+ * (every column always there of a date, amount, text, currency or balance), with identical lines
+ * numbered by occurrence (`"occurrence": true`, and so `seenBefore` by default: a row an earlier,
+ * overlapping export loaded is compared, not loaded again). False when the row has no such value.
+ */
+function occurrenceKey(draft: Draft, repeated: readonly string[]): boolean {
+  const own = draft.columns.filter((c) => c.required && OWN_VALUE_TYPES.has(c.type)).map((c) => c.name);
+  if (own.length === 0) return false;
+  const taken = (name: string) => draft.columns.some((c) => c.name === name) || RESERVED_COLUMNS.includes(name);
+  const name = [OCCURRENCE_COLUMN, 'line_occurrence', 'row_occurrence'].find((n) => !taken(n));
+  if (name === undefined) return false;
+  setKey(
+    draft,
+    own,
+    `${NO_UNIQUE_KEY}: no column, pair or three of them is unique over the whole file (${repeated.join('; ')}); ${BY_OCCURRENCE}: the row's own values, with each repeat numbered ("occurrence")`,
+  );
+  draft.layout.occurrence = name === OCCURRENCE_COLUMN ? true : name;
+  draft.notes.push(
+    `${BY_OCCURRENCE} (two coffees on one day are two payments): the key is the row's own values (${own.join(', ')}) and "occurrence" numbers identical lines 1, 2, … in the file's order; rows an earlier, overlapping export loaded are compared and counted as seen before ("seenBefore", on by default with an occurrence), not loaded again`,
+  );
+  draft.unsure.push(
+    `the natural key: ${NO_UNIQUE_KEY}; keyed by the row's own values with "occurrence": name the partner's id instead if its documentation gives one`,
+  );
+  return true;
+}
+
+/**
  * A draft proved as `check` would prove it, over the whole file rather than the sample it was
  * learnt from (`check` runs the same reader and key checks): a column some later row refuses is
  * read more leniently, a key that repeats further down gives way to the next key the sample
- * found unique, and when none is unique over the whole file the draft names no key and says
- * so (`NO_UNIQUE_KEY`), rather than print a key its own `check` refuses. Whatever is still
+ * found unique, and when none is unique over the whole file (a statement without ids) the key is
+ * the row's own values with identical lines numbered by occurrence, said why (`BY_OCCURRENCE`),
+ * and proved like any other; never a key its own `check` refuses. Whatever is still
  * refused is said plainly among the draft's doubts. Changes `draft` in place.
  */
 export async function proveDraft(path: string, fileName: string, draft: Draft): Promise<void> {
@@ -96,12 +131,11 @@ export async function proveDraft(path: string, fileName: string, draft: Draft): 
         setKey(draft, next, `unique over the whole file (${repeated.join('; ')}): confirm the partner documents it as unique`);
         continue;
       }
+      if (occurrenceKey(draft, repeated)) continue;
       draft.naturalKey = [];
       delete draft.layout.naturalKey;
       draft.naturalKeyWhy = `${NO_UNIQUE_KEY}: no column, pair or three of them is unique over the whole file (${repeated.join('; ')})`;
-      draft.unsure.push(
-        `the natural key: ${NO_UNIQUE_KEY}; identical rows are real transactions (two coffees on one day): name the partner's id, or a key of the row's own values with each repeat numbered`,
-      );
+      draft.unsure.push(`the natural key: ${NO_UNIQUE_KEY}, and no row has values of its own that are always there: name the partner's id`);
       return;
     }
     if (SHORT_ROW.test(message) && joinsLines(draft)) continue;
