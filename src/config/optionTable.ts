@@ -384,7 +384,8 @@ const RUN_SETTINGS = {
     kind: 'string',
     path: true,
     commands: ['run', 'watch'],
-    details: "also after one that could not start; for node_exporter's textfile collector (below)",
+    details:
+      "also after one that could not start; for node_exporter's textfile collector (below); one the run could not write (its folder missing or not the user's to write in) is refused at the start (exit 2)",
   },
   serviceUser: {
     scope: 'shared',
@@ -405,7 +406,8 @@ const RUN_SETTINGS = {
     kind: 'string',
     path: true,
     commands: ['run', 'watch'],
-    details: 'ISO 8601 UTC (`2026-12-02T02:00:13.512Z run … done: …`): the summary.log of ops/, kept by ops/logrotate.d',
+    details:
+      'ISO 8601 UTC (`2026-12-02T02:00:13.512Z run … done: …`): the summary.log of ops/, kept by ops/logrotate.d; one the run could not append to or make is refused at the start (exit 2)',
   },
   maxAge: {
     flag: '--max-age',

@@ -1,7 +1,7 @@
 import { access, constants, open, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '../logEvents.js';
-import { checkAppendOnly, checkAtomicWrite } from '../atomicFile.js';
+import { checkAppendOnly } from '../atomicFile.js';
 import { CLOCK_SHIFT_MS, CLOCK_SKEW_LIMIT_SECONDS, measureSkew, skewText, type ClockSkew } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import { FinanceDb } from '../finance/financeDb.js';
@@ -12,7 +12,7 @@ import { missingRunLedgerGrants } from '../ledger/ledgerRunPrivileges.js';
 import { isPostgresUrl, openLedger } from '../ledger/openLedger.js';
 import { expandLogFiles } from '../transferLog/logFiles.js';
 import type { PartnerResources } from './partnerLoop.js';
-import { assertStagingUsable, checkPartnerAccess, preparePartner, type PreparationSettings } from './runPreparation.js';
+import { assertStagingUsable, checkPartnerAccess, preparePartner, runFileChecks, type PreparationSettings } from './runPreparation.js';
 
 /** One thing tonight's run needs, and whether it holds; `partner` null for what all partners share. */
 export interface DoctorCheck {
@@ -32,8 +32,6 @@ export interface DoctorSettings extends PreparationSettings {
   dbTimeoutSeconds: number;
   layout: Layout;
   logFile: string | undefined;
-  metricsFile: string | undefined;
-  summaryFile: string | undefined;
   transferLog: { files: string[] };
 }
 
@@ -129,11 +127,10 @@ async function ledgerPrivileges(url: string): Promise<string> {
   return `role "${role}" may write runs, files, events, moves and leases, and use the schema's sequences`;
 }
 
-/** The log, metrics and summary files, each checked as a run opens or replaces it, and nothing made. */
+/** The log file checked as a run opens it, the metrics and summary files as the run's preparation checks them; nothing made. */
 async function fileChecks(s: DoctorSettings, record: Recorder): Promise<void> {
   if (s.logFile) await record(null, 'log-file', async () => checkAppendOnly(s.logFile!, 'log file'));
-  if (s.metricsFile) await record(null, 'metrics-file', () => checkAtomicWrite(s.metricsFile!, 'metrics file'));
-  if (s.summaryFile) await record(null, 'summary-file', async () => checkAppendOnly(s.summaryFile!, 'summary file'));
+  for (const { check, probe } of runFileChecks(s)) await record(null, check, probe);
 }
 
 /** A role (or a server: a replica) whose transactions are read-only loads nothing: the run would fail at its first COPY. */

@@ -1,5 +1,6 @@
 import { access, constants, stat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
+import { checkAppendOnly, checkAtomicWrite } from '../atomicFile.js';
 import { EXIT_USAGE, UsageError, errorMessage, exitStatusOf } from '../errors.js';
 import { loadDecodeOptions, type DecodeOptions, type DecodeSettings } from '../delivery/decodeSettings.js';
 import { globToRegExp } from '../intake/names.js';
@@ -8,8 +9,8 @@ import { checkIntakeAccess, checkIntakeSetting, type IntakeSettings } from '../i
 /**
  * A run's preparation, before its first partner runs, and `doctor`'s, which goes through the
  * same steps: every partner's settings read (pattern, keys unlocked), and what its intake and
- * staging need checked. What a run refuses here is exit 2 with nothing touched; `doctor` says
- * it as a failed check. (Opening the ledger, finance database and intake is the partner loop's,
+ * staging need checked, and the metrics and summary files it writes at its end. What a run
+ * refuses here is exit 2 with nothing touched; `doctor` says it as a failed check. (Opening the ledger, finance database and intake is the partner loop's,
  * through the same resources for both: partnerLoop.ts' PartnerResources.)
  */
 
@@ -20,6 +21,8 @@ export interface PreparationSettings extends IntakeSettings {
   ignore: string[];
   staging: string;
   decode: DecodeSettings;
+  metricsFile: string | undefined;
+  summaryFile: string | undefined;
 }
 
 /** What a partner's run needs that is read from its settings alone: refused (exit 2) before any partner's run is recorded. */
@@ -68,10 +71,52 @@ export function refusalError(refused: Prepared<PreparationSettings>[], all: Prep
   });
 }
 
-/** Every partner's settings read and what its intake and staging need checked, before any runs: the refused ones apart. */
+/** One of the files a run writes at its end, for all partners: doctor's check's name, and the check itself. */
+export interface RunFileCheck {
+  check: 'metrics-file' | 'summary-file';
+  probe: () => Promise<string>;
+}
+
+/**
+ * The metrics and summary files (shared: the first partner's settings name them), each checked as
+ * the run writes it (atomicFile.ts: the metrics file replaced whole, the summary appended to),
+ * nothing made. A run only writes them after its last partner, so one it could not write would
+ * load everything and then say nothing: the run refuses it at its start, doctor fails it.
+ */
+export function runFileChecks(shared: PreparationSettings): RunFileCheck[] {
+  const checks: RunFileCheck[] = [];
+  const { metricsFile, summaryFile } = shared;
+  if (metricsFile) {
+    checks.push({
+      check: 'metrics-file',
+      probe: () => optionNamed(() => checkAtomicWrite(metricsFile, 'metrics file'), '--metrics-file, SETTLE_METRICS_FILE'),
+    });
+  }
+  if (summaryFile) {
+    checks.push({
+      check: 'summary-file',
+      probe: () => optionNamed(async () => checkAppendOnly(summaryFile, 'summary file'), '--summary-file, SETTLE_SUMMARY_FILE'),
+    });
+  }
+  return checks;
+}
+
+/** A refusal of a file the user named, with where it was named, as the log file's says it (cli/logger.ts). */
+async function optionNamed(probe: () => Promise<string>, option: string): Promise<string> {
+  try {
+    return await probe();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    throw new UsageError(`${err.message} (${option})`, { cause: err.cause ?? err });
+  }
+}
+
+/** Every partner's settings read, what its intake and staging need and the run's own files checked, before any runs: the refused ones apart. */
 export async function preparePartners<S extends PreparationSettings>(
   partners: S[],
 ): Promise<{ prepared: Prepared<S>[]; refused: Prepared<S>[] }> {
+  // the metrics and summary files are every partner's: one that cannot be written runs none (exit 2, nothing recorded)
+  if (partners[0]) for (const { probe } of runFileChecks(partners[0])) await probe();
   const prepared: Prepared<S>[] = [];
   for (const p of partners) prepared.push(await preparePartner(p));
   for (const p of prepared) p.refusal = await checkPartnerAccess(p);

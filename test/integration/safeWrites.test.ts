@@ -75,12 +75,14 @@ describe('links planted where a file goes', () => {
     expect(execFileSync('sha256sum', ['-c', 'MANIFEST'], { cwd: out, encoding: 'utf8' }).match(/: OK$/gm)).toHaveLength(4);
   });
 
-  it('run --metrics-file: a link at its name is left alone (the run goes on); links planted during the write receive nothing', async () => {
+  it('run --metrics-file: a link at its name is left alone (the run refuses it at its start, exit 2); links planted during the write receive nothing', async () => {
     const ws = await Workspace.create(db.url);
     const bait = await victim(ws);
     const linked = join(ws.root, 'linked.prom');
     await symlink(bait, linked);
-    expect((await ws.run(['--metrics-file', linked])).status).toBe(0);
+    const refused = await ws.run(['--metrics-file', linked]);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/metrics file .*linked\.prom is a symbolic link/);
     expect(await readlink(linked)).toBe(bait);
     expect(await readFile(bait, 'utf8')).toBe('root only\n');
 
@@ -144,7 +146,7 @@ describe('the folders written into', () => {
     expect(parseSummary((await ws.run()).stdout).ignored).toBe(before);
   });
 
-  it('a folder every user may write to that is not sticky is refused: --out, --html (exit 2) and --metrics-file (not written)', async () => {
+  it('a folder every user may write to that is not sticky is refused: --out, --html and, at the run start, --metrics-file (exit 2)', async () => {
     const ws = await loaded('SWW');
     const shared = join(ws.root, 'shared');
     await mkdir(shared);
@@ -155,7 +157,9 @@ describe('the folders written into', () => {
     const html = await ws.cli(['report', 'deliveries', '--ledger', ws.ledger, '--html', join(shared, 'deliveries.html')]);
     expect(html.status).toBe(2);
     expect(html.stderr).toContain('which every user may write to and which is not sticky');
-    expect((await ws.run(['--metrics-file', join(shared, 'settle.prom')])).status).toBe(0);
+    const run = await ws.run(['--metrics-file', join(shared, 'settle.prom')]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('which every user may write to and which is not sticky');
     expect(await readdir(shared)).toEqual([]);
   });
 });

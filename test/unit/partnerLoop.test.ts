@@ -72,6 +72,7 @@ async function partner(name: string, extra: Partial<TestSettings> = {}): Promise
     staging: join(dir, 'staging'),
     logFile: undefined,
     metricsFile: join(dir, 'metrics.prom'),
+    summaryFile: undefined,
     decode: {
       pgpKeyPath: undefined,
       pgpVerifyKeyPath: undefined,
