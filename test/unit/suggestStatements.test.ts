@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseLayout } from '../../src/layout/model/parseLayout.js';
 import { suggestLayout } from '../../src/layout/suggest/suggestLayout.js';
-import { draftRoundTrip, sampleFile } from '../support/draftRoundTrip.js';
+import { draftRoundTrip, draftTypes, sampleFile } from '../support/draftRoundTrip.js';
 
 const fixture = (name: string) => `fixtures/statements/${name}`;
 
@@ -118,5 +118,93 @@ describe('layout suggest finds the account and summary records of a statement', 
     expect(s.draft!.notes.join('\n')).toMatch(/K is the account's record \(it carries the account number 6222021234567890123\)/);
     expect(s.draft!.naturalKey).toEqual(['field_3']);
     expect(checked).toMatchObject({ rows: 15, error: null });
+  });
+});
+
+describe('layout suggest names the columns of headers in any script', () => {
+  const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+  const namesFrom = (layout: Record<string, unknown>) =>
+    (layout.columns as { name: string; from?: string }[]).map((c) => [c.from ?? c.name, c.name]);
+
+  it('romanizes each header into a name a table takes, keeping the header in "from", and the file checks', async () => {
+    const header = '交易类型,Назначение,お取引内容,거래점,Περιγραφή,תיאור,Straße,Ref,Amount';
+    const rows = ['消费,Оплата,カード,강남,Καφές,קפה,Hauptstraße,R1,12.50', '转账,Перевод,振込,종로,Μεταφορά,העברה,Ringstraße,R2,-3.20'];
+    const path = sampleFile(`${header}\n${rows.join('\n')}\n`, 'scripts.csv');
+    const { layout, checked } = await draftRoundTrip(path, 'scripts.csv');
+    expect(checked).toMatchObject({ rows: 2, error: null });
+    expect(namesFrom(layout)).toEqual([
+      ['交易类型', 'jiao_yi_lei_xing'],
+      ['Назначение', 'naznachenie'],
+      ['お取引内容', 'o_qu_yin_nei_rong'],
+      ['거래점', 'geolaejeom'],
+      ['Περιγραφή', 'perigrafi'],
+      ['תיאור', 'tyvr'],
+      ['Straße', 'strasse'],
+      ['Ref', 'ref'],
+      ['Amount', 'amount'],
+    ]);
+  });
+
+  it('names the finance columns of a Chinese statement as their English headers would be, the key its transaction number', async () => {
+    const header = '交易时间,交易单号,金额(元),余额,币种,摘要,交易对方';
+    const rows = [
+      '2026-12-01 09:15:00,4200001,-25.50,974.50,CNY,咖啡,星巴克',
+      '2026-12-01 12:30:00,4200002,-25.50,949.00,CNY,咖啡,星巴克',
+      '2026-12-02 18:00:00,4200003,1000.00,1949.00,CNY,工资,公司',
+    ];
+    const path = sampleFile(`${header}\n${rows.join('\n')}\n`, '账单.csv');
+    const { s, layout, checked } = await draftRoundTrip(path, '账单.csv');
+    expect(checked).toMatchObject({ rows: 3, error: null });
+    expect(draftTypes(s)).toEqual([
+      'transaction_time:timestamp yyyy-MM-dd HH:mm:ss',
+      'transaction_id:integer',
+      'amount_yuan:decimal',
+      'balance:decimal',
+      'currency:currency',
+      'description:text',
+      'counterparty:text',
+    ]);
+    expect(layout).toMatchObject({ table: 'zhang_dan', naturalKey: 'transaction_id' });
+    expect(namesFrom(layout)[2]).toEqual(['金额(元)', 'amount_yuan']);
+  });
+
+  it("names the finance columns of a Russian statement so, and types a Korean one's whole amounts as amounts by their names", async () => {
+    const russian =
+      'Дата;Сумма;Остаток;Валюта;Назначение платежа\n01.03.2026;-120,00;880,00;RUB;Такси\n02.03.2026;-80,50;799,50;RUB;Кафе\n';
+    const ru = await draftRoundTrip(sampleFile(russian, 'выписка.csv'), 'выписка.csv');
+    expect(ru.checked.error).toBeNull();
+    expect(draftTypes(ru.s)).toEqual([
+      'date:date dd.MM.yyyy',
+      'amount:decimal',
+      'balance:decimal',
+      'currency:currency',
+      'description:text',
+    ]);
+    expect(ru.layout.table).toBe('vypiska');
+
+    // KRW has no minor unit: whole numbers, which under a header of no meaning are integers
+    const korean = '거래일자,적요,금액,잔액,메모\n2026-03-01,커피,4500,95500,1\n2026-03-02,택시,12000,83500,2\n';
+    const ko = await draftRoundTrip(sampleFile(korean, 'kb.csv'), 'kb.csv');
+    expect(ko.checked.error).toBeNull();
+    expect(draftTypes(ko.s)).toEqual([
+      'transaction_date:date yyyy-MM-dd',
+      'description:text',
+      'amount:decimal',
+      'balance:decimal',
+      'memo:integer',
+    ]);
+  });
+
+  it('keeps every name unique and within the rules for a name: a second meaning numbered, a leading digit prefixed, nothing romanized named "column"', async () => {
+    const long = '交易对方的开户银行名称及支行名称和所在城市以及详细地址信息';
+    const header = `Сумма,金额,Сумма (RUB),Счёт,Schet,1С код,★,${long}`;
+    const path = sampleFile(`${header}\n1.00,2.00,3.00,A1,B1,K1,x,y\n4.00,5.00,6.00,A2,B2,K2,x,y\n`, 'names.csv');
+    const { layout, checked } = await draftRoundTrip(path, 'names.csv');
+    expect(checked).toMatchObject({ rows: 2, error: null });
+    const names = namesFrom(layout).map(([, name]) => name!);
+    expect(names.slice(0, 7)).toEqual(['amount', 'amount_2', 'amount_rub', 'schet', 'schet_2', 'c_1s_kod', 'column']);
+    expect(names[7]).toMatch(/^jiao_yi_dui_fang_de_kai_hu_yin_xing/);
+    for (const name of names) expect(name).toMatch(IDENTIFIER);
+    expect(new Set(names).size).toBe(names.length);
   });
 });
