@@ -130,8 +130,11 @@ describe('layout suggest names the columns of headers in any script', () => {
     const header = '交易类型,Назначение,お取引内容,거래점,Περιγραφή,תיאור,Straße,Ref,Amount';
     const rows = ['消费,Оплата,カード,강남,Καφές,קפה,Hauptstraße,R1,12.50', '转账,Перевод,振込,종로,Μεταφορά,העברה,Ringstraße,R2,-3.20'];
     const path = sampleFile(`${header}\n${rows.join('\n')}\n`, 'scripts.csv');
-    const { layout, checked } = await draftRoundTrip(path, 'scripts.csv');
+    const { s, layout, checked } = await draftRoundTrip(path, 'scripts.csv');
     expect(checked).toMatchObject({ rows: 2, error: null });
+    expect(s.draft!.notes.join('\n')).toMatch(
+      /column names: headers in other scripts romanized \(交易类型 → jiao_yi_lei_xing, Назначение → naznachenie, お取引内容 → o_qu_yin_nei_rong, …\)/,
+    );
     expect(namesFrom(layout)).toEqual([
       ['交易类型', 'jiao_yi_lei_xing'],
       ['Назначение', 'naznachenie'],
@@ -166,6 +169,10 @@ describe('layout suggest names the columns of headers in any script', () => {
     ]);
     expect(layout).toMatchObject({ table: 'zhang_dan', naturalKey: 'transaction_id' });
     expect(namesFrom(layout)[2]).toEqual(['金额(元)', 'amount_yuan']);
+    // the draft says what it named so, for the person who reviews it
+    expect(s.draft!.notes).toContain(
+      'column names: a bank\'s common words named as in English (交易时间 → transaction_time, 交易单号 → transaction_id, 金额(元) → amount_yuan, …): rename any that reads oddly, "from" keeps each header',
+    );
   });
 
   it("names the finance columns of a Russian statement so, and types a Korean one's whole amounts as amounts by their names", async () => {

@@ -44,6 +44,8 @@ const AMOUNT_LIKE =
   /amount|amt|total|fee|net|gross|balance|price|sum|betrag|saldo|kontostand|umsatz|importe|import|bruto|neto|comisi|montant|solde|bedrag|debit|credit|d[eé]bit|cr[eé]dit|soll|haben|[cč][aá]stka|[oö]sszeg|egyenleg|importo|kwota|valor/i;
 const DATE_LIKE = /date|datum|day|fecha|data|dátum|datum/i;
 const RECORD_TYPE = /^[A-Z]{1,3}$/;
+/** A letter of a script other than Latin: a header the draft romanizes. */
+const OTHER_SCRIPT = /(?!\p{Script=Latin})\p{L}/u;
 /** Separators that group thousands, as the layout's `groupSeparator` names them. */
 const GROUP_MARKS: Record<string, RegExp> = { ',': /,/, '.': /\./, "'": /['\u2019]/, ' ': /[ \u00a0\u2009\u202f]/ };
 
@@ -349,6 +351,17 @@ export function draftLayout(
   const names = positions.map((p, k) => columnName(headerFields ? headerTexts[k]! : `field_${p + 1}`, taken, romanize));
   // what each header says, for the types: a bank's word for an amount or a date (`金额`, `Дата`) in English
   const meanings = headerTexts.map((h) => financeMeaning(h) ?? h);
+  if (headerFields) {
+    const shown = (ks: number[]) =>
+      [...ks.slice(0, 3).map((k) => `${headerTexts[k]} → ${names[k]}`), ...(ks.length > 3 ? ['…'] : [])].join(', ');
+    const worded = headerTexts.flatMap((h, k) => (financeMeaning(h) !== undefined ? [k] : []));
+    const romanized = headerTexts.flatMap((h, k) => (!worded.includes(k) && OTHER_SCRIPT.test(h) ? [k] : []));
+    const said = [
+      ...(worded.length > 0 ? [`a bank's common words named as in English (${shown(worded)})`] : []),
+      ...(romanized.length > 0 ? [`headers in other scripts romanized (${shown(romanized)})`] : []),
+    ];
+    if (said.length > 0) notes.push(`column names: ${said.join('; ')}: rename any that reads oddly, "from" keeps each header`);
+  }
   const raw = (k: number, r: CsvRecord) => r.fields[positions[k]!] ?? '';
   const valuesOf = (k: number) => data.map((r) => raw(k, r).trim()).filter((v) => v !== '');
   const allNumbers = positions.flatMap((_, k) => valuesOf(k).flatMap((v) => amountParts(v)?.number ?? []));
