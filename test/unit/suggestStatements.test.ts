@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { columnName, loadRomanizer } from '../../src/layout/suggest/columnNames.js';
 import { suggestLayout } from '../../src/layout/suggest/suggestLayout.js';
 import { draftRoundTrip, draftTypes, sampleFile } from '../support/draftRoundTrip.js';
 
@@ -200,6 +201,24 @@ describe('layout suggest names the columns of headers in any script', () => {
       'balance:decimal',
       'memo:integer',
     ]);
+  });
+
+  // each language's words for: date, transaction date, transaction time, amount, balance, currency, description, note, transaction number, counterparty ('' where the table has none)
+  const ENGLISH = 'date|transaction_date|transaction_time|amount|balance|currency|description|note|transaction_id|counterparty'.split('|');
+  it.each([
+    ['Simplified Chinese', '日期|交易日期|交易时间|金额|余额|币种|摘要|备注|流水号|交易对方'],
+    ['Traditional Chinese', '日期|交易日期|交易時間|金額|餘額|幣別|摘要|備註|交易號|對方'],
+    ['Russian', 'Дата|Дата операции|Время операции|Сумма|Остаток|Валюта|Назначение платежа|Примечание||Контрагент'],
+    ['Japanese', '日付|取引日||金額|残高|通貨|摘要|備考|取引番号|取引先'],
+    ['Korean', '날짜|거래일자|거래일시|금액|잔액|통화|적요|비고|거래번호|거래처'],
+  ])("names a %s statement's common header words as their English headers would be", async (_language, words) => {
+    const romanize = await loadRomanizer();
+    const taken = new Set<string>();
+    words.split('|').forEach((header, i) => {
+      if (header !== '') expect(columnName(header, taken, romanize), header).toBe(ENGLISH[i]);
+    });
+    // a unit in brackets stays beside the meaning, as `Amount (USD)` gives `amount_usd`
+    expect(columnName(`${words.split('|')[3]} (USD)`, taken, romanize)).toBe('amount_usd');
   });
 
   it('keeps every name unique and within the rules for a name: a second meaning numbered, a leading digit prefixed, nothing romanized named "column"', async () => {

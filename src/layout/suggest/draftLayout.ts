@@ -352,8 +352,8 @@ export function draftLayout(
   // what each header says, for the types: a bank's word for an amount or a date (`金额`, `Дата`) in English
   const meanings = headerTexts.map((h) => financeMeaning(h) ?? h);
   if (headerFields) {
-    const shown = (ks: number[]) =>
-      [...ks.slice(0, 3).map((k) => `${headerTexts[k]} → ${names[k]}`), ...(ks.length > 3 ? ['…'] : [])].join(', ');
+    const shown = (indexes: number[]) =>
+      [...indexes.slice(0, 3).map((k) => `${headerTexts[k]} → ${names[k]}`), ...(indexes.length > 3 ? ['…'] : [])].join(', ');
     const worded = headerTexts.flatMap((h, k) => (financeMeaning(h) !== undefined ? [k] : []));
     const romanized = headerTexts.flatMap((h, k) => (!worded.includes(k) && OTHER_SCRIPT.test(h) ? [k] : []));
     const said = [
