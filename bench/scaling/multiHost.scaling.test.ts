@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -9,7 +9,7 @@ import { startTestPostgres, type RunningPostgres } from '../../test/support/post
 import { finished } from '../../test/support/cli.js';
 import { createDatabase } from '../../test/support/harnessPostgres.js';
 import { canName, spawnHost, startHost } from '../../test/support/hosts.js';
-import { putIn, SHARED_DEFAULT_LAYOUT, Workspace } from '../../test/support/workspace.js';
+import { putIn, Workspace } from '../../test/support/workspace.js';
 
 /**
  * Partners leased across 1, 2 and 4 hosts over one PostgreSQL ledger: a config of
@@ -48,9 +48,7 @@ async function night(server: RunningPostgres, name: string): Promise<{ ws: Works
       await putIn(intake, `settle_2026070${f % 10}_${f}.csv`, sampleSettlement({ date: '2026-07-01', rows: 1, idPrefix }).text);
     }
   }
-  const config = join(ws.root, 'config.json');
-  await writeFile(config, JSON.stringify({ ledger: ws.ledger, stableFor: 0, layout: SHARED_DEFAULT_LAYOUT, partners }));
-  return { ws, client, config };
+  return { ws, client, config: await ws.partnersConfig(partners) };
 }
 
 /** CPU seconds (user + system) of this process's children that have ended so far (/proc/self/stat's cutime and cstime). */
@@ -124,17 +122,7 @@ describe.skipIf(!canName)('partners leased across hosts over one PostgreSQL ledg
       const intake = join(ws.root, 'solo', 'intake');
       const archive = join(ws.root, 'solo', 'archive');
       await putIn(intake, 'settle_20260701_solo.csv', sampleSettlement({ date: '2026-07-01', rows: PARTNER_FILES, idPrefix: 'SOLO' }).text);
-      const config = join(ws.root, 'config.json');
-      await writeFile(
-        config,
-        JSON.stringify({
-          ledger: ws.ledger,
-          stableFor: 0,
-          claimLease: '60s',
-          layout: SHARED_DEFAULT_LAYOUT,
-          partners: { solo: { intake } },
-        }),
-      );
+      const config = await ws.partnersConfig({ solo: { intake } }, { claimLease: '60s' });
       const killed = await startHost({ root: ws.root, databaseUrl: ws.databaseUrl }, 'host-a', ['run', '--config', config], {
         SETTLE_TEST_FAULT: 'after-claim',
       });

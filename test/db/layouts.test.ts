@@ -216,20 +216,7 @@ describe("audit and reprocess on a layout's own table", () => {
     const clean = await audit();
     expect(clean.status).toBe(0);
 
-    const again = await ws.cli([
-      'run',
-      '--reprocess',
-      '--config',
-      config,
-      '--intake',
-      ws.intake,
-      '--ledger',
-      ws.ledger,
-      '--reason',
-      'check',
-      '--files',
-      'stripe_audit_1.csv',
-    ]);
+    const again = await ws.reprocess(config, 'stripe_audit_1.csv', 'check');
     expect(again.status).toBe(0);
     const loads = await own.client.query(
       `SELECT l.reason, l.row_count FROM settle.loads l JOIN settle.file_loads f USING (sha256) WHERE f.file_name = 'stripe_audit_1.csv' ORDER BY l.load_id`,

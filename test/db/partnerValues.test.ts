@@ -54,21 +54,7 @@ async function chargesWorkspace() {
     };
   };
   const reprocess = async (name: string) => {
-    const r = await ws.cli([
-      'run',
-      '--reprocess',
-      '--intake',
-      ws.intake,
-      '--ledger',
-      ws.ledger,
-      '--config',
-      config,
-      '--files',
-      name,
-      '--reason',
-      'test',
-      '--json',
-    ]);
+    const r = await ws.reprocess(config, name, 'test', ['--json']);
     return { status: r.status, json: JSON.parse(r.stdout) as Record<string, unknown> };
   };
   return { ws, run, reprocess };

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
 import { TestSshd } from '../support/sshd.js';
-import { financeDatabase, SHARED_DEFAULT_LAYOUT, putIn, Workspace } from '../support/workspace.js';
+import { financeDatabase, putIn, Workspace } from '../support/workspace.js';
 
 let sshd: TestSshd;
 beforeAll(async () => {
@@ -36,21 +36,13 @@ describe('an evidence pack of three partners, one on an SFTP server', () => {
       await putIn(join(remote, 'in'), 'settle_20261201_a01.csv', sampleSettlement({ date: '2026-12-01', rows: 3, idPrefix: 'EVA' }).text);
       await putIn(join(stripe, 'in'), 'settle_20261201_s01.csv', sampleSettlement({ date: '2026-12-01', rows: 2, idPrefix: 'EVS' }).text);
       await putIn(join(bank, 'in'), 'settle_20261201_b01.csv', sampleSettlement({ date: '2026-12-01', rows: 4, idPrefix: 'EVB' }).text);
-      const config = join(ws.root, 'config.json');
-      await writeFile(
-        config,
-        JSON.stringify({
-          ledger: ws.ledger,
-          stableFor: 0,
-          sftpKey: sshd.clientKey,
-          knownHosts: sshd.knownHosts,
-          layout: SHARED_DEFAULT_LAYOUT,
-          partners: {
-            adyen: { intake: sshd.url(join(remote, 'in')) },
-            stripe: { intake: join(stripe, 'in') },
-            bank: { intake: join(bank, 'in'), archive: bankArchive },
-          },
-        }),
+      const config = await ws.partnersConfig(
+        {
+          adyen: { intake: sshd.url(join(remote, 'in')) },
+          stripe: { intake: join(stripe, 'in') },
+          bank: { intake: join(bank, 'in'), archive: bankArchive },
+        },
+        { sftpKey: sshd.clientKey, knownHosts: sshd.knownHosts },
       );
       const run = await ws.cli(['run', '--config', config, '--json']);
       expect(run.status, run.stderr).toBe(0);

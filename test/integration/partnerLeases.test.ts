@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -9,7 +9,7 @@ import { openPgLedger } from '../../src/ledger/pgLedger.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
 import { finished } from '../support/cli.js';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
-import { financeDatabase, putIn, SHARED_DEFAULT_LAYOUT, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
+import { financeDatabase, putIn, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 const opened: { close(): Promise<void> }[] = [];
 afterAll(async () => {
@@ -112,16 +112,10 @@ describe('run over partners another host holds (the partner loop, PostgreSQL led
         sampleSettlement({ date: '2026-07-01', rows: 3, idPrefix: `${prefix}${tag}` }).text,
       );
     }
-    const config = join(ws.root, 'config.json');
-    await writeFile(
-      config,
-      JSON.stringify({
-        ledger: ws.ledger,
-        stableFor: 0,
-        layout: SHARED_DEFAULT_LAYOUT,
-        partners: { [held]: { intake: join(ws.root, held, 'intake') }, [free]: { intake: join(ws.root, free, 'intake') } },
-      }),
-    );
+    const config = await ws.partnersConfig({
+      [held]: { intake: join(ws.root, held, 'intake') },
+      [free]: { intake: join(ws.root, free, 'intake') },
+    });
     const other = await openPgLedger(ws.ledger, { create: true });
     opened.push(other);
     expect(await other.forPartner(held).takePartnerLease(hostB, anHour)).toEqual({ taken: true });

@@ -35,22 +35,7 @@ describe('run --reprocess and control totals', () => {
       );
     const kept = () => ws.query<{ totals: string | null }>('SELECT totals FROM processed_files WHERE name = ?', NAME)[0]!.totals;
     const reprocess = async (extra: string[] = []) => {
-      const r = await ws.cli([
-        'run',
-        '--reprocess',
-        '--config',
-        config,
-        '--intake',
-        ws.intake,
-        '--ledger',
-        ws.ledger,
-        '--reason',
-        'totals now checked, ticket FIN-7',
-        '--files',
-        NAME,
-        '--json',
-        ...extra,
-      ]);
+      const r = await ws.reprocess(config, NAME, 'totals now checked, ticket FIN-7', ['--json', ...extra]);
       return { status: r.status, doc: JSON.parse(r.stdout) as ReprocessDocument };
     };
 

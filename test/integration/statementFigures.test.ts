@@ -125,20 +125,7 @@ describe('dates without a year take the delivery’s', () => {
     const archived = join(ws.archive, 'wallet_export.csv');
     const today = new Date();
     await utimes(archived, today, today);
-    const reprocessed = await ws.cli([
-      'run',
-      '--reprocess',
-      '--config',
-      config,
-      '--intake',
-      ws.intake,
-      '--ledger',
-      ws.ledger,
-      '--reason',
-      'dates checked, ticket FIN-46',
-      '--files',
-      'wallet_export.csv',
-    ]);
+    const reprocessed = await ws.reprocess(config, 'wallet_export.csv', 'dates checked, ticket FIN-46');
     expect(reprocessed.status).toBe(0);
     expect(await booked()).toEqual(['2025-12-29 18:50:12', '2025-12-31 09:03:44', '2026-01-02 00:15:00']);
   });

@@ -10,7 +10,7 @@ import { BIN } from '../support/cli.js';
 import { startRestartablePostgres } from '../support/postgres14.js';
 import { TestSshd } from '../support/sshd.js';
 import { metric, until, watchProcesses } from '../support/watchProcess.js';
-import { putIn, ROWS_WITH_SOURCE, sharedFinanceDatabase, SHARED_DEFAULT_LAYOUT, Workspace } from '../support/workspace.js';
+import { putIn, ROWS_WITH_SOURCE, sharedFinanceDatabase, Workspace } from '../support/workspace.js';
 
 /**
  * `watch` as a service (issue 44.4, 45.1): each partner kept going whatever another's server does,
@@ -58,18 +58,10 @@ describe("one partner's failure backs off that partner alone", () => {
       const remote = await mkdtemp(join(tmpdir(), 'settle-remote-'));
       await mkdir(join(remote, 'intake'));
       const partners = { bank: { intake: bank }, adyen: { intake: sshd.url(join(remote, 'intake')) } };
-      const config = join(ws.root, 'settle.json');
-      await writeFile(
-        config,
-        JSON.stringify({
-          ledger: ws.ledger,
-          stableFor: 0,
-          sftpKey: sshd.clientKey,
-          knownHosts: sshd.knownHosts,
-          layout: SHARED_DEFAULT_LAYOUT,
-          partners: Object.fromEntries(order.map((name) => [name, partners[name as keyof typeof partners]])),
-        }),
-      );
+      const config = await ws.partnersConfig(Object.fromEntries(order.map((name) => [name, partners[name as keyof typeof partners]])), {
+        sftpKey: sshd.clientKey,
+        knownHosts: sshd.knownHosts,
+      });
       const metrics = join(ws.root, 'settle.prom');
       const w = watching(ws.startRunWith(['watch', '--config', config, '--metrics-file', metrics, ...QUICK]));
       const remoteFile = async (name: string, text: string) => {
@@ -366,12 +358,8 @@ describe('after an outage of its PostgreSQL ledger', () => {
 describe('a partner held by a dead host', () => {
   it('is taken over when the lease ends, not at the next --rescan', async () => {
     const ws = await Workspace.create(db.url, { ledger: 'postgres' });
-    const config = join(ws.root, 'settle.json');
     const intake = join(ws.root, 'takeover', 'intake');
-    await writeFile(
-      config,
-      JSON.stringify({ ledger: ws.ledger, stableFor: 0, layout: SHARED_DEFAULT_LAYOUT, partners: { takeover: { intake } } }),
-    );
+    const config = await ws.partnersConfig({ takeover: { intake } });
     // a host that died holding the partner: another host's process, its lease 4 s from now
     const lease = await db.client.query<{ until: Date }>(
       `INSERT INTO settle_ledger.partner_leases (partner, holder, owner_host, owner_pid, owner_started_at, run_id, taken_at, lease_until)

@@ -156,6 +156,28 @@ export class Workspace {
     return this.cli(this.runArgs(extra), env);
   }
 
+  /**
+   * `run --reprocess` of one archived file by a partner's config, for a reason, as an operator
+   * types it after a fix; `extra` after (`--json`, `--dry-run`).
+   */
+  reprocess(config: string, file: string, reason: string, extra: string[] = []): Promise<CliResult> {
+    return this.cli([
+      'run',
+      '--reprocess',
+      '--config',
+      config,
+      '--intake',
+      this.intake,
+      '--ledger',
+      this.ledger,
+      '--reason',
+      reason,
+      '--files',
+      file,
+      ...extra,
+    ]);
+  }
+
   startRun(extra: string[] = [], env: Record<string, string> = {}) {
     return this.startRunWith(this.runArgs(extra), env);
   }

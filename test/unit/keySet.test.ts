@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { KeyFirstLines } from '../../src/layout/reader/keySet.js';
+import { KeyFirstLines, murmurHash3 } from '../../src/layout/reader/keySet.js';
 
 /** What a Map of the keys as strings says, the rule the compact set keeps. */
 function expectedFirstLines(keys: string[]): (number | undefined)[] {
@@ -45,5 +45,25 @@ describe('KeyFirstLines: a file\u2019s keys in a fixed number of bytes each', ()
     // unlinked at once: no file of it is left in the temporary folder
     expect(readdirSync(tmpdir()).filter((name) => name.startsWith('settle-ingest-keys-'))).toEqual(before);
     set.close();
+  });
+});
+
+describe('the hash of a key', () => {
+  it('is MurmurHash3 x86_32 to the published test vectors, UTF-8 bytes included', () => {
+    const vectors: [string, number, number][] = [
+      ['', 0, 0],
+      ['', 1, 0x514e28b7],
+      ['', 0xffffffff, 0x81f16f39],
+      ['\0\0\0\0', 0, 0x2362f9de],
+      ['a', 0x9747b28c, 0x7fa09ea6],
+      ['aa', 0x9747b28c, 0x5d211726],
+      ['aaa', 0x9747b28c, 0x283e0130],
+      ['aaaa', 0x9747b28c, 0x5a97808a],
+      ['abcd', 0x9747b28c, 0xf0478627],
+      ['Hello, world!', 0x9747b28c, 0x24884cba],
+      ['The quick brown fox jumps over the lazy dog', 0x9747b28c, 0x2fa826cd],
+      ['ππππππππ', 0x9747b28c, 0xd58063c1],
+    ];
+    for (const [text, seed, hash] of vectors) expect(murmurHash3(Buffer.from(text, 'utf8'), seed), JSON.stringify(text)).toBe(hash);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { columnName, loadRomanizer } from '../../src/layout/suggest/columnNames.js';
 import { suggestLayout } from '../../src/layout/suggest/suggestLayout.js';
-import { draftRoundTrip, sampleFile } from '../support/draftRoundTrip.js';
+import { draftRoundTrip, draftTypes, sampleFile } from '../support/draftRoundTrip.js';
 
 const fixture = (name: string) => `fixtures/statements/${name}`;
 
@@ -118,5 +119,118 @@ describe('layout suggest finds the account and summary records of a statement', 
     expect(s.draft!.notes.join('\n')).toMatch(/K is the account's record \(it carries the account number 6222021234567890123\)/);
     expect(s.draft!.naturalKey).toEqual(['field_3']);
     expect(checked).toMatchObject({ rows: 15, error: null });
+  });
+});
+
+describe('layout suggest names the columns of headers in any script', () => {
+  const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+  const namesFrom = (layout: Record<string, unknown>) =>
+    (layout.columns as { name: string; from?: string }[]).map((c) => [c.from ?? c.name, c.name]);
+
+  it('romanizes each header into a name a table takes, keeping the header in "from", and the file checks', async () => {
+    const header = '交易类型,Назначение,お取引内容,거래점,Περιγραφή,תיאור,Straße,Ref,Amount';
+    const rows = ['消费,Оплата,カード,강남,Καφές,קפה,Hauptstraße,R1,12.50', '转账,Перевод,振込,종로,Μεταφορά,העברה,Ringstraße,R2,-3.20'];
+    const path = sampleFile(`${header}\n${rows.join('\n')}\n`, 'scripts.csv');
+    const { s, layout, checked } = await draftRoundTrip(path, 'scripts.csv');
+    expect(checked).toMatchObject({ rows: 2, error: null });
+    expect(s.draft!.notes.join('\n')).toMatch(
+      /column names: headers in other scripts romanized \(交易类型 → jiao_yi_lei_xing, Назначение → naznachenie, お取引内容 → o_qu_yin_nei_rong, …\)/,
+    );
+    expect(namesFrom(layout)).toEqual([
+      ['交易类型', 'jiao_yi_lei_xing'],
+      ['Назначение', 'naznachenie'],
+      ['お取引内容', 'o_qu_yin_nei_rong'],
+      ['거래점', 'geolaejeom'],
+      ['Περιγραφή', 'perigrafi'],
+      ['תיאור', 'tyvr'],
+      ['Straße', 'strasse'],
+      ['Ref', 'ref'],
+      ['Amount', 'amount'],
+    ]);
+  });
+
+  it('names the finance columns of a Chinese statement as their English headers would be, the key its transaction number', async () => {
+    const header = '交易时间,交易单号,金额(元),余额,币种,摘要,交易对方';
+    const rows = [
+      '2026-12-01 09:15:00,4200001,-25.50,974.50,CNY,咖啡,星巴克',
+      '2026-12-01 12:30:00,4200002,-25.50,949.00,CNY,咖啡,星巴克',
+      '2026-12-02 18:00:00,4200003,1000.00,1949.00,CNY,工资,公司',
+    ];
+    const path = sampleFile(`${header}\n${rows.join('\n')}\n`, '账单.csv');
+    const { s, layout, checked } = await draftRoundTrip(path, '账单.csv');
+    expect(checked).toMatchObject({ rows: 3, error: null });
+    expect(draftTypes(s)).toEqual([
+      'transaction_time:timestamp yyyy-MM-dd HH:mm:ss',
+      'transaction_id:integer',
+      'amount_yuan:decimal',
+      'balance:decimal',
+      'currency:currency',
+      'description:text',
+      'counterparty:text',
+    ]);
+    expect(layout).toMatchObject({ table: 'zhang_dan', naturalKey: 'transaction_id' });
+    expect(namesFrom(layout)[2]).toEqual(['金额(元)', 'amount_yuan']);
+    // the draft says what it named so, for the person who reviews it
+    expect(s.draft!.notes).toContain(
+      'column names: a bank\'s common words named as in English (交易时间 → transaction_time, 交易单号 → transaction_id, 金额(元) → amount_yuan, …): rename any that reads oddly, "from" keeps each header',
+    );
+  });
+
+  it("names the finance columns of a Russian statement so, and types a Korean one's whole amounts as amounts by their names", async () => {
+    const russian =
+      'Дата;Сумма;Остаток;Валюта;Назначение платежа\n01.03.2026;-120,00;880,00;RUB;Такси\n02.03.2026;-80,50;799,50;RUB;Кафе\n';
+    const ru = await draftRoundTrip(sampleFile(russian, 'выписка.csv'), 'выписка.csv');
+    expect(ru.checked.error).toBeNull();
+    expect(draftTypes(ru.s)).toEqual([
+      'date:date dd.MM.yyyy',
+      'amount:decimal',
+      'balance:decimal',
+      'currency:currency',
+      'description:text',
+    ]);
+    expect(ru.layout.table).toBe('vypiska');
+
+    // KRW has no minor unit: whole numbers, which under a header of no meaning are integers
+    const korean = '거래일자,적요,금액,잔액,메모\n2026-03-01,커피,4500,95500,1\n2026-03-02,택시,12000,83500,2\n';
+    const ko = await draftRoundTrip(sampleFile(korean, 'kb.csv'), 'kb.csv');
+    expect(ko.checked.error).toBeNull();
+    expect(draftTypes(ko.s)).toEqual([
+      'transaction_date:date yyyy-MM-dd',
+      'description:text',
+      'amount:decimal',
+      'balance:decimal',
+      'memo:integer',
+    ]);
+  });
+
+  // each language's words for: date, transaction date, transaction time, amount, balance, currency, description, note, transaction number, counterparty ('' where the table has none)
+  const ENGLISH = 'date|transaction_date|transaction_time|amount|balance|currency|description|note|transaction_id|counterparty'.split('|');
+  it.each([
+    ['Simplified Chinese', '日期|交易日期|交易时间|金额|余额|币种|摘要|备注|流水号|交易对方'],
+    ['Traditional Chinese', '日期|交易日期|交易時間|金額|餘額|幣別|摘要|備註|交易號|對方'],
+    ['Russian', 'Дата|Дата операции|Время операции|Сумма|Остаток|Валюта|Назначение платежа|Примечание||Контрагент'],
+    ['Japanese', '日付|取引日||金額|残高|通貨|摘要|備考|取引番号|取引先'],
+    ['Korean', '날짜|거래일자|거래일시|금액|잔액|통화|적요|비고|거래번호|거래처'],
+  ])("names a %s statement's common header words as their English headers would be", async (_language, words) => {
+    const romanize = await loadRomanizer();
+    const taken = new Set<string>();
+    words.split('|').forEach((header, i) => {
+      if (header !== '') expect(columnName(header, taken, romanize), header).toBe(ENGLISH[i]);
+    });
+    // a unit in brackets stays beside the meaning, as `Amount (USD)` gives `amount_usd`
+    expect(columnName(`${words.split('|')[3]} (USD)`, taken, romanize)).toBe('amount_usd');
+  });
+
+  it('keeps every name unique and within the rules for a name: a second meaning numbered, a leading digit prefixed, nothing romanized named "column"', async () => {
+    const long = '交易对方的开户银行名称及支行名称和所在城市以及详细地址信息';
+    const header = `Сумма,金额,Сумма (RUB),Счёт,Schet,1С код,★,${long}`;
+    const path = sampleFile(`${header}\n1.00,2.00,3.00,A1,B1,K1,x,y\n4.00,5.00,6.00,A2,B2,K2,x,y\n`, 'names.csv');
+    const { layout, checked } = await draftRoundTrip(path, 'names.csv');
+    expect(checked).toMatchObject({ rows: 2, error: null });
+    const names = namesFrom(layout).map(([, name]) => name!);
+    expect(names.slice(0, 7)).toEqual(['amount', 'amount_2', 'amount_rub', 'schet', 'schet_2', 'c_1s_kod', 'column']);
+    expect(names[7]).toMatch(/^jiao_yi_dui_fang_de_kai_hu_yin_xing/);
+    for (const name of names) expect(name).toMatch(IDENTIFIER);
+    expect(new Set(names).size).toBe(names.length);
   });
 });

@@ -2,7 +2,8 @@ import { isActiveCurrency } from '../values/currencies.js';
 import { namedWidth, type CsvRecord } from '../reader/csvRecords.js';
 import { guessClockFormat, guessDateFormat } from './dateGuess.js';
 import type { EncodingGuess } from '../values/encodingGuess.js';
-import { AS_WRITTEN, RESERVED_COLUMNS, type ColumnType } from '../model/layout.js';
+import { AS_WRITTEN, type ColumnType } from '../model/layout.js';
+import { columnName, financeMeaning, type Romanize } from './columnNames.js';
 import { parseZone } from '../values/timeZones.js';
 
 /** One column of a draft layout, with what it was inferred from. */
@@ -43,26 +44,10 @@ const AMOUNT_LIKE =
   /amount|amt|total|fee|net|gross|balance|price|sum|betrag|saldo|kontostand|umsatz|importe|import|bruto|neto|comisi|montant|solde|bedrag|debit|credit|d[eé]bit|cr[eé]dit|soll|haben|[cč][aá]stka|[oö]sszeg|egyenleg|importo|kwota|valor/i;
 const DATE_LIKE = /date|datum|day|fecha|data|dátum|datum/i;
 const RECORD_TYPE = /^[A-Z]{1,3}$/;
+/** A letter of a script other than Latin: a header the draft romanizes. */
+const OTHER_SCRIPT = /(?!\p{Script=Latin})\p{L}/u;
 /** Separators that group thousands, as the layout's `groupSeparator` names them. */
 const GROUP_MARKS: Record<string, RegExp> = { ',': /,/, '.': /\./, "'": /['\u2019]/, ' ': /[ \u00a0\u2009\u202f]/ };
-
-/** A header's text as a table column: lower case, words joined by `_`, never a reserved or duplicate name. */
-function columnName(text: string, taken: Set<string>): string {
-  let name = text
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 60);
-  if (name === '') name = 'column';
-  if (/^[0-9]/.test(name)) name = `c_${name}`;
-  if (RESERVED_COLUMNS.includes(name)) name = `${name}_value`;
-  let unique = name;
-  for (let i = 2; taken.has(unique); i++) unique = `${name}_${i}`;
-  taken.add(unique);
-  return unique;
-}
 
 /** An amount as written: its sign, the currency symbols or codes around it, and its digits with their marks. */
 interface AmountParts {
@@ -256,7 +241,13 @@ export interface SampleFacts {
  * candidate. It is a draft for a person to review: what the sample could not decide is listed
  * in `unsure`, and `check` proves it.
  */
-export function draftLayout(records: readonly CsvRecord[], delimiter: string, table: string, facts: SampleFacts = {}): Draft {
+export function draftLayout(
+  records: readonly CsvRecord[],
+  delimiter: string,
+  table: string,
+  romanize: Romanize,
+  facts: SampleFacts = {},
+): Draft {
   const notes: string[] = [];
   const unsure: string[] = [];
   let rows = [...records];
@@ -357,7 +348,20 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   }
   const taken = new Set<string>();
   const headerTexts = positions.map((i) => (headerFields ? headerFields[i]!.trim() : `field ${i + 1}`));
-  const names = positions.map((p, k) => columnName(headerFields ? headerTexts[k]! : `field_${p + 1}`, taken));
+  const names = positions.map((p, k) => columnName(headerFields ? headerTexts[k]! : `field_${p + 1}`, taken, romanize));
+  // what each header says, for the types: a bank's word for an amount or a date (`金额`, `Дата`) in English
+  const meanings = headerTexts.map((h) => financeMeaning(h) ?? h);
+  if (headerFields) {
+    const shown = (indexes: number[]) =>
+      [...indexes.slice(0, 3).map((k) => `${headerTexts[k]} → ${names[k]}`), ...(indexes.length > 3 ? ['…'] : [])].join(', ');
+    const worded = headerTexts.flatMap((h, k) => (financeMeaning(h) !== undefined ? [k] : []));
+    const romanized = headerTexts.flatMap((h, k) => (!worded.includes(k) && OTHER_SCRIPT.test(h) ? [k] : []));
+    const said = [
+      ...(worded.length > 0 ? [`a bank's common words named as in English (${shown(worded)})`] : []),
+      ...(romanized.length > 0 ? [`headers in other scripts romanized (${shown(romanized)})`] : []),
+    ];
+    if (said.length > 0) notes.push(`column names: ${said.join('; ')}: rename any that reads oddly, "from" keeps each header`);
+  }
   const raw = (k: number, r: CsvRecord) => r.fields[positions[k]!] ?? '';
   const valuesOf = (k: number) => data.map((r) => raw(k, r).trim()).filter((v) => v !== '');
   const allNumbers = positions.flatMap((_, k) => valuesOf(k).flatMap((v) => amountParts(v)?.number ?? []));
@@ -378,7 +382,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   if (labels.length > 0 && labels.length <= 3 && firstValues.length - labels.length >= 2) {
     const dates = inferType(
       firstValues.filter((v) => !labels.includes(v)),
-      headerTexts[0]!,
+      meanings[0]!,
       mark,
       groupSeparator,
     );
@@ -401,7 +405,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   }
   const kept = data.filter((r) => !skipRows.some((s) => s.values.includes(raw(0, r).trim() === '' ? '' : raw(0, r))));
   const keptValues = (k: number) => kept.map((r) => raw(k, r).trim()).filter((v) => v !== '');
-  const inferred = headerTexts.map((h, k) => inferType(keptValues(k), h, mark, groupSeparator));
+  const inferred = meanings.map((h, k) => inferType(keptValues(k), h, mark, groupSeparator));
 
   // a time of day in a column of its own beside a date: the date column becomes the instant, reading it (`timeFrom`)
   const clocks = headerTexts.map((_, k) => (inferred[k]!.type === 'text' ? guessClockFormat(keptValues(k)) : undefined));
@@ -428,9 +432,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
     });
   const currencyColumns = inferred.map((t, k) => (t.type === 'currency' ? k : -1)).filter((k) => k !== -1);
   // whole numbers in every amount column beside a currency column, some of four digits or more: minor units, probably
-  const amountColumns = inferred
-    .map((t, k) => (t.type === 'decimal' && AMOUNT_LIKE.test(headerTexts[k]!) ? k : -1))
-    .filter((k) => k !== -1);
+  const amountColumns = inferred.map((t, k) => (t.type === 'decimal' && AMOUNT_LIKE.test(meanings[k]!) ? k : -1)).filter((k) => k !== -1);
   const minorUnits =
     currencyColumns.length > 0 &&
     amountColumns.length > 0 &&
@@ -507,7 +509,7 @@ export function draftLayout(records: readonly CsvRecord[], delimiter: string, ta
   // after the key, which finds each column's field by its place among the header's
   for (const columnIndex of [...codesIn].reverse()) {
     const amount = columns[columnIndex]!;
-    const name = columnName(`${amount.name}_currency`, taken);
+    const name = columnName(`${amount.name}_currency`, taken, romanize);
     const json: Record<string, unknown> = {
       name,
       ...(headerFields ? { from: amount.header } : { position: positions[columnIndex]! + 1 }),

@@ -5,6 +5,7 @@ import { readAt } from '../../syncFs.js';
 import { findBadRows } from '../reader/readSettlement.js';
 import { totalsText } from '../reader/totalsCheck.js';
 import { draftLayout, widths, type Draft } from './draftLayout.js';
+import { asciiWords, loadRomanizer, type Romanize } from './columnNames.js';
 import { proveDraft } from './draftProof.js';
 import { guessEncoding, type EncodingGuess } from '../values/encodingGuess.js';
 import { MAX_LAYOUT_COLUMNS, type Layout } from '../model/layout.js';
@@ -33,13 +34,11 @@ const SAMPLE_BYTES = 1024 * 1024;
 
 const DELIMITERS = [',', ';', '\t', '|'];
 
-/** A table name from a file's name: its words without dates, batch numbers or the extension. */
-function tableName(fileName: string): string {
-  const words = fileName
-    .replace(/^.*[\\/]/, '')
-    .replace(/(\.[A-Za-z0-9]+)+$/, '')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
+/** A table name from a file's name: its words (romanized) without dates, batch numbers or the extension. */
+function tableName(fileName: string, romanize: Romanize): string {
+  const stem = fileName.replace(/^.*[\\/]/, '').replace(/(\.[A-Za-z0-9]+)+$/, '');
+  const words = asciiWords(stem, romanize)
+    .split('_')
     .filter((w) => w !== '' && !/^\d+$/.test(w));
   const name = words.join('_').slice(0, 50).replace(/_+$/, '');
   return /^[a-z]/.test(name) ? name : name === '' ? 'partner_rows' : `partner_${name}`;
@@ -153,13 +152,15 @@ export async function suggestLayout(
       const why = `its records are ${width} fields wide: more columns than a table holds (${MAX_LAYOUT_COLUMNS}), so no layout loads it and none is drafted`;
       return { preset: null, why, alsoFits: [], config: {}, encoding };
     }
-    let draft = draftLayout(records, delimiter, tableName(fileName), { encoding });
+    const romanize = await loadRomanizer();
+    const table = tableName(fileName, romanize);
+    let draft = draftLayout(records, delimiter, table, romanize, { encoding });
     // the sample taught the draft; the whole file proves it, as its own check will
     await proveDraft(path, fileName, draft);
     if (draft.layout.continuationLines === true) {
       // rows broken over lines: learnt again from the records as joined, and proved again
       const joined = await firstRecords(decoded, delimiter, 1000, undefined, true);
-      draft = draftLayout(joined, delimiter, tableName(fileName), { encoding, continuationLines: true });
+      draft = draftLayout(joined, delimiter, table, romanize, { encoding, continuationLines: true });
       await proveDraft(path, fileName, draft);
     }
     const closest = ranked.find((f) => f.found > 0);
