@@ -1,11 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readAt } from '../../syncFs.js';
 import { findBadRows } from '../reader/readSettlement.js';
 import { totalsText } from '../reader/totalsCheck.js';
-import { draftLayout, widths, type Draft } from './draftLayout.js';
+import { draftLayout, widths, type Draft, type SampleFacts } from './draftLayout.js';
+import type { CsvRecord } from '../reader/csvRecords.js';
 import { proveDraft } from './draftProof.js';
+import { addFooter, guessFooter } from './footerGuess.js';
+import { decodeTail } from '../reader/textDecoding.js';
 import { guessEncoding, type EncodingGuess } from '../values/encodingGuess.js';
 import { MAX_LAYOUT_COLUMNS, type Layout } from '../model/layout.js';
 import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
@@ -49,7 +52,10 @@ function tableName(fileName: string): string {
  * The file's first bytes decoded from the encoding they are in, as a UTF-8 file of their own
  * for the record reader (which reads UTF-8): `use` gets its path; it is removed after.
  */
-async function withDecodedSample<T>(path: string, use: (decoded: string, encoding: EncodingGuess) => Promise<T>): Promise<T> {
+async function withDecodedSample<T>(
+  path: string,
+  use: (decoded: string, encoding: EncodingGuess, whole: boolean) => Promise<T>,
+): Promise<T> {
   const bytes = await readAt(path, SAMPLE_BYTES, 0);
   const encoding = guessEncoding(bytes);
   const dir = mkdtempSync(join(tmpdir(), 'settle-suggest-'));
@@ -58,7 +64,7 @@ async function withDecodedSample<T>(path: string, use: (decoded: string, encodin
     const text = new TextDecoder(encoding.encoding).decode(bytes);
     // a sample cut inside a record ends at its last whole line
     writeFileSync(decoded, bytes.length < SAMPLE_BYTES ? text : text.slice(0, text.lastIndexOf('\n') + 1));
-    return await use(decoded, encoding);
+    return await use(decoded, encoding, bytes.length < SAMPLE_BYTES);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -138,7 +144,7 @@ export async function suggestLayout(
       'extend the preset with the zone the reports are made in (UTC, as here, is what Stripe uses when none was asked for; a Dashboard download named like …_America-Chicago.csv needs none)';
     return { preset: null, why, alsoFits: [], config };
   }
-  return withDecodedSample(path, async (decoded, encoding) => {
+  return withDecodedSample(path, async (decoded, encoding, whole) => {
     const { delimiter, records } = await sniffDelimiter(decoded);
     if (records.length === 0)
       return {
@@ -153,13 +159,33 @@ export async function suggestLayout(
       const why = `its records are ${width} fields wide: more columns than a table holds (${MAX_LAYOUT_COLUMNS}), so no layout loads it and none is drafted`;
       return { preset: null, why, alsoFits: [], config: {}, encoding };
     }
-    let draft = draftLayout(records, delimiter, tableName(fileName), { encoding });
+    // the file's last lines, where a footer would be: the sample when it is the whole file, else the file's end
+    const ending = whole ? readFileSync(decoded, 'utf8') : (await decodeTail(path, encoding.encoding, 64 * 1024)).text;
+    /** A draft from records, without the lines after the rows when the file ends with a footer (declared in the draft, said). */
+    const drafted = (from: readonly CsvRecord[], facts: SampleFacts) => {
+      const first = draftLayout(from, delimiter, tableName(fileName), facts);
+      const footer = guessFooter(ending, delimiter, from, first, whole);
+      if (!footer) return first;
+      const before = footer.firstLine;
+      const redrafted =
+        before !== undefined
+          ? draftLayout(
+              from.filter((r) => r.line < before),
+              delimiter,
+              tableName(fileName),
+              facts,
+            )
+          : first;
+      addFooter(redrafted, footer);
+      return redrafted;
+    };
+    let draft = drafted(records, { encoding });
     // the sample taught the draft; the whole file proves it, as its own check will
     await proveDraft(path, fileName, draft);
     if (draft.layout.continuationLines === true) {
       // rows broken over lines: learnt again from the records as joined, and proved again
       const joined = await firstRecords(decoded, delimiter, 1000, undefined, true);
-      draft = draftLayout(joined, delimiter, tableName(fileName), { encoding, continuationLines: true });
+      draft = drafted(joined, { encoding, continuationLines: true });
       await proveDraft(path, fileName, draft);
     }
     const closest = ranked.find((f) => f.found > 0);
