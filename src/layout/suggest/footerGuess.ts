@@ -118,7 +118,7 @@ export function addFooter(draft: Draft, guess: FooterGuess): void {
   );
   if (!guess.count) return;
   layout.captures = {
-    ...((layout.captures) ?? {}),
+    ...(layout.captures ?? {}),
     [STATED_ROWS]: { line: guess.count.pattern, at: 'footer' },
   };
   layout.totals = [...((layout.totals as unknown[] | undefined) ?? []), { statement: { count: STATED_ROWS } }];
