@@ -51,7 +51,7 @@ function generalised(text: string): string {
 /**
  * The lines after a sample's rows that are no rows, as a person sees them: the lines the file
  * ends with (blank ones aside) that open with a mark no row opens with (`#`, `-----`), or that
- * are far narrower than the header (`共13笔记录` alone on its line), from the last back to the
+ * have a third of the header's fields or fewer (`共13笔记录` alone on its line), from the last back to the
  * last row. Their first line's opening is the pattern that finds it (`footer.startsAt`); it must
  * match no row above it. A footer line that states a number of rows equal to the rows the sample
  * read is proposed as the statement's count (`captures` `at` the footer, a `statement` total),
@@ -75,7 +75,8 @@ export function guessFooter(
   // the end of a file: its first line may start mid-line, and no line of it is the header
   if (!whole) lines[0] = '';
   const top = whole ? header.line : 1;
-  const narrow = (line: string) => line.split(delimiter).filter((f) => f.trim() !== '').length <= Math.max(1, Math.floor(width / 3));
+  // by its fields, empty ones too: a sparse row (Adyen's fee lines) keeps its delimiters, free text has few
+  const narrow = (line: string) => line.split(delimiter).length <= Math.max(1, Math.floor(width / 3));
   let first = lines.length;
   for (let i = lines.length - 1; i >= top; i--) {
     const line = lines[i]!;
