@@ -97,12 +97,12 @@ export function guessFooter(
   const sampled = whole ? records.filter((r) => r.line > header.line && r.line <= first).length : undefined;
   for (const line of footerLines) {
     for (const count of COUNTS) {
-      const m = count.exec(line);
-      if (!m || (sampled !== undefined && Number(m[1]) !== sampled)) continue;
-      const at = m.index + m[0].indexOf(m[1]!);
+      const stated = count.exec(line);
+      if (!stated || (sampled !== undefined && Number(stated[1]) !== sampled)) continue;
+      const at = stated.index + stated[0].indexOf(stated[1]!);
       // the word after the figure (`笔记录`, ` transactions`): enough to tell the line
-      const after = /^(?:\s?[^\d\s,;|\t]{1,12})?/u.exec(line.slice(at + m[1]!.length))![0];
-      guess.count = { pattern: `^${generalised(line.slice(0, at))}(\\d+)${escaped(after)}`, stated: Number(m[1]), line };
+      const after = /^(?:\s?[^\d\s,;|\t]{1,12})?/u.exec(line.slice(at + stated[1]!.length))![0];
+      guess.count = { pattern: `^${generalised(line.slice(0, at))}(\\d+)${escaped(after)}`, stated: Number(stated[1]), line };
       return guess;
     }
   }
