@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { resolveSettings, type RawFlags } from '../config/settings.js';
 import { EXIT_OK, EXIT_PROBLEM, UsageError } from '../errors.js';
 import { totalsText, type CheckedTotal } from '../layout/reader/totalsCheck.js';
+import { linesText, type Figure, type FooterSeen } from '../layout/reader/readSettlement.js';
+import { quoteValue } from '../layout/values/quoteValue.js';
 import { printable } from '../report/printable.js';
 import { jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
@@ -36,6 +38,10 @@ interface Checked {
   totals_not_checked?: string[];
   /** records continued over several lines and joined (the layout's `continuationLines`): where each starts, and its other lines */
   joined_lines?: { line: number; continued_on: number[] }[];
+  /** the lines the layout's footer set aside after the rows (a good file): never rows */
+  footer?: { first_line: number; last_line: number; lines: number; shown: { line: number; text: string }[] };
+  /** the figures the layout's captures read (a good file): each by name, as written, and where */
+  figures?: { name: string; value: string; line: number | null; where: string }[];
   error: string | null;
 }
 
@@ -46,6 +52,30 @@ function seenText(seenBefore: number | null | undefined): string {
   if (seenBefore === 0) return ', all new: none seen before';
   return ` new, and ${seenBefore} seen before: identical to rows other files loaded, a run does not load them again`;
 }
+/** The footer a layout set aside, as `check` shows it: `; lines 16 to 19 set aside as the footer: "#-----…", "#共11笔记录", …`. */
+function footerText(footer: Checked['footer']): string {
+  if (!footer) return '';
+  const shown = footer.shown.map((l) => quoteValue(l.text)).join(', ');
+  const more = footer.lines > footer.shown.length ? ` and ${footer.lines - footer.shown.length} more` : '';
+  return `; ${linesText({ first: footer.first_line, last: footer.last_line })} set aside as the footer: ${shown}${more}`;
+}
+
+/** The figures no control total shows (a statement's show theirs beside the rows' own): `; stated: export_time "…" (line 19)`. */
+function figuresText(figures: Checked['figures'], totals: Checked['totals']): string {
+  const proved = (totals ?? []).map((t) => t.agrees).join(' ');
+  const others = (figures ?? []).filter((f) => !proved.includes(`${f.name} ${quoteValue(f.value)}`));
+  return others.length > 0 ? `; stated: ${others.map((f) => `${f.name} ${quoteValue(f.value)} (${f.where})`).join(', ')}` : '';
+}
+
+const footerJson = (seen: FooterSeen): NonNullable<Checked['footer']> => ({
+  first_line: seen.first,
+  last_line: seen.last,
+  lines: seen.lines,
+  shown: seen.shown,
+});
+const figuresJson = (figures: Figure[]): NonNullable<Checked['figures']> =>
+  figures.map((f) => ({ name: f.name, value: f.value, line: f.line ?? null, where: f.where }));
+
 /** The joins a continuation-lines layout made, as `check` shows them: `; line 4 joined with line 5`. */
 const joinedText = (joins: Checked['joined_lines']) =>
   (joins ?? [])
@@ -111,7 +141,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
                     // as a run would take it now: delivered when it was last written
                     deliveredAt: fileStat.mtimeMs,
                   });
-            const { skippedRows, totals, totalsNotChecked, joins } = read;
+            const { skippedRows, totals, totalsNotChecked, joins, footer, figures } = read;
             let { rows, error } = read;
             let seen: number | null | undefined = compares ? null : undefined;
             if (compares && databaseGiven && !error && content.kind === 'content') {
@@ -133,6 +163,8 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
               ...(totals && !error ? { totals } : {}),
               ...(totalsNotChecked && !error ? { totals_not_checked: totalsNotChecked } : {}),
               ...(joins?.length ? { joined_lines: joins.map((j) => ({ line: j.line, continued_on: j.continuedOn })) } : {}),
+              ...(footer && !error ? { footer: footerJson(footer) } : {}),
+              ...(figures?.length && !error ? { figures: figuresJson(figures) } : {}),
               error: error?.message ?? name?.error ?? null,
             });
           } finally {
@@ -152,7 +184,9 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
             seenText(checkedFile.seen_before) +
             (checkedFile.skipped_rows ? ` (and ${checkedFile.skipped_rows} left out by the layout)` : '');
           const proved =
+            footerText(checkedFile.footer) +
             (checkedFile.totals?.length ? `; ${totalsText(checkedFile.totals)}` : '') +
+            figuresText(checkedFile.figures, checkedFile.totals) +
             (checkedFile.totals_not_checked ?? []).map((note) => `; not checked: ${note}`).join('') +
             joinedText(checkedFile.joined_lines);
           const what =

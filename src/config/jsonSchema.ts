@@ -8,6 +8,7 @@ import {
   LAYOUT_DEFAULTS,
   DELIVERY_YEAR,
   LOCAL_ZONE,
+  MAX_FOOTER_LINES,
   MAX_LAYOUT_COLUMNS,
   OWN_CURRENCY,
 } from '../layout/model/layout.js';
@@ -166,6 +167,14 @@ function each(keys: readonly string[], schemas: Record<string, Schema>, what: st
 
 const identifier = (description: string): Schema => ({ description, type: 'string', pattern: IDENTIFIER.source });
 const positionField = (description: string): Schema => ({ description, type: 'integer', minimum: 2 });
+/** A capture pattern's group holding the figure: its number or its name. */
+const captureGroup: Schema = {
+  description: "the pattern's group holding the figure: its number (the first by default) or its name",
+  anyOf: [
+    { type: 'integer', minimum: 1 },
+    { type: 'string', minLength: 1 },
+  ],
+};
 
 /** The layout object's keys, each as layout/model/layoutObject.ts reads it. */
 function layoutObjectSchema(): Schema {
@@ -250,6 +259,24 @@ function layoutObjectSchema(): Schema {
       },
       required: ['firstField'],
     },
+    footer: {
+      description:
+        'free-text lines after the rows, set aside (never rows; their figures read by "captures" with "at": "footer"): {"startsAt": PATTERN} (the first line after the header it matches, and every line after it) or {"lines": N} (the last N lines that are not blank)',
+      anyOf: [
+        {
+          type: 'object',
+          properties: { startsAt: { description: "a regular expression matching the footer's first line", type: 'string', minLength: 1 } },
+          required: ['startsAt'],
+          additionalProperties: false,
+        },
+        {
+          type: 'object',
+          properties: { lines: { type: 'integer', minimum: 1, maximum: MAX_FOOTER_LINES } },
+          required: ['lines'],
+          additionalProperties: false,
+        },
+      ],
+    },
     recordTypes: {
       description: 'each record type (its first field) and its role',
       type: 'object',
@@ -281,16 +308,29 @@ function layoutObjectSchema(): Schema {
     },
     captures: {
       description:
-        'figures a file states once, outside its rows, by name: {"line": PATTERN} (the preamble and leading records), {"fileName": PATTERN} (a group holds the figure) or {"record": TYPE, "field": N}',
+        'figures a file states once, outside its rows, by name: {"line": PATTERN} (the preamble and leading records; with "at": "footer", the footer\'s lines), {"fileName": PATTERN} (a group holds the figure: the first, or "group") or {"record": TYPE, "field": N}',
       type: 'object',
       minProperties: 1,
       propertyNames: { pattern: '^[a-z_][a-z0-9_]{0,62}$' },
       additionalProperties: {
         anyOf: [
-          { type: 'object', properties: { line: { type: 'string', minLength: 1 } }, required: ['line'], additionalProperties: false },
           {
             type: 'object',
-            properties: { fileName: { type: 'string', minLength: 1 } },
+            properties: {
+              line: { type: 'string', minLength: 1 },
+              at: {
+                description: 'where the line is: above the rows (top, the default) or in the footer',
+                type: 'string',
+                enum: ['top', 'footer'],
+              },
+              group: captureGroup,
+            },
+            required: ['line'],
+            additionalProperties: false,
+          },
+          {
+            type: 'object',
+            properties: { fileName: { type: 'string', minLength: 1 }, group: captureGroup },
             required: ['fileName'],
             additionalProperties: false,
           },
@@ -374,7 +414,14 @@ function layoutObjectSchema(): Schema {
                   bridge: {
                     description: 'opening + the rows\' sum of "of" = closing, each balance a capture',
                     type: 'object',
-                    properties: { of: { type: 'string' }, opening: { type: 'string' }, closing: { type: 'string' } },
+                    properties: {
+                      of: {
+                        description: 'the decimal column the rows move the balance by, or a list of them added up (debit and credit)',
+                        anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
+                      },
+                      opening: { type: 'string' },
+                      closing: { type: 'string' },
+                    },
                     required: ['of', 'opening', 'closing'],
                     additionalProperties: false,
                   },

@@ -1,12 +1,13 @@
 import type { RunLedger } from '../ledger/ledger.js';
 import { runsWaiting } from '../ledger/waitingFiles.js';
 import type { Layout } from '../layout/model/layout.js';
-import { endsWithTrailer, missingTotalRecord } from '../layout/reader/trailer.js';
+import { endsWithTrailer, missingFooter, missingTotalRecord } from '../layout/reader/trailer.js';
 import { quoteValue } from '../layout/values/quoteValue.js';
 
 /**
- * A layout with a trailer, or with control total records (a summary at the top, footers at the
- * end): a staged file that does not carry them may still be uploading, so
+ * A layout with a trailer, a free-text footer, or control total records (a summary at the top,
+ * footers at the end): a staged file that does not carry them (or a footer without the figures
+ * the layout reads there) may still be uploading, so
  * it is not ready (left in the intake, counted) for up to `maxWaitingRuns` runs; after that it
  * goes on, and the reader rejects it as incomplete, naming its last line. Returns the reason to
  * wait, or undefined to go on.
@@ -21,7 +22,8 @@ export async function waitForTrailer(
   const missing =
     layout.trailer && !(await endsWithTrailer(stagedPath, layout))
       ? `no trailer line (${quoteValue(layout.trailer.firstField)}) at its end yet`
-      : await missingTotalRecord(stagedPath, layout).then((what) => (what ? `no ${what} yet` : undefined));
+      : ((layout.footer ? await missingFooter(stagedPath, layout).then((what) => (what ? `${what} yet` : undefined)) : undefined) ??
+        (await missingTotalRecord(stagedPath, layout).then((what) => (what ? `no ${what} yet` : undefined))));
   if (!missing) return undefined;
   const { runs } = await runsWaiting(ledger, name);
   if (runs >= maxWaitingRuns) return undefined;

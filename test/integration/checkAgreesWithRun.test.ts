@@ -19,6 +19,19 @@ const TYPED = {
   trailer: { firstField: 'T', rowCountField: 2 },
 };
 
+/** A statement whose footer, free text after its rows, states their number (issue 46.6). */
+const FOOTED = {
+  table: 'check_footed_rows',
+  columns: [
+    { name: 'ref', type: 'text' },
+    { name: 'amount', type: 'decimal' },
+  ],
+  naturalKey: 'ref',
+  footer: { startsAt: '^#-+ end' },
+  captures: { stated_rows: { line: '^#共(\\d+)笔记录', at: 'footer' } },
+  totals: [{ statement: { count: 'stated_rows' } }],
+};
+
 /** An integer key, which the table's UNIQUE index compares as a number. */
 const NUMBERED = {
   table: 'check_numbered_rows',
@@ -163,6 +176,18 @@ describe('check refuses what a run refuses, for the same reason', () => {
     const other = await setUp(TYPED);
     const missing = await bothRefuse(other, 'typed_missing.csv', 'H,ref,amount\nD,M1,1.00\nD,M2,2.00\n', ['--max-waiting-runs', '0']);
     expect(missing.runError).toBe('the file ends at line 3 without its trailer (a line starting "T"): it is incomplete');
+    expect(missing.checkError).toBe(missing.runError);
+  });
+
+  it('a footer whose count disagrees, and a file cut before its footer once a run has stopped waiting for it', async () => {
+    const wrong = await bothRefuse(await setUp(FOOTED), 'footed_count.csv', 'ref,amount\nF1,1.00\nF2,2.00\n#----- end\n#共3笔记录, "x\n');
+    expect(wrong.runError).toBe('line 5, statement: stated_rows says 3 rows, the file has 2');
+    expect(wrong.checkError).toBe(wrong.runError);
+
+    const missing = await bothRefuse(await setUp(FOOTED), 'footed_cut.csv', 'ref,amount\nG1,1.00\nG2,2.00\n', ['--max-waiting-runs', '0']);
+    expect(missing.runError).toBe(
+      'the file ends at line 3 without its footer (a line after the rows matching /^#-+ end/): it is incomplete',
+    );
     expect(missing.checkError).toBe(missing.runError);
   });
 

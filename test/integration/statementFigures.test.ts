@@ -41,7 +41,15 @@ describe('a statement proves the figures its preamble states before a row is loa
     const doc = JSON.parse(loaded.stdout) as { files: { rows: number; totals: unknown[] }[] };
     expect(doc.files[0]).toMatchObject({
       rows: 6,
-      totals: [{ total: 'statement', group: '', rows: 6, agrees: 'count 6, credits of amount, debits of amount' }],
+      totals: [
+        {
+          total: 'statement',
+          group: '',
+          rows: 6,
+          agrees:
+            'count 6 = stated_rows "6" (line 7), credits of amount 520.00 = stated_income "520.00" (line 8), debits of amount 96.50 = stated_expense "96.50" (line 9)',
+        },
+      ],
     });
     expect(await ws.files('archive')).toEqual(['wechat_bill_20261201-20261231_resent.csv']);
     const rows = await db.client.query<{ amount: string; booked_at: string }>(

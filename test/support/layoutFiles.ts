@@ -325,6 +325,7 @@ const LAYOUT_KEYS_WRITTEN: Record<keyof Layout, boolean> = {
   extraColumns: true,
   skipRows: true,
   trailer: true,
+  footer: false,
   recordTypes: true,
   leadingRecords: true,
   nullPadding: false,

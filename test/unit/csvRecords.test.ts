@@ -80,6 +80,10 @@ async function ours(
     skipLines?: number;
     spaceAfterQuote?: boolean;
     whiteLinesBlank?: boolean;
+    footerLines?: number;
+    footerStartsAt?: RegExp;
+    footerAfter?: number;
+    footerLine?: (text: string, line: number) => void;
   } = {},
 ) {
   const records: CsvRecord[] = [];
@@ -140,6 +144,112 @@ describe('the CSV record reader against csv-parse', () => {
       expect(got.error?.column, `seed ${seed}`).toBe((want.error as { column?: number }).column);
       expect(got.records, `seed ${seed}`).toEqual(want.records);
     }
+  });
+});
+
+describe('a footer after the records, set aside line by line, never read as CSV', () => {
+  /** Free text as statements end with: delimiters, stray quotes, blank lines between. */
+  function footerText(seed: number, count: number): { text: string; lines: string[] } {
+    const r = random(seed * 104729);
+    const words = ['#共13笔记录', 'Total "incl. fees', '#-----结束-----', 'Solde;;;500,00;', '"', '收入合计：3笔，1,234.50元', 'end'];
+    const lines: string[] = [];
+    let text = '';
+    for (let i = 0; i < count; i++) {
+      // blank lines among the footer's (white space only ones too); before it, an empty line only (a white one would be a record)
+      if (r.next() < 0.3) text += i === 0 ? '\n' : r.pick(['\n', '  \r\n', '\t\r']);
+      const line = `${r.pick(words)}${r.next() < 0.5 ? ` ${i}` : ''}`;
+      lines.push(line);
+      text += line + (i < count - 1 || r.next() < 0.6 ? r.pick(ENDINGS) : '');
+    }
+    if (r.next() < 0.3) text += '\n\n';
+    return { text, lines };
+  }
+
+  it("holds back the last N lines that are not blank, whatever the read size: the records before them are csv-parse's, the footer its own lines", async () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const delimiter = seed % 3 === 0 ? ';' : ',';
+      let rows = hostileFile(seed, delimiter);
+      if (!/[\r\n]$/.test(rows)) rows += '\n';
+      // the last records may be blank lines or "": csv-parse reads them as records too, so end on a record
+      rows += `last${delimiter}row\n`;
+      const count = 1 + (seed % 4);
+      const footer = footerText(seed, count);
+      const want = await reference(rows, delimiter);
+      // where the footer starts, as the reader numbers lines: the line a record after the rows would start on
+      const firstFooterLine = (await reference(`${rows}x\n`, delimiter)).records.at(-1)!.line;
+      const seen: { text: string; line: number }[] = [];
+      const chunkBytes = CHUNKS[seed % CHUNKS.length]!;
+      const got = await ours(file(rows + footer.text), {
+        delimiter,
+        chunkBytes,
+        footerLines: count,
+        footerLine: (text, line) => seen.push({ text, line }),
+      });
+      expect(got, `seed ${seed}, chunks of ${chunkBytes}`).toEqual(want);
+      expect(
+        seen.map((l) => l.text),
+        `seed ${seed}`,
+      ).toEqual(footer.lines);
+      expect(seen[0]!.line, `seed ${seed}`).toBeGreaterThanOrEqual(firstFooterLine);
+      expect(seen.map((l) => l.line).every((n, i, all) => i === 0 || n > all[i - 1]!)).toBe(true);
+    }
+  });
+
+  it('numbers the footer lines as the file does, blank lines counted', async () => {
+    const seen: [string, number][] = [];
+    const text = 'h1,h2\r\na,"two\nlines"\r\nb,c\r\n\r\n#共2笔记录\r\n   \r\n#"导出\r\n';
+    for (const chunkBytes of CHUNKS) {
+      seen.length = 0;
+      const got = await ours(file(text), { chunkBytes, footerLines: 2, footerLine: (t, line) => seen.push([t, line]) });
+      expect(got.records.map((r) => r.line)).toEqual([1, 2, 4]);
+      expect(seen).toEqual([
+        ['#共2笔记录', 6],
+        ['#"导出', 8],
+      ]);
+    }
+  });
+
+  it('ends the records at the first line after the header that a footer pattern matches, at a record start only', async () => {
+    const text = [
+      '#-----明细列表-----',
+      'id,note',
+      'A1,"a quoted value',
+      '#-----明细列表结束----- inside it"',
+      'A2,x#-----明细列表结束-----',
+      '#-----明细列表结束-----',
+      '#共2笔记录,"stray',
+      'A3,never a row',
+      '',
+    ].join('\n');
+    for (const chunkBytes of CHUNKS) {
+      const seen: [string, number][] = [];
+      const got = await ours(file(text), {
+        chunkBytes,
+        skipLines: 1,
+        footerStartsAt: /^#-+明细列表结束/u,
+        footerAfter: 1,
+        footerLine: (t, line) => seen.push([t, line]),
+      });
+      expect(got.error).toBeUndefined();
+      expect(got.records.map((r) => r.fields[0])).toEqual(['id', 'A1', 'A2']);
+      expect(seen).toEqual([
+        ['#-----明细列表结束-----', 6],
+        ['#共2笔记录,"stray', 7],
+        ['A3,never a row', 8],
+      ]);
+    }
+  });
+
+  it('never looks for the footer in the preamble or the header (here "# end"): a file without its footer line has every record, and no footer', async () => {
+    const seen: string[] = [];
+    const got = await ours(file('# report\n# end\nid\nA1\nA2\n'), {
+      skipLines: 1,
+      footerStartsAt: /^#/u,
+      footerAfter: 1,
+      footerLine: (t) => seen.push(t),
+    });
+    expect(got.records.map((r) => r.fields[0])).toEqual(['# end', 'id', 'A1', 'A2']);
+    expect(seen).toEqual([]);
   });
 });
 

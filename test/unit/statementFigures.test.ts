@@ -185,7 +185,15 @@ describe('statement figures: a preamble’s count and sums, and balances the row
     const result = await findBadRows(file(bill), wechat);
     expect(result.error).toBeNull();
     expect(result.rows).toBe(6);
-    expect(result.totals).toEqual([{ total: 'statement', group: '', rows: 6, agrees: 'count 6, credits of amount, debits of amount' }]);
+    expect(result.totals).toEqual([
+      {
+        total: 'statement',
+        group: '',
+        rows: 6,
+        agrees:
+          'count 6 = stated_rows "6" (line 7), credits of amount 520.00 = stated_income "520.00" (line 8), debits of amount 96.50 = stated_expense "96.50" (line 9)',
+      },
+    ]);
   });
 
   it('"共66笔记录" over 6 rows is refused naming both figures and the line', async () => {
@@ -222,7 +230,14 @@ describe('statement figures: a preamble’s count and sums, and balances the row
   it('opening + the rows = closing: a statement that bridges is ok; one that does not names the three figures', async () => {
     const good = await findBadRows(file(statement), checking, { fileName: 'checking_2026-12.csv' });
     expect(good.error).toBeNull();
-    expect(good.totals).toEqual([{ total: 'statement', group: '', rows: 5, agrees: 'opening_balance + amount = closing_balance' }]);
+    expect(good.totals).toEqual([
+      {
+        total: 'statement',
+        group: '',
+        rows: 5,
+        agrees: 'opening_balance "1,000.00" (line 3) + amount 284.65 = closing_balance "1,284.65" (line 4)',
+      },
+    ]);
     const off = await findBadRows(file(statement.replace('$1,284.65', '$1,284.75')), checking, { fileName: 'checking_2026-12.csv' });
     expect(off.error?.message).toBe(
       'line 4, statement: the rows do not bridge the balances: opening_balance "1,000.00" (line 3) + the amount of 5 rows 284.65 = 1284.65, but closing_balance "1,284.75" (line 4) says 1284.75',

@@ -234,3 +234,42 @@ describe('layout suggest names the columns of headers in any script', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 });
+
+describe('layout suggest drafts a footer when the file ends with one', () => {
+  it('sets aside the lines after an export’s rows, finds them by their first line, and checks the count they state', async () => {
+    const { s, layout, checked } = await draftRoundTrip(fixture('alipay_gb18030_20261201-20261231.csv'), 'alipay_20261231.csv');
+    expect(layout).toMatchObject({
+      encoding: 'gb18030',
+      skipLines: 4,
+      footer: { startsAt: '^#-+账务明细列表结束-+' },
+      captures: { stated_rows: { line: '^#共(\\d+)笔记录', at: 'footer' } },
+      totals: [{ statement: { count: 'stated_rows' } }],
+    });
+    expect(checked.error).toBeNull();
+    expect(checked.rows).toBe(11);
+    expect(checked.footer).toMatchObject({ first: 17, last: 21 });
+    expect(checked.totals?.[0]?.agrees).toBe('count 11 = stated_rows "11" (line 18)');
+    // the footer's lines taught the draft nothing: no note of records narrower than the header
+    expect(s.draft!.notes.join('\n')).not.toMatch(/not as wide as the header/);
+    expect(s.draft!.notes.join('\n')).toMatch(/the 5 lines after the rows, from line 17 .* are a footer: set aside, never rows/);
+  });
+
+  it('finds a footer without a mark by its narrow lines, and proposes no count that is not the rows’', async () => {
+    const rows = Array.from({ length: 6 }, (_, i) => `2026-12-0${i + 1},P-${100 + i},Coffee,-3.50,EUR`);
+    const text = ['Date,Reference,Text,Amount,Currency', ...rows, '', 'Total: 7 transactions', 'Exported 2027-01-02', ''].join('\n');
+    const { layout, checked } = await draftRoundTrip(sampleFile(text, 'export.csv'), 'export.csv');
+    expect(layout.footer).toEqual({ startsAt: '^Total: \\d+ transactions' });
+    expect(layout.captures).toBeUndefined();
+    expect(checked.error).toBeNull();
+    expect(checked.rows).toBe(6);
+    const agreeing = text.replace('Total: 7', 'Total: 6');
+    const counted = await draftRoundTrip(sampleFile(agreeing, 'export.csv'), 'export.csv');
+    expect(counted.layout.captures).toEqual({ stated_rows: { line: '^Total: (\\d+) transactions', at: 'footer' } });
+    expect(counted.checked.totals?.[0]?.agrees).toBe('count 6 = stated_rows "6" (line 9)');
+  });
+
+  it('drafts none for a file that ends with its rows', async () => {
+    const { layout } = await draftRoundTrip(fixture('statement_2026-03-09.csv'), 'statement_2026-03-09.csv');
+    expect(layout.footer).toBeUndefined();
+  });
+});

@@ -106,13 +106,35 @@ export const DELIVERY_YEAR = 'delivery';
  */
 export interface Capture {
   name: string;
-  /** a pattern over the preamble's lines (`skipLines`) and the leading records: the first line it matches, its first group */
+  /**
+   * a pattern over the preamble's lines (`skipLines`) and the leading records, or, `at` the
+   * footer, over the footer's lines: the first line it matches, its `group`
+   */
   line?: RegExp;
-  /** a pattern over the name the file was delivered under: its first group */
+  /** `footer`: `line` reads the lines after the rows (the layout's `footer`), known only once they are read; above the rows otherwise */
+  at?: 'footer';
+  /** a pattern over the name the file was delivered under: its `group` */
   fileName?: RegExp;
+  /** the pattern's group holding the figure: its 1-based number or its name (`(?<count>…)`); the first by default */
+  group?: number | string;
   /** a leading record, by its first field, and the 1-based field holding the figure */
   record?: { type: string; field: number };
 }
+
+/**
+ * Free-text lines after the rows (an Alipay export's `#-----…交易记录明细列表结束-----`, `#共13笔记录`,
+ * `#导出时间：…`): never read as records, set aside, their figures read by `captures` `at` the footer.
+ * Where the rows end is declared, never guessed: by a line (the first after the header that
+ * `startsAt` matches: it and every line after it are the footer) or by a count (the file's last
+ * `lines` lines that are not blank). reader/csvRecords.ts finds it; reader/footer.ts checks it.
+ */
+export interface Footer {
+  startsAt?: RegExp;
+  lines?: number;
+}
+
+/** The most lines a `footer` of `lines` may hold back: the reader keeps them in memory until the file ends. */
+export const MAX_FOOTER_LINES = 100;
 
 /** Rows that are counted but not loaded: a partner's payout, fee or summary lines. */
 export interface SkipRule {
@@ -188,7 +210,7 @@ export interface StatementSum {
 }
 
 /**
- * Figures a statement states in its preamble or title lines (layout `captures`): the number of
+ * Figures a statement states in its preamble, title or footer lines (layout `captures`): the number of
  * rows ("共66笔记录"), sums of a column, and an opening and a closing balance the rows' amounts
  * must bridge (opening + the sum of `of` = closing).
  */
@@ -197,7 +219,8 @@ export interface StatementTotal {
   /** the capture stating the number of rows */
   count?: string;
   sums: StatementSum[];
-  bridge?: { of: string; opening: string; closing: string };
+  /** `of`: the decimal columns the rows move the balance by, added up (a statement's debit and credit columns) */
+  bridge?: { of: string[]; opening: string; closing: string };
 }
 
 export type Total = TotalRecord | BalanceRule | StatementTotal;
@@ -249,6 +272,8 @@ export interface Layout {
   extraColumns: 'ignore' | 'reject';
   skipRows: SkipRule[];
   trailer?: Trailer;
+  /** free-text lines after the rows, set aside (never rows): where they start is declared */
+  footer?: Footer;
   /** a file of several record types, by the text of their first field */
   recordTypes?: ReadonlyMap<string, RecordRole>;
   /** summary records after the preamble and above the header (dLocal's HEADER): counted, not loaded; `totals` may check them */

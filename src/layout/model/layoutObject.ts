@@ -4,10 +4,12 @@ import {
   type Capture,
   GROUP_SEPARATORS,
   LAYOUT_DEFAULTS,
+  MAX_FOOTER_LINES,
   MAX_LAYOUT_COLUMNS,
   RESERVED_COLUMNS,
   type ColumnSpec,
   type ColumnType,
+  type Footer,
   type Layout,
   type RecordRole,
   type SkipRule,
@@ -45,6 +47,7 @@ export const LAYOUT_KEYS = [
   'extraColumns',
   'skipRows',
   'trailer',
+  'footer',
   'recordTypes',
   'leadingRecords',
   'nullPadding',
@@ -143,8 +146,19 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     if (raw[key] !== undefined && typeof raw[key] !== 'boolean') fail(`"${key}" must be true or false`);
   if (raw.continuationLines === true && (!header || raw.recordTypes !== undefined || leadingRecords !== 0))
     fail('"continuationLines" needs a header line first (its names say how wide a record is), and no "recordTypes" or "leadingRecords"');
+  const footer = raw.footer !== undefined ? parseFooter(raw.footer, fail) : undefined;
+  if (footer && trailer)
+    fail(
+      '"footer" and "trailer" both say how the file ends: a closing total record is a "trailer"; free-text lines after the rows are a "footer", their figures read by "captures" (use one)',
+    );
+  if (footer && recordTypes)
+    fail(
+      '"footer" needs a file without "recordTypes": a file of record types tells what follows its rows by their type ("info", a total record)',
+    );
   const captures =
-    raw.captures !== undefined ? parseCaptures(raw.captures, skipLines as number, leadingRecords as number, fail) : undefined;
+    raw.captures !== undefined
+      ? parseCaptures(raw.captures, { skipLines: skipLines as number, leadingRecords: leadingRecords as number, footer }, fail)
+      : undefined;
   checkCaptureUses(columns, captures ?? [], fail);
   const totals =
     raw.totals !== undefined
@@ -179,6 +193,7 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
     extraColumns: extraColumns,
     skipRows: parseSkipRows(raw.skipRows, columns, header, fail),
     ...(trailer ? { trailer } : {}),
+    ...(footer ? { footer } : {}),
     ...(recordTypes ? { recordTypes } : {}),
     ...(leadingRecords !== 0 ? { leadingRecords: leadingRecords as number } : {}),
     ...(nullPadding ? { nullPadding: true } : {}),
@@ -190,26 +205,77 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   };
 }
 
-/** A capture's pattern: a regular expression (Unicode) with a group, the figure. */
-function capturePattern(raw: unknown, where: string, fail: Fail): RegExp {
-  if (typeof raw !== 'string' || raw === '') return fail(`${where} must be a regular expression whose first group is the figure`);
-  let pattern: RegExp;
+/** A regular expression (JavaScript, Unicode) from configuration, or the layout error naming where. */
+function layoutPattern(raw: unknown, where: string, what: string, fail: Fail): RegExp {
+  if (typeof raw !== 'string' || raw === '') return fail(`${where} must be ${what}`);
   try {
-    pattern = new RegExp(raw, 'u');
+    return new RegExp(raw, 'u');
   } catch (err) {
     return fail(`${where} is not a regular expression: ${(err as Error).message}`);
   }
+}
+
+/**
+ * A capture's pattern: a regular expression (Unicode) with a group holding the figure, the first
+ * unless `group` names another (its number, or its name: `(?<count>\d+)`).
+ */
+function capturePattern(raw: unknown, group: unknown, where: string, fail: Fail): RegExp {
+  const pattern = layoutPattern(raw, where, 'a regular expression whose first group (or its "group") is the figure', fail);
   // the groups a pattern has: an alternative that matches the empty text shows them all
-  if (new RegExp(`${raw}|`, 'u').exec('')!.length < 2) fail(`${where} has no group: put the figure in one, e.g. "共(\\d+)笔记录"`);
+  const empty = new RegExp(`${pattern.source}|`, 'u').exec('')!;
+  if (empty.length < 2) fail(`${where} has no group: put the figure in one, e.g. "共(\\d+)笔记录"`);
+  if (group === undefined) return pattern;
+  const names = Object.keys(empty.groups ?? {});
+  if (typeof group === 'string') {
+    if (!names.includes(group))
+      fail(
+        `${where}: "group" ${JSON.stringify(group)} is not a named group of the pattern (${names.length > 0 ? `its names: ${names.join(', ')}` : 'it has none: write (?<name>…)'})`,
+      );
+  } else if (!Number.isInteger(group) || (group as number) < 1 || (group as number) >= empty.length) {
+    fail(`${where}: "group" must be a group's number, 1 to ${empty.length - 1}, or its name`);
+  }
   return pattern;
 }
 
 /**
- * `captures`: `{"NAME": {"line": PATTERN} | {"fileName": PATTERN} | {"record": TYPE, "field": N}}`,
+ * `footer`: `{"startsAt": PATTERN}` (the first line after the header that it matches begins the
+ * footer) or `{"lines": N}` (the file's last N lines that are not blank): free text after the
+ * rows, never read as records (docs/LAYOUTS.md).
+ */
+function parseFooter(raw: unknown, fail: Fail): Footer {
+  const shapes =
+    '{"startsAt": PATTERN} (the first line after the header that it matches, and every line after it) or {"lines": N} (the last N lines that are not blank)';
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return fail(`"footer" must be ${shapes}`);
+  const entry = raw as Record<string, unknown>;
+  const keys = Object.keys(entry).sort().join(',');
+  if (keys === 'startsAt') {
+    const startsAt = layoutPattern(entry.startsAt, 'footer: "startsAt"', "a regular expression matching the footer's first line", fail);
+    if (startsAt.test(''))
+      fail(
+        `footer: "startsAt" /${startsAt.source}/ matches an empty text, so it would match the first row: make it match the footer's first line only, e.g. "^#-+交易记录明细列表结束"`,
+      );
+    return { startsAt };
+  }
+  if (keys === 'lines') {
+    if (!Number.isInteger(entry.lines) || (entry.lines as number) < 1 || (entry.lines as number) > MAX_FOOTER_LINES)
+      fail(`footer: "lines" must be a whole number, 1 to ${MAX_FOOTER_LINES} (the last lines that are not blank)`);
+    return { lines: entry.lines as number };
+  }
+  return fail(`"footer" must be ${shapes}`);
+}
+
+/**
+ * `captures`: `{"NAME": {"line": PATTERN, "at", "group"} | {"fileName": PATTERN, "group"} | {"record": TYPE, "field": N}}`,
  * the figures a file states once, outside its rows (reader/captures.ts).
  */
-function parseCaptures(raw: unknown, skipLines: number, leadingRecords: number, fail: Fail): Capture[] {
-  const shapes = '{"line": PATTERN}, {"fileName": PATTERN} or {"record": TYPE, "field": N}';
+function parseCaptures(
+  raw: unknown,
+  file: { skipLines: number; leadingRecords: number; footer: Footer | undefined },
+  fail: Fail,
+): Capture[] {
+  const { skipLines, leadingRecords, footer } = file;
+  const shapes =
+    '{"line": PATTERN} (with "at": "footer" for the lines after the rows), {"fileName": PATTERN} or {"record": TYPE, "field": N}';
   if (!raw || typeof raw !== 'object' || Array.isArray(raw) || Object.keys(raw).length === 0)
     fail(`"captures" must name the figures a file states once, each ${shapes}`);
   return Object.entries(raw as Record<string, unknown>).map(([name, spec]): Capture => {
@@ -217,14 +283,25 @@ function parseCaptures(raw: unknown, skipLines: number, leadingRecords: number, 
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) fail(`${where}: a capture's name must be a lower-case identifier`);
     if (name === DELIVERY_YEAR) fail(`${where}: "${DELIVERY_YEAR}" is the year's own source (the day the file was delivered)`);
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return fail(`${where} must be ${shapes}`);
-    const entry = spec as Record<string, unknown>;
+    const { at, group, ...entry } = spec as Record<string, unknown>;
     const keys = Object.keys(entry).sort().join(',');
+    const grouped = group !== undefined ? { group: group as number | string } : {};
+    if (at !== undefined && keys !== 'line') fail(`${where}: "at" is where a "line" pattern reads: give "line"`);
     if (keys === 'line') {
+      if (at !== undefined && at !== 'top' && at !== 'footer')
+        fail(`${where}: "at" must be "top" (the preamble and leading records, the default) or "footer" (the lines after the rows)`);
+      if (at === 'footer') {
+        if (!footer) fail(`${where}: "at": "footer" reads the lines after the rows: the layout has no "footer" saying where they begin`);
+        return { name, line: capturePattern(entry.line, group, `${where}: "line"`, fail), at: 'footer', ...grouped };
+      }
       if (skipLines === 0 && leadingRecords === 0)
-        fail(`${where}: "line" reads the preamble ("skipLines") or the leading records ("leadingRecords"): the layout has neither`);
-      return { name, line: capturePattern(entry.line, `${where}: "line"`, fail) };
+        fail(
+          `${where}: "line" reads the preamble ("skipLines") or the leading records ("leadingRecords"): the layout has neither (a line after the rows: "at": "footer")`,
+        );
+      return { name, line: capturePattern(entry.line, group, `${where}: "line"`, fail), ...grouped };
     }
-    if (keys === 'fileName') return { name, fileName: capturePattern(entry.fileName, `${where}: "fileName"`, fail) };
+    if (keys === 'fileName') return { name, fileName: capturePattern(entry.fileName, group, `${where}: "fileName"`, fail), ...grouped };
+    if (group !== undefined) fail(`${where}: "group" is a pattern's group: "record" takes a "field"`);
     if (keys === 'field,record') {
       if (leadingRecords === 0) fail(`${where}: "record" is one of the leading records: the layout has no "leadingRecords"`);
       if (typeof entry.record !== 'string' || entry.record === '')
@@ -240,11 +317,16 @@ function parseCaptures(raw: unknown, skipLines: number, leadingRecords: number, 
 function checkCaptureUses(columns: readonly ColumnSpec[], captures: readonly Capture[], fail: Fail): void {
   const known = captures.map((c) => c.name);
   const listed = known.length > 0 ? `(captures: ${known.join(', ')})` : '(the layout has no "captures")';
+  const inFooter = (name: string) => captures.find((c) => c.name === name)?.at === 'footer';
+  const late = (name: string) =>
+    `"${name}" is read from the footer, after the rows: a figure known only then cannot fill or date them (the footer's figures are for "totals")`;
   for (const column of columns) {
     if (column.capture && !known.includes(column.capture.name))
       fail(`column "${column.name}": "capture" must name one of the layout's captures ${listed}`);
+    if (column.capture && inFooter(column.capture.name)) fail(`column "${column.name}": "capture" ${late(column.capture.name)}`);
     if (column.year !== undefined && column.year !== DELIVERY_YEAR && !known.includes(column.year))
       fail(`column "${column.name}": "year" must be "${DELIVERY_YEAR}" or name one of the layout's captures ${listed}`);
+    if (column.year !== undefined && inFooter(column.year)) fail(`column "${column.name}": "year" ${late(column.year)}`);
   }
 }
 
@@ -399,6 +481,7 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
   if (layout.extraColumns !== 'ignore') out.extraColumns = layout.extraColumns;
   if (layout.skipRows.length > 0) out.skipRows = layout.skipRows.map((skipRule) => ({ column: skipRule.column, values: skipRule.values }));
   if (layout.trailer) out.trailer = { ...layout.trailer };
+  if (layout.footer) out.footer = layout.footer.startsAt ? { startsAt: layout.footer.startsAt.source } : { lines: layout.footer.lines };
   if (layout.recordTypes)
     out.recordTypes = Object.fromEntries([...layout.recordTypes].map(([t, r]) => [t, r.role === 'count' ? { count: r.field } : r.role]));
   if (layout.leadingRecords) out.leadingRecords = layout.leadingRecords;
@@ -412,8 +495,9 @@ export function toLayoutJson(layout: Layout): Record<string, unknown> {
 }
 
 function captureJson(c: Capture): Record<string, unknown> {
-  if (c.line) return { line: c.line.source };
-  if (c.fileName) return { fileName: c.fileName.source };
+  const group = c.group !== undefined ? { group: c.group } : {};
+  if (c.line) return { line: c.line.source, ...(c.at ? { at: c.at } : {}), ...group };
+  if (c.fileName) return { fileName: c.fileName.source, ...group };
   return { record: c.record!.type, field: c.record!.field };
 }
 

@@ -145,8 +145,10 @@ function parseStatement(
     if (!isObject(bridgeRaw)) return fail(`${at} must be {"of", "opening", "closing"}: opening + the rows' sum of "of" = closing`);
     for (const key of Object.keys(bridgeRaw))
       if (!['of', 'opening', 'closing'].includes(key)) fail(`${at}: key "${key}" is unknown (keys: of, opening, closing)`);
+    const columns = Array.isArray(bridgeRaw.of) ? (bridgeRaw.of as unknown[]) : [bridgeRaw.of];
+    if (columns.length === 0) fail(`${at}: "of" must name a decimal column, or a list of them (a debit and a credit column)`);
     bridge = {
-      of: column(bridgeRaw.of, `${at}: "of"`, true),
+      of: columns.map((c) => column(c, `${at}: "of"`, true)),
       opening: capture(bridgeRaw.opening, `${at}: "opening"`),
       closing: capture(bridgeRaw.closing, `${at}: "closing"`),
     };
@@ -164,7 +166,7 @@ export function totalsJson(totals: readonly Total[]): unknown[] {
         statement: {
           ...rest,
           ...(sums.length > 0 ? { sums: sums.map((s) => ({ ...s })) } : {}),
-          ...(bridge ? { bridge: { ...bridge } } : {}),
+          ...(bridge ? { bridge: { ...bridge, of: bridge.of.length === 1 ? bridge.of[0] : [...bridge.of] } } : {}),
         },
       };
     }

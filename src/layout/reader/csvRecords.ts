@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { DEFAULT_MAX_RECORD_BYTES, type Layout } from '../model/layout.js';
+import { footerLines, LineHoldback } from './lineHoldback.js';
 import { TextChunks, type Undecodable } from './textDecoding.js';
 
 /** What is wrong with a record that cannot be read as CSV, said short: never the whole field. */
@@ -70,6 +71,17 @@ export interface CsvOptions {
   continuationLines?: boolean;
   /** each join made, as it is made: the record's first line and the lines joined to it */
   joins?: Join[];
+  /**
+   * A footer that a line begins (the layout's `"footer": {"startsAt"}`): the first line, at the
+   * start of a record after the first `footerAfter` records (the header and the records above it),
+   * that the pattern matches ends the records; it and every line after it are the footer's.
+   */
+  footerStartsAt?: RegExp;
+  footerAfter?: number;
+  /** a footer of the file's last N lines that are not blank (`"footer": {"lines"}`): held back as the text streams (lineHoldback.ts) */
+  footerLines?: number;
+  /** each line of the footer that is not blank, as read: never a record (a layout's `captures` read their figures there) */
+  footerLine?: (text: string, line: number) => void;
 }
 
 /** One record that continued over physical lines: the line it starts on, and the lines joined to it. */
@@ -106,6 +118,10 @@ class RecordScanner implements RecordBlock {
   private line = 1;
   /** the text in hand ends the file */
   private final = false;
+  /** the records still to come before a footer's first line is looked for (the header, the records above it) */
+  private beforeRows: number;
+  /** a footer's first line was read: every line from here on is the footer's, never a record */
+  private inFooter = false;
   /** a CR ended the last text: an LF first in the next one belongs to it */
   private skipLF = false;
   private lf = NONE;
@@ -117,10 +133,19 @@ class RecordScanner implements RecordBlock {
     private readonly delim: string,
     private readonly maxBytes: number,
     private preamble: number,
-    private readonly dialect: Pick<CsvOptions, 'spaceAfterQuote' | 'whiteLinesBlank' | 'preambleLine'> = {},
+    private readonly dialect: Pick<
+      CsvOptions,
+      'spaceAfterQuote' | 'whiteLinesBlank' | 'preambleLine' | 'footerStartsAt' | 'footerAfter' | 'footerLine'
+    > = {},
   ) {
     if (delim.length !== 1 || '"\r\n'.includes(delim)) throw new Error(`unusable CSV delimiter ${JSON.stringify(delim)}`);
     this.delimCode = delim.charCodeAt(0);
+    this.beforeRows = dialect.footerAfter ?? 0;
+  }
+
+  /** The line the next record starts on: after the last text of a file, the line its footer held back starts on. */
+  get nextLine(): number {
+    return this.line;
   }
 
   /** More text: what is left of the record in progress is read again with it. `final`: the text ends the file. */
@@ -152,18 +177,28 @@ class RecordScanner implements RecordBlock {
       let fields: string[];
       let text: string | undefined;
       let lfs = 0;
-      if (this.preamble > 0 || this.q > end) {
+      const footerStart = this.dialect.footerStartsAt;
+      if (footerStart !== undefined && !this.inFooter && this.beforeRows === 0 && this.preamble === 0) {
+        // a record starts: its first line, quotes or not, may be the footer's first
+        if (end === NONE && !final) return this.incomplete();
+        this.inFooter = footerStart.test(inHand.slice(pos, end === NONE ? len : end));
+      }
+      const notRecords = this.preamble > 0 || this.inFooter;
+      if (notRecords || this.q > end) {
         // no quote before the line end: the fast path
         if (end === NONE) {
           if (!final) return this.incomplete();
           end = len;
         }
         this.checkSize(pos, end, line);
-        text = this.preamble > 0 ? undefined : inHand.slice(pos, end);
+        text = notRecords ? undefined : inHand.slice(pos, end);
         fields = text === undefined ? [] : this.split(pos, end);
         if (this.preamble > 0) {
           this.preamble--;
           this.dialect.preambleLine?.(inHand.slice(pos, end), line);
+        } else if (this.inFooter) {
+          const lineText = inHand.slice(pos, end);
+          if (!WHITE_LINE.test(lineText)) this.dialect.footerLine?.(lineText, line);
         }
       } else {
         const parsed = this.quoted(pos, line, final);
@@ -188,7 +223,10 @@ class RecordScanner implements RecordBlock {
       // white space only, where the layout says so)
       const blank =
         (fields.length === 1 && fields[0] === '') || (this.dialect.whiteLinesBlank === true && text !== undefined && WHITE_LINE.test(text));
-      if (fields.length > 0 && !blank) return text === undefined ? { fields, line } : { fields, line, text };
+      if (fields.length > 0 && !blank) {
+        if (this.beforeRows > 0) this.beforeRows--;
+        return text === undefined ? { fields, line } : { fields, line, text };
+      }
     }
     return null;
   }
@@ -216,7 +254,7 @@ class RecordScanner implements RecordBlock {
 
   /** Where the end of the text in hand lies: the place of bytes that could not be decoded. */
   locateEnd(bad: Undecodable): CsvRecordError {
-    if (this.preamble > 0) return new CsvRecordError(this.line, undefined, bad.problem, bad);
+    if (this.preamble > 0 || this.inFooter) return new CsvRecordError(this.line, undefined, bad.problem, bad);
     const r = this.quoted(this.pos, this.line, false);
     if ('incomplete' in r) return new CsvRecordError(this.line + r.lfs, r.column, bad.problem, bad);
     return new CsvRecordError(this.line, undefined, bad.problem, bad);
@@ -430,6 +468,10 @@ export function layoutCsvOptions(layout: Layout): CsvOptions {
     ...(layout.spaceAfterQuote ? { spaceAfterQuote: true } : {}),
     ...(layout.whiteLinesBlank ? { whiteLinesBlank: true } : {}),
     ...(layout.continuationLines ? { continuationLines: true } : {}),
+    ...(layout.footer?.startsAt
+      ? { footerStartsAt: layout.footer.startsAt, footerAfter: layout.header ? 1 + (layout.leadingRecords ?? 0) : 0 }
+      : {}),
+    ...(layout.footer?.lines !== undefined ? { footerLines: layout.footer.lines } : {}),
   };
 }
 
@@ -460,6 +502,8 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
   const text = new TextChunks(opts.encoding);
   const joined = opts.continuationLines ? new ContinuationLines(opts.joins) : undefined;
   const handed = (block: RecordBlock, final: boolean): RecordBlock => joined?.over(block, final) ?? block;
+  // a footer of the last N lines: held back until the file's end shows which they are
+  const holdback = opts.footerLines !== undefined ? new LineHoldback(opts.footerLines, opts.maxRecordBytes) : undefined;
   try {
     const readBuf = Buffer.allocUnsafe(Math.max(1, Math.min(opts.chunkBytes ?? READ_BYTES, fstatSync(fileDescriptor).size + 1)));
     for (;;) {
@@ -468,21 +512,29 @@ export async function* csvRecordBlocks(path: string, opts: CsvOptions): AsyncGen
       if (opts.progress) opts.progress.bytes += bytesRead;
       const decoded = text.write(readBuf.subarray(0, bytesRead));
       if (decoded.undecodable) {
-        yield handed(undecodable(scanner, decoded.text, decoded.undecodable), false);
+        yield handed(undecodable(scanner, (holdback?.flush() ?? '') + decoded.text, decoded.undecodable), false);
         return;
       }
-      if (decoded.text === '') continue;
-      scanner.feed(decoded.text, false);
+      const released = holdback ? holdback.push(decoded.text) : decoded.text;
+      if (released === '') continue;
+      scanner.feed(released, false);
       yield handed(scanner, false);
     }
     // what is left is a character cut off by the end of the file (a lone start of a BOM is nothing)
     const rest = text.end();
     if (rest.undecodable) {
-      yield handed(undecodable(scanner, rest.text, rest.undecodable), false);
+      yield handed(undecodable(scanner, (holdback?.flush() ?? '') + rest.text, rest.undecodable), false);
       return;
     }
-    scanner.feed(rest.text, true);
+    if (!holdback) {
+      scanner.feed(rest.text, true);
+      yield handed(scanner, true);
+      return;
+    }
+    const { rows, footer } = holdback.end(rest.text);
+    scanner.feed(rows, true);
     yield handed(scanner, true);
+    for (const footerLine of footerLines(footer, scanner.nextLine)) opts.footerLine?.(footerLine.text, footerLine.line);
   } finally {
     closeSync(fileDescriptor);
   }

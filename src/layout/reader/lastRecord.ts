@@ -95,7 +95,8 @@ export async function lastRecordCutShort(path: string, layout: Layout): Promise<
   const { text, cut } = await decodeTail(path, encoding, TAIL_BYTES);
   const lineStart = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r')) + 1;
   const lastLine = text.slice(lineStart);
-  const plain = !cut && lineStart > 0 && !lastLine.includes('"') && !layout.recordTypes;
+  // a free-text footer's last line is no record: only the reader, reading as a run reads, knows where the rows end
+  const plain = !cut && lineStart > 0 && !lastLine.includes('"') && !layout.recordTypes && !layout.footer;
   if (plain) {
     const fields = lastLine.split(layout.delimiter);
     if (shortByDesign(layout, fields)) return undefined;

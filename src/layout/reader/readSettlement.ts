@@ -4,8 +4,25 @@ import { DELIMITERS, type Layout, type RecordRole } from '../model/layout.js';
 import { quoteValue } from '../values/quoteValue.js';
 import { planPositions, planRows, type PlanContext, type RowPlan } from './rowPlan.js';
 import { TotalsCheck, type CheckedTotal } from './totalsCheck.js';
-import { TrailerCheck } from './trailer.js';
-import { CaptureReader } from './captures.js';
+import { MissingTrailerError, TrailerCheck } from './trailer.js';
+import { CaptureReader, type Captured } from './captures.js';
+
+/** A footer's lines that `check` shows (the first ones, with their text): enough to see what was set aside. */
+export const FOOTER_SHOWN = 10;
+
+/** The lines a layout's `footer` set aside after the rows: never rows, shown by `check`. */
+export interface FooterSeen {
+  /** its first and last lines that are not blank */
+  first: number;
+  last: number;
+  /** its lines that are not blank */
+  lines: number;
+  /** the first FOOTER_SHOWN of them, with their text */
+  shown: { line: number; text: string }[];
+}
+
+/** A figure the file stated once (a layout's capture), by name: what `check` shows beside what it proved. */
+export type Figure = Captured & { name: string };
 
 /** What a read saw besides the rows it yielded. */
 export interface ReadStats {
@@ -19,6 +36,10 @@ export interface ReadStats {
   totalsNotChecked?: string[];
   /** records continued over several lines and joined (the layout's `continuationLines`), when asked for */
   joins?: Join[];
+  /** the lines the layout's footer set aside, once the file is read whole */
+  footer?: FooterSeen;
+  /** the figures the layout's captures read, once the file is read whole */
+  figures?: Figure[];
 }
 
 export interface ReadOptions {
@@ -171,6 +192,9 @@ class SettlementReader implements RowBlock {
   private dataRecords = 0;
   private readonly counted = new Map<string, { records: number; line: number }>();
   private records: RecordBlock = { next: () => null };
+  /** the last record's line: where a file without its footer ends */
+  private lastLine = 0;
+  private footerSeen: FooterSeen | undefined;
 
   constructor(
     private readonly layout: Layout,
@@ -193,6 +217,15 @@ class SettlementReader implements RowBlock {
     this.captures?.line(text, line);
   }
 
+  /** A line of the footer that is not blank: set aside, never a row; a capture may read its figure there. */
+  footerLine(text: string, line: number): void {
+    const seen = (this.footerSeen ??= { first: line, last: line, lines: 0, shown: [] });
+    seen.last = line;
+    seen.lines++;
+    if (seen.shown.length < FOOTER_SHOWN) seen.shown.push({ line, text });
+    this.captures?.footerLine(text, line);
+  }
+
   /** The rows begin (the header, or a file without one: its first record): what the file stated above them is known. */
   private rowsBegin(line: number): PlanContext {
     if (this.captures) {
@@ -213,6 +246,7 @@ class SettlementReader implements RowBlock {
     try {
       for (let csvRecord = this.records.next(); csvRecord !== null; csvRecord = this.records.next()) {
         const { fields, line, text } = csvRecord;
+        this.lastLine = line;
         if (this.leading > 0) {
           this.leading--;
           this.captures?.record(fields, text ?? fields.join(this.layout.delimiter), line);
@@ -349,10 +383,12 @@ class SettlementReader implements RowBlock {
       if (!this.plan) {
         const line = this.layout.skipLines + 1;
         const header = this.types && [...this.types].find(([, r]) => r.role === 'header')?.[0];
-        const what = header ? `has no header record (${header})` : 'is empty (no header)';
+        const footer = this.footerSeen ? ` above its footer (${linesText(this.footerSeen)})` : '';
+        const what = header ? `has no header record (${header})` : `is empty (no header)${footer}`;
         throw new RejectError(`line ${line}: the file ${what}`, { line, field: 'header' });
       }
       this.trailer?.finish(this.bad.count);
+      if (this.layout.footer) this.finishFooter();
       if (this.totals && this.bad.count === 0) {
         const checked = this.totals.finish();
         if (this.opts.stats) {
@@ -364,6 +400,31 @@ class SettlementReader implements RowBlock {
       throw this.fatal(err);
     }
     if (this.bad.count > 0) throw this.bad.toError();
+  }
+
+  /**
+   * The footer was there (a file cut before it is incomplete: never loaded as if whole), and
+   * states every figure its captures read there, which the totals then check.
+   */
+  private finishFooter(): void {
+    const seen = this.footerSeen;
+    const footer = this.layout.footer!;
+    if (!seen) {
+      const expected = footer.startsAt
+        ? `a line after the rows matching /${footer.startsAt.source}/`
+        : `its last ${footer.lines} line${footer.lines === 1 ? '' : 's'}`;
+      throw new MissingTrailerError(`the file ends at line ${this.lastLine} without its footer (${expected}): it is incomplete`, {
+        line: this.lastLine,
+        field: 'footer',
+      });
+    }
+    if (this.opts.stats) this.opts.stats.footer = seen;
+    if (this.captures) this.totals?.stated(this.captures.footerKnown(seen.first, seen.last));
+  }
+
+  /** The figures the captures read (once the file is read whole): what `check` shows. */
+  figures(): Figure[] | undefined {
+    return this.captures?.figures();
   }
 
   /** What ends the reading: after bad rows were collected, a reject joins them; anything else goes as it is. */
@@ -389,11 +450,24 @@ export async function* settlementBlocks(path: string, layout: Layout, opts: Read
   const reader = new SettlementReader(layout, opts);
   const progress = opts.stats?.bytes !== undefined ? (opts.stats as { bytes: number }) : undefined;
   const preambleLine = layout.captures ? (text: string, line: number) => reader.preambleLine(text, line) : undefined;
+  const footerLine = layout.footer ? (text: string, line: number) => reader.footerLine(text, line) : undefined;
   const joins = opts.stats?.joins;
-  const csvOptions = { ...layoutCsvOptions(layout), progress, ...(preambleLine ? { preambleLine } : {}), ...(joins ? { joins } : {}) };
+  const csvOptions = {
+    ...layoutCsvOptions(layout),
+    progress,
+    ...(preambleLine ? { preambleLine } : {}),
+    ...(footerLine ? { footerLine } : {}),
+    ...(joins ? { joins } : {}),
+  };
   for await (const records of csvRecordBlocks(path, csvOptions)) yield reader.over(records);
   reader.finish();
+  const figures = reader.figures();
+  if (figures && opts.stats) opts.stats.figures = figures;
 }
+
+/** How a message names a footer's lines: `line 16`, `lines 16 to 21`. */
+export const linesText = (seen: Pick<FooterSeen, 'first' | 'last'>): string =>
+  seen.first === seen.last ? `line ${seen.first}` : `lines ${seen.first} to ${seen.last}`;
 
 /** The same rows one at a time (settlementBlocks), for readers that wait on something between rows (key lookups, `check`). */
 export async function* readSettlement(path: string, layout: Layout, opts: ReadOptions = {}): AsyncGenerator<SettlementRow> {
@@ -412,6 +486,10 @@ export interface ContentCheck {
   totalsNotChecked?: string[];
   /** records continued over several lines and joined (the layout's `continuationLines`): each shown by `check` */
   joins?: Join[];
+  /** the lines the layout's footer set aside (a good file): shown by `check` */
+  footer?: FooterSeen;
+  /** the figures the layout's captures read (a good file): shown by `check` */
+  figures?: Figure[];
   error: RejectError | null;
 }
 
@@ -441,6 +519,8 @@ export async function findBadRows(
       ...(stats.totals ? { totals: stats.totals } : {}),
       ...(stats.totalsNotChecked ? { totalsNotChecked: stats.totalsNotChecked } : {}),
       ...(stats.joins ? { joins: stats.joins } : {}),
+      ...(stats.footer ? { footer: stats.footer } : {}),
+      ...(stats.figures ? { figures: stats.figures } : {}),
       error: null,
     };
   } catch (err) {

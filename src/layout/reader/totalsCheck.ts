@@ -142,7 +142,7 @@ export class TotalsCheck {
       const { spec, tally } = statement;
       tally.rows++;
       spec.sums.forEach((statementSum, i) => this.addFigure(tally, i, row[this.index(statementSum.of)], statementSum.sign));
-      if (spec.bridge) this.addFigure(tally, spec.sums.length, row[this.index(spec.bridge.of)], undefined);
+      for (const column of spec.bridge?.of ?? []) this.addFigure(tally, spec.sums.length, row[this.index(column)], undefined);
     }
     for (const balanceTotal of this.balances) {
       const group = balanceTotal.spec.groupBy.map((c) => row[this.index(c)] ?? '').join('\u0000');
@@ -242,7 +242,9 @@ export class TotalsCheck {
         );
     });
     if (spec.bridge) {
-      const { of, opening, closing } = spec.bridge;
+      const { opening, closing } = spec.bridge;
+      const of = spec.bridge.of[0]!;
+      const moving = spec.bridge.of.join(' + ');
       const open = figure(opening, of);
       const close = figure(closing, of);
       if (open.amount !== undefined && close.amount !== undefined) {
@@ -252,15 +254,24 @@ export class TotalsCheck {
         if (reached !== close.amount)
           fail(
             closing,
-            `the rows do not bridge the balances: ${open.text} + the ${of} of ${tally.rows} rows ${this.written(of, moved, places)} = ${this.written(of, reached, places)}, but ${close.text} says ${this.written(of, close.amount, places)}`,
+            `the rows do not bridge the balances: ${open.text} + the ${moving} of ${tally.rows} rows ${this.written(of, moved, places)} = ${this.written(of, reached, places)}, but ${close.text} says ${this.written(of, close.amount, places)}`,
           );
       }
     }
     if (this.problems.length === before) {
+      // each figure as the file stated it and where, beside the rows' own: the proof, shown
+      const stated = (name: string) => capturedText(name, this.captured.get(name)!);
       const parts = [
-        ...(spec.count !== undefined ? [`count ${tally.rows}`] : []),
-        ...spec.sums.map((s) => `${s.sign ? `${s.sign}s of ` : ''}${s.of}`),
-        ...(spec.bridge ? [`${spec.bridge.opening} + ${spec.bridge.of} = ${spec.bridge.closing}`] : []),
+        ...(spec.count !== undefined ? [`count ${tally.rows} = ${stated(spec.count)}`] : []),
+        ...spec.sums.map((s, i) => {
+          const { places } = figure(s.capture, s.of);
+          return `${s.sign ? `${s.sign}s of ` : ''}${s.of} ${this.written(s.of, tally.sums[i]!, places)} = ${stated(s.capture)}`;
+        }),
+        ...(spec.bridge
+          ? [
+              `${stated(spec.bridge.opening)} + ${spec.bridge.of.join(' + ')} ${this.written(spec.bridge.of[0]!, tally.sums[spec.sums.length]!, figure(spec.bridge.closing, spec.bridge.of[0]!).places)} = ${stated(spec.bridge.closing)}`,
+            ]
+          : []),
       ];
       this.checked.push({ total: 'statement', group: '', rows: tally.rows, agrees: parts.join(', ') });
     }
@@ -293,7 +304,7 @@ export class TotalsCheck {
   private summed(column: string): boolean {
     return (
       this.records.some((r) => r.spec.sums.some((s) => s.of === column) || r.spec.groupBy?.column === column) ||
-      this.statements.some((t) => t.spec.sums.some((s) => s.of === column) || t.spec.bridge?.of === column) ||
+      this.statements.some((t) => t.spec.sums.some((s) => s.of === column) || t.spec.bridge?.of.includes(column) === true) ||
       this.balances.some((b) => b.spec.sum.some((s) => s.column === column) || b.spec.groupBy.includes(column))
     );
   }
@@ -465,9 +476,16 @@ function whenMatches(values: readonly string[], value: string): boolean {
   return values.some((v) => v.trim().toLowerCase() === written);
 }
 
-/** How `check` and the run's log show the totals a file proved: `batch_number 380, net_currency USD balances`. */
+/**
+ * How `check` and the run's log show the totals a file proved: `batch_number 380, net_currency
+ * USD balances`; a statement's with its figures, each as stated beside the rows' own.
+ */
 export function totalsText(checked: readonly CheckedTotal[]): string {
   return checked
-    .map((c) => (c.total === 'balance' ? `${c.group} balances` : `${c.total}${c.group ? ` ${c.group}` : ''} agrees (${c.rows} rows)`))
+    .map((c) => {
+      if (c.total === 'balance') return `${c.group} balances`;
+      if (c.total === 'statement') return `statement agrees (${c.rows} rows): ${c.agrees}`;
+      return `${c.total}${c.group ? ` ${c.group}` : ''} agrees (${c.rows} rows)`;
+    })
     .join('; ');
 }

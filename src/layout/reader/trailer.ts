@@ -3,6 +3,7 @@ import { decimalReader, MAX_WRITTEN_SCALE } from './columnValues.js';
 import type { Layout, Trailer } from '../model/layout.js';
 import { quoteValue } from '../values/quoteValue.js';
 import { decodeHead, decodeTail } from './textDecoding.js';
+import { stat } from '../../syncFs.js';
 import type { RowPlan } from './rowPlan.js';
 
 /** A file that ends without its trailer: maybe still being written, so not ready before it is rejected. */
@@ -162,7 +163,8 @@ export async function missingTotalRecord(path: string, layout: Layout): Promise<
     if (absent) return `its ${quoteValue(absent.record)} summary record above the header`;
   }
   const footers = records.filter((t) => t.at === 'footer');
-  if (footers.length > 0 && !layout.trailer) {
+  // a layout whose free-text footer ends the file has its total records above it: missingFooter looks there
+  if (footers.length > 0 && !layout.trailer && !layout.footer) {
     const closing = [
       ...footers.map((t) => t.record),
       ...[...(layout.recordTypes ?? [])].filter(([, r]) => r.role === 'count').map(([t]) => t),
@@ -171,4 +173,39 @@ export async function missingTotalRecord(path: string, layout: Layout): Promise<
       return `a ${footers.map((t) => quoteValue(t.record)).join(' or ')} total record at its end`;
   }
   return undefined;
+}
+
+/** A line of spaces and tabs only, or nothing. */
+const BLANK = /^[ \t]*$/;
+
+/**
+ * What a staged file's free-text footer (the layout's `footer`) lacks, looked for in its last
+ * 64 KiB only, before anything is claimed: the line that begins it (`startsAt`), or, once it is
+ * there, a line stating each figure the layout's captures read from it. Undefined when nothing
+ * is missing. A file cut before its footer, or inside it, is an upload that may still be written
+ * to: it waits as not ready; the full check (every line after the rows, every figure) is the
+ * reader's.
+ */
+export async function missingFooter(path: string, layout: Layout): Promise<string | undefined> {
+  const footer = layout.footer!;
+  const { size } = await stat(path);
+  const whole = size <= EDGE_BYTES;
+  let lines = (await decodeTail(path, layout.encoding, EDGE_BYTES)).text.replace(/^\uFEFF/, '').split(/\r\n|\n|\r/);
+  // a tail that starts inside the file starts inside a line; a whole file's preamble and header are no footer
+  if (!whole) lines.shift();
+  else
+    lines = lines
+      .slice(layout.skipLines)
+      .filter((line) => !BLANK.test(line))
+      .slice(layout.header ? 1 + (layout.leadingRecords ?? 0) : 0);
+  lines = lines.filter((line) => !BLANK.test(line));
+  let footerLines: string[];
+  if (footer.startsAt) {
+    const start = lines.findIndex((line) => footer.startsAt!.test(line));
+    if (start === -1) return `no footer (a line after the rows matching /${footer.startsAt.source}/)`;
+    footerLines = lines.slice(start);
+  } else footerLines = lines.slice(-footer.lines!);
+  const unstated = (layout.captures ?? []).filter((c) => c.at === 'footer' && !footerLines.some((line) => c.line!.test(line)));
+  if (unstated.length === 0) return undefined;
+  return `no footer line stating ${unstated.map((c) => `${c.name} (/${c.line!.source}/)`).join(', ')}`;
 }

@@ -3,6 +3,7 @@ import { OCCURRENCE_COLUMN } from '../model/layoutObject.js';
 import { parseLayout } from '../model/parseLayout.js';
 import { checkRows } from '../reader/rowChecks.js';
 import { JOINED_LINES, type Draft, type DraftColumn } from './draftLayout.js';
+import { dropFooterCount, STATED_ROWS } from './footerGuess.js';
 
 /** What a draft says when no key of its columns is unique over the whole file. */
 export const NO_UNIQUE_KEY = 'no unique key: rows without ids';
@@ -139,6 +140,7 @@ export async function proveDraft(path: string, fileName: string, draft: Draft): 
       return;
     }
     if (SHORT_ROW.test(message) && joinsLines(draft)) continue;
+    if (field === STATED_ROWS && dropFooterCount(draft, message)) continue;
     const column = draft.columns.find((c) => c.name === field);
     if (!column || !relax(draft, column, line, message)) {
       draft.unsure.push(`check refuses this draft over the whole file: ${message.slice(0, 300)}`);

@@ -1,12 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readAt } from '../../syncFs.js';
 import { findBadRows } from '../reader/readSettlement.js';
 import { totalsText } from '../reader/totalsCheck.js';
-import { draftLayout, widths, type Draft } from './draftLayout.js';
+import { draftLayout, widths, type Draft, type SampleFacts } from './draftLayout.js';
 import { asciiWords, loadRomanizer, type Romanize } from './columnNames.js';
+import type { CsvRecord } from '../reader/csvRecords.js';
 import { proveDraft } from './draftProof.js';
+import { addFooter, guessFooter } from './footerGuess.js';
+import { decodeTail } from '../reader/textDecoding.js';
 import { guessEncoding, type EncodingGuess } from '../values/encodingGuess.js';
 import { MAX_LAYOUT_COLUMNS, type Layout } from '../model/layout.js';
 import { firstRecords, namedFor, rankLayouts, type LayoutFit } from './layoutFit.js';
@@ -48,7 +51,10 @@ function tableName(fileName: string, romanize: Romanize): string {
  * The file's first bytes decoded from the encoding they are in, as a UTF-8 file of their own
  * for the record reader (which reads UTF-8): `use` gets its path; it is removed after.
  */
-async function withDecodedSample<T>(path: string, use: (decoded: string, encoding: EncodingGuess) => Promise<T>): Promise<T> {
+async function withDecodedSample<T>(
+  path: string,
+  use: (decoded: string, encoding: EncodingGuess, whole: boolean) => Promise<T>,
+): Promise<T> {
   const bytes = await readAt(path, SAMPLE_BYTES, 0);
   const encoding = guessEncoding(bytes);
   const dir = mkdtempSync(join(tmpdir(), 'settle-suggest-'));
@@ -57,7 +63,7 @@ async function withDecodedSample<T>(path: string, use: (decoded: string, encodin
     const text = new TextDecoder(encoding.encoding).decode(bytes);
     // a sample cut inside a record ends at its last whole line
     writeFileSync(decoded, bytes.length < SAMPLE_BYTES ? text : text.slice(0, text.lastIndexOf('\n') + 1));
-    return await use(decoded, encoding);
+    return await use(decoded, encoding, bytes.length < SAMPLE_BYTES);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -137,7 +143,7 @@ export async function suggestLayout(
       'extend the preset with the zone the reports are made in (UTC, as here, is what Stripe uses when none was asked for; a Dashboard download named like …_America-Chicago.csv needs none)';
     return { preset: null, why, alsoFits: [], config };
   }
-  return withDecodedSample(path, async (decoded, encoding) => {
+  return withDecodedSample(path, async (decoded, encoding, whole) => {
     const { delimiter, records } = await sniffDelimiter(decoded);
     if (records.length === 0)
       return {
@@ -154,13 +160,34 @@ export async function suggestLayout(
     }
     const romanize = await loadRomanizer();
     const table = tableName(fileName, romanize);
-    let draft = draftLayout(records, delimiter, table, romanize, { encoding });
+    // the file's last lines, where a footer would be: the sample when it is the whole file, else the file's end
+    const ending = whole ? readFileSync(decoded, 'utf8') : (await decodeTail(path, encoding.encoding, 64 * 1024)).text;
+    /** A draft from records, without the lines after the rows when the file ends with a footer (declared in the draft, said). */
+    const drafted = (from: readonly CsvRecord[], facts: SampleFacts) => {
+      const first = draftLayout(from, delimiter, table, romanize, facts);
+      const footer = guessFooter(ending, delimiter, from, first, whole);
+      if (!footer) return first;
+      const before = footer.firstLine;
+      const redrafted =
+        before !== undefined
+          ? draftLayout(
+              from.filter((r) => r.line < before),
+              delimiter,
+              table,
+              romanize,
+              facts,
+            )
+          : first;
+      addFooter(redrafted, footer);
+      return redrafted;
+    };
+    let draft = drafted(records, { encoding });
     // the sample taught the draft; the whole file proves it, as its own check will
     await proveDraft(path, fileName, draft);
     if (draft.layout.continuationLines === true) {
       // rows broken over lines: learnt again from the records as joined, and proved again
       const joined = await firstRecords(decoded, delimiter, 1000, undefined, true);
-      draft = draftLayout(joined, delimiter, table, romanize, { encoding, continuationLines: true });
+      draft = drafted(joined, { encoding, continuationLines: true });
       await proveDraft(path, fileName, draft);
     }
     const closest = ranked.find((f) => f.found > 0);
