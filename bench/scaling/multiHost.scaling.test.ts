@@ -16,9 +16,11 @@ import { putIn, SHARED_DEFAULT_LAYOUT, Workspace } from '../../test/support/work
  * BENCH_HOSTS_PARTNERS partners (default 1,000) × BENCH_HOSTS_FILES one-row files (default 10),
  * each partner its own local intake; the hosts (UTS namespaces with host names of their own, as
  * test/integration/multiHost.test.ts starts them) run `run --config` at once. Measured: wall
- * time to the last host's exit and the hosts' CPU; proved: every file loaded once (its rows in
- * the finance table once, one `loaded` row in the ledger, in the archive once, out of the
- * intake), each partner worked by one host at a time. Then the take-over after a kill -9: a
+ * time to the last host's exit, the hosts' CPU, the PostgreSQL server's CPU and its statements
+ * (pg_stat_statements), the load average before and after; proved: every file loaded once (its
+ * rows in the finance table once, one `processed_files` row, `loaded`, one `loaded` event and
+ * one move in the ledger, in the archive once, out of the intake), each partner worked by one
+ * host at a time. Then the take-over after a kill -9: a
  * host killed right after its claim (the test build's `SETTLE_TEST_FAULT=after-claim` SIGKILLs
  * itself there), and `watch` on another host: how long from the kill until the file is
  * archived, against `--claim-lease` (60 s, the least allowed). Its own embedded PostgreSQL 18
