@@ -188,6 +188,7 @@ describe.skipIf(!canName)('partners leased across hosts over one PostgreSQL ledg
         );
         lines.push(await serverStatements(n.client, hosts));
         await n.client.end();
+        await rm(n.ws.root, { recursive: true, force: true }); // its 10,000 files, archived
       }
       if (!TAKEOVER) {
         console.log(lines.join('\n'));
@@ -242,6 +243,7 @@ describe.skipIf(!canName)('partners leased across hosts over one PostgreSQL ledg
         `kill -9 after the claim, --claim-lease 60s: the lease had ${Number(lease.rows[0]!.left).toFixed(1)} s left at the kill; another host's watch archived the file ${takeOverSeconds.toFixed(1)} s after the kill (${(takeOverSeconds - Number(lease.rows[0]!.left)).toFixed(1)} s past the lease's end); the killed run is ${died.rows.map((r) => r.status).join(', ')}; load average ${takeOverLoad} at the kill`,
       );
       await client.end();
+      await rm(ws.root, { recursive: true, force: true });
       console.log(lines.join('\n'));
     } finally {
       await server.stop();
