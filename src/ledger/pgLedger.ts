@@ -16,8 +16,10 @@ export const LEDGER_SCHEMA = 'settle_ledger';
 /** The PostgreSQL store behind the ledger's port, for several hosts sharing one ledger. */
 class PgPort implements SqlPort {
   readonly sharedAcrossHosts = true;
-  /** each statement as the server runs it: numbered placeholders, the server's clock */
-  private readonly texts = new Map<string, string>();
+  /** each statement as the server runs it: numbered placeholders, the server's clock; and with its `?` left for values inlined */
+  private readonly texts = new Map<string, { numbered: string; clocked: string }>();
+  /** a transaction's BEGIN (and its SET LOCAL), not yet sent: it goes with the transaction's first statement */
+  private pendingBegin: string | undefined;
 
   constructor(
     readonly location: string,
@@ -27,8 +29,22 @@ class PgPort implements SqlPort {
   private async query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
     try {
       let text = this.texts.get(sql);
-      if (text === undefined) this.texts.set(sql, (text = numberPlaceholders(pgClockSql(sql, CLOCK_SHIFT_MS))));
-      return await this.client.query(text, params);
+      if (text === undefined) {
+        const clocked = pgClockSql(sql, CLOCK_SHIFT_MS);
+        this.texts.set(sql, (text = { numbered: numberPlaceholders(clocked), clocked }));
+      }
+      const begin = this.pendingBegin;
+      if (begin !== undefined) {
+        this.pendingBegin = undefined;
+        // one round trip for BEGIN and the first statement, as a text batch (its values as literals)
+        const inlined = inlineValues(text.clocked, params);
+        if (inlined !== undefined) {
+          const results = (await this.client.query(`${begin};\n${inlined}`)) as unknown as pg.QueryResult[];
+          return results[results.length - 1]!;
+        }
+        await this.client.query(begin);
+      }
+      return await this.client.query(text.numbered, params);
     } catch (err) {
       if (this.isUniqueViolation(err)) throw err;
       // a wait the server's timeouts or the statement watch ended says which, how long, and --ledger-timeout
@@ -45,16 +61,23 @@ class PgPort implements SqlPort {
     return (await this.query(sql, params)).rowCount ?? 0;
   }
 
-  /** An unsynced commit is PostgreSQL's asynchronous commit for that one transaction (SET LOCAL). */
+  /**
+   * An unsynced commit is PostgreSQL's asynchronous commit for that one transaction (SET LOCAL).
+   * BEGIN waits for the transaction's first statement and goes in its round trip (a file's
+   * ledger writes are a few short transactions, each mostly waiting on its round trips:
+   * docs/SCALING.md); a transaction that sent nothing sends neither BEGIN nor COMMIT.
+   */
   async transaction<T>(fn: () => Promise<T>, durability: Durability = 'synced'): Promise<T> {
-    await this.all('BEGIN');
+    this.pendingBegin = durability === 'unsynced' ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN';
     try {
-      if (durability === 'unsynced') await this.all('SET LOCAL synchronous_commit = off');
       const result = await fn();
-      await this.all('COMMIT');
+      if (this.pendingBegin !== undefined) this.pendingBegin = undefined;
+      else await this.all('COMMIT');
       return result;
     } catch (err) {
-      await this.client.query('ROLLBACK').catch(() => undefined);
+      const begun = this.pendingBegin === undefined;
+      this.pendingBegin = undefined;
+      if (begun) await this.client.query('ROLLBACK').catch(() => undefined);
       throw err;
     }
   }
@@ -67,6 +90,26 @@ class PgPort implements SqlPort {
   close(): Promise<void> {
     return endPostgres(this.client);
   }
+}
+
+/**
+ * `sql` with each `?` replaced by its value as a quoted literal, the very text node-postgres
+ * would send as the parameter (a literal, like an untyped parameter, takes its type from where
+ * it stands): strings, numbers, booleans and NULL. Undefined when a value is anything else (a
+ * Date, a Buffer, an object), or the count differs: the statement is then sent with parameters.
+ */
+export function inlineValues(sql: string, params: unknown[]): string | undefined {
+  const literals: string[] = [];
+  for (const value of params) {
+    if (value === null || value === undefined) literals.push('NULL');
+    else if (typeof value === 'string') literals.push(pg.escapeLiteral(value));
+    else if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+      literals.push(pg.escapeLiteral(String(value)));
+    } else return undefined;
+  }
+  let n = 0;
+  const text = sql.replace(/\?/g, () => literals[n++] ?? '?');
+  return n === literals.length ? text : undefined;
 }
 
 /**

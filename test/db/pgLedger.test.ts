@@ -81,3 +81,58 @@ describe('the PostgreSQL ledger', () => {
     }
   });
 });
+
+describe('the PostgreSQL ledger, a transaction begun in its first statement’s round trip', () => {
+  it('writes names and reasons with quotes, backslashes, semicolons and question marks as they are', async () => {
+    const ledger = await openPgLedger(database.url, { create: false });
+    try {
+      const runId = await newRun(ledger);
+      const name = "it's a \\ path; DROP TABLE runs; -- ? $1 é.csv";
+      const sha256 = 'b'.repeat(64);
+      expect(await ledger.claim({ ...claimOf(runId), name, sha256 })).toBe(true);
+      const reason = "line 2, field 'gross_amount': \\N; ? é";
+      expect(await ledger.finalizeClaim({ name, sha256, runId }, { state: 'rejected', event: 'rejected', reason }, { note: "o'k" })).toBe(
+        true,
+      );
+      const [row] = await ledger.knowsContent(sha256);
+      expect([row!.name, row!.state, row!.reason, row!.runId, row!.size]).toEqual([name, 'rejected', reason, runId, 10]);
+      const events = (await ledger.eventsOfRun(runId)).filter((e) => e.name === name).map((e) => [e.event, e.details]);
+      expect(events).toEqual([
+        ['claimed', expect.anything()],
+        ['rejected', { note: "o'k" }],
+      ]);
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('rolls back a transaction whose first statement fails, and the next one begins afresh', async () => {
+    const first = await openPgLedger(database.url, { create: false });
+    const second = await openPgLedger(database.url, { create: false });
+    try {
+      const run1 = await newRun(first);
+      const run2 = await newRun(second);
+      const sha256 = 'f'.repeat(64);
+      // c2.csv failed; then c1.csv, the same bytes, is claimed (a failed row holds nothing)
+      expect(await second.claim({ ...claimOf(run2), name: 'c2.csv', sha256 })).toBe(true);
+      expect(await second.finalizeClaim({ name: 'c2.csv', sha256, runId: run2 }, { state: 'failed', event: 'failed' }, {})).toBe(true);
+      expect(await first.claim({ ...claimOf(run1), name: 'c1.csv', sha256 })).toBe(true);
+      // c2.csv's load found committed: its update to loaded fails on the live content's unique index, in the batch that began the transaction
+      const eventsBefore = (await second.eventsOfRun(run2)).length;
+      expect(await second.finalizeCommittedLoad({ name: 'c2.csv', sha256, runId: run2, arrival: '10:1' }, { rows: 1 }, {})).toBe(false);
+      expect((await second.knowsContent(sha256)).map((r) => [r.name, r.state])).toEqual([
+        ['c2.csv', 'failed'],
+        ['c1.csv', 'claimed'],
+      ]);
+      expect((await second.eventsOfRun(run2)).length).toBe(eventsBefore);
+      expect(await second.moveIntents()).toEqual([]);
+      // the connection is out of that transaction: the next claim commits, its event with it
+      expect(await second.claim({ ...claimOf(run2), name: 'd.csv', sha256: 'd'.repeat(64) })).toBe(true);
+      expect((await first.knowsContent('d'.repeat(64))).map((r) => [r.state, r.runId])).toEqual([['claimed', run2]]);
+      expect((await first.eventsOfRun(run2)).map((e) => [e.event, e.name]).slice(eventsBefore)).toEqual([['claimed', 'd.csv']]);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});

@@ -20,22 +20,24 @@ export async function startHost(
   host: string,
   args: string[],
   env: Record<string, string> = {},
+  nodeArgs: string[] = [],
 ): Promise<CliResult> {
-  return finished(await spawnHost(at, host, args, env));
+  return finished(await spawnHost(at, host, args, env, nodeArgs));
 }
 
-/** The same process, handed back running: a long-lived command (`watch`) that the caller stops. */
+/** The same process, handed back running: a long-lived command (`watch`) that the caller stops; `nodeArgs` go to node before the CLI (a bench's `--cpu-prof`). */
 export async function spawnHost(
   at: { root: string; databaseUrl: string },
   host: string,
   args: string[],
   env: Record<string, string> = {},
+  nodeArgs: string[] = [],
 ): Promise<ChildProcess> {
   const staging = join(at.root, `staging-${host}`);
   await mkdir(staging, { recursive: true });
   const base: Record<string, string> = {};
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) base[k] = process.env[k]!;
-  return spawn('unshare', ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', host, process.execPath, BIN, ...args], {
+  return spawn('unshare', ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', host, process.execPath, ...nodeArgs, BIN, ...args], {
     cwd: at.root,
     env: { ...base, DATABASE_URL: at.databaseUrl, SETTLE_STAGING: staging, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
