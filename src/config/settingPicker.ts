@@ -100,18 +100,20 @@ export class ConfigPicks {
   /** The picks of one partner of the file (undefined: the top of the file alone, as without `"partners"`). */
   partner(name: string | undefined): PartnerPicks {
     const entries = name === undefined ? undefined : this.config?.partners?.get(name);
+    // the partner's own keys in table order (as a file usually has them already), each with its Picked, made once
     const own =
       entries === undefined
         ? []
-        : (Object.keys(entries) as SettingKey[])
-            .filter((key) => entries[key] !== undefined && this.outside.get(key)?.above === undefined)
-            .sort((a, b) => TABLE_PLACE.get(a)! - TABLE_PLACE.get(b)!);
+        : (Object.keys(entries) as SettingKey[]).filter((key) => entries[key] !== undefined && this.outside.get(key)!.above === undefined);
+    const place = (at: number) => TABLE_PLACE.get(own[at]!)!;
+    if (own.some((_, at) => at > 0 && place(at - 1) > place(at))) own.sort((a, b) => TABLE_PLACE.get(a)! - TABLE_PLACE.get(b)!);
     const where = `"partners"."${name}".`;
+    const ownPicks = own.map((key) => this.fromFile(entries!, key, where));
     const pick = (key: SettingKey): Picked | undefined => {
+      const at = own.indexOf(key);
+      if (at >= 0) return ownPicks[at];
       const { above, top } = this.outside.get(key)!;
-      if (above !== undefined) return above;
-      if (entries?.[key] !== undefined) return this.fromFile(entries, key, where);
-      return top;
+      return above ?? top;
     };
     return { pick, own, owns: (key) => own.includes(key), shared: this };
   }
