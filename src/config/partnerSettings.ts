@@ -7,10 +7,10 @@ import type { KindSettings } from '../intake/openIntake.js';
 import { DEFAULT_LAYOUT, type Layout } from '../layout/model/layout.js';
 import { parseLayout } from '../layout/model/parseLayout.js';
 import { isObject } from './configFile.js';
-import { kindSettingsFrom } from './intakeSettings.js';
+import { intakeKindKeys, kindSettingsFrom } from './intakeSettings.js';
 import { OPTION_TABLE, SETTING_KEYS, type OptionSpec, type SettingKey } from './optionTable.js';
-import type { Picked } from './settingPicker.js';
-import { namePattern, settingReader, type KindValue, type SettingReader } from './settingValues.js';
+import type { ConfigPicks, PartnerPicks, Picked } from './settingPicker.js';
+import { namePattern, partnerReader, type KindValue, type SettingReader } from './settingValues.js';
 import { transferLogSettings, type TransferLogSettings } from './transferLogSettings.js';
 
 type Rows = typeof OPTION_TABLE;
@@ -93,28 +93,85 @@ interface Composed {
 /** One partner's settings: every row of the option table, typed by it, and what is composed of several. */
 export type Settings = FlatSettings & Composed;
 
-/** The rows read as they are, in table order (see FlatSettings). */
-const FLAT_KEYS = SETTING_KEYS.filter(
-  (key) => !(COMPOSED as readonly SettingKey[]).includes(key) && (OPTION_TABLE[key] as OptionSpec).intakeKind === undefined,
+/** The rows read as they are, in table order (see FlatSettings), each with its field's name. */
+const FLAT_FIELDS = new Map(
+  SETTING_KEYS.filter(
+    (key) => !(COMPOSED as readonly SettingKey[]).includes(key) && (OPTION_TABLE[key] as OptionSpec).intakeKind === undefined,
+  ).map((key) => [key, (OPTION_TABLE[key] as OptionSpec).kind === 'duration' ? `${key}Seconds` : key]),
 );
+
+/** A row's field: its value, else its typed default. */
+const flatValue = (read: SettingReader, key: SettingKey): unknown => read(key) ?? (OPTION_TABLE[key] as OptionSpec).default;
 
 /** Every row read as it is: its value, else its typed default. */
 function flatSettings(read: SettingReader): FlatSettings {
-  return Object.fromEntries(
-    FLAT_KEYS.map((key) => {
-      const spec: OptionSpec = OPTION_TABLE[key];
-      return [spec.kind === 'duration' ? `${key}Seconds` : key, read(key) ?? spec.default];
-    }),
-  ) as FlatSettings;
+  return Object.fromEntries([...FLAT_FIELDS].map(([key, field]) => [field, flatValue(read, key)])) as FlatSettings;
+}
+
+/**
+ * The rows read as they are for a partner that sets none of them itself, made once per config
+ * and flags (ConfigPicks); null when one of them is refused: then each partner reads every row in
+ * turn, and the first that reads it is refused, as alone.
+ */
+const sharedFlats = new WeakMap<ConfigPicks, FlatSettings | null>();
+
+function sharedFlat(shared: ConfigPicks): FlatSettings | null {
+  let flat = sharedFlats.get(shared);
+  if (flat === undefined) {
+    try {
+      flat = flatSettings(partnerReader(shared.partner(undefined)));
+    } catch {
+      flat = null;
+    }
+    sharedFlats.set(shared, flat);
+  }
+  return flat;
+}
+
+/**
+ * One partner's rows read as they are: the shared ones as made once (sharedFlat), its own read
+ * over them in table order, so a mistake is the same first one as when every row is read in turn.
+ */
+function partnerFlat(picks: PartnerPicks, read: SettingReader): FlatSettings {
+  const shared = sharedFlat(picks.shared);
+  if (shared === null) return flatSettings(read);
+  // a copy by Object.assign: V8 (Node 20) adds fields to a spread copy ({ ...shared }) many times slower
+  const flat: Record<string, unknown> = Object.assign({}, shared);
+  for (const key of picks.own) {
+    const field = FLAT_FIELDS.get(key);
+    if (field !== undefined) flat[field] = flatValue(read, key);
+  }
+  return flat as FlatSettings;
+}
+
+/** The keys of the intake kinds' own settings (the SFTP kind's credentials, host key, limits). */
+const KIND_KEYS = new Set(intakeKindKeys().map(({ key }) => key));
+
+/** Each kind's own settings for the partners that set none of their keys, made once per config and flags. */
+const sharedKindSettings = new WeakMap<ConfigPicks, KindSettings>();
+
+function kindSettingsOf(picks: PartnerPicks, read: SettingReader): KindSettings {
+  if (picks.own.some((key) => KIND_KEYS.has(key))) return kindSettingsFrom(read, picks.shared.env);
+  let made = sharedKindSettings.get(picks.shared);
+  if (made === undefined) {
+    made = kindSettingsFrom(read, picks.shared.env);
+    sharedKindSettings.set(picks.shared, made);
+  }
+  return made;
 }
 
 /**
  * What reading one config's partners learns once for all of them: each layout object as parsed,
- * by its JSON text (20,000 partners with one layout written out in each parse it once).
+ * by its JSON text (20,000 partners with one layout written out in each parse it once), each
+ * layout with its record limit, and each `"expect"` as read, by its JSON text.
  */
 export interface SettingsMemo {
   layouts: Map<string, Layout>;
+  sizedLayouts: Map<Layout, Map<number, Layout>>;
+  expects: Map<string, Expect | null>;
 }
+
+export const settingsMemo = (): SettingsMemo => ({ layouts: new Map(), sizedLayouts: new Map(), expects: new Map() });
 
 /** A layout as the settings give it, parsed once per text in a memo: a mistake is still named by the entry that holds it. */
 function layoutOf(picked: Picked | undefined, memo: SettingsMemo | undefined): Layout {
@@ -129,17 +186,33 @@ function layoutOf(picked: Picked | undefined, memo: SettingsMemo | undefined): L
   return layout;
 }
 
+/** The layout with --max-record-bytes: one object per layout and limit in a memo, shared by the partners that have both. */
+function sizedLayout(layout: Layout, maxRecordBytes: number, memo: SettingsMemo | undefined): Layout {
+  if (memo === undefined) return { ...layout, maxRecordBytes };
+  let bySize = memo.sizedLayouts.get(layout);
+  if (bySize === undefined) memo.sizedLayouts.set(layout, (bySize = new Map<number, Layout>()));
+  let sized = bySize.get(maxRecordBytes);
+  if (sized === undefined) bySize.set(maxRecordBytes, (sized = { ...layout, maxRecordBytes }));
+  return sized;
+}
+
+/** The partner's `"expect"`, read once per JSON text in a memo when it is the partner's own (a shared one is read once anyway). */
+function expectOf(picks: PartnerPicks, read: SettingReader, memo: SettingsMemo | undefined): Expect | undefined {
+  if (memo === undefined || !picks.owns('expect')) return read('expect') ?? undefined;
+  const text = JSON.stringify(picks.pick('expect')!.value);
+  if (memo.expects.has(text)) return memo.expects.get(text) ?? undefined;
+  const expect = read('expect');
+  memo.expects.set(text, expect ?? null);
+  return expect ?? undefined;
+}
+
 /** The system's temp folder, the default staging, asked once (os.tmpdir reads the environment at each call). */
 let systemTemp: string | undefined;
 
-/** One partner's settings from the picker bound to it. */
-export function settingsFrom(
-  pick: (key: SettingKey) => Picked | undefined,
-  env: NodeJS.ProcessEnv,
-  partner: string,
-  memo?: SettingsMemo,
-): Settings {
-  const read = settingReader(pick);
+/** One partner's settings from its picks (ConfigPicks.partner). */
+export function settingsFrom(picks: PartnerPicks, partner: string, memo?: SettingsMemo): Settings {
+  const { pick } = picks;
+  const read = partnerReader(picks);
 
   const layoutPick = pick('layout');
   const passphrase = pick('pgpPassphrase');
@@ -148,21 +221,19 @@ export function settingsFrom(
 
   const patternText = read('pattern') ?? OPTION_TABLE.pattern.default;
   const patternFrom = pick('pattern')?.from ?? 'pattern';
-  return {
-    ...flatSettings(read),
+  // the composed fields added to the flat ones by Object.assign: in a literal after a spread ({ ...flat, partner })
+  // V8 adds them many times slower, which 20,000 partners feel (see flatSettings)
+  return Object.assign(partnerFlat(picks, read), {
     partner,
-    expect: read('expect') ?? undefined,
+    expect: expectOf(picks, read, memo),
     patternText,
     patternGiven: pick('pattern') !== undefined,
     pattern: namePattern(expandDateTokens(patternText), patternFrom),
     staging: read('staging') ?? (systemTemp ??= tmpdir()),
-    layout: {
-      ...layoutOf(layoutPick, memo),
-      maxRecordBytes: read('maxRecordBytes') ?? OPTION_TABLE.maxRecordBytes.default,
-    },
+    layout: sizedLayout(layoutOf(layoutPick, memo), read('maxRecordBytes') ?? OPTION_TABLE.maxRecordBytes.default, memo),
     tableNamed: isObject(layoutPick?.value) && layoutPick.value.table !== undefined,
     ignore: read('ignore') ?? [],
-    kindSettings: kindSettingsFrom(read, env),
+    kindSettings: kindSettingsOf(picks, read),
     transferLog: transferLogSettings(read, pick),
     decode: {
       pgpKeyPath: read('pgpKey'),
@@ -171,5 +242,5 @@ export function settingsFrom(
       maxInflateRatio: read('maxInflateRatio') ?? OPTION_TABLE.maxInflateRatio.default,
       maxDecodedBytes: read('maxDecodedBytes') ?? OPTION_TABLE.maxDecodedBytes.default,
     },
-  };
+  } satisfies Composed);
 }

@@ -8,8 +8,8 @@ import { DEFAULT_PARTNER } from '../ledger/types.js';
 import { nearest } from '../nearest.js';
 import { PARTNER_NAME, type ConfigFile } from './configFile.js';
 import { OPTION_TABLE, SETTING_KEYS, type OptionSpec } from './optionTable.js';
-import { settingsFrom, type Settings, type SettingsMemo } from './partnerSettings.js';
-import { loadConfig, pickerFor, type RawFlags } from './settingPicker.js';
+import { settingsFrom, settingsMemo, type Settings } from './partnerSettings.js';
+import { ConfigPicks, loadConfig, type RawFlags } from './settingPicker.js';
 
 /** The chosen partners' settings, each resolved and checked; see resolvePartners. */
 export interface PartnerSelection {
@@ -59,12 +59,12 @@ export function resolvePartners(
   const config = loadConfig(flags, env);
   const named = config?.partners !== undefined;
   const configured = named ? [...config.partners!.keys()] : [DEFAULT_PARTNER];
-  const memo: SettingsMemo = { layouts: new Map() };
-  const resolveOne = (partner: string, partial: RawFlags, processEnv: NodeJS.ProcessEnv) =>
-    settingsFrom(pickerFor(config, partial, processEnv, named ? partner : undefined), processEnv, partner, memo);
+  const memo = settingsMemo();
+  const resolveOne = (partner: string, picks: ConfigPicks) => settingsFrom(picks.partner(named ? partner : undefined), partner, memo);
   // every partner is checked as the file has it, before any is chosen: a mistake anywhere is exit 2
   const own = ownSettingsGiven(flags, env);
-  const all = configured.map((partner) => resolveOne(partner, named ? own.flags : flags, named ? own.env : env));
+  const filePicks = named ? new ConfigPicks(config, own.flags, own.env) : new ConfigPicks(config, flags, env);
+  const all = configured.map((partner) => resolveOne(partner, filePicks));
   refuseSharedFolders(all);
   refuseClashingTables(all);
   const asked = askedPartners(flags, env);
@@ -75,14 +75,19 @@ export function resolvePartners(
       `${own.given} is one partner's own setting: with ${chosen.length} partners (${names}), choose one with --partner NAME, or set it per partner in the config file`,
     );
   }
-  // in the config file's order, whatever order they were asked in; one chosen partner takes the flags for its own settings too
-  const places = new Map(configured.map((name, at) => [name, at]));
-  const order = (p: Settings) => places.get(p.partner) ?? configured.length;
-  const partners = [...chosen].sort((a, b) => order(a) - order(b));
+  // one chosen partner takes the flags for its own settings too
+  const partners = asked ? inFileOrder(chosen, configured) : [...all];
   if (named && partners.length === 1 && own.given && configured.includes(partners[0]!.partner)) {
-    partners[0] = resolveOne(partners[0]!.partner, flags, env);
+    partners[0] = resolveOne(partners[0]!.partner, new ConfigPicks(config, flags, env));
   }
   return { partners, configured, named, all, asked: asked ? partners.map((p) => p.partner) : undefined, config };
+}
+
+/** The partners asked for, in the config file's order whatever order they were asked in (a name it does not know last). */
+function inFileOrder(chosen: Settings[], configured: string[]): Settings[] {
+  const places = new Map(configured.map((name, at) => [name, at]));
+  const order = (p: Settings) => places.get(p.partner) ?? configured.length;
+  return [...chosen].sort((a, b) => order(a) - order(b));
 }
 
 /**
@@ -128,14 +133,15 @@ function chosenPartner(
  * folders really are (links resolved, per SFTP login and server: folderPlaces).
  */
 function refuseSharedFolders(partners: Settings[]): void {
-  const seen = new Map<string, { partner: string } & FolderPlace>();
+  const seen = new Map<string, { partner: string; use: FolderPlace }>();
   const realPaths: FolderLooks = new Map();
   for (const settings of partners) {
     if (!settings.intake) continue;
     for (const use of folderPlaces(settings, realPaths)) {
-      const other = seen.get(use.place);
-      if (other === undefined) seen.set(use.place, { partner: settings.partner, ...use });
-      if (other === undefined || other.partner === settings.partner) continue;
+      const first = seen.get(use.place);
+      if (first === undefined) seen.set(use.place, { partner: settings.partner, use });
+      if (first === undefined || first.partner === settings.partner) continue;
+      const other = { partner: first.partner, ...first.use };
       const both =
         other.folder === use.folder
           ? `${other.partner}'s ${other.role} and ${settings.partner}'s ${use.role} are both ${use.folder}`
@@ -164,9 +170,18 @@ function refuseClashingTables(partners: Settings[]): void {
       : `a layout object of its own: "table": "${layout.table}" among its keys`;
   };
   const byTable = new Map<string, { partner: string; tableNamed: boolean; definition: string }>();
-  // one definition per layout as parsed (partners share its columns) and schema: not one SQL text per partner
+  // one definition per layout as parsed (partners share its columns) and schema: not one SQL text per partner;
+  // partners that share the layout object itself (partnerSettings.ts's memo) are not even compared by shape
   const definitions = new WeakMap<Layout['columns'], Map<string, string>>();
+  const byLayout = new Map<Layout, Map<string, string>>();
   const definitionOf = (schema: string, layout: Layout): string => {
+    let bySchema = byLayout.get(layout);
+    if (bySchema === undefined) byLayout.set(layout, (bySchema = new Map<string, string>()));
+    let definition = bySchema.get(schema);
+    if (definition === undefined) bySchema.set(schema, (definition = definitionByShape(schema, layout)));
+    return definition;
+  };
+  const definitionByShape = (schema: string, layout: Layout): string => {
     const byShape = definitions.get(layout.columns) ?? new Map<string, string>();
     definitions.set(layout.columns, byShape);
     const shape = JSON.stringify([schema, layout.table, layout.naturalKey, layout.occurrence]);

@@ -5,7 +5,7 @@ import { globToRegExp } from '../intake/names.js';
 import { parseExpect } from './calendarSettings.js';
 import { relativeTo } from './configFile.js';
 import { OPTION_TABLE, type OptionKind, type OptionSpec, type SettingKey } from './optionTable.js';
-import type { Picked } from './settingPicker.js';
+import type { PartnerPicks, Picked } from './settingPicker.js';
 import { nameList, NOT_BLANK, switchValue, wholeNumber, type NumberRange } from './valueRules.js';
 
 /** What each kind of setting becomes. */
@@ -130,12 +130,40 @@ export type SettingValue<K extends SettingKey> = KindValue[(typeof OPTION_TABLE)
 /** Reads one setting of a partner: its value parsed by its kind, or undefined when nothing set it. */
 export type SettingReader = <K extends SettingKey>(key: K) => SettingValue<K> | undefined;
 
+/** A picked value parsed by its key's kind (OptionSpec.kind). */
+function parsed<K extends SettingKey>(key: K, picked: Picked): SettingValue<K> {
+  const spec: OptionSpec = OPTION_TABLE[key];
+  return (PARSE[spec.kind] as (p: Picked, spec: OptionSpec) => SettingValue<K>)(picked, spec);
+}
+
 /** The reader over one partner's picker (settingPicker.ts): the only way a setting's text becomes its value. */
 export function settingReader(pick: (key: SettingKey) => Picked | undefined): SettingReader {
   return <K extends SettingKey>(key: K): SettingValue<K> | undefined => {
     const picked = pick(key);
+    return picked === undefined ? undefined : parsed(key, picked);
+  };
+}
+
+/**
+ * Each shared pick's value as read (ConfigPicks: one Picked for every partner that does not set
+ * the key itself), by the pick: read once for all the partners of a config. A value that fails is
+ * not kept, so each partner that reads it fails as it would have alone.
+ */
+const sharedValues = new WeakMap<Picked, unknown>();
+
+/**
+ * The reader over one partner's picks, as settingReader, that reads what the partner shares with
+ * the others (every key but its own) once for all of them. The values are the same objects for
+ * those partners: settings are read, never changed.
+ */
+export function partnerReader(picks: PartnerPicks): SettingReader {
+  return <K extends SettingKey>(key: K): SettingValue<K> | undefined => {
+    const picked = picks.pick(key);
     if (picked === undefined) return undefined;
-    const spec: OptionSpec = OPTION_TABLE[key];
-    return (PARSE[spec.kind] as (p: Picked, spec: OptionSpec) => SettingValue<K>)(picked, spec);
+    if (picks.owns(key)) return parsed(key, picked);
+    if (sharedValues.has(picked)) return sharedValues.get(picked) as SettingValue<K>;
+    const value = parsed(key, picked);
+    sharedValues.set(picked, value);
+    return value;
   };
 }

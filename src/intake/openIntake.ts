@@ -59,8 +59,15 @@ const ownOf = (kind: IntakeKind, intakeSettings: IntakeSettings): unknown => int
 
 /** Refuses a missing or malformed intake setting before anything is connected. */
 export function checkIntakeSetting(intakeSettings: IntakeSettings): void {
+  checkedKind(intakeSettings);
+}
+
+/** The kind of a well-formed intake setting (checkIntakeSetting). */
+function checkedKind(intakeSettings: IntakeSettings): IntakeKind {
   if (!intakeSettings.intake) throw new UsageError('no intake: set --intake or SETTLE_INTAKE');
-  kindOf(intakeSettings.intake).parse(intakeSettings.intake);
+  const kind = kindOf(intakeSettings.intake);
+  kind.parse(intakeSettings.intake);
+  return kind;
 }
 
 /**
@@ -69,9 +76,10 @@ export function checkIntakeSetting(intakeSettings: IntakeSettings): void {
  * must be absolute paths).
  */
 export function intakeFolders(intakeSettings: IntakeSettings): IntakeFolders {
-  checkIntakeSetting(intakeSettings);
-  return distinctFromIntake(kindOf(intakeSettings.intake!).folders(intakeSettings));
+  return foldersOf(checkedKind(intakeSettings), intakeSettings);
 }
+
+const foldersOf = (kind: IntakeKind, intakeSettings: IntakeSettings): IntakeFolders => distinctFromIntake(kind.folders(intakeSettings));
 
 /**
  * The intake and its final folders, each with where it really is: a local folder with its links
@@ -80,8 +88,8 @@ export function intakeFolders(intakeSettings: IntakeSettings): IntakeFolders {
  * folders of its own, a chroot, so only the same login on the same server is the same folder).
  */
 export function folderPlaces(intakeSettings: IntakeSettings, seen: FolderLooks = new Map()): FolderPlace[] {
-  const folders = intakeFolders(intakeSettings);
-  const kind = kindOf(intakeSettings.intake!);
+  const kind = checkedKind(intakeSettings);
+  const folders = foldersOf(kind, intakeSettings);
   return (['intake', 'archive', 'duplicates', 'rejected'] as const).map((role) => kind.place(folders, role, seen));
 }
 

@@ -1,25 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { writeConfig } from '../../bench/scaling/configFixture.mjs';
 import { effectiveConfig } from '../../src/cli/configCommand.js';
 import { resolvePartners } from '../../src/config/settings.js';
 
-/** A config file of `count` partners, each with its own intake, a layout written out, and the deliveries it owes. */
-function configOf(count: number): string {
-  const partners: Record<string, unknown> = {};
-  for (let i = 0; i < count; i++) {
-    partners[`partner-${i}`] = {
-      intake: `partners/p${i}/intake`,
-      pattern: 'settle_{yyyyMMdd}_*.csv',
-      layout: { extends: 'default', table: 'settlement_rows' },
-      expect: { every: 'business day', by: '04:00', timeZone: 'Europe/Amsterdam', holidays: 'NL' },
-    };
-  }
-  const path = join(mkdtempSync(join(tmpdir(), 'settle-scale-')), 'config.json');
-  writeFileSync(path, JSON.stringify({ ledger: 'ledger.sqlite', stableFor: '30s', partners }));
-  return path;
-}
+/** A config file of `count` partners, each with its own intake, a layout written out, and the deliveries it owes (bench/scaling/configFixture.mjs). */
+const configOf = (count: number): string => writeConfig(mkdtempSync(join(tmpdir(), 'settle-scale-')), count);
 
 /** The least CPU time of a few turns of `work` (the least is the one the machine disturbed least). */
 function leastCpuMs(work: () => void, turns = 3): number {

@@ -135,6 +135,20 @@ describe('the strict scan of a config file', () => {
     }
   });
 
+  it('finds a key given twice among thousands of partners, and reads keys holding quotes, backslashes and colons as JSON.parse does', () => {
+    const partners = Array.from({ length: 5000 }, (_, i) =>
+      i === 4321 ? `"partner-${i}": {"intake": "p/${i}", "pattern": "a*", "pattern": "b*"}` : `"partner-${i}": {"intake": "p/${i}"}`,
+    );
+    const err = thrown(`{"partners": {\n${partners.join(',\n')}\n}}`) as DuplicateKeyError;
+    expect(err).toBeInstanceOf(DuplicateKeyError);
+    expect(err.path).toBe('"partners"."partner-4321"."pattern"');
+    expect(err.again).toEqual({ line: 4323, column: 55 });
+    // a key's closing quote is the first one after an even run of backslashes; a colon in a value is no key
+    const text = '{"a\\"b:": "c:d", "e\\\\": "\\":", "f": {"g\\\\\\"": [":", {"h": "i"}]}}';
+    expect(parseJsonText(text)).toEqual(JSON.parse(text));
+    expect((thrown('{"e\\\\": 1, "x": ":", "e\\\\" : 2}') as DuplicateKeyError).path).toBe('"e\\\\"');
+  });
+
   it('finds the first problem in the text’s order: a key given twice before a syntax error, and the other way round', () => {
     expect(thrown('{"a": 1, "a": 2, "b" 3}')).toBeInstanceOf(DuplicateKeyError);
     expect(thrown('{"a": 1, "b" 3, "a": 2}')).toBeInstanceOf(JsonSyntaxError);

@@ -135,6 +135,32 @@ describe('partners in one config file', () => {
     expect(refused(() => resolvePartners({ config, partner: ['adyen'] }, {}))).toContain(words);
   });
 
+  it('names the first mistake a partner has, its own or a shared one it does not override, in the order the settings are read', () => {
+    // the top's stableFor is wrong; adyen overrides it, so only stripe (which does not) is refused for it
+    const shared = twoPartners(
+      { stableFor: 'soon' },
+      { adyen: { intake: 'adyen/intake', stableFor: '1m' }, stripe: { intake: 'sftp://ingest@sftp.stripe.example/out' } },
+    );
+    expect(refused(() => resolvePartners({ config: shared.config }, {}))).toBe(
+      `${shared.config}: "stableFor": expected a duration such as 30, 30s, 90m, 1h30m, 26h or 2d, got "soon"`,
+    );
+    // stripe's own empty intake comes before stableFor in the option table: it is named, not the shared mistake
+    const own = twoPartners(
+      { stableFor: 'soon' },
+      { adyen: { intake: 'adyen/intake', stableFor: '1m' }, stripe: { intake: '', stableFor: 'later' } },
+    );
+    expect(refused(() => resolvePartners({ config: own.config }, {}))).toMatch(/"partners"\."stripe"\."intake": is empty/);
+    // the same expectations written out by two partners are each checked: the second's mistake is still its own
+    const expectation = { every: 'business day', by: '04:00', timeZone: 'Europe/Amsterdam' };
+    const second = twoPartners(
+      {},
+      { adyen: { intake: 'adyen/intake', expect: expectation }, stripe: { intake: 's/in', expect: { ...expectation, by: '4 am' } } },
+    );
+    expect(refused(() => resolvePartners({ config: second.config }, {}))).toMatch(
+      /"partners"\."stripe"\."expect"\."by": expected a time of day/,
+    );
+  });
+
   it('is one partner, "default", without "partners"', () => {
     const { partners, configured, named } = resolvePartners({ intake: '/srv/in' }, {});
     expect({ configured, named }).toEqual({ configured: ['default'], named: false });
