@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { finished } from '../support/cli.js';
+import { until } from '../support/until.js';
 import { financeDatabase, parseSummary, Workspace, type FinanceDatabase, type LedgerStore } from '../support/workspace.js';
 
 /*
@@ -310,6 +311,61 @@ describe('two runs at once on overlapping exports', () => {
       expect(ja.seen_before + jb.seen_before).toBe(statementRows(texts[0]!).length + statementRows(texts[1]!).length - expected.rows);
       expect(await tableTotals(db)).toEqual(expected);
       expect((await ws.files('archive')).sort()).toEqual([...NIGHTS.slice(0, 2)].sort());
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('a load that meets a row another load committed after its insert began', () => {
+  it('waits for it on the index, then loads its rows again skipping that key: the row counted as seen before, never twice', async () => {
+    const db = await financeDatabase();
+    try {
+      const { ws, config } = await statementWorkspace(db, 'sqlite');
+      // run A inserts the first week's rows and holds, its transaction open, until told to go on
+      const held = join(ws.root, 'a-held');
+      const go = join(ws.root, 'a-go');
+      await ws.put(NIGHTS[0]!, fixture(NIGHTS[0]!));
+      const a = finished(
+        ws.startRun(['--config', config, '--json'], {
+          SETTLE_TEST_FAULT: 'hook:rows-compared',
+          SETTLE_TEST_HOOK: `touch "${held}"; i=0; while [ ! -e "${go}" ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.01; done`,
+        }),
+      );
+      await until('run A holds its inserted rows uncommitted', () => existsSync(held));
+
+      // run B's plain insert of the overlapping week began before A committed: it waits on A's keys
+      await ws.put(NIGHTS[1]!, fixture(NIGHTS[1]!));
+      const retried = join(ws.root, 'b-retried');
+      const b = finished(
+        ws.startRun(['--config', config, '--json'], { SETTLE_TEST_FAULT: 'hook:insert-retried', SETTLE_TEST_HOOK: `touch "${retried}"` }),
+      );
+      await until('run B waits on a key run A inserted', async () => {
+        const waiting = await db.client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SAVEPOINT settle_insert;%'`,
+        );
+        return waiting.rows[0]!.n === 1;
+      });
+      await writeFile(go, '');
+      const [ra, rb] = await Promise.all([a, b]);
+      expect([ra.status, rb.status], ra.stderr + rb.stderr).toEqual([0, 0]);
+      // B met A's committed keys as a UNIQUE violation and went in again from its savepoint
+      expect(existsSync(retried)).toBe(true);
+
+      const [ja, jb] = [JSON.parse(ra.stdout) as RunJson, JSON.parse(rb.stdout) as RunJson];
+      const texts = [fixture(NIGHTS[0]!), fixture(NIGHTS[1]!)];
+      const expected = union(texts);
+      expect(ja).toMatchObject({ loaded: 1, rows: statementRows(texts[0]!).length, seen_before: 0 });
+      expect(jb).toMatchObject({ loaded: 1, rows: expected.rows - ja.rows });
+      expect(jb.seen_before).toBe(statementRows(texts[1]!).length - jb.rows);
+      expect(jb.seen_before).toBeGreaterThan(0);
+      expect(await tableTotals(db)).toEqual(expected);
+      expect((await ws.files('archive')).sort()).toEqual([...NIGHTS.slice(0, 2)].sort());
+      expect(ws.ledgerFiles().map((f) => [f.name, f.state])).toEqual([
+        [NIGHTS[0], 'loaded'],
+        [NIGHTS[1], 'loaded'],
+      ]);
     } finally {
       await db.close();
     }
