@@ -149,6 +149,9 @@ describe('a staged load', () => {
         const limited = await FinanceDb.connect(url.toString(), SCHEMA, statements.layout, { timeoutSeconds: 10, onLost: () => undefined });
         try {
           await expect(limited.assertReady('load')).rejects.toThrow(`lacks TEMPORARY on database ${db}`);
+          // check's judgement stages the rows as a load does: it is refused the same; a plain read is not
+          await expect(limited.assertReady('judge')).rejects.toThrow(`GRANT TEMPORARY ON DATABASE "${db}" TO "${role}"`);
+          await expect(limited.assertReady('read')).resolves.toBeUndefined();
         } finally {
           await limited.close();
         }
