@@ -372,6 +372,68 @@ describe('a load that meets a row another load committed after its insert began'
   });
 });
 
+describe('a reprocess of one export while a run loads an overlapping one', () => {
+  const CASES = [
+    { held: 'reprocess', step: 'mid-copy', when: "the reprocess holds its export's rows deleted, not yet put back" },
+    { held: 'reprocess', step: 'rows-compared', when: "the reprocess holds its export's rows put back, not yet committed" },
+    { held: 'run', step: 'rows-compared', when: "the run holds the new week's rows inserted, not yet committed" },
+  ] as const;
+  it.each(CASES)('$when: no row loaded twice, none lost, the overlap seen before by the run', async ({ held, step }) => {
+    const db = await financeDatabase();
+    try {
+      const { ws, config } = await statementWorkspace(db, 'sqlite');
+      const [a, b] = [fixture(NIGHTS[0]!), fixture(NIGHTS[1]!)];
+      await ws.put(NIGHTS[0]!, a);
+      expect((await ws.run(['--config', config])).status).toBe(0);
+      await ws.put(NIGHTS[1]!, b);
+
+      const reprocess = ['--config', config, '--reprocess', '--reason', 'layout check', '--files', NIGHTS[0]!, '--json'];
+      const run = ['--config', config, '--json'];
+      // the held one stops at the step, its transaction open, until the other has finished
+      const heldFile = join(ws.root, 'held');
+      const go = join(ws.root, 'go');
+      const hold = {
+        SETTLE_TEST_FAULT: `hook:${step}`,
+        SETTLE_TEST_HOOK: `touch "${heldFile}"; i=0; while [ ! -e "${go}" ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.01; done`,
+      };
+      const first = finished(ws.startRun(held === 'reprocess' ? reprocess : run, hold));
+      await until(`the ${held} holds at ${step}`, () => existsSync(heldFile));
+      const other = await ws.run(held === 'reprocess' ? run : reprocess);
+      await writeFile(go, '');
+      const firstDone = await first;
+      const [reprocessed, loaded] = held === 'reprocess' ? [firstDone, other] : [other, firstDone];
+      expect([reprocessed.status, loaded.status], reprocessed.stdout + reprocessed.stderr + loaded.stdout + loaded.stderr).toEqual([0, 0]);
+
+      const expected = union([a, b]);
+      const newRows = expected.rows - statementRows(a).length;
+      expect(JSON.parse(loaded.stdout) as RunJson).toMatchObject({
+        loaded: 1,
+        rows: newRows,
+        seen_before: statementRows(b).length - newRows,
+      });
+      expect(JSON.parse(reprocessed.stdout)).toMatchObject({
+        files: [expect.objectContaining({ name: NIGHTS[0], rows: statementRows(a).length })],
+      });
+      // every distinct row once: counts, sums, and no key twice
+      expect(await tableTotals(db)).toEqual(expected);
+      const twice = await db.client.query(
+        `SELECT booking_date, text, amount, occurrence FROM settle.bank_statement_lines GROUP BY 1, 2, 3, 4 HAVING count(*) > 1`,
+      );
+      expect(twice.rows).toEqual([]);
+      // each row carries the load that put it there: the first week's the reprocess's, the rest the run's
+      const byLoad = await db.client.query<{ reason: string | null; n: number }>(
+        `SELECT l.reason, count(*)::int AS n FROM settle.bank_statement_lines t JOIN settle.loads l USING (load_id) GROUP BY l.reason ORDER BY l.reason NULLS LAST`,
+      );
+      expect(byLoad.rows).toEqual([
+        { reason: expect.stringContaining('layout check'), n: statementRows(a).length },
+        { reason: null, n: newRows },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 /** Puts a statement into the intake, and a copy beside the workspace for `check`, whose path it returns. */
 async function put(ws: Workspace, name: string, text: string): Promise<string> {
   const path = join(ws.root, name);
