@@ -22,6 +22,9 @@ export interface StagedRows {
   seenBefore: number;
 }
 
+/** A refusal names at most this many rows. */
+const SHOWN = 10;
+
 /** A differing row is named with at most this many of its columns. */
 const DIFFERENCES_SHOWN = 10;
 
@@ -190,25 +193,33 @@ async function matchedRows(financeTarget: FinanceTarget, loadId: number): Promis
     .map((k) => `t.${id(k)} = s.${id(k)}`)
     .join(' AND ');
   const occurrence = layout.occurrence !== undefined ? `, s.${id(layout.occurrence)} AS occurrence` : '';
+  const sameRow = columns.map((c) => `s.${c} IS NOT DISTINCT FROM t.${c}`).join(' AND ');
+  const joined = `${stagedRowsSql(layout)} s JOIN ${table} t ON ${join}`;
   // the join is planned from the staged rows' statistics (a temporary table has none until analyzed)
   await client.query(`ANALYZE ${STAGING_TABLE}`);
-  const found = await client.query<Record<string, unknown>>(
-    `WITH matched AS (
-       SELECT s.source_line AS line, t.source_line AS loaded_line, t.load_id${occurrence},
-              ${layout.naturalKey.map((k, i) => `s.${id(k)}::text AS k${i}`).join(', ')},
-              ${columns.map((c, i) => `s.${c} IS NOT DISTINCT FROM t.${c} AS same${i}, s.${c}::text AS here${i}, t.${c}::text AS loaded${i}`).join(',\n              ')},
-              ${columns.map((c) => `s.${c} IS NOT DISTINCT FROM t.${c}`).join(' AND ')} AS same
-         FROM ${stagedRowsSql(layout)} s JOIN ${table} t ON ${join}
-        WHERE t.load_id <> $1)
-     SELECT m.*, f.file_name, l.run_id,
-            count(*) FILTER (WHERE m.same) OVER () AS same_rows, count(*) FILTER (WHERE NOT m.same) OVER () AS different_rows
-       FROM matched m JOIN ${id(schema)}.loads l ON l.load_id = m.load_id JOIN ${id(schema)}.file_loads f ON f.sha256 = l.sha256
-      ORDER BY m.same, m.line LIMIT 10`,
+  // one pass counts them and picks the lines a refusal names (rows that differ; without
+  // seenBefore, any); their values are read as text only for those, and only to refuse
+  const counted = await client.query<{ same_rows: string; different_rows: string; shown: number[] | null }>(
+    `SELECT count(*) FILTER (WHERE m.same) AS same_rows, count(*) FILTER (WHERE NOT m.same) AS different_rows,
+            (array_agg(m.line ORDER BY m.line) FILTER (WHERE ${layout.seenBefore ? 'NOT m.same' : 'true'}))[1:${SHOWN}] AS shown
+       FROM (SELECT s.source_line AS line, ${sameRow} AS same FROM ${joined} WHERE t.load_id <> $1) m`,
     [loadId],
   );
-  const first = found.rows[0];
-  const same = Number(first?.same_rows ?? 0);
-  const different = Number(first?.different_rows ?? 0);
+  const same = Number(counted.rows[0]!.same_rows);
+  const different = Number(counted.rows[0]!.different_rows);
+  const refuses = different > 0 || (!layout.seenBefore && same > 0);
+  const found = !refuses
+    ? { rows: [] }
+    : await client.query<Record<string, unknown>>(
+        `SELECT s.source_line AS line, t.source_line AS loaded_line, t.load_id${occurrence},
+                ${layout.naturalKey.map((k, i) => `s.${id(k)}::text AS k${i}`).join(', ')},
+                ${columns.map((c, i) => `s.${c} IS NOT DISTINCT FROM t.${c} AS same${i}, s.${c}::text AS here${i}, t.${c}::text AS loaded${i}`).join(',\n                ')},
+                ${sameRow} AS same, f.file_name, l.run_id
+           FROM ${joined} JOIN ${id(schema)}.loads l ON l.load_id = t.load_id JOIN ${id(schema)}.file_loads f ON f.sha256 = l.sha256
+          WHERE t.load_id <> $1 AND s.source_line = ANY($2)
+          ORDER BY s.source_line`,
+        [loadId, counted.rows[0]!.shown ?? []],
+      );
   const keyOf = (row: Record<string, unknown>) =>
     keyText(
       layout,
@@ -224,6 +235,10 @@ async function matchedRows(financeTarget: FinanceTarget, loadId: number): Promis
       return clashRefusal(layout, clashes);
     }
     const differing = found.rows.filter((row) => row.same === false);
+    // (the rows named are read by a second statement: a reprocess that committed between the two
+    // may have put back rows that no longer differ; the count decided, and is said)
+    if (differing.length === 0)
+      return new RejectError(`${different} rows differ from the rows loaded before under their keys`, { field: keyName(layout) });
     const told = differing.map((row) => {
       const changed = layout.columns.flatMap((c, i) => (row[`same${i}`] === false ? [i] : []));
       const values = changed
