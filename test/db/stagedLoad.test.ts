@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FinanceDb } from '../../src/finance/financeDb.js';
-import { parseLayout } from '../../src/layout/model/parseLayout.js';
 import { closeFinanceFixture, FINANCE_SCHEMA as SCHEMA, openFinanceFixture, type FinanceFixture } from '../support/dbDatabase.js';
 import { sha256Hex } from '../support/settlementFiles.js';
+import { statementLayout } from '../support/statementLayout.js';
 
 /*
  * A staged load (src/finance/stagedLoad.ts) against PostgreSQL itself: occurrences numbered by the
@@ -13,21 +13,7 @@ import { sha256Hex } from '../support/settlementFiles.js';
  * in text and binary COPY, for a first load, a reload and `check`'s judgement.
  */
 
-const layout = (changes: Record<string, unknown>) =>
-  parseLayout(
-    {
-      table: 'statement_lines',
-      columns: [
-        { name: 'booking_date', from: 'Date', type: 'date', format: 'dd.MM.yyyy' },
-        { name: 'text', from: 'Text', type: 'text' },
-        { name: 'amount', from: 'Amount', type: 'decimal' },
-        { name: 'balance', from: 'Balance', type: 'decimal', required: false },
-      ],
-      naturalKey: ['booking_date', 'text', 'amount'],
-      ...changes,
-    },
-    'test',
-  );
+const layout = statementLayout;
 
 let fixture: FinanceFixture;
 let statements: FinanceDb;

@@ -8,25 +8,12 @@ import { toLayoutJson } from '../../src/layout/model/layoutObject.js';
 import { parseLayout } from '../../src/layout/model/parseLayout.js';
 import { decimalIdentity, KeyRepeats } from '../../src/layout/reader/naturalKeys.js';
 import { checkContent } from '../../src/pipeline/fileChecks.js';
+import { statementLayout } from '../support/statementLayout.js';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(new URL(`../../fixtures/statements/${name}`, import.meta.url), 'utf8')) as { layout: unknown };
 
-const statement = (changes: Record<string, unknown> = {}) =>
-  parseLayout(
-    {
-      table: 'statement_lines',
-      columns: [
-        { name: 'booking_date', from: 'Date', type: 'date', format: 'dd.MM.yyyy' },
-        { name: 'text', from: 'Text', type: 'text' },
-        { name: 'amount', from: 'Amount', type: 'decimal' },
-        { name: 'balance', from: 'Balance', type: 'decimal', required: false },
-      ],
-      naturalKey: ['booking_date', 'text', 'amount'],
-      ...changes,
-    },
-    'test',
-  );
+const statement = statementLayout;
 
 describe('a natural key of a statement without ids', () => {
   it('may hold a decimal, compared by its value: 10.5, 10.50 and +010.500 are one key, -0.00 is 0', () => {
