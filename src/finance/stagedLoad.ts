@@ -59,14 +59,15 @@ function keyText(layout: Layout, values: string[], occurrence: unknown): string 
  * The staged rows into the layout's table, inside the load's transaction (docs/DESIGN.md
  * "Statements without ids"):
  * 1. without an `occurrence` column, a key the file repeats is refused;
- * 2. every row goes in unless its key is in the table already (`ON CONFLICT DO NOTHING`, in the
- *    key's order so that two loads at once wait on each other rather than deadlock): a row
- *    another transaction is inserting is waited for, so two runs never both load a key. With an
+ * 2. every row goes in unless its key is in the table already (`insertNewRows`, in the key's
+ *    order so that two loads at once wait on each other rather than deadlock): a row another
+ *    transaction is inserting is waited for, so two runs never both load a key. With an
  *    `occurrence` column, the same statement numbers each row among the file's rows of the same
  *    key values (`stagedRowsSql`);
- * 3. when some row did not go in, each such row is compared with the loaded row of its key: with `seenBefore`, an identical row is counted as seen before and a
- *    different one refuses the file, naming line, key and both values; without it, any such row
- *    refuses the file as a key loaded before.
+ * 3. when some row did not go in, each such row is compared with the loaded row of its key: with
+ *    `seenBefore`, an identical row is counted as seen before and a different one refuses the
+ *    file, naming line, key and both values; without it, any such row refuses the file as a key
+ *    loaded before.
  * Every staged row is new or seen before: anything else is a fault, never a silent drop.
  */
 export async function settleStagedRows(financeTarget: FinanceTarget, loadId: number, staged: number): Promise<StagedRows> {
