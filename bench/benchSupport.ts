@@ -9,6 +9,7 @@ import { sampleSettlement } from '../src/demo/sampleSettlement.js';
 import { BIN, runCli } from '../test/support/cli.js';
 import { startPostgresFrom } from '../test/support/postgres14.js';
 import { startTestPostgres, type RunningPostgres } from '../test/support/postgresServer.js';
+import { statementLayoutObject } from '../test/support/statementLayout.js';
 import type { Workspace } from '../test/support/workspace.js';
 
 /** A figure of the table: ours, the reference's, how they compare, the goal, and how busy the machine was. */
@@ -125,6 +126,8 @@ export const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`])
 export async function measuredRun(
   ws: Workspace,
   expect: number = 0,
+  /** more arguments of the run (`--config FILE`) */
+  extra: string[] = [],
 ): Promise<{ ms: number; rssMiB: number; stdout: string; copyFormat: string | undefined; phases: Phases }> {
   const rssFile = join(ws.root, 'maxrss');
   const traceFile = join(ws.root, 'trace');
@@ -134,7 +137,7 @@ export async function measuredRun(
   const startedAt = performance.timeOrigin + performance.now();
   const t0 = process.hrtime.bigint();
   // the executable itself, through its #! line (and the V8 flags there), as cron and systemd start it
-  const child = spawn('/usr/bin/time', ['-f', '%M', '-o', rssFile, BIN, ...ws.runArgs()], {
+  const child = spawn('/usr/bin/time', ['-f', '%M', '-o', rssFile, BIN, ...ws.runArgs(extra)], {
     env,
     cwd: ws.root,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -209,6 +212,45 @@ export async function writeSettlement(path: string, rows: number): Promise<numbe
   await flushed(path);
   return (await stat(path)).size;
 }
+
+/**
+ * A bank statement without ids (docs/LAYOUTS.md "Statements without ids"): a date, a text, an
+ * amount and a running balance, forty lines a day; every twentieth line repeats the line before
+ * it (two identical coffees: occurrence 2). The same rows each time (a fixed seed).
+ */
+export async function writeStatement(path: string, rows: number): Promise<number> {
+  const out = createWriteStream(path);
+  const texts = ['CARD 4411 CAFE LUMEN', 'METRO TICKET', 'SEPA TRANSFER RENT', 'GROCERY MARKT 12', 'ATM WITHDRAWAL', 'BAKERY SONNE'];
+  let seed = 46;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  let balance = 100_000;
+  let before = { text: '', amount: '' };
+  let block = 'Date,Text,Amount,Balance\n';
+  for (let i = 0; i < rows; i++) {
+    const day = new Date(Date.UTC(2020, 0, 1) + Math.floor(i / 40) * 86_400_000);
+    const date = `${String(day.getUTCDate()).padStart(2, '0')}.${String(day.getUTCMonth() + 1).padStart(2, '0')}.${day.getUTCFullYear()}`;
+    const line =
+      i % 20 === 1
+        ? before
+        : {
+            text: `${texts[Math.floor(random() * texts.length)]!} ${Math.floor(random() * 1000)}`,
+            amount: (-(1 + Math.floor(random() * 20_000)) / 100).toFixed(2),
+          };
+    before = line;
+    balance += Number(line.amount);
+    block += `${date},${line.text},${line.amount},${balance.toFixed(2)}\n`;
+    if (block.length > 1 << 20 || i === rows - 1) {
+      if (!out.write(block)) await new Promise<void>((r) => out.once('drain', () => r()));
+      block = '';
+    }
+  }
+  await new Promise<void>((r) => out.end(() => r()));
+  await flushed(path);
+  return (await stat(path)).size;
+}
+
+/** The statement's layout: its rows keyed on their own values, numbered by occurrence, compared when seen before. */
+export const STATEMENT_LAYOUT = statementLayoutObject({ table: 'bench_statement_lines', occurrence: true });
 
 /** On disk before anything is measured: the kernel writing it back meanwhile would weigh on whatever runs then. */
 async function flushed(path: string): Promise<void> {

@@ -25,8 +25,10 @@ import {
   timed,
   startBenchServer,
   versus,
+  STATEMENT_LAYOUT,
   writeHeaderless,
   writeSettlement,
+  writeStatement,
   writeTable,
   type BenchServer,
   type Figure,
@@ -46,6 +48,8 @@ const STAGING_BYTES = Number(process.env.BENCH_STAGING_BYTES ?? 1024 ** 3);
 /** the servers the load figures are measured on: `fast` (fsync=off), `shipped` (PostgreSQL's defaults) */
 const SERVERS = (process.env.BENCH_SERVERS ?? 'fast,shipped').split(',') as ('fast' | 'shipped')[];
 const TURNS = Number(process.env.BENCH_TURNS ?? 5);
+/** the staged load's statement (rows numbered by occurrence, compared when seen before); 0: skipped */
+const STATEMENT_ROWS = Number(process.env.BENCH_STATEMENT_ROWS ?? 200_000);
 
 /** no keys: gzip and zip need none */
 const DECODE = {
@@ -139,6 +143,68 @@ async function loadFigures(server: BenchServer, file: string, name: string, size
     versus(figure, turns, 'psql \\copy, same columns and indexes, no FK', 'throughput', rows > 1_000_000 ? 1 : 0.9),
     bounded(`peak RSS of that run (${mib(size)} file), ${server.described}`, rss, `${rss.toFixed(0)} MiB`, '< 150 MiB', rss < 150),
   ];
+}
+
+/**
+ * The staged load (src/finance/stagedLoad.ts): a whole `settle-ingest run` of a statement without
+ * ids, its rows staged in a temporary table, numbered by occurrence and inserted where no loaded
+ * row has their key, against `psql \copy` of the same file into a table of the same columns and
+ * indexes (its occurrence left empty: the UNIQUE index is kept up all the same, and no row clashes).
+ */
+async function stagedFigure(server: BenchServer, file: string, rows: number): Promise<Figure> {
+  const { client } = server;
+  const name = 'statement_2020.csv';
+  const setUp = async () => {
+    const ws = await Workspace.forLayout(server.url, STATEMENT_LAYOUT, 'statement_*.csv');
+    await link(file, join(ws.ws.intake, name)).catch(() => copyFile(file, join(ws.ws.intake, name)));
+    return ws;
+  };
+  let statement = await setUp();
+  await client.query('DROP TABLE IF EXISTS public.bench_statement_ref');
+  await client.query('CREATE TABLE public.bench_statement_ref (LIKE settle.bench_statement_lines INCLUDING DEFAULTS INCLUDING INDEXES)');
+  for (const column of ['occurrence', 'load_id', 'source_line']) {
+    await client.query(`ALTER TABLE public.bench_statement_ref ALTER COLUMN ${column} DROP NOT NULL`);
+  }
+  const runs: { ms: number; phases: Phases }[] = [];
+  const turns = await inTurns(
+    TURNS,
+    () =>
+      execFileSync(
+        'psql',
+        [
+          server.url,
+          '-q',
+          '-c',
+          `\\copy public.bench_statement_ref (booking_date, text, amount, balance) FROM '${file}' WITH (FORMAT csv, HEADER)`,
+        ],
+        { env: { ...process.env, PGDATESTYLE: 'ISO, DMY' } },
+      ),
+    async () => runs.push(await measuredRun(statement.ws, 0, ['--config', statement.config])),
+    {
+      reference: async () => {
+        await client.query('TRUNCATE public.bench_statement_ref');
+        quietDisk();
+      },
+      ours: async () => {
+        await rm(statement.ws.root, { recursive: true, force: true });
+        await client.query('TRUNCATE settle.bench_statement_lines, settle.loads, settle.file_loads');
+        statement = await setUp();
+        quietDisk();
+      },
+    },
+  );
+  const loaded = await client.query<{ n: string; repeats: string }>(
+    'SELECT count(*) AS n, count(*) FILTER (WHERE occurrence > 1) AS repeats FROM settle.bench_statement_lines',
+  );
+  expect(Number(loaded.rows[0]!.n)).toBe(rows);
+  expect(Number(loaded.rows[0]!.repeats)).toBeGreaterThan(0);
+  await rm(statement.ws.root, { recursive: true, force: true });
+  await client.query('DROP TABLE public.bench_statement_ref');
+  await client.query('TRUNCATE settle.bench_statement_lines, settle.loads, settle.file_loads');
+  const figure = `the whole run of a statement without ids, ${rows.toLocaleString('en-US')} rows (staged: occurrence, seen before), ${server.described}`;
+  const medianRun = [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)]!;
+  breakdowns.push({ figure, ms: medianRun.ms, refMs: turns.refMs, phases: medianRun.phases });
+  return versus(figure, turns, 'psql \\copy, same columns and indexes (occurrence empty)', 'throughput', 0.5);
 }
 
 /** The cost per file: one run over an intake of many one-row files. */
@@ -290,6 +356,8 @@ it(`measures settle-ingest against its references and goals on ${ROWS.toLocaleSt
     }
     return loadFiles.get(rows)!;
   };
+  const statementFile = join(dir, 'statement.csv');
+  if (STATEMENT_ROWS > 0) await writeStatement(statementFile, STATEMENT_ROWS);
   for (const [i, serverName] of SERVERS.entries()) {
     const server = await startBenchServer(serverName);
     servers.push(server);
@@ -319,6 +387,8 @@ it(`measures settle-ingest against its references and goals on ${ROWS.toLocaleSt
           ),
         );
       }
+      // the staged load of a statement without ids
+      if (STATEMENT_ROWS > 0) figures.push(await stagedFigure(server, statementFile, STATEMENT_ROWS));
       // the cost per file and an idle run
       figures.push(await perFileFigure(server));
       figures.push(await idleFigure(server));
@@ -386,7 +456,8 @@ it(`measures settle-ingest against its references and goals on ${ROWS.toLocaleSt
   // every figure is a real measurement (and, where it has one, so is its reference)
   const want = ['stage + SHA-256', 'stage + gunzip', 'the whole run', 'peak RSS of that run', 'per file', 'idle run'];
   for (const w of want) expect(figures.filter((f) => f.figure.startsWith(w)).length, w).toBeGreaterThan(0);
-  expect(figures.filter((f) => f.figure.startsWith('the whole run'))).toHaveLength(SERVERS.length * LOAD_ROWS.length);
+  expect(figures.filter((f) => f.figure.startsWith('the whole run,'))).toHaveLength(SERVERS.length * LOAD_ROWS.length);
+  if (STATEMENT_ROWS > 0) expect(figures.filter((f) => f.figure.startsWith('the whole run of a statement'))).toHaveLength(SERVERS.length);
   // each breakdown accounts for its whole run
   for (const b of breakdowns) expect(Math.abs(PHASES.reduce((sum, p) => sum + b.phases[p], 0) - b.ms)).toBeLessThan(1);
   if (BIG_ROWS > 0) expect(figures.some((f) => f.figure.startsWith(`peak RSS, ${BIG_ROWS.toLocaleString('en-US')}`))).toBe(true);

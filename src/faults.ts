@@ -28,6 +28,8 @@ export type FaultStep =
   | 'copy-batch'
   /** a staged load's rows were compared with the rows loaded before and the new ones inserted (finance/stagedLoad.ts); nothing committed yet */
   | 'rows-compared'
+  /** a staged load's plain insert met a key another load committed meanwhile; its rows are about to go in again with ON CONFLICT DO NOTHING (finance/stagedLoad.ts) */
+  | 'insert-retried'
   | 'after-commit'
   | 'before-finalize'
   /** the outcome and the move it asks for are committed (one transaction); the file is still in the intake */

@@ -118,7 +118,7 @@ export function registerCheck(program: Command, setExit: (status: number) => voi
       const databaseGiven = settings.databaseUrl !== undefined || ['PGHOST', 'PGDATABASE', 'PGSERVICE'].some((v) => process.env[v]);
       let finance: FinanceDb | undefined;
       const seenBefore = async (path: string, name: string) => {
-        finance ??= await openFinance(settings, 'read', undefined);
+        finance ??= await openFinance(settings, 'judge', undefined);
         return finance.judge(path, name);
       };
       const checked: Checked[] = [];

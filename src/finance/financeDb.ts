@@ -16,12 +16,13 @@ import type { FinanceTarget, LoadRequest, LoadResult } from './target.js';
 
 /**
  * What a command does with the finance database: `load` (run), `reprocess` (which also deletes
- * the rows it replaces) and `read` (audit, adopt) need it migrated and their privileges;
- * `migrate` checks its own privileges and brings the schema up to date.
+ * the rows it replaces), `read` (audit, adopt) and `judge` (`check` asking what a load of a
+ * statement would do: it stages the rows as a load does, and rolls back) need it migrated and
+ * their privileges; `migrate` checks its own privileges and brings the schema up to date.
  */
-export type FinancePurpose = 'load' | 'reprocess' | 'read' | 'migrate';
+export type FinancePurpose = 'load' | 'reprocess' | 'read' | 'judge' | 'migrate';
 
-const NEEDS = { load: runNeeds, reprocess: reprocessNeeds, read: readNeeds } as const;
+const NEEDS = { load: runNeeds, reprocess: reprocessNeeds, read: readNeeds, judge: readNeeds } as const;
 
 /**
  * The finance database as the rest of the tool sees it: one connection, bound to its schema and

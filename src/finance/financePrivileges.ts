@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { UsageError, errorMessage } from '../errors.js';
 import { PG_INSUFFICIENT_PRIVILEGE, pgCode } from '../db/pgErrors.js';
 import { SEE_ROLES as SEE } from '../db/pgMigrate.js';
@@ -67,7 +68,7 @@ export async function assertCanStage({ client }: FinanceTarget): Promise<void> {
   const { role, db, temp } = r.rows[0]!;
   if (!temp)
     throw new UsageError(
-      `database role "${role}" lacks TEMPORARY on database ${db}, which a layout with "occurrence" or "seenBefore" needs for each load's staging table: GRANT TEMPORARY ON DATABASE ${db} TO ${role} (${SEE})`,
+      `database role "${role}" lacks TEMPORARY on database ${db}, which a layout with "occurrence" or "seenBefore" needs for each load's staging table: GRANT TEMPORARY ON DATABASE ${pg.escapeIdentifier(db)} TO ${pg.escapeIdentifier(role)} (${SEE})`,
     );
 }
 

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { tableKey } from '../layout/model/layout.js';
 import { comparedAs, showKey } from '../layout/reader/naturalKeys.js';
 import type { FinanceTarget } from './target.js';
 
@@ -9,18 +10,20 @@ const { escapeIdentifier: id } = pg;
  * date and currency key parts are compared as text (PostgreSQL writes them as the reader
  * does); a decimal part as its value (`numeric`: `10.5` is the loaded `10.50`); a timestamp part
  * as the instant (`timestamptz`): a file may write one instant with another offset than the rows
- * loaded before.
+ * loaded before. A layout that numbers repeated keys looks up the table's whole key: the natural
+ * key's values, then the occurrence (an integer the caller numbered, `withOccurrence`).
  */
 export function keyLookup({ client, schema, layout }: FinanceTarget) {
   const quotedSchema = id(schema);
   const table = `${quotedSchema}.${id(layout.table)}`;
   const positions = layout.naturalKey.map((k) => layout.columns.findIndex((columnSpec) => columnSpec.name === k));
-  const types = positions.map((p) => layout.columns[p]!.type);
+  const keyColumns = tableKey(layout);
+  const types = [...positions.map((p) => layout.columns[p]!.type), ...(layout.occurrence !== undefined ? (['integer'] as const) : [])];
   const compare = types.map(comparedAs);
   const CAST: Partial<Record<string, string>> = { timestamp: 'timestamptz', decimal: 'numeric' };
-  const params = layout.naturalKey.map((_, i) => `$${i + 1}::text[]`).join(', ');
-  const names = layout.naturalKey.map((_, i) => `k${i}`);
-  const join = layout.naturalKey
+  const params = keyColumns.map((_, i) => `$${i + 1}::text[]`).join(', ');
+  const names = keyColumns.map((_, i) => `k${i}`);
+  const join = keyColumns
     .map((k, i) => {
       const cast = CAST[types[i]!];
       return cast ? `t.${id(k)} = k.${names[i]}::${cast}` : `t.${id(k)}::text = k.${names[i]}`;
@@ -29,13 +32,16 @@ export function keyLookup({ client, schema, layout }: FinanceTarget) {
   // a key's identity is its exact values (a NUL never is in one), a decimal's its value, a
   // timestamp's its instant; `show` cuts long values for messages
   const identity = (values: string[]) => values.map((v, i) => compare[i]!(v)).join('\0');
-  const columns = (keys: string[][]) => layout.naturalKey.map((_, i) => keys.map((k) => k[i]!));
+  const columns = (keys: string[][]) => keyColumns.map((_, i) => keys.map((k) => k[i]!));
   const keyText = (row: Record<string, string>) => identity(names.map((n) => row[n]!));
   return {
     /** a row's key values, in the key's order */
     keyOf: (values: (string | null)[]): string[] => positions.map((p) => values[p]!),
-    /** how messages quote a key: each value quoted, side by side */
-    show: showKey,
+    /** a row's whole key with the occurrence a caller numbered (`keyOf`'s values, then the number) */
+    withOccurrence: (values: string[], occurrence: number): string[] => [...values, String(occurrence)],
+    /** how messages quote a key: each value quoted, side by side, and its occurrence */
+    show: (values: string[]): string =>
+      layout.occurrence === undefined ? showKey(values) : `${showKey(values.slice(0, -1))} (occurrence ${values.at(-1)!})`,
     /** what tells two keys apart: the maps and sets below are keyed by it */
     identity,
     /** the keys of the batch the table holds */

@@ -17,7 +17,8 @@ export interface KeyPresence {
 /**
  * How many of a file's rows have their natural key in the settlement table: tells a file
  * loaded before file markers existed (every key there) from one never loaded (none) or loaded
- * in part (some). Keys are looked up one batch at a time, so memory stays flat for a big file.
+ * in part (some). Keys are looked up one batch at a time; a layout numbering repeated keys keeps
+ * a count per distinct key of the file (the file's own rows, never the table's).
  * Throws the reader's RejectError when the file does not fit the layout.
  */
 export async function keyPresence(
@@ -39,9 +40,19 @@ export async function keyPresence(
     batch = [];
   };
 
+  // with `occurrence`, the n-th row of the file with a key is the n-th loaded under it: each
+  // distinct key of the file is counted here (its identity, as the UNIQUE index compares it)
+  const occurrences = financeTarget.layout.occurrence === undefined ? undefined : new Map<string, number>();
   for await (const row of readSettlement(path, financeTarget.layout, readContextOf({ name: fileName, deliveredAt }))) {
     result.rows++;
-    batch.push({ values: lookup.keyOf(row.values), line: row.line });
+    let values = lookup.keyOf(row.values);
+    if (occurrences) {
+      const identity = lookup.identity(values);
+      const occurrence = (occurrences.get(identity) ?? 0) + 1;
+      occurrences.set(identity, occurrence);
+      values = lookup.withOccurrence(values, occurrence);
+    }
+    batch.push({ values, line: row.line });
     if (batch.length >= LOOKUP_BATCH) await lookUp();
   }
   if (batch.length > 0) await lookUp();

@@ -103,7 +103,9 @@ async function whatTheDatabaseShows(opts: AdoptOptions, path: string, sha256: st
     const message = `cannot be read with the layout, so its rows cannot be looked up (${err.message}); not adopted`;
     return { loaded: false, outcome: 'unreadable', rows: null, message };
   }
-  const keys = `rows' ${keyName(opts.finance.layout)} values`;
+  // with `occurrence`, the n-th identical row of the file is looked up as the n-th loaded under its key
+  const { layout } = opts.finance;
+  const keys = `rows' ${keyName(layout)}${layout.occurrence !== undefined ? ` values with their ${layout.occurrence}` : ' values'}`;
   const table = opts.finance.table;
   if (presence.present === presence.rows) {
     const message =

@@ -7,7 +7,7 @@ import { errorMessage } from '../errors.js';
 import { FinanceDb } from '../finance/financeDb.js';
 import { openIntakeReader } from '../intake/openIntake.js';
 import type { Intake } from '../intake/intake.js';
-import type { Layout } from '../layout/model/layout.js';
+import { loadsThroughStaging, type Layout } from '../layout/model/layout.js';
 import { missingRunLedgerGrants } from '../ledger/ledgerRunPrivileges.js';
 import { isPostgresUrl, openLedger } from '../ledger/openLedger.js';
 import { expandLogFiles } from '../transferLog/logFiles.js';
@@ -204,7 +204,8 @@ async function partnerChecks<S extends DoctorSettings>(settings: S, ports: Docto
   await ports.withPartner(settings, async (resources) => {
     await record(partner, 'finance', async () => {
       const db = await resources.finance(stop);
-      return `schema ${settings.schema} current, table ${db.table} fits layout "${settings.layout.name}", privileges for a load held`;
+      const staging = loadsThroughStaging(settings.layout) ? ', TEMPORARY for its staging table held' : '';
+      return `schema ${settings.schema} current, table ${db.table} fits layout "${settings.layout.name}", privileges for a load held${staging}`;
     });
     let intake: Intake | undefined;
     const opened = await record(partner, 'intake', async () => {

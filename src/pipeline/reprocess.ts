@@ -14,6 +14,7 @@ import { removeContent } from '../delivery/stagedContent.js';
 import type { DecodeOptions } from '../delivery/decodeSettings.js';
 import { contentOf } from '../ledger/types.js';
 import { deliveredAt } from './loadFile.js';
+import { faultPoint } from '../faults.js';
 import { totalsText, type CheckedTotal } from '../layout/reader/totalsCheck.js';
 
 export interface ReprocessOptions {
@@ -145,12 +146,18 @@ async function reprocessOne(reprocessing: Reprocessing, row: FileRow): Promise<R
     // the rows hang off the content's file marker, whatever wrapping the delivery had
     // the delivery's time as the run that loaded it read it: the same dates (a year from it) again
     const delivered = row.arrival !== null ? deliveredAt(row.arrival) : Date.parse(row.firstSeenAt);
+    let streaming = false;
     const req = {
       stagedPath: content.path,
       sha256: content.sha256,
       name: row.name,
       runId,
       ...(delivered !== undefined ? { deliveredAt: delivered } : {}),
+      // the reload's rows are streaming: its content's old rows are deleted, nothing committed
+      onProgress: (rows: number) => {
+        if (rows > 0 && !streaming) faultPoint('mid-copy');
+        streaming ||= rows > 0;
+      },
     };
     const reloadResult = await opts.finance.reload(req, { dryRun: opts.dryRun, reason: opts.reason });
     const seen = reloadResult.seenBefore > 0 ? { seenBefore: reloadResult.seenBefore } : {};

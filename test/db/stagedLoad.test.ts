@@ -5,13 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FinanceDb } from '../../src/finance/financeDb.js';
 import { closeFinanceFixture, FINANCE_SCHEMA as SCHEMA, openFinanceFixture, type FinanceFixture } from '../support/dbDatabase.js';
 import { sha256Hex } from '../support/settlementFiles.js';
-import { statementLayout as layout } from '../support/statementLayout.js';
+import { statementLayout } from '../support/statementLayout.js';
+import { until } from '../support/until.js';
 
 /*
  * A staged load (src/finance/stagedLoad.ts) against PostgreSQL itself: occurrences numbered by the
  * server's equality, rows seen before compared with the loaded ones, refusals that name both values,
  * in text and binary COPY, for a first load, a reload and `check`'s judgement.
  */
+
+const layout = statementLayout;
 
 let fixture: FinanceFixture;
 let statements: FinanceDb;
@@ -94,6 +97,53 @@ describe('a staged load', () => {
     expect(await rows()).toEqual(['2026-03-16|CAFE|-3.50|96.10|2', '2026-03-16|CAFE|-3.50||1', '2026-03-16|METRO|-2.90||1']);
   });
 
+  it("adopt's look-up takes the n-th identical row of a file as the n-th loaded under its key", async () => {
+    // the table holds two identical coffees of that day: a file with three has one more
+    const three = await file('three.csv', ['16.03.2026,CAFE,-3.50,', '16.03.2026,CAFE,-3.5,', '16.03.2026,CAFE,-3.50,']);
+    expect(await statements.keyPresence(three.stagedPath, three.name)).toEqual({
+      rows: 3,
+      present: 2,
+      firstMissing: { line: 4, key: '"2026-03-16" "CAFE" "-3.50" (occurrence 3)' },
+    });
+  });
+
+  it('a key another load commits while the insert waits on it: the rows go in again skipping it, and it is counted as seen before', async () => {
+    const other = new pg.Client({ connectionString: fixture.database.url });
+    await other.connect();
+    try {
+      // another load's transaction holds the key, uncommitted
+      const sha = sha256Hex('another load');
+      await other.query('BEGIN');
+      await other.query(
+        `INSERT INTO ${SCHEMA}.file_loads (sha256, file_name, run_id, row_count, target_table, delivered_sha256) VALUES ($1, 'other.csv', 'run-other', 1, 'statement_lines', $1)`,
+        [sha],
+      );
+      const loadId = (
+        await other.query<{ load_id: number }>(`INSERT INTO ${SCHEMA}.loads (sha256, run_id) VALUES ($1, 'run-other') RETURNING load_id`, [
+          sha,
+        ])
+      ).rows[0]!.load_id;
+      await other.query(
+        `INSERT INTO ${SCHEMA}.statement_lines (booking_date, text, amount, balance, occurrence, load_id, source_line) VALUES ('2026-04-01', 'RACE', -1.00, NULL, 1, $1, 2)`,
+        [loadId],
+      );
+      const raced = await file('raced.csv', ['01.04.2026,RACE,-1.0,', '01.04.2026,NEW,2.00,']);
+      const loading = statements.load(raced);
+      await until('the load waits on the key the other load holds', async () => {
+        const waiting = await fixture.reader.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SAVEPOINT settle_insert;%'`,
+        );
+        return waiting.rows[0]!.n === 1;
+      });
+      await other.query('COMMIT');
+      expect(await loading).toMatchObject({ outcome: 'loaded', rows: 1, seenBefore: 1 });
+      expect((await rows()).filter((r) => r.startsWith('2026-04-01'))).toEqual(['2026-04-01|NEW|2.00||1', '2026-04-01|RACE|-1.00||1']);
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.end();
+    }
+  });
+
   it('without seenBefore, a key another file loaded refuses the file as before, naming where it was loaded', async () => {
     const strict = fixture.finance.forLayout(layout({ table: 'strict_lines', occurrence: true, seenBefore: false }));
     await strict.migrate();
@@ -133,6 +183,9 @@ describe('a staged load', () => {
         const limited = await FinanceDb.connect(url.toString(), SCHEMA, statements.layout, { timeoutSeconds: 10, onLost: () => undefined });
         try {
           await expect(limited.assertReady('load')).rejects.toThrow(`lacks TEMPORARY on database ${db}`);
+          // check's judgement stages the rows as a load does: it is refused the same; a plain read is not
+          await expect(limited.assertReady('judge')).rejects.toThrow(`GRANT TEMPORARY ON DATABASE "${db}" TO "${role}"`);
+          await expect(limited.assertReady('read')).resolves.toBeUndefined();
         } finally {
           await limited.close();
         }

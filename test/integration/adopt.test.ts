@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -113,6 +113,42 @@ describe('adopt --archive', () => {
       [C, 'known'], // loaded by the run meanwhile, under its new name
       [D, 'partly-loaded'],
     ]);
+  });
+
+  it('with occurrence keys, the n-th identical row of a file is the n-th in the table: a third coffee the table lacks is partly loaded, never adopted', async () => {
+    const db = await financeDatabase();
+    opened.push(db);
+    const card = JSON.parse(await readFile(new URL('../../fixtures/statements/card-statement.config.json', import.meta.url), 'utf8')) as {
+      layout: unknown;
+      pattern: string;
+    };
+    // the old set-up loaded the day from a copy with CRLF line ends: two identical coffees, occurrences 1 and 2
+    const day = (await readFile(new URL('../../fixtures/statements/card_2026-03-17_0600.csv', import.meta.url), 'utf8')).replaceAll(
+      '\r\n',
+      '\n',
+    );
+    const old = await Workspace.forLayout(db.url, card.layout, card.pattern);
+    await old.ws.put('card_2026-03-17_0600_crlf.csv', day.replaceAll('\n', '\r\n'));
+    expect(parseSummary((await old.ws.run(['--config', old.config])).stdout)).toMatchObject({ loaded: 1, rows: 3 });
+
+    const archive = await mkdtemp(join(tmpdir(), 'settle-old-archive-'));
+    await writeFile(join(archive, 'card_2026-03-17_0600.csv'), day);
+    // the same day with a third identical coffee: its key is in the table, its third occurrence is not
+    await writeFile(join(archive, 'card_2026-03-17_0600_third.csv'), `${day}16.03.2026,CAFE LUMEN,-3.50\n`);
+    const ws = await Workspace.create(db.url);
+    const r = await adopt(ws, archive, ['--config', old.config]);
+    expect(r.status, r.stderr).toBe(1);
+    expect(outcomes(r.json).sort()).toEqual([
+      ['card_2026-03-17_0600.csv', 'adopted', 'natural-keys', 3],
+      ['card_2026-03-17_0600_third.csv', 'partly-loaded', null, 4],
+    ]);
+    expect(r.json.files.find((f) => f.name === 'card_2026-03-17_0600_third.csv')).toMatchObject({
+      present_rows: 3,
+      message: expect.stringMatching(
+        /^partly loaded: 3 of 4 rows. \(booking_date, merchant, amount\) values with their occurrence are in \S+ \(first missing: line 5\)/,
+      ),
+    });
+    expect(ws.ledgerFiles().map((f) => [f.name, f.state, f.row_count])).toEqual([['card_2026-03-17_0600.csv', 'loaded', 3]]);
   });
 
   it('--dry-run reports what would be adopted and writes nothing to the ledger', async () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSettlement } from '../../src/demo/sampleSettlement.js';
@@ -246,6 +246,71 @@ describe.skipIf(!isRoot)('doctor never says ok for a night that will fail', () =
       expect(failed((await doctor()).checks)).toEqual([]);
       await db.client.query(`REVOKE ALL ON ALL TABLES IN SCHEMA settle_ledger FROM ${role}`);
       await db.client.query(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA settle_ledger FROM ${role}`);
+    });
+
+    it('(16) a finance role without TEMPORARY: finance FAILED for the partner whose statements are staged, naming the GRANT; a partner without staged loads is not asked for it', async () => {
+      const statementLayout = {
+        table: 'doctor_statement_lines',
+        columns: [
+          { name: 'booking_date', from: 'Date', type: 'date', format: 'dd.MM.yyyy' },
+          { name: 'text', from: 'Text', type: 'text' },
+          { name: 'amount', from: 'Amount', type: 'decimal' },
+        ],
+        naturalKey: ['booking_date', 'text', 'amount'],
+        occurrence: true,
+      };
+      const { ws, path, doctor } = await night(async (config, ws) => {
+        // its own folders: archive/, duplicates/ and rejected/ are siblings of its intake
+        const bankIntake = join(ws.root, 'bank', 'intake');
+        await mkdir(bankIntake, { recursive: true });
+        await writeFile(join(bankIntake, 'statement_2026-12-03.csv'), 'Date,Text,Amount\n03.12.2026,CAFE,-3.50\n03.12.2026,CAFE,-3.50\n');
+        expect(spawnSync('chown', ['-R', `${SERVICE}:${SERVICE}`, join(ws.root, 'bank')]).status).toBe(0);
+        config.partners = {
+          acquirer: { intake: ws.intake },
+          bank: { intake: bankIntake, pattern: 'statement_*.csv', layout: statementLayout },
+        };
+        delete config.intake;
+      });
+      const migrated = await ws.cli(['migrate', '--config', path]);
+      expect(migrated.status, migrated.stderr).toBe(0);
+      const database = (await db.client.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db;
+      await db.client.query(`GRANT USAGE ON SCHEMA settle TO ${role}`);
+      await db.client.query(`GRANT SELECT ON settle.schema_migrations TO ${role}`);
+      await db.client.query(
+        `GRANT SELECT, INSERT, UPDATE ON settle.file_loads, settle.loads, settle.settlement_rows, settle.doctor_statement_lines TO ${role}`,
+      );
+      await db.client.query(`REVOKE TEMPORARY ON DATABASE ${database} FROM PUBLIC`);
+      try {
+        const r = await doctor([], { DATABASE_URL: urlAs() });
+        expect(failed(r.checks)).toEqual(['bank finance']);
+        expect(r.status).toBe(2);
+        const financeOf = (checks: Check[], partner: string) => checks.find((c) => c.partner === partner && c.check === 'finance')!;
+        expect(financeOf(r.checks, 'bank').message).toContain(`GRANT TEMPORARY ON DATABASE "${database}" TO "${role}"`);
+        expect(financeOf(r.checks, 'acquirer')).toMatchObject({ ok: true, message: expect.not.stringContaining('TEMPORARY') });
+        // granted to the role itself: every check ok
+        await db.client.query(`GRANT TEMPORARY ON DATABASE ${database} TO ${role}`);
+        const granted = await doctor([], { DATABASE_URL: urlAs() });
+        expect(failed(granted.checks)).toEqual([]);
+        expect(granted.status).toBe(0);
+        expect(financeOf(granted.checks, 'bank').message).toContain('TEMPORARY for its staging table held');
+        await db.client.query(`REVOKE TEMPORARY ON DATABASE ${database} FROM ${role}`);
+
+        // the run refuses the same at the bank's start: alone, exit 2 and nothing touched; beside the
+        // acquirer, whose run loads, the bank is not started and named (exit 1, docs/PARTNERS.md)
+        const alone = await ws.cli(['run', '--config', path, '--stable-for', '0', '--partner', 'bank'], { DATABASE_URL: urlAs() });
+        expect(alone.status, alone.stdout + alone.stderr).toBe(2);
+        expect(alone.stdout + alone.stderr).toContain(`GRANT TEMPORARY ON DATABASE "${database}" TO "${role}"`);
+        const both = await ws.cli(['run', '--config', path, '--stable-for', '0'], { DATABASE_URL: urlAs() });
+        expect(both.status, both.stdout + both.stderr).toBe(1);
+        expect(both.stdout).toMatch(/bank: run \S+ not started: .*\(could not start: database role .* lacks TEMPORARY/);
+        expect(await readdir(join(ws.root, 'bank', 'intake'))).toEqual(['statement_2026-12-03.csv']);
+        const loaded = await db.client.query<{ n: number }>('SELECT count(*)::int AS n FROM settle.doctor_statement_lines');
+        expect(loaded.rows[0]!.n).toBe(0);
+      } finally {
+        await db.client.query(`GRANT TEMPORARY ON DATABASE ${database} TO PUBLIC`);
+        await db.client.query(`REVOKE TEMPORARY ON DATABASE ${database} FROM ${role}`);
+        await db.client.query(`REVOKE ALL ON ALL TABLES IN SCHEMA settle FROM ${role}`);
+      }
     });
 
     it('(12) a finance role whose transactions are read-only (as on a replica): finance-writable FAILED with the ALTER ROLE', async () => {

@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { finished } from '../support/cli.js';
+import { until } from '../support/until.js';
 import { financeDatabase, parseSummary, Workspace, type FinanceDatabase, type LedgerStore } from '../support/workspace.js';
 
 /*
@@ -310,6 +311,123 @@ describe('two runs at once on overlapping exports', () => {
       expect(ja.seen_before + jb.seen_before).toBe(statementRows(texts[0]!).length + statementRows(texts[1]!).length - expected.rows);
       expect(await tableTotals(db)).toEqual(expected);
       expect((await ws.files('archive')).sort()).toEqual([...NIGHTS.slice(0, 2)].sort());
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('a load that meets a row another load committed after its insert began', () => {
+  it('waits for it on the index, then loads its rows again skipping that key: the row counted as seen before, never twice', async () => {
+    const db = await financeDatabase();
+    try {
+      const { ws, config } = await statementWorkspace(db, 'sqlite');
+      // run A inserts the first week's rows and holds, its transaction open, until told to go on
+      const held = join(ws.root, 'a-held');
+      const go = join(ws.root, 'a-go');
+      await ws.put(NIGHTS[0]!, fixture(NIGHTS[0]!));
+      const a = finished(
+        ws.startRun(['--config', config, '--json'], {
+          SETTLE_TEST_FAULT: 'hook:rows-compared',
+          SETTLE_TEST_HOOK: `touch "${held}"; i=0; while [ ! -e "${go}" ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.01; done`,
+        }),
+      );
+      await until('run A holds its inserted rows uncommitted', () => existsSync(held));
+
+      // run B's plain insert of the overlapping week began before A committed: it waits on A's keys
+      await ws.put(NIGHTS[1]!, fixture(NIGHTS[1]!));
+      const retried = join(ws.root, 'b-retried');
+      const b = finished(
+        ws.startRun(['--config', config, '--json'], { SETTLE_TEST_FAULT: 'hook:insert-retried', SETTLE_TEST_HOOK: `touch "${retried}"` }),
+      );
+      await until('run B waits on a key run A inserted', async () => {
+        const waiting = await db.client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SAVEPOINT settle_insert;%'`,
+        );
+        return waiting.rows[0]!.n === 1;
+      });
+      await writeFile(go, '');
+      const [ra, rb] = await Promise.all([a, b]);
+      expect([ra.status, rb.status], ra.stderr + rb.stderr).toEqual([0, 0]);
+      // B met A's committed keys as a UNIQUE violation and went in again from its savepoint
+      expect(existsSync(retried)).toBe(true);
+
+      const [ja, jb] = [JSON.parse(ra.stdout) as RunJson, JSON.parse(rb.stdout) as RunJson];
+      const texts = [fixture(NIGHTS[0]!), fixture(NIGHTS[1]!)];
+      const expected = union(texts);
+      expect(ja).toMatchObject({ loaded: 1, rows: statementRows(texts[0]!).length, seen_before: 0 });
+      expect(jb).toMatchObject({ loaded: 1, rows: expected.rows - ja.rows });
+      expect(jb.seen_before).toBe(statementRows(texts[1]!).length - jb.rows);
+      expect(jb.seen_before).toBeGreaterThan(0);
+      expect(await tableTotals(db)).toEqual(expected);
+      expect((await ws.files('archive')).sort()).toEqual([...NIGHTS.slice(0, 2)].sort());
+      expect(ws.ledgerFiles().map((f) => [f.name, f.state])).toEqual([
+        [NIGHTS[0], 'loaded'],
+        [NIGHTS[1], 'loaded'],
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('a reprocess of one export while a run loads an overlapping one', () => {
+  const CASES = [
+    { held: 'reprocess', step: 'mid-copy', when: "the reprocess holds its export's rows deleted, not yet put back" },
+    { held: 'reprocess', step: 'rows-compared', when: "the reprocess holds its export's rows put back, not yet committed" },
+    { held: 'run', step: 'rows-compared', when: "the run holds the new week's rows inserted, not yet committed" },
+  ] as const;
+  it.each(CASES)('$when: no row loaded twice, none lost, the overlap seen before by the run', async ({ held, step }) => {
+    const db = await financeDatabase();
+    try {
+      const { ws, config } = await statementWorkspace(db, 'sqlite');
+      const [a, b] = [fixture(NIGHTS[0]!), fixture(NIGHTS[1]!)];
+      await ws.put(NIGHTS[0]!, a);
+      expect((await ws.run(['--config', config])).status).toBe(0);
+      await ws.put(NIGHTS[1]!, b);
+
+      const reprocess = ['--config', config, '--reprocess', '--reason', 'layout check', '--files', NIGHTS[0]!, '--json'];
+      const run = ['--config', config, '--json'];
+      // the held one stops at the step, its transaction open, until the other has finished
+      const heldFile = join(ws.root, 'held');
+      const go = join(ws.root, 'go');
+      const hold = {
+        SETTLE_TEST_FAULT: `hook:${step}`,
+        SETTLE_TEST_HOOK: `touch "${heldFile}"; i=0; while [ ! -e "${go}" ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.01; done`,
+      };
+      const first = finished(ws.startRun(held === 'reprocess' ? reprocess : run, hold));
+      await until(`the ${held} holds at ${step}`, () => existsSync(heldFile));
+      const other = await ws.run(held === 'reprocess' ? run : reprocess);
+      await writeFile(go, '');
+      const firstDone = await first;
+      const [reprocessed, loaded] = held === 'reprocess' ? [firstDone, other] : [other, firstDone];
+      expect([reprocessed.status, loaded.status], reprocessed.stdout + reprocessed.stderr + loaded.stdout + loaded.stderr).toEqual([0, 0]);
+
+      const expected = union([a, b]);
+      const newRows = expected.rows - statementRows(a).length;
+      expect(JSON.parse(loaded.stdout) as RunJson).toMatchObject({
+        loaded: 1,
+        rows: newRows,
+        seen_before: statementRows(b).length - newRows,
+      });
+      expect(JSON.parse(reprocessed.stdout)).toMatchObject({
+        files: [expect.objectContaining({ name: NIGHTS[0], rows: statementRows(a).length })],
+      });
+      // every distinct row once: counts, sums, and no key twice
+      expect(await tableTotals(db)).toEqual(expected);
+      const twice = await db.client.query(
+        `SELECT booking_date, text, amount, occurrence FROM settle.bank_statement_lines GROUP BY 1, 2, 3, 4 HAVING count(*) > 1`,
+      );
+      expect(twice.rows).toEqual([]);
+      // each row carries the load that put it there: the first week's the reprocess's, the rest the run's
+      const byLoad = await db.client.query<{ reason: string | null; n: number }>(
+        `SELECT l.reason, count(*)::int AS n FROM settle.bank_statement_lines t JOIN settle.loads l USING (load_id) GROUP BY l.reason ORDER BY l.reason NULLS LAST`,
+      );
+      expect(byLoad.rows).toEqual([
+        { reason: expect.stringContaining('layout check'), n: statementRows(a).length },
+        { reason: null, n: newRows },
+      ]);
     } finally {
       await db.close();
     }

@@ -8,10 +8,12 @@ import { toLayoutJson } from '../../src/layout/model/layoutObject.js';
 import { parseLayout } from '../../src/layout/model/parseLayout.js';
 import { decimalIdentity, KeyRepeats } from '../../src/layout/reader/naturalKeys.js';
 import { checkContent } from '../../src/pipeline/fileChecks.js';
-import { statementLayout as statement } from '../support/statementLayout.js';
+import { statementLayout } from '../support/statementLayout.js';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(new URL(`../../fixtures/statements/${name}`, import.meta.url), 'utf8')) as { layout: unknown };
+
+const statement = statementLayout;
 
 describe('a natural key of a statement without ids', () => {
   it('may hold a decimal, compared by its value: 10.5, 10.50 and +010.500 are one key, -0.00 is 0', () => {
@@ -26,8 +28,20 @@ describe('a natural key of a statement without ids', () => {
   it('may hold any typed column, and an optional one only as text (an empty decimal has no value to compare)', () => {
     expect(statement({ naturalKey: ['booking_date', 'amount'] }).naturalKey).toEqual(['booking_date', 'amount']);
     expect(() => statement({ naturalKey: ['booking_date', 'balance'] })).toThrow(
-      /natural key column "balance" must be required, or of type text/,
+      'natural key column "balance" is optional and of type decimal: an empty one would be NULL, which a UNIQUE key never finds equal to another, so the row would load again with every resend. Make it required, leave it out of the key, or key on the field read a second time as text ({ "name": "balance_text", "from": "Balance", "type": "text", "required": false }: an empty one is kept as \'\')',
     );
+    // the way out it names is a layout that loads: the field read twice, the key on its text
+    const twice = statement({
+      columns: [
+        { name: 'booking_date', from: 'Date', type: 'date', format: 'dd.MM.yyyy' },
+        { name: 'text', from: 'Text', type: 'text' },
+        { name: 'amount', from: 'Amount', type: 'decimal' },
+        { name: 'balance', from: 'Balance', type: 'decimal', required: false },
+        { name: 'balance_text', from: 'Balance', type: 'text', required: false },
+      ],
+      naturalKey: ['booking_date', 'text', 'amount', 'balance_text'],
+    });
+    expect(twice.naturalKey).toEqual(['booking_date', 'text', 'amount', 'balance_text']);
   });
 });
 

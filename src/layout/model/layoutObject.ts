@@ -119,9 +119,13 @@ export function readLayoutObject(raw: Record<string, unknown>, fail: Fail, name:
   for (const keyColumn of keys) {
     const spec = columns.find((c) => c.name === keyColumn)!;
     if (!KEY_TYPES.includes(spec.type)) fail(`natural key column "${keyColumn}" must be of type ${KEY_TYPES.join(', ')}`);
-    // an empty optional part is kept as '' (UNIQUE never compares NULLs): only text has one
+    // an empty optional part is kept as '' (UNIQUE never compares NULLs): only text has one. An
+    // optional typed part stays refused: NULLS NOT DISTINCT is PostgreSQL 15's, and a NULL-safe
+    // comparison is no index look-up (docs/LAYOUTS.md, "naturalKey")
     if (!spec.required && spec.type !== 'text')
-      fail(`natural key column "${keyColumn}" must be required, or of type text (an empty one is kept as '')`);
+      fail(
+        `natural key column "${keyColumn}" is optional and of type ${spec.type}: an empty one would be NULL, which a UNIQUE key never finds equal to another, so the row would load again with every resend. Make it required, leave it out of the key, or key on the field read a second time as text ({ "name": "${keyColumn}_text", "from": ${JSON.stringify(spec.from)}, "type": "text", "required": false }: an empty one is kept as '')`,
+      );
   }
   if (keys.every((k) => !columns.find((c) => c.name === k)!.required)) fail('"naturalKey" needs at least one required column');
   const occurrence = parseOccurrence(raw.occurrence, columns, fail);
