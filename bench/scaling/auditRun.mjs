@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { openLedger } from '../../dist/ledger/openLedger.js';
-import { transferAudit } from '../../dist/report/transferLog/transferAudit.js';
+import { transferAudit } from '../../dist/report/arrivalAudit/transferAudit.js';
 import { notReady, sizeOf, uploadAt, name } from './transferLogFixture.mjs';
 
 const dir = process.argv[2];
@@ -41,7 +41,7 @@ await ledger.close();
 console.log(
   JSON.stringify({
     uploads,
-    arrivals: result.arrivals.length,
+    arrivals: result.arrivals.count,
     loaded: result.counts.loaded ?? 0,
     unmatched: result.unmatched,
     wallSeconds: +wall.toFixed(2),

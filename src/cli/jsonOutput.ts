@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { printableJson } from '../report/printable.js';
 
 /**
@@ -24,3 +25,32 @@ export function snakeKeys(value: unknown): unknown {
 export function jsonDocument(doc: Record<string, unknown>): string {
   return printableJson({ version: JSON_VERSION, ...(snakeKeys(doc) as Record<string, unknown>) });
 }
+
+/**
+ * One command's JSON document with one array too long to hold as a string (an audit's accounted
+ * uploads, each already written as its JSON object): the document is made with a placeholder
+ * where the array goes (`build` puts it there), and given back in pieces, the array's items
+ * between its two halves. Parsed, it is the document `jsonDocument` would have made; cut short
+ * anywhere, it does not parse.
+ */
+export function* jsonDocumentPieces(build: (placeholder: string) => Record<string, unknown>, items: Iterable<string>): Generator<string> {
+  // a string no data holds (a NUL and a random id): where it lands in the text, the array goes
+  const placeholder = `\u0000${randomUUID()}\u0000`;
+  const text = jsonDocument(build(placeholder));
+  const marker = printableJson(placeholder);
+  const at = text.indexOf(marker);
+  if (at < 0) {
+    yield text;
+    return;
+  }
+  yield `${text.slice(0, at)}[`;
+  let first = true;
+  for (const item of items) {
+    yield first ? item : `,${item}`;
+    first = false;
+  }
+  yield `]${text.slice(at + marker.length)}`;
+}
+
+/** An audit's accounted upload as its JSON object (AccountedList's `json` form): as the whole document would have written it. */
+export const accountedArrivalJson = (arrival: object): string => printableJson(snakeKeys(arrival));
