@@ -101,7 +101,7 @@ export function registerAudit(program: Command, setExit: (status: number) => voi
       try {
         const result = await auditPartners(flags, { sizeOnlyAllowed: true, accounted });
         // nothing is printed before every check is done, and the verdict comes last: cut short, it never reads as clean
-        if (flags.json) await writeStreamed([...auditJsonPieces(result), '\n'], { lines: false });
+        if (flags.json) await writeStreamed(auditJsonPieces(result), { lines: false, end: '\n' });
         else await writeStreamed(auditLines(result), { lines: true });
         setExit(result.discrepancies > 0 ? 1 : 0);
       } finally {

@@ -8,12 +8,12 @@ const BATCH_CHARS = 64 * 1024;
  * A long answer (an audit of a year's uploads: hundreds of megabytes) written as it is read back,
  * a batch at a time, waiting while the reader (a pipe, a pager) is behind: never one string of it
  * all. `lines` ends each piece with a line break (text); without it the pieces are joined as they
- * are (a JSON document's parts). The fault point `audit-output` is reached at each batch, so a
+ * are (a JSON document's parts), and `end` follows the last. The fault point `audit-output` is reached at each batch, so a
  * test kills the process mid-answer.
  */
 export async function writeStreamed(
   pieces: Iterable<string>,
-  opts: { lines: boolean; stream?: NodeJS.WritableStream } = { lines: true },
+  opts: { lines: boolean; end?: string; stream?: NodeJS.WritableStream } = { lines: true },
 ): Promise<void> {
   const stream = opts.stream ?? process.stdout;
   let batch = '';
@@ -27,5 +27,6 @@ export async function writeStreamed(
     batch += opts.lines ? `${piece}\n` : piece;
     if (batch.length >= BATCH_CHARS) await flush();
   }
+  batch += opts.end ?? '';
   if (batch.length > 0) await flush();
 }

@@ -129,13 +129,16 @@ function sightingOf(event: EventInContext): Sighting | null {
   const unreachable = event.event === 'ignored' && event.name.includes('\uFFFD');
   const size = unreachable ? null : typeof event.details.size === 'number' ? event.details.size : event.fileSize;
   const at = Date.parse(event.at);
+  const read = decidedDetails(outcome, event.details, event.fileArrival);
   return {
     outcome,
     size,
     runId: event.runId,
     recordedAt: event.at,
     sha256: event.sha256,
-    ...decidedDetails(outcome, event.details, event.fileArrival),
+    duplicateOf: read.duplicateOf,
+    reason: read.reason,
+    leftAs: read.leftAs,
     at,
     runStartedAt: event.runStartedAt ? Date.parse(event.runStartedAt) : at,
   };

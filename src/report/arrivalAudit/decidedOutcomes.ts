@@ -26,12 +26,21 @@ export function decidedDetails(
   details: Record<string, unknown>,
   fileArrival: string | null,
 ): Pick<Decided, 'duplicateOf' | 'reason' | 'leftAs'> {
+  // nearly every record: no details and nothing left waiting (one object for all of them)
+  if (!WAITING.has(outcome) && !hasAny(details)) return NOTHING_READ;
   const dup = details.duplicateOf as { name?: unknown; run?: unknown } | undefined;
   return {
     duplicateOf: dup && typeof dup.name === 'string' ? { name: dup.name, run: typeof dup.run === 'string' ? dup.run : null } : null,
     reason: typeof details.reason === 'string' ? details.reason : null,
     leftAs: !WAITING.has(outcome) ? null : typeof details.arrival === 'string' ? details.arrival : fileArrival,
   };
+}
+
+const NOTHING_READ: Pick<Decided, 'duplicateOf' | 'reason' | 'leftAs'> = Object.freeze({ duplicateOf: null, reason: null, leftAs: null });
+
+function hasAny(details: Record<string, unknown>): boolean {
+  for (const _ in details) return true;
+  return false;
 }
 
 const OUTCOMES: ArrivalOutcome[] = ['loaded', 'skipped', 'held', 'rejected', 'failed', 'not_ready', 'ignored', 'claimed'];
