@@ -8,8 +8,21 @@ import { printableJson } from '../report/printable.js';
  */
 export const JSON_VERSION = 1;
 
-/** A camelCase name as scripts and the log file read it: snake_case. */
-export const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const snakeNames = new Map<string, string>();
+
+/**
+ * A camelCase name as scripts and the log file read it: snake_case. Each name is worked out once
+ * (a document of a million objects asks the same twenty names twenty million times); the names
+ * are the code's own keys and those of the ledger's details, a bounded set.
+ */
+export const snake = (key: string): string => {
+  let name = snakeNames.get(key);
+  if (name === undefined) {
+    name = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snakeNames.size < 10_000) snakeNames.set(key, name);
+  }
+  return name;
+};
 
 /**
  * Keys of any depth in snake_case: the ledger keeps event details in camelCase (they are
