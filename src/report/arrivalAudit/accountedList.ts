@@ -2,7 +2,7 @@ import { closeSync, readSync, writeSync } from 'node:fs';
 import { unlinkedTemporaryFile } from '../../privateFiles.js';
 import type { AccountedArrival } from './accountArrivals.js';
 
-/** The lines of one form held in memory before they go to a temporary file: an audit of a few thousand uploads never touches the disk. */
+/** The characters of one form held in memory before they go to a temporary file: an audit of a few thousand uploads never touches the disk. */
 const SPILL_AFTER = 16 * 1024 * 1024;
 /** How much of the temporary file one read brings back. */
 const READ_CHUNK = 1024 * 1024;
@@ -13,10 +13,10 @@ const READ_CHUNK = 1024 * 1024;
  */
 export type AccountedForms = Partial<Record<'text' | 'json', (arrival: AccountedArrival) => string | null>>;
 
-/** One form's lines, in memory until they pass SPILL_AFTER, then in a temporary file of their own. */
+/** One form's lines, in memory until they pass SPILL_AFTER characters, then in a temporary file of their own. */
 class SpilledLines {
   private pending: string[] = [];
-  private pendingBytes = 0;
+  private pendingChars = 0;
   private file: number | null = null;
   private written = 0;
 
@@ -24,15 +24,15 @@ class SpilledLines {
 
   add(line: string): void {
     this.pending.push(line);
-    this.pendingBytes += line.length * 3 + 1;
-    if (this.pendingBytes > this.spillAfter) this.flush();
+    this.pendingChars += line.length + 1;
+    if (this.pendingChars > this.spillAfter) this.flush();
   }
 
   private flush(): void {
     if (this.pending.length === 0) return;
     const bytes = Buffer.from(`${this.pending.join('\n')}\n`);
     this.pending = [];
-    this.pendingBytes = 0;
+    this.pendingChars = 0;
     this.file ??= unlinkedTemporaryFile('audit');
     for (let done = 0; done < bytes.length;) done += writeSync(this.file, bytes, done, bytes.length - done, this.written + done);
     this.written += bytes.length;
@@ -69,7 +69,7 @@ class SpilledLines {
 /**
  * Every upload a transfer log audit accounted, in the order it accounted them, written out as
  * it goes in the forms its caller will print, and never kept as objects: a year's million uploads
- * are a gigabyte of objects, a few hundred bytes each of text. A form past 16 MiB goes to a
+ * are a gigabyte of objects, a few hundred bytes each of text. A form past 16 Mi characters goes to a
  * temporary file, already unlinked (nothing is left behind however the process ends), and is read
  * back in order when printed. The uploads that count against the audit (`unmatched`) the audit
  * keeps whole as well, as its discrepancies.
