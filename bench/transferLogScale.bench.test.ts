@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openLedger } from '../src/ledger/openLedger.js';
-import { accountArrivals } from '../src/report/arrivalAudit/accountArrivals.js';
+import { accountArrivals, type AccountedArrival } from '../src/report/arrivalAudit/accountArrivals.js';
 import { arrivalsOf } from '../src/report/arrivalAudit/arrivals.js';
 import { readTransferLogs } from '../src/transferLog/logFiles.js';
 import { logZone } from '../src/transferLog/logTimes.js';
@@ -52,11 +52,16 @@ describe('the transfer log audit as the uploads grow', () => {
         // the not-ready ones are still in the intake as their run left them
         const waiting = new Map<string, { size: number; mtimeMs: number }>();
         for (let i = 0; i < uploads; i++) if (notReady(i)) waiting.set(name(i), { size: sizeOf(i), mtimeMs: uploadAt(i) });
-        const matched = await timed(() =>
-          accountArrivals(ledger, followed.value.arrivals, { clockSlackMs: 2000, intakeNow: async () => ({ entries: waiting }) }).then(
-            (r) => r.arrivals,
-          ),
-        );
+        const matched = await timed(async () => {
+          const accounted: AccountedArrival[] = [];
+          await accountArrivals(
+            ledger,
+            followed.value.arrivals,
+            { clockSlackMs: 2000, intakeNow: async () => ({ entries: waiting }) },
+            (a) => accounted.push(a),
+          );
+          return accounted;
+        });
         expect(matched.value).toHaveLength(uploads);
         expect(matched.value.filter((a) => a.unmatched)).toEqual([]);
         expect(matched.value.filter((a) => a.outcome === 'loaded')).toHaveLength(uploads - Math.floor(uploads / 50));

@@ -56,7 +56,9 @@ export type FaultStep =
   /** a partner's run is over and its partner lease (a ledger several hosts share) is about to be released */
   | 'before-lease-release'
   /** a report's file (the metrics file, the deliveries page, a file of an evidence pack) was checked and is about to be written */
-  | 'before-write';
+  | 'before-write'
+  /** a long answer (`audit`'s, a batch of 64 Ki characters at a time, cli/streamedOutput.ts) is about to go to stdout: `audit-output@2` kills it after the first */
+  | 'audit-output';
 
 declare const SETTLE_TEST_SEAMS: boolean | undefined;
 

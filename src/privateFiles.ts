@@ -1,5 +1,6 @@
-import { closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
 /**
@@ -50,5 +51,21 @@ export function assertNotWorldWritableFolder(path: string, what: string): void {
     throw new UsageError(
       `${what} ${path} is in ${open.dir}, which every user may write to: put it in a folder of its own (mode 0700 or 0750)`,
     );
+  }
+}
+
+/**
+ * A file of this process's own for what does not fit in memory (a table's keys, an audit's
+ * accounted uploads), opened for reading and writing and already unlinked: created new in a
+ * fresh private folder of the temporary folder, which is removed at once, so no other user can
+ * open it and nothing is left behind however the process ends. `what` names the folder while it
+ * exists (`settle-ingest-keys-`).
+ */
+export function unlinkedTemporaryFile(what: string): number {
+  const folder = mkdtempSync(join(tmpdir(), `settle-ingest-${what}-`));
+  try {
+    return openSync(join(folder, what), 'wx+', 0o600);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
   }
 }

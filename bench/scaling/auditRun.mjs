@@ -1,15 +1,23 @@
 // One transfer log audit over a fixture of transferLogFixture.mjs, in this process: the log read,
 // its uploads followed, each matched to the ledger (transferAudit, what `audit` and `report
-// evidence` run for a partner's transferLog). Prints one JSON line: wall and CPU seconds, the
+// evidence` run for a partner's transferLog), then its answer written as `audit` writes it (text,
+// or with `--json` the JSON document) to /dev/null. Prints one JSON line: wall and CPU seconds, the
 // uploads accounted, unmatched, and the heap's peak as V8 saw it.
-// Usage: node --max-old-space-size=512 bench/scaling/auditRun.mjs DIR   (after `npm run build`)
+// Usage: node --max-old-space-size=512 bench/scaling/auditRun.mjs DIR [--json]   (after `npm run build`)
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { openLedger } from '../../dist/ledger/openLedger.js';
-import { transferAudit } from '../../dist/report/transferLog/transferAudit.js';
+import { createWriteStream } from 'node:fs';
+import { transferAudit } from '../../dist/report/arrivalAudit/transferAudit.js';
+import { AccountedList } from '../../dist/report/arrivalAudit/accountedList.js';
+import { accountedArrivalLine, auditLines } from '../../dist/report/auditText.js';
+import { accountedArrivalJson } from '../../dist/cli/jsonOutput.js';
+import { auditJsonPieces } from '../../dist/cli/auditCommand.js';
+import { writeStreamed } from '../../dist/cli/streamedOutput.js';
 import { notReady, sizeOf, uploadAt, name } from './transferLogFixture.mjs';
 
 const dir = process.argv[2];
+const json = process.argv.includes('--json');
 const ledger = await openLedger(join(dir, 'ledger.sqlite'), { create: false, readOnly: true, timeoutMs: 5000 });
 const uploads = Number((await import('node:fs')).readFileSync(join(dir, 'uploads.csv'), 'latin1').split('\n').length - 2);
 let peakHeap = 0;
@@ -33,7 +41,15 @@ const intakeNow = async () => {
 };
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-const result = await transferAudit(ledger, [partner], intakeNow);
+const accounted = new AccountedList(json ? { json: accountedArrivalJson } : { text: accountedArrivalLine });
+const result = await transferAudit(ledger, [partner], intakeNow, { accounted });
+// the answer as `audit` gives it, this check alone
+const check = { name: 'every upload in the transfer log has a ledger outcome', discrepancies: [] };
+const answer = { checks: [check], archiveCheck: 'sha256', discrepancies: result.unmatched, transferLog: result };
+const out = createWriteStream('/dev/null');
+if (json) await writeStreamed(auditJsonPieces(answer), { lines: false, end: '\n', stream: out });
+else await writeStreamed(auditLines(answer), { lines: true, stream: out });
+accounted.close();
 const wall = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 clearInterval(sample);
@@ -41,7 +57,7 @@ await ledger.close();
 console.log(
   JSON.stringify({
     uploads,
-    arrivals: result.arrivals.length,
+    arrivals: result.arrivals.count,
     loaded: result.counts.loaded ?? 0,
     unmatched: result.unmatched,
     wallSeconds: +wall.toFixed(2),

@@ -1,6 +1,8 @@
 // A year's uploads for the transfer log audit: a CSV transfer log of N uploads into one intake and
 // a SQLite ledger in which each was claimed and loaded (one run per 1,000 uploads), every 50th left
 // not ready instead and still in the intake. The shapes of bench/transferLogScale.bench.test.ts.
+// `outcome: 'ignored'` records each upload ignored instead (the pattern did not take it): a ledger
+// of no loaded file, whose audit is the transfer log's alone (test/integration/boundedMemory.test.ts).
 // Usage: node bench/scaling/transferLogFixture.mjs DIR UPLOADS   (after `npm run build`)
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -19,17 +21,17 @@ const runOf = (i) => Math.floor(i / 1000);
 const runStart = (run, uploads) => uploadAt(Math.min(run * 1000 + 999, uploads - 1)) + 10_000;
 export const notReady = (i) => i % 50 === 49;
 
-export async function writeLog(path, uploads) {
+export async function writeLog(path, uploads, intake = '/in') {
   const out = createWriteStream(path);
   out.write('time,path,size\n');
   for (let i = 0; i < uploads; i++) {
-    if (!out.write(`${new Date(uploadAt(i)).toISOString()},/in/${name(i)},${sizeOf(i)}\n`)) await once(out, 'drain');
+    if (!out.write(`${new Date(uploadAt(i)).toISOString()},${intake}/${name(i)},${sizeOf(i)}\n`)) await once(out, 'drain');
   }
   out.end();
   await once(out, 'finish');
 }
 
-export async function writeLedger(path, uploads) {
+export async function writeLedger(path, uploads, { outcome = 'loaded' } = {}) {
   (await openLedger(path, { create: true, timeoutMs: 5000 })).close();
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -51,6 +53,10 @@ export async function writeLedger(path, uploads) {
     for (let i = 0; i < uploads; i++) {
       const runId = `r-${runOf(i)}`;
       const at = new Date(runStart(runOf(i), uploads) + 1 + (i % 1000)).toISOString();
+      if (outcome === 'ignored') {
+        event.run(runId, at, 'ignored', name(i), null, JSON.stringify({ reason: 'the pattern does not take this name', size: sizeOf(i) }));
+        continue;
+      }
       if (notReady(i)) {
         const details = JSON.stringify({ reason: 'waiting for its ready marker', size: sizeOf(i), arrival: `${sizeOf(i)}:${uploadAt(i)}` });
         event.run(runId, at, 'not_ready', name(i), null, details);

@@ -5,11 +5,13 @@ import { assertFolderForWrites, writeFileAtomically } from '../atomicFile.js';
 import { nowIso } from '../clock.js';
 import { resolvePartners, type RawFlags } from '../config/settings.js';
 import { UsageError, errorMessage } from '../errors.js';
-import { auditText } from '../report/auditText.js';
+import { accountedArrivalLine, auditText } from '../report/auditText.js';
+import { AccountedList } from '../report/arrivalAudit/accountedList.js';
+import type { AuditResult } from '../report/audit.js';
 import { intakeFolders } from '../intake/openIntake.js';
 import { evidencePack, isDay, periodBounds, type EvidenceArchive, type EvidencePeriod } from '../report/evidencePack.js';
-import { auditPartners } from './auditCommand.js';
-import { jsonDocument } from './jsonOutput.js';
+import { auditJsonPieces, auditPartners } from './auditCommand.js';
+import { accountedArrivalJson, jsonDocument } from './jsonOutput.js';
 import { withSettingOptions } from './options.js';
 import { withResources } from './resources.js';
 
@@ -93,20 +95,28 @@ export function registerEvidence(report: Command, setExit: (status: number) => v
         ...new Set([...all, ...partners].flatMap((settings) => (settings.intake ? [settings.intake] : []))),
       ]);
       // the uploads of the period alone: the whole log is read (a rename after the period follows an upload in it)
-      const audit = await auditPartners(flags, { transferLogPeriod: periodBounds(period) });
-      const takenAt = nowIso();
-      const pack = await withResources(partners[0]!, async (commandResources) =>
-        evidencePack(
-          await commandResources.ledger({ create: false, readOnly: true }),
-          period,
-          asked,
-          {
-            json: jsonDocument({ takenAt, ...audit }),
-            text: `audit taken at ${takenAt}\n${auditText(audit)}`,
-          },
-          archivesOf(partners),
-        ),
-      );
+      const accounted = new AccountedList({ text: accountedArrivalLine, json: accountedArrivalJson });
+      let audit: AuditResult;
+      let pack: Awaited<ReturnType<typeof evidencePack>>;
+      try {
+        audit = await auditPartners(flags, { transferLogPeriod: periodBounds(period), accounted });
+        const takenAt = nowIso();
+        const auditResult = audit;
+        pack = await withResources(partners[0]!, async (commandResources) =>
+          evidencePack(
+            await commandResources.ledger({ create: false, readOnly: true }),
+            period,
+            asked,
+            {
+              json: [...auditJsonPieces(auditResult, { takenAt })].join(''),
+              text: `audit taken at ${takenAt}\n${auditText(auditResult)}`,
+            },
+            archivesOf(partners),
+          ),
+        );
+      } finally {
+        accounted.close();
+      }
       for (const [name, text] of pack.files) await writeFileAtomically(join(out, name), text, { mode: 0o644, what: '--out' });
       const loads = pack.loads.filter((evidenceLoad) => evidenceLoad.action !== 'reprocessed').length;
       const reprocessings = pack.loads.length - loads;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { printableJson } from '../report/printable.js';
 
 /**
@@ -7,8 +8,21 @@ import { printableJson } from '../report/printable.js';
  */
 export const JSON_VERSION = 1;
 
-/** A camelCase name as scripts and the log file read it: snake_case. */
-export const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const snakeNames = new Map<string, string>();
+
+/**
+ * A camelCase name as scripts and the log file read it: snake_case. Each name is worked out once
+ * (a document of a million objects asks the same twenty names twenty million times); the names
+ * are the code's own keys and those of the ledger's details, a bounded set.
+ */
+export const snake = (key: string): string => {
+  let name = snakeNames.get(key);
+  if (name === undefined) {
+    name = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snakeNames.size < 10_000) snakeNames.set(key, name);
+  }
+  return name;
+};
 
 /**
  * Keys of any depth in snake_case: the ledger keeps event details in camelCase (they are
@@ -24,3 +38,32 @@ export function snakeKeys(value: unknown): unknown {
 export function jsonDocument(doc: Record<string, unknown>): string {
   return printableJson({ version: JSON_VERSION, ...(snakeKeys(doc) as Record<string, unknown>) });
 }
+
+/**
+ * One command's JSON document with one array too long to hold as a string (an audit's accounted
+ * uploads, each already written as its JSON object): the document is made with a placeholder
+ * where the array goes (`build` puts it there), and given back in pieces, the array's items
+ * between its two halves. Parsed, it is the document `jsonDocument` would have made; cut short
+ * anywhere, it does not parse.
+ */
+export function* jsonDocumentPieces(build: (placeholder: string) => Record<string, unknown>, items: Iterable<string>): Generator<string> {
+  // a string no data holds (a NUL and a random id): where it lands in the text, the array goes
+  const placeholder = `\u0000${randomUUID()}\u0000`;
+  const text = jsonDocument(build(placeholder));
+  const marker = printableJson(placeholder);
+  const at = text.indexOf(marker);
+  if (at < 0) {
+    yield text;
+    return;
+  }
+  yield `${text.slice(0, at)}[`;
+  let first = true;
+  for (const item of items) {
+    yield first ? item : `,${item}`;
+    first = false;
+  }
+  yield `]${text.slice(at + marker.length)}`;
+}
+
+/** An audit's accounted upload as its JSON object (AccountedList's `json` form): as the whole document would have written it. */
+export const accountedArrivalJson = (arrival: object): string => printableJson(snakeKeys(arrival));

@@ -224,13 +224,11 @@ export async function audit(
 
   if (transferLog) {
     check('every upload in the transfer log has a ledger outcome', [
-      ...transferLog.arrivals
-        .filter((accountedArrival) => accountedArrival.unmatched)
-        .map((a) =>
-          a.afterWaiting !== null
-            ? found('upload_gone_after_outcome', a.name, a.sha256, a.run, a.message, a.partner)
-            : found('upload_unmatched', a.name, null, null, a.message, a.partner),
-        ),
+      ...transferLog.unmatchedArrivals.map((a) =>
+        a.afterWaiting !== null
+          ? found('upload_gone_after_outcome', a.name, a.sha256, a.run, a.message, a.partner)
+          : found('upload_unmatched', a.name, null, null, a.message, a.partner),
+      ),
       // an upload the log ties to no one partner has no partner's outcome: crediting either could name the wrong one
       ...transferLog.ambiguous.map((upload) => found('upload_ambiguous', upload.path, null, null, upload.message)),
     ]);

@@ -1,11 +1,27 @@
 import type { AuditResult } from './audit.js';
+import type { AccountedArrival } from './arrivalAudit/accountArrivals.js';
 import { printable } from './printable.js';
 import { totalsText } from '../layout/reader/totalsCheck.js';
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-/** `audit`'s answer for a person: each check, then what the transfer log showed, then the verdict. */
+/** How the text output lists an upload the transfer log audit accounted (`AccountedList`'s `text` form): the unmatched ones are named under their check instead. */
+export const accountedArrivalLine = (arrival: AccountedArrival): string | null =>
+  arrival.unmatched ? null : `  ${printable(arrival.message)}`;
+
+/** `audit`'s answer for a person, whole (an evidence pack's `audit.txt`). */
 export function auditText(result: AuditResult): string {
+  let text = '';
+  for (const line of auditLines(result)) text += `${line}\n`;
+  return text;
+}
+
+/**
+ * `audit`'s answer for a person, a line at a time: each check, then what the transfer log showed
+ * (its accounted uploads read back from where they were written as they were accounted), then the
+ * verdict, always last: output cut short anywhere before it never reads as clean.
+ */
+export function* auditLines(result: AuditResult): Generator<string> {
   const lines: string[] = [];
   for (const check of result.checks) {
     const count = check.discrepancies.length;
@@ -37,11 +53,10 @@ export function auditText(result: AuditResult): string {
     // the unmatched uploads, and those of no one partner, are discrepancies named once, under their check above
     const named = transferAuditResult.unmatched > 0 ? ' (named above)' : '';
     lines.push(
-      `transfer log: ${plural(transferAuditResult.arrivals.length, 'upload', 'uploads')} into the intakes: ${counts || 'none'}; unmatched=${transferAuditResult.unmatched}${named}`,
+      `transfer log: ${plural(transferAuditResult.arrivals.count, 'upload', 'uploads')} into the intakes: ${counts || 'none'}; unmatched=${transferAuditResult.unmatched}${named}`,
     );
-    for (const accountedArrival of transferAuditResult.arrivals) {
-      if (!accountedArrival.unmatched) lines.push(`  ${printable(accountedArrival.message)}`);
-    }
+    yield* lines.splice(0);
+    yield* transferAuditResult.arrivals.lines('text');
     if (transferAuditResult.ambiguous.length > 0) {
       lines.push(`transfer log: ${plural(transferAuditResult.ambiguous.length, 'upload', 'uploads')} of no one partner (named above)`);
     }
@@ -56,5 +71,5 @@ export function auditText(result: AuditResult): string {
   lines.push(
     `audit ${totalDiscrepancies === 0 ? 'clean' : 'found problems'}: ${plural(result.checks.length, 'check', 'checks')}, ${plural(totalDiscrepancies, 'discrepancy', 'discrepancies')}${depth}`,
   );
-  return `${lines.join('\n')}\n`;
+  yield* lines;
 }

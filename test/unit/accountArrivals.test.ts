@@ -6,7 +6,12 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { openSqliteLedger } from '../../src/ledger/sqliteLedger.js';
-import { accountArrivals, type AccountOptions, type IntakeNow } from '../../src/report/arrivalAudit/accountArrivals.js';
+import {
+  accountArrivals,
+  type AccountedArrival,
+  type AccountOptions,
+  type IntakeNow,
+} from '../../src/report/arrivalAudit/accountArrivals.js';
 import { arrivalsOf } from '../../src/report/arrivalAudit/arrivals.js';
 import { clockOffsetMessage, clockOffsetOf, type OwnMove } from '../../src/report/arrivalAudit/ownMoves.js';
 import type { TransferEvent } from '../../src/transferLog/transferEvents.js';
@@ -129,7 +134,9 @@ const options = (over: Partial<AccountOptions> = {}): AccountOptions => ({ clock
 async function accountWithClock(rows: LedgerRows, events: TransferEvent[], opts: AccountOptions) {
   const ledger = await ledgerWith(rows);
   try {
-    return await accountArrivals(ledger, arrivalsOf(events, [INTAKE]).arrivals, opts);
+    const arrivals: AccountedArrival[] = [];
+    const { clockOffset } = await accountArrivals(ledger, arrivalsOf(events, [INTAKE]).arrivals, opts, (a) => arrivals.push(a));
+    return { arrivals, clockOffset };
   } finally {
     await ledger.close();
   }
@@ -138,7 +145,9 @@ async function accountWithClock(rows: LedgerRows, events: TransferEvent[], opts:
 async function account(rows: LedgerRows, events: TransferEvent[], opts: AccountOptions) {
   const ledger = await ledgerWith(rows);
   try {
-    return (await accountArrivals(ledger, arrivalsOf(events, [INTAKE]).arrivals, opts)).arrivals;
+    const arrivals: AccountedArrival[] = [];
+    await accountArrivals(ledger, arrivalsOf(events, [INTAKE]).arrivals, opts, (a) => arrivals.push(a));
+    return arrivals;
   } finally {
     await ledger.close();
   }

@@ -1,7 +1,6 @@
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { closeSync, readSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { unlinkedTemporaryFile } from '../../privateFiles.js';
 
 /** The keys' bytes held in memory before they go to a temporary file: a file of this many key bytes never touches the disk. */
 const SPILL_AFTER = 16 * 1024 * 1024;
@@ -110,7 +109,7 @@ export class KeyFirstLines {
       this.buffer = bigger;
       return;
     }
-    this.spillFile ??= temporaryFile();
+    this.spillFile ??= unlinkedTemporaryFile('keys');
     for (let written = 0; written < this.used;) written += writeSync(this.spillFile, this.buffer, written, this.used - written);
     this.spilled += this.used;
     this.used = 0;
@@ -137,16 +136,6 @@ function readExactly(fd: number, into: Buffer, position: number): void {
     const got = readSync(fd, into, read, into.length - read, position + read);
     if (got === 0) throw new Error('the temporary file of keys ended early');
     read += got;
-  }
-}
-
-/** A file in the temporary folder that is gone from it at once: only this process holds it, and it goes with the process. */
-function temporaryFile(): number {
-  const folder = mkdtempSync(join(tmpdir(), 'settle-ingest-keys-'));
-  try {
-    return openSync(join(folder, 'keys'), 'wx+', 0o600);
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
   }
 }
 

@@ -1,13 +1,12 @@
 import type { EventInContext, LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind, FileRow, LedgerEvent } from '../../ledger/types.js';
-import type { AmbiguousUpload, Arrival, StrayUpload } from './arrivals.js';
-import type { Upload } from '../../transferLog/transferEvents.js';
+import type { AmbiguousUpload, Arrival, ArrivedUpload, StrayUpload } from './arrivals.js';
 import { utcText } from '../../transferLog/logTimes.js';
 import { zoneOffsetAt, type Zone } from '../../layout/values/timeZones.js';
+import { decidedDetails, DecidedOutcomes, WAITING, type ArrivalOutcome, type Decided } from './decidedOutcomes.js';
 import { clockOffsetOf, isOwnMoveInTime, LARGEST_ZONE_GAP_MS, ownMovesOf, type ClockOffset, type OwnMove } from './ownMoves.js';
 
-/** What the ledger did with an arrival, as its last outcome event says. */
-export type ArrivalOutcome = 'loaded' | 'skipped' | 'held' | 'rejected' | 'failed' | 'not_ready' | 'ignored' | 'claimed';
+export type { ArrivalOutcome } from './decidedOutcomes.js';
 
 /**
  * Why an arrival has no ledger outcome. `known_neighbour`, `ready_marker`, `renamed_before_run`
@@ -101,18 +100,18 @@ const OUTCOME_OF: Partial<Record<LedgerEvent['event'], ArrivalOutcome>> = {
 };
 
 const OUTCOME_KINDS = Object.keys(OUTCOME_OF) as EventKind[];
-const EVENTS_PAGE = 10_000;
+/**
+ * A page of 2,000: the page lives while it is matched, and a larger one outlives the young
+ * generation, is promoted and costs the collector a walk over the whole arrivals' heap each time.
+ */
+const EVENTS_PAGE = 2_000;
 
 const NO_RECORD_NEEDED: ReadonlySet<NoRecord> = new Set(['known_neighbour', 'ready_marker', 'renamed_before_run', 'cut_short']);
 
-/** The outcomes after which the file stays in the intake for a later run. */
-const WAITING: ReadonlySet<ArrivalOutcome> = new Set(['failed', 'not_ready', 'held', 'claimed']);
 const ACCOUNTED_AFTER_WAITING: ReadonlySet<AfterWaiting> = new Set(['still_in_intake', 'content_loaded', 'renamed_within']);
 
-interface Sighting {
-  event: EventInContext;
-  outcome: ArrivalOutcome;
-  size: number | null;
+/** A record of the ledger as a sighting of an arrival: what it decided, and when (ms). */
+interface Sighting extends Decided {
   at: number;
   runStartedAt: number;
 }
@@ -130,44 +129,26 @@ function sightingOf(event: EventInContext): Sighting | null {
   const unreachable = event.event === 'ignored' && event.name.includes('\uFFFD');
   const size = unreachable ? null : typeof event.details.size === 'number' ? event.details.size : event.fileSize;
   const at = Date.parse(event.at);
-  return { event, outcome, size, at, runStartedAt: event.runStartedAt ? Date.parse(event.runStartedAt) : at };
-}
-
-/**
- * A record as the account keeps it until the end, which may be a million of them: the strings
- * many records share (the partner, the run and its start) held once, and no details object but
- * the one read (empty ones share one).
- */
-function keptEvent(event: EventInContext, shared: Map<string, string>): EventInContext {
-  const once = <T extends string | null>(text: T): T => {
-    if (text === null) return text;
-    const known = shared.get(text);
-    if (known !== undefined) return known as T;
-    shared.set(text, text);
-    return text;
-  };
+  const read = decidedDetails(outcome, event.details, event.fileArrival);
   return {
-    id: event.id,
-    partner: once(event.partner),
-    runId: once(event.runId),
-    at: event.at,
-    event: event.event,
-    name: event.name,
+    outcome,
+    size,
+    runId: event.runId,
+    recordedAt: event.at,
     sha256: event.sha256,
-    details: Object.keys(event.details).length === 0 ? NO_DETAILS : event.details,
-    fileSize: event.fileSize,
-    fileArrival: event.fileArrival,
-    runStartedAt: once(event.runStartedAt),
+    duplicateOf: read.duplicateOf,
+    reason: read.reason,
+    leftAs: read.leftAs,
+    at,
+    runStartedAt: event.runStartedAt ? Date.parse(event.runStartedAt) : at,
   };
 }
-
-const NO_DETAILS: Record<string, unknown> = Object.freeze({});
 
 /**
  * A string of one piece: a message made of template parts is a tree of them (several hundred
- * bytes for a line of a hundred characters) until something flattens it, and an audit keeps a
- * million messages. Converting it to a number flattens it in place, and the collector drops the
- * tree.
+ * bytes for a line of a hundred characters) until something flattens it, and the audit keeps the
+ * messages of the uploads it cannot account for. Converting it to a number flattens it in place,
+ * and the collector drops the tree.
  */
 function flat(text: string): string {
   Number(text);
@@ -192,15 +173,22 @@ function couldBe(arrival: Arrival, s: Sighting, slackMs: number, correctionMs: n
  * search for the last that came before it, then looked at backwards. A name's arrivals follow one
  * another, each gone when the next came, so the look stops within the few that overlap the run.
  */
-function latestCandidate(list: Arrival[], s: Sighting, slackMs: number, correctionMs: number): Arrival | undefined {
+function latestCandidate(
+  arrivals: Arrival[],
+  list: number | number[],
+  s: Sighting,
+  slackMs: number,
+  correctionMs: number,
+): number | undefined {
+  if (typeof list === 'number') return couldBe(arrivals[list]!, s, slackMs, correctionMs) ? list : undefined;
   let low = 0;
   let high = list.length;
   while (low < high) {
     const mid = (low + high) >>> 1;
-    if (list[mid]!.at - correctionMs <= s.at + slackMs) low = mid + 1;
+    if (arrivals[list[mid]!]!.at - correctionMs <= s.at + slackMs) low = mid + 1;
     else high = mid;
   }
-  for (let i = low - 1; i >= 0; i--) if (couldBe(list[i]!, s, slackMs, correctionMs)) return list[i];
+  for (let i = low - 1; i >= 0; i--) if (couldBe(arrivals[list[i]!]!, s, slackMs, correctionMs)) return list[i];
   return undefined;
 }
 
@@ -217,18 +205,17 @@ function noRecordOf(arrival: Arrival, lastRunStart: number | undefined, correcti
 }
 
 /** The size:mtime a run left a waiting file in the intake with, where the ledger kept it, else its size. */
-function leftAs(final: Sighting): { arrival: string | null; size: number | null } {
-  const recorded = typeof final.event.details.arrival === 'string' ? final.event.details.arrival : final.event.fileArrival;
-  return { arrival: recorded, size: final.size };
+function leftAs(final: Decided): { arrival: string | null; size: number | null } {
+  return { arrival: final.leftAs, size: final.size };
 }
 
 /** What became of an upload left waiting: the log's word first (it saw later removals, renames and writes), then the intake as it is now. */
 async function afterWaitingOf(
   arrival: Arrival,
-  final: Sighting,
-  facts: { loadedContent: Map<string, FileRow>; renamedInto: Map<Upload, Arrival[]>; opts: AccountOptions },
+  final: Decided,
+  facts: { loadedContent: Map<string, FileRow>; renamedInto: Map<ArrivedUpload, Arrival[]>; opts: AccountOptions },
 ): Promise<{ after: AfterWaiting; loadedAs?: FileRow; now?: { size: number; mtimeMs: number }; problem?: string }> {
-  const loadedAs = final.event.sha256 ? facts.loadedContent.get(final.event.sha256) : undefined;
+  const loadedAs = final.sha256 ? facts.loadedContent.get(final.sha256) : undefined;
   if (loadedAs) return { after: 'content_loaded', loadedAs };
   if (arrival.overwrittenBy) return { after: 'overwritten' };
   const { departed } = arrival;
@@ -320,47 +307,58 @@ function describeArrival(
  * latest arrival it can be of (after it, of its size, not gone before that run began), and an
  * arrival's outcome is its last record's. An arrival no record is of is named, and why; so is one
  * whose last outcome left it waiting in the intake and that is no longer there as it was left.
- * The ledger is read in one query and the arrivals indexed by name: the work grows with the
- * uploads, not with their square.
+ * The ledger is read a page at a time and the arrivals indexed by name: the work grows with the
+ * uploads, not with their square. Each arrival is handed to `emit` once accounted, in the list's
+ * order, and kept no longer: only its last record is held until then, in typed arrays
+ * (decidedOutcomes.ts).
  */
 export async function accountArrivals(
   ledger: LedgerQueries,
   arrivals: Arrival[],
   opts: AccountOptions,
-): Promise<{ arrivals: AccountedArrival[]; clockOffset: ClockOffset | null }> {
+  emit: (accounted: AccountedArrival) => void,
+): Promise<{ clockOffset: ClockOffset | null }> {
   const slackMs = opts.clockSlackMs;
-  // a name may hold a newline (OpenSSH logs it escaped), never a NUL
-  const key = (partner: string, name: string) => `${partner}\0${name}`;
-  const byName = new Map<string, Arrival[]>();
-  const renamedInto = new Map<Upload, Arrival[]>();
+  // each partner's arrivals by name, as places in the list (one place, or several oldest first):
+  // the name is the arrival's own string, never a new key of partner and name
+  const byPartner = new Map<string, Map<string, number | number[]>>();
+  const renamedInto = new Map<ArrivedUpload, Arrival[]>();
   let earliest = Infinity;
-  for (const arrival of arrivals) {
-    const nameKey = key(arrival.partner, arrival.name);
-    const list = byName.get(nameKey);
-    if (list) list.push(arrival);
-    else byName.set(nameKey, [arrival]);
+  arrivals.forEach((arrival, index) => {
+    let byName = byPartner.get(arrival.partner);
+    if (!byName) byPartner.set(arrival.partner, (byName = new Map<string, number | number[]>()));
+    const list = byName.get(arrival.name);
+    if (list === undefined) byName.set(arrival.name, index);
+    else if (typeof list === 'number') byName.set(arrival.name, [list, index]);
+    else list.push(index);
     if (arrival.renamedFrom !== null) {
       const same = renamedInto.get(arrival.upload);
       if (same) same.push(arrival);
       else renamedInto.set(arrival.upload, [arrival]);
     }
     if (arrival.at < earliest) earliest = arrival.at;
+  });
+  for (const byName of byPartner.values()) {
+    for (const list of byName.values()) if (typeof list !== 'number') list.sort((x, y) => arrivals[x]!.at - arrivals[y]!.at);
   }
-  for (const list of byName.values()) list.sort((x, y) => x.at - y.at);
-  const partners = [...new Set(arrivals.map((a) => a.partner))];
+  const partners = [...byPartner.keys()];
+  const named = (partner: string, name: string): Arrival[] => {
+    const list = byPartner.get(partner)?.get(name);
+    if (list === undefined) return [];
+    return typeof list === 'number' ? [arrivals[list]!] : list.map((index) => arrivals[index]!);
+  };
 
-  // what is kept of each arrival's records: its last outcome, and its last claim (only the last word while nothing followed it)
-  const matched = new Map<Arrival, { outcome?: Sighting; claim?: Sighting | undefined }>();
-  const shared = new Map<string, string>();
   const limit = opts.eventsPage ?? EVENTS_PAGE;
   // the runs' own moves first: where the log shows them tells how its clock stands to the ledger's
   const ownMoves =
     arrivals.length > 0
-      ? await ownMovesOf(ledger, byName, key, partners, new Date(earliest - LARGEST_ZONE_GAP_MS - slackMs).toISOString(), limit)
+      ? await ownMovesOf(ledger, named, partners, new Date(earliest - LARGEST_ZONE_GAP_MS - slackMs).toISOString(), limit)
       : new Map<Arrival, OwnMove>();
   const zone = opts.logZone;
   const clockOffset = clockOffsetOf([...ownMoves.values()], slackMs, (utcMs) => (zone ? zoneOffsetAt(zone, utcMs) * 60_000 : 0));
   const correctionMs = clockOffset?.offsetMs ?? 0;
+  // each arrival's last record: an outcome is the last word whatever claim came before or after it, a claim only while there is none
+  const decided = new DecidedOutcomes(arrivals.length);
   if (arrivals.length > 0) {
     // no record older than the first upload (on the ledger's clock) less the slack can be of any of them
     const since = new Date(Math.min(earliest, earliest - correctionMs) - slackMs).toISOString();
@@ -368,27 +366,18 @@ export async function accountArrivals(
     for (let afterId = 0; ;) {
       const events = await ledger.eventsInContextSince(OUTCOME_KINDS, since, partners, { afterId, limit });
       for (const event of events) {
-        const list = byName.get(key(event.partner, event.name));
-        const sighting = list ? sightingOf(event) : null;
-        if (!list || !sighting) continue;
-        const latest = latestCandidate(list, sighting, slackMs, correctionMs);
-        if (!latest) continue;
-        const seen = matched.get(latest) ?? {};
-        // an outcome is the last word whatever claim came before or after it: a claim is kept only while there is none
-        if (sighting.outcome !== 'claimed') {
-          seen.outcome = { ...sighting, event: keptEvent(event, shared) };
-          seen.claim = undefined;
-        } else if (!seen.outcome) seen.claim = { ...sighting, event: keptEvent(event, shared) };
-        matched.set(latest, seen);
+        const list = byPartner.get(event.partner)?.get(event.name);
+        const sighting = list === undefined ? null : sightingOf(event);
+        if (list === undefined || !sighting) continue;
+        const latest = latestCandidate(arrivals, list, sighting, slackMs, correctionMs);
+        if (latest === undefined) continue;
+        const before = decided.outcomeOf(latest);
+        if (sighting.outcome !== 'claimed' || before === undefined || before === 'claimed') decided.set(latest, sighting, sighting.at);
       }
       if (events.length < limit) break;
       afterId = events.at(-1)!.id;
     }
   }
-  const finalOf = (arrival: Arrival) => {
-    const seen = matched.get(arrival);
-    return seen?.outcome ?? seen?.claim;
-  };
   const lastRunStarts = new Map<string, number>();
   for (const partner of partners) {
     const [last] = await ledger.recentRuns(1, [partner]);
@@ -396,9 +385,11 @@ export async function accountArrivals(
   }
   // the contents of the uploads left waiting that were loaded since (under any name): one read for all of them
   const waitingContents = new Set<string>();
-  for (const arrival of arrivals) {
-    const final = finalOf(arrival);
-    if (final && WAITING.has(final.outcome) && final.event.sha256) waitingContents.add(final.event.sha256);
+  for (let index = 0; index < arrivals.length; index++) {
+    const outcome = decided.outcomeOf(index);
+    if (outcome === undefined || !WAITING.has(outcome)) continue;
+    const sha256 = decided.get(index)!.sha256;
+    if (sha256) waitingContents.add(sha256);
   }
   const loadedContent = new Map<string, FileRow>();
   for (const row of await ledger.loadedContents([...waitingContents])) {
@@ -413,19 +404,16 @@ export async function accountArrivals(
   };
   const waitingFacts = { loadedContent, renamedInto, opts: { ...opts, intakeNow } };
 
-  const accounted: AccountedArrival[] = [];
-  for (const arrival of arrivals) {
+  for (let index = 0; index < arrivals.length; index++) {
+    const arrival = arrivals[index]!;
     const own = ownMoves.get(arrival);
     const ownInTime = isOwnMoveInTime(own, correctionMs, slackMs);
-    let final = finalOf(arrival);
-    matched.delete(arrival); // what is kept of it is in its entry from here on: a million of both need not fit at once
+    let final = decided.get(index);
     // a run moved it out: its decision was final whatever the records the log's times put it with
     if (ownInTime && (!final || WAITING.has(final.outcome))) final = await movedOutcome(ledger, own!);
-    const dup = final?.event.details.duplicateOf as { name?: unknown; run?: unknown } | undefined;
     const noRecord = final ? null : noRecordOf(arrival, lastRunStarts.get(arrival.partner), correctionMs);
     const since = final && WAITING.has(final.outcome) ? await afterWaitingOf(arrival, final, waitingFacts) : null;
     const afterWaiting = since?.after ?? null;
-    // a literal of one shape, its message flattened: the audit keeps one of these per upload of the log
     const entry: AccountedArrival = {
       partner: arrival.partner,
       name: arrival.name,
@@ -434,38 +422,41 @@ export async function accountArrivals(
       size: arrival.upload.size,
       user: arrival.upload.user,
       renamedFrom: arrival.renamedFrom,
-      log: { file: arrival.upload.place.file, line: arrival.upload.place.line },
+      log: { file: arrival.upload.logFile, line: arrival.upload.logLine },
       outcome: final?.outcome ?? null,
-      run: final?.event.runId ?? null,
-      recordedAt: final?.event.at ?? null,
-      sha256: final?.event.sha256 ?? null,
-      duplicateOf: dup && typeof dup.name === 'string' ? { name: dup.name, run: typeof dup.run === 'string' ? dup.run : null } : null,
-      reason: final && typeof final.event.details.reason === 'string' ? final.event.details.reason : null,
+      run: final?.runId ?? null,
+      recordedAt: final?.recordedAt ?? null,
+      sha256: final?.sha256 ?? null,
+      duplicateOf: final?.duplicateOf ?? null,
+      reason: final?.reason ?? null,
       noRecord,
       afterWaiting,
       unmatched:
         (noRecord !== null && !NO_RECORD_NEEDED.has(noRecord)) || (afterWaiting !== null && !ACCOUNTED_AFTER_WAITING.has(afterWaiting)),
       message: '',
     };
-    entry.message = flat(describe(entry, arrival, since ?? {}, ownInTime ? undefined : own));
-    accounted.push(entry);
+    entry.message = describe(entry, arrival, since ?? {}, ownInTime ? undefined : own);
+    // one kept (an unmatched one, a discrepancy) is one string, never a tree of template parts
+    if (entry.unmatched) flat(entry.message);
+    emit(entry);
   }
-  return { arrivals: accounted, clockOffset };
+  return { clockOffset };
 }
 
 /** The final outcome a run's move out of the intake stands for: the state of the (name, bytes) it moved. */
 const MOVED_AS: Partial<Record<FileRow['state'], ArrivalOutcome>> = { loaded: 'loaded', duplicate: 'skipped', rejected: 'rejected' };
 
-async function movedOutcome(ledger: LedgerQueries, move: OwnMove): Promise<Sighting> {
+async function movedOutcome(ledger: LedgerQueries, move: OwnMove): Promise<Decided> {
   const { event } = move;
   const row = event.sha256 ? await ledger.file(event.name, event.sha256) : undefined;
-  const at = Date.parse(event.at);
+  const outcome = (row && MOVED_AS[row.state]) ?? 'loaded';
   return {
-    event,
-    outcome: (row && MOVED_AS[row.state]) ?? 'loaded',
+    outcome,
     size: event.fileSize,
-    at,
-    runStartedAt: event.runStartedAt ? Date.parse(event.runStartedAt) : at,
+    runId: event.runId,
+    recordedAt: event.at,
+    sha256: event.sha256,
+    ...decidedDetails(outcome, event.details, event.fileArrival),
   };
 }
 

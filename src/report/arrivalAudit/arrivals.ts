@@ -2,7 +2,15 @@ import { posix } from 'node:path';
 import { classifyName, type NameVerdict } from '../../intake/classifyName.js';
 import { isMoverPath } from '../../intake/moverName.js';
 import { finalName, isInProgressName } from '../../intake/names.js';
-import { serverPath, type Link, type Removal, type Rename, type TransferEvent, type Upload } from '../../transferLog/transferEvents.js';
+import {
+  ownCopy,
+  serverPath,
+  type Link,
+  type Removal,
+  type Rename,
+  type TransferEvent,
+  type Upload,
+} from '../../transferLog/transferEvents.js';
 
 /** One partner's intake as the transfer log names it, and what its runs take from it. */
 export interface IntakeView {
@@ -30,6 +38,24 @@ export interface IntakeView {
 }
 
 /**
+ * What the audit keeps of an upload once its line is read, shared by each of its stays in an
+ * intake: its size and how it ended, who wrote it and where the log says so. The log's event of it
+ * (its path, server, session, client, times) goes as soon as the upload is followed: a year's
+ * million uploads held whole are a third of a gigabyte.
+ */
+export interface ArrivedUpload {
+  size: number;
+  sizeExact: boolean;
+  complete: boolean;
+  user: string | null;
+  /** the log file and line that wrote it (the reader's place object is let go with the line) */
+  logFile: string;
+  logLine: number;
+  renamesLogged: boolean;
+  whiteSpaceAs: string | null;
+}
+
+/**
  * One upload's stay under one name in an intake: from the end of its write (or the rename or
  * link that brought it there) until a rename or removal took it away, if the log says one did.
  */
@@ -42,7 +68,7 @@ export interface Arrival {
   at: number;
   /** the other instant `at` may be (a local time in the hour a fall-back repeats): it is matched under either */
   atOtherwise: number | null;
-  upload: Upload;
+  upload: ArrivedUpload;
   /** how it came under this name: written there, renamed there from `renamedFrom`, or hard-linked there from it */
   renamedFrom: string | null;
   cameBy: 'upload' | 'rename' | 'link';
@@ -81,7 +107,7 @@ export interface StrayUpload {
  */
 export interface AmbiguousUpload {
   path: string;
-  upload: Upload;
+  upload: ArrivedUpload;
   /** when it came there */
   at: number;
   /** the partners it may be of */
@@ -152,7 +178,8 @@ function intakeOf(intakes: IntakeView[], event: TransferEvent, path: string): Pl
     return { ambiguous: mine.length > 1 ? mine : intakes, name: path, relative: true };
   }
   const matches = view.intakes.filter((intake) => posix.dirname(serverPath(intake.root, path)) === intake.folder);
-  const name = posix.basename(posix.normalize(path));
+  // a string of its own: a slice of the path would keep the whole path alive beside it
+  const name = ownCopy(posix.basename(posix.normalize(path)));
   if (matches.length <= 1) return matches[0] ? { intake: matches[0], name, relative: false } : null;
   const own = matches.filter((intake) => view.own.includes(intake));
   if (own.length === 1) return { intake: own[0]!, name, relative: false };
@@ -193,54 +220,85 @@ function refused(event: Rename | Link | Removal, sourceKnown: boolean): boolean 
  * An upload the log did not see (before its first line, or outside it) under a name a rename or
  * link brought into an intake: its size is not known.
  */
-function unseenUpload(event: Rename | Link): Upload {
+function unseenUpload(event: Rename | Link): ArrivedUpload {
   return {
-    kind: 'upload',
-    server: event.server,
-    at: event.at,
-    user: event.user,
-    place: event.place,
-    session: event.session,
-    path: event.from,
-    startedAt: event.at,
     size: 0,
     sizeExact: false,
     complete: true,
-    from: null,
+    user: event.user,
+    logFile: event.place.file,
+    logLine: event.place.line,
     renamesLogged: true,
     whiteSpaceAs: null,
   };
 }
 
+/** What is kept of an upload the log shows written (see ArrivedUpload). */
+function arrivedUpload(event: Upload): ArrivedUpload {
+  return {
+    size: event.size,
+    sizeExact: event.sizeExact,
+    complete: event.complete,
+    user: event.user,
+    logFile: event.place.file,
+    logLine: event.place.line,
+    renamesLogged: event.renamesLogged,
+    whiteSpaceAs: event.whiteSpaceAs,
+  };
+}
+
+/** The verdict a name the run takes has: one object for a million of them. */
+const TAKE: NameVerdict = Object.freeze({ kind: 'take' });
+
+/**
+ * What is at a path now: the arrival there, where the path is an intake, else the upload (a
+ * folder no run reads, or one of several partners'). One object either way, never a pair.
+ */
+type AtPath = Arrival | ArrivedUpload;
+const arrivalAt = (here: AtPath | undefined): Arrival | null => (here !== undefined && 'cameBy' in here ? here : null);
+const uploadAt = (here: AtPath): ArrivedUpload => ('cameBy' in here ? here.upload : here);
+
 /**
  * Follows each upload from the log through the renames and links that carried it into, within
  * and out of the intakes: every stay under a name in an intake is an arrival to account for.
- * Uploads written elsewhere, and never renamed or linked into an intake, are strays.
+ * Uploads written elsewhere, and never renamed or linked into an intake, are strays. The events
+ * are read once, in order: a caller that hands over a list it will not read again (the audit)
+ * lets each event go as it is followed.
  */
 export function arrivalsOf(
-  events: TransferEvent[],
+  events: Iterable<TransferEvent>,
   intakes: IntakeView[],
 ): { arrivals: Arrival[]; strays: StrayUpload[]; ambiguous: AmbiguousUpload[] } {
   const arrivals: Arrival[] = [];
   const strays: StrayUpload[] = [];
   const ambiguous: AmbiguousUpload[] = [];
   /** the uploads made up for files the log never saw written */
-  const unseen = new WeakSet<Upload>();
-  /** what is at each path now, by namespace and path: the upload and, in an intake, its arrival */
-  const present = new Map<string, { upload: Upload; arrival: Arrival | null }>();
+  const unseen = new WeakSet<ArrivedUpload>();
+  /**
+   * what is at each path now, by server and namespace, then path (the path as the log wrote it
+   * where that is already the server's own: one string for the upload, its arrival and this)
+   */
+  const present = new Map<string, Map<string, Map<string, AtPath>>>();
   /** the names present in each partner's intake now, for the verdict of a new one */
   const presentNames = new Map<string, Set<string>>();
   // a path where the session's root puts it: two chroots' `/in/x.csv` are two files
-  const key = (event: TransferEvent, path: string) => {
+  const pathsOf = (event: TransferEvent, view: SessionView) => {
+    let byNamespace = present.get(event.server);
+    if (!byNamespace) present.set(event.server, (byNamespace = new Map<string, Map<string, AtPath>>()));
+    let paths = byNamespace.get(view.namespace);
+    if (!paths) byNamespace.set(view.namespace, (paths = new Map<string, AtPath>()));
+    return paths;
+  };
+  const at = (event: TransferEvent, path: string) => {
     const view = intakesFor(intakes, event.user);
-    return `${event.server}\n${view.namespace}\n${serverPath(view.root, absolute(event, path))}`;
+    return { paths: pathsOf(event, view), key: serverPath(view.root, absolute(event, path)) };
   };
   const absolute = (event: TransferEvent, path: string) => absoluteIn(intakes, event, path);
   const namesOf = (partner: string) => presentNames.get(partner) ?? presentNames.set(partner, new Set()).get(partner)!;
   /** Its arrival, where `path` is one partner's intake; `ambiguous` (and listed so) where it may be several's; null where it is none. */
   const arrive = (
     event: TransferEvent,
-    upload: Upload,
+    upload: ArrivedUpload,
     path: string,
     cameBy: Arrival['cameBy'],
     from: string | null,
@@ -267,6 +325,7 @@ export function arrivalsOf(
       name = finalName(name);
     }
     const names = namesOf(where.intake.partner);
+    const verdict = classifyName(name, where.intake, names);
     const arrival: Arrival = {
       partner: where.intake.partner,
       name,
@@ -280,7 +339,7 @@ export function arrivalsOf(
       sizeKnown: !unseen.has(upload),
       departed: null,
       overwrittenBy: null,
-      verdict: classifyName(name, where.intake, names),
+      verdict: verdict.kind === 'take' ? TAKE : verdict,
     };
     names.add(name);
     arrivals.push(arrival);
@@ -292,42 +351,46 @@ export function arrivalsOf(
     presentNames.get(arrival.partner)?.delete(arrival.name);
   };
   /** Puts `upload` at `path` (arriving, where it is an intake), replacing what was there. */
-  const place = (event: TransferEvent, upload: Upload, path: string, cameBy: Arrival['cameBy'], from: string | null) => {
-    const before = present.get(key(event, path));
-    if (before?.arrival)
-      depart(before.arrival, { at: event.kind === 'upload' ? event.startedAt : event.at, how: 'removed', to: null, leftIntake: false });
+  const place = (event: TransferEvent, upload: ArrivedUpload, path: string, cameBy: Arrival['cameBy'], from: string | null) => {
+    const { paths, key } = at(event, path);
+    const before = arrivalAt(paths.get(key));
+    if (before) depart(before, { at: event.kind === 'upload' ? event.startedAt : event.at, how: 'removed', to: null, leftIntake: false });
     const arrived = arrive(event, upload, path, cameBy, from);
     const arrival = arrived === 'ambiguous' ? null : arrived;
-    if (before?.arrival && !before.arrival.overwrittenBy) before.arrival.overwrittenBy = arrival;
-    present.set(key(event, path), { upload, arrival });
+    if (before && !before.overwrittenBy) before.overwrittenBy = arrival;
+    paths.set(key, arrival ?? upload);
     return arrived;
   };
 
   for (const event of events) {
     if (event.kind === 'upload') {
-      const arrival = place(event, event, event.path, 'upload', null);
+      const arrival = place(event, arrivedUpload(event), event.path, 'upload', null);
       // the tool's own temporaries (a probe of the server's RENAME, a copy on its way into a final folder) are no one's upload
       if (arrival === null && event.complete && !isMoverPath(event.path)) strays.push({ path: event.path, upload: event });
       continue;
     }
     if (event.kind === 'remove') {
-      const here = present.get(key(event, event.path));
+      const { paths, key } = at(event, event.path);
+      const here = paths.get(key);
       if (refused(event, here !== undefined)) continue;
-      present.delete(key(event, event.path));
-      if (here?.arrival) depart(here.arrival, { at: event.at, how: 'removed', to: null, leftIntake: false });
+      paths.delete(key);
+      const arrival = arrivalAt(here);
+      if (arrival) depart(arrival, { at: event.at, how: 'removed', to: null, leftIntake: false });
       continue;
     }
-    const source = present.get(key(event, event.from));
+    const { paths, key } = at(event, event.from);
+    const source = paths.get(key);
     if (refused(event, source !== undefined)) continue;
-    let upload = source?.upload;
+    let upload = source === undefined ? undefined : uploadAt(source);
     if (!upload) unseen.add((upload = unseenUpload(event)));
+    const sourceArrival = arrivalAt(source);
     if (event.kind === 'rename') {
-      present.delete(key(event, event.from));
+      paths.delete(key);
       const destination = intakeOf(intakes, event, event.to);
-      if (source?.arrival) {
-        const leftIntake = destination?.intake?.partner !== source.arrival.partner;
-        const location = locationOf(intakes, source.arrival.partner, absolute(event, event.to));
-        depart(source.arrival, { at: event.at, how: 'renamed', to: event.to, leftIntake, location });
+      if (sourceArrival) {
+        const leftIntake = destination?.intake?.partner !== sourceArrival.partner;
+        const location = locationOf(intakes, sourceArrival.partner, absolute(event, event.to));
+        depart(sourceArrival, { at: event.at, how: 'renamed', to: event.to, leftIntake, location });
       }
       // a file the log did not see arrive, renamed within or out of no intake: nothing to follow
       if (!source && !destination) continue;

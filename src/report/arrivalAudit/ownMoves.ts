@@ -93,8 +93,7 @@ export function clockOffsetMessage(offset: ClockOffset, zone: string): string {
  */
 export async function ownMovesOf(
   ledger: LedgerQueries,
-  byName: Map<string, Arrival[]>,
-  key: (partner: string, name: string) => string,
+  named: (partner: string, name: string) => Arrival[],
   partners: string[],
   since: string,
   limit: number,
@@ -107,7 +106,7 @@ export async function ownMovesOf(
       if (typeof to !== 'string') continue;
       const recordedAt = Date.parse(event.at);
       let nearest: { arrival: Arrival; offsetMs: number } | undefined;
-      for (const arrival of byName.get(key(event.partner, event.name)) ?? []) {
+      for (const arrival of named(event.partner, event.name)) {
         const departed = arrival.departed;
         if (departed?.how !== 'renamed' || departed.location !== to) continue;
         if (arrival.sizeKnown && event.fileSize !== null && arrival.upload.size !== event.fileSize) continue;

@@ -3,6 +3,7 @@ import { intakeFolders, type IntakeSettings } from '../../intake/openIntake.js';
 import { globToRegExp } from '../../intake/names.js';
 import type { LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind } from '../../ledger/types.js';
+import { AccountedList } from './accountedList.js';
 import { accountArrivals, ambiguousLine, strayLine, type AccountedArrival, type IntakeNow } from './accountArrivals.js';
 import { arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
 import { expandLogFiles, readTransferLogs, unreadPlaces, type UnreadPlace } from '../../transferLog/logFiles.js';
@@ -14,8 +15,13 @@ import type { LogFileReport } from '../../transferLog/transferEvents.js';
 export interface TransferAuditResult {
   /** each log file read: its format, its lines, and those it could not read */
   logs: (Omit<LogFileReport, 'firstAt' | 'lastAt'> & { firstAt: string | null; lastAt: string | null })[];
-  /** every upload into an intake, with what the ledger did with it */
-  arrivals: AccountedArrival[];
+  /**
+   * every upload into an intake, with what the ledger did with it: written out in the forms the
+   * caller asked for as each was accounted (accountedList.ts), never kept as objects
+   */
+  arrivals: AccountedList;
+  /** the uploads of `arrivals` that count against the audit (`unmatched`), kept whole: each is a discrepancy */
+  unmatchedArrivals: AccountedArrival[];
   /** uploads into folders no partner's run reads */
   outsideIntakes: { path: string; at: string; size: number; user: string | null; message: string }[];
   /**
@@ -101,6 +107,16 @@ async function namedAsLedgerHas(ledger: LedgerQueries, arrivals: Arrival[]): Pro
   return notes;
 }
 
+/** The list's items in order, each let go by the list as it is read: the list is read once. */
+function* handedOver<T>(list: (T | undefined)[]): Generator<T> {
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i]!;
+    list[i] = undefined;
+    yield item;
+  }
+  list.length = 0;
+}
+
 /**
  * The transfer log audit: the partners' logs (each partner's own `transferLog`, read once when
  * several share one) made into arrivals in each partner's intake, and each arrival matched to
@@ -111,8 +127,9 @@ export async function transferAudit(
   ledger: LedgerQueries,
   partners: TransferLogPartner[],
   intakeNow: (partner: string) => Promise<IntakeNow>,
-  period?: TransferLogPeriod,
+  opts: { period?: TransferLogPeriod; accounted?: AccountedList } = {},
 ): Promise<TransferAuditResult | null> {
+  const { period } = opts;
   const withLogs = partners.filter((transferLogPartner) => transferLogPartner.transferLog.files.length > 0);
   if (withLogs.length === 0) return null;
   // partners reading the same files (and zone) share one reading of them
@@ -129,7 +146,8 @@ export async function transferAudit(
   }
   const result: TransferAuditResult = {
     logs: [],
-    arrivals: [],
+    arrivals: opts.accounted ?? new AccountedList(),
+    unmatchedArrivals: [],
     outsideIntakes: [],
     ambiguous: [],
     counts: {},
@@ -163,15 +181,26 @@ export async function transferAudit(
       // how the ledger's record of a move names a server path; a local path as it is
       locationPrefix: intakeFolders(p).server?.locationPrefix ?? '',
     }));
-    const { arrivals, strays, ambiguous } = arrivalsOf(logs.events, intakes);
-    // what the account needs of the log's events is in the arrivals now: the list itself goes
+    // each event is let go once followed: what the account needs of it is in the arrivals
+    const events = logs.events;
     logs = { ...logs, events: [] };
+    const { arrivals, strays, ambiguous } = arrivalsOf(handedOver(events), intakes);
     const notes = await namedAsLedgerHas(ledger, arrivals);
-    const { arrivals: accounted, clockOffset } = await accountArrivals(ledger, arrivals, {
-      clockSlackMs: group.slackMs,
-      intakeNow,
-      logZone: zone,
-    });
+    let index = 0;
+    const { clockOffset } = await accountArrivals(
+      ledger,
+      arrivals,
+      { clockSlackMs: group.slackMs, intakeNow, logZone: zone },
+      (accounted) => {
+        const said = notes[index++];
+        if (said) accounted.message += ` (${said.join('; ')})`;
+        if (!inPeriod(accounted.at)) return;
+        result.arrivals.add(accounted);
+        const countKey = accounted.outcome ?? accounted.noRecord!;
+        result.counts[countKey] = (result.counts[countKey] ?? 0) + 1;
+        if (accounted.unmatched) result.unmatchedArrivals.push(accounted);
+      },
+    );
     if (clockOffset) {
       result.clockOffsets.push({
         files: group.files,
@@ -183,12 +212,6 @@ export async function transferAudit(
         message: clockOffsetMessage(clockOffset, group.zone ?? "this host's zone"),
       });
     }
-    // one push per item, never push(...list): a list of 200,000 is more arguments than a call's stack holds
-    accounted.forEach((accountedArrival, i) => {
-      const said = notes[i];
-      if (said) accountedArrival.message += ` (${said.join('; ')})`;
-      if (inPeriod(accountedArrival.at)) result.arrivals.push(accountedArrival);
-    });
     for (const stray of strays) {
       const at = new Date(stray.upload.at).toISOString();
       if (!inPeriod(at)) continue;
@@ -211,11 +234,7 @@ export async function transferAudit(
       for (const place of unreadPlaces(logFileReport)) result.unread.push(place);
     }
   }
-  for (const arrival of result.arrivals) {
-    const countKey = arrival.outcome ?? arrival.noRecord!;
-    result.counts[countKey] = (result.counts[countKey] ?? 0) + 1;
-  }
-  result.unmatched = result.arrivals.filter((a) => a.unmatched).length;
+  result.unmatched = result.unmatchedArrivals.length;
   result.unreadableTotal = result.logs.reduce((n, f) => n + f.unreadable, 0);
   return result;
 }

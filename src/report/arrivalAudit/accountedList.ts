@@ -1,0 +1,106 @@
+import { closeSync, readSync, writeSync } from 'node:fs';
+import { unlinkedTemporaryFile } from '../../privateFiles.js';
+import type { AccountedArrival } from './accountArrivals.js';
+
+/** The characters of one form held in memory before they go to a temporary file: an audit of a few thousand uploads never touches the disk. */
+const SPILL_AFTER = 16 * 1024 * 1024;
+/** How much of the temporary file one read brings back. */
+const READ_CHUNK = 1024 * 1024;
+
+/**
+ * How an accounted upload is written out, one line each (never holding a line break): the text
+ * output's line (null for an upload that line leaves out), the JSON output's object.
+ */
+export type AccountedForms = Partial<Record<'text' | 'json', (arrival: AccountedArrival) => string | null>>;
+
+/** One form's lines, in memory until they pass SPILL_AFTER characters, then in a temporary file of their own. */
+class SpilledLines {
+  private pending: string[] = [];
+  private pendingChars = 0;
+  private file: number | null = null;
+  private written = 0;
+
+  constructor(private readonly spillAfter: number) {}
+
+  add(line: string): void {
+    this.pending.push(line);
+    this.pendingChars += line.length + 1;
+    if (this.pendingChars > this.spillAfter) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const bytes = Buffer.from(`${this.pending.join('\n')}\n`);
+    this.pending = [];
+    this.pendingChars = 0;
+    this.file ??= unlinkedTemporaryFile('audit');
+    for (let done = 0; done < bytes.length;) done += writeSync(this.file, bytes, done, bytes.length - done, this.written + done);
+    this.written += bytes.length;
+  }
+
+  /** The lines in the order they were added: those of the file first, read back a chunk at a time, then those still in memory. */
+  *lines(): Generator<string> {
+    if (this.file !== null) {
+      const chunk = Buffer.alloc(READ_CHUNK);
+      let carry: Buffer = Buffer.alloc(0);
+      for (let position = 0; position < this.written;) {
+        const got = readSync(this.file, chunk, 0, Math.min(READ_CHUNK, this.written - position), position);
+        if (got === 0) throw new Error('the temporary file of accounted uploads ended early');
+        position += got;
+        const bytes = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, got)]) : chunk.subarray(0, got);
+        let start = 0;
+        for (let end = bytes.indexOf(0x0a, start); end >= 0; end = bytes.indexOf(0x0a, start)) {
+          yield bytes.toString('utf8', start, end);
+          start = end + 1;
+        }
+        // what follows the last line break waits for the next chunk (a copy: the chunk is read into again)
+        carry = Buffer.from(bytes.subarray(start));
+      }
+    }
+    yield* this.pending;
+  }
+
+  close(): void {
+    if (this.file !== null) closeSync(this.file);
+    this.file = null;
+  }
+}
+
+/**
+ * Every upload a transfer log audit accounted, in the order it accounted them, written out as
+ * it goes in the forms its caller will print, and never kept as objects: a year's million uploads
+ * are a gigabyte of objects, a few hundred bytes each of text. A form past 16 Mi characters goes to a
+ * temporary file, already unlinked (nothing is left behind however the process ends), and is read
+ * back in order when printed. The uploads that count against the audit (`unmatched`) the audit
+ * keeps whole as well, as its discrepancies.
+ */
+export class AccountedList {
+  /** how many uploads were accounted, whatever the forms */
+  count = 0;
+  private readonly kept = new Map<keyof AccountedForms, { encode: (arrival: AccountedArrival) => string | null; lines: SpilledLines }>();
+
+  /** `spillAfter` is for the tests (a file after a few uploads). */
+  constructor(forms: AccountedForms = {}, opts: { spillAfter?: number } = {}) {
+    for (const [form, encode] of Object.entries(forms) as [keyof AccountedForms, (arrival: AccountedArrival) => string | null][]) {
+      this.kept.set(form, { encode, lines: new SpilledLines(opts.spillAfter ?? SPILL_AFTER) });
+    }
+  }
+
+  add(arrival: AccountedArrival): void {
+    this.count++;
+    for (const { encode, lines } of this.kept.values()) {
+      const line = encode(arrival);
+      if (line !== null) lines.add(line);
+    }
+  }
+
+  /** The lines of one form, in order; none when it was not asked for. */
+  lines(form: keyof AccountedForms): Iterable<string> {
+    return this.kept.get(form)?.lines.lines() ?? [];
+  }
+
+  /** Lets the temporary files go. */
+  close(): void {
+    for (const { lines } of this.kept.values()) lines.close();
+  }
+}
