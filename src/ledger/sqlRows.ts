@@ -86,16 +86,7 @@ export function runRow(sqlRow: SqlRow): RunRow {
 }
 
 export function eventRow(sqlRow: SqlRow): LedgerEvent {
-  return eventOf(
-    sqlRow.id,
-    sqlRow.partner,
-    sqlRow.run_id,
-    sqlRow.at,
-    sqlRow.event,
-    sqlRow.name,
-    sqlRow.sha256,
-    sqlRow.details,
-  );
+  return eventOf(sqlRow.id, sqlRow.partner, sqlRow.run_id, sqlRow.at, sqlRow.event, sqlRow.name, sqlRow.sha256, sqlRow.details);
 }
 
 /** An event's columns in the order eventOfArray reads them, for a read of rows as arrays (SqlPort.arrays); `e` is ledger_events. */
