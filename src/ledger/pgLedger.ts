@@ -26,7 +26,8 @@ class PgPort implements SqlPort {
     private readonly client: pg.Client,
   ) {}
 
-  private async query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+  /** `rowMode: 'array'`: each row an array of its columns' values (SqlPort.arrays) */
+  private async query(sql: string, params: unknown[], rowMode?: 'array'): Promise<pg.QueryResult> {
     try {
       let text = this.texts.get(sql);
       if (text === undefined) {
@@ -37,13 +38,14 @@ class PgPort implements SqlPort {
       if (begin !== undefined) {
         this.pendingBegin = undefined;
         // one round trip for BEGIN and the first statement, as a text batch (its values as literals)
-        const inlined = inlineValues(text.clocked, params);
+        const inlined = rowMode === undefined ? inlineValues(text.clocked, params) : undefined;
         if (inlined !== undefined) {
           const results = (await this.client.query(`${begin};\n${inlined}`)) as unknown as pg.QueryResult[];
           return results[results.length - 1]!;
         }
         await this.client.query(begin);
       }
+      if (rowMode !== undefined) return await this.client.query({ text: text.numbered, values: params, rowMode });
       return await this.client.query(text.numbered, params);
     } catch (err) {
       if (this.isUniqueViolation(err)) throw err;
@@ -55,6 +57,10 @@ class PgPort implements SqlPort {
 
   async all(sql: string, params: unknown[] = []): Promise<SqlRow[]> {
     return (await this.query(sql, params)).rows as SqlRow[];
+  }
+
+  async arrays(sql: string, params: unknown[] = []): Promise<unknown[][]> {
+    return (await this.query(sql, params, 'array')).rows as unknown[][];
   }
 
   async run(sql: string, params: unknown[] = []): Promise<number> {

@@ -28,7 +28,21 @@ import {
 import { dropIntent, insertIntent, insertMove, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL_SQL } from './sqlMoves.js';
 import { PartnerLeases } from './partnerLeases.js';
 import type { Durability, SqlPort, SqlRow } from './sqlPort.js';
-import { eventRow, fileRow, intentRow, iso, landedRow, marks, RUN_COUNT_COLUMNS, runCountValues, runRow } from './sqlRows.js';
+import {
+  EVENT_COLUMN_COUNT,
+  EVENT_COLUMNS,
+  EVENT_RUN_ID,
+  eventOfArray,
+  eventRow,
+  fileRow,
+  intentRow,
+  iso,
+  landedRow,
+  marks,
+  RUN_COUNT_COLUMNS,
+  runCountValues,
+  runRow,
+} from './sqlRows.js';
 
 import {
   DEFAULT_PARTNER,
@@ -335,14 +349,17 @@ export class SqlLedger implements Ledger {
     page: { afterId: number; limit: number },
   ): Promise<EventInContext[]> {
     const only = partnerFilter(partners, "(e.partner || '')");
-    const rows = await this.read(
-      `SELECT e.*, f.size AS file_size, f.arrival AS file_arrival
-         FROM ledger_events e
-         LEFT JOIN processed_files f ON f.name = e.name AND f.sha256 = e.sha256
-        WHERE e.id > ? AND (e.event || '') IN (${marks(kinds.length)}) AND e.at >= ?${only.sql} ORDER BY e.id LIMIT ?`,
-      [page.afterId, ...kinds, since, ...only.params, page.limit],
+    // as arrays: the driver's object per row was two thirds of the read's CPU at a year's two million events
+    const rows = await this.serial(() =>
+      this.db.arrays(
+        `SELECT ${EVENT_COLUMNS}, f.size, f.arrival
+           FROM ledger_events e
+           LEFT JOIN processed_files f ON f.name = e.name AND f.sha256 = e.sha256
+          WHERE e.id > ? AND (e.event || '') IN (${marks(kinds.length)}) AND e.at >= ?${only.sql} ORDER BY e.id LIMIT ?`,
+        [page.afterId, ...kinds, since, ...only.params, page.limit],
+      ),
     );
-    const runIds = [...new Set(rows.map((sqlRow) => sqlRow.run_id).filter((runId): runId is string => typeof runId === 'string'))];
+    const runIds = [...new Set(rows.map((row) => row[EVENT_RUN_ID]).filter((runId): runId is string => typeof runId === 'string'))];
     const runStarts = new Map<string, string | null>();
     for (let at = 0; at < runIds.length; at += 500) {
       const some = runIds.slice(at, at + 500);
@@ -350,9 +367,11 @@ export class SqlLedger implements Ledger {
         runStarts.set(String(run.run_id), iso(run.started_at));
       }
     }
-    return rows.map((sqlRow) => {
-      const event = eventRow(sqlRow);
-      // one literal of one shape (a spread of the row would make each a dictionary): an audit holds a million
+    return rows.map((row) => {
+      const event = eventOfArray(row);
+      const size = row[EVENT_COLUMN_COUNT];
+      const arrival = row[EVENT_COLUMN_COUNT + 1];
+      // one literal of one shape (a spread of the event would make each a dictionary): an audit holds a page
       return {
         id: event.id,
         partner: event.partner,
@@ -362,8 +381,8 @@ export class SqlLedger implements Ledger {
         name: event.name,
         sha256: event.sha256,
         details: event.details,
-        fileSize: sqlRow.file_size === null || sqlRow.file_size === undefined ? null : Number(sqlRow.file_size),
-        fileArrival: sqlRow.file_arrival === null || sqlRow.file_arrival === undefined ? null : String(sqlRow.file_arrival),
+        fileSize: size === null || size === undefined ? null : Number(size),
+        fileArrival: arrival === null || arrival === undefined ? null : String(arrival),
         runStartedAt: event.runId === null ? null : (runStarts.get(event.runId) ?? null),
       };
     });

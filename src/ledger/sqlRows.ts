@@ -86,15 +86,40 @@ export function runRow(sqlRow: SqlRow): RunRow {
 }
 
 export function eventRow(sqlRow: SqlRow): LedgerEvent {
+  return eventOf(sqlRow.id, sqlRow.partner, sqlRow.run_id, sqlRow.at, sqlRow.event, sqlRow.name, sqlRow.sha256, sqlRow.details);
+}
+
+/** An event's columns in the order eventOfArray reads them, for a read of rows as arrays (SqlPort.arrays); `e` is ledger_events. */
+export const EVENT_COLUMNS = 'e.id, e.partner, e.run_id, e.at, e.event, e.name, e.sha256, e.details';
+export const EVENT_COLUMN_COUNT = 8;
+/** where the run id is in such a row */
+export const EVENT_RUN_ID = 2;
+
+/** An event from a row of EVENT_COLUMNS (and whatever columns follow them). */
+export function eventOfArray(row: unknown[]): LedgerEvent {
+  return eventOf(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]);
+}
+
+function eventOf(
+  id: unknown,
+  partner: unknown,
+  runId: unknown,
+  at: unknown,
+  event: unknown,
+  name: unknown,
+  sha256: unknown,
+  details: unknown,
+): LedgerEvent {
   return {
-    id: Number(sqlRow.id),
-    partner: partnerOf(sqlRow),
-    runId: text(sqlRow.run_id),
-    at: iso(sqlRow.at)!,
-    event: sqlRow.event as EventKind,
-    name: String(sqlRow.name),
-    sha256: text(sqlRow.sha256),
-    details: (typeof sqlRow.details === 'string' ? JSON.parse(sqlRow.details) : sqlRow.details) as Record<string, unknown>,
+    id: Number(id),
+    partner: partner === null || partner === undefined ? DEFAULT_PARTNER : String(partner),
+    runId: text(runId),
+    at: iso(at)!,
+    event: event as EventKind,
+    name: String(name),
+    sha256: text(sha256),
+    // nearly every event's details are none: `{}` is read without the parser
+    details: (typeof details === 'string' ? (details === '{}' ? {} : JSON.parse(details)) : details) as Record<string, unknown>,
   };
 }
 

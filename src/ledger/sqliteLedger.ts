@@ -91,6 +91,8 @@ class SqlitePort implements SqlPort {
   readonly sharedAcrossHosts = false;
   /** prepared once per SQL text: a run over thousands of files repeats a handful of statements */
   private readonly statements = new Map<string, Database.Statement>();
+  /** the same, set to give arrays (a statement's raw mode is its own, so these are prepared apart) */
+  private readonly rawStatements = new Map<string, Database.Statement>();
 
   constructor(
     readonly location: string,
@@ -125,6 +127,17 @@ class SqlitePort implements SqlPort {
 
   async all(sql: string, params: unknown[] = []): Promise<SqlRow[]> {
     return this.guard(() => this.statement(sql).all(...params) as SqlRow[]);
+  }
+
+  async arrays(sql: string, params: unknown[] = []): Promise<unknown[][]> {
+    return this.guard(() => {
+      let st = this.rawStatements.get(sql);
+      if (!st) {
+        st = this.db.prepare(sql).raw(true);
+        this.rawStatements.set(sql, st);
+      }
+      return st.all(...params) as unknown[][];
+    });
   }
 
   async run(sql: string, params: unknown[] = []): Promise<number> {

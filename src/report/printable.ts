@@ -40,7 +40,11 @@ const BEYOND_ASCII = /[\u007f-\uffff]/;
  * safe on a terminal as the text output.
  */
 export function printableJson(value: unknown): string {
-  const json = JSON.stringify(value);
+  return printableJsonText(JSON.stringify(value));
+}
+
+/** JSON text as JSON.stringify wrote it, made printable as printableJson makes it. */
+export function printableJsonText(json: string): string {
   // JSON of ASCII alone (nearly every document) has nothing to escape
   if (!BEYOND_ASCII.test(json)) return json;
   return json.replace(RAW_IN_JSON, (ch) => {

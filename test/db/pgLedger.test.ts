@@ -83,6 +83,29 @@ describe('the PostgreSQL ledger', () => {
 });
 
 describe('the PostgreSQL ledger, a transaction begun in its first statement’s round trip', () => {
+  it("reads the audit's events as arrays: each the event the row form gives, with its file's size and arrival and its run's start", async () => {
+    const ledger = await openPgLedger(database.url, { create: false });
+    try {
+      const runId = await newRun(ledger);
+      const name = "arrays' \\ é\u202e.csv";
+      const sha256 = 'c'.repeat(64);
+      expect(await ledger.claim({ ...claimOf(runId), name, sha256 })).toBe(true);
+      expect(
+        await ledger.finalizeClaim({ name, sha256, runId }, { state: 'rejected', event: 'rejected', reason: 'bad' }, { note: "o'k" }),
+      ).toBe(true);
+      const since = '2000-01-01T00:00:00.000Z';
+      const rowForm = (await ledger.eventsSince(['claimed', 'rejected'], since)).filter((e) => e.name === name);
+      const arrays = await ledger.eventsInContextSince(['claimed', 'rejected'], since, undefined, { afterId: 0, limit: 10_000 });
+      const [run] = await ledger.recentRuns(1);
+      expect(arrays.filter((e) => e.name === name)).toEqual(
+        rowForm.map((e) => ({ ...e, fileSize: 10, fileArrival: '10:1', runStartedAt: run!.startedAt })),
+      );
+      expect(rowForm.map((e) => e.event)).toEqual(['claimed', 'rejected']);
+    } finally {
+      await ledger.close();
+    }
+  });
+
   it('writes names and reasons with quotes, backslashes, semicolons and question marks as they are', async () => {
     const ledger = await openPgLedger(database.url, { create: false });
     try {

@@ -120,7 +120,7 @@ interface Sighting extends Decided {
  * A ledger record as a sighting of a size by a run: an event without a hash (not ready, ignored,
  * a file that could not be read) says its size; one with a hash has it from its (name, bytes) row.
  */
-function sightingOf(event: EventInContext): Sighting | null {
+function sightingOf(event: EventInContext, runStarts: RunStarts): Sighting | null {
   const outcome = OUTCOME_OF[event.event];
   if (!outcome) return null;
   // a name that is not UTF-8 reaches a run with U+FFFD in it, and cannot be opened by that name (a
@@ -140,8 +140,22 @@ function sightingOf(event: EventInContext): Sighting | null {
     reason: read.reason,
     leftAs: read.leftAs,
     at,
-    runStartedAt: event.runStartedAt ? Date.parse(event.runStartedAt) : at,
+    runStartedAt: event.runStartedAt ? runStarts.parse(event.runStartedAt) : at,
   };
+}
+
+/** Runs' start times in milliseconds, each parsed once: a run's thousand events name the same start. */
+class RunStarts {
+  private readonly parsed = new Map<string, number>();
+
+  parse(startedAt: string): number {
+    let ms = this.parsed.get(startedAt);
+    if (ms === undefined) {
+      ms = Date.parse(startedAt);
+      if (this.parsed.size < 100_000) this.parsed.set(startedAt, ms);
+    }
+    return ms;
+  }
 }
 
 /**
@@ -362,12 +376,13 @@ export async function accountArrivals(
   if (arrivals.length > 0) {
     // no record older than the first upload (on the ledger's clock) less the slack can be of any of them
     const since = new Date(Math.min(earliest, earliest - correctionMs) - slackMs).toISOString();
+    const runStarts = new RunStarts();
     // a page at a time: a million uploads' events at once would not fit in memory beside them
     for (let afterId = 0; ;) {
       const events = await ledger.eventsInContextSince(OUTCOME_KINDS, since, partners, { afterId, limit });
       for (const event of events) {
         const list = byPartner.get(event.partner)?.get(event.name);
-        const sighting = list === undefined ? null : sightingOf(event);
+        const sighting = list === undefined ? null : sightingOf(event, runStarts);
         if (list === undefined || !sighting) continue;
         const latest = latestCandidate(arrivals, list, sighting, slackMs, correctionMs);
         if (latest === undefined) continue;
