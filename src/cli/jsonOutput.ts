@@ -76,13 +76,13 @@ const strOrNull = (value: string | null): string => (value === null ? 'null' : s
  * million uploads through the generic key conversion and JSON.stringify were a quarter of a
  * `--json` audit's CPU. Each value is JSON.stringify's own, so escapes are the same.
  */
-export function accountedArrivalJson(a: AccountedArrival): string {
-  const dup = a.duplicateOf === null ? 'null' : `{"name":${str(a.duplicateOf.name)},"run":${strOrNull(a.duplicateOf.run)}}`;
+export function accountedArrivalJson(upload: AccountedArrival): string {
+  const dup = upload.duplicateOf === null ? 'null' : `{"name":${str(upload.duplicateOf.name)},"run":${strOrNull(upload.duplicateOf.run)}}`;
   return printableJsonText(
-    `{"partner":${str(a.partner)},"name":${str(a.name)},"path":${str(a.path)},"at":${str(a.at)},"size":${str(a.size)}` +
-      `,"user":${strOrNull(a.user)},"renamed_from":${strOrNull(a.renamedFrom)},"log":{"file":${str(a.log.file)},"line":${str(a.log.line)}}` +
-      `,"outcome":${strOrNull(a.outcome)},"run":${strOrNull(a.run)},"recorded_at":${strOrNull(a.recordedAt)},"sha256":${strOrNull(a.sha256)}` +
-      `,"duplicate_of":${dup},"reason":${strOrNull(a.reason)},"no_record":${strOrNull(a.noRecord)},"after_waiting":${strOrNull(a.afterWaiting)}` +
-      `,"unmatched":${a.unmatched},"message":${str(a.message)}}`,
+    `{"partner":${str(upload.partner)},"name":${str(upload.name)},"path":${str(upload.path)},"at":${str(upload.at)},"size":${str(upload.size)}` +
+      `,"user":${strOrNull(upload.user)},"renamed_from":${strOrNull(upload.renamedFrom)},"log":{"file":${str(upload.log.file)},"line":${str(upload.log.line)}}` +
+      `,"outcome":${strOrNull(upload.outcome)},"run":${strOrNull(upload.run)},"recorded_at":${strOrNull(upload.recordedAt)},"sha256":${strOrNull(upload.sha256)}` +
+      `,"duplicate_of":${dup},"reason":${strOrNull(upload.reason)},"no_record":${strOrNull(upload.noRecord)},"after_waiting":${strOrNull(upload.afterWaiting)}` +
+      `,"unmatched":${upload.unmatched},"message":${str(upload.message)}}`,
   );
 }
