@@ -137,11 +137,27 @@ class HashWorker {
     else this.worker.unref();
   }
 
-  /** the worker's count of hashed slots, once it differs from `seen` (or the worker is gone) */
+  /**
+   * Once the worker's count of hashed slots may differ from `seen` (or the worker is gone): the
+   * callers read the count again and wait again while it has not moved. Beside the wait, a timer
+   * of the event loop's own: Node.js's Atomics.waitAsync can leave an idle loop unwoken by the
+   * notify (nodejs/node#44729, #61941), and a CI run of settle-ingest once sat three minutes after
+   * staging a 200 MB file, before its claim, where this wait is. The timer costs a check every
+   * 25 ms at worst; the wait's own wake-up, when it comes, ends it first.
+   */
   async hashedPast(seen: number): Promise<void> {
     if (this.stopReason) throw this.stopReason;
     const waited = waitAsync(this.counters, HASHED, seen);
-    if (waited.async) await Promise.race([waited.value, this.stopped]);
+    if (!waited.async) return;
+    let timer: NodeJS.Timeout | undefined;
+    const recheck = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, RECHECK_MS);
+    });
+    try {
+      await Promise.race([waited.value, this.stopped, recheck]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async terminate(): Promise<void> {
@@ -152,6 +168,9 @@ class HashWorker {
 }
 
 let current: HashWorker | undefined;
+
+/** how often a wait for the hash worker reads its count again without being woken (hashedPast) */
+const RECHECK_MS = 25;
 
 /** Atomics.waitAsync (ES2024, in Node.js 20), which the compiler's library here does not declare */
 type WaitAsync = (
