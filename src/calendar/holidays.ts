@@ -10,7 +10,10 @@ type Holidays = HolidaysClass;
  */
 let library: typeof HolidaysClass | undefined;
 function holidaysLibrary(): typeof HolidaysClass {
-  library ??= createRequire(import.meta.url)('date-holidays') as typeof HolidaysClass;
+  // in the shipped bundle (a .cjs chunk) its own chunk, holidays.cjs, which bin/codeCache.cjs
+  // compiles with its cache (scripts/bundle.mjs); elsewhere the package
+  const here = import.meta.url;
+  library ??= createRequire(here)(here.endsWith('.cjs') ? './holidays.cjs' : 'date-holidays') as typeof HolidaysClass;
   return library;
 }
 const newHolidays = (country?: string, region?: string): Holidays => {

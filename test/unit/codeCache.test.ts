@@ -65,6 +65,20 @@ describe('the code cache of the bundle', () => {
     expect(load({})).toEqual({ answer: 'part-one', found: { cli: 'used', part: 'used' } });
   });
 
+  it('caches a chunk required later when it is one of the late chunks (holidays), and leaves any other to Node', () => {
+    // the entry requires its late chunks only when asked, as src/calendar/holidays.ts does
+    writeFileSync(
+      join(bundle, 'cli.cjs'),
+      `exports.answer = () => require('./holidays.cjs').word() + '-' + require('./sftp.cjs').word();\n`,
+    );
+    writeFileSync(join(bundle, 'holidays.cjs'), `exports.word = () => 'holidays';\n`);
+    writeFileSync(join(bundle, 'sftp.cjs'), `exports.word = () => 'sftp';\n`);
+    expect(load({})).toEqual({ answer: 'holidays-sftp', found: { cli: 'none', holidays: 'none' } });
+    const folder = join(root, 'home', '.cache', 'settle-ingest');
+    expect(caches(folder).map((f) => f.split('-')[0])).toEqual(['cli', 'holidays']);
+    expect(load({})).toEqual({ answer: 'holidays-sftp', found: { cli: 'used', holidays: 'used' } });
+  });
+
   it('leaves no temporary behind when its cache cannot be put in place, and the run still answers', () => {
     const folder = join(root, 'home', '.cache', 'settle-ingest');
     load({});
