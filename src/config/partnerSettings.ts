@@ -129,19 +129,40 @@ function sharedFlat(shared: ConfigPicks): FlatSettings | null {
 }
 
 /**
+ * A partner's settings object to copy for the next partner of the same config and flags: the
+ * shared rows and every composed field (their values the first partner's, each set again), made
+ * from the first partner's settings (settingsFrom). A copy of an object of all the fields is one
+ * step of V8's (a spread of a fast object clones its shape and its fields); fields added to a copy
+ * of the shared rows alone grow its store three at a time: garbage 20,000 partners felt.
+ */
+const templates = new WeakMap<ConfigPicks, Settings>();
+
+/**
  * One partner's rows read as they are: the shared ones as made once (sharedFlat), its own read
  * over them in table order, so a mistake is the same first one as when every row is read in turn.
  */
 function partnerFlat(picks: PartnerPicks, read: SettingReader): FlatSettings {
   const shared = sharedFlat(picks.shared);
   if (shared === null) return flatSettings(read);
-  // a copy by Object.assign: V8 (Node 20) adds fields to a spread copy ({ ...shared }) many times slower
-  const flat: Record<string, unknown> = Object.assign({}, shared);
+  const template = templates.get(picks.shared);
+  const flat: Record<string, unknown> = template === undefined ? Object.assign({}, shared) : { ...template };
   for (const key of picks.own) {
     const field = FLAT_FIELDS.get(key);
     if (field !== undefined) flat[field] = flatValue(read, key);
   }
   return flat as FlatSettings;
+}
+
+/** After a partner's settings are made: the first one of its config and flags becomes their template, its own rows the shared ones again. */
+function keepTemplate(picks: PartnerPicks, settings: Settings): void {
+  const shared = sharedFlat(picks.shared);
+  if (shared === null || templates.has(picks.shared)) return;
+  const template: Record<string, unknown> = { ...settings };
+  for (const key of picks.own) {
+    const field = FLAT_FIELDS.get(key);
+    if (field !== undefined) template[field] = (shared as Record<string, unknown>)[field];
+  }
+  templates.set(picks.shared, template as unknown as Settings);
 }
 
 /** The keys of the intake kinds' own settings (the SFTP kind's credentials, host key, limits). */
@@ -221,26 +242,31 @@ export function settingsFrom(picks: PartnerPicks, partner: string, memo?: Settin
 
   const patternText = read('pattern') ?? OPTION_TABLE.pattern.default;
   const patternFrom = pick('pattern')?.from ?? 'pattern';
-  // the composed fields added to the flat ones by Object.assign: in a literal after a spread ({ ...flat, partner })
-  // V8 adds them many times slower, which 20,000 partners feel (see flatSettings)
-  return Object.assign(partnerFlat(picks, read), {
-    partner,
-    expect: expectOf(picks, read, memo),
-    patternText,
-    patternGiven: pick('pattern') !== undefined,
-    pattern: namePattern(expandDateTokens(patternText), patternFrom),
-    staging: read('staging') ?? (systemTemp ??= tmpdir()),
-    layout: sizedLayout(layoutOf(layoutPick, memo), read('maxRecordBytes') ?? OPTION_TABLE.maxRecordBytes.default, memo),
-    tableNamed: isObject(layoutPick?.value) && layoutPick.value.table !== undefined,
-    ignore: read('ignore') ?? [],
-    kindSettings: kindSettingsOf(picks, read),
-    transferLog: transferLogSettings(read, pick),
-    decode: {
-      pgpKeyPath: read('pgpKey'),
-      pgpVerifyKeyPath: read('pgpVerifyKey'),
-      pgpPassphrase: read('pgpPassphrase'),
-      maxInflateRatio: read('maxInflateRatio') ?? OPTION_TABLE.maxInflateRatio.default,
-      maxDecodedBytes: read('maxDecodedBytes') ?? OPTION_TABLE.maxDecodedBytes.default,
-    },
-  } satisfies Composed);
+  // The composed fields set on the flat ones one by one, by name (on a copy of the template they
+  // are there already: partnerFlat). Added by key (Object.assign, a loop) V8 (Node 20) turns an
+  // object of this many fields into a dictionary: 4.5 kB a partner and half of what reading 20,000
+  // partners allocated; added after a spread ({ ...flat, partner }) each object gets maps of its
+  // own, many times slower. Every field of Composed is set here (test/unit/configScale.test.ts
+  // holds a settings object to its fields, in fast mode).
+  const settings = partnerFlat(picks, read) as Settings;
+  settings.partner = partner;
+  settings.expect = expectOf(picks, read, memo);
+  settings.patternText = patternText;
+  settings.patternGiven = pick('pattern') !== undefined;
+  settings.pattern = namePattern(expandDateTokens(patternText), patternFrom);
+  settings.staging = read('staging') ?? (systemTemp ??= tmpdir());
+  settings.layout = sizedLayout(layoutOf(layoutPick, memo), read('maxRecordBytes') ?? OPTION_TABLE.maxRecordBytes.default, memo);
+  settings.tableNamed = isObject(layoutPick?.value) && layoutPick.value.table !== undefined;
+  settings.ignore = read('ignore') ?? [];
+  settings.kindSettings = kindSettingsOf(picks, read);
+  settings.transferLog = transferLogSettings(read, pick);
+  settings.decode = {
+    pgpKeyPath: read('pgpKey'),
+    pgpVerifyKeyPath: read('pgpVerifyKey'),
+    pgpPassphrase: read('pgpPassphrase'),
+    maxInflateRatio: read('maxInflateRatio') ?? OPTION_TABLE.maxInflateRatio.default,
+    maxDecodedBytes: read('maxDecodedBytes') ?? OPTION_TABLE.maxDecodedBytes.default,
+  };
+  keepTemplate(picks, settings);
+  return settings;
 }

@@ -1,6 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { writeConfig } from '../../bench/scaling/configFixture.mjs';
 import { effectiveConfig } from '../../src/cli/configCommand.js';
@@ -45,4 +46,47 @@ describe('reading a config file grows in step with its partners', () => {
     const ratio = leastCpuMs(show(largeConfig, large), 2) / leastCpuMs(show(smallConfig, small), 2);
     expect(ratio).toBeLessThan(8);
   }, 60_000);
+});
+
+/** V8's own word on an object's shape (`%HasFastProperties`), with its native syntax allowed for this one function. */
+function hasFastProperties(value: object): boolean {
+  setFlagsFromString('--allow-natives-syntax');
+  return (new Function('value', 'return %HasFastProperties(value)') as (v: object) => boolean)(value);
+}
+
+describe("each partner's settings", () => {
+  it('are objects of V8’s fast shape with every field, the first partner’s own rows never lent to the next', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'settle-shape-'));
+    const config = join(dir, 'config.json');
+    const partners: Record<string, object> = {};
+    for (let i = 0; i < 50; i++) partners[`p${i}`] = { intake: `p${i}/in`, layout: { extends: 'default', table: 'settlement_rows' } };
+    // the first partner, whose settings become the template of the rest, sets two rows of its own
+    partners.p0 = { ...partners.p0, stableFor: '5s', pattern: 'own_*.csv' };
+    writeFileSync(config, JSON.stringify({ ledger: 'ledger.sqlite', stableFor: '30s', partners }));
+    const all = resolvePartners({ config }, {}).partners;
+    expect(all.map((p) => p.partner)).toEqual(Object.keys(partners));
+    expect([all[0]!.stableForSeconds, all[0]!.patternText]).toEqual([5, 'own_*.csv']);
+    for (const p of all.slice(1)) expect([p.stableForSeconds, p.patternText, p.patternGiven]).toEqual([30, 'settle_*.csv', false]);
+    expect(new Set(all.map((p) => p.intake)).size).toBe(50);
+    const fields = Object.keys(all[0]!);
+    for (const field of [
+      'partner',
+      'expect',
+      'patternText',
+      'patternGiven',
+      'pattern',
+      'staging',
+      'layout',
+      'tableNamed',
+      'ignore',
+      'kindSettings',
+      'transferLog',
+      'decode',
+    ])
+      expect(fields).toContain(field);
+    for (const p of all) {
+      expect(Object.keys(p)).toEqual(fields);
+      expect(hasFastProperties(p)).toBe(true);
+    }
+  });
 });
