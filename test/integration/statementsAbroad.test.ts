@@ -4,21 +4,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { describedStatementLayoutObject } from '../support/statementLayout.js';
 
 // The built CLI on the synthetic statements of fixtures/statements/: no database, no ledger.
 
 const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/statements/${name}`, import.meta.url));
 
-const STATEMENT_LAYOUT = {
-  table: 'statement_rows',
-  columns: [
-    { name: 'date', from: 'Date', type: 'date' },
-    { name: 'description', from: 'Description', type: 'text' },
-    { name: 'amount', from: 'Amount', type: 'decimal' },
-    { name: 'balance', from: 'Balance', type: 'decimal' },
-  ],
-  naturalKey: ['date', 'description'],
-};
+const STATEMENT_LAYOUT = describedStatementLayoutObject();
 
 async function config(layout: Record<string, unknown>): Promise<string> {
   const path = join(await mkdtemp(join(tmpdir(), 'settle-abroad-')), 'config.json');

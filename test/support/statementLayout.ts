@@ -21,3 +21,31 @@ export function statementLayoutObject(changes: Record<string, unknown> = {}): Re
 
 /** The same, parsed as a config's layout is. */
 export const statementLayout = (changes: Record<string, unknown> = {}) => parseLayout(statementLayoutObject(changes), 'test');
+
+/** The message a layout object is refused with, as a config's layout is read; undefined when it is taken. */
+export function layoutError(raw: Record<string, unknown>): string | undefined {
+  try {
+    parseLayout(raw, 'layout');
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return undefined;
+}
+
+/**
+ * The synthetic export of fixtures/statements/continuation_export.csv (`Date,Description,Amount,Balance`):
+ * keyed on its date and description; `changes` adds `continuationLines` or a check.
+ */
+export function describedStatementLayoutObject(changes: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    table: 'statement_rows',
+    columns: [
+      { name: 'date', from: 'Date', type: 'date' },
+      { name: 'description', from: 'Description', type: 'text' },
+      { name: 'amount', from: 'Amount', type: 'decimal' },
+      { name: 'balance', from: 'Balance', type: 'decimal' },
+    ],
+    naturalKey: ['date', 'description'],
+    ...changes,
+  };
+}

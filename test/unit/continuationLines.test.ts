@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { csvRecordBlocks, type CsvRecord, type Join } from '../../src/layout/reader/csvRecords.js';
 import { parseLayout } from '../../src/layout/model/parseLayout.js';
 import { findBadRows } from '../../src/layout/reader/readSettlement.js';
+import { describedStatementLayoutObject } from '../support/statementLayout.js';
 
 const FIXTURE = 'fixtures/statements/continuation_export.csv';
 
@@ -23,20 +24,7 @@ async function records(path: string, chunkBytes?: number) {
 }
 
 const layout = (continuationLines: boolean) =>
-  parseLayout(
-    {
-      table: 'statement_rows',
-      ...(continuationLines ? { continuationLines: true } : {}),
-      columns: [
-        { name: 'date', from: 'Date', type: 'date' },
-        { name: 'description', from: 'Description', type: 'text' },
-        { name: 'amount', from: 'Amount', type: 'decimal' },
-        { name: 'balance', from: 'Balance', type: 'decimal' },
-      ],
-      naturalKey: ['date', 'description'],
-    },
-    'test',
-  );
+  parseLayout(describedStatementLayoutObject(continuationLines ? { continuationLines: true } : {}), 'test');
 
 describe('continuation lines, where the layout declares them', () => {
   it.each([undefined, 1, 3, 17])('joins a description broken over lines to its record, in any read size (%s)', async (chunkBytes) => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Layout } from '../../src/layout/model/layout.js';
 import { toLayoutJson } from '../../src/layout/model/layoutObject.js';
 import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { layoutError } from '../support/statementLayout.js';
 import { LineHoldback } from '../../src/layout/reader/lineHoldback.js';
 import { findBadRows, readSettlement } from '../../src/layout/reader/readSettlement.js';
 import { lastRecordCutShort } from '../../src/layout/reader/lastRecord.js';
@@ -24,15 +25,6 @@ function file(content: string | Buffer, name = 'statement.csv'): string {
   writeFileSync(path, content);
   return path;
 }
-
-const layoutError = (raw: Record<string, unknown>) => {
-  try {
-    parseLayout(raw, 'layout');
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return undefined;
-};
 
 /** Text pushed through the look-ahead in pieces of `size`: what it handed on, and the rows and footer at the end. */
 function heldBack(text: string, count: number, size: number, maxLineUnits = 1000) {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Layout } from '../../src/layout/model/layout.js';
 import { toLayoutJson } from '../../src/layout/model/layoutObject.js';
 import { parseLayout } from '../../src/layout/model/parseLayout.js';
+import { layoutError } from '../support/statementLayout.js';
 import { PRESETS } from '../../src/layout/model/presets.js';
 import { findBadRows, readSettlement } from '../../src/layout/reader/readSettlement.js';
 import { compileDateFormat } from '../../src/layout/values/dateFormat.js';
@@ -29,15 +30,6 @@ async function rowsOf(path: string, layout: Layout, opts: { fileName?: string; d
   for await (const row of readSettlement(path, layout, opts)) rows.push(row.values);
   return rows;
 }
-
-const layoutError = (raw: Record<string, unknown>) => {
-  try {
-    parseLayout(raw, 'layout');
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return undefined;
-};
 
 describe('12-hour clocks', () => {
   const parse = (format: string, value: string, dayPeriods?: [string, string]) =>
