@@ -326,6 +326,20 @@ describe('what only the hostile server does', () => {
     },
   );
 
+  it('the look for a final folder that is the intake (a folder of its own made there) leaves nothing behind when the connection drops before its RMDIR', async () => {
+    const r = await setup();
+    const name = 'settle_20261019_a01.csv';
+    await r.put(name, sampleSettlement({ date: '2026-10-19', rows: 3, idPrefix: 'PROBEDROP' }).text);
+    hostile().behave({ dropAfterMkdir: '/archive/.settle-moving-' });
+    const res = await r.run(['--json']);
+    expect(res.status).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ loaded: 1, rows: 3 });
+    expect(hostile().now().dropAfterMkdir).toBeUndefined(); // the connection was dropped there
+    expect(await r.files('archive')).toEqual([name]);
+    expect(await r.files('intake')).toEqual([]);
+    await expectNoTemporaries(r);
+  });
+
   it('a listing whose attributes describe what a link points to is caught by its own ls -l line: the link is left alone', async () => {
     const r = await setup();
     const outside = join(r.root, 'outside.csv');

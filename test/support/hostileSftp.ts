@@ -31,6 +31,11 @@ export interface HostileBehaviour {
   renameCopies?: boolean;
   /** READDIR gives a link's target's attributes (its `ls -l` line stays the link's own) */
   listFollows?: boolean;
+  /**
+   * once a MKDIR of a path with this text in it is done and answered, the connection is dropped
+   * at its next request (that request not answered); once per server, which goes on listening
+   */
+  dropAfterMkdir?: string;
 }
 
 type Attrs = { mode: number; uid: number; gid: number; size: number; atime: number; mtime: number };
@@ -124,7 +129,8 @@ export class HostileSftpServer implements TestSftpServer {
     return join(this.dir, 'behaviour.json');
   }
 
-  private now(): HostileBehaviour {
+  /** What the server does wrong now: the run's behaviour and the control file's. */
+  now(): HostileBehaviour {
     try {
       return { ...this.behaviour, ...(JSON.parse(fs.readFileSync(this.controlFile, 'utf8')) as HostileBehaviour) };
     } catch {
@@ -186,13 +192,14 @@ export class HostileSftpServer implements TestSftpServer {
     });
     client.on('ready', () => {
       client.on('session', (accept) => {
-        accept().on('sftp', (acceptSftp) => this.answer(acceptSftp()));
+        accept().on('sftp', (acceptSftp) => this.answer(acceptSftp(), client));
       });
     });
   }
 
   /** One SFTP channel: every request answered from the file system, unless the behaviour says otherwise. */
-  private answer(sftp: SFTPWrapper): void {
+  private answer(sftp: SFTPWrapper, client: Connection): void {
+    let dropNext = false;
     const open = new Map<number, OpenFile>();
     let nextHandle = 1;
     const newHandle = (f: OpenFile) => {
@@ -216,6 +223,10 @@ export class HostileSftpServer implements TestSftpServer {
     const answers = (type: string): boolean => {
       if (fs.existsSync(join(this.dir, 'cut'))) {
         void this.stop();
+        return false;
+      }
+      if (dropNext) {
+        client.end();
         return false;
       }
       const silent = this.now().silent ?? [];
@@ -339,7 +350,15 @@ export class HostileSftpServer implements TestSftpServer {
       'RMDIR',
       simple('RMDIR', (p) => fs.rmdirSync(p)),
     );
-    sftp.on('MKDIR', (reqid, path, attrs) => simple('MKDIR', (p) => fs.mkdirSync(p, attrs?.mode ?? 0o755))(reqid, path));
+    sftp.on('MKDIR', (reqid, path, attrs) =>
+      simple('MKDIR', (p) => {
+        fs.mkdirSync(p, attrs?.mode ?? 0o755);
+        const drop = this.now().dropAfterMkdir;
+        if (drop === undefined || !p.includes(drop)) return;
+        this.behave({ ...this.now(), dropAfterMkdir: undefined });
+        dropNext = true;
+      })(reqid, path),
+    );
     sftp.on('SETSTAT', (reqid) => answers('SETSTAT') && sftp.status(reqid, STATUS_CODE.OK));
     sftp.on('FSETSTAT', (reqid) => answers('FSETSTAT') && sftp.status(reqid, STATUS_CODE.OK));
   }

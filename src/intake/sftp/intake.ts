@@ -123,18 +123,18 @@ export class SftpIntake extends SftpFolder implements Intake {
   /**
    * Whether an empty folder made in `dir` under a name of this process's own (a mover's name:
    * a dot name no listing takes, never shared with a concurrent mover) is seen in the intake.
+   * The name is this call's alone, so a folder of that name is its own: made by a first try
+   * whose connection dropped before its RMDIR, it is removed by the retry (withConnection),
+   * whose MKDIR finds it there.
    */
   private async showsInIntake(dir: string): Promise<boolean> {
     const work = moverName();
     return this.withConnection(async (s) => {
-      const made = await s.mkdir(posix.join(dir, work)).then(
-        () => true,
-        () => false,
-      );
+      await s.mkdir(posix.join(dir, work)).catch(() => undefined);
       try {
         return await s.exists(posix.join(this.dir, work));
       } finally {
-        if (made) await s.rmdir(posix.join(dir, work)).catch(() => undefined);
+        await s.rmdir(posix.join(dir, work)).catch(() => undefined);
       }
     });
   }
