@@ -134,7 +134,5 @@ function wallClockOffsetAt(zone: Zone, utcMs: number): number {
   return wallClockOffset(zone, d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes());
 }
 
-/** A time for people: `2026-12-01 02:00:01 UTC`. */
-export function utcText(epochMs: number): string {
-  return `${new Date(epochMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-}
+/** A time for people: `2026-12-01 02:00:01 UTC` (isoInstants.ts writes it, by the day). */
+export { utcText } from '../isoInstants.js';

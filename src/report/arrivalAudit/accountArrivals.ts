@@ -1,7 +1,7 @@
 import type { EventInContext, LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind, FileRow, LedgerEvent } from '../../ledger/types.js';
 import type { AmbiguousUpload, Arrival, ArrivedUpload, StrayUpload } from './arrivals.js';
-import { utcText } from '../../transferLog/logTimes.js';
+import { exactIsoMs, isoText, utcText } from '../../isoInstants.js';
 import { zoneOffsetAt, type Zone } from '../../layout/values/timeZones.js';
 import { decidedDetails, DecidedOutcomes, WAITING, type ArrivalOutcome, type Decided } from './decidedOutcomes.js';
 import { clockOffsetOf, isOwnMoveInTime, LARGEST_ZONE_GAP_MS, ownMovesOf, type ClockOffset, type OwnMove } from './ownMoves.js';
@@ -113,6 +113,8 @@ const ACCOUNTED_AFTER_WAITING: ReadonlySet<AfterWaiting> = new Set(['still_in_in
 /** A record of the ledger as a sighting of an arrival: what it decided, and when (ms). */
 interface Sighting extends Decided {
   at: number;
+  /** `at` where the record's time is written exactly as `toISOString` writes it, else NaN (DecidedOutcomes.set) */
+  exactAt: number;
   runStartedAt: number;
 }
 
@@ -128,7 +130,8 @@ function sightingOf(event: EventInContext, runStarts: RunStarts): Sighting | nul
   // the log's name is, never for a size
   const unreachable = event.event === 'ignored' && event.name.includes('\uFFFD');
   const size = unreachable ? null : typeof event.details.size === 'number' ? event.details.size : event.fileSize;
-  const at = Date.parse(event.at);
+  const exactAt = exactIsoMs(event.at);
+  const at = Number.isNaN(exactAt) ? Date.parse(event.at) : exactAt;
   const read = decidedDetails(outcome, event.details, event.fileArrival);
   return {
     outcome,
@@ -140,6 +143,7 @@ function sightingOf(event: EventInContext, runStarts: RunStarts): Sighting | nul
     reason: read.reason,
     leftAs: read.leftAs,
     at,
+    exactAt,
     runStartedAt: event.runStartedAt ? runStarts.parse(event.runStartedAt) : at,
   };
 }
@@ -387,7 +391,7 @@ export async function accountArrivals(
         const latest = latestCandidate(arrivals, list, sighting, slackMs, correctionMs);
         if (latest === undefined) continue;
         const before = decided.outcomeOf(latest);
-        if (sighting.outcome !== 'claimed' || before === undefined || before === 'claimed') decided.set(latest, sighting, sighting.at);
+        if (sighting.outcome !== 'claimed' || before === undefined || before === 'claimed') decided.set(latest, sighting, sighting.exactAt);
       }
       if (events.length < limit) break;
       afterId = events.at(-1)!.id;
@@ -433,7 +437,7 @@ export async function accountArrivals(
       partner: arrival.partner,
       name: arrival.name,
       path: arrival.path,
-      at: new Date(arrival.at).toISOString(),
+      at: isoText(arrival.at),
       size: arrival.upload.size,
       user: arrival.upload.user,
       renamedFrom: arrival.renamedFrom,
