@@ -1,50 +1,58 @@
 /**
  * Instants as `Date.prototype.toISOString` writes them (`2026-12-01T02:00:01.500Z`), written and
- * read back by arithmetic on the time of day under the date of the last day asked for: an audit of
- * a year's uploads writes and reads some six million of them, nearly all within a day of the one
- * before, and a `Date` and its text for each was a tenth of its CPU. The text is
- * `toISOString`'s, character for character (test/unit/isoInstants.test.ts holds the two equal).
+ * read back by arithmetic on the time of day, each day's date written once: an audit of a year's
+ * uploads writes and reads some six million of them, over a few hundred days, and a `Date` and its
+ * text for each was a tenth of its CPU. The text is `toISOString`'s, character for character
+ * (test/unit/isoInstants.test.ts holds the two equal).
  */
 
 const DAY_MS = 86_400_000;
+/** The latest instant a Date holds, and minus it the earliest. */
+const MAX_MS = 8.64e15;
 const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
 const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0'));
 const COLON = 0x3a;
 const DOT = 0x2e;
 const ZULU = 0x5a;
 
-/** The day last asked for: its first millisecond, and its date as `toISOString` writes it (`2026-12-01`, `+275760-09-13`). */
-let dayStart = Number.NaN;
-let date = '';
+/** The dates of the days written lately (`2026-12-01`, `+275760-09-13`), by the day's number since the epoch. */
+const dates = new Map<number, string>();
+/** More than an audit's uploads and runs touch at once; past it the dates are forgotten and found again. */
+const DATES_KEPT = 4096;
 
-/** Whether `ms` is an instant `toISOString` writes in the day held (an integer of it: a Date drops a fraction, and NaN has no text). */
-function inDay(ms: number): boolean {
-  return ms >= dayStart && ms < dayStart + DAY_MS && Number.isInteger(ms);
-}
+/** The day last read (exactIsoMs): its first millisecond, and its date as `toISOString` writes it. */
+let readDayStart = Number.NaN;
+let readDate = '';
 
-function holdDay(ms: number): void {
-  const start = Math.floor(ms / DAY_MS) * DAY_MS;
-  const text = new Date(start).toISOString();
-  dayStart = start;
-  date = text.slice(0, text.length - 14);
+/** The date of an instant `toISOString` writes (an integer in the Date range: a Date drops a fraction, and NaN has no text), else null. */
+function dateOf(day: number, epochMs: number): string | null {
+  if (!Number.isInteger(epochMs) || Math.abs(epochMs) > MAX_MS) return null;
+  let date = dates.get(day);
+  if (date === undefined) {
+    if (dates.size >= DATES_KEPT) dates.clear();
+    const text = new Date(day * DAY_MS).toISOString();
+    date = text.slice(0, text.length - 14);
+    dates.set(day, date);
+  }
+  return date;
 }
 
 /** `new Date(epochMs).toISOString()`: the same text, and the same RangeError for an instant it has none for. */
 export function isoText(epochMs: number): string {
-  if (!inDay(epochMs)) {
-    const text = new Date(epochMs).toISOString();
-    holdDay(epochMs);
-    return text;
-  }
-  const { hours, minutes, seconds, millis } = timeOfDay(epochMs - dayStart);
+  const day = Math.floor(epochMs / DAY_MS);
+  const date = dateOf(day, epochMs);
+  if (date === null) return new Date(epochMs).toISOString();
+  const { hours, minutes, seconds, millis } = timeOfDay(epochMs - day * DAY_MS);
   return `${date}T${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.${THREE_DIGITS[millis]}Z`;
 }
 
 /** `2026-12-01 02:00:01 UTC`: an instant for people, to the second (`toISOString`'s first 19 characters, a space for its `T`). */
 export function utcText(epochMs: number): string {
+  const day = Math.floor(epochMs / DAY_MS);
+  const date = dateOf(day, epochMs);
   // a year of other than four digits (before 0, after 9999) keeps the cut at 19 characters
-  if (!inDay(epochMs) || date.length !== 10) return `${isoText(epochMs).slice(0, 19).replace('T', ' ')} UTC`;
-  const { hours, minutes, seconds } = timeOfDay(epochMs - dayStart);
+  if (date === null || date.length !== 10) return `${isoText(epochMs).slice(0, 19).replace('T', ' ')} UTC`;
+  const { hours, minutes, seconds } = timeOfDay(epochMs - day * DAY_MS);
   return `${date} ${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]} UTC`;
 }
 
@@ -69,8 +77,8 @@ function digitAt(text: string, at: number): number {
  * `2026-12-01T02:00Z` too, and gives instants whose text is another.
  */
 export function exactIsoMs(text: string): number {
-  const at = date.length + 1;
-  if (text.length === at + 13 && text.charCodeAt(at - 1) === 0x54 && text.startsWith(date)) {
+  const at = readDate.length + 1;
+  if (text.length === at + 13 && text.charCodeAt(at - 1) === 0x54 && text.startsWith(readDate)) {
     if (text.charCodeAt(at + 2) !== COLON || text.charCodeAt(at + 5) !== COLON || text.charCodeAt(at + 8) !== DOT) return Number.NaN;
     if (text.charCodeAt(at + 12) !== ZULU) return Number.NaN;
     const hours = digitAt(text, at) * 10 + digitAt(text, at + 1);
@@ -79,10 +87,12 @@ export function exactIsoMs(text: string): number {
     const millis = digitAt(text, at + 9) * 100 + digitAt(text, at + 10) * 10 + digitAt(text, at + 11);
     // NaN (a character not a digit) fails each test
     if (!(hours < 24 && minutes < 60 && seconds < 60 && millis >= 0)) return Number.NaN;
-    return dayStart + ((hours * 60 + minutes) * 60 + seconds) * 1000 + millis;
+    return readDayStart + ((hours * 60 + minutes) * 60 + seconds) * 1000 + millis;
   }
-  const ms = Date.parse(text);
-  if (Number.isNaN(ms) || new Date(ms).toISOString() !== text) return Number.NaN;
-  holdDay(ms);
-  return ms;
+  const epochMs = Date.parse(text);
+  if (Number.isNaN(epochMs) || new Date(epochMs).toISOString() !== text) return Number.NaN;
+  // the records read next are of this day too, nearly always
+  readDayStart = Math.floor(epochMs / DAY_MS) * DAY_MS;
+  readDate = text.slice(0, text.length - 14);
+  return epochMs;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { printableJson, printableJsonText } from '../report/printable.js';
 import type { AccountedArrival } from '../report/arrivalAudit/accountArrivals.js';
+import type { AnswerPiece } from '../report/arrivalAudit/accountedList.js';
 
 /**
  * The one JSON convention of every command's `--json` (documented in docs/JSON.md): one
@@ -44,10 +45,13 @@ export function jsonDocument(doc: Record<string, unknown>): string {
  * One command's JSON document with one array too long to hold as a string (an audit's accounted
  * uploads, each already written as its JSON object): the document is made with a placeholder
  * where the array goes (`build` puts it there), and given back in pieces, the array's items
- * between its two halves. Parsed, it is the document `jsonDocument` would have made; cut short
- * anywhere, it does not parse.
+ * between its two halves (a piece of items may hold several, with a comma between them).
+ * Parsed, it is the document `jsonDocument` would have made; cut short anywhere, it does not parse.
  */
-export function* jsonDocumentPieces(build: (placeholder: string) => Record<string, unknown>, items: Iterable<string>): Generator<string> {
+export function* jsonDocumentPieces(
+  build: (placeholder: string) => Record<string, unknown>,
+  items: Iterable<AnswerPiece>,
+): Generator<AnswerPiece> {
   // a string no data holds (a NUL and a random id): where it lands in the text, the array goes
   const placeholder = `\u0000${randomUUID()}\u0000`;
   const text = jsonDocument(build(placeholder));
@@ -60,7 +64,8 @@ export function* jsonDocumentPieces(build: (placeholder: string) => Record<strin
   yield `${text.slice(0, at)}[`;
   let first = true;
   for (const item of items) {
-    yield first ? item : `,${item}`;
+    if (!first) yield ',';
+    yield item;
     first = false;
   }
   yield `]${text.slice(at + marker.length)}`;

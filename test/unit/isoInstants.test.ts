@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exactIsoMs, isoText, utcText } from '../../src/isoInstants.js';
+import { isoTime } from '../../src/transferLog/logTimes.js';
 
 const DAY = 86_400_000;
 const MAX = 8.64e15;
@@ -94,5 +95,20 @@ describe('instants as toISOString writes them, by the day', () => {
       isoText(Date.UTC(1999, 0, 1));
       expect({ text, ms: exactIsoMs(text) }).toEqual({ text, ms: Number.NaN });
     }
+  });
+});
+
+describe("a transfer log's time in toISOString's form", () => {
+  it('is read as the instant it writes, in whatever zone the log is read, as the pattern reads it', () => {
+    const zones = [{ fixed: 0 }, { fixed: 60 }, { iana: 'Europe/Amsterdam' }] as const;
+    for (let i = 0; i < 5_000; i++) {
+      const ms = Date.UTC(1990, 0, 1) + i * 7_919_003_117 + (i % 1000);
+      const iso = new Date(ms).toISOString();
+      for (const zone of zones) expect(isoTime(iso, zone)).toBe(ms);
+      // the same text the pattern reads: a fraction of other length, and an offset spelled out
+      expect(isoTime(iso.replace('Z', '0Z'), zones[2])).toBe(ms);
+      expect(isoTime(iso.replace('Z', '+00:00'), zones[1])).toBe(ms);
+    }
+    expect(isoTime('2026-02-30T00:00:00.000Z', zones[0])).toBeNaN();
   });
 });
