@@ -3,7 +3,8 @@
 // evidence` run for a partner's transferLog), then its answer written as `audit` writes it (text,
 // or with `--json` the JSON document) to /dev/null. Prints one JSON line: wall and CPU seconds, the
 // uploads accounted, unmatched, and the heap's peak as V8 saw it.
-// Usage: node --max-old-space-size=512 bench/scaling/auditRun.mjs DIR [--json]   (after `npm run build`)
+// `--out FILE` writes the answer to FILE instead (to compare two builds' answers byte for byte).
+// Usage: node --max-old-space-size=512 bench/scaling/auditRun.mjs DIR [--json] [--out FILE]   (after `npm run build`)
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { openLedger } from '../../dist/ledger/openLedger.js';
@@ -18,6 +19,8 @@ import { notReady, sizeOf, uploadAt, name } from './transferLogFixture.mjs';
 
 const dir = process.argv[2];
 const json = process.argv.includes('--json');
+const outAt = process.argv.indexOf('--out');
+const outPath = outAt > 0 ? process.argv[outAt + 1] : '/dev/null';
 const ledger = await openLedger(join(dir, 'ledger.sqlite'), { create: false, readOnly: true, timeoutMs: 5000 });
 const uploads = Number((await import('node:fs')).readFileSync(join(dir, 'uploads.csv'), 'latin1').split('\n').length - 2);
 let peakHeap = 0;
@@ -46,7 +49,7 @@ const result = await transferAudit(ledger, [partner], intakeNow, { accounted });
 // the answer as `audit` gives it, this check alone
 const check = { name: 'every upload in the transfer log has a ledger outcome', discrepancies: [] };
 const answer = { checks: [check], archiveCheck: 'sha256', discrepancies: result.unmatched, transferLog: result };
-const out = createWriteStream('/dev/null');
+const out = createWriteStream(outPath);
 if (json) await writeStreamed(auditJsonPieces(answer), { lines: false, end: '\n', stream: out });
 else await writeStreamed(auditLines(answer), { lines: true, stream: out });
 accounted.close();

@@ -5,7 +5,7 @@ import { openArchive, openFinalFolder, openIntakeReader } from '../intake/openIn
 import { FileGoneError, type FolderReader } from '../intake/intake.js';
 import { audit, type AuditResult, type FinalFolder } from '../report/audit.js';
 import { accountedArrivalLine, auditLines } from '../report/auditText.js';
-import { AccountedList } from '../report/arrivalAudit/accountedList.js';
+import { AccountedList, type AnswerPiece } from '../report/arrivalAudit/accountedList.js';
 import type { IntakeNow } from '../report/arrivalAudit/accountArrivals.js';
 import { transferAudit, type TransferLogPeriod } from '../report/arrivalAudit/transferAudit.js';
 import { withResources } from './resources.js';
@@ -82,13 +82,13 @@ export function auditPartners(
  * An audit's JSON document, in pieces: as one `jsonDocument` of it, with the transfer log's
  * accounted uploads (`transfer_log.arrivals`) read back in order where they were written.
  */
-export function auditJsonPieces(result: AuditResult, extra: Record<string, unknown> = {}): Iterable<string> {
+export function auditJsonPieces(result: AuditResult, extra: Record<string, unknown> = {}): Iterable<AnswerPiece> {
   const { transferLog } = result;
   if (!transferLog) return [jsonDocument({ ...extra, ...result })];
   // in its place among the keys, as before; the kept unmatched ones are in `arrivals` already
   return jsonDocumentPieces(
     (placeholder) => ({ ...extra, ...result, transferLog: { ...transferLog, arrivals: placeholder, unmatchedArrivals: undefined } }),
-    transferLog.arrivals.lines('json'),
+    transferLog.arrivals.joined('json', ','),
   );
 }
 

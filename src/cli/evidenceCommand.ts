@@ -6,7 +6,7 @@ import { nowIso } from '../clock.js';
 import { resolvePartners, type RawFlags } from '../config/settings.js';
 import { UsageError, errorMessage } from '../errors.js';
 import { accountedArrivalLine, auditText } from '../report/auditText.js';
-import { AccountedList } from '../report/arrivalAudit/accountedList.js';
+import { AccountedList, pieceText } from '../report/arrivalAudit/accountedList.js';
 import type { AuditResult } from '../report/audit.js';
 import { intakeFolders } from '../intake/openIntake.js';
 import { evidencePack, isDay, periodBounds, type EvidenceArchive, type EvidencePeriod } from '../report/evidencePack.js';
@@ -108,7 +108,7 @@ export function registerEvidence(report: Command, setExit: (status: number) => v
             period,
             asked,
             {
-              json: [...auditJsonPieces(auditResult, { takenAt })].join(''),
+              json: [...auditJsonPieces(auditResult, { takenAt })].map(pieceText).join(''),
               text: `audit taken at ${takenAt}\n${auditText(auditResult)}`,
             },
             archivesOf(partners),

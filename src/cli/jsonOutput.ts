@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { printableJson, printableJsonText } from '../report/printable.js';
 import type { AccountedArrival } from '../report/arrivalAudit/accountArrivals.js';
+import type { AnswerPiece } from '../report/arrivalAudit/accountedList.js';
 
 /**
  * The one JSON convention of every command's `--json` (documented in docs/JSON.md): one
@@ -44,10 +45,13 @@ export function jsonDocument(doc: Record<string, unknown>): string {
  * One command's JSON document with one array too long to hold as a string (an audit's accounted
  * uploads, each already written as its JSON object): the document is made with a placeholder
  * where the array goes (`build` puts it there), and given back in pieces, the array's items
- * between its two halves. Parsed, it is the document `jsonDocument` would have made; cut short
- * anywhere, it does not parse.
+ * between its two halves (a piece of items may hold several, with a comma between them).
+ * Parsed, it is the document `jsonDocument` would have made; cut short anywhere, it does not parse.
  */
-export function* jsonDocumentPieces(build: (placeholder: string) => Record<string, unknown>, items: Iterable<string>): Generator<string> {
+export function* jsonDocumentPieces(
+  build: (placeholder: string) => Record<string, unknown>,
+  items: Iterable<AnswerPiece>,
+): Generator<AnswerPiece> {
   // a string no data holds (a NUL and a random id): where it lands in the text, the array goes
   const placeholder = `\u0000${randomUUID()}\u0000`;
   const text = jsonDocument(build(placeholder));
@@ -60,29 +64,45 @@ export function* jsonDocumentPieces(build: (placeholder: string) => Record<strin
   yield `${text.slice(0, at)}[`;
   let first = true;
   for (const item of items) {
-    yield first ? item : `,${item}`;
+    if (!first) yield ',';
+    yield item;
     first = false;
   }
   yield `]${text.slice(at + marker.length)}`;
 }
 
 const str = JSON.stringify;
-const strOrNull = (value: string | null): string => (value === null ? 'null' : str(value));
+
+/** A string JSON.stringify writes as it is between quotes, and printableJsonText leaves alone: printable ASCII without `"` or `\`. */
+const NOT_AS_IS = /["\\\u0000-\u001f\u007f-\uffff]/;
+/** Whether every string of the upload being written was written as it is (then there is nothing for printableJsonText to do). */
+let allAsIs = true;
+
+/** JSON.stringify's text of a string: the same, written without it where it would add nothing but the quotes. */
+const quoted = (value: string): string => {
+  if (!NOT_AS_IS.test(value)) return `"${value}"`;
+  allAsIs = false;
+  return str(value);
+};
+const quotedOrNull = (value: string | null): string => (value === null ? 'null' : quoted(value));
 
 /**
  * An audit's accounted upload as its JSON object (AccountedList's `json` form): as the whole
  * document would have written it, byte for byte (`printableJson(snakeKeys(arrival))`, which
- * test/unit/jsonConvention.test.ts holds it to). Written by hand for its one fixed shape: a year's
- * million uploads through the generic key conversion and JSON.stringify were a quarter of a
- * `--json` audit's CPU. Each value is JSON.stringify's own, so escapes are the same.
+ * test/unit/jsonConvention.test.ts and test/unit/accountedArrivalJson.test.ts hold it to). Written
+ * by hand for its one fixed shape: a year's million uploads through the generic key conversion and
+ * JSON.stringify were a quarter of a `--json` audit's CPU. Each string is JSON.stringify's own
+ * where it has anything to escape, and only then is the whole made printable.
  */
 export function accountedArrivalJson(upload: AccountedArrival): string {
-  const dup = upload.duplicateOf === null ? 'null' : `{"name":${str(upload.duplicateOf.name)},"run":${strOrNull(upload.duplicateOf.run)}}`;
-  return printableJsonText(
-    `{"partner":${str(upload.partner)},"name":${str(upload.name)},"path":${str(upload.path)},"at":${str(upload.at)},"size":${str(upload.size)}` +
-      `,"user":${strOrNull(upload.user)},"renamed_from":${strOrNull(upload.renamedFrom)},"log":{"file":${str(upload.log.file)},"line":${str(upload.log.line)}}` +
-      `,"outcome":${strOrNull(upload.outcome)},"run":${strOrNull(upload.run)},"recorded_at":${strOrNull(upload.recordedAt)},"sha256":${strOrNull(upload.sha256)}` +
-      `,"duplicate_of":${dup},"reason":${strOrNull(upload.reason)},"no_record":${strOrNull(upload.noRecord)},"after_waiting":${strOrNull(upload.afterWaiting)}` +
-      `,"unmatched":${upload.unmatched},"message":${str(upload.message)}}`,
-  );
+  allAsIs = true;
+  const dup =
+    upload.duplicateOf === null ? 'null' : `{"name":${quoted(upload.duplicateOf.name)},"run":${quotedOrNull(upload.duplicateOf.run)}}`;
+  const json =
+    `{"partner":${quoted(upload.partner)},"name":${quoted(upload.name)},"path":${quoted(upload.path)},"at":${quoted(upload.at)},"size":${str(upload.size)}` +
+    `,"user":${quotedOrNull(upload.user)},"renamed_from":${quotedOrNull(upload.renamedFrom)},"log":{"file":${quoted(upload.log.file)},"line":${str(upload.log.line)}}` +
+    `,"outcome":${quotedOrNull(upload.outcome)},"run":${quotedOrNull(upload.run)},"recorded_at":${quotedOrNull(upload.recordedAt)},"sha256":${quotedOrNull(upload.sha256)}` +
+    `,"duplicate_of":${dup},"reason":${quotedOrNull(upload.reason)},"no_record":${quotedOrNull(upload.noRecord)},"after_waiting":${quotedOrNull(upload.afterWaiting)}` +
+    `,"unmatched":${upload.unmatched},"message":${quoted(upload.message)}}`;
+  return allAsIs ? json : printableJsonText(json);
 }

@@ -29,10 +29,9 @@ import { dropIntent, insertIntent, insertMove, MOVE_INTENTS_SQL, MOVE_OF_ARRIVAL
 import { PartnerLeases } from './partnerLeases.js';
 import type { Durability, SqlPort, SqlRow } from './sqlPort.js';
 import {
-  EVENT_COLUMN_COUNT,
   EVENT_COLUMNS,
   EVENT_RUN_ID,
-  eventOfArray,
+  eventInContextOfArray,
   eventRow,
   fileRow,
   intentRow,
@@ -367,25 +366,8 @@ export class SqlLedger implements Ledger {
         runStarts.set(String(run.run_id), iso(run.started_at));
       }
     }
-    return rows.map((row) => {
-      const event = eventOfArray(row);
-      const size = row[EVENT_COLUMN_COUNT];
-      const arrival = row[EVENT_COLUMN_COUNT + 1];
-      // one literal of one shape (a spread of the event would make each a dictionary): an audit holds a page
-      return {
-        id: event.id,
-        partner: event.partner,
-        runId: event.runId,
-        at: event.at,
-        event: event.event,
-        name: event.name,
-        sha256: event.sha256,
-        details: event.details,
-        fileSize: size === null || size === undefined ? null : Number(size),
-        fileArrival: arrival === null || arrival === undefined ? null : String(arrival),
-        runStartedAt: event.runId === null ? null : (runStarts.get(event.runId) ?? null),
-      };
-    });
+    const startOf = (runId: string) => runStarts.get(runId) ?? null;
+    return rows.map((row) => eventInContextOfArray(row, startOf));
   }
 
   async latestEvent(kinds: EventKind[], partner: string): Promise<LedgerEvent | undefined> {

@@ -1,6 +1,6 @@
 import type { CheckedTotal } from '../layout/reader/totalsCheck.js';
 import type { Destination } from '../destination.js';
-import type { LandedMove, MoveIntent } from './ledger.js';
+import type { EventInContext, LandedMove, MoveIntent } from './ledger.js';
 import type { SqlRow } from './sqlPort.js';
 import {
   DEFAULT_PARTNER,
@@ -28,7 +28,8 @@ export const iso = (value: unknown) =>
         : String(value);
 const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
-const partnerOf = (r: SqlRow) => (r.partner === null || r.partner === undefined ? DEFAULT_PARTNER : String(r.partner));
+const eventPartner = (partner: unknown) => (partner === null || partner === undefined ? DEFAULT_PARTNER : String(partner));
+const partnerOf = (r: SqlRow) => eventPartner(r.partner);
 export const marks = (count: number) => Array.from({ length: count }, () => '?').join(', ');
 
 export function fileRow(sqlRow: SqlRow): FileRow {
@@ -89,16 +90,40 @@ export function eventRow(sqlRow: SqlRow): LedgerEvent {
   return eventOf(sqlRow.id, sqlRow.partner, sqlRow.run_id, sqlRow.at, sqlRow.event, sqlRow.name, sqlRow.sha256, sqlRow.details);
 }
 
-/** An event's columns in the order eventOfArray reads them, for a read of rows as arrays (SqlPort.arrays); `e` is ledger_events. */
+/** An event's columns in the order eventInContextOfArray reads them, for a read of rows as arrays (SqlPort.arrays); `e` is ledger_events. */
 export const EVENT_COLUMNS = 'e.id, e.partner, e.run_id, e.at, e.event, e.name, e.sha256, e.details';
 export const EVENT_COLUMN_COUNT = 8;
 /** where the run id is in such a row */
 export const EVENT_RUN_ID = 2;
 
-/** An event from a row of EVENT_COLUMNS (and whatever columns follow them). */
-export function eventOfArray(row: unknown[]): LedgerEvent {
-  return eventOf(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]);
+/**
+ * An event from a row of EVENT_COLUMNS followed by its (name, bytes) row's size and arrival, with
+ * its run's start: one object of one shape per row, never an event copied into another (an audit
+ * reads a year's two million of them).
+ */
+export function eventInContextOfArray(row: unknown[], runStartedAt: (runId: string) => string | null): EventInContext {
+  const runId = text(row[EVENT_RUN_ID]);
+  return {
+    id: Number(row[0]),
+    partner: eventPartner(row[1]),
+    runId,
+    at: iso(row[3])!,
+    event: row[4] as EventKind,
+    name: String(row[5]),
+    sha256: text(row[6]),
+    details: eventDetails(row[7]),
+    fileSize: num(row[EVENT_COLUMN_COUNT]),
+    fileArrival: text(row[EVENT_COLUMN_COUNT + 1]),
+    runStartedAt: runId === null ? null : runStartedAt(runId),
+  };
 }
+
+/** No details: one frozen object for every event that has none (nearly all of them). */
+const NO_DETAILS: Record<string, unknown> = Object.freeze({});
+
+/** An event's details: `{}` (nearly every event) without the parser. */
+const eventDetails = (details: unknown) =>
+  (typeof details === 'string' ? (details === '{}' ? NO_DETAILS : JSON.parse(details)) : details) as Record<string, unknown>;
 
 function eventOf(
   id: unknown,
@@ -112,14 +137,13 @@ function eventOf(
 ): LedgerEvent {
   return {
     id: Number(id),
-    partner: partner === null || partner === undefined ? DEFAULT_PARTNER : String(partner),
+    partner: eventPartner(partner),
     runId: text(runId),
     at: iso(at)!,
     event: event as EventKind,
     name: String(name),
     sha256: text(sha256),
-    // nearly every event's details are none: `{}` is read without the parser
-    details: (typeof details === 'string' ? (details === '{}' ? {} : JSON.parse(details)) : details) as Record<string, unknown>,
+    details: eventDetails(details),
   };
 }
 

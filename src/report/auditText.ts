@@ -1,5 +1,6 @@
 import type { AuditResult } from './audit.js';
 import type { AccountedArrival } from './arrivalAudit/accountArrivals.js';
+import { pieceText, type AnswerPiece } from './arrivalAudit/accountedList.js';
 import { printable } from './printable.js';
 import { totalsText } from '../layout/reader/totalsCheck.js';
 
@@ -12,16 +13,17 @@ export const accountedArrivalLine = (arrival: AccountedArrival): string | null =
 /** `audit`'s answer for a person, whole (an evidence pack's `audit.txt`). */
 export function auditText(result: AuditResult): string {
   let text = '';
-  for (const line of auditLines(result)) text += `${line}\n`;
+  for (const piece of auditLines(result)) text += `${pieceText(piece)}\n`;
   return text;
 }
 
 /**
  * `audit`'s answer for a person, a line at a time: each check, then what the transfer log showed
- * (its accounted uploads read back from where they were written as they were accounted), then the
- * verdict, always last: output cut short anywhere before it never reads as clean.
+ * (its accounted uploads read back from where they were written as they were accounted, several
+ * lines to a piece, as bytes), then the verdict, always last: output cut short anywhere before it
+ * never reads as clean. Each piece is followed by a line break.
  */
-export function* auditLines(result: AuditResult): Generator<string> {
+export function* auditLines(result: AuditResult): Generator<AnswerPiece> {
   const lines: string[] = [];
   for (const check of result.checks) {
     const count = check.discrepancies.length;
@@ -56,7 +58,7 @@ export function* auditLines(result: AuditResult): Generator<string> {
       `transfer log: ${plural(transferAuditResult.arrivals.count, 'upload', 'uploads')} into the intakes: ${counts || 'none'}; unmatched=${transferAuditResult.unmatched}${named}`,
     );
     yield* lines.splice(0);
-    yield* transferAuditResult.arrivals.lines('text');
+    yield* transferAuditResult.arrivals.joined('text', '\n');
     if (transferAuditResult.ambiguous.length > 0) {
       lines.push(`transfer log: ${plural(transferAuditResult.ambiguous.length, 'upload', 'uploads')} of no one partner (named above)`);
     }

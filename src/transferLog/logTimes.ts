@@ -1,5 +1,9 @@
 import { UsageError } from '../errors.js';
+import { exactIsoMs } from '../isoInstants.js';
 import { parseZone, wallClockOffset, wallClockOffsets, type Zone } from '../layout/values/timeZones.js';
+
+/** `2026-12-01T02:00:01.500Z`: toISOString's length for a year of four digits (the pattern below takes no other). */
+const ISO_TEXT_LENGTH = 24;
 
 export const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
@@ -58,6 +62,11 @@ export function localTime(
  * `zone`); NaN when it is not such a time.
  */
 export function isoTime(text: string, zone: Zone): number {
+  // toISOString's own form (a CSV log's times, nearly always): read without the pattern, the same instant
+  if (text.length === ISO_TEXT_LENGTH) {
+    const exact = exactIsoMs(text);
+    if (!Number.isNaN(exact)) return exact;
+  }
   const m = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\s?(Z|[+-]\d\d:?\d\d)?$/i.exec(text);
   if (!m) return NaN;
   const ms = m[7] ? Math.floor(Number(`0.${m[7]}`) * 1000) : 0;
@@ -134,7 +143,5 @@ function wallClockOffsetAt(zone: Zone, utcMs: number): number {
   return wallClockOffset(zone, d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes());
 }
 
-/** A time for people: `2026-12-01 02:00:01 UTC`. */
-export function utcText(epochMs: number): string {
-  return `${new Date(epochMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-}
+/** A time for people: `2026-12-01 02:00:01 UTC` (isoInstants.ts writes it, by the day). */
+export { utcText } from '../isoInstants.js';

@@ -52,6 +52,28 @@ describe("an accounted upload's JSON object", () => {
     }
   });
 
+  it('is the same for an upload of printable ASCII alone (written without the escaper), and for one string of another character beside it', () => {
+    /** every string of the upload cut to printable ASCII without quotes or backslashes */
+    const asIs = (value: unknown): unknown =>
+      typeof value === 'string'
+        ? value.replace(/[^\x20-\x7e]|["\\]/g, '')
+        : value !== null && typeof value === 'object'
+          ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, asIs(inner)]))
+          : value;
+    const fields = ['partner', 'name', 'path', 'user', 'renamedFrom', 'run', 'reason', 'message'] as const;
+    for (let i = 0; i < 200; i++) {
+      const plain = asIs(arrival(i)) as AccountedArrival;
+      expect(accountedArrivalJson(plain), `plain upload ${i}`).toBe(generic(plain));
+      // one field given one character to escape or make printable, the upload after it plain again
+      const field = fields[i % fields.length]!;
+      const odd = {
+        ...plain,
+        [field]: `${plain[field] ?? ''}${['"', '\\', '\u0007', '\u007f', '\u0085', '\u202e', 'é', '\ud800'][i % 8]}`,
+      };
+      expect(accountedArrivalJson(odd), `upload ${i} with ${field} odd`).toBe(generic(odd));
+    }
+  });
+
   it('has every field of an accounted upload, in snake_case, and parses back to its values', () => {
     const a = arrival(3);
     const parsed = JSON.parse(accountedArrivalJson(a)) as Record<string, unknown>;

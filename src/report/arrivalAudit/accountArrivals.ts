@@ -1,7 +1,7 @@
 import type { EventInContext, LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind, FileRow, LedgerEvent } from '../../ledger/types.js';
 import type { AmbiguousUpload, Arrival, ArrivedUpload, StrayUpload } from './arrivals.js';
-import { utcText } from '../../transferLog/logTimes.js';
+import { exactIsoMs, isoText, utcText } from '../../isoInstants.js';
 import { zoneOffsetAt, type Zone } from '../../layout/values/timeZones.js';
 import { decidedDetails, DecidedOutcomes, WAITING, type ArrivalOutcome, type Decided } from './decidedOutcomes.js';
 import { clockOffsetOf, isOwnMoveInTime, LARGEST_ZONE_GAP_MS, ownMovesOf, type ClockOffset, type OwnMove } from './ownMoves.js';
@@ -113,35 +113,39 @@ const ACCOUNTED_AFTER_WAITING: ReadonlySet<AfterWaiting> = new Set(['still_in_in
 /** A record of the ledger as a sighting of an arrival: what it decided, and when (ms). */
 interface Sighting extends Decided {
   at: number;
+  /** `at` where the record's time is written exactly as `toISOString` writes it, else NaN (DecidedOutcomes.set) */
+  exactAt: number;
   runStartedAt: number;
 }
 
 /**
- * A ledger record as a sighting of a size by a run: an event without a hash (not ready, ignored,
- * a file that could not be read) says its size; one with a hash has it from its (name, bytes) row.
+ * A ledger record as a sighting of a size by a run, written into `into` (one object filled anew
+ * for each of a year's two million records: the match reads it, DecidedOutcomes.set copies what it
+ * keeps); false for a record that decides nothing. An event without a hash (not ready, ignored, a
+ * file that could not be read) says its size; one with a hash has it from its (name, bytes) row.
  */
-function sightingOf(event: EventInContext, runStarts: RunStarts): Sighting | null {
+function sightingOf(event: EventInContext, runStarts: RunStarts, into: Sighting): boolean {
   const outcome = OUTCOME_OF[event.event];
-  if (!outcome) return null;
+  if (!outcome) return false;
   // a name that is not UTF-8 reaches a run with U+FFFD in it, and cannot be opened by that name (a
   // local folder lists it as 0 bytes): its `ignored` record vouches for the name alone, decoded as
   // the log's name is, never for a size
   const unreachable = event.event === 'ignored' && event.name.includes('\uFFFD');
-  const size = unreachable ? null : typeof event.details.size === 'number' ? event.details.size : event.fileSize;
-  const at = Date.parse(event.at);
+  const exactAt = exactIsoMs(event.at);
+  const at = Number.isNaN(exactAt) ? Date.parse(event.at) : exactAt;
   const read = decidedDetails(outcome, event.details, event.fileArrival);
-  return {
-    outcome,
-    size,
-    runId: event.runId,
-    recordedAt: event.at,
-    sha256: event.sha256,
-    duplicateOf: read.duplicateOf,
-    reason: read.reason,
-    leftAs: read.leftAs,
-    at,
-    runStartedAt: event.runStartedAt ? runStarts.parse(event.runStartedAt) : at,
-  };
+  into.outcome = outcome;
+  into.size = unreachable ? null : typeof event.details.size === 'number' ? event.details.size : event.fileSize;
+  into.runId = event.runId;
+  into.recordedAt = event.at;
+  into.sha256 = event.sha256;
+  into.duplicateOf = read.duplicateOf;
+  into.reason = read.reason;
+  into.leftAs = read.leftAs;
+  into.at = at;
+  into.exactAt = exactAt;
+  into.runStartedAt = event.runStartedAt ? runStarts.parse(event.runStartedAt) : at;
+  return true;
 }
 
 /** Runs' start times in milliseconds, each parsed once: a run's thousand events name the same start. */
@@ -377,17 +381,29 @@ export async function accountArrivals(
     // no record older than the first upload (on the ledger's clock) less the slack can be of any of them
     const since = new Date(Math.min(earliest, earliest - correctionMs) - slackMs).toISOString();
     const runStarts = new RunStarts();
+    const sighting: Sighting = {
+      outcome: 'loaded',
+      size: null,
+      runId: null,
+      recordedAt: '',
+      sha256: null,
+      duplicateOf: null,
+      reason: null,
+      leftAs: null,
+      at: 0,
+      exactAt: 0,
+      runStartedAt: 0,
+    };
     // a page at a time: a million uploads' events at once would not fit in memory beside them
     for (let afterId = 0; ;) {
       const events = await ledger.eventsInContextSince(OUTCOME_KINDS, since, partners, { afterId, limit });
       for (const event of events) {
         const list = byPartner.get(event.partner)?.get(event.name);
-        const sighting = list === undefined ? null : sightingOf(event, runStarts);
-        if (list === undefined || !sighting) continue;
+        if (list === undefined || !sightingOf(event, runStarts, sighting)) continue;
         const latest = latestCandidate(arrivals, list, sighting, slackMs, correctionMs);
         if (latest === undefined) continue;
         const before = decided.outcomeOf(latest);
-        if (sighting.outcome !== 'claimed' || before === undefined || before === 'claimed') decided.set(latest, sighting, sighting.at);
+        if (sighting.outcome !== 'claimed' || before === undefined || before === 'claimed') decided.set(latest, sighting, sighting.exactAt);
       }
       if (events.length < limit) break;
       afterId = events.at(-1)!.id;
@@ -433,7 +449,7 @@ export async function accountArrivals(
       partner: arrival.partner,
       name: arrival.name,
       path: arrival.path,
-      at: new Date(arrival.at).toISOString(),
+      at: isoText(arrival.at),
       size: arrival.upload.size,
       user: arrival.upload.user,
       renamedFrom: arrival.renamedFrom,

@@ -28,8 +28,11 @@ class SpilledLines {
   constructor(private readonly spillAfter: number) {}
 
   add(line: string): void {
-    const need = Buffer.byteLength(line) + 1;
-    if (this.pendingBytes + need > this.pending.length) this.grow(need);
+    // a UTF-16 code unit is at most 3 bytes of UTF-8: the line is measured only where that bound does not fit
+    if (this.pendingBytes + line.length * 3 + 1 > this.pending.length) {
+      const need = Buffer.byteLength(line) + 1;
+      if (this.pendingBytes + need > this.pending.length) this.grow(need);
+    }
     this.pendingBytes += this.pending.write(line, this.pendingBytes);
     this.pending[this.pendingBytes++] = 0x0a;
     if (this.pendingBytes > this.spillAfter) this.flush();
@@ -53,30 +56,34 @@ class SpilledLines {
     this.pendingBytes = 0;
   }
 
-  /** The lines in the order they were added: those of the file first, read back a chunk at a time, then those still in memory. */
-  *lines(): Generator<string> {
+  /**
+   * The lines in the order they were added, as UTF-8, several to a piece: `between` (one byte)
+   * between two lines of a piece, nothing after its last. Those of the file come first, read back
+   * a megabyte at a time, each piece a buffer of its own (the caller may still hold the one
+   * before), then those still in memory, copied (the list may be read again).
+   */
+  *joined(between: number): Generator<Buffer> {
     if (this.file !== null) {
-      const chunk = Buffer.alloc(READ_CHUNK);
       let carry: Buffer = Buffer.alloc(0);
       for (let position = 0; position < this.written;) {
-        const got = readSync(this.file, chunk, 0, Math.min(READ_CHUNK, this.written - position), position);
+        const chunk = Buffer.allocUnsafe(carry.length + Math.min(READ_CHUNK, this.written - position));
+        carry.copy(chunk);
+        const got = readSync(this.file, chunk, carry.length, chunk.length - carry.length, position);
         if (got === 0) throw new Error('the temporary file of accounted uploads ended early');
         position += got;
-        const bytes = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, got)]) : chunk.subarray(0, got);
-        let start = 0;
-        for (let end = bytes.indexOf(0x0a, start); end >= 0; end = bytes.indexOf(0x0a, start)) {
-          yield bytes.toString('utf8', start, end);
-          start = end + 1;
+        const end = chunk.lastIndexOf(0x0a, carry.length + got - 1);
+        if (end < 0) {
+          // a line longer than a read: it waits for the next
+          carry = chunk.subarray(0, carry.length + got);
+          continue;
         }
-        // what follows the last line break waits for the next chunk (a copy: the chunk is read into again)
-        carry = Buffer.from(bytes.subarray(start));
+        // what follows the last line break waits for the next read (a copy: this piece is handed on)
+        carry = Buffer.from(chunk.subarray(end + 1, carry.length + got));
+        yield separated(chunk.subarray(0, end), between);
       }
+      if (carry.length > 0) throw new Error('the temporary file of accounted uploads ended within a line');
     }
-    for (let start = 0; start < this.pendingBytes;) {
-      const end = this.pending.indexOf(0x0a, start);
-      yield this.pending.toString('utf8', start, end);
-      start = end + 1;
-    }
+    if (this.pendingBytes > 0) yield separated(Buffer.from(this.pending.subarray(0, this.pendingBytes - 1)), between);
   }
 
   close(): void {
@@ -84,6 +91,19 @@ class SpilledLines {
     this.file = null;
   }
 }
+
+/** Lines held with a line break between them, given `between` there instead (in place). */
+function separated(lines: Buffer, between: number): Buffer {
+  if (between === 0x0a) return lines;
+  for (let at = lines.indexOf(0x0a); at >= 0; at = lines.indexOf(0x0a, at + 1)) lines[at] = between;
+  return lines;
+}
+
+/** A piece of a long answer: text, or lines already written out once as UTF-8 (AccountedList.joined), as they are. */
+export type AnswerPiece = string | Buffer;
+
+/** A piece as text (an answer made whole: an evidence pack's files). Whole lines only: no character is cut in two. */
+export const pieceText = (piece: AnswerPiece): string => (typeof piece === 'string' ? piece : piece.toString('utf8'));
 
 /**
  * Every upload a transfer log audit accounted, in the order it accounted them, written out as
@@ -113,9 +133,18 @@ export class AccountedList {
     }
   }
 
-  /** The lines of one form, in order; none when it was not asked for. */
-  lines(form: keyof AccountedForms): Iterable<string> {
-    return this.kept.get(form)?.lines.lines() ?? [];
+  /**
+   * The lines of one form, in order, as UTF-8, several to a piece: `between` between two lines of
+   * a piece (`\n`, or `,` for the items of a JSON array), nothing after its last; none when the
+   * form was not asked for. Written out as they are, they never become strings again.
+   */
+  joined(form: keyof AccountedForms, between: '\n' | ','): Iterable<Buffer> {
+    return this.kept.get(form)?.lines.joined(between.charCodeAt(0)) ?? [];
+  }
+
+  /** The lines of one form, in order, each a string; none when it was not asked for. */
+  *lines(form: keyof AccountedForms): Generator<string> {
+    for (const piece of this.joined(form, '\n')) yield* piece.toString('utf8').split('\n');
   }
 
   /** Lets the temporary files go. */

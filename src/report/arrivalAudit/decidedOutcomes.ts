@@ -1,3 +1,5 @@
+import { exactIsoMs, isoText } from '../../isoInstants.js';
+
 /** What the ledger did with an arrival, as its last outcome event says. */
 export type ArrivalOutcome = 'loaded' | 'skipped' | 'held' | 'rejected' | 'failed' | 'not_ready' | 'ignored' | 'claimed';
 
@@ -84,13 +86,16 @@ export class DecidedOutcomes {
     return code === 0 ? undefined : OUTCOMES[code - 1];
   }
 
-  /** `at`: the record's time in milliseconds, where the caller has it parsed already. */
-  set(index: number, decided: Decided, at = Date.parse(decided.recordedAt)): void {
+  /**
+   * `exactAt`: the record's time in milliseconds where its text is exactly `toISOString`'s of
+   * them (isoInstants.ts), else NaN; the caller's, where it has read it already.
+   */
+  set(index: number, decided: Decided, exactAt = exactIsoMs(decided.recordedAt)): void {
     this.outcome[index] = CODE.get(decided.outcome)!;
     this.size[index] = decided.size ?? Number.NaN;
     this.run[index] = this.runOf(decided.runId);
-    this.recordedAt[index] = at;
-    const exactTime = !Number.isNaN(at) && new Date(at).toISOString() === decided.recordedAt;
+    this.recordedAt[index] = exactAt;
+    const exactTime = !Number.isNaN(exactAt);
     const exactSha = decided.sha256 !== null && LOWER_HEX_SHA.test(decided.sha256);
     if (exactSha) this.sha.write(decided.sha256!, index * SHA_BYTES, 'hex');
     if (exactTime && exactSha && decided.duplicateOf === null && decided.reason === null && decided.leftAs === null) {
@@ -115,7 +120,7 @@ export class DecidedOutcomes {
       outcome,
       size: Number.isNaN(size) ? null : size,
       runId: this.runs[this.run[index]!]!,
-      recordedAt: aside?.recordedAt ?? new Date(this.recordedAt[index]!).toISOString(),
+      recordedAt: aside?.recordedAt ?? isoText(this.recordedAt[index]!),
       sha256: aside && 'sha256' in aside ? (aside.sha256 ?? null) : this.sha.toString('hex', index * SHA_BYTES, (index + 1) * SHA_BYTES),
       duplicateOf: aside?.duplicateOf ?? null,
       reason: aside?.reason ?? null,
