@@ -84,9 +84,11 @@ async function check(flags: StatusFlags): Promise<number> {
   }
   // one partner, `default`: the line it always was; several: each named
   const single = judged.length === 1 && judged[0]!.partner === DEFAULT_PARTNER;
-  const c = single ? judged[0]!.check : judgePartners(judged);
+  const many = single ? undefined : judgePartners(judged);
+  const c = many ?? judged[0]!.check;
   const doc = () => jsonDocument(statusJson(c, judged[0]!.limits, judged));
-  process.stdout.write(`${flags.json ? doc() : statusLine(c.state, c.message, c)}\n`);
+  // the one line names the worst partners and counts the rest; --json's message names every one
+  process.stdout.write(`${flags.json ? doc() : statusLine(c.state, many?.line ?? c.message, c)}\n`);
   return STATUS_EXIT[c.state];
 }
 

@@ -150,14 +150,16 @@ const SEVERITY: Record<StatusState, number> = { CRITICAL: 0, UNKNOWN: 1, WARNING
  * failure): the worst state, its problems first, each named by its partner, then the partners
  * that are fine with their last success. A single partner's check stays as it is.
  */
-export function judgePartners(checks: { partner: string; check: StatusCheck }[]): StatusCheck & { partners: typeof checks } {
+export function judgePartners(checks: { partner: string; check: StatusCheck }[]): StatusCheck & { partners: typeof checks; line: string } {
   const worst = [...checks].sort((a, b) => SEVERITY[a.check.state] - SEVERITY[b.check.state]);
   const state = worst[0]!.check.state;
-  const parts = worst.flatMap(({ partner, check }) => {
+  const partsOf = ({ partner, check }: (typeof checks)[number]): string[] => {
     if (check.state === 'OK') return [`${partner}: ${state === 'OK' ? '' : 'OK, '}${lastText(check)}`];
     const problems = [...check.critical, ...check.warning].map((p) => `${partner}: ${p}`);
     return check.state === 'WARNING' ? [...problems, `${partner}: ${lastText(check)}`] : problems;
-  });
+  };
+  const byPartner = worst.map(partsOf);
+  const parts = byPartner.flat();
   // the oldest last success is the one the max age is about; a partner without any makes it unknown
   const ages = checks.map((c) => c.check.lastSuccessAgeSeconds);
   const oldest = ages.includes(null) ? null : (ages as number[]).reduce((most, age) => Math.max(most, age), -Infinity);
@@ -165,6 +167,7 @@ export function judgePartners(checks: { partner: string; check: StatusCheck }[])
   return {
     state,
     message: parts.join('; '),
+    line: lineOfMany(worst, byPartner),
     lastSuccess: oldest === null ? undefined : oldestCheck?.lastSuccess,
     lastSuccessAgeSeconds: oldest,
     staleClaims: checks.flatMap((c) => c.check.staleClaims),
@@ -175,6 +178,27 @@ export function judgePartners(checks: { partner: string; check: StatusCheck }[])
     warning: checks.flatMap((c) => c.check.warning.map((p) => `${c.partner}: ${p}`)),
     partners: checks,
   };
+}
+
+/** The partners whose every part the one line names; the others are counted by their state (lineOfMany). */
+export const LINE_PARTNERS = 20;
+
+/**
+ * The message of the one line for many partners: the worst LINE_PARTNERS partners' parts, then
+ * how many more partners there are in each state, where `message` (and `--json`) names them all.
+ * A check's first line is read at a glance and kept short by the monitoring systems (Nagios cuts
+ * a plugin's output at a few kB): 20,000 partners without a success made it 820 kB.
+ */
+function lineOfMany(worst: { check: StatusCheck }[], byPartner: string[][]): string {
+  const named = byPartner.slice(0, LINE_PARTNERS).flat();
+  const rest = worst.slice(LINE_PARTNERS);
+  if (rest.length === 0) return named.join('; ');
+  const counts = (Object.keys(SEVERITY) as StatusState[])
+    .sort((a, b) => SEVERITY[a] - SEVERITY[b])
+    .map((each) => [each, rest.filter((r) => r.check.state === each).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([each, count]) => `${count.toLocaleString('en-US')} ${each}`);
+  return `${named.join('; ')}; and ${rest.length.toLocaleString('en-US')} more partners (${counts.join(', ')}): settle-ingest status --json names each`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../src/config/settings.js';
 import { UsageError } from '../../src/errors.js';
 import type { FileRow, RunRow } from '../../src/ledger/types.js';
-import { judgeStatus, statusLine, type StatusFacts } from '../../src/report/status.js';
+import { judgePartners, judgeStatus, LINE_PARTNERS, statusLine, type StatusFacts } from '../../src/report/status.js';
 
 const NOW = Date.parse('2026-03-15T05:00:00Z');
 const limits = { maxAgeSeconds: 26 * 3600, maxWaitingRuns: 2, claimLeaseSeconds: 7200 };
@@ -85,5 +85,33 @@ describe('the status check', () => {
     expect(resolveSettings({}, { SETTLE_MAX_AGE: '2d' }).maxAgeSeconds).toBe(172_800);
     expect(resolveSettings({ maxAge: '3600' }, {}).maxAgeSeconds).toBe(3600);
     expect(() => resolveSettings({ maxAge: 'soon' }, {})).toThrow(UsageError);
+  });
+});
+
+describe('the status check of many partners', () => {
+  const judged = (count: number, failing: (i: number) => boolean) =>
+    judgePartners(
+      Array.from({ length: count }, (_, i) => ({
+        partner: `p${i}`,
+        check: judgeStatus(facts(failing(i) ? { lastSuccess: undefined } : {}), limits, NOW),
+      })),
+    );
+
+  it('names every partner on its one line up to LINE_PARTNERS, as the message does', () => {
+    const c = judged(LINE_PARTNERS, (i) => i % 2 === 0);
+    expect(c.line).toBe(c.message);
+    expect(c.line.split('; ')).toHaveLength(LINE_PARTNERS);
+  });
+
+  it('names the worst partners and counts the rest by their state; the message (and --json) names every one', () => {
+    // 20,000 partners, 1,000 of them without a success: the line was 820 kB when none had one
+    const c = judged(20_000, (i) => i % 20 === 7);
+    expect(c.state).toBe('CRITICAL');
+    const named = c.line.split('; ');
+    expect(named).toHaveLength(LINE_PARTNERS + 1);
+    expect(named.slice(0, LINE_PARTNERS).every((part) => /^p\d+: no successful run recorded$/.test(part))).toBe(true);
+    expect(named.at(-1)).toBe('and 19,980 more partners (980 CRITICAL, 19,000 OK): settle-ingest status --json names each');
+    expect(statusLine(c.state, c.line, c).length).toBeLessThan(1000);
+    expect(c.message.split('; ')).toHaveLength(20_000);
   });
 });
