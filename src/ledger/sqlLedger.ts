@@ -72,6 +72,12 @@ function partnerFilter(partners: string[] | undefined, column = 'partner'): { sq
  * ledger, run one at a time per process: a transaction is never interleaved with another
  * method's statements on the same connection.
  */
+/**
+ * The runs without an end, which every partner's run looks at first (startOfRun.ts): by the
+ * partial index of them (`runs_open`, ledger schema 21), never over every run ever recorded.
+ */
+export const OPEN_RUNS_SQL = 'SELECT * FROM runs WHERE ended_at IS NULL ORDER BY started_at';
+
 export class SqlLedger implements Ledger {
   /**
    * `partner`: the partner this view writes for (its runs, files, events and moves) and whose
@@ -176,7 +182,7 @@ export class SqlLedger implements Ledger {
 
   /** Runs without an end, oldest first: running now, or dead and not yet closed. */
   async openRuns(): Promise<RunRow[]> {
-    return (await this.read('SELECT * FROM runs WHERE ended_at IS NULL ORDER BY started_at')).map(runRow);
+    return (await this.read(OPEN_RUNS_SQL)).map(runRow);
   }
 
   /** A run whose process is gone without an end is closed as `died` by the run that found it; false if already closed. */

@@ -50,3 +50,23 @@ it("searches every growing table by an index in each statement of a file's way t
   expect(prepared.size).toBeGreaterThan(10);
   expect(scans).toEqual([]);
 });
+
+it('looks at the runs without an end (every partner’s run does, first) by the partial index of them, never over every run', async () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'settle-ledger-')), 'l.sqlite');
+  const ledger = await withTwoRuns(openSqliteLedger(path, { create: true }));
+  const prepared: string[] = [];
+  const prepare = Database.prototype.prepare;
+  vi.spyOn(Database.prototype, 'prepare').mockImplementation(function (this: Database.Database, sql: string) {
+    prepared.push(sql);
+    return prepare.call(this, sql);
+  });
+  expect((await ledger.openRuns()).map((run) => run.runId)).toEqual(['r1', 'r2']);
+  vi.restoreAllMocks();
+  await ledger.close();
+
+  const db = withLedgerClock(new Database(path, { readonly: true }));
+  const [sql] = prepared.filter((each) => /FROM runs WHERE ended_at IS NULL/.test(each));
+  const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql!}`).all() as { detail: string }[]).map((row) => row.detail);
+  db.close();
+  expect(plan).toEqual([expect.stringMatching(/^SCAN runs USING (COVERING )?INDEX runs_open$/)]);
+});
