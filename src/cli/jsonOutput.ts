@@ -79,12 +79,15 @@ const NOT_AS_IS = /["\\\u0000-\u001f\u007f-\uffff]/;
 let allAsIs = true;
 
 /** JSON.stringify's text of a string: the same, written without it where it would add nothing but the quotes. */
-const quoted = (value: string): string => {
+const quotedString = (value: string): string => {
   if (!NOT_AS_IS.test(value)) return `"${value}"`;
   allAsIs = false;
   return str(value);
 };
-const quotedOrNull = (value: string | null): string => (value === null ? 'null' : quoted(value));
+const quotedStringOrNull = (value: string | null): string => (value === null ? 'null' : quotedString(value));
+/** `quoted`, for strings already known to be written as they are (every one of an upload, looked at once together). */
+const asIs = (value: string): string => `"${value}"`;
+const asIsOrNull = (value: string | null): string => (value === null ? 'null' : asIs(value));
 
 /**
  * An audit's accounted upload as its JSON object (AccountedList's `json` form): as the whole
@@ -96,6 +99,27 @@ const quotedOrNull = (value: string | null): string => (value === null ? 'null' 
  */
 export function accountedArrivalJson(upload: AccountedArrival): string {
   allAsIs = true;
+  // one look at all its strings together (nearly always all of them as they are), not one a string
+  const everyString =
+    upload.partner +
+    upload.name +
+    upload.path +
+    upload.at +
+    (upload.user ?? '') +
+    (upload.renamedFrom ?? '') +
+    upload.log.file +
+    (upload.outcome ?? '') +
+    (upload.run ?? '') +
+    (upload.recordedAt ?? '') +
+    (upload.sha256 ?? '') +
+    (upload.duplicateOf === null ? '' : upload.duplicateOf.name + (upload.duplicateOf.run ?? '')) +
+    (upload.reason ?? '') +
+    (upload.noRecord ?? '') +
+    (upload.afterWaiting ?? '') +
+    upload.message;
+  const plain = !NOT_AS_IS.test(everyString);
+  const quoted = plain ? asIs : quotedString;
+  const quotedOrNull = plain ? asIsOrNull : quotedStringOrNull;
   const dup =
     upload.duplicateOf === null ? 'null' : `{"name":${quoted(upload.duplicateOf.name)},"run":${quotedOrNull(upload.duplicateOf.run)}}`;
   const json =

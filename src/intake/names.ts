@@ -4,8 +4,11 @@ import { UsageError } from '../errors.js';
 /** Names an uploader uses while a file is still being written: never ours to touch. */
 const IN_PROGRESS = [/\.part$/i, /\.filepart$/i, /\.tmp$/i, /\.partial$/i, /^\./];
 
+/** The same names as one pattern: one test for each name (a year's audit asks of a million). */
+const ANY_IN_PROGRESS = new RegExp(IN_PROGRESS.map((re) => `(?:${re.source})`).join('|'), 'i');
+
 export function isInProgressName(name: string): boolean {
-  return IN_PROGRESS.some((re) => re.test(name));
+  return ANY_IN_PROGRESS.test(name);
 }
 
 /** The name an upload under a temporary name will have once done: `.x.csv.part` → `x.csv`. */
@@ -17,7 +20,8 @@ export function finalName(name: string): string {
 
 /** A name that could escape its folder; reported and never used. */
 export function isUnsafeName(name: string): boolean {
-  return name === '' || name === '.' || name === '..' || /[/\\\0]/.test(name) || name.split(/[/\\]/).includes('..');
+  // a `..` part needs a separator around it, which is unsafe of itself
+  return name === '' || name === '.' || name === '..' || /[/\\\0]/.test(name);
 }
 
 /**

@@ -115,8 +115,13 @@ const NOT_NORMAL = /\/\/|\/\.\.?(?:\/|$)/;
  * as it is, the very string: no new one per line of a year's log.
  */
 export function serverPath(root: string, path: string): string {
-  if (root === '/' && path.startsWith('/') && !NOT_NORMAL.test(path)) return path;
+  if (root === '/' && isNormalPath(path)) return path;
   return posix.normalize(posix.join(root, path.startsWith('/') ? path : `/${path}`));
+}
+
+/** A path from the server's root that normalizing leaves as it is: `serverPath` gives it back under the root `/`. */
+export function isNormalPath(path: string): boolean {
+  return path.startsWith('/') && !NOT_NORMAL.test(path);
 }
 
 /**

@@ -43,7 +43,8 @@ describe('intake names', () => {
   });
 
   it('refuses names that could leave their folder', () => {
-    for (const n of ['..', '../settle_1.csv', 'a/settle_1.csv', 'a\\b.csv', '']) expect(isUnsafeName(n)).toBe(true);
+    for (const n of ['..', '../settle_1.csv', 'a/settle_1.csv', 'a\\b.csv', '', '.', 'a/../b', '..\\b', 'a\0b'])
+      expect(isUnsafeName(n)).toBe(true);
     expect(isUnsafeName('settle_..csv')).toBe(false);
   });
 

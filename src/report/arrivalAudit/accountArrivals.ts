@@ -394,11 +394,15 @@ export async function accountArrivals(
       exactAt: 0,
       runStartedAt: 0,
     };
+    let partnerNamed: string | null = null;
+    let partnerNames: Map<string, number | number[]> | undefined;
     // a page at a time: a million uploads' events at once would not fit in memory beside them
     for (let afterId = 0; ;) {
       const events = await ledger.eventsInContextSince(OUTCOME_KINDS, since, partners, { afterId, limit });
       for (const event of events) {
-        const list = byPartner.get(event.partner)?.get(event.name);
+        // nearly every event is of the partner of the one before
+        if (event.partner !== partnerNamed) [partnerNamed, partnerNames] = [event.partner, byPartner.get(event.partner)];
+        const list = partnerNames?.get(event.name);
         if (list === undefined || !sightingOf(event, runStarts, sighting)) continue;
         const latest = latestCandidate(arrivals, list, sighting, slackMs, correctionMs);
         if (latest === undefined) continue;

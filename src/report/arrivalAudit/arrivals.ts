@@ -3,6 +3,7 @@ import { classifyName, type NameVerdict } from '../../intake/classifyName.js';
 import { isMoverPath } from '../../intake/moverName.js';
 import { finalName, isInProgressName } from '../../intake/names.js';
 import {
+  isNormalPath,
   ownCopy,
   serverPath,
   type Link,
@@ -169,18 +170,35 @@ type Place =
  * session is, or the only partner this log is read for; else it is ambiguous. One with a `/` in
  * it (`sub/x.csv`) is below the start folder, in no intake.
  */
-function intakeOf(intakes: IntakeView[], event: TransferEvent, path: string): Place | null {
-  const view = intakesFor(intakes, event.user);
+function intakeOf(
+  intakes: IntakeView[],
+  event: TransferEvent,
+  path: string,
+  view: SessionView = intakesFor(intakes, event.user),
+): Place | null {
   if (!path.startsWith('/')) {
     if (path.includes('/')) return null;
     const mine = view.own.length > 0 ? view.own : intakes.length === 1 ? intakes : [];
     if (mine.length === 1) return { intake: mine[0]!, name: path, relative: true };
     return { ambiguous: mine.length > 1 ? mine : intakes, name: path, relative: true };
   }
-  const matches = view.intakes.filter((intake) => posix.dirname(serverPath(intake.root, path)) === intake.folder);
-  // a string of its own: a slice of the path would keep the whole path alive beside it
-  const name = ownCopy(posix.basename(posix.normalize(path)));
-  if (matches.length <= 1) return matches[0] ? { intake: matches[0], name, relative: false } : null;
+  // a normal path's folder and name are either side of its last `/` (nearly every path: no
+  // `normalize`, `dirname` or `basename` of it, which walk it a character at a time)
+  const cut = isNormalPath(path) && !path.endsWith('/') ? path.lastIndexOf('/') : -1;
+  const folder = cut < 0 ? null : cut === 0 ? '/' : path.slice(0, cut);
+  let match: IntakeView | undefined;
+  let matches: IntakeView[] | undefined;
+  for (const intake of view.intakes) {
+    const holder = folder !== null && intake.root === '/' ? folder : posix.dirname(serverPath(intake.root, path));
+    if (holder !== intake.folder) continue;
+    if (match === undefined) match = intake;
+    else (matches ??= [match]).push(intake);
+  }
+  if (match === undefined) return null;
+  // the name is the path's own, or a string of its own: a slice of a path cut from a line would
+  // keep the line alive; the path is kept by its arrival anyway
+  const name = cut < 0 ? ownCopy(posix.basename(posix.normalize(path))) : path.slice(cut + 1);
+  if (matches === undefined) return { intake: match, name, relative: false };
   const own = matches.filter((intake) => view.own.includes(intake));
   if (own.length === 1) return { intake: own[0]!, name, relative: false };
   return { ambiguous: matches, name, relative: false };
@@ -191,8 +209,12 @@ function intakeOf(intakes: IntakeView[], event: TransferEvent, path: string): Pl
  * the session's partner (as `intakeOf` takes it), so that a later `/in/x.csv` is the same file.
  */
 function absoluteIn(intakes: IntakeView[], event: TransferEvent, path: string): string {
+  return path.startsWith('/') ? path : absoluteAt(path, intakeOf(intakes, event, path));
+}
+
+/** `absoluteIn`, where `intakeOf` already said where the path is. */
+function absoluteAt(path: string, where: Place | null): string {
   if (path.startsWith('/')) return path;
-  const where = intakeOf(intakes, event, path);
   if (!where?.intake) return path;
   const { root, folder } = where.intake;
   const inLog = root === '/' ? folder : folder.startsWith(`${root}/`) ? folder.slice(root.length) : null;
@@ -247,6 +269,9 @@ function arrivedUpload(event: Upload): ArrivedUpload {
   };
 }
 
+/** The names present, for an intake without a ready marker: `classifyName` does not ask it. */
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 /** The verdict a name the run takes has: one object for a million of them. */
 const TAKE: NameVerdict = Object.freeze({ kind: 'take' });
 
@@ -279,14 +304,22 @@ export function arrivalsOf(
    * where that is already the server's own: one string for the upload, its arrival and this)
    */
   const present = new Map<string, Map<string, Map<string, AtPath>>>();
-  /** the names present in each partner's intake now, for the verdict of a new one */
+  /**
+   * the names present in each partner's intake now, for the verdict of a new one: only a ready
+   * marker's verdict asks (is `x.csv.ok` there?), so only a partner with one keeps them (a
+   * year's million names added and hashed for nothing, else)
+   */
   const presentNames = new Map<string, Set<string>>();
   // a path where the session's root puts it: two chroots' `/in/x.csv` are two files
+  let lastPaths: { server: string; namespace: string; paths: Map<string, AtPath> } | null = null;
   const pathsOf = (event: TransferEvent, view: SessionView) => {
+    // nearly every event is of the server and namespace of the one before
+    if (lastPaths !== null && lastPaths.server === event.server && lastPaths.namespace === view.namespace) return lastPaths.paths;
     let byNamespace = present.get(event.server);
     if (!byNamespace) present.set(event.server, (byNamespace = new Map<string, Map<string, AtPath>>()));
     let paths = byNamespace.get(view.namespace);
     if (!paths) byNamespace.set(view.namespace, (paths = new Map<string, AtPath>()));
+    lastPaths = { server: event.server, namespace: view.namespace, paths };
     return paths;
   };
   const at = (event: TransferEvent, path: string) => {
@@ -294,16 +327,17 @@ export function arrivalsOf(
     return { paths: pathsOf(event, view), key: serverPath(view.root, absolute(event, path)) };
   };
   const absolute = (event: TransferEvent, path: string) => absoluteIn(intakes, event, path);
-  const namesOf = (partner: string) => presentNames.get(partner) ?? presentNames.set(partner, new Set()).get(partner)!;
+  const namesOf = (intake: IntakeView) =>
+    intake.readyMarker ? (presentNames.get(intake.partner) ?? presentNames.set(intake.partner, new Set()).get(intake.partner)!) : null;
   /** Its arrival, where `path` is one partner's intake; `ambiguous` (and listed so) where it may be several's; null where it is none. */
   const arrive = (
     event: TransferEvent,
+    where: Place | null,
     upload: ArrivedUpload,
     path: string,
     cameBy: Arrival['cameBy'],
     from: string | null,
   ): Arrival | 'ambiguous' | null => {
-    const where = intakeOf(intakes, event, path);
     if (!where) return null;
     if (where.ambiguous) {
       if (upload.complete) {
@@ -324,8 +358,8 @@ export function arrivalsOf(
       renamedFrom = name;
       name = finalName(name);
     }
-    const names = namesOf(where.intake.partner);
-    const verdict = classifyName(name, where.intake, names);
+    const names = namesOf(where.intake);
+    const verdict = classifyName(name, where.intake, names ?? NO_NAMES);
     const arrival: Arrival = {
       partner: where.intake.partner,
       name,
@@ -341,7 +375,7 @@ export function arrivalsOf(
       overwrittenBy: null,
       verdict: verdict.kind === 'take' ? TAKE : verdict,
     };
-    names.add(name);
+    names?.add(name);
     arrivals.push(arrival);
     return arrival;
   };
@@ -352,10 +386,14 @@ export function arrivalsOf(
   };
   /** Puts `upload` at `path` (arriving, where it is an intake), replacing what was there. */
   const place = (event: TransferEvent, upload: ArrivedUpload, path: string, cameBy: Arrival['cameBy'], from: string | null) => {
-    const { paths, key } = at(event, path);
+    // where the path is, worked out once for its key and its arrival
+    const view = intakesFor(intakes, event.user);
+    const where = intakeOf(intakes, event, path, view);
+    const paths = pathsOf(event, view);
+    const key = serverPath(view.root, absoluteAt(path, where));
     const before = arrivalAt(paths.get(key));
     if (before) depart(before, { at: event.kind === 'upload' ? event.startedAt : event.at, how: 'removed', to: null, leftIntake: false });
-    const arrived = arrive(event, upload, path, cameBy, from);
+    const arrived = arrive(event, where, upload, path, cameBy, from);
     const arrival = arrived === 'ambiguous' ? null : arrived;
     if (before && !before.overwrittenBy) before.overwrittenBy = arrival;
     paths.set(key, arrival ?? upload);

@@ -48,7 +48,26 @@ function hasAny(details: Record<string, unknown>): boolean {
 const OUTCOMES: ArrivalOutcome[] = ['loaded', 'skipped', 'held', 'rejected', 'failed', 'not_ready', 'ignored', 'claimed'];
 const CODE = new Map(OUTCOMES.map((outcome, i) => [outcome, i + 1]));
 const SHA_BYTES = 32;
-const LOWER_HEX_SHA = /^[0-9a-f]{64}$/;
+/** Each character's value as a digit of lower-case hex, -1 for any other (upper-case hex would not read back as written). */
+const HEX_DIGIT = new Int8Array(128).fill(-1);
+for (let digit = 0; digit < 16; digit++) HEX_DIGIT[digit.toString(16).charCodeAt(0)] = digit;
+
+/**
+ * Writes a hash of 64 lower-case hex digits (the one form `toString('hex')` gives back) as its 32
+ * bytes at `offset`, and says whether it was one; for any other text the bytes written are not
+ * to be read. A year's two million records each had a pattern and `Buffer.write` to do this.
+ */
+function wroteLowerHexSha(sha: string, into: Buffer, offset: number): boolean {
+  if (sha.length !== SHA_BYTES * 2) return false;
+  for (let i = 0; i < SHA_BYTES; i++) {
+    const high = sha.charCodeAt(2 * i);
+    const low = sha.charCodeAt(2 * i + 1);
+    const value = high < 128 && low < 128 ? (HEX_DIGIT[high]! << 4) | HEX_DIGIT[low]! : -1;
+    if (value < 0) return false;
+    into[offset + i] = value;
+  }
+  return true;
+}
 
 type Aside = Partial<Pick<Decided, 'recordedAt' | 'sha256' | 'duplicateOf' | 'reason' | 'leftAs'>>;
 
@@ -96,8 +115,7 @@ export class DecidedOutcomes {
     this.run[index] = this.runOf(decided.runId);
     this.recordedAt[index] = exactAt;
     const exactTime = !Number.isNaN(exactAt);
-    const exactSha = decided.sha256 !== null && LOWER_HEX_SHA.test(decided.sha256);
-    if (exactSha) this.sha.write(decided.sha256!, index * SHA_BYTES, 'hex');
+    const exactSha = decided.sha256 !== null && wroteLowerHexSha(decided.sha256, this.sha, index * SHA_BYTES);
     if (exactTime && exactSha && decided.duplicateOf === null && decided.reason === null && decided.leftAs === null) {
       if (this.aside.size > 0) this.aside.delete(index);
       return;
