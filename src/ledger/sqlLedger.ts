@@ -68,16 +68,16 @@ function partnerFilter(partners: string[] | undefined, column = 'partner'): { sq
 }
 
 /**
- * The ledger's rules, written once for every store. Each public method is one step of the
- * ledger, run one at a time per process: a transaction is never interleaved with another
- * method's statements on the same connection.
- */
-/**
  * The runs without an end, which every partner's run looks at first (startOfRun.ts): by the
  * partial index of them (`runs_open`, ledger schema 21), never over every run ever recorded.
  */
 export const OPEN_RUNS_SQL = 'SELECT * FROM runs WHERE ended_at IS NULL ORDER BY started_at';
 
+/**
+ * The ledger's rules, written once for every store. Each public method is one step of the
+ * ledger, run one at a time per process: a transaction is never interleaved with another
+ * method's statements on the same connection.
+ */
 export class SqlLedger implements Ledger {
   /**
    * `partner`: the partner this view writes for (its runs, files, events and moves) and whose
