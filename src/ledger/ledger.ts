@@ -64,11 +64,12 @@ export interface MovedFile {
 
 /**
  * An event with what the transfer log audit asks of it, read in one query for every name: the
- * size and arrival (size:mtime) of its (name, bytes) row, and when its run started.
+ * size of its (name, bytes) row, and when its run started. The row's arrival (size:mtime) is not
+ * read with it: the audit asks it only of the few uploads left waiting (`fileArrivals`), and a
+ * year's two million events each carried it as a string.
  */
 export interface EventInContext extends LedgerEvent {
   fileSize: number | null;
-  fileArrival: string | null;
   runStartedAt: string | null;
 }
 
@@ -318,6 +319,8 @@ export interface LedgerQueries extends LedgerReads {
     partners: string[] | undefined,
     page: { afterId: number; limit: number },
   ): Promise<EventInContext[]>;
+  /** the arrival (size:mtime) of each of these (name, bytes) rows that has one; a row not in the ledger is left out */
+  fileArrivals(files: { name: string; sha256: string }[]): Promise<{ name: string; sha256: string; arrival: string }[]>;
   /** the partner's latest event of these kinds */
   latestEvent(kinds: EventKind[], partner: string): Promise<LedgerEvent | undefined>;
   /** the contents (SHA-256) whose hash starts with `prefix` (lower-case hex), at most `limit` */

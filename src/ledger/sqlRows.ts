@@ -90,30 +90,39 @@ export function eventRow(sqlRow: SqlRow): LedgerEvent {
   return eventOf(sqlRow.id, sqlRow.partner, sqlRow.run_id, sqlRow.at, sqlRow.event, sqlRow.name, sqlRow.sha256, sqlRow.details);
 }
 
-/** An event's columns in the order eventInContextOfArray reads them, for a read of rows as arrays (SqlPort.arrays); `e` is ledger_events. */
-export const EVENT_COLUMNS = 'e.id, e.partner, e.run_id, e.at, e.event, e.name, e.sha256, e.details';
+/**
+ * An event's columns in the order eventInContextOfArray reads them, for a read of rows as arrays
+ * (SqlPort.arrays); `e` is ledger_events. Details of `{}` (nearly every event) come as NULL: no
+ * string made for them. `onePartner`: the read is of one partner's events, whose name the caller
+ * has; the column is not read (a string per event).
+ */
+export const eventColumns = (onePartner: boolean) =>
+  `e.id, ${onePartner ? 'NULL' : 'e.partner'}, e.run_id, e.at, e.event, e.name, e.sha256, NULLIF(e.details, '{}')`;
 export const EVENT_COLUMN_COUNT = 8;
 /** where the run id is in such a row */
 export const EVENT_RUN_ID = 2;
 
 /**
- * An event from a row of EVENT_COLUMNS followed by its (name, bytes) row's size and arrival, with
- * its run's start: one object of one shape per row, never an event copied into another (an audit
- * reads a year's two million of them).
+ * An event from a row of eventColumns followed by its (name, bytes) row's size, with its run's
+ * start: one object of one shape per row, never an event copied into another (an audit reads a
+ * year's two million of them). `partner`: the one partner the read was of (eventColumns(true)).
  */
-export function eventInContextOfArray(row: unknown[], runStartedAt: (runId: string) => string | null): EventInContext {
+export function eventInContextOfArray(
+  row: unknown[],
+  runStartedAt: (runId: string) => string | null,
+  partner: string | undefined,
+): EventInContext {
   const runId = text(row[EVENT_RUN_ID]);
   return {
     id: Number(row[0]),
-    partner: eventPartner(row[1]),
+    partner: partner ?? eventPartner(row[1]),
     runId,
     at: iso(row[3])!,
     event: row[4] as EventKind,
     name: String(row[5]),
     sha256: text(row[6]),
-    details: eventDetails(row[7]),
+    details: row[7] === null ? NO_DETAILS : eventDetails(row[7]),
     fileSize: num(row[EVENT_COLUMN_COUNT]),
-    fileArrival: text(row[EVENT_COLUMN_COUNT + 1]),
     runStartedAt: runId === null ? null : runStartedAt(runId),
   };
 }

@@ -105,7 +105,7 @@ describe('the PostgreSQL ledger’s look at the runs without an end', () => {
 });
 
 describe('the PostgreSQL ledger, a transaction begun in its first statement’s round trip', () => {
-  it("reads the audit's events as arrays: each the event the row form gives, with its file's size and arrival and its run's start", async () => {
+  it("reads the audit's events as arrays: each the event the row form gives, with its file's size and its run's start; the file's arrival apart", async () => {
     const ledger = await openPgLedger(database.url, { create: false });
     try {
       const runId = await newRun(ledger);
@@ -119,10 +119,14 @@ describe('the PostgreSQL ledger, a transaction begun in its first statement’s 
       const rowForm = (await ledger.eventsSince(['claimed', 'rejected'], since)).filter((e) => e.name === name);
       const arrays = await ledger.eventsInContextSince(['claimed', 'rejected'], since, undefined, { afterId: 0, limit: 10_000 });
       const [run] = await ledger.recentRuns(1);
-      expect(arrays.filter((e) => e.name === name)).toEqual(
-        rowForm.map((e) => ({ ...e, fileSize: 10, fileArrival: '10:1', runStartedAt: run!.startedAt })),
-      );
+      expect(arrays.filter((e) => e.name === name)).toEqual(rowForm.map((e) => ({ ...e, fileSize: 10, runStartedAt: run!.startedAt })));
       expect(rowForm.map((e) => e.event)).toEqual(['claimed', 'rejected']);
+      expect(
+        await ledger.fileArrivals([
+          { name, sha256 },
+          { name: 'not there.csv', sha256 },
+        ]),
+      ).toEqual([{ name, sha256, arrival: '10:1' }]);
     } finally {
       await ledger.close();
     }

@@ -220,6 +220,26 @@ describe('matching uploads to the ledger', () => {
     expect(answers[0]!.message).toContain('cannot be checked: the server is away');
   });
 
+  it('judges an upload whose last record is a claim (its run died) by the size:mtime its (name, bytes) row kept', async () => {
+    const rows: LedgerRows = {
+      runs: { r1: 60 },
+      events: [
+        { run: 'r1', at: 61, event: 'claimed', name: 'settle_d.csv', sha256: SHA(6), size: 30, arrival: `30:${at(0)}`, state: 'claimed' },
+        { run: 'r1', at: 61, event: 'claimed', name: 'settle_e.csv', sha256: SHA(7), size: 30, arrival: `30:${at(0)}`, state: 'claimed' },
+      ],
+    };
+    const events = [upload('/in/settle_d.csv', 0, 30), upload('/in/settle_e.csv', 0, 30)];
+    const intake = intakeHolding({
+      'settle_d.csv': { size: 30, mtimeMs: at(0) },
+      // the same size, written again since: only the row's mtime tells
+      'settle_e.csv': { size: 30, mtimeMs: at(300) },
+    });
+    expect(summary(await account(rows, events, options({ intakeNow: intake })))).toEqual([
+      ['settle_d.csv', 'claimed', 'still_in_intake', false],
+      ['settle_e.csv', 'claimed', 'changed_in_intake', true],
+    ]);
+  });
+
   it('follows the log past a waiting outcome: removed or renamed away is unmatched; renamed to another name in the intake, or its content loaded, accounts for it', async () => {
     const accounted = await account(
       {

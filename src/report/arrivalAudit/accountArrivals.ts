@@ -133,7 +133,7 @@ function sightingOf(event: EventInContext, runStarts: RunStarts, into: Sighting)
   const unreachable = event.event === 'ignored' && event.name.includes('\uFFFD');
   const exactAt = exactIsoMs(event.at);
   const at = Number.isNaN(exactAt) ? Date.parse(event.at) : exactAt;
-  const read = decidedDetails(outcome, event.details, event.fileArrival);
+  const read = decidedDetails(outcome, event.details);
   into.outcome = outcome;
   into.size = unreachable ? null : typeof event.details.size === 'number' ? event.details.size : event.fileSize;
   into.runId = event.runId;
@@ -418,13 +418,33 @@ export async function accountArrivals(
     const [last] = await ledger.recentRuns(1, [partner]);
     if (last) lastRunStarts.set(partner, Date.parse(last.startedAt));
   }
-  // the contents of the uploads left waiting that were loaded since (under any name): one read for all of them
+  // the contents of the uploads left waiting that were loaded since (under any name): one read for
+  // all of them; and what their (name, bytes) rows say they were left as, where their records do not
   const waitingContents = new Set<string>();
+  const rowsAsked: { name: string; sha256: string }[] = [];
+  const askedOf: number[] = [];
   for (let index = 0; index < arrivals.length; index++) {
     const outcome = decided.outcomeOf(index);
     if (outcome === undefined || !WAITING.has(outcome)) continue;
-    const sha256 = decided.get(index)!.sha256;
-    if (sha256) waitingContents.add(sha256);
+    const { sha256, leftAs } = decided.get(index)!;
+    if (!sha256) continue;
+    waitingContents.add(sha256);
+    if (leftAs === null) {
+      rowsAsked.push({ name: arrivals[index]!.name, sha256 });
+      askedOf.push(index);
+    }
+  }
+  if (rowsAsked.length > 0) {
+    const rowArrival = new Map<string, Map<string, string>>();
+    for (const row of await ledger.fileArrivals(rowsAsked)) {
+      let named = rowArrival.get(row.sha256);
+      if (!named) rowArrival.set(row.sha256, (named = new Map<string, string>()));
+      named.set(row.name, row.arrival);
+    }
+    rowsAsked.forEach((row, i) => {
+      const arrival = rowArrival.get(row.sha256)?.get(row.name);
+      if (arrival !== undefined) decided.leaveAs(askedOf[i]!, arrival);
+    });
   }
   const loadedContent = new Map<string, FileRow>();
   for (const row of await ledger.loadedContents([...waitingContents])) {
@@ -491,7 +511,7 @@ async function movedOutcome(ledger: LedgerQueries, move: OwnMove): Promise<Decid
     runId: event.runId,
     recordedAt: event.at,
     sha256: event.sha256,
-    ...decidedDetails(outcome, event.details, event.fileArrival),
+    ...decidedDetails(outcome, event.details),
   };
 }
 

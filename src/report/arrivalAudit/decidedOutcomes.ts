@@ -18,7 +18,11 @@ export interface Decided {
   /** the file a skip duplicates, as its details name it */
   duplicateOf: { name: string; run: string | null } | null;
   reason: string | null;
-  /** for an outcome that leaves the file waiting (WAITING): the size:mtime the run left it with, where the ledger kept it */
+  /**
+   * for an outcome that leaves the file waiting (WAITING): the size:mtime the run left it with, as
+   * its details say; where they do not, the (name, bytes) row's (`leaveAs`), read once the last
+   * records are known (a year's million claims each carried it until the load after)
+   */
   leftAs: string | null;
 }
 
@@ -26,15 +30,14 @@ export interface Decided {
 export function decidedDetails(
   outcome: ArrivalOutcome,
   details: Record<string, unknown>,
-  fileArrival: string | null,
 ): Pick<Decided, 'duplicateOf' | 'reason' | 'leftAs'> {
-  // nearly every record: no details and nothing left waiting (one object for all of them)
-  if (!WAITING.has(outcome) && !hasAny(details)) return NOTHING_READ;
+  // nearly every record: no details (one object for all of them)
+  if (!hasAny(details)) return NOTHING_READ;
   const dup = details.duplicateOf as { name?: unknown; run?: unknown } | undefined;
   return {
     duplicateOf: dup && typeof dup.name === 'string' ? { name: dup.name, run: typeof dup.run === 'string' ? dup.run : null } : null,
     reason: typeof details.reason === 'string' ? details.reason : null,
-    leftAs: !WAITING.has(outcome) ? null : typeof details.arrival === 'string' ? details.arrival : fileArrival,
+    leftAs: WAITING.has(outcome) && typeof details.arrival === 'string' ? details.arrival : null,
   };
 }
 
@@ -127,6 +130,13 @@ export class DecidedOutcomes {
     if (decided.reason !== null) aside.reason = decided.reason;
     if (decided.leftAs !== null) aside.leftAs = decided.leftAs;
     this.aside.set(index, aside);
+  }
+
+  /** The size:mtime the arrival's last record left it with, from its (name, bytes) row, where its details did not say. */
+  leaveAs(index: number, leftAs: string): void {
+    const aside = this.aside.get(index);
+    if (aside) aside.leftAs = leftAs;
+    else this.aside.set(index, { leftAs });
   }
 
   get(index: number): Decided | undefined {
