@@ -312,12 +312,15 @@ export interface LedgerQueries extends LedgerReads {
   /**
    * The same events, each with its (name, bytes) row's size and arrival and its run's start, oldest
    * first, a page at a time: at most `page.limit` of them after the event `page.afterId` (0 first).
+   * `names`: only the events of these names, found by the index of names (a few hundred at a
+   * time), not by a walk over every event.
    */
   eventsInContextSince(
     kinds: EventKind[],
     since: string,
     partners: string[] | undefined,
     page: { afterId: number; limit: number },
+    names?: readonly string[],
   ): Promise<EventInContext[]>;
   /** the arrival (size:mtime) of each of these (name, bytes) rows that has one; a row not in the ledger is left out */
   fileArrivals(files: { name: string; sha256: string }[]): Promise<{ name: string; sha256: string; arrival: string }[]>;

@@ -121,6 +121,10 @@ describe('the PostgreSQL ledger, a transaction begun in its first statement’s 
       const [run] = await ledger.recentRuns(1);
       expect(arrays.filter((e) => e.name === name)).toEqual(rowForm.map((e) => ({ ...e, fileSize: 10, runStartedAt: run!.startedAt })));
       expect(rowForm.map((e) => e.event)).toEqual(['claimed', 'rejected']);
+      // by name (the audit's claims of uploads without an outcome): this name's claim, none of another's
+      const byName = await ledger.eventsInContextSince(['claimed'], since, undefined, { afterId: 0, limit: 10_000 }, [name, 'other.csv']);
+      expect(byName).toEqual([{ ...rowForm[0]!, fileSize: 10, runStartedAt: run!.startedAt }]);
+      expect(await ledger.eventsInContextSince(['claimed'], since, ['default'], { afterId: byName[0]!.id, limit: 10 }, [name])).toEqual([]);
       expect(
         await ledger.fileArrivals([
           { name, sha256 },

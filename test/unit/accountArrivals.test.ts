@@ -279,16 +279,59 @@ describe('matching uploads to the ledger', () => {
 
   it('matches many uploads of many names, each to its own records, the ledger read a page at a time', async () => {
     const names = Array.from({ length: 2000 }, (_, i) => `settle_${String(i).padStart(5, '0')}.csv`);
-    const accounted = await account(
-      {
-        runs: { r1: 3000 },
-        events: names.map((name, i) => ({ run: 'r1', at: 3001, event: 'loaded', name, sha256: SHA(1000 + i), size: i + 1 })),
-      },
-      names.map((name, i) => upload(`/in/${name}`, i, i + 1)),
-      options({ eventsPage: 333 }),
-    );
-    expect(accounted.filter((a) => a.outcome === 'loaded')).toHaveLength(names.length);
-    expect(accounted.map((a) => a.size)).toEqual(names.map((_, i) => i + 1));
+    // every third only claimed (its run died): 667 names whose claims are read by name, 500 a statement
+    const rows: LedgerRows = {
+      runs: { r1: 3000 },
+      events: names.flatMap((name, i) => [
+        { run: 'r1', at: 3001, event: 'claimed', name, sha256: SHA(1000 + i), size: i + 1, state: 'claimed' },
+        ...(i % 3 === 0 ? [] : [{ run: 'r1', at: 3001, event: 'loaded', name, sha256: SHA(1000 + i), size: i + 1, state: 'loaded' }]),
+      ]),
+    };
+    const uploads = names.map((name, i) => upload(`/in/${name}`, i, i + 1));
+    const expected = names.map((_, i) => (i % 3 === 0 ? 'claimed' : 'loaded'));
+    for (const claimNamesByIndex of [undefined, 0]) {
+      const accounted = await account(rows, uploads, options({ eventsPage: 333, claimNamesByIndex }));
+      expect(accounted.map((a) => a.outcome)).toEqual(expected);
+      expect(accounted.map((a) => a.size)).toEqual(names.map((_, i) => i + 1));
+      expect(accounted.map((a) => a.sha256)).toEqual(names.map((_, i) => SHA(1000 + i)));
+    }
+  });
+
+  it("takes an upload's last outcome whatever claims came before or after it, and its last claim only where it has none, the claims read by name or by a walk alike", async () => {
+    const rows: LedgerRows = {
+      runs: { r1: 50, r2: 300, r3: 400 },
+      events: [
+        // claimed by r1, then written over at the same size before r1 loaded it: the claim is the first upload's
+        { run: 'r1', at: 51, event: 'claimed', name: 'settle_r.csv', sha256: SHA(20), size: 40, state: 'loaded' },
+        { run: 'r1', at: 150, event: 'loaded', name: 'settle_r.csv', sha256: SHA(20), size: 40, state: 'loaded' },
+        // loaded, then claimed again by a later run (its rival's claim, as a second host makes): still loaded
+        { run: 'r1', at: 52, event: 'loaded', name: 'settle_s.csv', sha256: SHA(21), size: 41, state: 'loaded' },
+        { run: 'r2', at: 301, event: 'claimed', name: 'settle_s.csv', sha256: SHA(21), size: 41, state: 'loaded' },
+        // claimed by two runs, each of which died: the later claim
+        { run: 'r1', at: 53, event: 'claimed', name: 'settle_t.csv', sha256: SHA(22), size: 42, state: 'claimed' },
+        { run: 'r3', at: 401, event: 'claimed', name: 'settle_t.csv', sha256: SHA(22), size: 42, state: 'claimed' },
+        // held, then claimed by a run that died: held (an outcome) is its last word
+        { run: 'r1', at: 54, event: 'held', name: 'settle_v.csv', sha256: SHA(23), size: 43, state: 'claimed' },
+        { run: 'r2', at: 302, event: 'claimed', name: 'settle_v.csv', sha256: SHA(23), size: 43, state: 'claimed' },
+      ],
+    };
+    const uploads = [
+      upload('/in/settle_r.csv', 0, 40),
+      upload('/in/settle_r.csv', 100, 40),
+      upload('/in/settle_s.csv', 1, 41),
+      upload('/in/settle_t.csv', 2, 42),
+      upload('/in/settle_v.csv', 3, 43),
+    ];
+    const intake = intakeHolding({ 'settle_t.csv': { size: 42, mtimeMs: at(2) }, 'settle_v.csv': { size: 43, mtimeMs: at(3) } });
+    const byName = await account(rows, uploads, options({ intakeNow: intake }));
+    expect(byName.map((a) => [a.name, a.outcome, a.run, a.afterWaiting, a.unmatched])).toEqual([
+      ['settle_r.csv', 'claimed', 'r1', 'content_loaded', false],
+      ['settle_r.csv', 'loaded', 'r1', null, false],
+      ['settle_s.csv', 'loaded', 'r1', null, false],
+      ['settle_t.csv', 'claimed', 'r3', 'still_in_intake', false],
+      ['settle_v.csv', 'held', 'r1', 'still_in_intake', false],
+    ]);
+    expect(await account(rows, uploads, options({ intakeNow: intake, claimNamesByIndex: 0 }))).toEqual(byName);
   });
 });
 

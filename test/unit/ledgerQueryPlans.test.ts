@@ -70,3 +70,28 @@ it('looks at the runs without an end (every partner’s run does, first) by the 
   db.close();
   expect(plan).toEqual([expect.stringMatching(/^SCAN runs USING (COVERING )?INDEX runs_open$/)]);
 });
+
+it("reads the audit's claims of a few names (uploads without an outcome) by the index of names, never over every event", async () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'settle-ledger-')), 'l.sqlite');
+  const ledger = await withTwoRuns(openSqliteLedger(path, { create: true }));
+  expect(await claim(ledger, 'settle_a.csv', SHA_A)).toBe(true);
+  const prepared: string[] = [];
+  const prepare = Database.prototype.prepare;
+  vi.spyOn(Database.prototype, 'prepare').mockImplementation(function (this: Database.Database, sql: string) {
+    prepared.push(sql);
+    return prepare.call(this, sql);
+  });
+  const page = { afterId: 0, limit: 100 };
+  const claims = await ledger.eventsInContextSince(['claimed'], '2000-01-01T00:00:00.000Z', ['default'], page, ['settle_a.csv', 'b.csv']);
+  expect(claims.map((event) => [event.name, event.event, event.fileSize])).toEqual([['settle_a.csv', 'claimed', 10]]);
+  vi.restoreAllMocks();
+  await ledger.close();
+
+  const db = withLedgerClock(new Database(path, { readonly: true }));
+  const [sql] = prepared.filter((each) => /FROM ledger_events e/.test(each));
+  const params = Array.from({ length: (sql!.match(/\?/g) ?? []).length }, () => null);
+  const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql!}`).all(...params) as { detail: string }[]).map((row) => row.detail);
+  db.close();
+  expect(plan).toContainEqual(expect.stringMatching(/^SEARCH e USING INDEX ledger_events_by_name \(name=\?/));
+  expect(plan.filter((detail) => GROWING.test(detail))).toEqual([]);
+});
