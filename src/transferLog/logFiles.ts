@@ -213,8 +213,13 @@ export function unreadPlaces(report: LogFileReport): UnreadPlace[] {
 }
 
 export interface TransferLogs {
-  /** every upload, rename and removal, in the order they happened */
+  /**
+   * every upload, rename and removal, in the order they happened; none where each was handed to
+   * the reader's `follow` as it was read (`handed`)
+   */
   events: TransferEvent[];
+  /** true where every event went to `follow` as it was read, in the order they happened, and none is in `events` */
+  handed?: boolean;
   files: LogFileReport[];
   /** the uploads the log shows opened for writing and not closed by its last line (OpenSSH's log alone tells these) */
   stillOpen: OpenWrite[];
@@ -245,10 +250,15 @@ export interface YearChoice {
  * showed the first guess, this year, to be too late). Never a file's modification time: a copied
  * log reads the same.
  */
-export async function readTransferLogs(files: string[], zone: Zone, years: YearChoice = {}): Promise<TransferLogs> {
+export async function readTransferLogs(
+  files: string[],
+  zone: Zone,
+  years: YearChoice = {},
+  follow?: (event: TransferEvent) => void,
+): Promise<TransferLogs> {
   const now = years.now ?? nowMs();
   const given = years.bases ?? new Map<string, number>();
-  const first = await readLogFiles(files, zone, (family) => given.get(family) ?? yearIn(now, zone));
+  const first = await readLogFiles(files, zone, (family) => given.get(family) ?? yearIn(now, zone), follow);
   const settled = new Map(first.years);
   for (const [family, reader] of first.readers) {
     if (given.has(family) || !reader.yearless || reader.years.lastDay === null) continue;
@@ -258,15 +268,46 @@ export async function readTransferLogs(files: string[], zone: Zone, years: YearC
   return readLogFiles(files, zone, (family) => settled.get(family) ?? yearIn(now, zone));
 }
 
+/**
+ * `follow`: each event handed to it as it is read, not held, while they come in the order they
+ * happened (each no earlier than the one before, over the files in turn: the order the sort below
+ * would leave them in) and the logs write their years (xferlog, CSV: a syslog line without a
+ * year may be read again in another). An event out of that order, or a syslog log, ends the
+ * handing: the events from there on are held and sorted, and where some were handed already the
+ * logs are read again, all held (`handed` false: the caller follows `events` afresh).
+ */
 async function readLogFiles(
   files: string[],
   zone: Zone,
   baseYear: (family: string) => number,
+  follow?: (event: TransferEvent) => void,
 ): Promise<TransferLogs & { readers: Map<string, OpenSshLog> }> {
   const openSsh = new Map<string, OpenSshLog>();
   const events: TransferEvent[] = [];
   const reports: LogFileReport[] = [];
+  let handing = follow !== undefined;
+  let handedAny = false;
+  let lastHanded = -Infinity;
+  /** the handing ended after some events went: the logs are read again */
+  let lost = false;
+  const stopHanding = () => {
+    handing = false;
+    lost = handedAny;
+  };
+  const take = (event: TransferEvent) => {
+    if (handing) {
+      if (event.at >= lastHanded) {
+        lastHanded = event.at;
+        handedAny = true;
+        follow!(event);
+        return;
+      }
+      stopHanding();
+    }
+    events.push(event);
+  };
   for (const file of files) {
+    if (lost) break;
     const family = logFamily(file);
     const { size } = await stat(file);
     const report: LogFileReport = {
@@ -296,6 +337,7 @@ async function readLogFiles(
       else {
         let reader = openSsh.get(family);
         if (!reader) openSsh.set(family, (reader = new OpenSshLog(family, zone, baseYear(family))));
+        if (handing) stopHanding();
         verdict = reader.read(line, place);
       }
       if (verdict.kind === 'other') report.otherLines++;
@@ -311,7 +353,7 @@ async function readLogFiles(
           report.firstAt ??= verdict.at;
           report.lastAt = verdict.at;
         }
-        for (const event of verdict.events) events.push(event);
+        for (const event of verdict.events) take(event);
       }
     };
     const splitter = new LineSplitter(MAX_LINE_BYTES, (line, bytes) => {
@@ -351,9 +393,9 @@ async function readLogFiles(
           break;
         }
         splitter.push(chunk);
-        if (notALog) break;
+        if (notALog || lost) break;
       }
-      if (report.stopped === null && !notALog) splitter.end();
+      if (report.stopped === null && !notALog && !lost) splitter.end();
     } catch (err) {
       throw new UsageError(`transfer log ${file} cannot be read: ${errorMessage(err)}`, { cause: err });
     }
@@ -365,10 +407,11 @@ async function readLogFiles(
     if (format === null && (report.overLong > 0 || report.stopped !== null)) report.format = 'unknown';
     reports.push(report);
   }
+  if (lost) return readLogFiles(files, zone, baseYear);
   // files of several logs (two servers, or syslog and xferlog) interleave by time; one file's
   // lines keep their order (the sort is stable)
   events.sort((a, b) => a.at - b.at);
   const stillOpen = [...openSsh.values()].flatMap((reader) => reader.stillOpen());
   const years = new Map([...openSsh].filter(([, reader]) => reader.yearless).map(([family, reader]) => [family, reader.years.base]));
-  return { events, files: reports, stillOpen, years, readers: openSsh };
+  return { events, handed: handedAny && handing, files: reports, stillOpen, years, readers: openSsh };
 }

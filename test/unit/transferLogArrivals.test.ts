@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { globToRegExp } from '../../src/intake/names.js';
 import { parseZone, type Zone } from '../../src/layout/values/timeZones.js';
-import { arrivalsOf, ledgerNameOf, readingNotes, type IntakeView } from '../../src/report/arrivalAudit/arrivals.js';
+import { arrivalFollower, arrivalsOf, ledgerNameOf, readingNotes, type IntakeView } from '../../src/report/arrivalAudit/arrivals.js';
 import { readTransferLogs } from '../../src/transferLog/logFiles.js';
 import { localTime } from '../../src/transferLog/logTimes.js';
 import { decodeVis, OpenSshLog } from '../../src/transferLog/openSshLog.js';
@@ -272,6 +272,84 @@ describe('the year of a syslog line that writes none', () => {
     expect(await uploadsAt(Date.UTC(2027, 0, 5), new Date('2037-06-01T00:00:00Z'))).toEqual(read);
     // read in the summer after: the log's last line is no later than now, so still that New Year
     expect(await uploadsAt(Date.UTC(2027, 6, 1), new Date('2037-06-01T00:00:00Z'))).toEqual(read);
+  });
+});
+
+describe('the events handed to the follower as they are read', () => {
+  const csvLog = async (files: Record<string, string[]>) => {
+    const dir = await mkdtemp(join(tmpdir(), 'handed-'));
+    for (const [name, lines] of Object.entries(files)) await writeFile(join(dir, name), `${lines.join('\n')}\n`);
+    return Object.keys(files).map((name) => join(dir, name));
+  };
+  const line = (second: number, name: string, size = 10) => `2026-12-01T02:00:${String(second).padStart(2, '0')}.000Z,/in/${name},${size}`;
+  const said = (events: TransferEvent[]) =>
+    events.map((e) => `${e.kind === 'upload' ? e.path : e.kind} ${e.place.file.slice(-5)}:${e.place.line}`);
+  /** the log read with a follower, and as the old way held and sorted them: the events each way, and the arrivals */
+  const readBothWays = async (files: string[]) => {
+    const handed: TransferEvent[] = [];
+    const follower = arrivalFollower([intake('adyen', null)]);
+    const read = await readTransferLogs(files, UTC, {}, (event) => {
+      handed.push(event);
+      follower.follow(event);
+    });
+    const held = await readTransferLogs(files, UTC);
+    return {
+      read,
+      handed,
+      held,
+      followed: follower.found.arrivals,
+      heldArrivals: arrivalsOf(held.events, [intake('adyen', null)]).arrivals,
+    };
+  };
+
+  it('hands over a log read in time order, over its files in turn, and holds none: the same events and arrivals as held and sorted', async () => {
+    const files = await csvLog({
+      'a.csv': ['time,path,size', line(1, 'settle_1.csv'), line(2, 'settle_2.csv'), line(2, 'settle_3.csv')],
+      'b.csv': [line(2, 'settle_1.csv', 11), line(5, 'settle_4.csv')],
+    });
+    const { read, handed, held, followed, heldArrivals } = await readBothWays(files);
+    expect(read.handed).toBe(true);
+    expect(read.events).toEqual([]);
+    expect(said(handed)).toEqual(said(held.events));
+    expect(said(handed)).toEqual([
+      '/in/settle_1.csv a.csv:2',
+      '/in/settle_2.csv a.csv:3',
+      '/in/settle_3.csv a.csv:4',
+      '/in/settle_1.csv b.csv:1',
+      '/in/settle_4.csv b.csv:2',
+    ]);
+    expect(followed).toEqual(heldArrivals);
+    expect(read.files).toEqual(held.files);
+  });
+
+  it('stops at the first event out of order and reads the logs again, all held and sorted, the follower to begin afresh', async () => {
+    // the second file is another server's, earlier: the files interleave by time
+    const files = await csvLog({
+      'a.csv': [line(1, 'settle_1.csv'), line(4, 'settle_2.csv')],
+      'b.csv': [line(2, 'settle_3.csv'), line(3, 'settle_4.csv')],
+    });
+    const { read, handed, held } = await readBothWays(files);
+    expect(read.handed).toBe(false);
+    expect(said(handed)).toEqual(['/in/settle_1.csv a.csv:1', '/in/settle_2.csv a.csv:2']);
+    expect(said(read.events)).toEqual(said(held.events));
+    expect(said(read.events)).toEqual([
+      '/in/settle_1.csv a.csv:1',
+      '/in/settle_3.csv b.csv:1',
+      '/in/settle_4.csv b.csv:2',
+      '/in/settle_2.csv a.csv:2',
+    ]);
+    expect(read.files).toEqual(held.files);
+  });
+
+  it('hands over nothing of a syslog log (its year may be read again in another): all held', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'handed-'));
+    const file = join(dir, 'sftp.log');
+    await writeFile(file, `${session(7, 'adyen', upload('/in/settle_a.csv', 5)).join('\n')}\n`);
+    const { read, handed, held } = await readBothWays([file]);
+    expect(read.handed).toBe(false);
+    expect(handed).toEqual([]);
+    expect(said(read.events)).toEqual(said(held.events));
+    expect(read.events).toHaveLength(1);
   });
 });
 

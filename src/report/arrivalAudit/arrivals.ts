@@ -283,17 +283,32 @@ type AtPath = Arrival | ArrivedUpload;
 const arrivalAt = (here: AtPath | undefined): Arrival | null => (here !== undefined && 'cameBy' in here ? here : null);
 const uploadAt = (here: AtPath): ArrivedUpload => ('cameBy' in here ? here.upload : here);
 
+/** What the log's uploads became: the arrivals in the intakes, the strays, the uploads no one partner's. */
+export interface ArrivalsFound {
+  arrivals: Arrival[];
+  strays: StrayUpload[];
+  ambiguous: AmbiguousUpload[];
+}
+
 /**
  * Follows each upload from the log through the renames and links that carried it into, within
  * and out of the intakes: every stay under a name in an intake is an arrival to account for.
  * Uploads written elsewhere, and never renamed or linked into an intake, are strays. The events
- * are read once, in order: a caller that hands over a list it will not read again (the audit)
- * lets each event go as it is followed.
+ * are read once, in order: a caller that hands over a list it will not read again lets each
+ * event go as it is followed.
  */
-export function arrivalsOf(
-  events: Iterable<TransferEvent>,
-  intakes: IntakeView[],
-): { arrivals: Arrival[]; strays: StrayUpload[]; ambiguous: AmbiguousUpload[] } {
+export function arrivalsOf(events: Iterable<TransferEvent>, intakes: IntakeView[]): ArrivalsFound {
+  const follower = arrivalFollower(intakes);
+  for (const event of events) follower.follow(event);
+  return follower.found;
+}
+
+/**
+ * `arrivalsOf`, an event at a time, in the log's order, as they are read: the audit hands each
+ * event of a log read in time order to `follow` as its line is read (a year's million events are
+ * never held: they die young); `found` grows as they come.
+ */
+export function arrivalFollower(intakes: IntakeView[]): { follow: (event: TransferEvent) => void; found: ArrivalsFound } {
   const arrivals: Arrival[] = [];
   const strays: StrayUpload[] = [];
   const ambiguous: AmbiguousUpload[] = [];
@@ -400,25 +415,25 @@ export function arrivalsOf(
     return arrived;
   };
 
-  for (const event of events) {
+  const follow = (event: TransferEvent): void => {
     if (event.kind === 'upload') {
       const arrival = place(event, arrivedUpload(event), event.path, 'upload', null);
       // the tool's own temporaries (a probe of the server's RENAME, a copy on its way into a final folder) are no one's upload
       if (arrival === null && event.complete && !isMoverPath(event.path)) strays.push({ path: event.path, upload: event });
-      continue;
+      return;
     }
     if (event.kind === 'remove') {
       const { paths, key } = at(event, event.path);
       const here = paths.get(key);
-      if (refused(event, here !== undefined)) continue;
+      if (refused(event, here !== undefined)) return;
       paths.delete(key);
       const arrival = arrivalAt(here);
       if (arrival) depart(arrival, { at: event.at, how: 'removed', to: null, leftIntake: false });
-      continue;
+      return;
     }
     const { paths, key } = at(event, event.from);
     const source = paths.get(key);
-    if (refused(event, source !== undefined)) continue;
+    if (refused(event, source !== undefined)) return;
     let upload = source === undefined ? undefined : uploadAt(source);
     if (!upload) unseen.add((upload = unseenUpload(event)));
     const sourceArrival = arrivalAt(source);
@@ -431,14 +446,14 @@ export function arrivalsOf(
         depart(sourceArrival, { at: event.at, how: 'renamed', to: event.to, leftIntake, location });
       }
       // a file the log did not see arrive, renamed within or out of no intake: nothing to follow
-      if (!source && !destination) continue;
+      if (!source && !destination) return;
       place(event, upload, event.to, 'rename', event.from);
     } else {
-      if (!source && !intakeOf(intakes, event, event.to)) continue;
+      if (!source && !intakeOf(intakes, event, event.to)) return;
       place(event, upload, event.to, 'link', event.from);
     }
-  }
-  return { arrivals, strays, ambiguous };
+  };
+  return { follow, found: { arrivals, strays, ambiguous } };
 }
 
 /**

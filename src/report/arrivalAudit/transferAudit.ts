@@ -5,7 +5,7 @@ import type { LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind } from '../../ledger/types.js';
 import { AccountedList } from './accountedList.js';
 import { accountArrivals, ambiguousLine, strayLine, type AccountedArrival, type IntakeNow } from './accountArrivals.js';
-import { arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
+import { arrivalFollower, arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
 import { expandLogFiles, readTransferLogs, unreadPlaces, type UnreadPlace } from '../../transferLog/logFiles.js';
 import { logZone } from '../../transferLog/logTimes.js';
 import { yearsByLedger } from './logYears.js';
@@ -160,15 +160,6 @@ export async function transferAudit(
   const inPeriod = (at: string) => !period || (at >= period.since && (period.until === null || at < period.until));
   for (const group of groups.values()) {
     const zone = logZone(group.zone).zone;
-    let logs = await readTransferLogs(group.files, zone);
-    // a syslog that writes no year: the year its lines are from is the one the ledger's times fit
-    const bases = await yearsByLedger(
-      ledger,
-      logs,
-      group.partners.map((p) => p.partner),
-      group.slackMs,
-    );
-    if (bases) logs = await readTransferLogs(group.files, zone, { bases });
     const intakes: IntakeView[] = group.partners.map((p) => ({
       partner: p.partner,
       folder: intakeFolders(p).intake,
@@ -181,10 +172,26 @@ export async function transferAudit(
       // how the ledger's record of a move names a server path; a local path as it is
       locationPrefix: intakeFolders(p).server?.locationPrefix ?? '',
     }));
-    // each event is let go once followed: what the account needs of it is in the arrivals
-    const events = logs.events;
-    logs = { ...logs, events: [] };
-    const { arrivals, strays, ambiguous } = arrivalsOf(handedOver(events), intakes);
+    // each event followed as its line is read, where the log is read in time order (nearly
+    // always): a year's million events are never held, each dies young
+    const follower = arrivalFollower(intakes);
+    let logs = await readTransferLogs(group.files, zone, {}, follower.follow);
+    let found = follower.found;
+    if (!logs.handed) {
+      // a syslog that writes no year: the year its lines are from is the one the ledger's times fit
+      const bases = await yearsByLedger(
+        ledger,
+        logs,
+        group.partners.map((p) => p.partner),
+        group.slackMs,
+      );
+      if (bases) logs = await readTransferLogs(group.files, zone, { bases });
+      // each event is let go once followed: what the account needs of it is in the arrivals
+      const events = logs.events;
+      logs = { ...logs, events: [] };
+      found = arrivalsOf(handedOver(events), intakes);
+    }
+    const { arrivals, strays, ambiguous } = found;
     const notes = await namedAsLedgerHas(ledger, arrivals);
     let index = 0;
     const { clockOffset } = await accountArrivals(
