@@ -58,8 +58,10 @@ function csvTime(text: string, zone: Zone): number {
 }
 
 export function readCsvLine(line: string, place: LogPlace, family: string, zone: Zone): LineVerdict {
-  if (isCsvHeader(line)) return { kind: 'other' };
-  const fields = csvFields(line.replace(/\r$/, ''));
+  // a line that begins with a digit (every line of uploads but the header) is no header
+  const first = line.charCodeAt(0);
+  if (!(first >= 0x30 && first <= 0x39) && isCsvHeader(line)) return { kind: 'other' };
+  const fields = csvFields(line.charCodeAt(line.length - 1) === 0x0d ? line.slice(0, -1) : line);
   if (!fields || fields.length !== 3) return { kind: 'unreadable', hides: 'a line of a CSV of uploads that does not read' };
   const [time, path, size] = fields as [string, string, string];
   const at = csvTime(time, zone);

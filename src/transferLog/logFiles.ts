@@ -51,11 +51,26 @@ export class LineSplitter {
   push(chunk: Buffer): void {
     let start = 0;
     for (let end = chunk.indexOf(0x0a, start); end !== -1; end = chunk.indexOf(0x0a, start)) {
-      this.take(chunk.subarray(start, end));
-      this.emit();
+      if (this.length === 0) this.emitWithin(chunk, start, end);
+      else {
+        this.take(chunk.subarray(start, end));
+        this.emit();
+      }
       start = end + 1;
     }
     if (start < chunk.length) this.take(chunk.subarray(start));
+  }
+
+  /** A line wholly within one chunk (nearly every line): decoded from it where it is, no buffer of its own. */
+  private emitWithin(chunk: Buffer, start: number, end: number): void {
+    const bytes = end - start;
+    if (bytes > this.maxBytes + 1) {
+      this.onLine(null, bytes);
+      return;
+    }
+    const stop = bytes > 0 && chunk[end - 1] === 0x0d ? end - 1 : end;
+    const length = stop - start;
+    this.onLine(length > this.maxBytes ? null : chunk.toString('utf8', start, stop), length);
   }
 
   /** The stream ended: its last line, if it did not end with a newline. */

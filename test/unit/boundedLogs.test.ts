@@ -40,6 +40,8 @@ describe('a log cut into lines by its bytes', () => {
 
   it('gives a line over the limit as its length alone, and goes on with the next line', () => {
     expect(split(['12345\n', '123456', '7\nok\n'], 6)).toEqual(['12345', [null, 7], 'ok']);
+    // the same, each line within one chunk (decoded where it is)
+    expect(split(['12345\n1234567\nok\n1234567'], 6)).toEqual(['12345', [null, 7], 'ok', [null, 7]]);
     // the limit is of the line's own bytes: a CR before its newline is not counted
     expect(split(['123456\r\n'], 6)).toEqual(['123456']);
     // a huge line without a newline: counted, and only its length kept
