@@ -5,8 +5,9 @@ import type { LedgerQueries } from '../../ledger/ledger.js';
 import type { EventKind } from '../../ledger/types.js';
 import { AccountedList } from './accountedList.js';
 import { accountArrivals, ambiguousLine, strayLine, type AccountedArrival, type IntakeNow } from './accountArrivals.js';
-import { arrivalFollower, arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type IntakeView } from './arrivals.js';
-import { expandLogFiles, readTransferLogs, unreadPlaces, type UnreadPlace } from '../../transferLog/logFiles.js';
+import { arrivalFollower, arrivalsOf, ledgerNameOf, readingNotes, type Arrival, type ArrivalsFound, type IntakeView } from './arrivals.js';
+import { expandLogFiles, readTransferLogs, unreadPlaces, type TransferLogs, type UnreadPlace } from '../../transferLog/logFiles.js';
+import type { Zone } from '../../layout/values/timeZones.js';
 import { logZone } from '../../transferLog/logTimes.js';
 import { yearsByLedger } from './logYears.js';
 import { clockOffsetMessage, type ClockOffset } from './ownMoves.js';
@@ -118,6 +119,31 @@ function* handedOver<T>(list: (T | undefined)[]): Generator<T> {
 }
 
 /**
+ * The partners' logs read and their uploads followed into arrivals. Each event is followed as its
+ * line is read where the log is read in time order (nearly always): a year's million events are
+ * never held, each dies young. Otherwise they are held and sorted, and a syslog that writes no
+ * year is read in the year the ledger's times fit. What the following kept of every path (a map
+ * of a year's million) is let go on return: the account needs only the arrivals.
+ */
+async function followLogs(
+  ledger: LedgerQueries,
+  group: { files: string[]; slackMs: number; partners: TransferLogPartner[] },
+  zone: Zone,
+  intakes: IntakeView[],
+): Promise<{ logs: TransferLogs; found: ArrivalsFound }> {
+  const follower = arrivalFollower(intakes);
+  const logs = await readTransferLogs(group.files, zone, {}, follower.follow);
+  if (logs.handed) return { logs, found: follower.found };
+  // a syslog that writes no year: the year its lines are from is the one the ledger's times fit
+  const partners = group.partners.map((p) => p.partner);
+  const bases = await yearsByLedger(ledger, logs, partners, group.slackMs);
+  const read = bases ? await readTransferLogs(group.files, zone, { bases }) : logs;
+  // each event is let go once followed: what the account needs of it is in the arrivals
+  const events = read.events;
+  return { logs: { ...read, events: [] }, found: arrivalsOf(handedOver(events), intakes) };
+}
+
+/**
  * The transfer log audit: the partners' logs (each partner's own `transferLog`, read once when
  * several share one) made into arrivals in each partner's intake, and each arrival matched to
  * what the ledger did with it; `intakeNow` lists a partner's intake as it is now, for the uploads
@@ -172,25 +198,7 @@ export async function transferAudit(
       // how the ledger's record of a move names a server path; a local path as it is
       locationPrefix: intakeFolders(p).server?.locationPrefix ?? '',
     }));
-    // each event followed as its line is read, where the log is read in time order (nearly
-    // always): a year's million events are never held, each dies young
-    const follower = arrivalFollower(intakes);
-    let logs = await readTransferLogs(group.files, zone, {}, follower.follow);
-    let found = follower.found;
-    if (!logs.handed) {
-      // a syslog that writes no year: the year its lines are from is the one the ledger's times fit
-      const bases = await yearsByLedger(
-        ledger,
-        logs,
-        group.partners.map((p) => p.partner),
-        group.slackMs,
-      );
-      if (bases) logs = await readTransferLogs(group.files, zone, { bases });
-      // each event is let go once followed: what the account needs of it is in the arrivals
-      const events = logs.events;
-      logs = { ...logs, events: [] };
-      found = arrivalsOf(handedOver(events), intakes);
-    }
+    const { logs, found } = await followLogs(ledger, group, zone, intakes);
     const { arrivals, strays, ambiguous } = found;
     const notes = await namedAsLedgerHas(ledger, arrivals);
     let index = 0;
