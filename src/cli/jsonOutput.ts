@@ -110,6 +110,32 @@ const pieceStringOrNull = (value: string | null): void => {
   pieces[put++] = '';
 };
 
+const plain = (value: string | null): boolean => value === null || !NOT_AS_IS.test(value);
+
+/**
+ * Whether every string of the upload is written as it is: each looked at where it is (one string
+ * of them all joined was two more strings an upload). Its outcome and what became of it are
+ * names of this tool's own, never anything to escape.
+ */
+function allPlain(upload: AccountedArrival): boolean {
+  const dup = upload.duplicateOf;
+  return (
+    plain(upload.partner) &&
+    plain(upload.name) &&
+    plain(upload.path) &&
+    plain(upload.at) &&
+    plain(upload.user) &&
+    plain(upload.renamedFrom) &&
+    plain(upload.log.file) &&
+    plain(upload.run) &&
+    plain(upload.recordedAt) &&
+    plain(upload.sha256) &&
+    (dup === null || (plain(dup.name) && plain(dup.run))) &&
+    plain(upload.reason) &&
+    plain(upload.message)
+  );
+}
+
 /** accountedArrivalJson's object where every string is printable ASCII without `"` or `\`: each between quotes as it is. */
 function plainArrivalJson(upload: AccountedArrival): string {
   put = 0;
@@ -165,24 +191,7 @@ function plainArrivalJson(upload: AccountedArrival): string {
 export function accountedArrivalJson(upload: AccountedArrival): string {
   allAsIs = true;
   // one look at all its strings together (nearly always all of them as they are), not one a string
-  const everyString =
-    upload.partner +
-    upload.name +
-    upload.path +
-    upload.at +
-    (upload.user ?? '') +
-    (upload.renamedFrom ?? '') +
-    upload.log.file +
-    (upload.outcome ?? '') +
-    (upload.run ?? '') +
-    (upload.recordedAt ?? '') +
-    (upload.sha256 ?? '') +
-    (upload.duplicateOf === null ? '' : upload.duplicateOf.name + (upload.duplicateOf.run ?? '')) +
-    (upload.reason ?? '') +
-    (upload.noRecord ?? '') +
-    (upload.afterWaiting ?? '') +
-    upload.message;
-  if (!NOT_AS_IS.test(everyString)) return plainArrivalJson(upload);
+  if (allPlain(upload)) return plainArrivalJson(upload);
   // a string with something to escape: each string as JSON.stringify writes it, then the whole made printable
   const quoted = quotedString;
   const quotedOrNull = quotedStringOrNull;
