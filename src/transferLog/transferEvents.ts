@@ -124,14 +124,20 @@ export function isNormalPath(path: string): boolean {
   return path.startsWith('/') && !NOT_NORMAL.test(path);
 }
 
+/** A character past Latin-1: a string holding one is kept in UTF-16. */
+const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
+
 /**
  * A string of its own, for one kept long: a part cut from a line (a path from a log's line) is a
  * slice of it, which keeps the whole line alive as long as the part lives; its own copy is half
  * the memory of slice and line.
  */
 export function ownCopy(text: string): string {
-  // UTF-16 both ways: every code unit as it was, a lone surrogate too
-  return Buffer.from(text, 'utf16le').toString('utf16le');
+  // Latin-1 both ways where every code unit fits a byte (every ASCII name): a string of one byte a
+  // character, as the line's was (UTF-16 made every path and name of a year's log twice the
+  // size, and each answer written with one); else UTF-16 both ways: every code unit as it was, a
+  // lone surrogate too
+  return BEYOND_LATIN1.test(text) ? Buffer.from(text, 'utf16le').toString('utf16le') : Buffer.from(text, 'latin1').toString('latin1');
 }
 
 /** How a log file was read: every line is one of these, and none is passed over without a count. */

@@ -8,7 +8,7 @@ import { arrivalFollower, arrivalsOf, ledgerNameOf, readingNotes, type IntakeVie
 import { readTransferLogs } from '../../src/transferLog/logFiles.js';
 import { localTime } from '../../src/transferLog/logTimes.js';
 import { decodeVis, OpenSshLog } from '../../src/transferLog/openSshLog.js';
-import type { LineVerdict, TransferEvent } from '../../src/transferLog/transferEvents.js';
+import { ownCopy, type LineVerdict, type TransferEvent } from '../../src/transferLog/transferEvents.js';
 import { readXferlogLine } from '../../src/transferLog/xferlog.js';
 
 const UTC: Zone = { fixed: 0 };
@@ -390,5 +390,15 @@ describe('local times by the zone’s rules', () => {
     );
     const verdicts = readSyslog(lines, amsterdam).map((v) => (v.kind === 'events' ? new Date(v.at!).toISOString().slice(11, 16) : v.kind));
     expect(verdicts).toEqual(['00:50', '01:05', '01:55']);
+  });
+});
+
+describe('a path of the log kept as a string of its own', () => {
+  it('is the same text, whatever its characters: ASCII, Latin-1, past it, astral, a lone surrogate', () => {
+    for (const text of ['/in/settle_a.csv', '/in/é ÿ\u0000\u007f\u0085.csv', '/in/€ \u202e.csv', '/in/😀.csv', '/in/lone\ud800.csv', '']) {
+      const line = `2026-12-01T02:00:00Z,${text},10`;
+      const cut = line.slice(21, 21 + text.length);
+      expect(ownCopy(cut)).toBe(text);
+    }
   });
 });
