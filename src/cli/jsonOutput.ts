@@ -189,19 +189,19 @@ function plainArrivalJson(upload: AccountedArrival): string {
  * where it has anything to escape, and only then is the whole made printable.
  */
 export function accountedArrivalJson(upload: AccountedArrival): string {
-  allAsIs = true;
-  // one look at all its strings together (nearly always all of them as they are), not one a string
+  // nearly every upload: every string written as it is
   if (allPlain(upload)) return plainArrivalJson(upload);
   // a string with something to escape: each string as JSON.stringify writes it, then the whole made printable
-  const quoted = quotedString;
-  const quotedOrNull = quotedStringOrNull;
+  allAsIs = true;
   const dup =
-    upload.duplicateOf === null ? 'null' : `{"name":${quoted(upload.duplicateOf.name)},"run":${quotedOrNull(upload.duplicateOf.run)}}`;
+    upload.duplicateOf === null
+      ? 'null'
+      : `{"name":${quotedString(upload.duplicateOf.name)},"run":${quotedStringOrNull(upload.duplicateOf.run)}}`;
   const json =
-    `{"partner":${quoted(upload.partner)},"name":${quoted(upload.name)},"path":${quoted(upload.path)},"at":${quoted(upload.at)},"size":${str(upload.size)}` +
-    `,"user":${quotedOrNull(upload.user)},"renamed_from":${quotedOrNull(upload.renamedFrom)},"log":{"file":${quoted(upload.log.file)},"line":${str(upload.log.line)}}` +
-    `,"outcome":${quotedOrNull(upload.outcome)},"run":${quotedOrNull(upload.run)},"recorded_at":${quotedOrNull(upload.recordedAt)},"sha256":${quotedOrNull(upload.sha256)}` +
-    `,"duplicate_of":${dup},"reason":${quotedOrNull(upload.reason)},"no_record":${quotedOrNull(upload.noRecord)},"after_waiting":${quotedOrNull(upload.afterWaiting)}` +
-    `,"unmatched":${upload.unmatched},"message":${quoted(upload.message)}}`;
+    `{"partner":${quotedString(upload.partner)},"name":${quotedString(upload.name)},"path":${quotedString(upload.path)},"at":${quotedString(upload.at)},"size":${str(upload.size)}` +
+    `,"user":${quotedStringOrNull(upload.user)},"renamed_from":${quotedStringOrNull(upload.renamedFrom)},"log":{"file":${quotedString(upload.log.file)},"line":${str(upload.log.line)}}` +
+    `,"outcome":${quotedStringOrNull(upload.outcome)},"run":${quotedStringOrNull(upload.run)},"recorded_at":${quotedStringOrNull(upload.recordedAt)},"sha256":${quotedStringOrNull(upload.sha256)}` +
+    `,"duplicate_of":${dup},"reason":${quotedStringOrNull(upload.reason)},"no_record":${quotedStringOrNull(upload.noRecord)},"after_waiting":${quotedStringOrNull(upload.afterWaiting)}` +
+    `,"unmatched":${upload.unmatched},"message":${quotedString(upload.message)}}`;
   return allAsIs ? json : printableJsonText(json);
 }
