@@ -183,6 +183,18 @@ describe('matching uploads to the ledger', () => {
     );
   });
 
+  it('gives a record to the later of two uploads of its name though it comes where the first is next in order', async () => {
+    const accounted = await account(
+      { runs: { r1: 150 }, events: [{ run: 'r1', at: 151, event: 'loaded', name: 'settle_z.csv', sha256: SHA(9), size: 10 }] },
+      [upload('/in/settle_z.csv', 0, 10), upload('/in/settle_z.csv', 100, 10)],
+      options(),
+    );
+    expect(summary(accounted)).toEqual([
+      ['settle_z.csv', 'overwritten', null, true],
+      ['settle_z.csv', 'loaded', null, false],
+    ]);
+  });
+
   it('takes a record up to the clock slack earlier than the logged upload as of it, and no earlier', async () => {
     // the ledger's clock is 10 s behind the server's
     const rows: LedgerRows = {

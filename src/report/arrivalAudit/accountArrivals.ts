@@ -355,14 +355,20 @@ export async function accountArrivals(
   // the name is the arrival's own string, never a new key of partner and name
   const byPartner = new Map<string, Map<string, number | number[]>>();
   const renamedInto = new Map<ArrivedUpload, Arrival[]>();
+  /** 1 where an arrival is the only one of its partner's name: its place is what the index gives for the name */
+  const alone = new Uint8Array(arrivals.length);
   let earliest = Infinity;
   arrivals.forEach((arrival, index) => {
     let byName = byPartner.get(arrival.partner);
     if (!byName) byPartner.set(arrival.partner, (byName = new Map<string, number | number[]>()));
     const list = byName.get(arrival.name);
-    if (list === undefined) byName.set(arrival.name, index);
-    else if (typeof list === 'number') byName.set(arrival.name, [list, index]);
-    else list.push(index);
+    if (list === undefined) {
+      byName.set(arrival.name, index);
+      alone[index] = 1;
+    } else if (typeof list === 'number') {
+      byName.set(arrival.name, [list, index]);
+      alone[list] = 0;
+    } else list.push(index);
     if (arrival.renamedFrom !== null) {
       const same = renamedInto.get(arrival.upload);
       if (same) same.push(arrival);
@@ -410,6 +416,8 @@ export async function accountArrivals(
     };
     let partnerNamed: string | null = null;
     let partnerNames: Map<string, number | number[]> | undefined;
+    // the arrival after the one the last record was of: the records come in about the arrivals' order
+    let next = 0;
     // a page at a time: a million uploads' events at once would not fit in memory beside them
     const match = async (kinds: EventKind[], names?: readonly string[]) => {
       for (let afterId = 0; ;) {
@@ -417,7 +425,14 @@ export async function accountArrivals(
         for (const event of events) {
           // nearly every event is of the partner of the one before
           if (event.partner !== partnerNamed) [partnerNamed, partnerNames] = [event.partner, byPartner.get(event.partner)];
-          const list = partnerNames?.get(event.name);
+          // the next arrival, where it is the one of the record's partner and name (what the index
+          // would give): no look-up among a million names
+          const guess = arrivals[next];
+          const list =
+            guess !== undefined && alone[next] === 1 && guess.name === event.name && guess.partner === event.partner
+              ? next
+              : partnerNames?.get(event.name);
+          if (typeof list === 'number') next = list + 1;
           if (list === undefined || !sightingOf(event, runStarts, sighting)) continue;
           const latest = latestCandidate(arrivals, list, sighting, slackMs, correctionMs);
           if (latest === undefined) continue;
