@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { constants } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { nowMs } from '../clock.js';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -147,15 +147,25 @@ export async function expandLogFiles(patterns: string[]): Promise<string[]> {
  * The file's bytes, unzipped when they are gzip (told by its first bytes, never its name), and
  * the judge of a gzipped one's output so far: why it is read no further, or null.
  */
-async function openLog(file: string, size: number): Promise<{ bytes: Readable; overrun: (decoded: number) => string | null }> {
+/**
+ * The log's bytes, gunzipped where it is gzip, from the one file opened once: opened without
+ * waiting (a FIFO put in its place would hold the audit until something wrote to it) and refused
+ * unless it is a regular file; its size is that file's own.
+ */
+async function openLog(file: string): Promise<{ bytes: Readable; overrun: (decoded: number) => string | null }> {
   const head = Buffer.alloc(2);
-  const fileHandle = await open(file, 'r');
+  const fileHandle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  let size: number;
   try {
+    const stats = await fileHandle.stat();
+    if (!stats.isFile()) throw new Error('not a regular file');
+    size = stats.size;
     await fileHandle.read(head, 0, 2, 0);
-  } finally {
+  } catch (err) {
     await fileHandle.close();
+    throw err;
   }
-  const raw = createReadStream(file);
+  const raw = fileHandle.createReadStream({ start: 0 });
   if (head[0] !== 0x1f || head[1] !== 0x8b) return { bytes: raw, overrun: () => null };
   const counter = new ByteCounter();
   // the last stream carries the first failure; stopping early (a bomb) ends those before it too
@@ -324,7 +334,6 @@ async function readLogFiles(
   for (const file of files) {
     if (lost) break;
     const family = logFamily(file);
-    const { size } = await stat(file);
     const report: LogFileReport = {
       file,
       format: 'empty',
@@ -398,7 +407,7 @@ async function readLogFiles(
       readLine(line, lineNumber);
     });
     try {
-      const log = await openLog(file, size);
+      const log = await openLog(file);
       let decoded = 0;
       for await (const chunk of log.bytes as AsyncIterable<Buffer>) {
         decoded += chunk.length;

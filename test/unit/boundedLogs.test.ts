@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,12 @@ describe("the deliveries' ratio rule, one function for every decoder", () => {
 });
 
 describe('transfer logs read within bounds', () => {
+  it('refuses a FIFO put where a log was (a log read again, or a name swapped after the folder was listed) without waiting for a writer', async () => {
+    const fifo = join(dir, 'sftp.log.fifo');
+    execFileSync('mkfifo', [fifo]);
+    await expect(readTransferLogs([fifo], UTC)).rejects.toThrow(/transfer log .*sftp\.log\.fifo cannot be read: not a regular file/);
+  });
+
   it('counts and names a line over the limit, reads the lines around it, and says it may hide an upload', async () => {
     const long = `${xferlog('a.csv').slice(0, 60)}${'x'.repeat(MAX_LINE_BYTES)} b _ i r adyen sftp 0 * c`;
     const path = file('xferlog', `${xferlog('one.csv')}\n${long}\n${xferlog('two.csv')}\n`);
